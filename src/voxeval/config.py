@@ -1,0 +1,100 @@
+"""The run configuration: one YAML file, validated by pydantic; CLI flags override fields."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from voxeval.errors import ConfigError
+from voxeval.providers.factory import ProviderSpec
+
+
+class SystemSpec(BaseModel):
+    """A system under test: ``{name: LABEL, type: REGISTERED_SYSTEM, ...options}``."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    name: str
+    type: str
+
+    def options(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class RunConfig(BaseModel):
+    """Everything a run needs. Protocol-specific sections are free-form mappings that the
+    protocol validates itself (``build``, ``simulation``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    suite: str = Field(description="built-in suite name, or a path to a suite file/folder")
+    systems: list[SystemSpec] = Field(min_length=1)
+    judge: ProviderSpec | None = Field(default=None, description="text LLM judge endpoint")
+    audio_judge: ProviderSpec | None = None
+    asr: ProviderSpec | None = Field(default=None, description="ASR used for scoring")
+    mos: ProviderSpec | None = None
+    metrics: list[str] | None = Field(default=None, description="None = protocol defaults")
+    conditions: list[str] | None = None
+    perturbations: list[dict[str, Any]] = Field(default_factory=list)
+    trials: int = Field(default=1, ge=1)
+    seed: int = 0
+    concurrency: int = Field(default=2, ge=1)
+    limit: int | None = Field(default=None, ge=1)
+    cache_dir: str | None = None
+    build: dict[str, Any] = Field(default_factory=dict)
+    simulation: dict[str, Any] = Field(default_factory=dict)
+    report: dict[str, Any] = Field(default_factory=dict)
+
+    def system(self, name: str) -> SystemSpec:
+        for spec in self.systems:
+            if spec.name == name:
+                return spec
+        raise ConfigError(f"no system named {name!r}; systems: {[s.name for s in self.systems]}")
+
+
+def format_validation_error(where: str, exc: ValidationError) -> str:
+    """One line per problem: ``FILE: field.path: message``."""
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "<root>"
+        lines.append(f"{where}: {loc}: {err['msg']}")
+    return "\n".join(lines)
+
+
+def load_yaml(path: str | Path) -> Any:
+    p = Path(path)
+    if not p.exists():
+        raise ConfigError(f"{p}: file not found")
+    try:
+        return yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{p}: invalid YAML ({exc})") from exc
+
+
+def parse_run_config(data: Any, where: str = "<config>") -> RunConfig:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: expected a mapping at the top level")
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(where, exc)) from exc
+
+
+def load_run_config(path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:
+    """Read a run config; ``overrides`` (from CLI flags) replace top-level fields.
+    Relative suite paths are resolved against the config file's folder."""
+    p = Path(path)
+    data = load_yaml(p) or {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{p}: expected a mapping at the top level")
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            data[key] = value
+    suite = data.get("suite")
+    if isinstance(suite, str) and (suite.startswith(".") or "/" in suite):
+        candidate = (p.parent / suite).resolve()
+        if candidate.exists():
+            data["suite"] = str(candidate)
+    return parse_run_config(data, str(p))

@@ -1,0 +1,88 @@
+"""One registry for every pluggable component: providers, systems, metrics, suites, protocols.
+
+Components register with ``@register(kind, name)``. Built-in components live in the package
+listed for their kind in ``_BUILTIN_PACKAGES`` and are imported on first lookup; third-party
+plugins are modules named by the ``voxeval.plugins`` entry-point group.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from typing import Any, TypeVar
+
+from voxeval.errors import UnknownComponent
+
+T = TypeVar("T")
+
+_REGISTRY: dict[str, dict[str, Any]] = {}
+_loaded_packages: set[str] = set()
+_plugins_loaded = False
+
+# Importing these packages registers their built-in components (their __init__ re-exports).
+_BUILTIN_PACKAGES: dict[str, tuple[str, ...]] = {
+    "asr": ("voxeval.providers",),
+    "tts": ("voxeval.providers",),
+    "llm": ("voxeval.providers",),
+    "audio_llm": ("voxeval.providers",),
+    "mos": ("voxeval.providers",),
+    "vad": ("voxeval.providers",),
+    "system": ("voxeval.systems",),
+    "metric": ("voxeval.scoring",),
+    "suite": ("voxeval.benchmarks",),
+    "protocol": ("voxeval.runner", "voxeval.benchmarks"),
+    "caller": ("voxeval.simulation",),
+    "agent": ("voxeval.simulation",),
+    "perturbation": ("voxeval.simulation",),
+}
+
+
+def register(kind: str, name: str) -> Callable[[T], T]:
+    """Class/function decorator: make ``obj`` findable as ``lookup(kind, name)``."""
+
+    def decorator(obj: T) -> T:
+        table = _REGISTRY.setdefault(kind, {})
+        existing = table.get(name)
+        if existing is not None and existing is not obj:
+            same = getattr(existing, "__qualname__", None) == getattr(obj, "__qualname__", None)
+            if not same:  # re-import of the same module is harmless
+                raise ValueError(f"{kind} {name!r} is registered twice: {existing!r} and {obj!r}")
+        table[name] = obj
+        return obj
+
+    return decorator
+
+
+def _ensure_loaded(kind: str) -> None:
+    global _plugins_loaded
+    for package in _BUILTIN_PACKAGES.get(kind, ()):
+        if package not in _loaded_packages:
+            _loaded_packages.add(package)
+            importlib.import_module(package)
+    if not _plugins_loaded:
+        _plugins_loaded = True
+        for ep in entry_points(group="voxeval.plugins"):
+            ep.load()
+
+
+def lookup(kind: str, name: str) -> Any:
+    """Return the component registered as ``name`` for ``kind``; error lists known names."""
+    _ensure_loaded(kind)
+    table = _REGISTRY.get(kind, {})
+    if name not in table:
+        known = ", ".join(sorted(table)) or "none"
+        raise UnknownComponent(f"unknown {kind} {name!r}; known: {known}")
+    return table[name]
+
+
+def names(kind: str) -> list[str]:
+    """Sorted names registered for ``kind``."""
+    _ensure_loaded(kind)
+    return sorted(_REGISTRY.get(kind, {}))
+
+
+def items(kind: str) -> list[tuple[str, Any]]:
+    """(name, component) pairs registered for ``kind``, sorted by name."""
+    _ensure_loaded(kind)
+    return sorted(_REGISTRY.get(kind, {}).items())

@@ -1,0 +1,58 @@
+"""The contract between the generic runner and an evaluation protocol.
+
+A protocol (``single_turn``, ``live_call``, later ``multi_turn``) is registered with
+``@register("protocol", NAME)`` and knows how to turn a suite into work units, how to run one
+unit against one system (writing artifacts into the unit's folder), how to score a finished
+unit from its stored artifacts alone (so re-scoring never calls the system again), and how to
+summarise the stored scores for ``report/summary.json``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from voxeval.scoring.score import Score
+
+if TYPE_CHECKING:
+    from voxeval.runner.context import RunContext
+
+
+@dataclass(frozen=True, order=True)
+class WorkUnit:
+    """One (item, system, trial, condition) cell of the plan.
+
+    ``category`` is the item's reporting group (e.g. WildSpeech task type or scenario kind).
+    """
+
+    item_id: str
+    system: str
+    trial: int = 0
+    condition: str = "clean"
+    category: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.item_id}|{self.condition}|{self.system}|{self.trial}"
+
+
+class EvaluationProtocol(Protocol):
+    name: ClassVar[str]
+
+    def plan(self, ctx: RunContext) -> list[WorkUnit]:
+        """Load (and if needed build) the suite; return every unit, in a stable order."""
+        ...
+
+    def interact(self, unit: WorkUnit, ctx: RunContext) -> None:
+        """Run the system on the unit and write its artifacts to ``ctx.store.unit_dir(unit)``."""
+        ...
+
+    def score(self, unit: WorkUnit, ctx: RunContext, metrics: list[str] | None) -> dict[str, Score]:
+        """Score a finished unit from stored artifacts only. ``None`` = the protocol's defaults."""
+        ...
+
+    def summarize(self, ctx: RunContext) -> dict[str, Any]:
+        """Per-system summary: ``{system: {"overall": {metric: stat}, "by_category": ...,
+        "by_condition": ..., "not_run": {metric: reason}, ...}}`` where ``stat`` is
+        ``{"mean", "ci_low", "ci_high", "n"}``."""
+        ...

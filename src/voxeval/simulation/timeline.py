@@ -1,0 +1,83 @@
+"""The event timeline of a call (``events.jsonl``): one JSON object per line, times in seconds
+from call start on the call's clock (virtual or wall)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Speaker = Literal["user", "assistant"]
+
+
+@dataclass(frozen=True)
+class SpeechSegment:
+    """A stretch of one party's speech as it was heard on the line.
+
+    ``turn`` numbers the party's turns from 0; ``interrupted`` is true when the speaker stopped
+    early because the other party barged in; ``end`` is where the audio actually stopped."""
+
+    speaker: Speaker
+    start: float
+    end: float
+    turn: int
+    intended_text: str = ""
+    transcript: str = ""  # what the other party's ASR heard
+    interrupted: bool = False
+
+
+@dataclass(frozen=True)
+class ToolEvent:
+    t: float
+    turn: int  # the assistant turn in which the call was made
+    name: str
+    arguments: dict[str, Any]
+    result: Any
+    kind: str = ""
+    valid: bool = True
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class EndEvent:
+    t: float
+    reason: str  # user_end_call | agent_end_call | agent_timeout | max_duration | error
+
+
+@dataclass
+class Timeline:
+    segments: list[SpeechSegment] = field(default_factory=list)
+    tools: list[ToolEvent] = field(default_factory=list)
+    end: EndEvent | None = None
+
+    def speech(self, speaker: Speaker) -> list[SpeechSegment]:
+        return sorted((s for s in self.segments if s.speaker == speaker), key=lambda s: s.start)
+
+    def write_jsonl(self, path: Path) -> None:
+        rows: list[dict[str, Any]] = [{"type": "speech", **asdict(s)} for s in self.segments]
+        rows += [{"type": "tool_call", **asdict(t)} for t in self.tools]
+        if self.end is not None:
+            rows.append({"type": "end", **asdict(self.end)})
+        rows.sort(key=lambda r: r.get("start", r.get("t", 0.0)))
+        tmp = path.with_name(path.name + ".part")
+        tmp.write_text("".join(json.dumps(r, default=str) + "\n" for r in rows), encoding="utf-8")
+        tmp.replace(path)
+
+    @classmethod
+    def read_jsonl(cls, path: Path) -> Timeline:
+        timeline = cls()
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            kind = row.pop("type", None)
+            if kind == "speech":
+                timeline.segments.append(SpeechSegment(**row))
+            elif kind == "tool_call":
+                timeline.tools.append(ToolEvent(**row))
+            elif kind == "end":
+                timeline.end = EndEvent(**row)
+            else:
+                raise ValueError(f"{path}:{n}: unknown event type {kind!r}")
+        return timeline

@@ -1,0 +1,41 @@
+"""Systems under test that answer turn by turn: ``reply(history) -> Reply``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from voxeval.audio import Audio
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One turn of a conversation; user turns carry audio, assistant turns what was heard/said."""
+
+    role: Literal["user", "assistant"]
+    audio: Audio | None = None
+    text: str | None = None
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A system's answer. ``text`` is the system's own text channel when it has one (cascade
+    LLM output, realtime transcript), not an ASR of ``audio``. ``timing`` holds seconds, e.g.
+    {"first_audio_s": ..., "total_s": ..., "asr_s": ..., "llm_s": ..., "tts_s": ...}."""
+
+    audio: Audio | None
+    text: str | None = None
+    timing: dict[str, float] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class TurnSystem(Protocol):
+    name: str
+
+    def reply(self, history: Sequence[Turn]) -> Reply:
+        """Answer the last user turn of ``history`` (earlier turns give context)."""
+        ...
+
+    def identity(self) -> dict[str, Any]: ...
