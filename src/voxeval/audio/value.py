@@ -36,9 +36,8 @@ class Audio:
         if data.size and not np.all(np.isfinite(data)):
             raise AudioError(f"{where}: audio contains NaN or infinite samples")
         if data.size / self.rate > MAX_SECONDS:
-            raise AudioError(
-                f"{where}: audio is {data.size / self.rate:.0f} s long; limit is {MAX_SECONDS:.0f} s"
-            )
+            seconds = data.size / self.rate
+            raise AudioError(f"{where}: audio is {seconds:.0f} s long; limit {MAX_SECONDS:.0f} s")
         data = np.array(data, dtype=np.float32, copy=True)
         data.setflags(write=False)
         object.__setattr__(self, "samples", data)

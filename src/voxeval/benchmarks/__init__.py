@@ -1,5 +1,56 @@
 """Benchmark items, built-in suites, loaders and builders."""
 
+from voxeval.benchmarks.build import build_suite, prepare_suite_audio
+from voxeval.benchmarks.build_manifest import BuiltSuite, RenderedQuery, load_built_suite
+from voxeval.benchmarks.build_options import PROFILE_GRID, BuildOptions, parse_build_options
+from voxeval.benchmarks.clinic_calls import CLINIC_CALLS
+from voxeval.benchmarks.noise import NoiseClip, NoiseLibrary
+from voxeval.benchmarks.noise_sources import NOISE_CATEGORIES
+from voxeval.benchmarks.query_suite import load_query_suite
+from voxeval.benchmarks.render import render_query
+from voxeval.benchmarks.scenario import Scenario, ScenarioSuite, ScriptStep, load_scenario_suite
+from voxeval.benchmarks.spoken_query import (
+    CATEGORIES,
+    CONDITIONS,
+    PF_SUBCATEGORIES,
+    Assertion,
+    ProsodyMark,
+    RenderSpec,
+    SpeakerSpec,
+    SpokenQuery,
+)
 from voxeval.benchmarks.suite_info import SuiteInfo, list_suites, resolve_suite
+from voxeval.benchmarks.wild_mini import WILD_MINI
 
-__all__ = ["SuiteInfo", "list_suites", "resolve_suite"]
+__all__ = [
+    "CATEGORIES",
+    "CLINIC_CALLS",
+    "CONDITIONS",
+    "NOISE_CATEGORIES",
+    "PF_SUBCATEGORIES",
+    "PROFILE_GRID",
+    "WILD_MINI",
+    "Assertion",
+    "BuildOptions",
+    "BuiltSuite",
+    "NoiseClip",
+    "NoiseLibrary",
+    "ProsodyMark",
+    "RenderSpec",
+    "RenderedQuery",
+    "Scenario",
+    "ScenarioSuite",
+    "ScriptStep",
+    "SpeakerSpec",
+    "SpokenQuery",
+    "SuiteInfo",
+    "build_suite",
+    "list_suites",
+    "load_built_suite",
+    "load_query_suite",
+    "load_scenario_suite",
+    "parse_build_options",
+    "prepare_suite_audio",
+    "render_query",
+    "resolve_suite",
+]

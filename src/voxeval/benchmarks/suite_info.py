@@ -35,7 +35,9 @@ def resolve_suite(ref: str) -> SuiteInfo:
         path = path / SUITE_FILE
     if not path.exists():
         known = ", ".join(names("suite")) or "none"
-        raise ConfigError(f"suite {ref!r} is neither a built-in suite ({known}) nor an existing path")
+        raise ConfigError(
+            f"suite {ref!r} is neither a built-in suite ({known}) nor an existing path"
+        )
     data = load_yaml(path)
     if not isinstance(data, dict) or not isinstance(data.get("protocol"), str):
         raise ConfigError(f"{path}: a suite file needs a top-level 'protocol' field")

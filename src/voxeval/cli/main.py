@@ -16,6 +16,10 @@ app = typer.Typer(
 # Command modules (one import per line, sorted); each does `from voxeval.cli.main import app`.
 # fmt: off
 # isort: off
+import voxeval.cli.commands_build  # noqa: E402, F401
+import voxeval.cli.commands_run  # noqa: E402, F401
+import voxeval.cli.commands_scenarios  # noqa: E402, F401
+import voxeval.cli.commands_speech  # noqa: E402, F401
 # fmt: on
 
 if __name__ == "__main__":

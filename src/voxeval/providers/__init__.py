@@ -1,5 +1,27 @@
 """Model components behind small protocols; importing this package registers the built-ins."""
 
+# Speech providers (importing registers them): Whisper/OpenAI ASR, Piper/espeak/flite/OpenAI TTS.
+# LLM providers and the call cache: OpenAI-compatible chat (text and audio), local GGUF/SmolLM2.
+# Quality and activity: DNSMOS (ONNX) and DistillMOS (torch) MOS, Silero VAD (ONNX, pysilero).
+from voxeval.providers import (
+    asr_openai,
+    asr_whisper,
+    audio_llm_openai,
+    llm_gguf,
+    llm_openai,
+    mos_distillmos,
+    mos_dnsmos,
+    tts_espeak,
+    tts_flite,
+    tts_openai,
+    tts_piper,
+    vad_silero,
+)
+from voxeval.providers.audio_llm_openai import (
+    OpenAIAudioChat,
+    audio_message,
+    input_audio_part,
+)
 from voxeval.providers.base import (
     ASR,
     LLM,
@@ -17,7 +39,18 @@ from voxeval.providers.base import (
     Voice,
     Word,
 )
+from voxeval.providers.cache import ProviderCache, cached, default_cache
 from voxeval.providers.factory import PROVIDER_KINDS, ProviderSpec, availability, create_provider
+from voxeval.providers.llm_gguf import GGUFChat, SmolLM2Chat
+from voxeval.providers.llm_openai import OpenAIChat
+from voxeval.providers.speaker_transform import SpeakerTransform, apply_transform
+from voxeval.providers.voices import (
+    SpeakerProfile,
+    VoiceChoice,
+    render_speech,
+    select_voice,
+    voice_catalogue,
+)
 
 __all__ = [
     "ASR",
@@ -28,15 +61,40 @@ __all__ = [
     "VAD",
     "Availability",
     "ChatResponse",
+    "GGUFChat",
     "MOSResult",
     "Message",
+    "OpenAIAudioChat",
+    "OpenAIChat",
+    "ProviderCache",
     "ProviderSpec",
+    "SmolLM2Chat",
+    "SpeakerProfile",
+    "SpeakerTransform",
     "SpeechSegment",
     "ToolCall",
     "Transcript",
     "Usage",
     "Voice",
+    "VoiceChoice",
     "Word",
+    "apply_transform",
+    "asr_openai",
+    "asr_whisper",
+    "audio_llm_openai",
+    "audio_message",
     "availability",
+    "cached",
     "create_provider",
+    "default_cache",
+    "input_audio_part",
+    "llm_gguf",
+    "llm_openai",
+    "render_speech",
+    "select_voice",
+    "tts_espeak",
+    "tts_flite",
+    "tts_openai",
+    "tts_piper",
+    "voice_catalogue",
 ]

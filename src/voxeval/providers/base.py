@@ -47,6 +47,8 @@ class ToolCall:
     name: str
     arguments: dict[str, Any]
     raw_arguments: str = ""  # as sent by the model, kept to judge parameter validity
+    # False when raw_arguments is not a JSON object; ``arguments`` is then {}.
+    arguments_valid: bool = True
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,8 @@ class MOSResult:
     overall: float
     scores: dict[str, float]
     model: str
+    # How the input was prepared (resampling, padding of short clips, clipping), for reports.
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

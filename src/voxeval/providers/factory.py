@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from voxeval.errors import ConfigError, ProviderUnavailable
 from voxeval.providers.base import Availability
 from voxeval.registry import lookup
+
+if TYPE_CHECKING:
+    from voxeval.providers.cache import ProviderCache
 
 PROVIDER_KINDS = ("asr", "tts", "llm", "audio_llm", "mos", "vad")
 
@@ -36,11 +39,27 @@ def availability(kind: str, spec: ProviderSpec) -> Availability:
     return result
 
 
-def create_provider(kind: str, spec: ProviderSpec | dict[str, Any] | str) -> Any:
+def create_provider(
+    kind: str,
+    spec: ProviderSpec | dict[str, Any] | str,
+    *,
+    cache: ProviderCache | Literal["default"] | None = None,
+) -> Any:
     """Instantiate the ``kind`` provider described by ``spec`` (a name is enough for defaults).
 
-    Raises ``ProviderUnavailable`` with the provider's own reason when it cannot run here.
+    With ``cache`` (a ``ProviderCache``, or "default" for the shared one) the provider is
+    wrapped so repeated calls are answered from disk. Raises ``ProviderUnavailable`` with the
+    provider's own reason when it cannot run here.
     """
+    provider = _instantiate(kind, spec)
+    if cache is None:
+        return provider
+    from voxeval.providers.cache import cached, default_cache
+
+    return cached(kind, provider, default_cache() if cache == "default" else cache)
+
+
+def _instantiate(kind: str, spec: ProviderSpec | dict[str, Any] | str) -> Any:
     if isinstance(spec, str):
         spec = ProviderSpec(provider=spec)
     elif isinstance(spec, dict):
@@ -50,7 +69,9 @@ def create_provider(kind: str, spec: ProviderSpec | dict[str, Any] | str) -> Any
     cls = lookup(kind, spec.provider)
     avail = availability(kind, spec)
     if not avail.available:
-        raise ProviderUnavailable(f"{kind} provider {spec.provider!r} is unavailable: {avail.reason}")
+        raise ProviderUnavailable(
+            f"{kind} provider {spec.provider!r} is unavailable: {avail.reason}"
+        )
     try:
         return cls(**spec.options())
     except TypeError as exc:

@@ -12,10 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from voxeval.scoring.score import Score
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # type-only imports: scoring imports the simulation, which imports runner
     from voxeval.runner.context import RunContext
+    from voxeval.scoring.score import Score
 
 
 @dataclass(frozen=True, order=True)

@@ -1,5 +1,87 @@
-"""Metrics: each takes a typed record and returns a ``Score``."""
+"""Metrics: each takes a typed record and returns a ``Score``; importing this package
+registers the built-in metrics."""
 
+from voxeval.scoring.assertions import assertion_score, best_match, check, numbers_in
+from voxeval.scoring.audio_metrics import (
+    duration_score,
+    language_score,
+    mos_score,
+    speaking_rate_score,
+    wer_score,
+)
+from voxeval.scoring.checklist import CHECKLIST_TEMPLATE, checklist_score, format_checklist
+from voxeval.scoring.db_compare import (
+    canonical_json,
+    db_hash,
+    diff_databases,
+    normalise,
+    render_diff,
+)
+from voxeval.scoring.judge import (
+    Judge,
+    JudgeOutputError,
+    JudgeResult,
+    JudgeTemplate,
+    parse_score_line,
+)
+from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.reply_record import Metric, ReplyRecord, ScoringResources, run_metric
 from voxeval.scoring.score import Score
+from voxeval.scoring.task_completion import compare_final_state, task_completion
+from voxeval.scoring.text_normalizer import normalize_english
+from voxeval.scoring.transcripts import (
+    TRANSCRIPTS_FILE,
+    TranscriptSet,
+    TranscriptSettings,
+    has_repeated_sentences,
+    transcribe_k,
+)
+from voxeval.scoring.turn_taking import (
+    latency_score,
+    segment_exchanges,
+    turn_taking,
+    turn_taking_score,
+)
 
-__all__ = ["Score"]
+__all__ = [
+    "CHECKLIST_TEMPLATE",
+    "TRANSCRIPTS_FILE",
+    "Judge",
+    "JudgeOutputError",
+    "JudgeResult",
+    "JudgeTemplate",
+    "LiveCallRecord",
+    "Metric",
+    "ReplyRecord",
+    "Score",
+    "ScoringResources",
+    "TranscriptSet",
+    "TranscriptSettings",
+    "assertion_score",
+    "best_match",
+    "canonical_json",
+    "check",
+    "checklist_score",
+    "compare_final_state",
+    "db_hash",
+    "diff_databases",
+    "duration_score",
+    "format_checklist",
+    "has_repeated_sentences",
+    "language_score",
+    "latency_score",
+    "mos_score",
+    "normalise",
+    "normalize_english",
+    "numbers_in",
+    "parse_score_line",
+    "render_diff",
+    "run_metric",
+    "segment_exchanges",
+    "speaking_rate_score",
+    "task_completion",
+    "transcribe_k",
+    "turn_taking",
+    "turn_taking_score",
+    "wer_score",
+]

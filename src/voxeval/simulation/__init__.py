@@ -1,16 +1,59 @@
 """Live simulated calls."""
 
+from voxeval.simulation import agents, callers
+from voxeval.simulation.bus import AudioBus
+from voxeval.simulation.clock import VirtualClock, WallClock
+from voxeval.simulation.engine import CallResult, EngineSettings, run_call
+from voxeval.simulation.latency import ComponentLatency, LatencyModel
+from voxeval.simulation.live_call_protocol import LiveCallProtocol, build_agent
 from voxeval.simulation.parties import AgentTurn, CallAgent, Caller, CallerTurn, ToolCallRecord
+from voxeval.simulation.personas import PERSONAS, Persona
+from voxeval.simulation.perturbations import Condition, parse_conditions
+from voxeval.simulation.recorder import load_call, record_call
+from voxeval.simulation.scripted_agent import ScriptedAgent, play_script, wrong_steps
+from voxeval.simulation.simulation_config import SimulationConfig, parse_simulation
 from voxeval.simulation.timeline import EndEvent, SpeechSegment, Timeline, ToolEvent
+from voxeval.simulation.tools import ToolRuntime, ToolSpec, load_tool_specs, parse_tool_specs
+from voxeval.simulation.turn_detection import EnergyVAD, TurnDetector, Utterance
 
 __all__ = [
+    "PERSONAS",
     "AgentTurn",
+    "AudioBus",
     "CallAgent",
+    "CallResult",
     "Caller",
     "CallerTurn",
+    "ComponentLatency",
+    "Condition",
     "EndEvent",
+    "EnergyVAD",
+    "EngineSettings",
+    "LatencyModel",
+    "LiveCallProtocol",
+    "Persona",
+    "ScriptedAgent",
+    "SimulationConfig",
     "SpeechSegment",
     "Timeline",
     "ToolCallRecord",
     "ToolEvent",
+    "ToolRuntime",
+    "ToolSpec",
+    "TurnDetector",
+    "Utterance",
+    "VirtualClock",
+    "WallClock",
+    "agents",
+    "build_agent",
+    "callers",
+    "load_call",
+    "load_tool_specs",
+    "parse_conditions",
+    "parse_simulation",
+    "parse_tool_specs",
+    "play_script",
+    "record_call",
+    "run_call",
+    "wrong_steps",
 ]

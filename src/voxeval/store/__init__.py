@@ -1,1 +1,22 @@
-"""voxeval.store"""
+"""Run folders, their SQLite index, provenance, resume and secret scrubbing."""
+
+from voxeval.store.layout import safe_name, unit_relpath, write_json_atomic, write_text_atomic
+from voxeval.store.records import ScoreRow, UnitLike, UnitRecord
+from voxeval.store.run_store import INDEX_URL_ENV, RunStore
+from voxeval.store.secrets import REDACTED, is_secret_field, redact_env_secrets, scrub
+
+__all__ = [
+    "INDEX_URL_ENV",
+    "REDACTED",
+    "RunStore",
+    "ScoreRow",
+    "UnitLike",
+    "UnitRecord",
+    "is_secret_field",
+    "redact_env_secrets",
+    "safe_name",
+    "scrub",
+    "unit_relpath",
+    "write_json_atomic",
+    "write_text_atomic",
+]

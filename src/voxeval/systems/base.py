@@ -16,6 +16,9 @@ class Turn:
     role: Literal["user", "assistant"]
     audio: Audio | None = None
     text: str | None = None
+    # Benchmark id of the item this turn belongs to (single-turn: the rendered item id).
+    # Live systems ignore it; ``replay`` uses it to find the reply recorded for this item.
+    item_id: str | None = None
 
 
 @dataclass(frozen=True)

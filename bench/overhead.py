@@ -1,0 +1,116 @@
+"""Framework overhead per item of a single-turn run, with instant stub components.
+
+The stub system answers at once with a fixed clip, the stub ASR returns a fixed transcript and
+the stub MOS a fixed value, so what remains is voxeval's own work per unit: planning, reading
+and writing audio, reply.json and transcripts.json, scoring bookkeeping, the SQLite index, the
+progress bar, and the report (bootstrap CIs). Prints ``overhead_ms_per_item: N`` last.
+
+    python bench/overhead.py [N_ITEMS]
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+from rich.console import Console
+
+from voxeval.audio import Audio, write_audio
+from voxeval.config import SystemSpec, parse_run_config
+from voxeval.providers.base import MOSResult, Transcript
+from voxeval.registry import register
+from voxeval.runner.execute import run_evaluation
+from voxeval.systems.base import Reply, Turn
+
+RATE = 16000
+CLIP = Audio((0.1 * np.sin(np.arange(RATE) * 0.05)).astype(np.float32), RATE)
+
+
+@register("asr", "bench-instant")
+class InstantASR:
+    name = "bench-instant"
+
+    def identity(self) -> dict[str, Any]:
+        return {"provider": self.name}
+
+    def transcribe(self, audio: Audio, **_: Any) -> Transcript:
+        return Transcript(text="The answer is forty two.", language="en", provider=self.name)
+
+
+@register("mos", "bench-instant")
+class InstantMOS:
+    name = "bench-instant"
+
+    def identity(self) -> dict[str, Any]:
+        return {"provider": self.name}
+
+    def predict(self, audio: Audio) -> MOSResult:
+        return MOSResult(overall=3.5, scores={"ovrl": 3.5}, model=self.name)
+
+
+@register("system", "bench-instant")
+class InstantSystem:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @classmethod
+    def from_spec(cls, spec: SystemSpec, ctx: Any = None) -> InstantSystem:
+        return cls(spec.name)
+
+    def identity(self) -> dict[str, Any]:
+        return {"type": "bench-instant"}
+
+    def reply(self, history: Sequence[Turn]) -> Reply:
+        return Reply(audio=CLIP, text="The answer is forty two.", timing={"total_s": 0.0})
+
+
+def make_suite(folder: Path, n: int) -> Path:
+    write_audio(CLIP, folder / "query.wav")
+    queries = [
+        {
+            "id": f"q{i:04d}",
+            "text": "What is six times seven?",
+            "category": ["II", "SR", "OE", "TC"][i % 4],
+            "checklist": ["Says 42"],
+            "assertions": [{"kind": "number", "values": ["42"]}],
+            "audio": "query.wav",
+        }
+        for i in range(n)
+    ]
+    suite = {"name": "bench", "protocol": "single_turn", "queries": queries}
+    path = folder / "suite.yaml"
+    path.write_text(yaml.safe_dump(suite), encoding="utf-8")
+    return path
+
+
+def main(n: int) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        suite = make_suite(root, n)
+        config = parse_run_config(
+            {
+                "suite": str(suite),
+                "systems": [{"name": "instant", "type": "bench-instant"}],
+                "asr": {"provider": "bench-instant"},
+                "mos": {"provider": "bench-instant"},
+                "concurrency": 1,
+            }
+        )
+        console = Console(stderr=True, quiet=True)
+        start = time.perf_counter()
+        run_evaluation(config, root / "run", console=console)
+        elapsed = time.perf_counter() - start
+    return elapsed * 1000 / n
+
+
+if __name__ == "__main__":
+    items = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    ms = main(items)
+    print(f"items: {items}")
+    print(f"overhead_ms_per_item: {ms:.2f}")

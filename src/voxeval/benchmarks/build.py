@@ -1,0 +1,345 @@
+"""Render a query suite to audio over speaker profiles x noise conditions.
+
+Output folder::
+
+    DIR/manifest.jsonl   one line per rendered item: every choice made (voice, transform,
+                         noise source and offset, ratio/SNR, seeds, durations, params hash)
+    DIR/audio/<query>/<profile>__<condition>.wav
+    DIR/build.json       options, noise-library description, counts
+
+Building is idempotent: an item whose manifest entry has the same parameter hash and whose
+audio file exists is not rendered again. Entries are appended as they are rendered, so an
+interrupted build resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from voxeval.audio import (
+    Audio,
+    mix_at_ratio,
+    mix_at_snr,
+    normalise_rms,
+    ratio_to_snr_db,
+    read_audio,
+    resample,
+    rms,
+    write_audio,
+)
+from voxeval.benchmarks.build_manifest import (
+    MANIFEST,
+    BuiltSuite,
+    RenderJob,
+    load_built_suite,
+    plan_jobs,
+    read_manifest,
+    stable_seed,
+    write_manifest,
+)
+from voxeval.benchmarks.build_options import BuildOptions, parse_build_options, profile_label
+from voxeval.benchmarks.noise import NoiseClip, NoiseLibrary
+from voxeval.benchmarks.query_suite import load_query_suite, suite_file_path, suite_name
+from voxeval.benchmarks.render import render_query
+from voxeval.benchmarks.spoken_query import SpeakerSpec, SpokenQuery
+from voxeval.errors import ConfigError
+from voxeval.providers.factory import create_provider
+from voxeval.providers.voices import SpeakerProfile, VoiceChoice, select_voice, voice_catalogue
+
+RENDER_VERSION = 1  # bump when rendering changes so cached audio is rebuilt
+SPEECH_RMS_DBFS = -20.0
+BABBLE_TTS_CLIPS = 6
+
+
+class SuiteBuilder:
+    """Holds engines, voice choices and the noise library for one build."""
+
+    def __init__(self, options: BuildOptions, queries: list[SpokenQuery]) -> None:
+        self.options = options
+        self.queries = queries
+        self.noise = NoiseLibrary(
+            options.noise_dirs, generated=options.generated_noise, rate=options.rate
+        )
+        self._catalogue: list[Any] | None = None
+        self._choices: dict[str, VoiceChoice] = {}
+        self._engines: dict[str, Any] = {}
+        self._identities: dict[str, Any] = {}
+        self._speech: dict[str, tuple[Audio, dict[str, Any]]] = {}
+        self._babble_pool: list[Audio] | None = None
+
+    def engine(self, name: str) -> Any:
+        if name not in self._engines:
+            self._engines[name] = create_provider("tts", name)
+            self._identities[name] = self._engines[name].identity()
+        return self._engines[name]
+
+    def choice(self, spec: SpeakerSpec) -> VoiceChoice:
+        label = profile_label(spec)
+        if label not in self._choices:
+            if self._catalogue is None:
+                self._catalogue = voice_catalogue(tuple(self.options.engines))
+            profile = SpeakerProfile(
+                gender=spec.gender or "female",
+                age=spec.age or "adult",
+                accent=spec.accent,
+                timbre=spec.timbre,
+            )
+            self._choices[label] = select_voice(profile, self._catalogue)
+        return self._choices[label]
+
+    def params_hash(self, job: RenderJob) -> str:
+        params: dict[str, Any] = {
+            "version": RENDER_VERSION,
+            "query": job.query.model_dump(mode="json", exclude={"metadata"}),
+            "profile": job.label,
+            "condition": job.condition,
+            "rate": self.options.rate,
+            "seed": self.options.seed,
+        }
+        if job.query.audio is None:
+            choice = self.choice(job.profile)
+            engine = choice.voice.name.partition(":")[0]
+            self.engine(engine)
+            params["voice"] = choice.voice.name
+            params["transform"] = asdict(choice.transform)
+            params["engine"] = self._identities[engine]
+        if job.condition != "clean":
+            params["level"] = {"ratio": self.options.ratio, "snr_db": self.options.snr_db}
+            params["noise"] = {k: v for k, v in self.noise.describe().items() if k != "notes"}
+        blob = json.dumps(params, sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def speech(self, job: RenderJob) -> tuple[Audio, dict[str, Any]]:
+        """The clean utterance (cached across conditions) and how it was made."""
+        cache_key = job.item_id
+        if cache_key not in self._speech:
+            query = job.query
+            if query.audio is not None:
+                audio = read_audio(query.audio, mix_channels=True)
+                info: dict[str, Any] = {"voice": "recorded", "source_audio": query.audio}
+            else:
+                choice = self.choice(job.profile)
+                engine, _, voice = choice.voice.name.partition(":")
+                rendered = render_query(self.engine(engine), query, voice or None)
+                audio = choice.transform.apply(rendered.audio)
+                info = {
+                    "voice": choice.voice.name,
+                    "engine": engine,
+                    "transform": asdict(choice.transform),
+                    "transform_text": choice.transform.describe(),
+                    "distance": choice.distance,
+                    "explanation": choice.explanation,
+                    "chunks": rendered.chunks,
+                    "marks_applied": rendered.marks,
+                }
+            audio = normalise_rms(resample(audio, self.options.rate), SPEECH_RMS_DBFS)
+            self._speech = {cache_key: (audio, info)}  # only the current item is reused
+        return self._speech[cache_key]
+
+    def babble_pool(self, exclude_voice: str) -> list[Audio]:
+        """TTS clips of other voices, used for babble only when no recorded speech exists."""
+        if self._babble_pool is None:
+            catalogue = self._catalogue or voice_catalogue(tuple(self.options.engines))
+            voices = [v for v in catalogue if v.name != exclude_voice][:BABBLE_TTS_CLIPS]
+            texts = [q.text for q in self.queries if q.audio is None][: len(voices)] or [
+                "one two three"
+            ]
+            self._babble_pool = []
+            for i, voice in enumerate(voices):
+                engine, _, name = voice.name.partition(":")
+                self._babble_pool.append(
+                    self.engine(engine).synthesize(texts[i % len(texts)], voice=name)
+                )
+        return self._babble_pool
+
+    def noise_clip(self, job: RenderJob, speech: Audio, voice: str, seed: int) -> NoiseClip:
+        if job.condition == "natural_noise":
+            return self.noise.sample_natural(seed)
+        extra = [] if self.noise.scan.speech else self.babble_pool(voice)
+        return self.noise.babble(seed, speech.duration + 0.5, extra)
+
+    def render(self, job: RenderJob, out_dir: Path, params_hash: str) -> dict[str, Any]:
+        speech, info = self.speech(job)
+        entry: dict[str, Any] = {
+            "key": job.key,
+            "item_id": job.item_id,
+            "query_id": job.query.id,
+            "category": job.query.category,
+            "subcategory": job.query.subcategory,
+            "profile": job.label,
+            "profile_fields": job.profile.model_dump(exclude_none=True),
+            "condition": job.condition,
+            "seed": self.options.seed,
+            "params_hash": params_hash,
+            "speech_duration_s": round(speech.duration, 4),
+            **info,
+        }
+        audio = speech
+        if job.condition != "clean":
+            seed = stable_seed(self.options.seed, job.query.id, job.label, job.condition)
+            clip = self.noise_clip(job, speech, info["voice"], seed)
+            offset = int(np.random.default_rng(seed).integers(clip.audio.num_samples))
+            fitted = _loop_from(clip.audio, offset, speech.num_samples)
+            if self.options.ratio is not None:
+                audio = mix_at_ratio(speech, fitted, self.options.ratio)
+                snr = ratio_to_snr_db(self.options.ratio)
+            else:
+                assert self.options.snr_db is not None
+                audio = mix_at_snr(speech, fitted, self.options.snr_db)
+                snr = self.options.snr_db
+            entry["noise"] = {**clip.describe(), "offset_s": round(offset / clip.audio.rate, 4)}
+            entry["noise_ratio"] = self.options.ratio
+            entry["snr_db"] = round(snr, 3)
+        relative = Path("audio") / job.query.id / f"{job.label}__{job.condition}.wav"
+        write_audio(audio, out_dir / relative)
+        entry["audio"] = str(relative)
+        entry["duration_s"] = round(audio.duration, 4)
+        entry["query"] = job.query.model_dump(mode="json")
+        return entry
+
+
+def _loop_from(noise: Audio, offset: int, length: int) -> Audio:
+    """``length`` samples of ``noise`` starting at ``offset``, wrapping around."""
+    if rms(noise) == 0.0:
+        raise ConfigError(f"{noise.source}: noise clip is silent")
+    reps = -(-(offset + length) // noise.num_samples)
+    return noise.with_samples(np.tile(noise.samples, reps)[offset : offset + length])
+
+
+def _progress(console: Console | None = None) -> Progress:
+    return Progress(
+        TextColumn("[bold]building[/] {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console or Console(stderr=True),
+    )
+
+
+def resolve_options(
+    options: BuildOptions | dict[str, Any] | None,
+    *,
+    seed: int | None = None,
+    conditions: list[str] | None = None,
+    limit: int | None = None,
+) -> BuildOptions:
+    """Build options from a ``build:`` mapping (or options), with run-level ``seed``,
+    ``conditions`` and ``limit`` applied unless the mapping sets them itself."""
+    if options is None:
+        options = BuildOptions()
+    elif not isinstance(options, BuildOptions):
+        options = parse_build_options(options)
+    explicit = options.model_fields_set
+    updates: dict[str, Any] = {}
+    if seed is not None and "seed" not in explicit:
+        updates["seed"] = seed
+    if conditions and "conditions" not in explicit:
+        updates["conditions"] = list(conditions)
+    if limit is not None and "limit" not in explicit:
+        updates["limit"] = limit
+    if not updates:
+        return options
+    return parse_build_options({**options.model_dump(exclude_unset=True), **updates})
+
+
+def build_suite(
+    suite: str | Path,
+    out_dir: str | Path,
+    options: BuildOptions | dict[str, Any] | None = None,
+    *,
+    seed: int | None = None,
+    conditions: list[str] | None = None,
+    limit: int | None = None,
+    console: Console | None = None,
+    progress: bool = True,
+) -> BuiltSuite:
+    """Render ``suite`` (name, file or folder) into ``out_dir``; returns every item and how
+    many were rendered versus reused from an earlier identical build.
+
+    ``options`` is a ``BuildOptions`` or a run config's ``build:`` mapping; ``seed``,
+    ``conditions`` and ``limit`` from the run apply where the mapping leaves them unset.
+    """
+    options = resolve_options(options, seed=seed, conditions=conditions, limit=limit)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    queries = load_query_suite(suite)
+    builder = SuiteBuilder(options, queries)
+    jobs = plan_jobs(queries, options)
+    existing = read_manifest(out)
+    built = BuiltSuite(out_dir=out, name=suite_name(suite), noise=builder.noise.describe())
+    entries: dict[str, dict[str, Any]] = {}
+    bar = _progress(console) if progress else None
+    with (out / MANIFEST).open("a", encoding="utf-8") as log:
+        if bar is not None:
+            bar.start()
+        task = bar.add_task(built.name, total=len(jobs)) if bar is not None else None
+        try:
+            for job in jobs:
+                digest = builder.params_hash(job)
+                old = existing.get(job.key)
+                if old and old.get("params_hash") == digest and (out / old["audio"]).exists():
+                    entries[job.key] = old
+                    built.cached += 1
+                else:
+                    entries[job.key] = builder.render(job, out, digest)
+                    log.write(json.dumps(entries[job.key], sort_keys=True) + "\n")
+                    log.flush()
+                    built.rendered += 1
+                if bar is not None and task is not None:
+                    bar.advance(task)
+        finally:
+            if bar is not None:
+                bar.stop()
+    write_manifest(out, [entries[j.key] for j in jobs])
+    summary = {
+        "suite": built.name,
+        "suite_path": str(suite_file_path(suite)),
+        "options": options.model_dump(mode="json"),
+        "noise_library": built.noise,
+        "items": len(jobs),
+        "rendered": built.rendered,
+        "cached": built.cached,
+    }
+    (out / "build.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    built.items = load_built_suite(out)
+    return built
+
+
+def prepare_suite_audio(
+    suite: str | Path,
+    run_dir: str | Path,
+    build: dict[str, Any] | BuildOptions | None = None,
+    *,
+    seed: int | None = None,
+    conditions: list[str] | None = None,
+    limit: int | None = None,
+    progress: bool = True,
+) -> BuiltSuite:
+    """Audio for a run (the single-turn protocol's ``plan``).
+
+    ``build`` is the run config's ``build:`` section. With only ``dir:`` naming a folder that
+    already holds a manifest, that prebuilt suite is used as it is (filtered by
+    ``conditions`` and ``limit``). Otherwise the suite is built (idempotently) into ``dir``
+    or ``<run_dir>/suite_audio``.
+    """
+    options = build if isinstance(build, BuildOptions) else parse_build_options(build)
+    target = Path(options.dir) if options.dir else Path(run_dir) / "suite_audio"
+    if options.dir and options.model_fields_set <= {"dir"} and (target / MANIFEST).exists():
+        items = load_built_suite(target)
+        if conditions:
+            items = [i for i in items if i.condition in conditions]
+        if limit:
+            keep = list(dict.fromkeys(i.query.id for i in items))[:limit]
+            items = [i for i in items if i.query.id in keep]
+        return BuiltSuite(out_dir=target, name=str(suite), items=items, cached=len(items))
+    return build_suite(
+        suite, target, options, seed=seed, conditions=conditions, limit=limit, progress=progress
+    )

@@ -1,0 +1,166 @@
+"""The manifest of a built suite: one JSON line per rendered item, and the jobs behind it.
+
+Each entry records every choice made while rendering (voice, transform, noise source and
+offset, ratio/SNR, seeds, durations) plus the embedded query, so a built folder is
+self-contained: ``load_built_suite(DIR)`` needs nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from voxeval.benchmarks.build_options import BuildOptions, profile_label
+from voxeval.benchmarks.spoken_query import SpeakerSpec, SpokenQuery
+from voxeval.errors import ConfigError
+
+MANIFEST = "manifest.jsonl"
+
+
+@dataclass(frozen=True)
+class RenderJob:
+    query: SpokenQuery
+    profile: SpeakerSpec
+    condition: str
+
+    @property
+    def label(self) -> str:
+        return profile_label(self.profile)
+
+    @property
+    def item_id(self) -> str:
+        return f"{self.query.id}__{self.label}"
+
+    @property
+    def key(self) -> str:
+        return f"{self.item_id}__{self.condition}"
+
+
+@dataclass(frozen=True)
+class RenderedQuery:
+    """One built audio item: the query, who spoke it, under which condition, and where."""
+
+    query: SpokenQuery
+    profile: str
+    condition: str
+    audio_path: Path
+    entry: dict[str, Any]
+
+    @property
+    def item_id(self) -> str:
+        return str(self.entry["item_id"])
+
+    @property
+    def key(self) -> str:
+        """Unique per (query, profile, condition)."""
+        return str(self.entry["key"])
+
+    @property
+    def id(self) -> str:
+        return self.key
+
+    @property
+    def audio(self) -> Path:
+        return self.audio_path
+
+    @property
+    def voice(self) -> str:
+        return str(self.entry.get("voice", ""))
+
+    @property
+    def noise(self) -> str | None:
+        noise = self.entry.get("noise")
+        return str(noise.get("label")) if isinstance(noise, dict) else None
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The manifest entry without the embedded query."""
+        return {k: v for k, v in self.entry.items() if k != "query"}
+
+
+@dataclass
+class BuiltSuite:
+    out_dir: Path
+    name: str
+    items: list[RenderedQuery] = field(default_factory=list)
+    rendered: int = 0
+    cached: int = 0
+    noise: dict[str, Any] = field(default_factory=dict)
+
+
+def stable_seed(*parts: object) -> int:
+    digest = hashlib.sha256("|".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:4], "little")
+
+
+def plan_jobs(queries: list[SpokenQuery], options: BuildOptions) -> list[RenderJob]:
+    """Every (query, profile, condition) to render, in a stable order."""
+    grid = options.profile_specs()
+    jobs: list[RenderJob] = []
+    for index, query in enumerate(queries[: options.limit] if options.limit else queries):
+        if query.audio is not None:
+            profiles = [query.speaker_profile or SpeakerSpec()]
+        elif options.assign == "rotate":
+            profiles = [grid[(index + options.seed) % len(grid)]]
+        else:
+            profiles = grid
+        if query.speaker_profile is not None and query.audio is None:
+            fixed = query.speaker_profile.model_dump(exclude_none=True)
+            profiles = [p.model_copy(update=fixed) for p in profiles]
+        conditions = [query.condition] if query.condition else options.conditions
+        seen: set[str] = set()
+        for profile in profiles:
+            label = profile_label(profile)
+            if label in seen:
+                continue
+            seen.add(label)
+            jobs.extend(RenderJob(query, profile, c) for c in conditions)
+    return jobs
+
+
+def read_manifest(out_dir: Path) -> dict[str, dict[str, Any]]:
+    path = out_dir / MANIFEST
+    entries: dict[str, dict[str, Any]] = {}
+    if path.exists():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                if number == len(lines):
+                    continue  # a line cut short by an interrupted build
+                raise ConfigError(f"{path}: line {number}: invalid JSON") from None
+            entries[entry["key"]] = entry
+    return entries
+
+
+def write_manifest(out: Path, entries: list[dict[str, Any]]) -> None:
+    tmp = out / (MANIFEST + ".part")
+    tmp.write_text("".join(json.dumps(e, sort_keys=True) + "\n" for e in entries), encoding="utf-8")
+    tmp.replace(out / MANIFEST)
+
+
+def iter_built(out_dir: Path) -> Iterator[RenderedQuery]:
+    for key, entry in read_manifest(out_dir).items():
+        where = f"{out_dir / MANIFEST}: {key}"
+        try:
+            query = SpokenQuery.model_validate(entry["query"])
+        except Exception as exc:
+            raise ConfigError(f"{where}: query: invalid ({exc})") from exc
+        yield RenderedQuery(
+            query, entry["profile"], entry["condition"], out_dir / entry["audio"], entry
+        )
+
+
+def load_built_suite(out_dir: str | Path) -> list[RenderedQuery]:
+    """Every item of a built suite folder, in manifest order."""
+    out = Path(out_dir)
+    if not (out / MANIFEST).exists():
+        raise ConfigError(f"{out}: not a built suite (no {MANIFEST}); run `voxeval build` first")
+    return list(iter_built(out))

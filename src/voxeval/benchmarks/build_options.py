@@ -1,0 +1,119 @@
+"""Options of the suite builder and the speaker-profile grid they select."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from voxeval.benchmarks.spoken_query import CONDITIONS, SpeakerSpec
+from voxeval.config import format_validation_error
+from voxeval.errors import ConfigError
+
+GENDERS = ("male", "female")
+AGES = ("child", "adolescent", "adult", "senior")
+TIMBRES = ("bright", "dark")
+# Profiles in an order where every prefix is as diverse as possible (both genders first,
+# then age bands, then timbres), so ``profiles: N`` takes a balanced subset.
+_AGE_ORDER = ("adult", "senior", "child", "adolescent")
+PROFILE_GRID: tuple[SpeakerSpec, ...] = tuple(
+    SpeakerSpec.model_validate(
+        {
+            "gender": GENDERS[i % 2],
+            "age": _AGE_ORDER[(i // 2) % 4],
+            "timbre": TIMBRES[((i // 2) + i // 8) % 2],
+        }
+    )
+    for i in range(16)
+)
+DEFAULT_NOISE_RATIO = 0.5  # WildSpeech: noise amplitude 0.5 against speech 1.0
+
+
+def profile_label(spec: SpeakerSpec) -> str:
+    """``female-adult-bright`` (unset fields are left out; ``recorded`` when all are unset)."""
+    parts = [p for p in (spec.gender, spec.age, spec.timbre, spec.accent) if p]
+    return "-".join(parts) or "recorded"
+
+
+def parse_profile_label(text: str) -> SpeakerSpec:
+    fields: dict[str, str] = {}
+    for word in text.replace(",", "-").split("-"):
+        word = word.strip().lower()
+        if not word:
+            continue
+        slot = (
+            "gender"
+            if word in GENDERS
+            else "age"
+            if word in AGES
+            else "timbre"
+            if word in TIMBRES
+            else "accent"
+        )
+        if slot in fields:
+            raise ConfigError(f"profile {text!r}: two values for {slot}")
+        fields[slot] = word
+    return SpeakerSpec.model_validate(fields)
+
+
+class BuildOptions(BaseModel):
+    """How a suite is rendered. Also the ``build:`` section of a run config, where ``dir``
+    names a prebuilt (or to-be-built) folder instead of ``<run_dir>/suite_audio``."""
+
+    model_config = ConfigDict(extra="forbid")
+    dir: str | None = None
+    profiles: int | Literal["all"] | list[str] = Field(
+        default=4, description="first N of the balanced grid, 'all' (16), or labels"
+    )
+    assign: Literal["cross", "rotate"] = Field(
+        default="cross",
+        description="cross: every query x every profile; rotate: one profile per query in turn",
+    )
+    conditions: list[str] = Field(default_factory=lambda: list(CONDITIONS))
+    noise_ratio: float | None = Field(default=None, gt=0.0, le=4.0)
+    snr_db: float | None = Field(default=None, ge=-20.0, le=60.0)
+    seed: int = 0
+    limit: int | None = Field(default=None, ge=1)
+    engines: list[str] = Field(default_factory=lambda: ["piper", "espeak", "flite"])
+    noise_dirs: list[str] = Field(default_factory=list)
+    generated_noise: Literal["fallback", "mix", "only"] = "fallback"
+    rate: int = Field(default=16000, ge=8000, le=48000)
+
+    @field_validator("conditions")
+    @classmethod
+    def _known_conditions(cls, value: list[str]) -> list[str]:
+        bad = [c for c in value if c not in CONDITIONS]
+        if bad:
+            raise ValueError(f"unknown conditions {bad}; known: {list(CONDITIONS)}")
+        if not value:
+            raise ValueError("at least one condition is needed")
+        return list(dict.fromkeys(value))
+
+    @model_validator(mode="after")
+    def _one_level(self) -> BuildOptions:
+        if self.noise_ratio is not None and self.snr_db is not None:
+            raise ValueError("give either noise_ratio or snr_db, not both")
+        return self
+
+    @property
+    def ratio(self) -> float | None:
+        """The amplitude ratio in use (None when an SNR is given)."""
+        if self.snr_db is not None:
+            return None
+        return self.noise_ratio if self.noise_ratio is not None else DEFAULT_NOISE_RATIO
+
+    def profile_specs(self) -> list[SpeakerSpec]:
+        if self.profiles == "all":
+            return list(PROFILE_GRID)
+        if isinstance(self.profiles, int):
+            if not 1 <= self.profiles <= len(PROFILE_GRID):
+                raise ConfigError(f"build: profiles must be 1-{len(PROFILE_GRID)} or 'all'")
+            return list(PROFILE_GRID[: self.profiles])
+        return [parse_profile_label(label) for label in self.profiles]
+
+
+def parse_build_options(data: dict[str, Any] | None, where: str = "build") -> BuildOptions:
+    try:
+        return BuildOptions.model_validate(data or {})
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(where, exc)) from exc

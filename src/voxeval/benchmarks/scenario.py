@@ -1,0 +1,272 @@
+"""Live-call scenarios (EVA-style): the caller's goal, persona, the scenario database before and
+after a successful call, the agent definition, and the expected path a scripted agent plays."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from voxeval.config import format_validation_error, load_yaml
+from voxeval.errors import ConfigError
+
+if TYPE_CHECKING:  # imported lazily below: voxeval.simulation imports this module
+    from voxeval.simulation.tool_spec import ToolSpec
+
+Category = Literal[
+    "single_intent",
+    "multi_intent",
+    "adversarial",
+    "escalation",
+    "information",
+]
+SESSION_KEY = "session"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DecisionTree(_Strict):
+    """Rules that make the caller's choices deterministic across trials."""
+
+    must_have_criteria: list[str] = Field(default_factory=list)
+    nice_to_have_criteria: list[str] = Field(default_factory=list)
+    negotiation_behavior: list[str] = Field(default_factory=list)
+    resolution_condition: str = ""
+    failure_condition: str = ""
+    escalation_behavior: str = ""
+    edge_cases: list[str] = Field(default_factory=list)
+
+
+class UserGoal(_Strict):
+    high_level_user_goal: str
+    decision_tree: DecisionTree = Field(default_factory=DecisionTree)
+    # label -> value the caller discloses only when asked (member ID, date of birth, ...)
+    information_required: dict[str, Any] = Field(default_factory=dict)
+    starting_utterance: str
+
+
+class ToolCallSpec(_Strict):
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ScriptStep(_Strict):
+    """One agent turn of a scripted path: tool calls run first, then ``say`` is spoken."""
+
+    say: str = ""
+    tool_calls: list[ToolCallSpec] = Field(default_factory=list)
+    end_call: bool = False
+
+
+class AgentDefinition(_Strict):
+    role: str
+    instructions: str  # the policy the agent must follow
+    # tool names from the suite's tools.yaml, or inline tool declarations (same format)
+    tools: list[str | dict[str, Any]] = Field(default_factory=list)
+    greeting: str = ""
+
+    def tool_names(self) -> list[str]:
+        return [t if isinstance(t, str) else str(t.get("name", "")) for t in self.tools]
+
+
+Database = dict[str, dict[str, dict[str, Any]]]
+
+
+class Scenario(_Strict):
+    id: str
+    domain: str = ""
+    category: Category = "single_intent"
+    description: str = ""
+    current_date_time: str
+    user_goal: UserGoal
+    user_persona: str
+    # optional structured persona facts (name, gender, voice) for callers that need them
+    persona_traits: dict[str, str] = Field(default_factory=dict)
+    initial_db: Database
+    # same shape as initial_db plus an optional ``session`` mapping for the auth check
+    expected_db: dict[str, Any]
+    agent: AgentDefinition
+    agent_script: list[ScriptStep] = Field(default_factory=list)
+    wrong_script: list[ScriptStep] | None = None
+    # labels of information_required that are key entities (IDs, dates, codes); empty = all
+    key_entities: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _dates_as_text(cls, data: Any) -> Any:
+        # unquoted YAML dates (1979-11-02) load as date objects; tools compare ISO strings
+        return _iso_dates(data)
+
+    @field_validator("id")
+    @classmethod
+    def _id_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+    @field_validator("expected_db")
+    @classmethod
+    def _expected_shape(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for table, records in value.items():
+            if table == SESSION_KEY:
+                if not isinstance(records, dict):
+                    raise ValueError("'session' must be a mapping of field -> value")
+                continue
+            if not isinstance(records, dict) or not all(
+                isinstance(r, dict) for r in records.values()
+            ):
+                raise ValueError(f"table {table!r} must map record keys to records (mappings)")
+        return value
+
+    @property
+    def expected_session(self) -> dict[str, Any]:
+        session = self.expected_db.get(SESSION_KEY) or {}
+        return dict(session)
+
+    @property
+    def expected_tables(self) -> Database:
+        return {k: v for k, v in self.expected_db.items() if k != SESSION_KEY}
+
+    @property
+    def entities(self) -> dict[str, str]:
+        """Key entities the caller must convey (used by the entity transcription diagnostic)."""
+        info = self.user_goal.information_required
+        labels = self.key_entities or list(info)
+        return {
+            label: str(info[label])
+            for label in labels
+            if label in info and isinstance(info[label], str | int | float) and str(info[label])
+        }
+
+
+@dataclass(frozen=True)
+class ScenarioSuite:
+    """A loaded live-call suite: its tool library and scenarios (in file order)."""
+
+    name: str
+    path: Path
+    tools: dict[str, ToolSpec]
+    scenarios: list[Scenario]
+    description: str = ""
+
+    def get(self, scenario_id: str) -> Scenario:
+        for scenario in self.scenarios:
+            if scenario.id == scenario_id:
+                return scenario
+        raise ConfigError(f"{self.path}: no scenario {scenario_id!r}")
+
+    def tools_for(self, scenario: Scenario) -> dict[str, ToolSpec]:
+        from voxeval.simulation.tool_runtime import resolve_scenario_tools
+
+        return resolve_scenario_tools(scenario, self.tools)
+
+
+def load_scenario_suite(path: str | Path) -> ScenarioSuite:
+    """Load a suite file (or a folder holding ``suite.yaml``).
+
+    Suite file: ``protocol: live_call``, ``domain: tools.yaml`` (the tool library, relative to
+    the suite file), ``scenarios:`` a folder, or a list of inline scenarios and/or file/folder
+    paths, and optional ``defaults:`` (scenario fields shared by every scenario, e.g. the
+    ``agent``; a scenario's own fields win). Scenario files hold one scenario or a list."""
+    from voxeval.simulation.tool_spec import load_tool_specs
+
+    suite_path = Path(path)
+    if suite_path.is_dir():
+        suite_path = suite_path / "suite.yaml"
+    data = load_yaml(suite_path)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{suite_path}: expected a mapping at the top level")
+    if data.get("protocol", "live_call") != "live_call":
+        raise ConfigError(f"{suite_path}: protocol: expected 'live_call', got {data['protocol']!r}")
+    base = suite_path.parent
+    tools_ref = data.get("domain") or data.get("tools")
+    if not isinstance(tools_ref, str):
+        raise ConfigError(f"{suite_path}: domain: give the path of the tool definitions YAML")
+    tools = load_tool_specs(base / tools_ref)
+    entries = data.get("scenarios")
+    if isinstance(entries, str):
+        entries = [entries]
+    if not isinstance(entries, list) or not entries:
+        raise ConfigError(f"{suite_path}: scenarios: give a folder or a non-empty list")
+    defaults = data.get("defaults") or {}
+    if not isinstance(defaults, dict):
+        raise ConfigError(f"{suite_path}: defaults: expected a mapping of scenario fields")
+    defaults = {"domain": str(data.get("domain_name") or data.get("name") or base.name), **defaults}
+    scenarios: list[Scenario] = []
+    for n, entry in enumerate(entries):
+        if isinstance(entry, dict):
+            raw = [(f"{suite_path}: scenarios.{n}", entry)]
+        elif isinstance(entry, str):
+            raw = _read_scenario_files(base / entry)
+        else:
+            raise ConfigError(f"{suite_path}: scenarios.{n}: expected a mapping or a path")
+        scenarios += [_parse_scenario(item, where, defaults, tools) for where, item in raw]
+    seen: set[str] = set()
+    for scenario in scenarios:
+        if scenario.id in seen:
+            raise ConfigError(f"{suite_path}: scenario id {scenario.id!r} appears twice")
+        seen.add(scenario.id)
+    return ScenarioSuite(
+        name=str(data.get("name") or base.name),
+        path=suite_path,
+        tools=tools,
+        scenarios=scenarios,
+        description=str(data.get("description", "")),
+    )
+
+
+def _read_scenario_files(path: Path) -> list[tuple[str, Any]]:
+    files = sorted(path.glob("*.y*ml")) if path.is_dir() else [path]
+    if not files:
+        raise ConfigError(f"{path}: no scenario YAML files found")
+    out: list[tuple[str, Any]] = []
+    for file in files:
+        content = load_yaml(file)
+        if isinstance(content, dict) and isinstance(content.get("scenarios"), list):
+            content = content["scenarios"]
+        if isinstance(content, list):
+            out += [(f"{file}: scenarios.{i}", item) for i, item in enumerate(content)]
+        else:
+            out.append((str(file), content))
+    return out
+
+
+def _parse_scenario(
+    item: Any, where: str, defaults: dict[str, Any], tools: dict[str, ToolSpec]
+) -> Scenario:
+    if not isinstance(item, dict):
+        raise ConfigError(f"{where}: a scenario must be a mapping")
+    from voxeval.simulation.tool_runtime import resolve_scenario_tools
+
+    label = f"{where}: scenario {item.get('id', '?')}"
+    try:
+        scenario = Scenario.model_validate({**defaults, **item})
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(label, exc)) from exc
+    available = resolve_scenario_tools(scenario, tools)
+    for script_name in ("agent_script", "wrong_script"):
+        for s, step in enumerate(getattr(scenario, script_name) or []):
+            for c, call in enumerate(step.tool_calls):
+                if call.name not in available:
+                    raise ConfigError(
+                        f"{label}: {script_name}.{s}.tool_calls.{c}.name: tool {call.name!r} is "
+                        f"not available to this agent ({', '.join(sorted(available))})"
+                    )
+    return scenario
+
+
+def _iso_dates(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: _iso_dates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_iso_dates(v) for v in value]
+    return value

@@ -1,0 +1,22 @@
+"""The built-in ``wild-mini`` suite: original single-turn spoken queries shipped as package data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from voxeval.benchmarks.suite_info import SuiteInfo
+from voxeval.registry import register
+
+WILD_MINI_PATH = Path(__file__).parent / "data" / "wild_mini" / "suite.yaml"
+
+WILD_MINI = register("suite", "wild-mini")(
+    SuiteInfo(
+        name="wild-mini",
+        protocol="single_turn",
+        description=(
+            "63 original spoken queries over II/SR/OE/TC and paralinguistic items "
+            "(pause, stress, tone, stutter, near-homophone), with checklists and assertions"
+        ),
+        path=WILD_MINI_PATH,
+    )
+)

@@ -1,0 +1,192 @@
+"""Suite commands: build (render a query suite to audio), noise-sources, curate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from voxeval.benchmarks.build import build_suite
+from voxeval.benchmarks.build_options import parse_build_options
+from voxeval.benchmarks.curate import curate as run_curation
+from voxeval.benchmarks.curate import write_curated
+from voxeval.benchmarks.noise import NoiseLibrary
+from voxeval.benchmarks.query_suite import load_query_suite
+from voxeval.benchmarks.wildspeech_loader import write_wildspeech_suite
+from voxeval.cli.common import console, friendly_errors, print_json
+from voxeval.cli.main import app
+from voxeval.config import load_yaml
+from voxeval.errors import ConfigError
+from voxeval.providers.factory import create_provider
+
+stdout = Console()
+
+
+def _profiles(value: str) -> int | str | list[str]:
+    if value == "all":
+        return "all"
+    if value.isdigit():
+        return int(value)
+    return [p.strip() for p in value.split(",") if p.strip()]
+
+
+@app.command()
+@friendly_errors
+def build(
+    suite: str = typer.Argument(..., help="built-in suite name, suite file or folder"),
+    out: Path = typer.Option(..., "-o", "--out", help="output folder"),
+    profiles: str = typer.Option(
+        "4",
+        help="N (first N of the balanced 16-profile grid), 'all', or labels (female-child-bright)",
+    ),
+    assign: str = typer.Option(
+        "cross", help="cross: every query x profile; rotate: one profile per query"
+    ),
+    conditions: str = typer.Option("clean,natural_noise,human_noise", help="comma-separated"),
+    snr: float | None = typer.Option(None, "--snr", help="mix noise at this SNR (dB)"),
+    noise_ratio: float | None = typer.Option(
+        None, "--noise-ratio", help="noise amplitude vs speech 1.0 (default 0.5)"
+    ),
+    seed: int = typer.Option(0, help="seed for noise choices and offsets"),
+    limit: int | None = typer.Option(None, help="only the first N queries"),
+    engines: str = typer.Option("piper,espeak,flite", help="TTS engines voices may come from"),
+    noise_dir: list[Path] = typer.Option([], "--noise-dir", help="ESC-50/MUSAN/DEMAND folder"),
+    generated_noise: str = typer.Option("fallback", help="fallback | mix | only"),
+    as_json: bool = typer.Option(False, "--json", help="print the build summary as JSON"),
+) -> None:
+    """Render a suite over speaker profiles and noise conditions into OUT (cached, resumable)."""
+    options = parse_build_options(
+        {
+            "profiles": _profiles(profiles),
+            "assign": assign,
+            "conditions": [c.strip() for c in conditions.split(",") if c.strip()],
+            "snr_db": snr,
+            "noise_ratio": noise_ratio,
+            "seed": seed,
+            "limit": limit,
+            "engines": [e.strip() for e in engines.split(",") if e.strip()],
+            "noise_dirs": [str(d) for d in noise_dir],
+            "generated_noise": generated_noise,
+        },
+        where="voxeval build",
+    )
+    built = build_suite(suite, out, options)
+    summary: dict[str, Any] = {
+        "suite": built.name,
+        "out_dir": str(built.out_dir),
+        "items": len(built.items),
+        "rendered": built.rendered,
+        "cached": built.cached,
+        "manifest": str(built.out_dir / "manifest.jsonl"),
+    }
+    if as_json:
+        print_json(summary)
+        return
+    console.print(
+        f"built [bold]{built.name}[/]: {len(built.items)} items "
+        f"({built.rendered} rendered, {built.cached} reused) -> {summary['manifest']}"
+    )
+
+
+@app.command("noise-sources")
+@friendly_errors
+def noise_sources(
+    noise_dir: list[Path] = typer.Option([], "--noise-dir", help="ESC-50/MUSAN/DEMAND folder"),
+    generated_noise: str = typer.Option("fallback", help="fallback | mix | only"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Which background-noise sources each category would draw from here."""
+    if generated_noise not in ("fallback", "mix", "only"):
+        raise ConfigError("--generated-noise must be fallback, mix or only")
+    library = NoiseLibrary([str(d) for d in noise_dir], generated=generated_noise)  # type: ignore[arg-type]
+    info = library.describe()
+    if as_json:
+        print_json(info)
+        return
+    table = Table(title="noise categories")
+    for column in ("category", "ratio", "recordings", "from", "generated in use"):
+        table.add_column(column)
+    for name, row in info["categories"].items():
+        table.add_row(
+            name,
+            f"{row['ratio']:.2f}",
+            str(row["recorded"]),
+            ", ".join(row["recorded_origins"]) or "-",
+            ", ".join(row["generated"]) or "-",
+        )
+    stdout.print(table)
+    stdout.print(f"babble speech clips: {info['babble_speech_clips']}")
+    for note in info["notes"]:
+        console.print(f"[yellow]note:[/] {note}")
+
+
+@app.command("wildspeech-suite")
+@friendly_errors
+def wildspeech_suite(
+    data: Path = typer.Argument(..., help="WildSpeech-Bench parquet/JSONL file or folder"),
+    out: Path = typer.Option(..., "-o", "--out", help="suite.yaml path or folder"),
+    name: str = typer.Option("wildspeech", help="suite name"),
+) -> None:
+    """Write a suite file that runs a downloaded WildSpeech-Bench release unchanged."""
+    path = write_wildspeech_suite(data, out, name)
+    queries = load_query_suite(path)
+    console.print(f"wrote {path} ({len(queries)} queries)")
+
+
+def _raters(config: Path | None) -> list[Any]:
+    """LLMs from a judge config: ``{provider: ...}``, ``{judge: {...}}`` or ``{raters: [..]}``."""
+    if config is None:
+        return []
+    data = load_yaml(config)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{config}: expected a mapping")
+    if isinstance(data.get("raters"), list):
+        specs = data["raters"]
+    elif isinstance(data.get("judge"), dict):
+        specs = [data["judge"]]
+    elif "provider" in data:
+        specs = [data]
+    else:
+        raise ConfigError(f"{config}: needs 'provider', 'judge: {{...}}' or 'raters: [...]'")
+    if not 1 <= len(specs) <= 2:
+        raise ConfigError(f"{config}: raters: give one or two endpoints")
+    return [create_provider("llm", spec) for spec in specs]
+
+
+@app.command()
+@friendly_errors
+def curate(
+    source: Path = typer.Argument(..., help="JSONL of real user queries"),
+    out: Path = typer.Option(..., "-o", "--out", help="curated JSONL"),
+    judge_config: Path | None = typer.Option(
+        None, "--judge-config", help="YAML naming one or two LLM endpoints for the raters"
+    ),
+    per_category: int | None = typer.Option(None, help="cap per category (rebalancing)"),
+    seed: int = typer.Option(0, help="seed for rebalancing"),
+    as_json: bool = typer.Option(False, "--json", help="print the step counts as JSON"),
+) -> None:
+    """Filter, rate, label and rebalance real user queries; reports counts at every step."""
+    report = run_curation(source, _raters(judge_config), per_category=per_category, seed=seed)
+    path = write_curated(report, out)
+    summary = {
+        "out": str(path),
+        "kept": len(report.kept),
+        "language_detector": report.language_detector,
+        "llm_calls": report.llm_calls,
+        "llm_failures": report.llm_failures,
+        "steps": report.table(),
+    }
+    if as_json:
+        print_json(summary)
+        return
+    table = Table(title=f"curation of {source.name}")
+    for column in ("step", "kept", "dropped", "note"):
+        table.add_column(column)
+    for step in report.table():
+        note = step["note"] if step["ran"] else f"not run: {step['note']}"
+        table.add_row(step["step"], str(step["kept"]), str(step["dropped"]), note)
+    stdout.print(table)
+    console.print(f"wrote {len(report.kept)} queries to {path}")

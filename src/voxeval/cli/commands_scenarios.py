@@ -1,0 +1,86 @@
+"""``voxeval scenarios``: check live-call scenario suites and import EVA-Bench records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from voxeval.benchmarks.scenario import ScenarioSuite, load_scenario_suite
+from voxeval.benchmarks.suite_info import resolve_suite
+from voxeval.cli.common import console, friendly_errors, print_json
+from voxeval.cli.main import app
+from voxeval.errors import ConfigError
+
+scenarios_app = typer.Typer(
+    help="Live-call scenarios: validate suites, import EVA-Bench records.", no_args_is_help=True
+)
+app.add_typer(scenarios_app, name="scenarios")
+stdout = Console()
+
+
+def load_suite_ref(ref: str) -> ScenarioSuite:
+    """A registered live-call suite name, a suite file, or a folder holding ``suite.yaml``."""
+    info = resolve_suite(ref)
+    if info.protocol != "live_call":
+        raise ConfigError(f"suite {ref!r} uses protocol {info.protocol!r}, not live_call")
+    return load_scenario_suite(info.path)
+
+
+@scenarios_app.command("validate")
+@friendly_errors
+def validate(
+    suite: str = typer.Argument(..., help="built-in suite name, suite file or folder"),
+    as_json: bool = typer.Option(False, "--json", help="print a JSON list on stdout"),
+    only: str | None = typer.Option(None, "--only", help="validate only this scenario id"),
+) -> None:
+    """Play each scenario's expected path on its tools (no audio) and prove it reaches the
+    expected database and session; then prove a wrong path is rejected. Exit 1 on failure."""
+    from voxeval.benchmarks.scenario_validation import validate_scenario
+
+    loaded = load_suite_ref(suite)
+    scenarios = [s for s in loaded.scenarios if only is None or s.id == only]
+    if not scenarios:
+        raise ConfigError(f"{loaded.path}: no scenario {only!r}")
+    results = []
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task("validating scenarios", total=len(scenarios))
+        for scenario in scenarios:
+            results.append(validate_scenario(scenario, loaded.tools_for(scenario)))
+            progress.advance(task)
+    if as_json:
+        print_json([r.to_dict() for r in results])
+    else:
+        table = Table(title=f"{loaded.name}: {sum(r.ok for r in results)}/{len(results)} valid")
+        for column in ("scenario", "ok", "expected reached", "wrong rejected", "problems"):
+            table.add_column(column)
+        for r in results:
+            problems = "\n".join([*r.errors, r.diff]).strip()
+            table.add_row(
+                r.scenario, _mark(r.ok), _mark(r.expected_reached), _mark(r.wrong_rejected), problems
+            )
+        stdout.print(table)
+    if not all(r.ok for r in results):
+        raise typer.Exit(1)
+
+
+@scenarios_app.command("import-eva")
+@friendly_errors
+def import_eva(
+    records: Path = typer.Argument(..., help="EVA-Bench records: a .json/.jsonl file or folder"),
+    tools: Path = typer.Option(..., "--tools", help="tool definitions YAML for the records"),
+    out: Path = typer.Option(..., "-o", "--out", help="folder for the new suite"),
+    name: str | None = typer.Option(None, help="suite name (default: the output folder name)"),
+) -> None:
+    """Convert released EVA-Bench records into a voxeval live-call suite folder."""
+    from voxeval.benchmarks.eva_loader import write_eva_suite
+
+    suite_file = write_eva_suite(records, tools, out, name=name)
+    console.print(f"wrote {suite_file}; check it with: voxeval scenarios validate {out}")
+
+
+def _mark(flag: bool) -> str:
+    return "[green]yes[/]" if flag else "[red]no[/]"

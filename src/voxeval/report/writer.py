@@ -1,0 +1,99 @@
+"""Write ``report/summary.json``, ``report/summary.md`` and ``report/scores.csv``."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from voxeval.report.aggregate import standard_summary
+from voxeval.report.markdown import render_markdown
+from voxeval.store import layout
+from voxeval.store.provenance import now_iso
+
+if TYPE_CHECKING:
+    from voxeval.runner.context import RunContext
+
+SUMMARY_JSON = "summary.json"
+SUMMARY_MD = "summary.md"
+SCORES_CSV = "scores.csv"
+CSV_FIELDS = [
+    "item_id",
+    "system",
+    "trial",
+    "condition",
+    "category",
+    "metric",
+    "value",
+    "passed",
+    "error",
+]
+
+
+def build_summary(ctx: RunContext) -> dict[str, Any]:
+    """The protocol's per-system summary plus unit counts, usage and run metadata."""
+    store = ctx.store
+    counts = store.status_counts()
+    summarize = getattr(ctx.protocol, "summarize", None)
+    if callable(summarize):
+        systems: dict[str, Any] = dict(summarize(ctx))
+    else:
+        rows = store.load_scores()
+        systems = standard_summary(rows, ctx.config.metrics, seed=ctx.seed, units=counts)
+    usage = store.usage_summary()
+    for name, entry in systems.items():
+        if isinstance(entry, dict):
+            entry.setdefault("units", counts.get(name, {"done": 0, "failed": 0, "pending": 0}))
+            entry.setdefault("usage", usage["by_system"].get(name))
+    suite = ctx.suite
+    return {
+        "run_id": store.run_id,
+        "suite": {
+            "name": suite.name if suite else ctx.config.suite,
+            "protocol": suite.protocol if suite else None,
+            "description": suite.description if suite else "",
+        },
+        "seed": ctx.seed,
+        "generated_at": now_iso(),
+        "provenance": layout.RUN_FILE,
+        "systems": systems,
+        "usage": usage,
+        "units": {
+            key: sum(c.get(key, 0) for c in counts.values())
+            for key in ("done", "failed", "pending")
+        },
+    }
+
+
+def scores_csv(ctx: RunContext) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for row in ctx.store.load_scores():
+        writer.writerow(
+            {
+                "item_id": row.item_id,
+                "system": row.system,
+                "trial": row.trial,
+                "condition": row.condition,
+                "category": row.category,
+                "metric": row.metric,
+                "value": "" if row.value is None else repr(float(row.value)),
+                "passed": "" if row.passed is None else str(row.passed).lower(),
+                "error": row.error or "",
+            }
+        )
+    return buffer.getvalue()
+
+
+def write_report(ctx: RunContext) -> Path:
+    """Write the three report files; returns the path of ``summary.md``."""
+    report_dir = ctx.store.report_dir
+    summary = build_summary(ctx)
+    text = json.dumps(summary, indent=2, default=str, allow_nan=False) + "\n"
+    layout.write_text_atomic(report_dir / SUMMARY_JSON, text)
+    layout.write_text_atomic(report_dir / SUMMARY_MD, render_markdown(summary))
+    layout.write_text_atomic(report_dir / SCORES_CSV, scores_csv(ctx))
+    return report_dir / SUMMARY_MD

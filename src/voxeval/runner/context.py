@@ -1,0 +1,198 @@
+"""What a protocol sees while it runs: the config, the store, shared providers and systems,
+the judge, deterministic random streams and per-provider concurrency limits."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from rich.console import Console
+
+from voxeval.config import RunConfig
+from voxeval.errors import ProviderUnavailable, VoxevalError
+from voxeval.providers.factory import ProviderSpec, create_provider
+from voxeval.registry import lookup
+from voxeval.store import RunStore
+
+if TYPE_CHECKING:
+    from voxeval.benchmarks.suite_info import SuiteInfo
+
+NO_JUDGE_REASON = (
+    "no judge configured: set `judge:` in the config, e.g. "
+    "judge: {provider: openai, base_url: https://api.openai.com/v1, model: gpt-4o-mini, "
+    "api_key_env: OPENAI_API_KEY}"
+)
+NO_AUDIO_JUDGE_REASON = (
+    "no audio judge configured: set `audio_judge:` in the config (an audio-capable "
+    "OpenAI-compatible endpoint)"
+)
+
+
+def canonical_spec(spec: ProviderSpec | dict[str, Any] | str) -> ProviderSpec:
+    if isinstance(spec, ProviderSpec):
+        return spec
+    if isinstance(spec, str):
+        return ProviderSpec(provider=spec)
+    return ProviderSpec(**spec)
+
+
+def spec_key(kind: str, spec: ProviderSpec) -> str:
+    """A stable key for one provider configuration (option order does not matter)."""
+    return kind + ":" + json.dumps(spec.model_dump(mode="json"), sort_keys=True, default=str)
+
+
+@dataclass
+class RunContext:
+    """Shared state of one run. Thread-safe: protocol code calls it from worker threads."""
+
+    config: RunConfig
+    store: RunStore
+    seed: int = 0
+    console: Console = field(default_factory=lambda: Console(stderr=True))
+    suite: SuiteInfo | None = None
+    protocol: Any = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _providers: dict[str, Any] = field(default_factory=dict, repr=False)
+    _provider_locks: dict[str, threading.Lock] = field(default_factory=dict, repr=False)
+    _systems: dict[str, Any] = field(default_factory=dict, repr=False)
+    _limits: dict[str, threading.BoundedSemaphore] = field(default_factory=dict, repr=False)
+    _optional: dict[str, tuple[Any, str | None]] = field(default_factory=dict, repr=False)
+    _call_cache: Any = field(default=None, repr=False)
+    _call_cache_ready: bool = field(default=False, repr=False)
+
+    # -- providers --------------------------------------------------------------------------
+
+    def _key_lock(self, key: str) -> threading.Lock:
+        with self._lock:
+            return self._provider_locks.setdefault(key, threading.Lock())
+
+    def provider(self, kind: str, spec: ProviderSpec | dict[str, Any] | str) -> Any:
+        """One shared instance per (kind, canonical spec), wrapped in the call cache when
+        available; its identity is added to the run's provenance. A provider that failed to
+        load fails the same way on every later request (without retrying the load)."""
+        canonical = canonical_spec(spec)
+        key = spec_key(kind, canonical)
+        with self._key_lock(key):  # a slow model load happens once, not once per thread
+            cached = self._providers.get(key)
+            if cached is not None:
+                if isinstance(cached, BaseException):
+                    raise cached
+                return cached
+            try:
+                instance = self._create(kind, canonical)
+            except VoxevalError as exc:
+                self._providers[key] = exc
+                raise
+            self._providers[key] = instance
+        self._record_identity(kind, canonical, instance)
+        return instance
+
+    def _cache(self) -> Any:
+        """The provider call cache: ``config.cache_dir`` when set, else the shared default
+        (``$VOXEVAL_CACHE_DIR``); None when ``VOXEVAL_NO_CACHE`` is set."""
+        with self._lock:
+            if not self._call_cache_ready:
+                self._call_cache_ready = True
+                from voxeval.providers.cache import ProviderCache, cache_disabled, default_cache
+
+                if cache_disabled():
+                    self._call_cache = None
+                elif self.config.cache_dir:
+                    self._call_cache = ProviderCache(Path(self.config.cache_dir).expanduser())
+                else:
+                    self._call_cache = default_cache()
+            return self._call_cache
+
+    def _create(self, kind: str, spec: ProviderSpec) -> Any:
+        cache = self._cache()
+        if cache is None:
+            return create_provider(kind, spec)
+        return create_provider(kind, spec, cache=cache)
+
+    def _record_identity(self, kind: str, spec: ProviderSpec, instance: Any) -> None:
+        ident = getattr(instance, "identity", None)
+        identity = ident() if callable(ident) else {}
+        self.store.add_model_identity(kind, {"provider": spec.provider, **dict(identity)})
+
+    # -- systems ----------------------------------------------------------------------------
+
+    def system(self, name: str) -> Any:
+        """The system under test named ``name`` in the config, built once."""
+        key = f"system:{name}"
+        with self._key_lock(key):
+            if key not in self._systems:
+                spec = self.config.system(name)
+                cls = lookup("system", spec.type)
+                instance = cls.from_spec(spec, self)
+                self._systems[key] = instance
+                ident = getattr(instance, "identity", None)
+                if callable(ident):
+                    self.store.add_model_identity("system", {"name": name, **dict(ident())})
+            return self._systems[key]
+
+    # -- judges -----------------------------------------------------------------------------
+
+    def _optional_provider(
+        self, slot: str, kind: str, spec: ProviderSpec | None, missing: str
+    ) -> tuple[Any, str | None]:
+        with self._lock:
+            if slot in self._optional:
+                return self._optional[slot]
+        if spec is None:
+            result: tuple[Any, str | None] = (None, missing)
+        else:
+            try:
+                result = (self.provider(kind, spec), None)
+            except (ProviderUnavailable, VoxevalError) as exc:
+                result = (None, f"{slot} unavailable: {exc}")
+        with self._lock:
+            self._optional.setdefault(slot, result)
+            return self._optional[slot]
+
+    def judge(self) -> Any:
+        """The text LLM judge from ``config.judge``, or None (see ``judge_unavailable_reason``)."""
+        return self._optional_provider("judge", "llm", self.config.judge, NO_JUDGE_REASON)[0]
+
+    def judge_unavailable_reason(self) -> str | None:
+        return self._optional_provider("judge", "llm", self.config.judge, NO_JUDGE_REASON)[1]
+
+    def audio_judge(self) -> Any:
+        """The audio-capable judge from ``config.audio_judge``, or None."""
+        return self._optional_provider(
+            "audio_judge", "audio_llm", self.config.audio_judge, NO_AUDIO_JUDGE_REASON
+        )[0]
+
+    def audio_judge_unavailable_reason(self) -> str | None:
+        return self._optional_provider(
+            "audio_judge", "audio_llm", self.config.audio_judge, NO_AUDIO_JUDGE_REASON
+        )[1]
+
+    # -- determinism and limits -------------------------------------------------------------
+
+    def rng(self, *keys: Any) -> np.random.Generator:
+        """A generator that depends only on the run seed and ``keys`` (e.g. item id, trial),
+        so results do not change with concurrency or the order units run in."""
+        digest = hashlib.sha256(repr(keys).encode("utf-8")).digest()
+        return np.random.default_rng([self.seed, int.from_bytes(digest[:8], "little")])
+
+    def concurrency_limit(self, key: str, limit: int | None = None) -> threading.BoundedSemaphore:
+        """A semaphore shared by every caller using ``key`` (e.g. ``"llm:" + base_url``);
+        ``limit`` is fixed by the first caller (default: the run's concurrency)."""
+        with self._lock:
+            if key not in self._limits:
+                size = max(1, int(limit or self.config.concurrency))
+                self._limits[key] = threading.BoundedSemaphore(size)
+            return self._limits[key]
+
+    @contextmanager
+    def limited(self, key: str, limit: int | None = None) -> Iterator[None]:
+        """``with ctx.limited("asr:whisper", 1): ...`` runs at most ``limit`` blocks at once."""
+        with self.concurrency_limit(key, limit):
+            yield

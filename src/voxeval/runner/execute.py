@@ -1,0 +1,252 @@
+"""Run a config end to end: plan, skip finished units, interact + score on a thread pool,
+record every outcome, write the report. Also re-scoring of a finished run."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from voxeval.config import RunConfig, parse_run_config
+from voxeval.errors import ConfigError
+from voxeval.registry import lookup
+from voxeval.runner.context import RunContext
+from voxeval.runner.protocol import WorkUnit
+from voxeval.store import RunStore
+from voxeval.store.provenance import now_iso
+
+
+@dataclass
+class RunOutcome:
+    """Counts of one execution pass (``interrupted``: stopped by Ctrl-C)."""
+
+    total: int = 0
+    done: int = 0
+    failed: int = 0
+    skipped: int = 0
+    interrupted: bool = False
+    errors: list[str] = field(default_factory=list)
+
+
+def open_context(config: RunConfig, store: RunStore, console: Console | None = None) -> RunContext:
+    """Resolve the suite and its protocol and build the run context."""
+    from voxeval.benchmarks.suite_info import resolve_suite
+
+    suite = resolve_suite(config.suite)
+    protocol_cls = lookup("protocol", suite.protocol)
+    return RunContext(
+        config=config,
+        store=store,
+        seed=config.seed,
+        console=console or Console(stderr=True),
+        suite=suite,
+        protocol=protocol_cls(),
+    )
+
+
+def first_items(units: list[WorkUnit], limit: int | None) -> list[WorkUnit]:
+    """The units of the first ``limit`` distinct item ids, in plan order (all when None)."""
+    if limit is None:
+        return list(units)
+    keep: set[str] = set()
+    for unit in units:
+        if unit.item_id not in keep:
+            if len(keep) >= limit:
+                continue
+            keep.add(unit.item_id)
+    return [u for u in units if u.item_id in keep]
+
+
+def _progress(console: Console) -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[failed]} failed"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=console,
+    )
+
+
+def execute_units(
+    ctx: RunContext,
+    units: list[WorkUnit],
+    work: Callable[[WorkUnit], None],
+    on_error: Callable[[WorkUnit, Exception], str],
+    description: str,
+) -> RunOutcome:
+    """Run ``work`` on every unit with ``config.concurrency`` threads and a progress bar.
+
+    An exception from ``work`` is handed to ``on_error`` (which records it) and the run goes
+    on. Ctrl-C (or a unit raising KeyboardInterrupt) stops cleanly: units not yet started are
+    dropped, units in flight are allowed to finish, and KeyboardInterrupt is re-raised.
+    """
+    outcome = RunOutcome(total=len(units))
+    if not units:
+        return outcome
+    stop = threading.Event()
+    lock = threading.Lock()
+
+    def run_one(unit: WorkUnit) -> None:
+        if stop.is_set():
+            with lock:
+                outcome.skipped += 1
+            return
+        try:
+            work(unit)
+        except Exception as exc:
+            message = on_error(unit, exc)
+            with lock:
+                outcome.failed += 1
+                outcome.errors.append(f"{unit.key}: {message}")
+            return
+        with lock:
+            outcome.done += 1
+
+    interrupt: BaseException | None = None
+    with _progress(ctx.console) as progress:
+        task = progress.add_task(description, total=len(units), failed=0)
+        executor = ThreadPoolExecutor(max_workers=ctx.config.concurrency)
+        pending: set[Future[None]] = {executor.submit(run_one, unit) for unit in units}
+        try:
+            while pending:
+                finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    exc = future.exception()
+                    if isinstance(exc, BaseException) and not isinstance(exc, Exception):
+                        raise exc  # KeyboardInterrupt / SystemExit raised inside a unit
+                    progress.update(task, advance=1, failed=outcome.failed)
+        except (KeyboardInterrupt, SystemExit) as exc:
+            interrupt = exc
+            stop.set()
+            outcome.interrupted = True
+            ctx.console.print(
+                "[yellow]interrupted: finishing the units in flight "
+                "(Ctrl-C again to abort at once); run again to resume[/]"
+            )
+            try:
+                executor.shutdown(wait=True, cancel_futures=True)
+            except KeyboardInterrupt:
+                os._exit(130)  # second Ctrl-C: worker threads cannot be stopped otherwise
+        finally:
+            executor.shutdown(wait=True, cancel_futures=True)
+    if interrupt is not None:
+        raise interrupt
+    return outcome
+
+
+def _print_failures(ctx: RunContext, outcome: RunOutcome, what: str) -> None:
+    if not outcome.failed:
+        return
+    ctx.console.print(f"[red]{outcome.failed} {what} failed[/]; first errors:")
+    for line in outcome.errors[:5]:
+        ctx.console.print(f"  {line}", highlight=False, markup=False)
+
+
+def run_evaluation(
+    config: RunConfig,
+    out_dir: Path | str,
+    *,
+    limit: int | None = None,
+    resume: bool = True,
+    console: Console | None = None,
+    index_url: str | None = None,
+) -> Path:
+    """Evaluate every system of ``config`` on its suite into ``out_dir``; returns the run folder.
+
+    ``resume`` (default) skips units already done and retries failed ones; ``resume=False``
+    wipes the folder's previous results first. ``limit`` keeps the first N item ids.
+    """
+    store = RunStore(Path(out_dir), index_url=index_url)
+    if not resume:
+        store.reset()
+    limit = limit if limit is not None else config.limit
+    store.write_provenance(config, extra={"limit": limit})
+    ctx = open_context(config, store, console)
+    units = first_items(list(ctx.protocol.plan(ctx)), limit)
+    store.record_items(units)
+    done = store.finished_keys()
+    todo = [u for u in units if u.key not in done]
+    if len(todo) < len(units):
+        ctx.console.print(f"resuming: {len(units) - len(todo)} of {len(units)} units already done")
+
+    def work(unit: WorkUnit) -> None:
+        store.start(unit)
+        ctx.protocol.interact(unit, ctx)
+        scores = ctx.protocol.score(unit, ctx, config.metrics)
+        store.save_scores(unit, scores)
+        store.finish(unit)  # last: a unit is done only once everything above is stored
+
+    def on_error(unit: WorkUnit, exc: Exception) -> str:
+        return store.record_failure(unit, exc)
+
+    outcome = execute_units(ctx, todo, work, on_error, "evaluating")
+    _print_failures(ctx, outcome, "units")
+    write_report_for(ctx)
+    return store.run_dir
+
+
+def load_stored_config(store: RunStore) -> RunConfig:
+    data = store.stored_config()
+    if data is None:
+        raise ConfigError(f"{store.run_file}: no 'config' recorded; is this a voxeval run folder?")
+    return parse_run_config(data, str(store.run_file))
+
+
+def open_run(run_dir: Path | str, console: Console | None = None) -> RunContext:
+    """The context of an existing run folder (config from its run.yaml)."""
+    path = Path(run_dir)
+    if not (path / "run.yaml").exists():
+        raise ConfigError(f"{path}: not a run folder (no run.yaml)")
+    store = RunStore(path)
+    return open_context(load_stored_config(store), store, console)
+
+
+def rescore(
+    run_dir: Path | str, metrics: list[str] | None = None, *, console: Console | None = None
+) -> Path:
+    """Score the finished units of a run again from their stored artifacts (the system is
+    never called); new values replace old ones metric by metric. Rewrites the report."""
+    ctx = open_run(run_dir, console)
+    store = ctx.store
+    units = [
+        WorkUnit(r.item_id, r.system, r.trial, r.condition, r.category)
+        for r in store.units(status="done")
+    ]
+
+    def work(unit: WorkUnit) -> None:
+        store.save_scores(unit, ctx.protocol.score(unit, ctx, metrics))
+
+    def on_error(unit: WorkUnit, exc: Exception) -> str:
+        return f"{type(exc).__name__}: {exc}"
+
+    outcome = execute_units(ctx, units, work, on_error, "re-scoring")
+    _print_failures(ctx, outcome, "re-scorings")
+    extra = dict(store.provenance.get("extra") or {})
+    history: list[dict[str, Any]] = list(extra.get("rescored") or [])
+    history.append({"at": now_iso(), "metrics": metrics, "units": len(units)})
+    store.update_extra({"rescored": history})
+    write_report_for(ctx)
+    return store.run_dir
+
+
+def write_report_for(ctx: RunContext) -> Path:
+    from voxeval.report.writer import write_report
+
+    return write_report(ctx)

@@ -1,0 +1,274 @@
+"""The single-turn spoken-query protocol (WildSpeech): every rendered query is played to every
+system once per trial; the spoken reply is transcribed k times and scored.
+
+Unit folder (``items/<item>[@<condition>]/<system>/<trial>/``):
+  - ``user.wav``       the query audio the system heard,
+  - ``assistant.wav``  the spoken reply (absent when the system produced no audio),
+  - ``reply.json``     text channel, timings and details of the reply,
+  - ``transcripts.json`` the k scoring transcripts (written at scoring time),
+  - ``scores.json``    every metric (written by the runner).
+Scoring reads only these files, so ``voxeval score`` re-scores without calling a system.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from voxeval.audio import Audio, audio_to_wav_bytes, read_audio
+from voxeval.config import format_validation_error
+from voxeval.errors import ConfigError, ProviderUnavailable, VoxevalError
+from voxeval.providers.factory import ProviderSpec
+from voxeval.registry import names, register
+from voxeval.runner.protocol import WorkUnit
+from voxeval.runner.single_turn_items import RenderedQuery, load_rendered_queries
+from voxeval.runner.single_turn_summary import summarize_single_turn
+from voxeval.scoring.judge import Judge
+from voxeval.scoring.reply_record import ReplyRecord, ScoringResources, run_metric
+from voxeval.scoring.score import Score
+from voxeval.scoring.transcripts import TranscriptSettings
+from voxeval.store import layout
+from voxeval.systems.base import Reply, Turn
+
+if TYPE_CHECKING:
+    from voxeval.runner.context import RunContext
+
+DEFAULT_METRICS: tuple[str, ...] = (
+    "checklist",
+    "assertions",
+    "mos",
+    "wer",
+    "duration",
+    "speaking_rate",
+    "language",
+)
+DEFAULT_SCORING_ASR = ProviderSpec(provider="whisper-tiny-en")
+DEFAULT_MOS = ProviderSpec(provider="dnsmos")
+USER_WAV, ASSISTANT_WAV, REPLY_JSON = "user.wav", "assistant.wav", "reply.json"
+
+
+class SingleTurnScoring(BaseModel):
+    """The config's ``scoring:`` section for this protocol."""
+
+    model_config = ConfigDict(extra="forbid")
+    k: int = Field(default=3, ge=1, le=10, description="transcripts per reply")
+    max_decodes: int = Field(default=10, ge=1, le=30, description="ASR decodes to find k")
+    temperature: float = Field(default=0.5, gt=0.0, le=1.0, description="sampling temperature")
+    repeat_limit: int = Field(default=3, ge=2, description="identical sentences = hallucination")
+    judge_attempts: int = Field(default=3, ge=1, le=10, description="calls per judged transcript")
+    language: str = "en"
+
+
+def scoring_options(ctx: RunContext) -> SingleTurnScoring:
+    try:
+        return SingleTurnScoring.model_validate(ctx.config.scoring)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error("config scoring", exc)) from exc
+
+
+def _write_wav(path: Path, audio: Audio) -> None:
+    # Encoding in memory and renaming into place is atomic and ~5x faster than soundfile's
+    # file writer here (it flushes per block).
+    layout.write_bytes_atomic(path, audio_to_wav_bytes(audio))
+
+
+def reply_to_json(unit: WorkUnit, item: RenderedQuery, reply: Reply, wall_s: float) -> Any:
+    return {
+        "item_id": unit.item_id,
+        "query_id": item.query.id,
+        "system": unit.system,
+        "trial": unit.trial,
+        "condition": unit.condition,
+        "text": reply.text,
+        "has_audio": reply.audio is not None and not reply.audio.is_empty(),
+        "audio_s": None if reply.audio is None else reply.audio.duration,
+        "timing": {**reply.timing, "wall_s": wall_s},
+        "details": reply.details,
+    }
+
+
+def _record_system_usage(ctx: RunContext, unit: WorkUnit, details: dict[str, Any]) -> None:
+    usage = details.get("usage")
+    if isinstance(usage, dict):
+        ctx.store.record_usage(
+            unit,
+            f"system:{unit.system}",
+            1,
+            int(usage.get("prompt_tokens") or 0),
+            int(usage.get("completion_tokens") or 0),
+            usage.get("cost_usd"),
+        )
+
+
+@register("protocol", "single_turn")
+class SingleTurnProtocol:
+    name: ClassVar[str] = "single_turn"
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: dict[str, RenderedQuery] | None = None
+        self._resources: ScoringResources | None = None
+
+    # -- plan ---------------------------------------------------------------------------------
+
+    def items(self, ctx: RunContext, *, build: bool = True) -> dict[str, RenderedQuery]:
+        """The rendered queries by id (built on first use when ``build``)."""
+        with self._lock:
+            if self._items is None:
+                queries = load_rendered_queries(ctx, build=build)
+                self._items = {q.item_id: q for q in queries}
+            return self._items
+
+    def plan(self, ctx: RunContext) -> list[WorkUnit]:
+        wanted = set(ctx.config.conditions) if ctx.config.conditions else None
+        units = []
+        for item in self.items(ctx).values():  # item-major: --limit N keeps N whole items
+            if wanted is not None and item.condition not in wanted:
+                continue
+            for system in ctx.config.systems:
+                for trial in range(ctx.config.trials):
+                    units.append(
+                        WorkUnit(
+                            item_id=item.item_id,
+                            system=system.name,
+                            trial=trial,
+                            condition=item.condition,
+                            category=item.query.category,
+                        )
+                    )
+        if not units:
+            raise ConfigError(
+                f"suite {ctx.config.suite!r} has no items for conditions {sorted(wanted or [])}"
+            )
+        return units
+
+    def _item(self, ctx: RunContext, unit: WorkUnit) -> RenderedQuery:
+        item = self.items(ctx, build=False).get(unit.item_id)
+        if item is None:
+            raise VoxevalError(f"item {unit.item_id!r} is not in the rendered suite")
+        return item
+
+    # -- interact -----------------------------------------------------------------------------
+
+    def interact(self, unit: WorkUnit, ctx: RunContext) -> None:
+        item = self._item(ctx, unit)
+        system = ctx.system(unit.system)
+        user_audio = read_audio(item.audio_path)
+        unit_dir = ctx.store.unit_dir(unit)
+        _write_wav(unit_dir / USER_WAV, user_audio)
+        started = time.perf_counter()
+        reply = system.reply([Turn(role="user", audio=user_audio, item_id=item.item_id)])
+        wall_s = time.perf_counter() - started
+        assistant = unit_dir / ASSISTANT_WAV
+        if reply.audio is not None and not reply.audio.is_empty():
+            _write_wav(assistant, reply.audio)
+        elif assistant.exists():
+            assistant.unlink()  # a stale reply from an earlier attempt must not be scored
+        (unit_dir / "transcripts.json").unlink(missing_ok=True)
+        layout.write_json_atomic(unit_dir / REPLY_JSON, reply_to_json(unit, item, reply, wall_s))
+        _record_system_usage(ctx, unit, reply.details)
+
+    # -- score --------------------------------------------------------------------------------
+
+    def resources(self, ctx: RunContext) -> ScoringResources:
+        with self._lock:
+            if self._resources is None:
+                opts = scoring_options(ctx)
+
+                def judge() -> Judge:
+                    llm = ctx.judge()
+                    if llm is None:
+                        raise ProviderUnavailable(ctx.judge_unavailable_reason() or "no judge")
+                    return Judge(llm, max_attempts=opts.judge_attempts)
+
+                self._resources = ScoringResources(
+                    asr=lambda: ctx.provider("asr", ctx.config.asr or DEFAULT_SCORING_ASR),
+                    judge=judge,
+                    mos=lambda: ctx.provider("mos", ctx.config.mos or DEFAULT_MOS),
+                    transcript_settings=TranscriptSettings(
+                        k=opts.k,
+                        max_decodes=opts.max_decodes,
+                        temperature=opts.temperature,
+                        repeat_limit=opts.repeat_limit,
+                        language=opts.language,
+                    ),
+                )
+            return self._resources
+
+    def record(self, unit: WorkUnit, ctx: RunContext) -> ReplyRecord:
+        """The stored reply of ``unit`` as a record for the metrics."""
+        item = self._item(ctx, unit)
+        unit_dir = ctx.store.unit_dir(unit)
+        reply_path = unit_dir / REPLY_JSON
+        if not reply_path.is_file():
+            raise VoxevalError(f"{reply_path}: no stored reply; run the unit before scoring it")
+        reply = json.loads(reply_path.read_text(encoding="utf-8"))
+        assistant = unit_dir / ASSISTANT_WAV
+        return ReplyRecord(
+            item_id=unit.item_id,
+            query=item.query.text,
+            reply_audio=read_audio(assistant) if assistant.is_file() else None,
+            reply_text=reply.get("text"),
+            category=item.query.category,
+            checklist=tuple(item.query.checklist),
+            assertions=tuple(item.query.assertions),
+            expected_language=scoring_options(ctx).language,
+            unit_dir=unit_dir,
+            seed=ctx.rng(unit.item_id, unit.system, unit.trial).integers(0, 2**31 - 1).item(),
+            meta={"timing": reply.get("timing") or {}},
+        )
+
+    def score(self, unit: WorkUnit, ctx: RunContext, metrics: list[str] | None) -> dict[str, Score]:
+        wanted = list(metrics) if metrics else list(DEFAULT_METRICS)
+        unknown = [m for m in wanted if m not in names("metric")]
+        if unknown:
+            raise ConfigError(f"unknown metrics {unknown}; known: {', '.join(names('metric'))}")
+        record = self.record(unit, ctx)
+        resources = self.resources(ctx)
+        scores = {name: run_metric(name, record, resources) for name in wanted}
+        judged = scores.get("checklist")
+        if judged is not None and judged.details.get("judge_calls"):
+            d = judged.details
+            ctx.store.record_usage(
+                unit,
+                "judge",
+                int(d["judge_calls"]),
+                int(d.get("prompt_tokens") or 0),
+                int(d.get("completion_tokens") or 0),
+                d.get("cost_usd"),
+                int(d.get("parse_failures") or 0),
+            )
+        return scores
+
+    # -- summarize ----------------------------------------------------------------------------
+
+    def summarize(self, ctx: RunContext) -> dict[str, Any]:
+        try:
+            items = self.items(ctx, build=False)
+        except VoxevalError:
+            items = {}  # the rendered suite is gone: report without PF subcategories
+        subcategories = {k: v.query.subcategory for k, v in items.items() if v.query.subcategory}
+        metrics = list(ctx.config.metrics or DEFAULT_METRICS)
+        return summarize_single_turn(ctx, metrics, subcategories, _system_labels(ctx))
+
+
+def _system_labels(ctx: RunContext) -> dict[str, str]:
+    """Labels shown next to system names (the embedded cascade is a tiny baseline)."""
+    from voxeval.systems.cascade import TINY_BASELINE_LABEL, CascadeOptions
+
+    labels: dict[str, str] = {}
+    for spec in ctx.config.systems:
+        if spec.type == "cascade":
+            try:
+                opts = CascadeOptions.model_validate(spec.options())
+            except ValidationError:
+                continue
+            default = CascadeOptions()
+            if (opts.asr, opts.llm, opts.tts) == (default.asr, default.llm, default.tts):
+                labels[spec.name] = TINY_BASELINE_LABEL
+    return labels

@@ -1,0 +1,84 @@
+"""The single-turn report: the standard per-system summary plus PF subcategories, MOS per
+category, judge reliability and cost, and transcript-filter counts."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from voxeval.analysis.bootstrap import metric_stats
+from voxeval.report.aggregate import group_stats, standard_summary
+from voxeval.store.records import ScoreRow
+
+if TYPE_CHECKING:
+    from voxeval.runner.context import RunContext
+
+
+def judge_accounting(rows: Sequence[ScoreRow]) -> dict[str, Any]:
+    """Judge calls, parse failures (and their rate) and cost over the checklist scores."""
+    calls = failures = 0
+    cost: float | None = None
+    unreadable = 0
+    for row in rows:
+        if row.metric != "checklist":
+            continue
+        d = row.details
+        calls += int(d.get("judge_calls") or 0)
+        failures += int(d.get("parse_failures") or 0)
+        if d.get("cost_usd") is not None:
+            cost = (cost or 0.0) + float(d["cost_usd"])
+        unreadable += sum(1 for s in d.get("scores") or () if s is None)
+    return {
+        "calls": calls,
+        "parse_failures": failures,
+        "parse_failure_rate": failures / calls if calls else None,
+        "transcripts_without_score": unreadable,
+        "cost_usd": cost,
+    }
+
+
+def transcript_accounting(rows: Sequence[ScoreRow]) -> dict[str, int]:
+    rejected = sum(
+        int(r.details.get("transcripts_rejected") or 0) for r in rows if r.metric == "checklist"
+    )
+    return {"rejected_by_repetition_filter": rejected}
+
+
+def summarize_single_turn(
+    ctx: RunContext,
+    metrics: Sequence[str],
+    subcategories: Mapping[str, str],
+    labels: Mapping[str, str],
+) -> dict[str, Any]:
+    store = ctx.store
+    rows = store.load_scores()
+    summary = standard_summary(rows, metrics, seed=ctx.seed, units=store.status_counts())
+    by_system: dict[str, list[ScoreRow]] = defaultdict(list)
+    for row in rows:
+        by_system[row.system].append(row)
+    for system, entry in summary.items():
+        sys_rows = by_system.get(system, [])
+        ran = list(entry.get("overall") or {})
+        pf_groups: dict[str, list[ScoreRow]] = defaultdict(list)
+        for row in sys_rows:
+            sub = subcategories.get(row.item_id)
+            if row.category == "PF" and sub:
+                pf_groups[sub].append(row)
+        entry["by_pf_subcategory"] = {
+            sub: stats
+            for sub, group in sorted(pf_groups.items())
+            if (stats := group_stats(group, ran, seed=ctx.seed))
+        }
+        mos_groups: dict[str, list[float]] = defaultdict(list)
+        for row in sys_rows:
+            if row.metric == "mos" and row.ran and row.value is not None:
+                mos_groups[row.category].append(float(row.value))
+        entry["mos_by_category"] = {
+            cat: metric_stats(values, seed=ctx.seed) for cat, values in sorted(mos_groups.items())
+        }
+        entry["judge"] = judge_accounting(sys_rows)
+        entry["transcripts"] = transcript_accounting(sys_rows)
+        if system in labels:
+            entry["label"] = labels[system]
+    return summary

@@ -1,0 +1,117 @@
+"""Metrics of the reply audio itself: predicted MOS, WER against the system's own text channel,
+duration, speaking rate and a language check (its own field; it never changes other scores).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import jiwer
+
+from voxeval.registry import register
+from voxeval.scoring.reply_record import ReplyRecord, ScoringResources
+from voxeval.scoring.score import Score
+from voxeval.scoring.text_normalizer import normalize_english
+
+# Frequent English function words; running English text is ~40-50% of them, other languages
+# written in Latin script well under 15%. Enough to flag a reply in the wrong language.
+_FUNCTION_WORDS_TEXT = """
+    a about after all also an and any are as at be because been but by can could do does
+    for from had has have he her here him his how i if in into is it its just like me more my
+    no not now of on one or our out she so some than that the their them then there these they
+    this to up us was we were what when where which who will with would you your yes"""
+_ENGLISH_FUNCTION_WORDS = frozenset(_FUNCTION_WORDS_TEXT.split())
+ENGLISH_MIN_SHARE = 0.2
+_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+_TOKEN = re.compile(r"\w+(?:'\w+)?")
+
+
+def _no_audio(record: ReplyRecord) -> Score | None:
+    if record.reply_audio is None or record.reply_audio.is_empty():
+        return Score.not_run("the reply has no audio")
+    return None
+
+
+@register("metric", "mos")
+def mos_score(record: ReplyRecord, resources: ScoringResources) -> Score:
+    missing = _no_audio(record)
+    if missing is not None:
+        return missing
+    assert record.reply_audio is not None
+    result = resources.mos().predict(record.reply_audio)
+    return Score(value=result.overall, details={"model": result.model, **result.scores})
+
+
+@register("metric", "wer")
+def wer_score(record: ReplyRecord, resources: ScoringResources) -> Score:
+    """Word error rate of the reply audio's (greedy) transcript against the text the system
+    says it spoke; measures how faithfully its speech carries its text."""
+    if not (record.reply_text or "").strip():
+        return Score.not_run("the system has no text channel to compare the speech with")
+    missing = _no_audio(record)
+    if missing is not None:
+        return missing
+    reference = normalize_english(record.reply_text or "")
+    hypothesis = normalize_english(resources.transcripts(record).greedy)
+    if not reference:
+        return Score.not_run("the text channel is empty after normalisation")
+    out = jiwer.process_words(reference, hypothesis)
+    details: dict[str, Any] = {
+        "reference_words": len(reference.split()),
+        "substitutions": out.substitutions,
+        "deletions": out.deletions,
+        "insertions": out.insertions,
+        "hypothesis": hypothesis,
+    }
+    return Score(value=float(out.wer), details=details)
+
+
+@register("metric", "duration")
+def duration_score(record: ReplyRecord, resources: ScoringResources) -> Score:
+    missing = _no_audio(record)
+    if missing is not None:
+        return missing
+    assert record.reply_audio is not None
+    return Score(value=record.reply_audio.duration, details={"unit": "s"})
+
+
+@register("metric", "speaking_rate")
+def speaking_rate_score(record: ReplyRecord, resources: ScoringResources) -> Score:
+    """Words per minute of the greedy transcript over the whole reply duration."""
+    missing = _no_audio(record)
+    if missing is not None:
+        return missing
+    assert record.reply_audio is not None
+    words = len(_TOKEN.findall(resources.transcripts(record).greedy))
+    minutes = record.reply_audio.duration / 60.0
+    return Score(value=words / minutes, details={"words": words, "unit": "words/min"})
+
+
+def english_share(text: str) -> tuple[float, int]:
+    words = [w.lower() for w in _WORD.findall(text)]
+    if not words:
+        return 0.0, 0
+    return sum(w in _ENGLISH_FUNCTION_WORDS for w in words) / len(words), len(words)
+
+
+@register("metric", "language")
+def language_score(record: ReplyRecord, resources: ScoringResources) -> Score:
+    """1.0 when the reply is in the expected language, else 0.0 (reported on its own)."""
+    if record.expected_language != "en":
+        return Score.not_run(
+            f"the language check only knows English; expected {record.expected_language!r}"
+        )
+    missing = _no_audio(record)
+    if missing is not None:
+        return missing
+    text = resources.transcripts(record).greedy
+    share, n = english_share(text)
+    if n < 3:
+        return Score.not_run("the reply transcript has fewer than 3 words", words=n)
+    ok = share >= ENGLISH_MIN_SHARE
+    return Score(
+        value=1.0 if ok else 0.0,
+        passed=ok,
+        details={"expected": "en", "function_word_share": round(share, 3), "words": n},
+    )

@@ -1,0 +1,119 @@
+"""Checklist judge: each transcript of the spoken reply is graded 1-10 against the query's
+checklist; the item score is the mean over the k transcripts.
+
+The prompt is ours. It asks the judge to weigh what the reply gets right and wrong, not how
+much it says, because text judges tend to reward longer answers and a spoken reply should
+be short. Score bands follow the WildSpeech protocol.
+"""
+
+from __future__ import annotations
+
+from statistics import mean
+from typing import Any
+
+from voxeval.registry import register
+from voxeval.scoring.judge import JudgeTemplate
+from voxeval.scoring.reply_record import ReplyRecord, ScoringResources
+from voxeval.scoring.score import Score
+
+CHECKLIST_SYSTEM = (
+    "You grade the answers of a voice assistant. The user spoke a request aloud and the "
+    "assistant answered aloud; you see an automatic transcript of each. Grade fairly and "
+    "consistently, and follow the required output format exactly."
+)
+
+CHECKLIST_USER = """\
+The user said:
+[query]
+{query}
+[/query]
+
+The assistant replied (speech-recognition transcript, so ignore odd spelling or punctuation):
+[reply]
+{reply}
+[/reply]
+
+Points to check for this request:
+[checklist]
+{checklist}
+[/checklist]
+
+How to grade:
+- The checklist lists what a good answer to this particular request gets right and the traps
+  it avoids. It is guidance, not an answer key: a reply may meet the user's need without
+  covering every point, and you may weigh anything else that matters.
+- Judge correctness, relevance and whether the request was actually fulfilled.
+- Length is not merit. The reply is heard, not read: a short reply that fully meets the need
+  deserves the same score as a long one, and padding, repetition, lists read aloud or
+  content nobody asked for are weaknesses. Never raise a score because a reply says more.
+- An empty or unintelligible reply has no value.
+
+Score bands (1 to 10):
+1-2  no value: irrelevant, wrong in essence, or empty.
+3-4  partly useful: several errors or serious gaps, but something of value.
+5-6  flawed: minor errors or gaps, yet it broadly meets the need.
+7-8  meets the need well: no real flaws, at most small issues.
+9-10 excellent: fully meets the need with virtually nothing to improve.
+
+Write a short analysis of what the user wants, then the reply's strengths and weaknesses.
+End with one final line of exactly this form and nothing after it:
+Score: N"""
+
+NO_CHECKLIST = "(no checklist for this request: judge on correctness and usefulness alone)"
+
+CHECKLIST_TEMPLATE = JudgeTemplate(
+    name="wildspeech-checklist",
+    system=CHECKLIST_SYSTEM,
+    user=CHECKLIST_USER,
+    output="score_line",
+    min_score=1,
+    max_score=10,
+)
+
+
+def format_checklist(items: Any) -> str:
+    entries = [str(x).strip() for x in (items or ()) if str(x).strip()]
+    return "\n".join(f"- {x}" for x in entries) if entries else NO_CHECKLIST
+
+
+@register("metric", "checklist")
+def checklist_score(record: ReplyRecord, resources: ScoringResources) -> Score:
+    judge = resources.judge()  # raises ProviderUnavailable -> not_run with the reason
+    transcripts = resources.transcripts(record)
+    checklist = format_checklist(record.checklist)
+    values: list[float] = []
+    per_transcript: list[dict[str, Any]] = []
+    calls = failures = prompt_tokens = completion_tokens = 0
+    cost: float | None = None
+    for i, text in enumerate(transcripts.texts):
+        result = judge.grade(
+            CHECKLIST_TEMPLATE,
+            {"query": record.query, "reply": text or "(silence)", "checklist": checklist},
+            seed=record.seed * 100 + i * 10,
+        )
+        calls += result.attempts
+        failures += result.parse_failures
+        prompt_tokens += result.prompt_tokens
+        completion_tokens += result.completion_tokens
+        if result.cost_usd is not None:
+            cost = (cost or 0.0) + result.cost_usd
+        if result.value is not None:
+            values.append(result.value)
+        per_transcript.append(
+            {"score": result.value, "attempts": result.attempts, "error": result.error,
+             "raw": list(result.raw)}
+        )  # fmt: skip
+    details: dict[str, Any] = {
+        "scores": [p["score"] for p in per_transcript],
+        "per_transcript": per_transcript,
+        "judge_calls": calls,
+        "parse_failures": failures,
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "cost_usd": cost,
+        "transcripts_rejected": transcripts.rejected,
+        "judge": judge.identity(),
+    }
+    if not values:
+        return Score.not_run("the judge gave no readable score for any transcript", **details)
+    return Score(value=mean(values), details=details)

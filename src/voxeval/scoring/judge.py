@@ -1,0 +1,242 @@
+"""Reusable LLM-judge machinery: prompt templates, text or audio input, strict output parsing
+(a final ``Score: N`` line, or JSON validated against a schema) and retries on malformed output.
+
+Every protocol's judged metric goes through ``Judge.grade``; the ``JudgeResult`` it returns
+carries the raw outputs, the number of calls, parse failures and cost, so that reports can
+show how reliable the judge was, not only what it said.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import jsonschema
+
+from voxeval.audio import Audio, audio_to_wav_bytes
+from voxeval.errors import LLMOutputError, VoxevalError
+from voxeval.providers.base import LLM, Message
+
+OutputFormat = Literal["score_line", "json"]
+Modality = Literal["text", "audio"]
+
+# Last non-empty line, e.g. "Score: 7", "**Score: 7**", "Score: [7]"; nothing else on it.
+_SCORE_LINE = re.compile(r"^\**\s*score\s*:\s*\[?\s*(\d+(?:\.\d+)?)\s*\]?\s*\**\s*$", re.I)
+
+
+class JudgeOutputError(ValueError):
+    """The judge's answer does not follow the required format."""
+
+
+@dataclass(frozen=True)
+class JudgeTemplate:
+    """A judge prompt. ``user`` (and ``system``) are ``str.format`` templates; variables are
+    substituted as plain text, so braces inside checklists or replies are safe.
+
+    ``output="score_line"`` expects the answer's last line to be ``Score: N``;
+    ``output="json"`` sends ``schema`` as the response format and reads ``score_field``.
+    """
+
+    name: str
+    system: str
+    user: str
+    output: OutputFormat = "score_line"
+    min_score: float = 1
+    max_score: float = 10
+    integer: bool = True
+    schema: dict[str, Any] | None = None
+    score_field: str = "score"
+
+    def render(self, variables: dict[str, Any]) -> tuple[str, str]:
+        try:
+            return self.system.format(**variables), self.user.format(**variables)
+        except KeyError as exc:
+            raise VoxevalError(f"judge template {self.name!r} needs variable {exc}") from exc
+
+    def parse(self, text: str, parsed: Any = None) -> tuple[float, Any]:
+        """The score in ``text`` (and the parsed JSON object, if any); raises JudgeOutputError."""
+        if self.output == "json":
+            obj = parsed if parsed is not None else _load_json(text)
+            if self.schema is not None:
+                try:
+                    jsonschema.validate(obj, self.schema)
+                except jsonschema.ValidationError as exc:
+                    raise JudgeOutputError(
+                        f"JSON does not match the schema: {exc.message}"
+                    ) from exc
+            if not isinstance(obj, dict) or self.score_field not in obj:
+                raise JudgeOutputError(f"JSON has no {self.score_field!r} field")
+            return self._check(obj[self.score_field]), obj
+        return self._check(parse_score_line(text)), None
+
+    def _check(self, value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise JudgeOutputError(f"score {value!r} is not a number")
+        if self.integer and float(value) != int(value):
+            raise JudgeOutputError(f"score {value} is not a whole number")
+        if not self.min_score <= float(value) <= self.max_score:
+            raise JudgeOutputError(
+                f"score {value} is outside {self.min_score:g}-{self.max_score:g}"
+            )
+        return float(value)
+
+
+def parse_score_line(text: str) -> float:
+    """The number on the final ``Score: N`` line; the line must be the last non-empty one."""
+    lines = [line.strip() for line in (text or "").strip().splitlines() if line.strip()]
+    if not lines:
+        raise JudgeOutputError("empty answer")
+    match = _SCORE_LINE.match(lines[-1])
+    if match is None:
+        raise JudgeOutputError(f"last line is not 'Score: N': {lines[-1][:80]!r}")
+    return float(match.group(1))
+
+
+def _load_json(text: str) -> Any:
+    body = (text or "").strip()
+    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", body, re.S)
+    if fenced:
+        body = fenced.group(1)
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise JudgeOutputError(f"answer is not JSON ({exc.msg})") from exc
+
+
+@dataclass(frozen=True)
+class JudgeResult:
+    """``value`` is None when every attempt was malformed (``error`` says why)."""
+
+    value: float | None
+    raw: tuple[str, ...]
+    attempts: int
+    parse_failures: int
+    parsed: Any = None
+    error: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def accounting(self) -> dict[str, Any]:
+        """The bookkeeping fields every judged score carries in its details."""
+        return {
+            "judge_calls": self.attempts,
+            "parse_failures": self.parse_failures,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost_usd": self.cost_usd,
+        }
+
+
+_RETRY_NOTE = (
+    "Your previous answer could not be read: {problem}. Answer again, following the required "
+    "output format exactly."
+)
+
+
+class Judge:
+    """Grades with an LLM (``modality="text"``) or an audio-capable LLM (``"audio"``, the audio
+    goes in as an ``input_audio`` part). Malformed answers are retried up to ``max_attempts``
+    calls in total; each retry shows the model its previous answer and what was wrong."""
+
+    def __init__(
+        self,
+        llm: LLM,
+        *,
+        modality: Modality = "text",
+        max_attempts: int = 3,
+        temperature: float = 0.0,
+        max_tokens: int | None = 1024,
+    ) -> None:
+        if max_attempts < 1:
+            raise VoxevalError("judge max_attempts must be >= 1")
+        self.llm = llm
+        self.modality = modality
+        self.max_attempts = max_attempts
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+
+    def identity(self) -> dict[str, Any]:
+        ident = getattr(self.llm, "identity", None)
+        return {
+            "llm": ident() if callable(ident) else str(self.llm),
+            "modality": self.modality,
+            "max_attempts": self.max_attempts,
+            "temperature": self.temperature,
+        }
+
+    def _messages(self, system: str, user: str, audio: Audio | None) -> list[Message]:
+        content: Any = user
+        if self.modality == "audio":
+            if audio is None:
+                raise VoxevalError("an audio judge needs the audio to grade")
+            wav = base64.b64encode(audio_to_wav_bytes(audio)).decode("ascii")
+            content = [
+                {"type": "text", "text": user},
+                {"type": "input_audio", "input_audio": {"data": wav, "format": "wav"}},
+            ]
+        return [{"role": "system", "content": system}, {"role": "user", "content": content}]
+
+    def grade(
+        self,
+        template: JudgeTemplate,
+        variables: dict[str, Any],
+        *,
+        audio: Audio | None = None,
+        seed: int = 0,
+    ) -> JudgeResult:
+        system, user = template.render(variables)
+        messages = self._messages(system, user, audio)
+        schema = template.schema if template.output == "json" else None
+        raw: list[str] = []
+        failures = 0
+        calls = 0  # provider-internal retries on top of our attempts
+        prompt_tokens = completion_tokens = 0
+        cost: float | None = None
+        problem = ""
+        for attempt in range(self.max_attempts):
+            # A distinct seed per attempt: a cached malformed answer must not come back.
+            try:
+                response = self.llm.chat(
+                    messages,
+                    response_schema=schema,
+                    temperature=self.temperature,
+                    seed=seed + attempt,
+                    max_tokens=self.max_tokens,
+                )
+            except LLMOutputError as exc:
+                # The provider already retried its JSON output internally: count those calls.
+                calls += max(1, exc.attempts) - 1
+                failures += max(1, exc.attempts)
+                raw.append(exc.raw_text)
+                problem = str(exc)
+                continue
+            raw.append(response.text)
+            prompt_tokens += response.usage.prompt_tokens
+            completion_tokens += response.usage.completion_tokens
+            if response.usage.cost_usd is not None:
+                cost = (cost or 0.0) + response.usage.cost_usd
+            try:
+                value, parsed = template.parse(response.text, response.parsed)
+            except JudgeOutputError as exc:
+                failures += 1
+                problem = str(exc)
+                messages = [
+                    *messages[:2],
+                    {"role": "assistant", "content": response.text},
+                    {"role": "user", "content": _RETRY_NOTE.format(problem=problem)},
+                ]
+                continue
+            return JudgeResult(
+                value, tuple(raw), attempt + 1 + calls, failures, parsed, None,
+                prompt_tokens, completion_tokens, cost,
+            )  # fmt: skip
+        return JudgeResult(
+            None, tuple(raw), self.max_attempts + calls, failures, None,
+            f"judge output malformed after {self.max_attempts} attempts: {problem}",
+            prompt_tokens, completion_tokens, cost,
+        )  # fmt: skip

@@ -1,0 +1,23 @@
+"""The typed record live-call metrics score: what a finished call left behind."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from voxeval.benchmarks.scenario import Scenario
+    from voxeval.simulation.timeline import Timeline
+
+
+@dataclass(frozen=True)
+class LiveCallRecord:
+    """Any field may be missing; a metric whose inputs are missing returns ``Score.not_run``.
+
+    ``final_db``/``expected_db`` include the auth ``session`` mapping when there is one."""
+
+    timeline: Timeline | None = None
+    final_db: dict[str, Any] | None = None
+    expected_db: dict[str, Any] | None = None
+    initial_db: dict[str, Any] | None = None
+    scenario: Scenario | None = None

@@ -1,0 +1,158 @@
+"""What reply metrics score (``ReplyRecord``) and the shared, lazily created scoring resources
+(ASR for transcripts, judge, MOS predictor). Metrics are functions
+``(record, resources) -> Score`` registered with ``@register("metric", NAME)``."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from voxeval.audio import Audio
+from voxeval.errors import ProviderUnavailable
+from voxeval.providers.base import ASR, MOS
+from voxeval.registry import lookup
+from voxeval.scoring.judge import Judge
+from voxeval.scoring.score import Score
+from voxeval.scoring.transcripts import (
+    TranscriptSet,
+    TranscriptSettings,
+    load_transcripts,
+    save_transcripts,
+    transcribe_k,
+)
+
+
+class AssertionLike(Protocol):
+    """A deterministic check (see ``voxeval.benchmarks.spoken_query.Assertion``)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def values(self) -> list[str]: ...
+    @property
+    def threshold(self) -> float: ...
+    @property
+    def tolerance(self) -> float: ...
+
+
+@dataclass(frozen=True)
+class ReplyRecord:
+    """One stored reply to one spoken query. ``reply_text`` is the system's own text channel
+    (None when it has none). ``unit_dir`` is where derived artifacts (transcripts) are kept."""
+
+    item_id: str
+    query: str
+    reply_audio: Audio | None
+    reply_text: str | None = None
+    category: str = ""
+    checklist: Sequence[str] = ()
+    assertions: Sequence[AssertionLike] = ()
+    expected_language: str = "en"
+    unit_dir: Path | None = None
+    seed: int = 0
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+Factory = Callable[[], Any]
+
+
+class ScoringResources:
+    """Providers that metrics share, created on first use. A factory that raises
+    ``ProviderUnavailable`` makes the metrics needing it report ``not_run`` with its reason."""
+
+    def __init__(
+        self,
+        *,
+        asr: Factory | None = None,
+        judge: Factory | None = None,
+        judge_unavailable: str = "no judge is configured (set `judge:` in the run config)",
+        mos: Factory | None = None,
+        transcript_settings: TranscriptSettings | None = None,
+    ) -> None:
+        self._factories = {"asr": asr, "judge": judge, "mos": mos}
+        self._missing = {
+            "asr": "no ASR is configured for scoring",
+            "judge": judge_unavailable,
+            "mos": "no MOS predictor is configured",
+        }
+        self._made: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self._transcripts_lock = threading.Lock()
+        # The few most recent sets, so the metrics of one record share one decode even
+        # without a unit folder; entries hold their audio so ids stay unique while cached.
+        self._recent: OrderedDict[tuple[str, str, int], tuple[Audio, TranscriptSet]] = (
+            OrderedDict()
+        )
+        self.transcript_settings = transcript_settings or TranscriptSettings()
+
+    def _get(self, what: str) -> Any:
+        with self._lock:
+            if what not in self._made:
+                factory = self._factories[what]
+                if factory is None:
+                    raise ProviderUnavailable(self._missing[what])
+                try:
+                    self._made[what] = factory()
+                except ProviderUnavailable as exc:
+                    self._made[what] = exc
+            made = self._made[what]
+        if isinstance(made, ProviderUnavailable):
+            raise made
+        if made is None:
+            raise ProviderUnavailable(self._missing[what])
+        return made
+
+    def asr(self) -> ASR:
+        asr: ASR = self._get("asr")
+        return asr
+
+    def judge(self) -> Judge:
+        judge: Judge = self._get("judge")
+        return judge
+
+    def mos(self) -> MOS:
+        mos: MOS = self._get("mos")
+        return mos
+
+    def transcripts(self, record: ReplyRecord) -> TranscriptSet:
+        """The record's k transcripts: read from ``transcripts.json`` when they were made with
+        the same ASR and settings, else decoded now and stored there."""
+        settings = TranscriptSettings(**{**self.transcript_settings.__dict__, "seed": record.seed})
+        if record.reply_audio is None or record.reply_audio.is_empty():
+            return transcribe_k(None, None, settings, {})  # type: ignore[arg-type]
+        asr = self.asr()
+        ident_fn = getattr(asr, "identity", None)
+        identity: dict[str, Any] = ident_fn() if callable(ident_fn) else {}
+        key = (str(record.unit_dir), record.item_id, id(record.reply_audio))
+        with self._transcripts_lock:
+            recent = self._recent.get(key)
+            if recent is not None and recent[1].settings == settings:
+                return recent[1]
+            stored = None
+            if record.unit_dir is not None:
+                stored = load_transcripts(record.unit_dir, settings, identity)
+            result = stored or transcribe_k(asr, record.reply_audio, settings, identity)
+            if stored is None and record.unit_dir is not None:
+                save_transcripts(record.unit_dir, result)
+            self._recent[key] = (record.reply_audio, result)
+            while len(self._recent) > 8:
+                self._recent.popitem(last=False)
+            return result
+
+
+Metric = Callable[[ReplyRecord, ScoringResources], Score]
+
+
+def run_metric(name: str, record: ReplyRecord, resources: ScoringResources) -> Score:
+    """Run a registered metric; a missing resource or a failure becomes ``not_run``."""
+    metric: Metric = lookup("metric", name)
+    try:
+        return metric(record, resources)
+    except ProviderUnavailable as exc:
+        return Score.not_run(str(exc))
+    except Exception as exc:  # one broken metric must not lose the others' results
+        return Score.not_run(f"{name} failed: {type(exc).__name__}: {exc}")

@@ -1,0 +1,150 @@
+"""k transcripts of a spoken reply, with the repeated-sentence hallucination filter.
+
+A single ASR pass can mishear and unfairly sink a good reply, so the reply is transcribed k
+times (default 3) by temperature sampling with distinct seeds; each transcript is judged and
+the scores averaged. Whisper sometimes hallucinates loops of one sentence, so candidates with
+>= 3 identical consecutive sentences are rejected; up to ``max_decodes`` (10) candidates are
+decoded to find k clean ones. The first decode is greedy: it also serves WER and speaking rate.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from voxeval.audio import Audio
+from voxeval.providers.base import ASR
+
+TRANSCRIPTS_FILE = "transcripts.json"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+@dataclass(frozen=True)
+class TranscriptSettings:
+    k: int = 3
+    max_decodes: int = 10
+    temperature: float = 0.5
+    repeat_limit: int = 3
+    language: str | None = "en"
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Candidate:
+    text: str
+    temperature: float
+    seed: int | None
+    rejected: bool
+
+
+@dataclass(frozen=True)
+class TranscriptSet:
+    """``texts`` are the k transcripts used for scoring; ``greedy`` the temperature-0 decode.
+    ``filled_with_rejected`` counts kept texts that failed the filter because fewer than k
+    clean candidates existed (a reply that really repeats itself stays scoreable)."""
+
+    texts: tuple[str, ...]
+    greedy: str
+    candidates: tuple[Candidate, ...]
+    rejected: int
+    filled_with_rejected: int
+    settings: TranscriptSettings
+    asr: dict[str, Any] = field(default_factory=dict)
+    no_audio: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TranscriptSet:
+        return cls(
+            texts=tuple(data["texts"]),
+            greedy=data["greedy"],
+            candidates=tuple(Candidate(**c) for c in data["candidates"]),
+            rejected=int(data["rejected"]),
+            filled_with_rejected=int(data["filled_with_rejected"]),
+            settings=TranscriptSettings(**data["settings"]),
+            asr=dict(data.get("asr") or {}),
+            no_audio=bool(data.get("no_audio", False)),
+        )
+
+
+def _sentence_key(sentence: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", sentence.lower()).split())
+
+
+def has_repeated_sentences(text: str, limit: int = 3) -> bool:
+    """True when ``limit`` or more identical sentences follow each other."""
+    sentences = [_sentence_key(s) for s in _SENTENCE_END.split(text)]
+    sentences = [s for s in sentences if s]
+    run = 1
+    for prev, cur in itertools.pairwise(sentences):
+        run = run + 1 if cur == prev else 1
+        if run >= limit:
+            return True
+    return False
+
+
+def transcribe_k(
+    asr: ASR, audio: Audio | None, settings: TranscriptSettings, asr_identity: dict[str, Any]
+) -> TranscriptSet:
+    if audio is None or audio.is_empty():
+        # Nothing was said: every transcript of it is the empty string.
+        return TranscriptSet(("",), "", (), 0, 0, settings, asr_identity, no_audio=True)
+    candidates: list[Candidate] = []
+    for i in range(settings.max_decodes):
+        temperature = 0.0 if i == 0 else settings.temperature
+        seed = None if i == 0 else settings.seed * 1000 + i
+        text = asr.transcribe(
+            audio, language=settings.language, temperature=temperature, seed=seed
+        ).text.strip()
+        rejected = has_repeated_sentences(text, settings.repeat_limit)
+        candidates.append(Candidate(text, temperature, seed, rejected))
+        if sum(not c.rejected for c in candidates) >= settings.k:
+            break
+    kept = [c.text for c in candidates if not c.rejected][: settings.k]
+    filled = 0
+    for c in candidates:
+        if len(kept) >= settings.k:
+            break
+        if c.rejected:
+            kept.append(c.text)
+            filled += 1
+    return TranscriptSet(
+        texts=tuple(kept),
+        greedy=candidates[0].text,
+        candidates=tuple(candidates),
+        rejected=sum(c.rejected for c in candidates),
+        filled_with_rejected=filled,
+        settings=settings,
+        asr=asr_identity,
+    )
+
+
+def load_transcripts(
+    unit_dir: Path, settings: TranscriptSettings, asr_identity: dict[str, Any]
+) -> TranscriptSet | None:
+    """The stored set when it was made with the same ASR and settings, else None."""
+    path = unit_dir / TRANSCRIPTS_FILE
+    if not path.is_file():
+        return None
+    try:
+        stored = TranscriptSet.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, KeyError, TypeError):
+        return None  # unreadable (e.g. an older layout): recompute
+    same_asr = stored.asr == json.loads(json.dumps(asr_identity, default=str))
+    if stored.settings != settings or (not same_asr and not stored.no_audio):
+        return None
+    return stored
+
+
+def save_transcripts(unit_dir: Path, transcripts: TranscriptSet) -> Path:
+    path = unit_dir / TRANSCRIPTS_FILE
+    tmp = path.with_name(path.name + ".part")
+    tmp.write_text(json.dumps(transcripts.to_dict(), indent=2, default=str), encoding="utf-8")
+    tmp.replace(path)
+    return path

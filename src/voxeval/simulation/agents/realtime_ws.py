@@ -1,0 +1,200 @@
+"""A client for OpenAI-Realtime-compatible speech-to-speech endpoints (websocket).
+
+Per caller turn the caller's audio is appended to the input buffer as base64 PCM16 at 24 kHz,
+committed, and a response is requested (server-side turn detection is off: voxeval's detector
+decides turn ends, so every system is judged with the same rule). Function calls are executed on
+the scenario database and their outputs sent back before the model continues. Latency is the
+time from the response request to the first audio delta. Runs on the wall clock.
+
+    systems:
+      - {name: rt, type: agent, agent: openai-realtime, model: gpt-realtime,
+         url: wss://api.openai.com/v1/realtime, api_key_env: OPENAI_API_KEY, voice: marin}
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+from voxeval.audio import Audio
+from voxeval.errors import ConfigError, EndpointError, ProviderUnavailable
+from voxeval.registry import register
+from voxeval.simulation.agents.prompts import agent_system_prompt
+from voxeval.simulation.agents.ws_common import audio_to_pcm16, pcm16_to_audio
+from voxeval.simulation.parties import AgentTurn, ToolCallRecord
+
+if TYPE_CHECKING:
+    from voxeval.benchmarks.scenario import Scenario
+    from voxeval.runner.context import RunContext
+    from voxeval.simulation.tools import ToolRuntime
+
+RATE = 24000
+AUDIO_DELTAS = ("response.audio.delta", "response.output_audio.delta")
+TEXT_DELTAS = (
+    "response.audio_transcript.delta",
+    "response.output_audio_transcript.delta",
+    "response.text.delta",
+    "response.output_text.delta",
+)
+
+
+@register("agent", "openai-realtime")
+class RealtimeAgent:
+    name = "openai-realtime"
+    clock = "wall"
+    reports_latency = True
+
+    def __init__(
+        self,
+        *,
+        model: str = "gpt-realtime",
+        url: str = "wss://api.openai.com/v1/realtime",
+        api_key_env: str | None = "OPENAI_API_KEY",
+        voice: str = "marin",
+        beta_header: bool = True,
+        max_tool_rounds: int = 8,
+        turn_timeout_s: float = 60.0,
+    ) -> None:
+        self.url = url if "model=" in url else f"{url}?model={model}"
+        self.model, self.voice = model, voice
+        self.headers: dict[str, str] = {}
+        if api_key_env:
+            key = os.environ.get(api_key_env)
+            local = "127.0.0.1" in url or "localhost" in url
+            if not key and not local:
+                raise ProviderUnavailable(
+                    f"agent openai-realtime: environment variable {api_key_env} is not set"
+                )
+            if key:
+                self.headers["Authorization"] = f"Bearer {key}"
+        if beta_header:
+            self.headers["OpenAI-Beta"] = "realtime=v1"
+        self.max_tool_rounds, self.turn_timeout_s = max_tool_rounds, turn_timeout_s
+        self._ws: Any = None
+        self._tools: ToolRuntime | None = None
+
+    @classmethod
+    def from_options(cls, options: dict[str, Any], ctx: RunContext | None) -> RealtimeAgent:
+        return cls(**options)
+
+    def _send(self, **event: Any) -> None:
+        self._ws.send(json.dumps(event))
+
+    def start(self, scenario: Scenario, tools: ToolRuntime) -> AgentTurn | None:
+        from websockets.sync.client import connect
+
+        self._tools = tools
+        try:
+            self._ws = connect(self.url, additional_headers=self.headers, max_size=2**24)
+        except Exception as exc:
+            raise EndpointError(
+                f"agent openai-realtime: cannot connect to {self.url} ({exc})"
+            ) from exc
+        functions = [{"type": "function", **schema["function"]} for schema in tools.tool_schemas()]
+        self._send(
+            type="session.update",
+            session={
+                "instructions": agent_system_prompt(scenario, hears_text=False),
+                "voice": self.voice,
+                "modalities": ["audio", "text"],
+                "input_audio_format": "pcm16",
+                "output_audio_format": "pcm16",
+                "turn_detection": None,
+                "tools": functions,
+                "tool_choice": "auto",
+            },
+        )
+        if not scenario.agent.greeting:
+            return None
+        self._send(
+            type="response.create",
+            response={"instructions": f"Greet the caller with exactly: {scenario.agent.greeting}"},
+        )
+        return self._collect(time.monotonic())
+
+    def respond(self, user_audio: Audio | None, user_text: str | None) -> AgentTurn:
+        if self._ws is None:
+            raise ConfigError("agent openai-realtime: respond() called before start()")
+        if user_audio is not None:
+            raw = audio_to_pcm16(user_audio, RATE)
+            step = RATE // 50 * 2  # 20 ms frames
+            for i in range(0, len(raw), step):
+                self._send(
+                    type="input_audio_buffer.append",
+                    audio=base64.b64encode(raw[i : i + step]).decode("ascii"),
+                )
+            self._send(type="input_audio_buffer.commit")
+        else:
+            self._send(
+                type="conversation.item.create",
+                item={
+                    "type": "message",
+                    "role": "user",
+                    "content": [{"type": "input_text", "text": user_text or ""}],
+                },
+            )
+        asked = time.monotonic()
+        self._send(type="response.create")
+        return self._collect(asked)
+
+    def _collect(self, asked: float) -> AgentTurn:
+        pcm = bytearray()
+        texts: list[str] = []
+        records: list[ToolCallRecord] = []
+        first_audio: float | None = None
+        for _ in range(self.max_tool_rounds + 1):
+            calls = self._read_response(pcm, texts)
+            if first_audio is None and pcm:
+                first_audio = time.monotonic()
+            if not calls:
+                break
+            assert self._tools is not None
+            for call in calls:
+                record = self._tools.call(call["name"], call.get("arguments") or "{}")
+                records.append(record)
+                self._send(
+                    type="conversation.item.create",
+                    item={
+                        "type": "function_call_output",
+                        "call_id": call.get("call_id"),
+                        "output": json.dumps(record.result, default=str),
+                    },
+                )
+            self._send(type="response.create")
+        latency = (first_audio or time.monotonic()) - asked
+        audio = pcm16_to_audio(bytes(pcm), RATE, "<realtime>") if pcm else None
+        text = "".join(texts).strip() or None
+        return AgentTurn(text=text, audio=audio, tool_calls=tuple(records), compute_s=latency)
+
+    def _read_response(self, pcm: bytearray, texts: list[str]) -> list[dict[str, Any]]:
+        """Events until ``response.done``; returns the function calls it asked for."""
+        calls: list[dict[str, Any]] = []
+        deadline = time.monotonic() + self.turn_timeout_s
+        while True:
+            try:
+                raw = self._ws.recv(timeout=max(0.01, deadline - time.monotonic()))
+            except TimeoutError:
+                return calls
+            event = json.loads(raw)
+            kind = event.get("type", "")
+            if kind in AUDIO_DELTAS:
+                pcm += base64.b64decode(event.get("delta", ""))
+            elif kind in TEXT_DELTAS:
+                texts.append(str(event.get("delta", "")))
+            elif kind == "response.function_call_arguments.done":
+                calls.append(event)
+            elif kind == "error":
+                message = (event.get("error") or {}).get("message", raw)
+                raise EndpointError(f"agent openai-realtime: {self.url}: {message}")
+            elif kind == "response.done":
+                return calls
+
+    def close(self) -> None:
+        if self._ws is not None:
+            try:
+                self._ws.close()
+            finally:
+                self._ws = None

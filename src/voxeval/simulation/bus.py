@@ -1,0 +1,59 @@
+"""The audio bus of a call: one track per party at a common rate, plus their sum.
+
+Parties write whole utterances at a start time; writes may overlap (both parties talking at
+once) and may be cut short when a speaker yields. Tracks grow as needed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import soxr
+
+from voxeval.audio import Audio
+
+BUS_RATE = 16000
+SPEAKERS = ("user", "assistant")
+
+
+def to_rate(audio: Audio, rate: int = BUS_RATE) -> Audio:
+    """``audio`` resampled to ``rate`` (unchanged when it already matches)."""
+    if audio.rate == rate:
+        return audio
+    data = soxr.resample(audio.samples, audio.rate, rate).astype(np.float32)
+    return Audio(data, rate, audio.source)
+
+
+class AudioBus:
+    def __init__(self, rate: int = BUS_RATE) -> None:
+        self.rate = rate
+        self._tracks: dict[str, np.ndarray] = {s: np.zeros(0, np.float32) for s in SPEAKERS}
+
+    def write(self, speaker: str, audio: Audio, start_s: float, end_s: float | None = None) -> None:
+        """Add ``audio`` to ``speaker``'s track from ``start_s``; stop at ``end_s`` if given
+        (the speaker yielded: the rest of the audio is never played)."""
+        if speaker not in self._tracks:
+            raise ValueError(f"unknown speaker {speaker!r}; expected one of {SPEAKERS}")
+        data = to_rate(audio, self.rate).samples
+        if end_s is not None:
+            data = data[: max(0, round((end_s - start_s) * self.rate))]
+        a = round(start_s * self.rate)
+        b = a + data.size
+        track = self._tracks[speaker]
+        if track.size < b:
+            track = np.concatenate([track, np.zeros(b - track.size, np.float32)])
+        track[a:b] += data
+        self._tracks[speaker] = track
+
+    @property
+    def duration(self) -> float:
+        return max(t.size for t in self._tracks.values()) / self.rate
+
+    def track(self, speaker: str, length_s: float | None = None) -> Audio:
+        """The speaker's track, padded with silence to ``length_s`` (default: the longer one)."""
+        n = round((length_s if length_s is not None else self.duration) * self.rate)
+        data = self._tracks[speaker][:n]
+        return Audio(np.pad(data, (0, n - data.size)), self.rate, f"<bus:{speaker}>")
+
+    def mixed(self, length_s: float | None = None) -> Audio:
+        user, assistant = self.track("user", length_s), self.track("assistant", length_s)
+        return Audio(user.samples + assistant.samples, self.rate, "<bus:mixed>")

@@ -1,0 +1,142 @@
+"""An LLM user simulator: plays the caller of a scenario through any chat LLM.
+
+The system prompt (our wording) gives the model its goal, decision rules, persona, the facts it
+may disclose and the current date; the model hangs up by calling the ``end_call`` tool. It
+opens with the scenario's exact starting utterance. In audio mode it hears the agent through
+an ASR provider; the engine speaks its lines with the caller's TTS voice."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from voxeval.audio import Audio
+from voxeval.errors import ConfigError
+from voxeval.providers.base import Message
+from voxeval.registry import register
+from voxeval.simulation.parties import CallerTurn
+from voxeval.simulation.personas import Persona, get_persona
+
+if TYPE_CHECKING:
+    from voxeval.benchmarks.scenario import Scenario
+
+END_CALL_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "end_call",
+        "description": (
+            "Hang up. Use it only once your goal is resolved and the agent has confirmed that "
+            "nothing is left to do, or once it is clear the goal cannot be reached."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {"reason": {"type": "string"}},
+            "additionalProperties": False,
+        },
+    },
+}
+
+
+def _bullets(items: list[str]) -> str:
+    return "\n".join(f"- {item}" for item in items) if items else "- (none)"
+
+
+def caller_prompt(scenario: Scenario, persona: Persona) -> str:
+    goal = scenario.user_goal
+    tree = goal.decision_tree
+    info = "\n".join(f"- {k}: {v}" for k, v in goal.information_required.items()) or "- (none)"
+    return f"""You are role-playing a person who phones a company's voice agent. Stay in role for
+the whole call: you are the caller, never the agent, and you never mention being an AI.
+
+Today is {scenario.current_date_time}.
+
+Who you are: {scenario.user_persona}
+How you speak: {persona.prompt}
+
+What you want: {goal.high_level_user_goal}
+
+Rules that decide your choices (follow them exactly; they make the outcome repeatable):
+Non-negotiable requirements:
+{_bullets(tree.must_have_criteria)}
+Preferences you may give up:
+{_bullets(tree.nice_to_have_criteria)}
+How to react to options the agent offers:
+{_bullets(tree.negotiation_behavior)}
+Success means: {tree.resolution_condition or "your goal is done and confirmed by the agent."}
+Failure means: {tree.failure_condition or "the agent cannot do what you need."}
+Transfers to a human: {tree.escalation_behavior or "do not ask for one."}
+Special situations:
+{_bullets(tree.edge_cases)}
+
+Facts you know. Give one only when the agent asks for it, exactly as written, and say codes,
+numbers and dates clearly (spell codes character by character if the agent mishears them):
+{info}
+
+How to behave on the call:
+- Speak in short, natural spoken sentences: no lists, no markdown, no stage directions.
+- Do not ask for anything beyond your goal; decline extra changes or offers that are not part
+  of it.
+- Never repeat a request the agent has already completed.
+- Do not hang up in the same turn in which you give the agent information it still has to act
+  on; wait until it confirms.
+- When your goal is resolved (or clearly cannot be), and the agent has confirmed nothing is
+  left, say a short goodbye and call the end_call tool.
+"""
+
+
+@register("caller", "llm")
+class LLMCaller:
+    name = "llm"
+    needs_llm = True
+
+    def __init__(
+        self,
+        *,
+        llm: Any,
+        asr: Any = None,
+        persona: str | Persona | None = None,
+        temperature: float = 0.0,
+        max_turns: int = 40,
+    ) -> None:
+        self.llm = llm
+        self.asr = asr
+        self.persona = persona if isinstance(persona, Persona) else get_persona(persona)
+        self.speech_rate = self.persona.speech_rate
+        self.barge_in_after_s = self.persona.barge_in_after_s
+        self.temperature = temperature
+        self.max_turns = max_turns
+        self.messages: list[Message] = []
+        self._turns = 0
+
+    def start(self, scenario: Scenario) -> CallerTurn:
+        opening = scenario.user_goal.starting_utterance
+        self.messages = [
+            {"role": "system", "content": caller_prompt(scenario, self.persona)},
+            {"role": "user", "content": "(the call connects)"},
+            {"role": "assistant", "content": opening},
+        ]
+        self._turns = 0
+        return CallerTurn(text=opening)
+
+    def respond(self, agent_audio: Audio | None, agent_text: str | None) -> CallerTurn:
+        if not self.messages:
+            raise ConfigError("llm caller: respond() called before start()")
+        heard = agent_text or ""
+        if agent_audio is not None:
+            if self.asr is None:
+                raise ConfigError("llm caller: audio mode needs an ASR (simulation.caller_asr)")
+            heard = self.asr.transcribe(agent_audio).text
+        self._turns += 1
+        self.messages.append({"role": "user", "content": heard or "(silence)"})
+        if self._turns > self.max_turns:
+            return CallerTurn(text="Sorry, I have to go. Goodbye.", end_call=True, heard=heard)
+        response = self.llm.chat(self.messages, tools=[END_CALL_TOOL], temperature=self.temperature)
+        ends = any(call.name == "end_call" for call in response.tool_calls)
+        text = response.text.strip() or ("Goodbye." if ends else "Sorry, could you say that again?")
+        self.messages.append({"role": "assistant", "content": text})
+        return CallerTurn(text=text, end_call=ends, heard=heard, compute_s=0.0)
+
+
+def transcript_json(messages: list[Message]) -> str:
+    """The conversation as the caller saw it (for debugging and reports)."""
+    return json.dumps([m for m in messages if m.get("role") != "system"], indent=1)

@@ -1,0 +1,158 @@
+"""A caller that needs no LLM: deterministic answers from the scenario's information fields.
+
+It opens with the scenario's starting utterance, then for each agent turn:
+1. hangs up when the agent says goodbye or asks whether there is anything else;
+2. gives every information field the agent asks for, matched by the words of the field's
+   label (with a few synonyms and fuzzy matching for transcription errors);
+3. answers a yes/no question with yes — unless the offer matches a decision-tree rule that says
+   to decline it;
+4. otherwise restates its goal when asked how it can be helped, or acknowledges.
+In audio mode it hears the agent through an ASR provider."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from rapidfuzz import fuzz
+
+from voxeval.audio import Audio
+from voxeval.errors import ConfigError
+from voxeval.registry import register
+from voxeval.simulation.parties import CallerTurn
+from voxeval.simulation.personas import Persona, get_persona
+
+if TYPE_CHECKING:
+    from voxeval.benchmarks.scenario import Scenario
+
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "birth": ("birthday", "born", "dob"),
+    "dob": ("birth", "birthday", "born"),
+    "id": ("identifier", "number"),
+    "phone": ("telephone", "callback", "number"),
+    "email": ("e-mail", "mail"),
+    "zip": ("postal", "postcode"),
+    "surname": ("last", "family"),
+    "reference": ("confirmation", "booking", "code"),
+}
+# Whole-label aliases: a label containing the key is also asked for by any of these words.
+LABEL_ALIASES: dict[str, tuple[str, ...]] = {
+    "date of birth": ("birthday", "born", "dob", "birthdate"),
+    "phone number": ("phone", "telephone", "callback"),
+    "email address": ("email", "e-mail"),
+    "zip code": ("zip", "postcode"),
+}
+OPTIONAL_WORDS = {"full", "number", "no", "the", "of", "your", "my", "a", "an", "and"}
+GOODBYE = re.compile(r"\b(good ?bye|bye|have a (great|good|nice|lovely) (day|evening|one))\b", re.I)
+ANYTHING_ELSE = re.compile(r"\banything else\b|\bsomething else\b|\bother questions?\b", re.I)
+HELP_PROMPT = re.compile(r"\bhow (can|may) i help\b|\bwhat can i do for you\b", re.I)
+YES_NO = re.compile(
+    r"\b(would you like|do you want|shall i|should i|can i go ahead|may i|is that (correct|right)"
+    r"|does that (work|sound)|do you (confirm|agree)|okay with|ok with|confirm)\b",
+    re.I,
+)
+DECLINE_WORDS = re.compile(
+    r"\b(decline|refuse|reject|do not accept|don't accept|not interested"
+    r"|say no|won't accept|will not accept|turn down)\b",
+    re.I,
+)
+WORD = re.compile(r"[a-z0-9]+")
+
+
+def _words(text: str) -> list[str]:
+    return WORD.findall(text.lower())
+
+
+def _has_word(word: str, heard: list[str]) -> bool:
+    options = (word, *SYNONYMS.get(word, ()))
+    return any(fuzz.ratio(o, h) >= 85 for o in options for h in heard)
+
+
+def label_asked(label: str, heard: list[str]) -> bool:
+    """True when every content word of the field label (or a synonym) was heard."""
+    phrase = " ".join(_words(label.replace("_", " ")))
+    for key, aliases in LABEL_ALIASES.items():
+        if key in phrase and any(fuzz.ratio(a, h) >= 85 for a in aliases for h in heard):
+            return True
+    needed = [w for w in _words(label.replace("_", " ")) if w not in OPTIONAL_WORDS]
+    if not needed:
+        needed = _words(label.replace("_", " "))
+    return bool(needed) and all(_has_word(w, heard) for w in needed)
+
+
+@register("caller", "scripted")
+class ScriptedCaller:
+    name = "scripted"
+
+    def __init__(
+        self, *, asr: Any = None, persona: str | Persona | None = None, max_turns: int = 40
+    ) -> None:
+        self.asr = asr
+        self.persona = persona if isinstance(persona, Persona) else get_persona(persona)
+        self.speech_rate = self.persona.speech_rate
+        self.barge_in_after_s = self.persona.barge_in_after_s
+        self.max_turns = max_turns
+        self._scenario: Scenario | None = None
+        self._turns = 0
+
+    def start(self, scenario: Scenario) -> CallerTurn:
+        self._scenario = scenario
+        self._turns = 0
+        return CallerTurn(text=scenario.user_goal.starting_utterance)
+
+    def respond(self, agent_audio: Audio | None, agent_text: str | None) -> CallerTurn:
+        if self._scenario is None:
+            raise ConfigError("scripted caller: respond() called before start()")
+        heard = agent_text or ""
+        if agent_audio is not None and self.asr is not None:
+            heard = self.asr.transcribe(agent_audio).text
+        elif agent_audio is not None and not heard:
+            raise ConfigError("scripted caller: audio mode needs an ASR to hear the agent")
+        self._turns += 1
+        text, end = self._reply(heard)
+        return CallerTurn(text=text, end_call=end, heard=heard)
+
+    def _reply(self, heard: str) -> tuple[str, bool]:
+        assert self._scenario is not None
+        goal = self._scenario.user_goal
+        if self._turns > self.max_turns:
+            return "Sorry, I have to go now. Goodbye.", True
+        if GOODBYE.search(heard):
+            return "Thank you, goodbye.", True
+        if ANYTHING_ELSE.search(heard):
+            return "No, that's everything. Thank you, goodbye.", True
+        words = _words(heard)
+        answers = [
+            f"my {label.replace('_', ' ')} is {value}"
+            for label, value in goal.information_required.items()
+            if label_asked(label, words)
+        ]
+        if answers:
+            return self._style("Sure, " + ", and ".join(answers) + "."), False
+        if YES_NO.search(heard) or heard.rstrip().endswith("?"):
+            if self._should_decline(heard):
+                return self._style("No, thank you, I don't want that."), False
+            if YES_NO.search(heard):
+                return self._style("Yes, please go ahead."), False
+        if HELP_PROMPT.search(heard):
+            return self._style(goal.starting_utterance), False
+        return self._style("Okay."), False
+
+    def _should_decline(self, heard: str) -> bool:
+        assert self._scenario is not None
+        tree = self._scenario.user_goal.decision_tree
+        rules = [*tree.must_have_criteria, *tree.negotiation_behavior, *tree.edge_cases]
+        for rule in rules:
+            if DECLINE_WORDS.search(rule):
+                subject = DECLINE_WORDS.sub(" ", rule)
+                if fuzz.token_set_ratio(subject.lower(), heard.lower()) >= 60:
+                    return True
+        return False
+
+    def _style(self, text: str) -> str:
+        persona = self.persona
+        if persona.fillers:
+            text = f"{persona.fillers[self._turns % len(persona.fillers)]} {text}"
+        if persona.pauses and ", and " in text:
+            text = text.replace(", and ", "... and ", 1)
+        return text

@@ -1,0 +1,236 @@
+"""The ``live_call`` protocol: simulated calls between a caller and each system under test.
+
+Plan: scenarios x systems x trials x conditions (``clean`` plus one per ``perturbations:``
+entry). A system is ``{name: LABEL, type: agent, agent: AGENT, ...options}`` where AGENT is a
+registered agent (``scripted``, ``cascade``, ``hybrid``, ``openai-realtime``, ``websocket``)
+and the other options go to that agent (``type: AGENT`` directly works too). Interact runs the
+call (``voxeval.simulation.engine``) and records it; score reads only the recording; summarize
+adds, per system, ``task_completion``/``turn_taking`` stats and the pass@k / pass^k curves
+(a trial passes when task completion is 1). Later composites (EVA-A/EVA-X) plug into the same
+per-trial pass lists."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, ClassVar
+
+from voxeval.errors import ConfigError
+from voxeval.registry import lookup, names, register
+from voxeval.runner.context import RunContext
+from voxeval.runner.protocol import WorkUnit
+from voxeval.scoring.score import Score
+from voxeval.simulation.engine import EngineSettings, run_call
+from voxeval.simulation.perturbations import Condition, parse_conditions
+from voxeval.simulation.recorder import load_call, record_call
+from voxeval.simulation.simulation_config import SimulationConfig, parse_simulation
+from voxeval.store.layout import read_json
+
+DEFAULT_METRICS = ["task_completion", "turn_taking"]
+DIAGNOSTICS = (
+    "auth_success",
+    "response_latency",
+    "stt_wer",
+    "tool_call_validity",
+    "key_entity_accuracy",
+    "conversation_finished",
+)
+
+
+def default_metrics() -> list[str]:
+    """Task completion, turn-taking and every call diagnostic that is registered."""
+    known = set(names("metric"))
+    return DEFAULT_METRICS + [m for m in DIAGNOSTICS if m in known]
+
+
+def build_agent(spec: Any, ctx: RunContext | None) -> Any:
+    """The agent for a system spec: ``type: agent`` + ``agent: NAME``, or ``type: NAME``."""
+    options = spec.options()
+    agent_name = options.pop("agent", None) if spec.type == "agent" else spec.type
+    if not isinstance(agent_name, str):
+        raise ConfigError(
+            f"system {spec.name!r}: type 'agent' needs 'agent:' "
+            f"(one of {', '.join(names('agent'))})"
+        )
+    cls = lookup("agent", agent_name)
+    factory = getattr(cls, "from_options", None)
+    try:
+        return factory(options, ctx) if factory is not None else cls(**options)
+    except TypeError as exc:
+        raise ConfigError(
+            f"system {spec.name!r}: agent {agent_name!r}: bad options ({exc})"
+        ) from exc
+
+
+@register("protocol", "live_call")
+class LiveCallProtocol:
+    name: ClassVar[str] = "live_call"
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._suite: Any = None
+        self._conditions: dict[str, Condition] | None = None
+        self._sim: SimulationConfig | None = None
+
+    # ------------------------------------------------------------------ setup
+    def suite(self, ctx: RunContext) -> Any:
+        from voxeval.benchmarks.scenario import load_scenario_suite
+
+        with self._lock:
+            if self._suite is None:
+                if ctx.suite is None:
+                    raise ConfigError("live_call: the run has no suite")
+                self._suite = load_scenario_suite(ctx.suite.path)
+            return self._suite
+
+    def simulation(self, ctx: RunContext) -> SimulationConfig:
+        with self._lock:
+            if self._sim is None:
+                self._sim = parse_simulation(ctx.config.simulation)
+            return self._sim
+
+    def conditions(self, ctx: RunContext) -> dict[str, Condition]:
+        with self._lock:
+            if self._conditions is None:
+                all_conditions = parse_conditions(ctx.config.perturbations)
+                wanted = ctx.config.conditions
+                if wanted:
+                    known = {c.name for c in all_conditions}
+                    missing = [w for w in wanted if w not in known]
+                    if missing:
+                        raise ConfigError(
+                            f"conditions: unknown {missing}; defined: {sorted(known)}"
+                        )
+                    all_conditions = [c for c in all_conditions if c.name in wanted]
+                self._conditions = {c.name: c for c in all_conditions}
+            return self._conditions
+
+    # ------------------------------------------------------------------ protocol
+    def plan(self, ctx: RunContext) -> list[WorkUnit]:
+        suite = self.suite(ctx)
+        self.simulation(ctx)
+        conditions = self.conditions(ctx)
+        return [
+            WorkUnit(scenario.id, system.name, trial, condition, scenario.category)
+            for scenario in suite.scenarios
+            for condition in conditions
+            for system in ctx.config.systems
+            for trial in range(ctx.config.trials)
+        ]
+
+    def interact(self, unit: WorkUnit, ctx: RunContext) -> None:
+        from voxeval.simulation.tools import ToolRuntime
+
+        suite = self.suite(ctx)
+        sim = self.simulation(ctx)
+        scenario = suite.get(unit.item_id)
+        condition = self.conditions(ctx)[unit.condition]
+        seed = int(
+            ctx.rng("call", unit.item_id, unit.system, unit.trial, unit.condition).integers(2**31)
+        )
+        tools = ToolRuntime(scenario, suite.tools)
+        agent = build_agent(ctx.config.system(unit.system), ctx)
+        caller = sim.build_caller(ctx, condition)
+        result = run_call(
+            scenario,
+            caller,
+            agent,
+            tools,
+            mode=sim.mode,
+            latency_model=sim.latency_model,
+            max_duration_s=sim.max_duration_s,
+            agent_timeout_s=sim.agent_timeout_s,
+            seed=seed,
+            caller_voice=sim.caller_renderer(condition) if sim.mode == "audio" else None,
+            agent_voice=sim.agent_renderer() if sim.mode == "audio" else None,
+            caller_transform=condition.transform(seed) if sim.mode == "audio" else None,
+            vad=sim.frame_vad(ctx),
+            settings=EngineSettings(
+                eot_silence_s=sim.eot_silence_ms / 1000,
+                caller_gap_s=sim.caller_gap_ms / 1000,
+                yield_s=sim.yield_ms / 1000,
+            ),
+        )
+        record_call(
+            result,
+            ctx.store.unit_dir(unit),
+            expected_db=scenario.expected_db,
+            meta={
+                "scenario": scenario.id,
+                "system": unit.system,
+                "trial": unit.trial,
+                "condition": unit.condition,
+                "caller": caller.name,
+                "agent": getattr(agent, "name", ""),
+                "mode": sim.mode,
+                "seed": seed,
+            },
+        )
+
+    def score(self, unit: WorkUnit, ctx: RunContext, metrics: list[str] | None) -> dict[str, Score]:
+        from voxeval.scoring.live_call_record import LiveCallRecord
+
+        wanted = metrics or default_metrics()
+        unit_dir: Path = ctx.store.unit_dir(unit)
+        try:
+            call, timeline, final_db = load_call(unit_dir)
+        except FileNotFoundError as exc:
+            return {m: Score.not_run(str(exc)) for m in wanted}
+        if call.get("end_reason") == "error":
+            reason = f"the call failed: {call.get('error')}"
+            return {m: Score.not_run(reason) for m in wanted}
+        scenario = self.suite(ctx).get(unit.item_id)
+        record = LiveCallRecord(
+            timeline=timeline,
+            final_db=final_db,
+            expected_db=scenario.expected_db,
+            initial_db=read_json(unit_dir / "initial_db.json"),
+            scenario=scenario,
+        )
+        scores: dict[str, Score] = {}
+        for metric in wanted:
+            fn = lookup("metric", metric)
+            try:
+                scores[metric] = fn(record, None)
+            except Exception as exc:  # a metric bug must not lose the other scores
+                scores[metric] = Score.not_run(f"metric {metric} failed: {exc}")
+        return scores
+
+    def summarize(self, ctx: RunContext) -> dict[str, Any]:
+        from voxeval.analysis.passk import passk_summary
+        from voxeval.report.aggregate import standard_summary
+
+        rows = ctx.store.load_scores()
+        summary = standard_summary(
+            rows, ctx.config.metrics, seed=ctx.seed, units=ctx.store.status_counts()
+        )
+        for system, entry in summary.items():
+            for metric in ("task_completion", "turn_taking"):
+                stat = entry["overall"].get(metric)
+                entry[metric] = (
+                    stat
+                    if stat is not None
+                    else {
+                        "mean": None,
+                        "ci_low": None,
+                        "ci_high": None,
+                        "n": 0,
+                        "not_run": entry["not_run"].get(metric, "no scores"),
+                    }
+                )
+            by_condition: dict[str, dict[str, list[bool]]] = {}
+            for row in rows:
+                if row.system != system or row.metric != "task_completion" or not row.ran:
+                    continue
+                per = by_condition.setdefault(row.condition, {})
+                per.setdefault(row.item_id, []).append(row.value == 1.0)
+            curves = {
+                cond: passk_summary(per, seed=ctx.seed)
+                for cond, per in sorted(by_condition.items())
+            }
+            main = curves.get("clean") or next(iter(curves.values()), None)
+            entry["pass_at_k"] = main["pass_at_k"] if main else []
+            entry["pass_hat_k"] = main["pass_hat_k"] if main else []
+            entry["pass_definition"] = "a trial passes when task_completion == 1"
+            entry["passk_by_condition"] = curves
+        return summary

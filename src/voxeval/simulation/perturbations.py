@@ -1,0 +1,196 @@
+"""Caller-side perturbations and the conditions built from them.
+
+A perturbation changes only the caller: its voice (``accent``), its behaviour and speech rate
+(``persona``), or the audio the agent receives (``noise``, ``connection``). Perturbations are
+registered as ``@register("perturbation", NAME)``, compose freely and are seeded: the same run
+seed gives the same noise, packet losses and gains.
+
+Config (``perturbations:`` in the run config) — each entry is one condition, run next to
+``clean``; a composition lists several perturbations under ``apply``:
+
+    perturbations:
+      - {name: noise, environment: street, snr_db: 15}
+      - {name: accent, accent: scottish, gender: female}
+      - condition: noisy-line
+        apply: [{name: noise, environment: coffee_shop}, {name: connection}]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from voxeval.audio import Audio, degrade_connection, mix_at_snr
+from voxeval.errors import ConfigError, UnknownComponent
+from voxeval.registry import lookup, register
+from voxeval.simulation.noise_environments import ENVIRONMENTS, environment_noise
+from voxeval.simulation.personas import PERSONAS
+
+
+class Perturbation(Protocol):
+    label: str
+
+    def apply(self, audio: Audio, seed: int) -> Audio:
+        """The caller's audio as the agent receives it (identity for voice/persona changes)."""
+        ...
+
+
+@register("perturbation", "noise")
+class NoisePerturbation:
+    def __init__(self, environment: str = "coffee_shop", snr_db: float = 15.0) -> None:
+        if environment not in ENVIRONMENTS:
+            raise ConfigError(
+                f"perturbation noise: environment {environment!r}; known: {', '.join(ENVIRONMENTS)}"
+            )
+        self.environment, self.snr_db = environment, float(snr_db)
+        self.label = f"noise-{environment}-{self.snr_db:g}db"
+
+    def apply(self, audio: Audio, seed: int) -> Audio:
+        if audio.is_empty():
+            return audio
+        noise = environment_noise(self.environment, audio.duration, rate=audio.rate, seed=seed)
+        return mix_at_snr(audio, noise, self.snr_db, seed=seed)
+
+
+@register("perturbation", "connection")
+class ConnectionPerturbation:
+    """mu-law codec round trip, packet loss per 20 ms frame, random gain (EVA defaults)."""
+
+    def __init__(
+        self, loss_rate: float = 0.03, gain_low: float = 0.5, gain_high: float = 1.2
+    ) -> None:
+        self.loss_rate, self.gain_low, self.gain_high = loss_rate, gain_low, gain_high
+        self.label = "connection"
+
+    def apply(self, audio: Audio, seed: int) -> Audio:
+        if audio.is_empty():
+            return audio
+        return degrade_connection(
+            audio,
+            seed=seed,
+            loss_rate=self.loss_rate,
+            gain_low=self.gain_low,
+            gain_high=self.gain_high,
+        )
+
+
+@register("perturbation", "accent")
+class AccentPerturbation:
+    """The caller speaks with another voice: ``voice`` (``engine:voice``) or the closest voice
+    of the catalogue for ``accent`` and ``gender``."""
+
+    def __init__(self, accent: str | None = None, gender: str = "female", voice: str | None = None):
+        if not accent and not voice:
+            raise ConfigError("perturbation accent: give 'accent' (e.g. scottish) or 'voice'")
+        self.accent, self.gender, self.voice = accent, gender, voice
+        self.label = f"accent-{voice or accent}"
+
+    def voice_spec(self) -> str:
+        return self.voice or f"{self.gender},adult,{self.accent}"
+
+    def apply(self, audio: Audio, seed: int) -> Audio:
+        return audio
+
+
+@register("perturbation", "persona")
+class PersonaPerturbation:
+    def __init__(self, persona: str) -> None:
+        if persona not in PERSONAS:
+            raise ConfigError(
+                f"perturbation persona: unknown {persona!r}; known: {sorted(PERSONAS)}"
+            )
+        self.persona = persona
+        self.label = f"persona-{persona}"
+
+    def apply(self, audio: Audio, seed: int) -> Audio:
+        return audio
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A named set of perturbations applied together (``clean`` has none)."""
+
+    name: str
+    perturbations: tuple[Any, ...] = ()
+    spec: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def persona(self) -> str | None:
+        found = [p.persona for p in self.perturbations if isinstance(p, PersonaPerturbation)]
+        return found[-1] if found else None
+
+    @property
+    def voice(self) -> str | None:
+        found = [p.voice_spec() for p in self.perturbations if isinstance(p, AccentPerturbation)]
+        return found[-1] if found else None
+
+    def transform(self, seed: int) -> CallerAudioTransform | None:
+        voice_only = AccentPerturbation | PersonaPerturbation
+        audio_ops = [p for p in self.perturbations if not isinstance(p, voice_only)]
+        return CallerAudioTransform(audio_ops, seed) if audio_ops else None
+
+
+class CallerAudioTransform:
+    """Applies audio perturbations to each caller utterance in turn; utterance ``k`` of a call
+    uses seeds derived from (call seed, k, perturbation index), so runs repeat exactly."""
+
+    def __init__(self, perturbations: Sequence[Any], seed: int) -> None:
+        self.perturbations = list(perturbations)
+        self.seed = seed
+        self.count = 0
+
+    def __call__(self, audio: Audio) -> Audio:
+        seeds = np.random.SeedSequence([self.seed, self.count]).generate_state(
+            len(self.perturbations)
+        )
+        self.count += 1
+        for p, s in zip(self.perturbations, seeds, strict=True):
+            audio = p.apply(audio, int(s))
+        return audio
+
+
+def build_perturbation(spec: dict[str, Any], where: str) -> Any:
+    if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+        raise ConfigError(f"{where}: a perturbation needs a 'name' ({', '.join(_known())})")
+    options = {k: v for k, v in spec.items() if k != "name"}
+    try:
+        cls = lookup("perturbation", spec["name"])
+    except UnknownComponent as exc:
+        raise ConfigError(f"{where}: {exc}") from exc
+    try:
+        return cls(**options)
+    except TypeError as exc:
+        raise ConfigError(f"{where}: perturbation {spec['name']!r}: bad options ({exc})") from exc
+
+
+def _known() -> list[str]:
+    from voxeval.registry import names
+
+    return names("perturbation")
+
+
+def parse_conditions(entries: Sequence[Any], where: str = "perturbations") -> list[Condition]:
+    """``clean`` plus one condition per entry (see the module docstring)."""
+    conditions = [Condition("clean")]
+    for n, entry in enumerate(entries):
+        here = f"{where}.{n}"
+        if isinstance(entry, dict) and "apply" in entry:
+            specs = entry["apply"]
+            if not isinstance(specs, list) or not specs:
+                raise ConfigError(f"{here}.apply: expected a non-empty list of perturbations")
+            parts = tuple(build_perturbation(s, f"{here}.apply.{i}") for i, s in enumerate(specs))
+            name = str(entry.get("condition") or "+".join(p.label for p in parts))
+        else:
+            if not isinstance(entry, dict):
+                raise ConfigError(f"{here}: expected a mapping with a perturbation 'name'")
+            spec = {k: v for k, v in entry.items() if k != "condition"}
+            specs = [spec]
+            parts = (build_perturbation(spec, here),)
+            name = str(entry.get("condition") or parts[0].label)
+        if any(c.name == name for c in conditions):
+            raise ConfigError(f"{here}: condition {name!r} appears twice; set 'condition:' names")
+        conditions.append(Condition(name, parts, list(specs)))
+    return conditions

@@ -1,0 +1,65 @@
+"""Writes a finished call into its unit folder (every file atomically):
+
+``user.wav``, ``assistant.wav``, ``mixed.wav`` (16-bit PCM, 16 kHz; audio mode only),
+``events.jsonl`` (the timeline), ``initial_db.json``, ``final_db.json``, ``db_diff.json``
+(structured diff of the final against the expected database) and ``call.json`` (how the call
+ended, durations, the parties and the condition)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from voxeval.audio import write_audio
+from voxeval.scoring.db_compare import diff_databases
+from voxeval.simulation.engine import CallResult
+from voxeval.simulation.timeline import Timeline
+from voxeval.store.layout import read_json, write_json_atomic
+
+EVENTS_FILE = "events.jsonl"
+CALL_FILE = "call.json"
+INITIAL_DB_FILE = "initial_db.json"
+FINAL_DB_FILE = "final_db.json"
+DIFF_FILE = "db_diff.json"
+TRACK_FILES = {"user": "user.wav", "assistant": "assistant.wav", "mixed": "mixed.wav"}
+
+
+def record_call(
+    result: CallResult,
+    unit_dir: Path,
+    *,
+    expected_db: dict[str, Any] | None = None,
+    meta: dict[str, Any] | None = None,
+) -> None:
+    unit_dir.mkdir(parents=True, exist_ok=True)
+    tracks = {"user": result.user_track, "assistant": result.assistant_track, "mixed": result.mixed}
+    for name, audio in tracks.items():
+        if audio is not None:
+            write_audio(audio, unit_dir / TRACK_FILES[name])
+    result.timeline.write_jsonl(unit_dir / EVENTS_FILE)
+    write_json_atomic(unit_dir / INITIAL_DB_FILE, result.initial_db)
+    write_json_atomic(unit_dir / FINAL_DB_FILE, result.final_db)
+    if expected_db is not None:
+        write_json_atomic(unit_dir / DIFF_FILE, diff_databases(expected_db, result.final_db))
+    # call.json last: its presence marks a complete recording
+    write_json_atomic(
+        unit_dir / CALL_FILE,
+        {
+            "end_reason": result.end_reason,
+            "error": result.error,
+            "duration_s": round(result.duration_s, 4),
+            "wall_s": round(result.wall_s, 4),
+            "audio": result.mixed is not None,
+            **(meta or {}),
+        },
+    )
+
+
+def load_call(unit_dir: Path) -> tuple[dict[str, Any], Timeline, dict[str, Any] | None]:
+    """(call.json, timeline, final database) of a recorded call; raises FileNotFoundError
+    naming the missing file."""
+    call = read_json(unit_dir / CALL_FILE)
+    if call is None:
+        raise FileNotFoundError(f"{unit_dir / CALL_FILE}: the call was not recorded")
+    timeline = Timeline.read_jsonl(unit_dir / EVENTS_FILE)
+    return call, timeline, read_json(unit_dir / FINAL_DB_FILE)

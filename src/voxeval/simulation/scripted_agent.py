@@ -1,0 +1,133 @@
+"""An agent that plays a scenario's scripted path (no models): used to validate scenarios, in
+regression tests and for engine benchmarks."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any, Literal
+
+from voxeval.audio import Audio
+from voxeval.errors import ConfigError
+from voxeval.registry import register
+from voxeval.simulation.parties import AgentTurn
+
+if TYPE_CHECKING:
+    from voxeval.benchmarks.scenario import Scenario, ScriptStep
+    from voxeval.simulation.tools import ToolRuntime
+
+ScriptChoice = Literal["expected", "wrong"]
+_WRITE_VERBS = ("update", "cancel", "book", "create", "submit", "reschedule", "request", "make")
+_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})")
+
+
+def mutate_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The built-in "wrong" path: the first date argument moves one day later, otherwise the
+    first number grows by one, otherwise the first string gets a character changed — the kind
+    of slip a mishearing agent makes."""
+    mutated = dict(arguments)
+    for key, value in mutated.items():
+        if isinstance(value, str) and (m := _DATE.match(value)):
+            day = int(m.group(3)) % 28 + 1
+            mutated[key] = f"{m.group(1)}-{m.group(2)}-{day:02d}{value[10:]}"
+            return mutated
+    for key, value in mutated.items():
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            mutated[key] = value + 1
+            return mutated
+    for key, value in mutated.items():
+        if isinstance(value, str) and value:
+            last = value[-1]
+            mutated[key] = value[:-1] + ("X" if last != "X" else "Y")
+            return mutated
+    return mutated
+
+
+def wrong_steps(scenario: Scenario, write_tools: set[str] | None = None) -> list[ScriptStep]:
+    """The scenario's ``wrong_script``, or the expected path with the arguments of its last
+    write tool call (``write_tools``; else a call whose name looks like a write; else the last
+    call) mutated by ``mutate_arguments``."""
+    if scenario.wrong_script:
+        return list(scenario.wrong_script)
+    steps = [step.model_copy(deep=True) for step in scenario.agent_script]
+    calls = [(s, c) for s, step in enumerate(steps) for c in range(len(step.tool_calls))]
+    if not calls:
+        return steps
+    target = calls[-1]
+    for s, c in reversed(calls):
+        name = steps[s].tool_calls[c].name
+        is_write = name in write_tools if write_tools is not None else name.startswith(_WRITE_VERBS)
+        if is_write:
+            target = (s, c)
+            break
+    s, c = target
+    call = steps[s].tool_calls[c]
+    steps[s].tool_calls[c] = call.model_copy(update={"arguments": mutate_arguments(call.arguments)})
+    return steps
+
+
+@register("agent", "scripted")
+class ScriptedAgent:
+    """Plays ``scenario.agent_script`` one step per caller turn.
+
+    If the scenario's agent has a ``greeting`` or the first step makes no tool calls and the
+    caller has not spoken yet, ``start`` returns the greeting (``greeting`` else step 0).
+    Each step's tool calls run through the ToolRuntime before its ``say`` text is returned.
+    When the script is exhausted the agent says goodbye and ends the call."""
+
+    name = "scripted"
+
+    def __init__(self, script: ScriptChoice = "expected", greet: bool = True, **_: Any) -> None:
+        if script not in ("expected", "wrong"):
+            raise ConfigError(
+                f"agent scripted: script: expected 'expected' or 'wrong', got {script!r}"
+            )
+        self.script = script
+        self.greet = greet
+        self._steps: list[ScriptStep] = []
+        self._next = 0
+        self._tools: ToolRuntime | None = None
+
+    def start(self, scenario: Scenario, tools: ToolRuntime) -> AgentTurn | None:
+        self._tools = tools
+        self._steps = (
+            wrong_steps(scenario) if self.script == "wrong" else list(scenario.agent_script)
+        )
+        self._next = 0
+        if not self.greet:
+            return None
+        if scenario.agent.greeting:
+            return AgentTurn(text=scenario.agent.greeting)
+        if self._steps and not self._steps[0].tool_calls and not self._steps[0].end_call:
+            return self._play()
+        return None
+
+    def respond(self, user_audio: Audio | None, user_text: str | None) -> AgentTurn:
+        turn = self._play()
+        if user_text is not None:
+            return AgentTurn(
+                text=turn.text, tool_calls=turn.tool_calls, end_call=turn.end_call, heard=user_text
+            )
+        return turn
+
+    @property
+    def finished(self) -> bool:
+        return self._next >= len(self._steps)
+
+    def _play(self) -> AgentTurn:
+        if self._tools is None:
+            raise RuntimeError("ScriptedAgent.respond called before start")
+        if self._next >= len(self._steps):
+            return AgentTurn(text="Thank you for calling. Goodbye.", end_call=True)
+        step = self._steps[self._next]
+        self._next += 1
+        records = tuple(self._tools.call(c.name, c.arguments) for c in step.tool_calls)
+        return AgentTurn(text=step.say or None, tool_calls=records, end_call=step.end_call)
+
+
+def play_script(steps: list[ScriptStep], tools: ToolRuntime) -> list[AgentTurn]:
+    """Run every step's tool calls directly (no call, no audio) — scenario validation."""
+    turns = []
+    for step in steps:
+        records = tuple(tools.call(c.name, c.arguments) for c in step.tool_calls)
+        turns.append(AgentTurn(text=step.say or None, tool_calls=records, end_call=step.end_call))
+    return turns

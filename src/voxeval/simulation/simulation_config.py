@@ -1,0 +1,96 @@
+"""The ``simulation:`` section of a live-call run config.
+
+simulation:
+  caller: scripted            # or llm (then caller_llm: {provider: openai, ...})
+  mode: audio                 # or text (no audio: word-count timing, same metrics)
+  caller_voice: piper:joe     # engine:voice, or a profile like "female,adult,scottish"
+  agent_voice: piper:joe      # renders agents that return text only
+  caller_asr: {provider: whisper-tiny-en}
+  persona: null               # default behavioural persona (conditions may override)
+  eot_silence_ms: 700         # agent end-of-turn silence threshold
+  latency_model: {agent: {kind: fixed, ms: 800}}
+  max_duration_s: 600
+  agent_timeout_s: 15
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from voxeval.config import format_validation_error
+from voxeval.errors import ConfigError
+from voxeval.providers.factory import ProviderSpec
+from voxeval.registry import lookup
+from voxeval.simulation.latency import LatencyModel
+from voxeval.simulation.personas import get_persona
+from voxeval.simulation.turn_detection import FrameVAD, ProviderVAD
+
+if TYPE_CHECKING:
+    from voxeval.runner.context import RunContext
+    from voxeval.simulation.perturbations import Condition
+    from voxeval.simulation.voices import SpeechRenderer
+
+
+class SimulationConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    caller: str = "scripted"
+    caller_llm: ProviderSpec | None = None
+    caller_asr: ProviderSpec = ProviderSpec(provider="whisper-tiny-en")
+    caller_voice: str = "piper:joe"
+    agent_voice: str = "piper:joe"
+    persona: str | None = None
+    mode: Literal["audio", "text"] = "audio"
+    eot_silence_ms: float = Field(default=700.0, gt=0)
+    caller_gap_ms: float = Field(default=600.0, ge=0)
+    yield_ms: float = Field(default=300.0, ge=0)
+    vad: ProviderSpec | None = None
+    latency_model: LatencyModel | None = None
+    max_duration_s: float = Field(default=600.0, gt=0)
+    agent_timeout_s: float = Field(default=15.0, gt=0)
+
+    def build_caller(self, ctx: RunContext | None, condition: Condition | None) -> Any:
+        persona = get_persona((condition.persona if condition else None) or self.persona)
+        cls = lookup("caller", self.caller)
+        options: dict[str, Any] = {"persona": persona}
+        if self.mode == "audio":
+            options["asr"] = _provider(ctx, "asr", self.caller_asr)
+        if getattr(cls, "needs_llm", False):
+            if self.caller_llm is None:
+                raise ConfigError(f"simulation.caller_llm: caller {self.caller!r} needs an LLM")
+            options["llm"] = _provider(ctx, "llm", self.caller_llm)
+        return cls(**options)
+
+    def caller_renderer(self, condition: Condition | None) -> SpeechRenderer:
+        from voxeval.simulation.voices import SpeechRenderer
+
+        persona = get_persona((condition.persona if condition else None) or self.persona)
+        voice = (condition.voice if condition else None) or self.caller_voice
+        return SpeechRenderer(voice, rate=persona.speech_rate)
+
+    def agent_renderer(self) -> SpeechRenderer:
+        from voxeval.simulation.voices import SpeechRenderer
+
+        return SpeechRenderer(self.agent_voice)
+
+    def frame_vad(self, ctx: RunContext | None) -> FrameVAD | None:
+        if self.vad is None:
+            return None
+        return ProviderVAD(_provider(ctx, "vad", self.vad))
+
+
+def _provider(ctx: RunContext | None, kind: str, spec: ProviderSpec) -> Any:
+    if ctx is not None:
+        return ctx.provider(kind, spec)
+    from voxeval.providers.factory import create_provider
+
+    return create_provider(kind, spec)
+
+
+def parse_simulation(data: dict[str, Any] | None, where: str = "simulation") -> SimulationConfig:
+    try:
+        return SimulationConfig.model_validate(data or {})
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(where, exc)) from exc

@@ -1,0 +1,175 @@
+"""Executes a declarative tool's steps on a working copy of the scenario database."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from voxeval.simulation.tool_expr import ExpressionError, evaluate, render
+from voxeval.simulation.tool_spec import (
+    DeleteOp,
+    InsertOp,
+    LookupOp,
+    PythonOp,
+    Step,
+    ToolSpec,
+    UpdateOp,
+    resolve_hook,
+)
+
+
+class ToolFailure(Exception):
+    """A tool refused the request (not found, failed precondition); returned to the agent."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class ToolContext:
+    """What a tool sees: the working database and session, its parameters and bound variables.
+    Python hooks receive this object and may read or change ``db``/``session``/``vars``."""
+
+    db: dict[str, dict[str, dict[str, Any]]]
+    session: dict[str, Any]
+    params: dict[str, Any]
+    now: str
+    vars: dict[str, Any] = field(default_factory=dict)
+    # variable -> (table, key) of a record bound by a single-record lookup
+    bound: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def scope(self) -> dict[str, Any]:
+        return {
+            **self.params,
+            **self.vars,
+            "params": self.params,
+            "session": self.session,
+            "now": self.now,
+            "db": self.db,
+        }
+
+    def table(self, name: str) -> dict[str, dict[str, Any]]:
+        if name not in self.db:
+            raise ToolFailure("tool_error", f"table {name!r} does not exist")
+        return self.db[name]
+
+
+_NO_RESULT = object()
+
+
+def run_tool(spec: ToolSpec, ctx: ToolContext) -> Any:
+    """Run ``spec`` and return its result; raise ToolFailure for refusals/errors."""
+    if spec.python:
+        return resolve_hook(spec.python)(ctx)
+    for step in spec.steps:
+        try:
+            if step.when and not evaluate(step.when, ctx.scope()):
+                continue
+            result = _run_step(step, ctx)
+        except ExpressionError as exc:
+            raise ToolFailure("tool_error", f"{spec.name}: {step.op}: {exc}") from exc
+        if result is not _NO_RESULT:
+            return result
+    return {"status": "ok"}
+
+
+def _run_step(step: Step, ctx: ToolContext) -> Any:
+    if step.lookup is not None:
+        _lookup(step.lookup, ctx)
+    elif step.require is not None:
+        if not evaluate(step.require.check, ctx.scope()):
+            raise ToolFailure(step.require.code, str(render(step.require.error, ctx.scope())))
+    elif step.compute is not None:
+        for name, expr in step.compute.items():
+            ctx.vars[name] = evaluate(expr, ctx.scope())
+    elif step.insert is not None:
+        _insert(step.insert, ctx)
+    elif step.update is not None:
+        _update(step.update, ctx)
+    elif step.delete is not None:
+        _delete(step.delete, ctx)
+    elif step.set_session is not None:
+        ctx.session.update(render(step.set_session, ctx.scope()))
+    elif step.python is not None:
+        _python(step.python, ctx)
+    elif step.op == "return":
+        return render(step.return_, ctx.scope())
+    return _NO_RESULT
+
+
+def _lookup(op: LookupOp, ctx: ToolContext) -> None:
+    table = ctx.table(op.table)
+    scope = ctx.scope()
+    if op.key is not None:
+        key = str(evaluate(op.key, scope))
+        found = [(key, table[key])] if key in table else []
+    else:
+        found = [
+            (k, row) for k, row in table.items() if op.where is None or _where(op.where, scope, row)
+        ]
+    if op.order_by:
+        found.sort(key=lambda kv: (kv[1].get(op.order_by) is None, str(kv[1].get(op.order_by))))
+    if op.many:
+        ctx.vars[op.bind] = [row for _, row in found]
+        return
+    if not found:
+        if op.required:
+            default = f"no matching record in {op.table}"
+            raise ToolFailure("not_found", str(render(op.error or default, scope)))
+        ctx.vars[op.bind] = None
+        ctx.vars[op.bind + "_key"] = None
+        return
+    key, row = found[0]
+    ctx.vars[op.bind] = row
+    ctx.vars[op.bind + "_key"] = key
+    ctx.bound[op.bind] = (op.table, key)
+
+
+def _where(expr: str, scope: dict[str, Any], row: dict[str, Any]) -> bool:
+    return bool(evaluate(expr, {**scope, "row": row}))
+
+
+def _locate(
+    table: str | None, key: str | None, target: str | None, ctx: ToolContext
+) -> tuple[str, str]:
+    if target is not None:
+        if target not in ctx.bound:
+            raise ToolFailure("tool_error", f"{target!r} is not a record bound by a lookup")
+        return ctx.bound[target]
+    assert table is not None and key is not None
+    return table, str(evaluate(key, ctx.scope()))
+
+
+def _insert(op: InsertOp, ctx: ToolContext) -> None:
+    table = ctx.db.setdefault(op.table, {})
+    scope = ctx.scope()
+    key = str(render(op.key, scope))
+    if key in table:
+        raise ToolFailure("conflict", f"{op.table} already has a record {key!r}")
+    table[key] = render(op.record, scope)
+
+
+def _update(op: UpdateOp, ctx: ToolContext) -> None:
+    table_name, key = _locate(op.table, op.key, op.target, ctx)
+    table = ctx.table(table_name)
+    if key not in table:
+        raise ToolFailure("not_found", f"no record {key!r} in {table_name}")
+    table[key].update(render(op.set, ctx.scope()))
+
+
+def _delete(op: DeleteOp, ctx: ToolContext) -> None:
+    table_name, key = _locate(op.table, op.key, op.target, ctx)
+    table = ctx.table(table_name)
+    if key not in table:
+        raise ToolFailure("not_found", f"no record {key!r} in {table_name}")
+    del table[key]
+
+
+def _python(op: PythonOp, ctx: ToolContext) -> None:
+    result = resolve_hook(op.function)(ctx)
+    if isinstance(result, dict) and result.get("status") == "error":
+        raise ToolFailure(str(result.get("error", "hook_error")), str(result.get("message", "")))
+    if op.bind:
+        ctx.vars[op.bind] = result

@@ -1,0 +1,173 @@
+"""The scenario database plus the agent's tools: validates, executes and logs every call."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import jsonschema
+
+from voxeval.errors import ConfigError
+from voxeval.simulation.parties import ToolCallRecord
+from voxeval.simulation.tool_ops import ToolContext, ToolFailure, run_tool
+from voxeval.simulation.tool_spec import ToolSpec, parse_tool_specs
+
+if TYPE_CHECKING:
+    from voxeval.benchmarks.scenario import Scenario
+
+
+def resolve_scenario_tools(
+    scenario: Scenario, tool_specs: Mapping[str, ToolSpec] | Sequence[ToolSpec]
+) -> dict[str, ToolSpec]:
+    """The tools the scenario's agent may use: named ones from ``tool_specs`` plus inline
+    declarations; when the agent lists no tools, all of ``tool_specs``."""
+    library = (
+        dict(tool_specs) if isinstance(tool_specs, Mapping) else {t.name: t for t in tool_specs}
+    )
+    if not scenario.agent.tools:
+        return library
+    chosen: dict[str, ToolSpec] = {}
+    for n, entry in enumerate(scenario.agent.tools):
+        if isinstance(entry, str):
+            if entry not in library:
+                known = ", ".join(sorted(library)) or "none"
+                raise ConfigError(
+                    f"scenario {scenario.id}: agent.tools.{n}: unknown tool {entry!r}; "
+                    f"known: {known}"
+                )
+            chosen[entry] = library[entry]
+        else:
+            chosen.update(parse_tool_specs([entry], f"scenario {scenario.id}: agent.tools.{n}"))
+    return chosen
+
+
+class ToolRuntime:
+    """``db`` and ``session`` hold the live state; ``log`` every executed call in order.
+
+    Each call runs on a deep copy of the database and session and is committed only if it
+    succeeds, so a refused call never leaves partial writes behind."""
+
+    def __init__(
+        self, scenario: Scenario, tool_specs: Mapping[str, ToolSpec] | Sequence[ToolSpec]
+    ) -> None:
+        self.scenario = scenario
+        self.tools = resolve_scenario_tools(scenario, tool_specs)
+        self.db: dict[str, dict[str, dict[str, Any]]] = copy.deepcopy(scenario.initial_db)
+        self.session: dict[str, Any] = {}
+        self.log: list[ToolCallRecord] = []
+        self._validators = {
+            name: jsonschema.Draft202012Validator(spec.parameters)
+            for name, spec in self.tools.items()
+        }
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """OpenAI ``tools=[...]`` entries."""
+        return [spec.openai_schema() for spec in self.tools.values()]
+
+    def kind_of(self, name: str) -> str:
+        spec = self.tools.get(name)
+        return spec.kind if spec else ""
+
+    def call(self, name: str, arguments: Mapping[str, Any] | str | None) -> ToolCallRecord:
+        record = self._execute(name, arguments)
+        self.log.append(record)
+        return record
+
+    def final_state(self) -> dict[str, Any]:
+        """The database with the auth ``session`` (the shape of ``expected_db``)."""
+        return {**copy.deepcopy(self.db), "session": dict(self.session)}
+
+    def _execute(self, name: str, arguments: Mapping[str, Any] | str | None) -> ToolCallRecord:
+        spec = self.tools.get(name)
+        args, parse_error = _parse_arguments(arguments)
+        if spec is None:
+            known = ", ".join(sorted(self.tools))
+            return _refusal(
+                name, args, "", "unknown_tool", f"unknown tool {name!r}; known: {known}"
+            )
+        if parse_error is not None:
+            return _refusal(name, args, spec.kind, "invalid_parameters", parse_error)
+        problems = sorted(self._validators[name].iter_errors(args), key=lambda e: list(e.path))
+        if problems:
+            message = "; ".join(_schema_message(e) for e in problems)
+            return _refusal(name, args, spec.kind, "invalid_parameters", message)
+        if spec.requires_auth and not self.session:
+            return ToolCallRecord(
+                name=name,
+                arguments=args,
+                result=_error("not_authenticated", "the caller has not been verified yet"),
+                kind=spec.kind,
+                valid=True,
+                error="the caller has not been verified yet",
+            )
+        ctx = ToolContext(
+            db=copy.deepcopy(self.db),
+            session=dict(self.session),
+            params=_with_defaults(args, spec.parameters),
+            now=self.scenario.current_date_time,
+        )
+        try:
+            result = run_tool(spec, ctx)
+            if isinstance(result, dict) and result.get("status") == "error":
+                raise ToolFailure(str(result.get("error", "error")), str(result.get("message", "")))
+        except ToolFailure as exc:
+            return ToolCallRecord(
+                name=name,
+                arguments=args,
+                result=_error(exc.code, exc.message),
+                kind=spec.kind,
+                valid=True,
+                error=exc.message,
+            )
+        self.db, self.session = ctx.db, ctx.session
+        return ToolCallRecord(
+            name=name, arguments=args, result=copy.deepcopy(result), kind=spec.kind, valid=True
+        )
+
+
+def _parse_arguments(
+    arguments: Mapping[str, Any] | str | None,
+) -> tuple[dict[str, Any], str | None]:
+    if arguments is None or arguments == "":
+        return {}, None
+    if isinstance(arguments, str):
+        try:
+            parsed = json.loads(arguments)
+        except json.JSONDecodeError as exc:
+            return {"_raw": arguments}, f"arguments are not valid JSON ({exc.msg})"
+        if not isinstance(parsed, dict):
+            return {"_raw": arguments}, "arguments must be a JSON object"
+        return parsed, None
+    return dict(arguments), None
+
+
+def _with_defaults(args: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """Optional parameters the agent left out are present as their default (or None), so tool
+    expressions can test them."""
+    filled = dict(args)
+    for prop, prop_schema in (schema.get("properties") or {}).items():
+        if prop not in filled:
+            filled[prop] = prop_schema.get("default") if isinstance(prop_schema, dict) else None
+    return filled
+
+
+def _schema_message(error: jsonschema.ValidationError) -> str:
+    where = ".".join(str(p) for p in error.path)
+    return f"{where}: {error.message}" if where else error.message
+
+
+def _error(code: str, message: str) -> dict[str, Any]:
+    return {"status": "error", "error": code, "message": message}
+
+
+def _refusal(name: str, args: dict[str, Any], kind: str, code: str, message: str) -> ToolCallRecord:
+    return ToolCallRecord(
+        name=name,
+        arguments=args,
+        result=_error(code, message),
+        kind=kind,
+        valid=False,
+        error=message,
+    )

@@ -1,0 +1,145 @@
+"""The SQLite index of a run (any SQLAlchemy URL works, e.g. a shared Postgres): items, work
+units with their status, scores, and provider usage. Every write is its own transaction, so
+a killed process loses only what was in flight."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Column,
+    DateTime,
+    Engine,
+    Float,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    event,
+    func,
+    select,
+)
+from sqlalchemy.engine import Connection
+
+metadata = MetaData()
+
+items_table = Table(
+    "items",
+    metadata,
+    Column("run_id", String(200), primary_key=True),
+    Column("item_id", String(500), primary_key=True),
+    Column("category", String(200), nullable=False, default=""),
+    Column("meta", JSON, nullable=True),
+)
+
+units_table = Table(
+    "units",
+    metadata,
+    Column("run_id", String(200), primary_key=True),
+    Column("unit_key", String(1000), primary_key=True),
+    Column("seq", Integer, nullable=False),  # plan order
+    Column("item_id", String(500), nullable=False),
+    Column("system", String(200), nullable=False),
+    Column("trial", Integer, nullable=False),
+    Column("condition", String(200), nullable=False),
+    Column("category", String(200), nullable=False),
+    Column("status", String(20), nullable=False),  # planned | running | done | failed
+    Column("error", Text, nullable=True),
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("started_at", DateTime, nullable=True),
+    Column("finished_at", DateTime, nullable=True),
+)
+
+scores_table = Table(
+    "scores",
+    metadata,
+    Column("run_id", String(200), primary_key=True),
+    Column("unit_key", String(1000), primary_key=True),
+    Column("metric", String(200), primary_key=True),
+    Column("value", Float, nullable=True),
+    Column("passed", Integer, nullable=True),
+    Column("error", Text, nullable=True),
+    Column("details", JSON, nullable=True),
+    Column("scored_at", DateTime, nullable=False),
+)
+
+usage_table = Table(
+    "usage",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(200), nullable=False, index=True),
+    Column("unit_key", String(1000), nullable=False),
+    Column("system", String(200), nullable=False),
+    Column("provider", String(200), nullable=False),
+    Column("calls", Integer, nullable=False),
+    Column("prompt_tokens", Integer, nullable=False),
+    Column("completion_tokens", Integer, nullable=False),
+    Column("cost_usd", Float, nullable=True),
+    Column("parse_failures", Integer, nullable=False),
+    Column("recorded_at", DateTime, nullable=False),
+)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    # WAL: readers never block the writer and a commit is durable once its WAL frame is
+    # written, so `kill -9` cannot lose a committed unit. NORMAL sync is safe under WAL
+    # against process crashes (only an OS crash could drop the last transactions).
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+def open_engine(url: str) -> Engine:
+    """Create the engine and the tables (idempotent)."""
+    is_sqlite = url.startswith("sqlite")
+    kwargs: dict[str, Any] = {}
+    if is_sqlite:
+        kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
+    engine = create_engine(url, **kwargs)
+    if is_sqlite:
+        event.listen(engine, "connect", _sqlite_pragmas)
+    metadata.create_all(engine)
+    return engine
+
+
+class Index:
+    """Thin, thread-safe access to the tables for one run id."""
+
+    def __init__(self, url: str, run_id: str) -> None:
+        self.url = url
+        self.run_id = run_id
+        self.engine = open_engine(url)
+        # One writer at a time: SQLite allows a single writer anyway, and serialising here
+        # avoids busy-retry storms when many worker threads finish together.
+        self.write_lock = threading.Lock()
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        """One committed transaction (rolled back if the block raises)."""
+        with self.write_lock, self.engine.begin() as conn:
+            yield conn
+
+    def read(self) -> Connection:
+        return self.engine.connect()
+
+    def next_seq(self, conn: Connection) -> int:
+        current = conn.execute(
+            select(func.max(units_table.c.seq)).where(units_table.c.run_id == self.run_id)
+        ).scalar()
+        return int(current or 0) + 1
+
+    def dispose(self) -> None:
+        self.engine.dispose()

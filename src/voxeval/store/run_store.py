@@ -1,0 +1,491 @@
+"""``RunStore``: one run folder (artifacts + run.yaml) and its index.
+
+Resume contract: a unit counts as finished only when its status is ``done``; the runner writes
+every artifact (atomically) and saves the scores *before* calling ``finish``, and each index
+write commits on its own. So a process killed at any moment loses at most the units in flight.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import traceback
+import uuid
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+from sqlalchemy import delete, select, update
+from sqlalchemy.engine import make_url
+
+from voxeval.store import layout
+from voxeval.store.index import Index, items_table, scores_table, units_table, usage_table, utcnow
+from voxeval.store.provenance import environment, now_iso
+from voxeval.store.records import ScoreRow, UnitLike, UnitRecord
+from voxeval.store.secrets import redact_env_secrets, scrub
+
+if TYPE_CHECKING:
+    from voxeval.scoring.score import Score
+
+INDEX_URL_ENV = "VOXEVAL_INDEX_URL"
+
+
+def _voxeval_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("voxeval")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _safe_url(url: str) -> str:
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # an unparsable URL fails later with SQLAlchemy's own message
+        return "<unparsable url>"
+
+
+class RunStore:
+    """The run folder ``run_dir`` and its index (``index_url``, default ``VOXEVAL_INDEX_URL``
+    or ``sqlite:///<run_dir>/index.sqlite``)."""
+
+    def __init__(self, run_dir: Path | str, index_url: str | None = None) -> None:
+        self.run_dir = Path(run_dir).resolve()
+        self.items_dir = self.run_dir / layout.ITEMS_DIR
+        self.report_dir = self.run_dir / layout.REPORT_DIR
+        self.run_file = self.run_dir / layout.RUN_FILE
+        for folder in (self.run_dir, self.items_dir, self.report_dir):
+            folder.mkdir(parents=True, exist_ok=True)
+        self._doc_lock = threading.Lock()
+        self._doc: dict[str, Any] = self._load_or_create_doc()
+        self.run_id: str = str(self._doc["run_id"])
+        url = index_url or os.environ.get(INDEX_URL_ENV) or self._default_url()
+        self.index_url = url
+        self.index = Index(url, self.run_id)
+        if url != self._default_url():
+            self._update_doc({"index_url": _safe_url(url)})
+
+    # -- run.yaml ---------------------------------------------------------------------------
+
+    def _default_url(self) -> str:
+        return f"sqlite:///{self.run_dir / layout.INDEX_FILE}"
+
+    def _load_or_create_doc(self) -> dict[str, Any]:
+        if self.run_file.exists():
+            data = yaml.safe_load(self.run_file.read_text(encoding="utf-8")) or {}
+            if isinstance(data, dict) and data.get("run_id"):
+                return data
+        doc = {
+            "run_id": f"{self.run_dir.name}-{uuid.uuid4().hex[:8]}",
+            "created_at": now_iso(),
+            "voxeval_version": _voxeval_version(),
+        }
+        self._write_doc(doc)
+        return doc
+
+    def _write_doc(self, doc: dict[str, Any]) -> None:
+        text = yaml.safe_dump(scrub(doc), sort_keys=False, allow_unicode=True)
+        layout.write_text_atomic(self.run_file, redact_env_secrets(text))
+
+    def _update_doc(self, changes: Mapping[str, Any]) -> None:
+        with self._doc_lock:
+            self._doc.update(changes)
+            self._write_doc(self._doc)
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        """The current contents of run.yaml."""
+        with self._doc_lock:
+            return dict(self._doc)
+
+    def stored_config(self) -> dict[str, Any] | None:
+        """The resolved (scrubbed) config recorded by ``write_provenance``."""
+        config = self.provenance.get("config")
+        return dict(config) if isinstance(config, dict) else None
+
+    def write_provenance(self, config: Any, extra: dict[str, Any] | None = None) -> None:
+        """Record the resolved config (secrets scrubbed), versions, platform, git commit, seed
+        and start time. Called again on resume: the first start time is kept and the resume
+        time appended."""
+        dumped = config.model_dump(mode="json") if hasattr(config, "model_dump") else dict(config)
+        changes: dict[str, Any] = {
+            "voxeval_version": _voxeval_version(),
+            "config": dumped,
+            "seed": dumped.get("seed"),
+            "environment": environment(),
+        }
+        with self._doc_lock:
+            if "started_at" in self._doc:
+                changes["resumed_at"] = [*self._doc.get("resumed_at", []), now_iso()]
+            else:
+                changes["started_at"] = now_iso()
+        if extra:
+            changes["extra"] = {**self.provenance.get("extra", {}), **extra}
+        self._update_doc(changes)
+
+    def update_extra(self, changes: Mapping[str, Any]) -> None:
+        """Merge ``changes`` into the ``extra`` section of run.yaml."""
+        with self._doc_lock:
+            self._doc["extra"] = {**dict(self._doc.get("extra") or {}), **dict(changes)}
+            self._write_doc(self._doc)
+
+    def add_model_identity(self, kind: str, identity: Mapping[str, Any]) -> None:
+        """Record a model/provider identity under ``models.<kind>`` (once per distinct value)."""
+        clean = scrub(dict(identity))
+        with self._doc_lock:
+            models = dict(self._doc.get("models") or {})
+            known = list(models.get(kind) or [])
+            if clean in known:
+                return
+            models[kind] = [*known, clean]
+            self._doc["models"] = models
+            self._write_doc(self._doc)
+
+    # -- units ------------------------------------------------------------------------------
+
+    def unit_dir(self, unit: UnitLike) -> Path:
+        """``items/<item>[@<condition>]/<system>/<trial>/`` (created)."""
+        path = self.run_dir / layout.unit_relpath(
+            unit.item_id, unit.system, unit.trial, unit.condition
+        )
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def _unit_filter(self, unit: UnitLike) -> Any:
+        return (units_table.c.run_id == self.run_id) & (units_table.c.unit_key == unit.key)
+
+    def _unit_row(self, unit: UnitLike, seq: int, status: str) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "unit_key": unit.key,
+            "seq": seq,
+            "item_id": unit.item_id,
+            "system": unit.system,
+            "trial": unit.trial,
+            "condition": unit.condition,
+            "category": unit.category,
+            "status": status,
+            "attempts": 0,
+        }
+
+    def record_items(
+        self, units: Sequence[UnitLike], meta: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> None:
+        """Register the plan: every unit (status ``planned`` unless already known) and each
+        item once with its category and optional ``meta[item_id]``."""
+        meta = meta or {}
+        with self.index.write() as conn:
+            known_units = set(
+                conn.execute(
+                    select(units_table.c.unit_key).where(units_table.c.run_id == self.run_id)
+                ).scalars()
+            )
+            known_items = set(
+                conn.execute(
+                    select(items_table.c.item_id).where(items_table.c.run_id == self.run_id)
+                ).scalars()
+            )
+            seq = self.index.next_seq(conn)
+            new_units, new_items = [], []
+            for unit in units:
+                if unit.key not in known_units:
+                    known_units.add(unit.key)
+                    new_units.append(self._unit_row(unit, seq, "planned"))
+                    seq += 1
+                if unit.item_id not in known_items:
+                    known_items.add(unit.item_id)
+                    item_meta = meta.get(unit.item_id)
+                    new_items.append(
+                        {
+                            "run_id": self.run_id,
+                            "item_id": unit.item_id,
+                            "category": unit.category,
+                            "meta": scrub(dict(item_meta)) if item_meta else None,
+                        }
+                    )
+            if new_units:
+                conn.execute(units_table.insert(), new_units)
+            if new_items:
+                conn.execute(items_table.insert(), new_items)
+
+    def start(self, unit: UnitLike) -> None:
+        with self.index.write() as conn:
+            row = conn.execute(
+                select(units_table.c.attempts).where(self._unit_filter(unit))
+            ).first()
+            if row is None:
+                fresh = self._unit_row(unit, self.index.next_seq(conn), "running")
+                conn.execute(
+                    units_table.insert(), [{**fresh, "attempts": 1, "started_at": utcnow()}]
+                )
+                return
+            conn.execute(
+                update(units_table)
+                .where(self._unit_filter(unit))
+                .values(
+                    status="running",
+                    error=None,
+                    attempts=int(row[0] or 0) + 1,
+                    started_at=utcnow(),
+                    finished_at=None,
+                )
+            )
+
+    def finish(self, unit: UnitLike, status: str = "done", error: str | None = None) -> None:
+        """Mark a unit ``done`` (only after its artifacts and scores are stored) or ``failed``;
+        a failed unit's traceback-free error goes to the index, details to ``error.txt``."""
+        if status not in ("done", "failed"):
+            raise ValueError(f"finish status must be 'done' or 'failed', got {status!r}")
+        clean_error = redact_env_secrets(error) if error else None
+        with self.index.write() as conn:
+            result = conn.execute(
+                update(units_table)
+                .where(self._unit_filter(unit))
+                .values(status=status, error=clean_error, finished_at=utcnow())
+            )
+            if result.rowcount == 0:
+                row = self._unit_row(unit, self.index.next_seq(conn), status)
+                conn.execute(units_table.insert(), [{**row, "error": clean_error, "attempts": 1}])
+
+    def record_failure(self, unit: UnitLike, exc: BaseException) -> str:
+        """Store ``error.txt`` (full traceback) in the unit folder and mark the unit failed.
+        Returns the one-line error recorded in the index."""
+        message = f"{type(exc).__name__}: {exc}"
+        tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        layout.write_text_atomic(self.unit_dir(unit) / layout.ERROR_FILE, redact_env_secrets(tb))
+        self.finish(unit, "failed", message)
+        return message
+
+    def is_finished(self, unit: UnitLike) -> bool:
+        with self.index.read() as conn:
+            status = conn.execute(
+                select(units_table.c.status).where(self._unit_filter(unit))
+            ).scalar()
+        return status == "done"
+
+    def finished_keys(self) -> set[str]:
+        with self.index.read() as conn:
+            return set(
+                conn.execute(
+                    select(units_table.c.unit_key).where(
+                        (units_table.c.run_id == self.run_id) & (units_table.c.status == "done")
+                    )
+                ).scalars()
+            )
+
+    def units(self, status: str | None = None) -> list[UnitRecord]:
+        """Units in plan order, optionally only those with ``status``."""
+        query = select(units_table).where(units_table.c.run_id == self.run_id)
+        if status is not None:
+            query = query.where(units_table.c.status == status)
+        with self.index.read() as conn:
+            rows = conn.execute(query.order_by(units_table.c.seq)).mappings().all()
+        return [
+            UnitRecord(
+                item_id=r["item_id"],
+                system=r["system"],
+                trial=int(r["trial"]),
+                condition=r["condition"],
+                category=r["category"],
+                status=r["status"],
+                error=r["error"],
+                attempts=int(r["attempts"] or 0),
+            )
+            for r in rows
+        ]
+
+    def status_counts(self) -> dict[str, dict[str, int]]:
+        """``{system: {"done": n, "failed": n, "pending": n}}`` (pending = planned or running)."""
+        out: dict[str, dict[str, int]] = defaultdict(lambda: {"done": 0, "failed": 0, "pending": 0})
+        for unit in self.units():
+            bucket = unit.status if unit.status in ("done", "failed") else "pending"
+            out[unit.system][bucket] += 1
+        return dict(out)
+
+    def item_meta(self) -> dict[str, dict[str, Any]]:
+        with self.index.read() as conn:
+            rows = conn.execute(
+                select(items_table.c.item_id, items_table.c.meta).where(
+                    items_table.c.run_id == self.run_id
+                )
+            ).all()
+        return {item_id: dict(meta or {}) for item_id, meta in rows}
+
+    # -- scores -----------------------------------------------------------------------------
+
+    def save_scores(self, unit: UnitLike, scores: Mapping[str, Score]) -> None:
+        """Merge ``scores`` into the unit's ``scores.json`` and the index (same metric
+        replaces the previous value; other metrics are kept)."""
+        path = self.unit_dir(unit) / layout.SCORES_FILE
+        existing = layout.read_json(path) or {}
+        merged = {**existing, **{name: scrub(s.to_dict()) for name, s in scores.items()}}
+        layout.write_json_atomic(path, merged)
+        now = utcnow()
+        rows = [
+            {
+                "run_id": self.run_id,
+                "unit_key": unit.key,
+                "metric": name,
+                "value": None if score.value is None else float(score.value),
+                "passed": None if score.passed is None else int(bool(score.passed)),
+                "error": redact_env_secrets(score.error) if score.error else None,
+                "details": scrub(score.details) or None,
+                "scored_at": now,
+            }
+            for name, score in scores.items()
+        ]
+        with self.index.write() as conn:
+            conn.execute(
+                delete(scores_table).where(
+                    (scores_table.c.run_id == self.run_id)
+                    & (scores_table.c.unit_key == unit.key)
+                    & (scores_table.c.metric.in_(list(scores)))
+                )
+            )
+            if rows:
+                conn.execute(scores_table.insert(), rows)
+
+    def load_scores(self, system: str | None = None, *, only_done: bool = True) -> list[ScoreRow]:
+        """Score rows in plan order; by default only for units whose status is ``done``."""
+        u, s = units_table, scores_table
+        query = (
+            select(
+                u.c.item_id,
+                u.c.system,
+                u.c.trial,
+                u.c.condition,
+                u.c.category,
+                s.c.metric,
+                s.c.value,
+                s.c.passed,
+                s.c.error,
+                s.c.details,
+            )
+            .join(s, (s.c.run_id == u.c.run_id) & (s.c.unit_key == u.c.unit_key))
+            .where(u.c.run_id == self.run_id)
+            .order_by(u.c.seq, s.c.metric)
+        )
+        if system is not None:
+            query = query.where(u.c.system == system)
+        if only_done:
+            query = query.where(u.c.status == "done")
+        with self.index.read() as conn:
+            rows = conn.execute(query).all()
+        return [
+            ScoreRow(
+                item_id=r[0],
+                system=r[1],
+                trial=int(r[2]),
+                condition=r[3],
+                category=r[4],
+                metric=r[5],
+                value=r[6],
+                passed=None if r[7] is None else bool(r[7]),
+                error=r[8],
+                details=dict(r[9] or {}),
+            )
+            for r in rows
+        ]
+
+    # -- usage ------------------------------------------------------------------------------
+
+    def record_usage(
+        self,
+        unit: UnitLike,
+        provider: str,
+        calls: int,
+        prompt_tokens: int,
+        completion_tokens: int,
+        cost_usd: float | None,
+        parse_failures: int = 0,
+    ) -> None:
+        """Append one usage record (a retried or re-scored unit adds more: all calls cost)."""
+        with self.index.write() as conn:
+            conn.execute(
+                usage_table.insert(),
+                [
+                    {
+                        "run_id": self.run_id,
+                        "unit_key": unit.key,
+                        "system": unit.system,
+                        "provider": provider,
+                        "calls": int(calls),
+                        "prompt_tokens": int(prompt_tokens),
+                        "completion_tokens": int(completion_tokens),
+                        "cost_usd": cost_usd,
+                        "parse_failures": int(parse_failures),
+                        "recorded_at": utcnow(),
+                    }
+                ],
+            )
+
+    def usage_summary(self) -> dict[str, Any]:
+        """Totals, per provider and per system. ``cost_usd`` sums known costs; records with no
+        price are counted in ``calls_without_cost``."""
+        t = usage_table
+        with self.index.read() as conn:
+            rows = conn.execute(
+                select(
+                    t.c.system,
+                    t.c.provider,
+                    t.c.calls,
+                    t.c.prompt_tokens,
+                    t.c.completion_tokens,
+                    t.c.cost_usd,
+                    t.c.parse_failures,
+                ).where(t.c.run_id == self.run_id)
+            ).all()
+        total = _empty_usage()
+        by_provider: dict[str, dict[str, Any]] = {}
+        by_system: dict[str, dict[str, Any]] = {}
+        for system, provider, calls, prompt, completion, cost, failures in rows:
+            for bucket in (
+                total,
+                by_provider.setdefault(provider, _empty_usage()),
+                by_system.setdefault(system, _empty_usage()),
+            ):
+                bucket["calls"] += calls
+                bucket["prompt_tokens"] += prompt
+                bucket["completion_tokens"] += completion
+                bucket["parse_failures"] += failures
+                if cost is None:
+                    bucket["calls_without_cost"] += calls
+                else:
+                    bucket["cost_usd"] = (bucket["cost_usd"] or 0.0) + float(cost)
+        for bucket in (total, *by_provider.values(), *by_system.values()):
+            calls = bucket["calls"]
+            bucket["parse_failure_rate"] = bucket["parse_failures"] / calls if calls else None
+        return {"total": total, "by_provider": by_provider, "by_system": by_system}
+
+    # -- maintenance ------------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Forget every unit, score, usage record and artifact of this run (``--no-resume``)."""
+        with self.index.write() as conn:
+            for table in (units_table, items_table, scores_table, usage_table):
+                conn.execute(delete(table).where(table.c.run_id == self.run_id))
+        for folder in (self.items_dir, self.report_dir):
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True, exist_ok=True)
+        with self._doc_lock:
+            for key in ("started_at", "resumed_at", "models"):
+                self._doc.pop(key, None)
+            self._write_doc(self._doc)
+
+    def close(self) -> None:
+        self.index.dispose()
+
+
+def _empty_usage() -> dict[str, Any]:
+    return {
+        "calls": 0,
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+        "cost_usd": None,
+        "calls_without_cost": 0,
+        "parse_failures": 0,
+    }

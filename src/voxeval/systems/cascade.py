@@ -1,0 +1,155 @@
+"""The cascade system: speech recognition -> language model -> speech synthesis.
+
+With no options it is the embedded tiny baseline (Whisper tiny.en -> SmolLM2-135M -> Piper),
+which runs offline on a laptop CPU. It is there to exercise the pipeline, not to compete:
+its identity and reports say so.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from voxeval.config import SystemSpec
+from voxeval.providers.base import ASR, LLM, TTS, Message
+from voxeval.providers.factory import ProviderSpec
+from voxeval.registry import register
+from voxeval.systems.base import Reply, Turn
+from voxeval.systems.options import make_provider, parse_options, provider_identity
+
+DEFAULT_ASR = ProviderSpec(provider="whisper-tiny-en")
+DEFAULT_LLM = ProviderSpec(provider="smollm2")
+DEFAULT_TTS = ProviderSpec(provider="piper")
+TINY_BASELINE_LABEL = "tiny baseline"
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a voice assistant. Everything you write is read aloud to the user, so answer in "
+    "plain spoken sentences: no lists, headings, markdown, code or emojis. Answer the question "
+    "directly and keep it brief, a few sentences at most."
+)
+
+# Markdown and symbols a TTS engine would read out literally or stumble over.
+_INLINE_MARKUP = re.compile(r"[*_`~]+")
+_LINE_MARKUP = re.compile(r"^\s*(?:[#>|]+|[-+•]|\d+[.)])\s+|\|", re.MULTILINE)
+
+
+class CascadeOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    asr: ProviderSpec = DEFAULT_ASR
+    llm: ProviderSpec = DEFAULT_LLM
+    tts: ProviderSpec = DEFAULT_TTS
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+    max_tokens: int = Field(default=160, ge=1)
+    temperature: float = Field(default=0.0, ge=0.0)
+    voice: str | None = None
+    language: str | None = "en"
+
+
+def spoken_text(text: str) -> str:
+    """The LLM text as it should be spoken: markup removed, whitespace collapsed."""
+    return " ".join(_LINE_MARKUP.sub(" ", _INLINE_MARKUP.sub("", text)).split())
+
+
+@register("system", "cascade")
+class CascadeSystem:
+    """ASR -> LLM -> TTS. ``reply`` transcribes every user turn that has no text yet, sends the
+    whole conversation to the LLM and speaks its answer. The text channel is the LLM's text."""
+
+    def __init__(
+        self,
+        name: str,
+        asr: ASR,
+        llm: LLM,
+        tts: TTS,
+        options: CascadeOptions,
+    ) -> None:
+        self.name = name
+        self.asr = asr
+        self.llm = llm
+        self.tts = tts
+        self.options = options
+
+    @classmethod
+    def from_spec(cls, spec: SystemSpec, ctx: Any = None) -> CascadeSystem:
+        opts = parse_options(spec, CascadeOptions)
+        return cls(
+            spec.name,
+            make_provider(ctx, "asr", opts.asr),
+            make_provider(ctx, "llm", opts.llm),
+            make_provider(ctx, "tts", opts.tts),
+            opts,
+        )
+
+    @property
+    def is_tiny_baseline(self) -> bool:
+        o = self.options
+        return (o.asr, o.llm, o.tts) == (DEFAULT_ASR, DEFAULT_LLM, DEFAULT_TTS)
+
+    def identity(self) -> dict[str, Any]:
+        ident: dict[str, Any] = {
+            "type": "cascade",
+            "asr": provider_identity(self.asr),
+            "llm": provider_identity(self.llm),
+            "tts": provider_identity(self.tts),
+            "system_prompt": self.options.system_prompt,
+            "max_tokens": self.options.max_tokens,
+            "temperature": self.options.temperature,
+            "voice": self.options.voice,
+        }
+        if self.is_tiny_baseline:
+            ident["label"] = TINY_BASELINE_LABEL
+        return ident
+
+    def _messages(self, history: Sequence[Turn]) -> tuple[list[Message], float, str]:
+        """Chat messages for ``history``; returns them with the ASR time and what the ASR heard
+        in the last user turn."""
+        messages: list[Message] = [{"role": "system", "content": self.options.system_prompt}]
+        asr_s, heard = 0.0, ""
+        for turn in history:
+            text = turn.text
+            if turn.role == "user" and text is None:
+                if turn.audio is None:
+                    raise ValueError("a user turn needs audio or text")
+                start = time.perf_counter()
+                text = self.asr.transcribe(turn.audio, language=self.options.language).text
+                asr_s += time.perf_counter() - start
+                heard = text
+            messages.append({"role": turn.role, "content": (text or "").strip()})
+        return messages, asr_s, heard
+
+    def reply(self, history: Sequence[Turn]) -> Reply:
+        if not history or history[-1].role != "user":
+            raise ValueError("cascade.reply needs a history that ends with a user turn")
+        t0 = time.perf_counter()
+        messages, asr_s, heard = self._messages(history)
+        start = time.perf_counter()
+        response = self.llm.chat(
+            messages, temperature=self.options.temperature, max_tokens=self.options.max_tokens
+        )
+        llm_s = time.perf_counter() - start
+        text = spoken_text(response.text)
+        start = time.perf_counter()
+        audio = self.tts.synthesize(text, voice=self.options.voice) if text else None
+        tts_s = time.perf_counter() - start
+        details: dict[str, Any] = {
+            "heard": heard,
+            "llm_text": response.text,
+            "usage": {
+                "prompt_tokens": response.usage.prompt_tokens,
+                "completion_tokens": response.usage.completion_tokens,
+                "cost_usd": response.usage.cost_usd,
+            },
+        }
+        if self.is_tiny_baseline:
+            details["label"] = TINY_BASELINE_LABEL
+        timing = {
+            "asr_s": asr_s,
+            "llm_s": llm_s,
+            "tts_s": tts_s,
+            "total_s": time.perf_counter() - t0,
+        }
+        return Reply(audio=audio, text=text, timing=timing, details=details)

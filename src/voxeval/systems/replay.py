@@ -1,0 +1,120 @@
+"""Replies produced elsewhere, looked up by item id.
+
+Either ``folder:`` with ``<item_id>.wav`` (and optionally ``<item_id>.txt``, the system's text
+channel), or ``manifest:`` — a JSONL file of ``{"item_id", "audio", "text"?}`` rows whose audio
+paths are relative to the manifest. The protocol passes the item id in ``Turn.item_id``.
+Replay rows are scored exactly like live replies: same files, same metrics.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
+from voxeval.audio import read_audio
+from voxeval.config import SystemSpec
+from voxeval.errors import ConfigError, VoxevalError
+from voxeval.registry import register
+from voxeval.systems.base import Reply, Turn
+from voxeval.systems.options import parse_options
+
+
+class ReplayOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    folder: str | None = None
+    manifest: str | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ReplayOptions:
+        if (self.folder is None) == (self.manifest is None):
+            raise ValueError("give exactly one of 'folder' or 'manifest'")
+        return self
+
+
+class ManifestRow(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    item_id: str
+    audio: str
+    text: str | None = None
+
+
+class MissingReply(VoxevalError):
+    """The replay source has no reply for an item."""
+
+
+def load_manifest(path: Path) -> dict[str, ManifestRow]:
+    if not path.is_file():
+        raise ConfigError(f"{path}: replay manifest not found")
+    rows: dict[str, ManifestRow] = {}
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = ManifestRow.model_validate(json.loads(line))
+        except (json.JSONDecodeError, ValidationError) as exc:
+            raise ConfigError(f"{path}:{lineno}: bad replay row ({exc})") from exc
+        if row.item_id in rows:
+            raise ConfigError(f"{path}:{lineno}: item {row.item_id!r} appears twice")
+        rows[row.item_id] = row
+    return rows
+
+
+@register("system", "replay")
+class ReplaySystem:
+    def __init__(self, name: str, options: ReplayOptions) -> None:
+        self.name = name
+        self.options = options
+        self._rows: dict[str, ManifestRow] | None = None
+        if options.folder is not None:
+            self.folder: Path | None = Path(options.folder).expanduser().resolve()
+            if not self.folder.is_dir():
+                raise ConfigError(f"system {name!r}: replay folder {self.folder} does not exist")
+            self.manifest: Path | None = None
+        else:
+            assert options.manifest is not None
+            self.folder = None
+            self.manifest = Path(options.manifest).expanduser().resolve()
+            self._rows = load_manifest(self.manifest)
+
+    @classmethod
+    def from_spec(cls, spec: SystemSpec, ctx: Any = None) -> ReplaySystem:
+        return cls(spec.name, parse_options(spec, ReplayOptions))
+
+    def identity(self) -> dict[str, Any]:
+        source = str(self.folder) if self.folder is not None else str(self.manifest)
+        return {"type": "replay", "source": source}
+
+    def reply(self, history: Sequence[Turn]) -> Reply:
+        if not history or history[-1].role != "user":
+            raise ValueError("replay.reply needs a history that ends with a user turn")
+        item_id = history[-1].item_id
+        if not item_id:
+            raise MissingReply(f"system {self.name!r}: replay needs Turn.item_id to find a reply")
+        if self.folder is not None:
+            return self._from_folder(self.folder, item_id)
+        assert self._rows is not None and self.manifest is not None
+        row = self._rows.get(item_id)
+        if row is None:
+            raise MissingReply(f"replay manifest {self.manifest} has no row for item {item_id!r}")
+        audio_path = Path(row.audio)
+        if not audio_path.is_absolute():
+            audio_path = self.manifest.parent / audio_path
+        if not audio_path.is_file():
+            raise MissingReply(
+                f"replay manifest {self.manifest}: item {item_id!r}: audio {audio_path} not found"
+            )
+        return Reply(audio=read_audio(audio_path), text=row.text, details={"replayed": True})
+
+    def _from_folder(self, folder: Path, item_id: str) -> Reply:
+        wav = folder / f"{item_id}.wav"
+        if not wav.is_file():
+            raise MissingReply(
+                f"replay folder {folder} has no reply for item {item_id!r} ({wav.name})"
+            )
+        txt = folder / f"{item_id}.txt"
+        text = txt.read_text(encoding="utf-8").strip() if txt.is_file() else None
+        return Reply(audio=read_audio(wav), text=text, details={"replayed": True})

@@ -1,0 +1,78 @@
+"""The speech commands through the installed ``voxeval`` entry point and Typer's runner."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from voxeval.audio import read_audio
+from voxeval.cli.main import app
+
+VOXEVAL = Path(sys.executable).with_name("voxeval")
+runner = CliRunner()
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(VOXEVAL), *args], capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+@pytest.mark.skipif(not VOXEVAL.exists(), reason="voxeval entry point not installed")
+def test_doctor_json_lists_every_provider_kind() -> None:
+    proc = run_cli("doctor", "--json")
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    assert all(set(r) == {"kind", "name", "available", "reason"} for r in rows)
+    table = {(r["kind"], r["name"]): r for r in rows}
+    for key in [("asr", "whisper-tiny-en"), ("asr", "whisper-base"), ("tts", "piper")]:
+        assert table[key]["available"] is True, table[key]
+    assert table[("asr", "openai")]["available"] is False
+    assert "base_url" in table[("asr", "openai")]["reason"]
+    assert {r["kind"] for r in rows} >= {"asr", "tts", "llm"}
+
+
+def test_doctor_table_and_voices_json() -> None:
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 0, result.output
+    assert "whisper-tiny-en" in result.output
+    voices = runner.invoke(app, ["voices", "--json"])
+    assert voices.exit_code == 0
+    names = {v["name"] for v in json.loads(voices.stdout)}
+    assert "piper:joe" in names
+
+
+@pytest.mark.models
+@pytest.mark.skipif(not VOXEVAL.exists(), reason="voxeval entry point not installed")
+def test_synth_then_transcribe_json(tmp_path: Path) -> None:
+    wav = tmp_path / "speech.wav"
+    proc = run_cli(
+        "synth", "Please call me back tomorrow morning.", "--voice", "piper:joe", "-o", str(wav)
+    )
+    assert proc.returncode == 0, proc.stderr
+    audio = read_audio(wav)
+    assert audio.rate == 22050 and audio.duration > 1.0
+    proc = run_cli("transcribe", str(wav), "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["text"].lower().startswith("please call me back tomorrow")
+    assert data["provider"] == "whisper-tiny-en"
+    assert data["language"] == "en"
+    assert data["words"][0]["text"] == "Please"
+
+
+def test_synth_with_profile_and_errors(tmp_path: Path) -> None:
+    wav = tmp_path / "p.wav"
+    result = runner.invoke(app, ["synth", "Hello", "--profile", "male,adult,dark", "-o", str(wav)])
+    assert result.exit_code == 0, result.output
+    assert read_audio(wav).duration > 0.2
+    bad = runner.invoke(app, ["transcribe", str(tmp_path / "missing.wav")])
+    assert bad.exit_code == 2
+    assert "file not found" in " ".join(bad.output.split())
+    unknown = runner.invoke(app, ["transcribe", str(wav), "--asr", "nope"])
+    assert unknown.exit_code == 2 and "known:" in unknown.output

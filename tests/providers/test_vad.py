@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.providers.speech_samples import speech_clip
+from voxeval.audio import Audio, concatenate, mix_at_snr, resample
+from voxeval.errors import AudioError, ConfigError
+from voxeval.providers import VAD, availability, create_provider
+from voxeval.providers.factory import ProviderSpec
+
+pytestmark = pytest.mark.models
+LEAD, GAP, TAIL = 1.5, 2.0, 1.0
+
+
+@pytest.fixture(scope="module")
+def speech(tmp_path_factory: pytest.TempPathFactory) -> Audio:
+    return resample(speech_clip(tmp_path_factory.mktemp("vad")), 16000)
+
+
+@pytest.fixture(scope="module")
+def layout(speech: Audio) -> tuple[Audio, list[tuple[float, float]]]:
+    """silence, speech, silence, speech, silence; with the true speech spans."""
+    clip = concatenate(
+        [Audio.silence(LEAD), speech, Audio.silence(GAP), speech, Audio.silence(TAIL)]
+    )
+    first = (LEAD, LEAD + speech.duration)
+    second_start = first[1] + GAP
+    return clip, [first, (second_start, second_start + speech.duration)]
+
+
+@pytest.mark.parametrize("name", ["silero", "pysilero"])
+def test_vad_finds_speech_where_it_is(
+    name: str, layout: tuple[Audio, list[tuple[float, float]]]
+) -> None:
+    if not availability("vad", ProviderSpec(provider=name)).available:
+        pytest.skip(f"vad {name} unavailable here")
+    clip, truth = layout
+    vad = create_provider("vad", {"provider": name, "min_silence_ms": 500})
+    assert isinstance(vad, VAD)
+    segments = vad.segments(clip)
+    assert segments, "no speech found"
+    # Every segment lies inside (a little around) a true speech span; none in the silences.
+    for seg in segments:
+        assert any(a - 0.3 <= seg.start and seg.end <= b + 0.3 for a, b in truth), seg
+    # Both spans are found, covering most of their length.
+    for a, b in truth:
+        covered = sum(max(0.0, min(b, s.end) - max(a, s.start)) for s in segments)
+        assert covered > 0.8 * (b - a)
+    times, probs = vad.speech_probabilities(clip)
+    assert times.shape == probs.shape and probs.min() >= 0.0 and probs.max() <= 1.0
+    assert float(probs[times < LEAD - 0.2].max()) < 0.5
+
+
+@pytest.mark.parametrize("name", ["silero", "pysilero"])
+def test_vad_silence_and_noise_only_give_no_speech(name: str) -> None:
+    vad = create_provider("vad", name)
+    assert vad.segments(Audio.silence(3.0)) == []
+    noise = Audio(np.random.default_rng(0).normal(0, 0.01, 48000).astype(np.float32), 16000)
+    assert vad.segments(noise) == []
+
+
+def test_silero_onnx_agrees_with_pysilero_on_noisy_speech(speech: Audio) -> None:
+    noise = Audio(np.random.default_rng(1).normal(0, 0.1, 16000).astype(np.float32), 16000)
+    noisy = mix_at_snr(concatenate([Audio.silence(1.0), speech]), noise, 10.0, seed=0)
+    _, onnx_probs = create_provider("vad", "silero").speech_probabilities(noisy)
+    _, ggml_probs = create_provider("vad", "pysilero").speech_probabilities(noisy)
+    agreement = np.mean((onnx_probs > 0.5) == (ggml_probs > 0.5))
+    assert agreement > 0.9
+
+
+def test_vad_identity_options_and_errors(speech: Audio) -> None:
+    vad = create_provider("vad", {"provider": "silero", "threshold": 0.6})
+    ident = vad.identity()
+    assert ident["model"].startswith("silero_vad") and ident["threshold"] == 0.6
+    assert len(ident["sha256"]) == 16
+    with pytest.raises(ConfigError, match="threshold"):
+        create_provider("vad", {"provider": "silero", "threshold": 0})
+    with pytest.raises(AudioError, match="non-empty"):
+        vad.segments(Audio(np.zeros(0, dtype=np.float32), 16000))
+
+
+def test_vad_times_are_in_input_seconds_at_any_rate(
+    layout: tuple[Audio, list[tuple[float, float]]], tmp_path: Path
+) -> None:
+    clip, truth = layout
+    vad = create_provider("vad", {"provider": "silero", "min_silence_ms": 500})
+    at_16k = vad.segments(clip)
+    at_8k = vad.segments(resample(clip, 8000))
+    assert len(at_8k) == len(at_16k)
+    assert at_8k[0].start == pytest.approx(at_16k[0].start, abs=0.1)
+    assert at_8k[0].start == pytest.approx(truth[0][0], abs=0.3)

@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+from voxeval.report.markdown import render_markdown, walk_stats
+
+STAT = {"mean": 0.5, "ci_low": 0.25, "ci_high": 0.75, "n": 8}
+
+
+def test_render_tables_and_extra_results() -> None:
+    summary = {
+        "run_id": "r1",
+        "suite": {"name": "demo", "protocol": "live_call"},
+        "seed": 0,
+        "systems": {
+            "agent": {
+                "overall": {"task_completion": STAT},
+                "by_category": {"auth": {"task_completion": STAT}},
+                "by_condition": {},
+                "not_run": {"faithfulness": "no judge configured"},
+                "units": {"done": 8, "failed": 0, "pending": 0},
+                "pass_at_k": [{"k": 1, **STAT}, {"k": 2, **STAT}],
+                "turn_taking": STAT,
+            }
+        },
+        "usage": {"by_provider": {"judge": {"calls": 3, "cost_usd": 0.5}}, "total": {}},
+    }
+    md = render_markdown(summary)
+    assert "| task_completion | 0.5 | [0.25, 0.75] | 8 |" in md
+    assert "| auth | task_completion | 0.5 |" in md
+    assert "| pass_at_k k=2 | 0.5 |" in md and "| turn_taking | 0.5 |" in md
+    assert "- `faithfulness`: no judge configured" in md
+    assert "$0.5000" in md
+
+
+def test_walk_stats_labels_nested_values() -> None:
+    found = dict(walk_stats("x", {"a": STAT, "b": [{"k": 3, **STAT}], "c": "text"}))
+    assert set(found) == {"x.a", "x.b k=3"}

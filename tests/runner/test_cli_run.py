@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+import tests.runner.toy_protocol  # noqa: F401  (registers the toy protocol and suite)
+from tests.runner.test_execute import log_counts
+from tests.runner.toy_protocol import write_config, write_suite
+from voxeval.cli.main import app
+
+runner = CliRunner()
+
+
+def test_run_report_score_commands(tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+    suite = write_suite(tmp_path / "suite", n_items=4, log=str(log))
+    config = write_config(tmp_path / "cfg.yaml", suite)
+    out = tmp_path / "run"
+    result = runner.invoke(
+        app, ["run", str(config), "--out", str(out), "--limit", "3", "--trials", "2", "--seed", "5"]
+    )
+    assert result.exit_code == 0, result.output
+    assert f"report: {out.resolve() / 'report' / 'summary.md'}" in result.stdout
+    summary = json.loads((out / "report" / "summary.json").read_text())
+    assert summary["seed"] == 5 and summary["systems"]["echo"]["units"]["done"] == 6
+
+    assert runner.invoke(app, ["report", str(out)]).exit_code == 0
+    interacts = sum(log_counts(log, "interact").values())
+    result = runner.invoke(app, ["score", str(out), "--metrics", "parity"])
+    assert result.exit_code == 0, result.output
+    assert sum(log_counts(log, "interact").values()) == interacts
+    summary = json.loads((out / "report" / "summary.json").read_text())
+    assert "parity" in summary["systems"]["echo"]["overall"]
+
+
+def test_run_errors_are_friendly(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["run", str(tmp_path / "missing.yaml")])
+    assert result.exit_code == 2
+    result = runner.invoke(app, ["report", str(tmp_path)])
+    assert result.exit_code == 2
+
+
+def test_suites_lists_registered_suites() -> None:
+    result = runner.invoke(app, ["suites", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert {"name": "toy-registered", "protocol": "toy"}.items() <= next(
+        r for r in rows if r["name"] == "toy-registered"
+    ).items()

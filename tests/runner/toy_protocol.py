@@ -1,0 +1,122 @@
+"""A tiny protocol and suite for testing the runner, store and reports (registered on import).
+
+The suite file (YAML) lists items and knobs:
+``items: [{id, category}]``, ``log: PATH`` (every interact/score call appends a line),
+``sleep: SECONDS`` per interact, ``fail_items: [ids]`` (interact raises unless the file
+``<log>.heal`` exists), ``interrupt_item: ID`` (interact raises KeyboardInterrupt unless
+``<log>.heal`` exists).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from voxeval.benchmarks.suite_info import SuiteInfo
+from voxeval.registry import register
+from voxeval.report.aggregate import standard_summary
+from voxeval.runner.context import RunContext
+from voxeval.runner.protocol import WorkUnit
+from voxeval.scoring.score import Score
+from voxeval.store.layout import write_json_atomic
+
+DEFAULT_METRICS = ["length", "judge"]
+
+
+def suite_data(ctx: RunContext) -> dict[str, Any]:
+    assert ctx.suite is not None
+    data: dict[str, Any] = yaml.safe_load(ctx.suite.path.read_text())
+    return data
+
+
+def log(ctx: RunContext, line: str) -> None:
+    path = suite_data(ctx).get("log")
+    if path:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+
+
+def healed(ctx: RunContext) -> bool:
+    path = suite_data(ctx).get("log")
+    return bool(path) and Path(f"{path}.heal").exists()
+
+
+@register("protocol", "toy")
+class ToyProtocol:
+    name = "toy"
+
+    def plan(self, ctx: RunContext) -> list[WorkUnit]:
+        items = suite_data(ctx)["items"]
+        conditions = ctx.config.conditions or ["clean"]
+        return [
+            WorkUnit(item["id"], system.name, trial, condition, item.get("category", ""))
+            for item in items
+            for condition in conditions
+            for system in ctx.config.systems
+            for trial in range(ctx.config.trials)
+        ]
+
+    def interact(self, unit: WorkUnit, ctx: RunContext) -> None:
+        data = suite_data(ctx)
+        log(ctx, f"interact {unit.key}")
+        time.sleep(float(data.get("sleep", 0)))
+        if unit.item_id == data.get("interrupt_item") and not healed(ctx):
+            raise KeyboardInterrupt
+        if unit.item_id in data.get("fail_items", []) and not healed(ctx):
+            raise RuntimeError(f"toy failure on {unit.item_id}")
+        rng = ctx.rng(unit.item_id, unit.trial)
+        write_json_atomic(
+            ctx.store.unit_dir(unit) / "reply.json",
+            {"text": unit.item_id.upper(), "noise": float(rng.random())},
+        )
+        ctx.store.record_usage(unit, "toy-judge", 2, 100, 20, 0.001, parse_failures=1)
+
+    def score(self, unit: WorkUnit, ctx: RunContext, metrics: list[str] | None) -> dict[str, Score]:
+        log(ctx, f"score {unit.key}")
+        reply = json.loads((ctx.store.unit_dir(unit) / "reply.json").read_text())
+        number = int(unit.item_id[1:])
+        available = {
+            "length": lambda: Score(float(len(reply["text"]) + number + unit.trial), passed=True),
+            "judge": lambda: Score.not_run(ctx.judge_unavailable_reason() or "judge unused"),
+            "parity": lambda: Score(float(number % 2), passed=number % 2 == 0),
+        }
+        return {m: available[m]() for m in (metrics or DEFAULT_METRICS)}
+
+    def summarize(self, ctx: RunContext) -> dict[str, Any]:
+        return standard_summary(
+            ctx.store.load_scores(),
+            ctx.config.metrics,
+            seed=ctx.seed,
+            units=ctx.store.status_counts(),
+        )
+
+
+def write_suite(folder: Path, n_items: int = 6, **knobs: Any) -> Path:
+    """A suite folder with ``n_items`` items in two categories; returns the suite file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    items = [
+        {"id": f"q{i:02d}", "category": "even" if i % 2 == 0 else "odd"} for i in range(n_items)
+    ]
+    path = folder / "suite.yaml"
+    path.write_text(yaml.safe_dump({"protocol": "toy", "name": "toy", "items": items, **knobs}))
+    return path
+
+
+def write_config(path: Path, suite: Path, **fields: Any) -> Path:
+    data = {"suite": str(suite), "systems": [{"name": "echo", "type": "toy"}], **fields}
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+register("suite", "toy-registered")(
+    SuiteInfo(
+        name="toy-registered",
+        protocol="toy",
+        description="test-only suite",
+        path=Path(__file__).parent / "no-such-suite.yaml",
+    )
+)

@@ -1,0 +1,30 @@
+"""Shared helpers for scoring tests: real providers pointed at the fake OpenAI server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.fakes.openai_server import FakeResponse
+from voxeval.providers.factory import create_provider
+from voxeval.scoring import Judge, ScoringResources, TranscriptSettings
+
+
+def transcription(text: str) -> FakeResponse:
+    return FakeResponse(json_body={"text": text, "language": "en"})
+
+
+def remote_resources(server: Any, *, k: int = 3, with_judge: bool = True) -> ScoringResources:
+    """Scoring resources whose ASR and judge are the OpenAI clients talking to ``server``."""
+
+    def asr() -> Any:
+        return create_provider("asr", {"provider": "openai", "base_url": server.url})
+
+    def judge() -> Judge:
+        llm = create_provider("llm", {"provider": "openai", "base_url": server.url, "model": "j"})
+        return Judge(llm, max_attempts=3)
+
+    return ScoringResources(
+        asr=asr,
+        judge=judge if with_judge else None,
+        transcript_settings=TranscriptSettings(k=k, max_decodes=10),
+    )

@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import json
+
+from tests.scoring.helpers import remote_resources, transcription
+from voxeval.scoring import ReplyRecord, has_repeated_sentences
+
+LOOP = "Thanks for watching. Thanks for watching. Thanks for watching."
+
+
+def test_repeated_sentence_filter() -> None:
+    assert has_repeated_sentences(LOOP)
+    assert has_repeated_sentences("Hi there. Yes! yes. YES? Done.")  # case/punctuation-blind
+    assert not has_repeated_sentences("Thanks. Thanks. Something else. Thanks.")
+    assert not has_repeated_sentences("")
+    assert has_repeated_sentences("A. A.", limit=2)
+
+
+def test_k_transcripts_skip_hallucinated_candidates(openai_server, tone, tmp_path) -> None:
+    openai_server.push(
+        transcription("Paris is the capital."),  # greedy decode
+        transcription(LOOP),
+        transcription(LOOP),
+        transcription("Paris is the capital city."),
+        transcription("Paris is a capital."),
+    )
+    resources = remote_resources(openai_server)
+    record = ReplyRecord(item_id="q1", query="capital?", reply_audio=tone, unit_dir=tmp_path)
+    result = resources.transcripts(record)
+    assert result.texts == (
+        "Paris is the capital.",
+        "Paris is the capital city.",
+        "Paris is a capital.",
+    )
+    assert result.rejected == 2
+    assert result.greedy == "Paris is the capital."
+    assert len(openai_server.requests) == 5
+    stored = json.loads((tmp_path / "transcripts.json").read_text())
+    assert stored["rejected"] == 2 and len(stored["candidates"]) == 5
+    # The second call reads transcripts.json and sends nothing.
+    again = remote_resources(openai_server).transcripts(record)
+    assert again.texts == result.texts
+    assert len(openai_server.requests) == 5
+
+
+def test_real_repetition_is_kept_when_no_clean_candidate(openai_server, tone) -> None:
+    openai_server.push(*[transcription(LOOP) for _ in range(4)])
+    resources = remote_resources(openai_server, k=2)
+    resources.transcript_settings = type(resources.transcript_settings)(k=2, max_decodes=4)
+    result = resources.transcripts(ReplyRecord(item_id="q", query="q", reply_audio=tone))
+    assert result.texts == (LOOP, LOOP)
+    assert result.rejected == 4 and result.filled_with_rejected == 2
+
+
+def test_no_audio_gives_one_empty_transcript(openai_server) -> None:
+    result = remote_resources(openai_server).transcripts(
+        ReplyRecord(item_id="q", query="q", reply_audio=None)
+    )
+    assert result.texts == ("",) and result.no_audio
+    assert openai_server.requests == []

@@ -1,0 +1,46 @@
+from pathlib import Path
+
+import pytest
+
+from voxeval.config import load_run_config, parse_run_config
+from voxeval.errors import ConfigError
+
+
+def test_valid_config_round_trips(tmp_path: Path) -> None:
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text(
+        "suite: wild-mini\n"
+        "systems:\n  - {name: base, type: cascade, llm: {provider: smollm2}}\n"
+        "judge: {provider: openai, base_url: 'http://127.0.0.1:1/v1', model: m, api_key_env: K}\n"
+        "trials: 2\n"
+    )
+    run = load_run_config(cfg, overrides={"seed": 7, "limit": None})
+    assert run.seed == 7
+    assert run.trials == 2
+    assert run.limit is None
+    assert run.system("base").options() == {"llm": {"provider": "smollm2"}}
+    assert run.judge is not None and run.judge.options()["model"] == "m"
+
+
+def test_errors_name_the_file_and_field(tmp_path: Path) -> None:
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text("suite: x\nsystems: []\ntrials: 0\ntypo_field: 1\n")
+    with pytest.raises(ConfigError) as info:
+        load_run_config(cfg)
+    message = str(info.value)
+    assert f"{cfg}: systems:" in message
+    assert f"{cfg}: trials:" in message
+    assert f"{cfg}: typo_field:" in message
+
+
+def test_relative_suite_path_resolves_against_config_folder(tmp_path: Path) -> None:
+    (tmp_path / "suites").mkdir()
+    (tmp_path / "suites" / "s.yaml").write_text("protocol: single_turn\n")
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text("suite: ./suites/s.yaml\nsystems: [{name: a, type: replay}]\n")
+    assert load_run_config(cfg).suite == str((tmp_path / "suites" / "s.yaml").resolve())
+
+
+def test_top_level_must_be_a_mapping() -> None:
+    with pytest.raises(ConfigError, match="<x>: expected a mapping"):
+        parse_run_config(["not", "a", "mapping"], "<x>")
