@@ -63,7 +63,8 @@ setup-llama: $(STAMP)
 setup-torch: $(STAMP)
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q --no-deps distillmos==0.9.1
-	$(BIN)/pip install -q -e ".[torch]"
+	# --no-deps: xls-r-sqa declares torchaudio/transformers, which would replace the CPU torch.
+	$(BIN)/pip install -q --no-deps xls-r-sqa==0.1.0
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -71,7 +71,9 @@ def load_yaml(path: str | Path) -> Any:
     if not p.exists():
         raise ConfigError(f"{p}: file not found")
     try:
-        return yaml.safe_load(p.read_text(encoding="utf-8"))
+        # libyaml's loader when PyYAML was built with it: ~10x faster on large suite files.
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        return yaml.load(p.read_text(encoding="utf-8"), Loader=loader)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{p}: invalid YAML ({exc})") from exc
 

@@ -42,8 +42,11 @@ def test_mix_at_snr_lands_within_0_1_db(
     noise_len: int,
 ) -> None:
     rng = np.random.default_rng(seed)
-    # Speech-like: a random waveform with a random envelope (silences included).
-    envelope = np.repeat(rng.random(speech_len // 64 + 1), 64)[:speech_len]
+    # Speech-like: a random waveform under a random envelope spanning 40 dB, with pauses.
+    levels = 10 ** rng.uniform(-2, 0, speech_len // 64 + 1)
+    levels[rng.random(levels.size) < 0.3] = 0.0
+    levels[0] = 1.0  # never entirely silent (silent speech is an error, tested below)
+    envelope = np.repeat(levels, 64)[:speech_len]
     speech = Audio(speech_level * envelope * rng.standard_normal(speech_len), 8000, "speech")
     noise = Audio(noise_level * rng.uniform(-1, 1, noise_len), 8000, "noise")
     mixed = mix_at_snr(speech, noise, snr, seed=seed, avoid_clipping=False)

@@ -39,3 +39,9 @@ def test_slice_and_equality() -> None:
     assert float(part.samples[0]) == pytest.approx(0.1)
     assert audio == Audio(np.arange(1000, dtype=np.float32) / 1000, 1000)
     assert audio.slice(2.0).is_empty()
+
+
+def test_silence_duration_checked() -> None:
+    assert Audio.silence(0.5, 8000).num_samples == 4000
+    with pytest.raises(AudioError, match="seconds must be in"):
+        Audio.silence(-1.0)

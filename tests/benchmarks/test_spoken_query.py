@@ -42,7 +42,7 @@ def test_error_names_file_item_and_field(tmp_path: Path) -> None:
 
 def test_pf_needs_known_subcategory(tmp_path: Path) -> None:
     bad = {**GOOD, "id": "pf1", "category": "PF", "subcategory": "whisper"}
-    with pytest.raises(ConfigError, match="pf1.*PF queries need subcategory"):
+    with pytest.raises(ConfigError, match=r"pf1.*subcategory: .*PF queries need subcategory"):
         load_query_suite(_suite(tmp_path, [bad]))
 
 
@@ -53,7 +53,7 @@ def test_prosody_mark_word_must_be_in_text(tmp_path: Path) -> None:
         "subcategory": "pause",
         "render": {"marks": [{"kind": "pause", "word": "banana"}]},
     }
-    with pytest.raises(ConfigError, match="render.*banana"):
+    with pytest.raises(ConfigError, match=r"render: .*banana"):
         load_query_suite(_suite(tmp_path, [bad]))
 
 
@@ -66,7 +66,7 @@ def test_duplicate_ids_and_missing_audio_are_reported(tmp_path: Path) -> None:
 
 
 def test_unknown_field_is_rejected(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="checklists"):
+    with pytest.raises(ConfigError, match=r"checklists"):
         load_query_suite(_suite(tmp_path, [{**GOOD, "checklists": []}]))
 
 

@@ -76,3 +76,20 @@ def test_synth_with_profile_and_errors(tmp_path: Path) -> None:
     assert "file not found" in " ".join(bad.output.split())
     unknown = runner.invoke(app, ["transcribe", str(wav), "--asr", "nope"])
     assert unknown.exit_code == 2 and "known:" in unknown.output
+
+
+@pytest.mark.models
+def test_mos_json_prints_the_model_fields(tmp_path: Path, tone) -> None:  # type: ignore[no-untyped-def]
+    from voxeval.audio import write_audio
+    from voxeval.providers import availability
+    from voxeval.providers.factory import ProviderSpec
+
+    if not availability("mos", ProviderSpec(provider="dnsmos")).available:
+        pytest.skip("dnsmos is not available")
+    wav = write_audio(tone, tmp_path / "tone.wav")
+    result = runner.invoke(app, ["mos", str(wav), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert 1.0 <= data["overall"] <= 5.0
+    assert set(data["scores"]) <= set(data)
+    assert data["model"]

@@ -72,3 +72,18 @@ def test_distillmos_reports_why_it_cannot_run() -> None:
     assert "torch" in avail.reason or "distillmos" in avail.reason
     with pytest.raises(ProviderUnavailable, match="distillmos"):
         create_provider("mos", "distillmos")
+
+
+@pytest.mark.slow
+def test_distillmos_ranks_clean_above_noisy(speech: Audio) -> None:
+    avail = availability("mos", ProviderSpec(provider="distillmos"))
+    if not avail.available:
+        pytest.skip(f"distillmos unavailable: {avail.reason}")
+    model = create_provider("mos", "distillmos")
+    white = Audio(np.random.default_rng(0).standard_normal(16000).astype(np.float32), 16000)
+    clean = model.predict(speech)
+    noisy = model.predict(mix_at_snr(speech, white, 0.0, seed=0))
+    assert clean.model == "distillmos" and set(clean.scores) == {"mos"}
+    assert 1.0 <= noisy.overall < clean.overall <= 5.0
+    assert clean.overall - noisy.overall > 0.5
+    assert "padding" in clean.details  # espeak sentence is shorter than the 7.68 s window

@@ -92,3 +92,37 @@ def test_vad_times_are_in_input_seconds_at_any_rate(
     assert len(at_8k) == len(at_16k)
     assert at_8k[0].start == pytest.approx(at_16k[0].start, abs=0.1)
     assert at_8k[0].start == pytest.approx(truth[0][0], abs=0.3)
+
+
+def test_silero_stream_matches_whole_audio_scoring(
+    layout: tuple[Audio, list[tuple[float, float]]],
+) -> None:
+    clip, _ = layout
+    vad = create_provider("vad", "silero")
+    _, whole = vad.speech_probabilities(clip)
+    stream = vad.open_stream()
+    rng = np.random.default_rng(0)
+    pieces, pos = [], 0
+    while pos < clip.num_samples:
+        size = int(rng.integers(1, 2000))
+        pieces.append(stream.push(clip.samples[pos : pos + size]))
+        pos += size
+    streamed = np.concatenate(pieces)
+    complete = clip.num_samples // 512
+    assert streamed.size == complete == stream.windows_done
+    np.testing.assert_allclose(streamed, whole[:complete], atol=1e-5)
+    assert stream.time_s == pytest.approx(complete * 0.032)
+
+
+def test_silero_stream_resamples_8khz_call_frames(
+    layout: tuple[Audio, list[tuple[float, float]]],
+) -> None:
+    clip, truth = layout
+    phone = resample(clip, 8000)
+    stream = create_provider("vad", "silero").open_stream(rate=8000)
+    frames = [stream.push(phone.samples[i : i + 160]) for i in range(0, phone.num_samples, 160)]
+    probs = np.concatenate(frames)
+    times = np.arange(probs.size) * 0.032
+    inside = (times > truth[0][0] + 0.3) & (times < truth[0][1] - 0.3)
+    assert probs[times < LEAD - 0.3].max() < 0.5
+    assert np.mean(probs[inside] > 0.5) > 0.7

@@ -38,7 +38,10 @@ def test_kill_9_then_resume(tmp_path: Path) -> None:
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            if (run_dir / "index.sqlite").exists() and len(RunStore(run_dir).finished_keys()) >= 4:
+            started = (run_dir / "run.yaml").exists() and "config:" in (
+                run_dir / "run.yaml"
+            ).read_text()
+            if started and len(RunStore(run_dir).finished_keys()) >= 4:
                 break
             assert child.poll() is None, "the run ended before it could be killed"
             time.sleep(0.05)

@@ -80,8 +80,9 @@ class ListCaller:
 
 
 class NoTools:
-    db: dict = {}
-    session: dict = {}
+    def __init__(self) -> None:
+        self.db: dict = {}
+        self.session: dict = {}
 
     def final_state(self) -> dict:
         return {"session": {}}

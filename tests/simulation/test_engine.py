@@ -15,8 +15,7 @@ FIXED = LatencyModel(agent=ComponentLatency(kind="fixed", ms=800))
 
 def spans(result, speaker):  # type: ignore[no-untyped-def]
     return [
-        (round(s.start, 2), round(s.end, 2), s.interrupted)
-        for s in result.timeline.speech(speaker)
+        (round(s.start, 2), round(s.end, 2), s.interrupted) for s in result.timeline.speech(speaker)
     ]
 
 
@@ -85,8 +84,9 @@ def test_tool_calls_are_timed_and_add_configured_latency() -> None:
         agent=ComponentLatency(kind="fixed", ms=800), tool=ComponentLatency(kind="fixed", ms=500)
     )
     agent = ListAgent(["a b"], tools={0: 2})
-    result = run_call(None, ListCaller("i need help", []), agent, NoTools(), mode="text",
-                      latency_model=latency)
+    result = run_call(
+        None, ListCaller("i need help", []), agent, NoTools(), mode="text", latency_model=latency
+    )
     assert spans(result, "assistant")[1] == (5.9, 6.7, False)  # 4.1 + 0.8 + 2 x 0.5
     # tool calls are spread over the agent's 1.8 s of work after the end of turn at 4.1
     assert [(t.t, t.turn) for t in result.timeline.tools] == [(4.7, 1), (5.3, 1)]
@@ -113,3 +113,11 @@ def test_measured_latency_is_used_without_a_model() -> None:
     result = run_call(None, ListCaller("hi", []), ListAgent(["a"]), NoTools(), mode="text")
     first = result.timeline.speech("assistant")[0]
     assert 0.0 <= first.start < 0.1  # an instant agent speaks at once
+
+
+def test_wall_clock_mode_keeps_the_timeline_and_takes_real_time() -> None:
+    virtual = call(ListCaller("hi", []), ListAgent(["ok"], greeting=None))
+    wall = call(ListCaller("hi", []), ListAgent(["ok"], greeting=None), clock="wall")
+    assert spans(wall, "assistant") == spans(virtual, "assistant")
+    assert spans(wall, "user") == spans(virtual, "user")
+    assert wall.wall_s >= wall.timeline.speech("assistant")[0].start - 0.05

@@ -35,7 +35,11 @@ def test_conditions_parse_compose_and_are_seeded() -> None:
         ]
     )
     assert [c.name for c in conditions] == [
-        "clean", "noise-street-10db", "bad-line", "persona-elderly_slow", "accent-scottish"
+        "clean",
+        "noise-street-10db",
+        "bad-line",
+        "persona-elderly_slow",
+        "accent-scottish",
     ]
     assert conditions[0].transform(1) is None
     assert conditions[3].persona == "elderly_slow" and conditions[3].transform(1) is None
@@ -66,13 +70,22 @@ def test_perturbations_touch_only_the_caller_track() -> None:
 
     def run(condition):  # type: ignore[no-untyped-def]
         return run_call(
-            None, ListCaller("i need help", ["thanks"]), ListAgent(["a b c"]), NoTools(),
-            mode="audio", latency_model=FIXED, caller_voice=tone_voice, agent_voice=tone_voice,
-            caller_transform=condition.transform(5), seed=5,
+            None,
+            ListCaller("i need help", ["thanks"]),
+            ListAgent(["a b c"]),
+            NoTools(),
+            mode="audio",
+            latency_model=FIXED,
+            caller_voice=tone_voice,
+            agent_voice=tone_voice,
+            caller_transform=condition.transform(5),
+            seed=5,
         )
 
     base, perturbed, again = run(clean), run(noisy), run(noisy)
     assert base.assistant_track == perturbed.assistant_track
     assert base.user_track != perturbed.user_track
     assert perturbed.user_track == again.user_track  # seeded
-    assert [s.start for s in base.timeline.segments] == [s.start for s in perturbed.timeline.segments]
+    assert [s.start for s in base.timeline.segments] == [
+        s.start for s in perturbed.timeline.segments
+    ]

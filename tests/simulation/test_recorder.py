@@ -26,8 +26,14 @@ def test_recording_files_are_complete_and_match_the_audio(tmp_path: Path) -> Non
     record_call(result, tmp_path, expected_db=expected, meta={"condition": "clean"})
     names = {p.name for p in tmp_path.iterdir()}
     assert names == {
-        "user.wav", "assistant.wav", "mixed.wav", "events.jsonl", "initial_db.json",
-        "final_db.json", "db_diff.json", "call.json",
+        "user.wav",
+        "assistant.wav",
+        "mixed.wav",
+        "events.jsonl",
+        "initial_db.json",
+        "final_db.json",
+        "db_diff.json",
+        "call.json",
     }
     call, timeline, final_db = load_call(tmp_path)
     assert call["end_reason"] == result.end_reason and call["condition"] == "clean"

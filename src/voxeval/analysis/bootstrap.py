@@ -17,6 +17,8 @@ from scipy import stats
 DEFAULT_RESAMPLES = 2000
 DEFAULT_CONFIDENCE = 0.95
 
+_MAX_BATCH_VALUES = 4_000_000
+
 Stat = dict[str, Any]
 """``{"mean": float | None, "ci_low": float | None, "ci_high": float | None, "n": int}``"""
 
@@ -49,6 +51,7 @@ def metric_stats(
         confidence_level=confidence,
         method=method,
         vectorized=True,
+        batch=max(1, _MAX_BATCH_VALUES // n),  # bounds memory: batch x n floats at a time
         random_state=np.random.default_rng(seed),
     )
     low = float(result.confidence_interval.low)

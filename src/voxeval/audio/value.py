@@ -45,6 +45,8 @@ class Audio:
 
     @classmethod
     def silence(cls, seconds: float, rate: int = 16000) -> Audio:
+        if not 0.0 <= seconds <= MAX_SECONDS:
+            raise AudioError(f"silence: seconds must be in [0, {MAX_SECONDS:.0f}], got {seconds}")
         return cls(np.zeros(round(seconds * rate), dtype=np.float32), rate)
 
     @property

@@ -104,7 +104,10 @@ class SuiteBuilder:
             "rate": self.options.rate,
             "seed": self.options.seed,
         }
-        if job.query.audio is None:
+        if job.query.audio is not None:
+            stat = Path(job.query.audio).stat()
+            params["recording"] = [stat.st_size, stat.st_mtime_ns]
+        else:
             choice = self.choice(job.profile)
             engine = choice.voice.name.partition(":")[0]
             self.engine(engine)

@@ -133,7 +133,7 @@ def load_query_suite(ref: str | Path) -> list[SpokenQuery]:
     if header.format == "wildspeech":
         if not header.data:
             raise ConfigError(f"{path}: data: required when format is 'wildspeech'")
-        return _load_wildspeech(path.parent / header.data)
+        return _load_wildspeech((path.parent / header.data).resolve())
     if not header.queries:
         raise ConfigError(f"{path}: queries: the suite has no queries")
     return validate_queries(header.queries, str(path), path.parent)

@@ -28,7 +28,8 @@ def summary_table(summary: Mapping[str, Any]) -> Table:
         table.add_column(column)
     for system, entry in (summary.get("systems") or {}).items():
         stats = [(m, s) for m, s in (entry.get("overall") or {}).items() if is_stat(s)]
-        extra = [(k, v) for k, v in entry.items() if k not in ("overall",) and is_stat(v)]
+        overall = entry.get("overall") or {}
+        extra = [(k, v) for k, v in entry.items() if k not in overall and is_stat(v)]
         for metric, stat in (stats + extra)[:MAX_TABLE_METRICS]:
             table.add_row(system, metric, fmt_num(stat["mean"]), fmt_ci(stat), str(stat["n"]))
         units = entry.get("units") or {}

@@ -60,7 +60,11 @@ def validate(
         for r in results:
             problems = "\n".join([*r.errors, r.diff]).strip()
             table.add_row(
-                r.scenario, _mark(r.ok), _mark(r.expected_reached), _mark(r.wrong_rejected), problems
+                r.scenario,
+                _mark(r.ok),
+                _mark(r.expected_reached),
+                _mark(r.wrong_rejected),
+                problems,
             )
         stdout.print(table)
     if not all(r.ok for r in results):

@@ -8,6 +8,7 @@ on the stand-in fails loudly, so a hidden use would not go unnoticed.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 import types
@@ -24,6 +25,7 @@ from voxeval.registry import register
 
 RATE = 16000
 MIN_SECONDS = 0.5
+MODEL_WINDOW = 122880  # samples the network scores at once (7.68 s); longer input is tiled
 _IMPORT_LOCK = threading.Lock()
 
 
@@ -78,7 +80,9 @@ class DistillMOS:
         torch.set_num_threads(int(threads))
         module = _import_distillmos()
         self._torch = torch
-        self._model = module.ConvTransformerSQAModel()
+        # The constructor prints where it loaded weights from; keep stdout clean for --json.
+        with contextlib.redirect_stdout(sys.stderr):
+            self._model = module.ConvTransformerSQAModel()
         self._model.eval()
         self._weights = _weights_file()
 
@@ -116,5 +120,10 @@ class DistillMOS:
         with self._torch.no_grad():
             tensor = self._torch.from_numpy(np.ascontiguousarray(samples))[None, :]
             score = float(self._model(tensor).reshape(-1)[0])
-        details = {"input_seconds": round(audio.duration, 3), "input_rate": audio.rate}
+        details: dict[str, Any] = {
+            "input_seconds": round(audio.duration, 3),
+            "input_rate": audio.rate,
+        }
+        if samples.size < MODEL_WINDOW:
+            details["padding"] = f"zero-padded by the model to {MODEL_WINDOW / RATE:.2f} s"
         return MOSResult(overall=score, scores={"mos": score}, model="distillmos", details=details)

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from voxeval.audio import Audio
-from voxeval.errors import ConfigError
+from voxeval.errors import ConfigError, ProviderUnavailable
 
 N_FFT = 1024
 HOP = 256
@@ -68,9 +69,19 @@ class SpeakerTransform:
 IDENTITY = SpeakerTransform()
 
 
+def _librosa() -> Any:
+    try:
+        import librosa
+    except ImportError as exc:
+        raise ProviderUnavailable(
+            "speaker transforms need librosa (pip install 'voxeval[embedded]')"
+        ) from exc
+    return librosa
+
+
 def _warp_envelope(samples: np.ndarray, rate: int, factor: float) -> np.ndarray:
     """Scale the spectral envelope's frequency axis by ``factor``, keeping the harmonics."""
-    import librosa
+    librosa = _librosa()
 
     spec = librosa.stft(samples, n_fft=N_FFT, hop_length=HOP)
     mag, phase = np.abs(spec), np.angle(spec)
@@ -94,7 +105,7 @@ def apply_transform(audio: Audio, transform: SpeakerTransform) -> Audio:
     """Return ``audio`` with the transform applied (same rate; peak level preserved)."""
     if transform.is_identity or audio.is_empty():
         return audio
-    import librosa
+    librosa = _librosa()
 
     y = np.asarray(audio.samples, dtype=np.float32)
     peak = float(np.max(np.abs(y))) or 1.0

@@ -159,6 +159,58 @@ class SileroOnnxVAD(_SileroSegmenter):
             out.append(np.asarray(probs, dtype=np.float32).reshape(-1))
         return np.concatenate(out).astype(np.float64)
 
+    def open_stream(self, rate: int = RATE) -> SileroStream:
+        """Incremental scoring for live audio arriving in chunks at ``rate`` Hz."""
+        return SileroStream(self._session, rate)
+
+
+class SileroStream:
+    """Speech probabilities for audio that arrives in pieces (e.g. 20 ms call frames).
+
+    Keeps the recurrent state, the 64-sample context and any samples short of a full
+    window between pushes, so the probabilities equal those of scoring the whole audio at
+    once. ``push`` returns one probability per completed 32 ms window.
+    """
+
+    def __init__(self, session: Any, rate: int) -> None:
+        import soxr
+
+        self._session = session
+        self._resampler = None if rate == RATE else soxr.ResampleStream(rate, RATE, 1, "float32")
+        self._pending = np.zeros(0, dtype=np.float32)
+        self._context = np.zeros(CONTEXT, dtype=np.float32)
+        self._h = np.zeros(_STATE_SHAPE, dtype=np.float32)
+        self._c = np.zeros(_STATE_SHAPE, dtype=np.float32)
+        self.windows_done = 0
+
+    def push(self, samples: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        """Add samples; probabilities of the windows they complete (possibly none)."""
+        chunk = np.asarray(samples, dtype=np.float32).reshape(-1)
+        if chunk.size and not np.all(np.isfinite(chunk)):
+            raise AudioError("VAD stream: pushed samples contain NaN or infinite values")
+        if self._resampler is not None:
+            chunk = np.asarray(self._resampler.resample_chunk(chunk), dtype=np.float32)
+        self._pending = np.concatenate([self._pending, chunk])
+        n = self._pending.size // WINDOW
+        if n == 0:
+            return np.zeros(0, dtype=np.float64)
+        windows = self._pending[: n * WINDOW].reshape(n, WINDOW)
+        self._pending = self._pending[n * WINDOW :]
+        previous = np.empty((n, CONTEXT), dtype=np.float32)
+        previous[0] = self._context
+        previous[1:] = windows[:-1, -CONTEXT:]
+        self._context = windows[-1, -CONTEXT:].copy()
+        probs, self._h, self._c = self._session.run(
+            None, {"input": np.concatenate([previous, windows], axis=1), "h": self._h, "c": self._c}
+        )
+        self.windows_done += n
+        return np.asarray(probs, dtype=np.float64).reshape(-1)
+
+    @property
+    def time_s(self) -> float:
+        """Audio time (seconds) covered by the probabilities returned so far."""
+        return self.windows_done * FRAME_S
+
 
 @register("vad", "pysilero")
 class PySileroVAD(_SileroSegmenter):

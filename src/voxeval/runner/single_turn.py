@@ -81,6 +81,9 @@ def reply_to_json(unit: WorkUnit, item: RenderedQuery, reply: Reply, wall_s: flo
     return {
         "item_id": unit.item_id,
         "query_id": item.query.id,
+        "profile": item.profile,
+        "voice": item.voice,
+        "noise": item.noise,
         "system": unit.system,
         "trial": unit.trial,
         "condition": unit.condition,
@@ -121,7 +124,7 @@ class SingleTurnProtocol:
         with self._lock:
             if self._items is None:
                 queries = load_rendered_queries(ctx, build=build)
-                self._items = {q.item_id: q for q in queries}
+                self._items = {q.key: q for q in queries}
             return self._items
 
     def plan(self, ctx: RunContext) -> list[WorkUnit]:
@@ -134,7 +137,7 @@ class SingleTurnProtocol:
                 for trial in range(ctx.config.trials):
                     units.append(
                         WorkUnit(
-                            item_id=item.item_id,
+                            item_id=item.key,
                             system=system.name,
                             trial=trial,
                             condition=item.condition,
@@ -162,7 +165,7 @@ class SingleTurnProtocol:
         unit_dir = ctx.store.unit_dir(unit)
         _write_wav(unit_dir / USER_WAV, user_audio)
         started = time.perf_counter()
-        reply = system.reply([Turn(role="user", audio=user_audio, item_id=item.item_id)])
+        reply = system.reply([Turn(role="user", audio=user_audio, item_id=item.key)])
         wall_s = time.perf_counter() - started
         assistant = unit_dir / ASSISTANT_WAV
         if reply.audio is not None and not reply.audio.is_empty():
@@ -219,7 +222,7 @@ class SingleTurnProtocol:
             assertions=tuple(item.query.assertions),
             expected_language=scoring_options(ctx).language,
             unit_dir=unit_dir,
-            seed=ctx.rng(unit.item_id, unit.system, unit.trial).integers(0, 2**31 - 1).item(),
+            seed=ctx.rng(unit.item_id, unit.system, unit.trial).integers(0, 2**20).item(),
             meta={"timing": reply.get("timing") or {}},
         )
 

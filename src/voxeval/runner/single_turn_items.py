@@ -1,95 +1,51 @@
 """The rendered queries a single-turn run plays: one per (query, speaker profile, condition).
 
-A suite whose queries all come with recordings runs as is (condition ``clean``, item id = query
-id) unless the config asks for building (``build:`` options or noisy ``conditions:``).
-Otherwise the builder renders the suite into ``build.dir`` (default ``<run>/suite``); it is
-idempotent, so a resumed run reuses the rendered audio.
+The builder renders the suite (idempotently) into ``build.dir`` or ``<run>/suite_audio``, so a
+resumed run reuses the audio. A rendered item's id is the builder's key
+``<query id>__<profile>__<condition>``; replay folders name their files by it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from voxeval.benchmarks.query_suite import load_query_suite
-from voxeval.benchmarks.spoken_query import SpokenQuery
-from voxeval.errors import ConfigError
+from voxeval.benchmarks.build import prepare_suite_audio
+from voxeval.benchmarks.build_manifest import RenderedQuery, load_built_suite
+from voxeval.benchmarks.build_options import parse_build_options
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from voxeval.runner.context import RunContext
 
-BUILD_DIR = "suite"
+DEFAULT_BUILD_DIR = "suite_audio"
 
-
-@dataclass(frozen=True)
-class RenderedQuery:
-    item_id: str
-    query: SpokenQuery
-    condition: str
-    audio_path: Path
-    meta: dict[str, Any] = field(default_factory=dict)
+__all__ = ["RenderedQuery", "build_dir", "load_rendered_queries"]
 
 
 def build_dir(ctx: RunContext) -> Path:
-    configured = ctx.config.build.get("dir")
-    return Path(configured) if configured else ctx.store.run_dir / BUILD_DIR
+    options = parse_build_options(ctx.config.build, "config build")
+    if options.dir:
+        from pathlib import Path
 
-
-def _recorded(queries: list[SpokenQuery]) -> list[RenderedQuery]:
-    return [
-        RenderedQuery(q.id, q, q.condition or "clean", Path(str(q.audio)), {"source": "recorded"})
-        for q in queries
-    ]
-
-
-def _needs_build(ctx: RunContext, queries: list[SpokenQuery]) -> bool:
-    options = {k: v for k, v in ctx.config.build.items() if k != "dir"}
-    noisy = any(c != "clean" for c in ctx.config.conditions or ())
-    return bool(options) or noisy or any(q.audio is None for q in queries)
-
-
-def _from_built(built: Any) -> list[RenderedQuery]:
-    """Adapt the builder's manifest entries to ``RenderedQuery``."""
-    out = []
-    for entry in built.items:
-        meta = dict(getattr(entry, "meta", None) or {})
-        for name in ("speaker", "voice", "profile", "noise"):
-            value = getattr(entry, name, None)
-            if value is not None and name not in meta:
-                meta[name] = value if isinstance(value, str | int | float) else str(value)
-        out.append(
-            RenderedQuery(
-                item_id=entry.id,
-                query=entry.query,
-                condition=entry.condition,
-                audio_path=Path(entry.audio),
-                meta=meta,
-            )
-        )
-    return out
+        return Path(options.dir)
+    return ctx.store.run_dir / DEFAULT_BUILD_DIR
 
 
 def load_rendered_queries(ctx: RunContext, *, build: bool = True) -> list[RenderedQuery]:
-    """The run's rendered queries; renders the suite first when needed and ``build``."""
-    queries = load_query_suite(ctx.config.suite)
-    if not _needs_build(ctx, queries):
-        return _recorded(queries)
-    from voxeval.benchmarks.build import build_suite, load_built_suite
-
-    out = build_dir(ctx)
+    """The run's rendered queries. With ``build`` the suite is rendered as needed (the
+    run's seed, conditions and limit apply where ``build:`` leaves them unset); without,
+    the already rendered folder is read (re-scoring and reports never render)."""
     if not build:
-        return _from_built(load_built_suite(out))
-    options = {k: v for k, v in ctx.config.build.items() if k != "dir"}
-    try:
-        built = build_suite(
+        items = load_built_suite(build_dir(ctx))
+    else:
+        items = prepare_suite_audio(
             ctx.config.suite,
-            out,
-            options=options,
-            conditions=ctx.config.conditions,
+            ctx.store.run_dir,
+            ctx.config.build,
             seed=ctx.seed,
-            console=ctx.console,
-        )
-    except TypeError as exc:
-        raise ConfigError(f"config build: {exc}") from exc
-    return _from_built(built)
+            conditions=ctx.config.conditions,
+            limit=ctx.config.limit,
+        ).items
+    wanted = set(ctx.config.conditions or ())
+    return [item for item in items if not wanted or item.condition in wanted]

@@ -5,12 +5,13 @@ and spelled-out numbers stop counting as errors. Written for voxeval; simpler th
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
 _BRACKETS = re.compile(r"[<\[][^>\]]*[>\]]|\([^)]*\)")
 _FILLERS = {"hmm", "mm", "mhm", "mmm", "uh", "um", "er", "ah", "eh", "huh", "uhm", "erm"}
-_CONTRACTIONS = {
+_CONTRACTION_TABLE = {
     r"\bwon't\b": "will not",
     r"\bcan't\b": "can not",
     r"\blet's\b": "let us",
@@ -28,6 +29,7 @@ _CONTRACTIONS = {
     r"\bhe's\b": "he is",
     r"\bshe's\b": "she is",
 }
+_CONTRACTIONS = [(re.compile(pattern), repl) for pattern, repl in _CONTRACTION_TABLE.items()]
 _SPELLINGS = {
     "colour": "color",
     "colours": "colors",
@@ -106,13 +108,14 @@ def words_to_digits(tokens: list[str]) -> list[str]:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def normalize_english(text: str) -> str:
     """Lower-case words separated by single spaces, ready for jiwer."""
     s = _strip_accents(text.lower())
     s = _BRACKETS.sub(" ", s)
     s = s.replace("’", "'").replace("‘", "'")
-    for pattern, repl in _CONTRACTIONS.items():
-        s = re.sub(pattern, repl, s)
+    for pattern, repl in _CONTRACTIONS:
+        s = pattern.sub(repl, s)
     s = re.sub(r"(\d),(\d{3})", r"\1\2", s)  # 1,000 -> 1000
     s = re.sub(r"\$\s*(\d[\d.]*)", r"\1 dollars", s).replace("$", " dollars ")
     s = re.sub(r"(\d)\.(\d)", r"\1<dot>\2", s)  # keep decimals through punctuation removal

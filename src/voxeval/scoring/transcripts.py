@@ -98,7 +98,8 @@ def transcribe_k(
     candidates: list[Candidate] = []
     for i in range(settings.max_decodes):
         temperature = 0.0 if i == 0 else settings.temperature
-        seed = None if i == 0 else settings.seed * 1000 + i
+        # Distinct, small seeds (ctranslate2 takes a 32-bit unsigned seed).
+        seed = None if i == 0 else (settings.seed * 16 + i) % 2**31
         text = asr.transcribe(
             audio, language=settings.language, temperature=temperature, seed=seed
         ).text.strip()

@@ -300,9 +300,9 @@ class _Call:
         return played
 
     def _set_user_transcripts(self, first: int, count: int, heard: list[str]) -> None:
-        if count == len(heard):
+        if self.mode == "text" and count == len(heard):  # text: one intended text per chunk
             pairs = list(zip(range(first, first + count), heard, strict=True))
-        else:
+        else:  # audio: the turn's intended text sits on its first segment, so its transcript too
             pairs = [(first, " ".join(h for h in heard if h))] if count else []
         for idx, text in pairs:
             if text:

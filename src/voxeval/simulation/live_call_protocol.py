@@ -131,6 +131,11 @@ class LiveCallProtocol:
         tools = ToolRuntime(scenario, suite.tools)
         agent = build_agent(ctx.config.system(unit.system), ctx)
         caller = sim.build_caller(ctx, condition)
+        caller_voice = agent_voice = None
+        if sim.mode == "audio":
+            caller_voice, agent_voice = sim.caller_renderer(condition), sim.agent_renderer()
+            caller_voice.warm_up()
+            agent_voice.warm_up()
         result = run_call(
             scenario,
             caller,
@@ -141,8 +146,8 @@ class LiveCallProtocol:
             max_duration_s=sim.max_duration_s,
             agent_timeout_s=sim.agent_timeout_s,
             seed=seed,
-            caller_voice=sim.caller_renderer(condition) if sim.mode == "audio" else None,
-            agent_voice=sim.agent_renderer() if sim.mode == "audio" else None,
+            caller_voice=caller_voice,
+            agent_voice=agent_voice,
             caller_transform=condition.transform(seed) if sim.mode == "audio" else None,
             vad=sim.frame_vad(ctx),
             settings=EngineSettings(

@@ -2,7 +2,8 @@
 
 Each persona changes what the caller says (LLM prompt text, scripted-caller style), how fast it
 speaks (``speech_rate``: 1 = normal) and whether it talks over the agent
-(``barge_in_after_s``: cut in after that much uninterrupted agent speech)."""
+(``barge_in_after_s``: cut in after that much uninterrupted agent speech); a persona may also
+bring its own voice (an accent perturbation still takes precedence)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ class Persona:
     barge_in_after_s: float | None = None
     pauses: bool = False  # scripted caller inserts long pauses (...) inside answers
     fillers: tuple[str, ...] = ()  # scripted caller opens answers with these
+    voice: str | None = None  # speaker profile that replaces the caller voice (accent wins)
 
 
 PERSONAS: dict[str, Persona] = {
@@ -38,6 +40,7 @@ PERSONAS: dict[str, Persona] = {
         speech_rate=0.75,
         pauses=True,
         fillers=("Well...", "Let me see..."),
+        voice="male,senior",
     ),
     "forgetful_disorganized": Persona(
         "forgetful_disorganized",

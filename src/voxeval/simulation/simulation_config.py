@@ -67,7 +67,7 @@ class SimulationConfig(BaseModel):
         from voxeval.simulation.voices import SpeechRenderer
 
         persona = get_persona((condition.persona if condition else None) or self.persona)
-        voice = (condition.voice if condition else None) or self.caller_voice
+        voice = (condition.voice if condition else None) or persona.voice or self.caller_voice
         return SpeechRenderer(voice, rate=persona.speech_rate)
 
     def agent_renderer(self) -> SpeechRenderer:

@@ -42,6 +42,8 @@ _CMPOPS: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
     ast.GtE: operator.ge,
     ast.In: lambda a, b: a in b,
     ast.NotIn: lambda a, b: a not in b,
+    ast.Is: operator.is_,  # meant for ``x is None``
+    ast.IsNot: operator.is_not,
 }
 _TZ_SUFFIX = re.compile(r"\s+[A-Z]{2,5}$")
 _CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: codes meant to be spoken
@@ -209,7 +211,10 @@ class _Evaluator:
         return obj[self.visit(node.slice)]
 
     def _BinOp(self, node: ast.BinOp) -> Any:
-        return _BINOPS[type(node.op)](self.visit(node.left), self.visit(node.right))
+        left, right = self.visit(node.left), self.visit(node.right)
+        if isinstance(node.op, ast.Mult) and _huge_repeat(left, right):
+            raise ExpressionError(f"{self.source!r}: sequence repetition is limited to 10000")
+        return _BINOPS[type(node.op)](left, right)
 
     def _UnaryOp(self, node: ast.UnaryOp) -> Any:
         value = self.visit(node.operand)
@@ -255,6 +260,14 @@ class _Evaluator:
         return {
             self.visit(k): self.visit(v) for k, v in zip(node.keys, node.values, strict=True) if k
         }
+
+
+def _huge_repeat(left: Any, right: Any) -> bool:
+    """``'a' * 10**9``-style memory blow-ups from untrusted tool files."""
+    for seq, count in ((left, right), (right, left)):
+        if isinstance(seq, str | list) and isinstance(count, int) and count > 10_000:
+            return True
+    return False
 
 
 _WHOLE = re.compile(r"^\$\{(.*)\}$", re.DOTALL)

@@ -109,8 +109,9 @@ def _lookup(op: LookupOp, ctx: ToolContext) -> None:
         found = [
             (k, row) for k, row in table.items() if op.where is None or _where(op.where, scope, row)
         ]
-    if op.order_by:
-        found.sort(key=lambda kv: (kv[1].get(op.order_by) is None, str(kv[1].get(op.order_by))))
+    order_by = op.order_by
+    if order_by:
+        found.sort(key=lambda kv: (kv[1].get(order_by) is None, str(kv[1].get(order_by))))
     if op.many:
         ctx.vars[op.bind] = [row for _, row in found]
         return

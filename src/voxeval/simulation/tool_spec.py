@@ -208,7 +208,7 @@ def resolve_hook(ref: str) -> Callable[..., Any]:
         raise ConfigError(f"python hook {ref!r} cannot be imported: {exc}") from exc
     if not callable(fn):
         raise ConfigError(f"python hook {ref!r} is not callable")
-    return fn  # type: ignore[no-any-return]
+    return fn
 
 
 def parse_tool_specs(data: Any, where: str) -> dict[str, ToolSpec]:

@@ -15,6 +15,8 @@ from voxeval.providers.voices import SpeakerProfile, VoiceChoice, render_speech,
 from voxeval.simulation.bus import BUS_RATE, to_rate
 from voxeval.simulation.turn_detection import PAUSE_MARKER
 
+_warmed: set[tuple[str, float]] = set()
+
 
 class SpeechRenderer:
     def __init__(self, voice: str = "piper:joe", *, rate: float = 1.0, pause_s: float = 1.0):
@@ -38,3 +40,11 @@ class SpeechRenderer:
                 audio = self._tempo.apply(audio)
             parts += ([gap] if n else []) + [audio.samples]
         return Audio(np.concatenate(parts), BUS_RATE, f"<voice:{self.voice}>")
+
+    def warm_up(self) -> None:
+        """Load the voice's model now (once per process), so that loading time is not counted
+        as a party's latency in its first turn."""
+        key = (self.voice, self.rate)
+        if key not in _warmed:
+            self("Hello.")
+            _warmed.add(key)

@@ -5,6 +5,7 @@ a killed process loses only what was in flight."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -27,6 +28,7 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import OperationalError
 
 metadata = MetaData()
 
@@ -87,6 +89,9 @@ usage_table = Table(
 )
 
 
+_CREATE_ATTEMPTS = 5
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
@@ -96,9 +101,9 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     # written, so `kill -9` cannot lose a committed unit. NORMAL sync is safe under WAL
     # against process crashes (only an OS crash could drop the last transactions).
     cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA busy_timeout=30000")
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA busy_timeout=30000")
     cursor.close()
 
 
@@ -111,7 +116,16 @@ def open_engine(url: str) -> Engine:
     engine = create_engine(url, **kwargs)
     if is_sqlite:
         event.listen(engine, "connect", _sqlite_pragmas)
-    metadata.create_all(engine)
+    for attempt in range(_CREATE_ATTEMPTS):
+        try:
+            metadata.create_all(engine)
+            break
+        except OperationalError:
+            # Another process (a resumed run, a report, a shared index) created the tables
+            # between our existence check and CREATE TABLE; the next check sees them.
+            if attempt == _CREATE_ATTEMPTS - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
     return engine
 
 

@@ -16,7 +16,7 @@ import hashlib
 import json
 import os
 import re
-import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -51,17 +51,22 @@ def write_bytes_atomic(path: Path, data: bytes, *, fsync: bool = False) -> None:
     """Write to a temporary file in the same folder, then rename it over ``path``: readers
     (and a resumed run) see either the old file or the complete new one, even after
     ``kill -9``. ``fsync`` also survives an OS crash, at a few ms per file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # pid + thread id make the temporary name unique without tempfile's random-name retries
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
-        with os.fdopen(fd, "wb") as handle:
+        with open(tmp, "wb") as handle:
             handle.write(data)
             if fsync:
                 handle.flush()
                 os.fsync(handle.fileno())
         os.replace(tmp, path)
+    except FileNotFoundError:
+        if path.parent.exists():
+            raise
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomic(path, data, fsync=fsync)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 

@@ -61,6 +61,7 @@ class RunStore:
         for folder in (self.run_dir, self.items_dir, self.report_dir):
             folder.mkdir(parents=True, exist_ok=True)
         self._doc_lock = threading.Lock()
+        self._made_dirs: set[Path] = set()
         self._doc: dict[str, Any] = self._load_or_create_doc()
         self.run_id: str = str(self._doc["run_id"])
         url = index_url or os.environ.get(INDEX_URL_ENV) or self._default_url()
@@ -152,7 +153,9 @@ class RunStore:
         path = self.run_dir / layout.unit_relpath(
             unit.item_id, unit.system, unit.trial, unit.condition
         )
-        path.mkdir(parents=True, exist_ok=True)
+        if path not in self._made_dirs:
+            path.mkdir(parents=True, exist_ok=True)
+            self._made_dirs.add(path)
         return path
 
     def _unit_filter(self, unit: UnitLike) -> Any:
@@ -213,27 +216,23 @@ class RunStore:
                 conn.execute(items_table.insert(), new_items)
 
     def start(self, unit: UnitLike) -> None:
+        """Mark a unit ``running`` and count the attempt (one statement in the common case)."""
+        now = utcnow()
         with self.index.write() as conn:
-            row = conn.execute(
-                select(units_table.c.attempts).where(self._unit_filter(unit))
-            ).first()
-            if row is None:
-                fresh = self._unit_row(unit, self.index.next_seq(conn), "running")
-                conn.execute(
-                    units_table.insert(), [{**fresh, "attempts": 1, "started_at": utcnow()}]
-                )
-                return
-            conn.execute(
+            result = conn.execute(
                 update(units_table)
                 .where(self._unit_filter(unit))
                 .values(
                     status="running",
                     error=None,
-                    attempts=int(row[0] or 0) + 1,
-                    started_at=utcnow(),
+                    attempts=units_table.c.attempts + 1,
+                    started_at=now,
                     finished_at=None,
                 )
             )
+            if result.rowcount == 0:
+                fresh = self._unit_row(unit, self.index.next_seq(conn), "running")
+                conn.execute(units_table.insert(), [{**fresh, "attempts": 1, "started_at": now}])
 
     def finish(self, unit: UnitLike, status: str = "done", error: str | None = None) -> None:
         """Mark a unit ``done`` (only after its artifacts and scores are stored) or ``failed``;
@@ -468,6 +467,7 @@ class RunStore:
         with self.index.write() as conn:
             for table in (units_table, items_table, scores_table, usage_table):
                 conn.execute(delete(table).where(table.c.run_id == self.run_id))
+        self._made_dirs.clear()
         for folder in (self.items_dir, self.report_dir):
             shutil.rmtree(folder, ignore_errors=True)
             folder.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,9 @@
 
 Either ``folder:`` with ``<item_id>.wav`` (and optionally ``<item_id>.txt``, the system's text
 channel), or ``manifest:`` — a JSONL file of ``{"item_id", "audio", "text"?}`` rows whose audio
-paths are relative to the manifest. The protocol passes the item id in ``Turn.item_id``.
+paths are relative to the manifest. The protocol passes the item id in ``Turn.item_id``; a
+reply stored under the query id alone (the part before the first ``__``) serves every rendering
+of that query.
 Replay rows are scored exactly like live replies: same files, same metrics.
 """
 
@@ -44,6 +46,13 @@ class ManifestRow(BaseModel):
 
 class MissingReply(VoxevalError):
     """The replay source has no reply for an item."""
+
+
+def lookup_ids(item_id: str) -> list[str]:
+    """Ids tried in order: the rendered item id (``<query>__<profile>__<condition>``), then
+    the query id alone, for sources with one reply per query."""
+    query_id = item_id.split("__", 1)[0]
+    return [item_id] if query_id == item_id else [item_id, query_id]
 
 
 def load_manifest(path: Path) -> dict[str, ManifestRow]:
@@ -97,7 +106,7 @@ class ReplaySystem:
         if self.folder is not None:
             return self._from_folder(self.folder, item_id)
         assert self._rows is not None and self.manifest is not None
-        row = self._rows.get(item_id)
+        row = next((self._rows[c] for c in lookup_ids(item_id) if c in self._rows), None)
         if row is None:
             raise MissingReply(f"replay manifest {self.manifest} has no row for item {item_id!r}")
         audio_path = Path(row.audio)
@@ -110,11 +119,12 @@ class ReplaySystem:
         return Reply(audio=read_audio(audio_path), text=row.text, details={"replayed": True})
 
     def _from_folder(self, folder: Path, item_id: str) -> Reply:
-        wav = folder / f"{item_id}.wav"
-        if not wav.is_file():
+        found = [c for c in lookup_ids(item_id) if (folder / f"{c}.wav").is_file()]
+        wav = folder / f"{found[0] if found else item_id}.wav"
+        if not found:
             raise MissingReply(
                 f"replay folder {folder} has no reply for item {item_id!r} ({wav.name})"
             )
-        txt = folder / f"{item_id}.txt"
+        txt = wav.with_suffix(".txt")
         text = txt.read_text(encoding="utf-8").strip() if txt.is_file() else None
         return Reply(audio=read_audio(wav), text=text, details={"replayed": True})

@@ -40,11 +40,25 @@ def provider_from(ctx: RunContext | None, kind: str, spec: Any) -> Any:
 
 
 def renderer_from(voice: str | None) -> Any:
+    """A warmed-up speech renderer for an agent's voice option (None: no voice)."""
     if not voice:
         return None
     from voxeval.simulation.voices import SpeechRenderer
 
-    return SpeechRenderer(voice)
+    renderer = SpeechRenderer(voice)
+    renderer.warm_up()
+    return renderer
+
+
+_warm_asr: set[int] = set()
+
+
+def warm_asr(asr: Any) -> Any:
+    """Run the ASR once on silence so its model load is not counted as agent latency."""
+    if asr is not None and id(asr) not in _warm_asr:
+        asr.transcribe(Audio.silence(0.5))
+        _warm_asr.add(id(asr))
+    return asr
 
 
 @register("agent", "cascade")
@@ -73,7 +87,7 @@ class CascadeAgent:
             raise ConfigError("agent cascade: needs 'llm' ({provider: openai, base_url, model})")
         return cls(
             llm=provider_from(ctx, "llm", opts.pop("llm")),
-            asr=provider_from(ctx, "asr", opts.pop("asr", "whisper-tiny-en")),
+            asr=warm_asr(provider_from(ctx, "asr", opts.pop("asr", "whisper-tiny-en"))),
             tts=renderer_from(opts.pop("voice", "piper:joe")),
             **opts,
         )

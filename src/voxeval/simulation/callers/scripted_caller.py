@@ -1,7 +1,10 @@
 """A caller that needs no LLM: deterministic answers from the scenario's information fields.
 
 It opens with the scenario's starting utterance, then for each agent turn:
-1. hangs up when the agent says goodbye or asks whether there is anything else;
+1. hangs up when the agent says goodbye or asks whether there is anything else — unless some
+   information fields were never asked for, which means part of the goal is still open: then
+   it raises the next follow-up request of its decision tree ("Ask about your balance after
+   ..." becomes "I'd also like to ask about my balance");
 2. gives every information field the agent asks for, matched by the words of the field's
    label (with a few synonyms and fuzzy matching for transcription errors);
 3. answers a yes/no question with yes — unless the offer matches a decision-tree rule that says
@@ -57,6 +60,29 @@ DECLINE_WORDS = re.compile(
     re.I,
 )
 WORD = re.compile(r"[a-z0-9]+")
+FOLLOW_UP = re.compile(
+    r"^\s*(?:then |also )?(ask|request|mention|say)\b(.*?)(?:\s+(?:after|once|when)\b.*)?\.?\s*$",
+    re.I,
+)
+PRONOUNS = {"your": "my", "you": "I", "yours": "mine", "yourself": "myself"}
+
+
+def first_person(text: str) -> str:
+    return re.sub(
+        r"\b(your|you|yours|yourself)\b", lambda m: PRONOUNS[m.group(1).lower()], text, flags=re.I
+    )
+
+
+def follow_ups(rules: list[str]) -> list[str]:
+    """Requests a caller raises later in the call, from decision-tree lines like
+    "Ask about your balance after the address is done"."""
+    out = []
+    for rule in rules:
+        m = FOLLOW_UP.match(rule)
+        if m and m.group(2).strip():
+            request = f"{m.group(1).lower()}{first_person(m.group(2))}"
+            out.append(f"Yes, one more thing. I'd also like to {request}.")
+    return out
 
 
 def _words(text: str) -> list[str]:
@@ -94,10 +120,14 @@ class ScriptedCaller:
         self.max_turns = max_turns
         self._scenario: Scenario | None = None
         self._turns = 0
+        self._given: set[str] = set()
+        self._follow_ups: list[str] = []
 
     def start(self, scenario: Scenario) -> CallerTurn:
         self._scenario = scenario
         self._turns = 0
+        self._given = set()
+        self._follow_ups = follow_ups(scenario.user_goal.decision_tree.negotiation_behavior)
         return CallerTurn(text=scenario.user_goal.starting_utterance)
 
     def respond(self, agent_audio: Audio | None, agent_text: str | None) -> CallerTurn:
@@ -120,12 +150,15 @@ class ScriptedCaller:
         if GOODBYE.search(heard):
             return "Thank you, goodbye.", True
         if ANYTHING_ELSE.search(heard):
+            open_fields = set(goal.information_required) - self._given
+            if open_fields and self._follow_ups:
+                return self._follow_ups.pop(0), False
             return "No, that's everything. Thank you, goodbye.", True
         words = _words(heard)
+        asked = [label for label in goal.information_required if label_asked(label, words)]
+        self._given.update(asked)
         answers = [
-            f"my {label.replace('_', ' ')} is {value}"
-            for label, value in goal.information_required.items()
-            if label_asked(label, words)
+            f"my {label.replace('_', ' ')} is {goal.information_required[label]}" for label in asked
         ]
         if answers:
             return self._style("Sure, " + ", and ".join(answers) + "."), False

@@ -1,0 +1,173 @@
+"""Diagnostic metrics of a live call (not part of the EVA-A/EVA-X composites): they say *why*
+a call failed — authentication, latency, what the agent's ASR heard, tool-call formatting,
+key entities, how the call ended."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from statistics import mean
+from typing import Any
+
+import jiwer
+
+from voxeval.registry import register
+from voxeval.scoring.db_compare import SESSION_KEY, session_check
+from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.score import Score
+from voxeval.scoring.text_normalizer import normalize_english
+from voxeval.scoring.turn_taking import segment_exchanges
+
+CLEAN_ENDS = ("user_end_call", "agent_end_call")
+_DIGITS = {
+    "zero": "0", "oh": "0", "o": "0", "one": "1", "two": "2", "three": "3", "four": "4",
+    "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9",
+}  # fmt: skip
+_MONTHS = [
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december",
+]  # fmt: skip
+_ORDINAL = re.compile(r"(\d+)(st|nd|rd|th)\b")
+
+
+@register("metric", "authentication_success")
+def authentication_success(record: LiveCallRecord, resources: object = None) -> Score:
+    """1 if the caller ended up authenticated as the scenario expects (expected session keys
+    present, strings case-insensitive). When the scenario expects no authentication, 1 only
+    if nobody was authenticated."""
+    if record.expected_db is None or record.final_db is None:
+        return Score.not_run("needs the expected and the final database")
+    expected = record.expected_db.get(SESSION_KEY) or {}
+    actual = record.final_db.get(SESSION_KEY) or {}
+    if not expected:
+        ok = not actual
+        return Score(value=float(ok), passed=ok, details={"expected": {}, "actual": actual})
+    check = session_check(expected, actual)
+    details = {"expected": expected, "actual": actual, "mismatched": check["mismatched"]}
+    return Score(value=float(check["ok"]), passed=check["ok"], details=details)
+
+
+@register("metric", "response_latency")
+def response_latency(record: LiveCallRecord, resources: object = None) -> Score:
+    """Mean agent response latency in seconds (agent onset - end of user speech) over answered
+    turns, also split by whether the turn involved a tool call."""
+    if record.timeline is None:
+        return Score.not_run("no event timeline for this call")
+    exchanges, _ = segment_exchanges(record.timeline)
+    answered = [ex for ex in exchanges if ex.latency_ms is not None]
+    if not answered:
+        return Score.not_run("no user turn was answered by the agent")
+    seconds = [(ex.latency_ms or 0.0) / 1000.0 for ex in answered]
+    with_tool = [(ex.latency_ms or 0.0) / 1000.0 for ex in answered if ex.tool_call]
+    without = [(ex.latency_ms or 0.0) / 1000.0 for ex in answered if not ex.tool_call]
+    details = {
+        "mean_s": mean(seconds),
+        "mean_with_tool_s": mean(with_tool) if with_tool else None,
+        "mean_without_tool_s": mean(without) if without else None,
+        "n_with_tool": len(with_tool),
+        "n_without_tool": len(without),
+        "per_turn_s": seconds,
+    }
+    return Score(value=mean(seconds), details=details)
+
+
+@register("metric", "stt_wer")
+def stt_wer(record: LiveCallRecord, resources: object = None) -> Score:
+    """Word error rate of what the agent heard (user segments' ``transcript``) against what the
+    caller said (``intended_text``), Whisper-style normalised, pooled over the call."""
+    if record.timeline is None:
+        return Score.not_run("no event timeline for this call")
+    pairs = [
+        (normalize_english(s.intended_text), normalize_english(s.transcript))
+        for s in record.timeline.speech("user")
+        if s.intended_text.strip()
+    ]
+    pairs = [(ref, hyp) for ref, hyp in pairs if ref]
+    if not pairs:
+        return Score.not_run("no user speech with intended text")
+    if not any(hyp for _, hyp in pairs):
+        return Score.not_run("the agent exposed no transcript of the user (e.g. speech-to-speech)")
+    output = jiwer.process_words([r for r, _ in pairs], [h for _, h in pairs])
+    details = {
+        "substitutions": output.substitutions,
+        "deletions": output.deletions,
+        "insertions": output.insertions,
+        "reference_words": sum(len(r.split()) for r, _ in pairs),
+        "segments": len(pairs),
+    }
+    return Score(value=float(output.wer), details=details)
+
+
+@register("metric", "tool_call_validity")
+def tool_call_validity(record: LiveCallRecord, resources: object = None) -> Score:
+    """Share of the agent's tool calls whose arguments validated against the tool's schema."""
+    if record.timeline is None:
+        return Score.not_run("no event timeline for this call")
+    calls = record.timeline.tools
+    if not calls:
+        return Score.not_run("the agent made no tool calls")
+    invalid = [{"name": t.name, "error": t.error} for t in calls if not t.valid]
+    value = 1.0 - len(invalid) / len(calls)
+    return Score(value=value, passed=not invalid, details={"calls": len(calls), "invalid": invalid})
+
+
+def entity_key(text: str) -> str:
+    """Compact form for entity matching: lower case, ordinals and spoken digits as digits,
+    punctuation and spaces removed (``K X 4, nine 2 B 7`` -> ``kx492b7``)."""
+    words = re.sub(r"[^0-9a-z]+", " ", _ORDINAL.sub(r"\1", text.lower())).split()
+    return "".join(_DIGITS.get(w, w) for w in words)
+
+
+def entity_variants(value: str) -> set[str]:
+    """Ways an entity can be spoken: as written, and ISO dates also as "March 5 1987" and
+    "5 March 1987"."""
+    variants = {entity_key(value)}
+    try:
+        day = date.fromisoformat(value.strip()[:10])
+    except ValueError:
+        return variants
+    month = _MONTHS[day.month - 1]
+    variants.add(entity_key(f"{month} {day.day} {day.year}"))
+    variants.add(entity_key(f"{day.day} {month} {day.year}"))
+    return variants
+
+
+@register("metric", "key_entity_accuracy")
+def key_entity_accuracy(record: LiveCallRecord, resources: object = None) -> Score:
+    """Of the key entities (the scenario's information fields) the caller actually spoke, the
+    share the agent's transcript of that same turn contains exactly (after normalisation)."""
+    if record.timeline is None or record.scenario is None:
+        return Score.not_run("needs the call timeline and its scenario")
+    entities = record.scenario.entities
+    if not entities:
+        return Score.not_run("the scenario lists no key entities")
+    segments = [s for s in record.timeline.speech("user") if s.intended_text.strip()]
+    if not any(s.transcript.strip() for s in segments):
+        return Score.not_run("the agent exposed no transcript of the user (e.g. speech-to-speech)")
+    checks: list[dict[str, Any]] = []
+    for label, value in entities.items():
+        variants = entity_variants(value)
+        for seg in segments:
+            said = entity_key(seg.intended_text)
+            if not any(v and v in said for v in variants):
+                continue
+            heard = entity_key(seg.transcript)
+            checks.append(
+                {"entity": label, "value": value, "turn": seg.turn,
+                 "correct": any(v and v in heard for v in variants), "heard": seg.transcript}
+            )  # fmt: skip
+    if not checks:
+        return Score.not_run("the caller never spoke a key entity in a recognisable form")
+    correct = sum(1 for c in checks if c["correct"])
+    return Score(value=correct / len(checks), details={"mentions": checks})
+
+
+@register("metric", "conversation_finished")
+def conversation_finished(record: LiveCallRecord, resources: object = None) -> Score:
+    """1 if the call ended by a hang-up (caller's ``end_call`` or the agent's), 0 if it ended
+    by agent timeout, the duration limit or an error."""
+    if record.timeline is None or record.timeline.end is None:
+        return Score.not_run("the timeline has no end event")
+    reason = record.timeline.end.reason
+    ok = reason in CLEAN_ENDS
+    return Score(value=float(ok), passed=ok, details={"end_reason": reason})

@@ -1,0 +1,137 @@
+"""The WildSpeech-Bench release layout: JSONL + WAV files, embedded audio, suite generation."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from voxeval.audio import Audio, read_audio, write_audio
+from voxeval.benchmarks import load_query_suite, resolve_suite
+from voxeval.benchmarks.wildspeech_loader import (
+    load_wildspeech,
+    map_modification,
+    map_task_type,
+    split_checklist,
+    write_wildspeech_suite,
+)
+from voxeval.errors import ConfigError
+
+
+def _tone(freq: float = 220.0, rate: int = 16000) -> Audio:
+    t = np.arange(rate // 2) / rate
+    return Audio((0.3 * np.sin(2 * np.pi * freq * t)).astype(np.float32), rate)
+
+
+def _wav_bytes(audio: Audio) -> bytes:
+    buf = io.BytesIO()
+    sf.write(buf, audio.samples, audio.rate, format="WAV")
+    return buf.getvalue()
+
+
+def _rows(tmp_path: Path) -> list[dict]:
+    write_audio(_tone(), tmp_path / "audio" / "0.wav")
+    return [
+        {
+            "id": 0,
+            "audio": "audio/0.wav",
+            "user_query": "Describe the optimal gear ratio for fixed gear cycling",
+            "taskType": "Information-Inquiry",
+            "checklist": "- Gives example ratios\n- Checks gear-inch maths",
+            "modification_type": None,
+            "additional_info": {"theme": "sport"},
+        },
+        {
+            "id": "pf 1",
+            "audio": {"bytes": list(_wav_bytes(_tone(330)))},
+            "user_query": "A woman without her man is nothing",
+            "taskType": "Paralinguistic-Featured",
+            "checklist": ["Notices the pause changes the meaning"],
+            "modification_type": "pause",
+        },
+        {
+            "audio": {"array": _tone(440).samples.tolist(), "sampling_rate": 16000},
+            "user_query": "Write a haiku about tea",
+            "taskType": "Text Creation",
+            "checklist": [],
+        },
+    ]
+
+
+def _jsonl(tmp_path: Path, rows: list[dict]) -> Path:
+    path = tmp_path / "test.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_mappings() -> None:
+    assert map_task_type("Request For Solution") == "SR"
+    assert map_task_type("Opinion Exchange") == "OE"
+    assert map_task_type("Prosodical") == "PF"
+    assert map_task_type("TC") == "TC"
+    assert map_task_type("weather") is None
+    assert map_modification("Near-Homophone") == "near-homophone"
+    assert map_modification("stuttering") == "stutter"
+    assert split_checklist("1. first\n* second\n\n") == ["first", "second"]
+
+
+def test_loads_rows_with_path_and_array_audio(tmp_path: Path) -> None:
+    rows = _rows(tmp_path)
+    del rows[1]  # bytes in JSONL are covered by the parquet-style test below
+    queries = load_wildspeech(_jsonl(tmp_path, rows), audio_dir=tmp_path / "cache")
+    assert [q.category for q in queries] == ["II", "TC"]
+    assert queries[0].id == "0" and queries[1].id == "ws-00001"
+    assert queries[0].checklist == ["Gives example ratios", "Checks gear-inch maths"]
+    assert queries[0].metadata["additional_info"] == {"theme": "sport"}
+    assert read_audio(queries[1].audio or "").rate == 16000
+    assert Path(queries[1].audio or "").parent == tmp_path / "cache"
+
+
+def test_embedded_bytes_are_decoded(tmp_path: Path) -> None:
+    from voxeval.benchmarks.wildspeech_loader import wildspeech_row_to_query
+
+    row = _rows(tmp_path)[1]
+    row["audio"]["bytes"] = bytes(row["audio"]["bytes"])
+    query = wildspeech_row_to_query(row, 1, "t.parquet", tmp_path / "cache")
+    assert query.id == "pf-1" and query.subcategory == "pause"
+    assert read_audio(query.audio or "").duration == pytest.approx(0.5)
+
+
+def test_errors_name_row_and_field(tmp_path: Path) -> None:
+    rows = _rows(tmp_path)[:1]
+    rows[0]["taskType"] = "Gardening"
+    with pytest.raises(ConfigError, match=r"row 1 \(id='0'\): taskType"):
+        load_wildspeech(_jsonl(tmp_path, rows))
+    rows[0].update(taskType="Paralinguistic", modification_type="whisper")
+    with pytest.raises(ConfigError, match="modification_type"):
+        load_wildspeech(_jsonl(tmp_path, rows))
+    rows[0].update(taskType="II", audio="missing.wav")
+    with pytest.raises(ConfigError, match="audio: file not found"):
+        load_wildspeech(_jsonl(tmp_path, rows))
+
+
+def test_generated_suite_resolves_and_loads(tmp_path: Path) -> None:
+    rows = _rows(tmp_path)
+    del rows[1]
+    data = _jsonl(tmp_path, rows)
+    suite = write_wildspeech_suite(data, tmp_path / "suite", name="ws-test")
+    info = resolve_suite(str(suite.parent))
+    assert (info.name, info.protocol) == ("ws-test", "single_turn")
+    assert len(load_query_suite(suite.parent)) == 2
+    assert len(load_query_suite(data)) == 2  # the JSONL itself is recognised too
+
+
+def test_parquet_without_pyarrow_says_what_to_install(tmp_path: Path) -> None:
+    path = tmp_path / "test.parquet"
+    path.write_bytes(b"PAR1")
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        with pytest.raises(ConfigError, match="pip install pyarrow"):
+            load_wildspeech(path)
+    else:
+        pytest.skip("pyarrow is installed")

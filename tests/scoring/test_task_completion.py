@@ -1,0 +1,151 @@
+"""Task completion: normalisation, canonical hashing, structured diff, auth superset check."""
+
+from __future__ import annotations
+
+import copy
+import random
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from voxeval.registry import lookup
+from voxeval.scoring.db_compare import (
+    canonical_json,
+    db_hash,
+    diff_databases,
+    normalise,
+    render_diff,
+    session_check,
+)
+from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.task_completion import compare_final_state, task_completion
+
+EXPECTED: dict[str, Any] = {
+    "appointments": {
+        "HT7Q2M": {"status": "booked", "start": "2026-03-19 08:30", "fee": 0, "tags": ["a", "b"]}
+    },
+    "patients": {"KX4-92B7": {"balance": 45, "note": None}},
+    "session": {"member_id": "KX4-92B7", "last_name": "lindqvist"},
+}
+
+
+def test_identical_state_passes() -> None:
+    score = compare_final_state(EXPECTED, copy.deepcopy(EXPECTED))
+    assert score.value == 1.0 and score.passed is True
+    assert score.details["auth_success"] is True
+    assert score.details["expected_hash"] == score.details["actual_hash"]
+    assert "diff" not in score.details
+
+
+def test_normalisation_rules() -> None:
+    assert normalise(2.0) == 2 and isinstance(normalise(2.0), int)
+    assert normalise(2.5) == 2.5
+    assert normalise("None") is None and normalise(" null ") is None
+    assert normalise("nonexistent") == "nonexistent"
+    assert normalise(True) is True
+    assert normalise([3, 1, 2]) == [1, 2, 3]
+    assert normalise([{"b": 1}, {"a": 2}]) == [{"a": 2}, {"b": 1}]
+    assert canonical_json({"b": 1, "a": [1, 2]}) == '{"a":[1,2],"b":1}'
+
+
+def test_equivalent_representations_hash_alike() -> None:
+    actual = {
+        "session": {"member_id": "kx4-92b7", "last_name": "LINDQVIST", "verified_at": "10:02"},
+        "patients": {"KX4-92B7": {"note": "null", "balance": 45.0}},
+        "appointments": {
+            "HT7Q2M": {
+                "tags": ["b", "a"],
+                "fee": 0.0,
+                "start": "2026-03-19 08:30",
+                "status": "booked",
+            }
+        },
+    }
+    score = compare_final_state(EXPECTED, actual)
+    assert score.value == 1.0
+    assert db_hash(EXPECTED) == db_hash(actual)
+
+
+def test_mismatch_gives_structured_and_readable_diff() -> None:
+    actual = copy.deepcopy(EXPECTED)
+    actual["appointments"]["HT7Q2M"]["start"] = "2026-03-20 08:30"
+    actual["appointments"]["ZZ0000"] = {"status": "booked"}
+    del actual["patients"]["KX4-92B7"]
+    actual["payments"] = {}
+    score = task_completion(LiveCallRecord(expected_db=EXPECTED, final_db=actual))
+    assert score.value == 0.0 and score.passed is False
+    diff = score.details["diff"]
+    assert diff["tables_added"] == ["payments"]
+    assert diff["tables"]["appointments"]["records_added"] == ["ZZ0000"]
+    assert diff["tables"]["patients"]["records_removed"] == ["KX4-92B7"]
+    changed = diff["tables"]["appointments"]["records_changed"]["HT7Q2M"]
+    assert changed == {"start": {"expected": "2026-03-19 08:30", "actual": "2026-03-20 08:30"}}
+    text = score.details["diff_text"]
+    assert "appointments[HT7Q2M].start: expected '2026-03-19 08:30', got '2026-03-20 08:30'" in text
+    assert "patients[KX4-92B7]: expected record is missing" in text
+    assert render_diff(diff_databases(EXPECTED, EXPECTED)) == "no differences"
+
+
+def test_session_superset_check() -> None:
+    assert session_check({"member_id": "AB1"}, {"member_id": "ab1", "extra": 1})["ok"]
+    failed = session_check({"member_id": "AB1", "last_name": "x"}, {"member_id": "AB2"})
+    assert not failed["ok"]
+    assert set(failed["mismatched"]) == {"member_id", "last_name"}
+    wrong_auth = copy.deepcopy(EXPECTED)
+    wrong_auth["session"] = {"member_id": "KX4-92B1"}
+    score = compare_final_state(EXPECTED, wrong_auth)
+    assert score.value == 0.0
+    assert score.details["db_match"] is True and score.details["auth_success"] is False
+    assert score.details["session_mismatch"]["member_id"]["actual"] == "KX4-92B1"
+
+
+def test_missing_inputs_are_not_run_and_metric_is_registered() -> None:
+    assert lookup("metric", "task_completion") is task_completion
+    assert task_completion(LiveCallRecord(final_db={})).error
+    assert task_completion(LiveCallRecord(expected_db={})).value is None
+
+
+scalars = st.one_of(
+    st.integers(-1000, 1000),
+    st.text(alphabet="abcXYZ-_ 0123", max_size=6),
+    st.booleans(),
+    st.none(),
+)
+records = st.dictionaries(st.text(alphabet="abcdef", min_size=1, max_size=4), st.one_of(
+    scalars, st.lists(st.integers(-50, 50), max_size=4)
+), max_size=4)  # fmt: skip
+databases = st.dictionaries(
+    st.text(alphabet="tuvw", min_size=1, max_size=3),
+    st.dictionaries(st.text(alphabet="KX49", min_size=1, max_size=4), records, max_size=3),
+    max_size=3,
+)
+
+
+def _scramble(value: Any, rng: random.Random) -> Any:
+    """Same content, different surface: key order shuffled, lists reversed, ints as floats."""
+    if isinstance(value, dict):
+        items = list(value.items())
+        rng.shuffle(items)
+        return {k: _scramble(v, rng) for k, v in items}
+    if isinstance(value, list):
+        return [_scramble(v, rng) for v in reversed(value)]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+@settings(max_examples=60, deadline=None)
+@given(databases, st.integers(0, 10_000))
+def test_hash_is_invariant_to_key_order_list_order_and_whole_floats(db: Any, seed: int) -> None:
+    scrambled = _scramble(db, random.Random(seed))
+    assert db_hash(db) == db_hash(scrambled)
+    assert compare_final_state(db, scrambled).value == 1.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(databases)
+def test_changing_a_value_changes_the_verdict(db: Any) -> None:
+    changed = copy.deepcopy(db)
+    changed.setdefault("t", {}).setdefault("K", {})["zz_field"] = 12345
+    assert compare_final_state(db, changed).value == 0.0

@@ -1,0 +1,68 @@
+"""LLM-backed parties in text-only mode against the scripted OpenAI-compatible server."""
+
+from pathlib import Path
+
+from tests.fakes.openai_server import FakeOpenAIServer, chat_text, chat_tool_call
+from tests.simulation.helpers import write_suite
+from tests.simulation.test_live_calls_models import responder
+from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.providers import create_provider
+from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.task_completion import task_completion
+from voxeval.simulation.agents.hybrid_agent import HybridAgent
+from voxeval.simulation.callers.llm_caller import LLMCaller, caller_prompt
+from voxeval.simulation.engine import run_call
+from voxeval.simulation.personas import get_persona
+from voxeval.simulation.tools import ToolRuntime
+
+
+def suite(tmp_path: Path):  # type: ignore[no-untyped-def]
+    return load_scenario_suite(write_suite(tmp_path / "suite"))
+
+
+def test_caller_prompt_carries_goal_rules_and_facts(tmp_path: Path) -> None:
+    sc = suite(tmp_path).scenarios[0]
+    prompt = caller_prompt(sc, get_persona("elderly_slow"))
+    for fragment in (
+        "Book a visit on Friday.",
+        "Decline any offer of a reminder text message.",
+        "- member_id: KX4",
+        sc.current_date_time,
+        "A busy parent.",
+        "slowly",
+    ):
+        assert fragment in prompt
+
+
+def test_text_mode_call_with_llm_caller_and_hybrid_agent(tmp_path: Path) -> None:
+    s = suite(tmp_path)
+    sc = s.scenarios[0]
+    with FakeOpenAIServer(responder) as server:
+        spec = {"provider": "openai", "base_url": server.url, "model": "m"}
+        llm = create_provider("llm", spec)
+        agent = HybridAgent(audio_llm=create_provider("audio_llm", spec))
+        result = run_call(sc, LLMCaller(llm=llm), agent, ToolRuntime(sc, s.tools), mode="text")
+        bodies = [r.body for r in server.requests]
+    assert result.end_reason == "user_end_call", result.error
+    record = LiveCallRecord(
+        timeline=result.timeline, final_db=result.final_db, expected_db=sc.expected_db
+    )
+    assert task_completion(record).value == 1.0
+    caller_bodies = [b for b in bodies if b["messages"][0]["content"].startswith("You are")]
+    assert caller_bodies[0]["tools"][0]["function"]["name"] == "end_call"
+    tool_messages = [m for b in bodies for m in b["messages"] if m["role"] == "tool"]
+    assert any('"verified"' in m["content"] for m in tool_messages)
+
+
+def test_llm_caller_hangs_up_with_end_call(tmp_path: Path) -> None:
+    sc = suite(tmp_path).scenarios[0]
+    with FakeOpenAIServer() as server:
+        server.push(chat_text("My member ID is KX4."), chat_tool_call("end_call", {}))
+        caller = LLMCaller(
+            llm=create_provider("llm", {"provider": "openai", "base_url": server.url, "model": "m"})
+        )
+        assert caller.start(sc).text == sc.user_goal.starting_utterance
+        first = caller.respond(None, "What is your member ID?")
+        assert (first.text, first.end_call) == ("My member ID is KX4.", False)
+        last = caller.respond(None, "Done, anything else?")
+        assert last.end_call and last.text == "Goodbye."
