@@ -44,3 +44,15 @@ def test_relative_suite_path_resolves_against_config_folder(tmp_path: Path) -> N
 def test_top_level_must_be_a_mapping() -> None:
     with pytest.raises(ConfigError, match="<x>: expected a mapping"):
         parse_run_config(["not", "a", "mapping"], "<x>")
+
+
+@pytest.mark.parametrize("name", ["usage", "systems"])
+def test_system_names_reserved_by_the_summary_are_rejected(name: str) -> None:
+    with pytest.raises(ConfigError, match="reserved"):
+        parse_run_config({"suite": "s", "systems": [{"name": name, "type": "replay"}]})
+
+
+def test_duplicate_system_names_are_rejected() -> None:
+    systems = [{"name": "a", "type": "replay"}, {"name": "a", "type": "cascade"}]
+    with pytest.raises(ConfigError, match="two systems are named 'a'"):
+        parse_run_config({"suite": "s", "systems": systems})

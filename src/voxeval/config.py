@@ -6,10 +6,16 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from voxeval.errors import ConfigError
 from voxeval.providers.factory import ProviderSpec
+
+
+# Top-level keys of report/summary.json; systems are also listed there by name.
+RESERVED_SUMMARY_KEYS = frozenset(
+    {"run_id", "suite", "seed", "generated_at", "provenance", "systems", "usage", "units"}
+)
 
 
 class SystemSpec(BaseModel):
@@ -49,6 +55,20 @@ class RunConfig(BaseModel):
         default_factory=dict, description="protocol-specific scoring options (validated there)"
     )
     report: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _system_names_are_usable(self) -> RunConfig:
+        seen: set[str] = set()
+        for spec in self.systems:
+            if spec.name in RESERVED_SUMMARY_KEYS:
+                raise ValueError(
+                    f"system name {spec.name!r} is reserved (used by report/summary.json); "
+                    "choose another name"
+                )
+            if spec.name in seen:
+                raise ValueError(f"two systems are named {spec.name!r}; names must be unique")
+            seen.add(spec.name)
+        return self
 
     def system(self, name: str) -> SystemSpec:
         for spec in self.systems:

@@ -168,3 +168,18 @@ def test_cli_build(tmp_path: Path) -> None:
     bad = CliRunner().invoke(app, [*args[:4], "--conditions", "rainy"])
     assert bad.exit_code == 2
     assert "conditions" in bad.output
+
+
+def test_babble_falls_back_to_other_tts_voices(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import voxeval.benchmarks.noise_sources as sources
+
+    monkeypatch.setattr(sources, "ASTERISK_DIR", tmp_path / "no-asterisk")
+    options = OPTIONS.model_copy(update={"profiles": 1, "conditions": ["human_noise"], "limit": 1})
+    built = build_suite(_suite(tmp_path / "s"), tmp_path / "out", options, progress=False)
+    noise = built.items[0].entry["noise"]
+    assert noise["origin"] == "tts voices"
+    assert len(noise["parts"]) >= 3
+    assert all(part.startswith("espeak:") for part in noise["parts"])
+    assert built.items[0].voice not in noise["parts"]

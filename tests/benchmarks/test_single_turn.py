@@ -182,3 +182,23 @@ def test_missing_replay_reply_fails_the_unit_with_a_clear_error(tmp_path, world)
     assert summary["systems"]["recorded"]["units"]["failed"] == 1
     error = next((out / "items").glob("q2__*/recorded/0/error.txt")).read_text()
     assert "has no reply for item 'q2__" in error and str(tmp_path / "replies") in error
+
+
+@pytest.mark.models
+@pytest.mark.slow
+def test_quickstart_config_on_one_item(tmp_path, monkeypatch) -> None:
+    """The embedded tiny baseline end to end: every offline metric runs, the checklist says
+    why it did not."""
+    monkeypatch.setenv("VOXEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    config = Path(__file__).parents[2] / "examples" / "quickstart.yaml"
+    out = tmp_path / "qs"
+    result = CliRunner().invoke(app, ["run", str(config), "--out", str(out), "--limit", "1"])
+    assert result.exit_code == 0, result.output
+    entry = json.loads((out / "report" / "summary.json").read_text())["systems"]["tiny-cascade"]
+    assert entry["label"] == "tiny baseline"
+    assert list(entry["not_run"]) == ["checklist"]
+    assert {"assertions", "mos", "wer", "duration", "speaking_rate", "language"} <= set(
+        entry["overall"]
+    )
+    assert 1.0 <= entry["overall"]["mos"]["mean"] <= 5.0
+    assert entry["overall"]["wer"]["mean"] < 0.5  # tiny.en hears Piper well

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from voxeval.report.markdown import render_markdown, walk_stats
+from voxeval.report.document import walk_stats
+from voxeval.report.html import render_html
+from voxeval.report.markdown import render_markdown
 
 STAT = {"mean": 0.5, "ci_low": 0.25, "ci_high": 0.75, "n": 8}
 
@@ -19,6 +21,7 @@ def test_render_tables_and_extra_results() -> None:
                 "units": {"done": 8, "failed": 0, "pending": 0},
                 "pass_at_k": [{"k": 1, **STAT}, {"k": 2, **STAT}],
                 "turn_taking": STAT,
+                "by_pf_subcategory": {"pause": {"checklist": STAT}},
             }
         },
         "usage": {"by_provider": {"judge": {"calls": 3, "cost_usd": 0.5}}, "total": {}},
@@ -27,8 +30,12 @@ def test_render_tables_and_extra_results() -> None:
     assert "| task_completion | 0.5 | [0.25, 0.75] | 8 |" in md
     assert "| auth | task_completion | 0.5 |" in md
     assert "| pass_at_k k=2 | 0.5 |" in md and "| turn_taking | 0.5 |" in md
-    assert "- `faithfulness`: no judge configured" in md
+    assert "- faithfulness: no judge configured" in md
+    assert "| by_pf_subcategory.pause.checklist | 0.5 |" in md
     assert "$0.5000" in md
+    page = render_html(summary)
+    assert page.startswith("<!doctype html>") and "<td>task_completion</td>" in page
+    assert "<li>faithfulness: no judge configured</li>" in page
 
 
 def test_walk_stats_labels_nested_values() -> None:

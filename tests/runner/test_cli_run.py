@@ -25,6 +25,7 @@ def test_run_report_score_commands(tmp_path: Path) -> None:
     assert f"report: {out.resolve() / 'report' / 'summary.md'}" in result.stdout
     summary = json.loads((out / "report" / "summary.json").read_text())
     assert summary["seed"] == 5 and summary["systems"]["echo"]["units"]["done"] == 6
+    assert summary["echo"] == summary["systems"]["echo"]  # per-system view at the top level
 
     assert runner.invoke(app, ["report", str(out)]).exit_code == 0
     interacts = sum(log_counts(log, "interact").values())
@@ -33,6 +34,13 @@ def test_run_report_score_commands(tmp_path: Path) -> None:
     assert sum(log_counts(log, "interact").values()) == interacts
     summary = json.loads((out / "report" / "summary.json").read_text())
     assert "parity" in summary["systems"]["echo"]["overall"]
+
+    judge = tmp_path / "judge.yaml"
+    judge.write_text("judge: {provider: toy-llm}\n")
+    result = runner.invoke(app, ["score", str(out), "--metrics", "judge", "--config", str(judge)])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "report" / "summary.json").read_text())
+    assert summary["systems"]["echo"]["overall"]["judge"]["n"] == 6
 
 
 def test_run_errors_are_friendly(tmp_path: Path) -> None:

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import io
 import json
 from collections import Counter
 from pathlib import Path
 
 import pytest
 import yaml
+from rich.console import Console
 
 from tests.runner.toy_protocol import write_config, write_suite
 from voxeval.config import load_run_config
@@ -106,6 +108,30 @@ def test_rescore_never_calls_interact(tmp_path: Path) -> None:
     assert scores["parity"]["value"] == 1.0 and scores["length"]["value"] == 4.0
     extra = yaml.safe_load((run_dir / "run.yaml").read_text())["extra"]
     assert extra["rescored"][0]["metrics"] == ["parity"]
+
+
+def test_rescore_with_a_new_judge(tmp_path: Path) -> None:
+    config_path, log = make_run(tmp_path, n_items=2)
+    run_dir = run_evaluation(load_run_config(config_path), tmp_path / "run")
+    summary = json.loads((run_dir / "report" / "summary.json").read_text())
+    assert "judge" in summary["systems"]["echo"]["not_run"]
+    rescore(run_dir, ["judge"], overrides={"judge": {"provider": "toy-llm"}})
+    summary = json.loads((run_dir / "report" / "summary.json").read_text())
+    assert summary["systems"]["echo"]["overall"]["judge"]["mean"] == 7.0
+    assert summary["systems"]["echo"]["not_run"] == {}
+    assert sum(log_counts(log, "interact").values()) == 8
+    extra = yaml.safe_load((run_dir / "run.yaml").read_text())["extra"]
+    assert extra["rescored"][-1]["overrides"] == {"judge": {"provider": "toy-llm"}}
+
+
+def test_resume_with_changed_config_warns(tmp_path: Path) -> None:
+    config_path, _ = make_run(tmp_path, n_items=2)
+    config = load_run_config(config_path)
+    run_evaluation(config, tmp_path / "run")
+    console = Console(file=io.StringIO(), width=300)
+    changed = config.model_copy(update={"seed": 9, "concurrency": 1})
+    run_evaluation(changed, tmp_path / "run", console=console)
+    assert "differs in seed;" in console.file.getvalue()  # type: ignore[attr-defined]
 
 
 def test_no_resume_starts_over(tmp_path: Path) -> None:

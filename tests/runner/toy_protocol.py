@@ -27,6 +27,16 @@ from voxeval.store.layout import write_json_atomic
 DEFAULT_METRICS = ["length", "judge"]
 
 
+@register("llm", "toy-llm")
+class ToyLLM:
+    """A judge that is never called: its presence is what the toy ``judge`` metric checks."""
+
+    name = "toy-llm"
+
+    def identity(self) -> dict[str, Any]:
+        return {"model": "toy"}
+
+
 def suite_data(ctx: RunContext) -> dict[str, Any]:
     assert ctx.suite is not None
     data: dict[str, Any] = yaml.safe_load(ctx.suite.path.read_text())
@@ -81,7 +91,11 @@ class ToyProtocol:
         number = int(unit.item_id[1:])
         available = {
             "length": lambda: Score(float(len(reply["text"]) + number + unit.trial), passed=True),
-            "judge": lambda: Score.not_run(ctx.judge_unavailable_reason() or "judge unused"),
+            "judge": lambda: (
+                Score(7.0)
+                if ctx.judge() is not None
+                else Score.not_run(str(ctx.judge_unavailable_reason()))
+            ),
             "parity": lambda: Score(float(number % 2), passed=number % 2 == 0),
         }
         return {m: available[m]() for m in (metrics or DEFAULT_METRICS)}

@@ -112,3 +112,30 @@ def test_conversation_finished() -> None:
     timed_out = Timeline(end=EndEvent(30.0, "agent_timeout"))
     assert conversation_finished(LiveCallRecord(timeline=timed_out)).value == 0.0
     assert conversation_finished(LiveCallRecord(timeline=Timeline())).error
+
+
+def test_stt_wer_skips_the_goodbye_the_agent_never_heard() -> None:
+    timeline = Timeline(
+        segments=[
+            user(0, 1, 0, "hello there", "hello there"),
+            agent(1.5, 2.5, 0),
+            user(3, 4, 1, "thanks goodbye", ""),  # caller hangs up; agent never processes it
+        ]
+    )
+    score = stt_wer(LiveCallRecord(timeline=timeline))
+    assert score.value == 0.0
+    assert score.details["segments"] == 1
+
+
+def test_stt_wer_counts_an_unheard_turn_the_agent_answered() -> None:
+    timeline = Timeline(
+        segments=[
+            user(0, 1, 0, "hello there", "hello there"),
+            agent(1.5, 2.5, 0),
+            user(3, 4, 1, "my member id", ""),
+            agent(4.5, 5.0, 1),
+        ]
+    )
+    score = stt_wer(LiveCallRecord(timeline=timeline))
+    assert score.details["deletions"] == 3
+    assert score.value == pytest.approx(3 / 5)

@@ -22,5 +22,20 @@ def test_normalize_english(raw: str, normalized: str) -> None:
 
 
 def test_words_to_digits_keeps_plain_and() -> None:
-    assert words_to_digits("bread and two eggs".split()) == ["bread", "and", "2", "eggs"]
+    assert words_to_digits(["bread", "and", "two", "eggs"]) == ["bread", "and", "2", "eggs"]
     assert words_to_digits(["three", "thousand", "two", "hundred"]) == ["3200"]
+
+
+@pytest.mark.parametrize(
+    ("spoken", "expected"),
+    [
+        ("four one eight seven", "4187"),
+        ("nineteen eighty four", "1984"),
+        ("zero nine two", "092"),
+        ("twenty one", "21"),
+        ("two thousand twenty six", "2026"),
+        ("one hundred and five", "105"),
+    ],
+)
+def test_number_runs_keep_digit_sequences(spoken: str, expected: str) -> None:
+    assert normalize_english(spoken) == expected

@@ -92,3 +92,11 @@ def test_audio_run_writes_tracks(tmp_path: Path) -> None:
         assert {"user.wav", "assistant.wav", "mixed.wav"} <= {p.name for p in unit.iterdir()}
     summary = json.loads((out / "report" / "summary.json").read_text())
     assert summary["systems"]["good"]["task_completion"]["n"] == 2
+
+
+def test_unknown_agent_fails_before_any_call(tmp_path: Path) -> None:
+    config = write_config(tmp_path, systems=[{"name": "x", "type": "agent", "agent": "nope"}])
+    result = CliRunner().invoke(app, ["run", str(config), "--out", str(tmp_path / "run")])
+    assert result.exit_code == 2
+    assert "unknown agent 'nope'" in result.output
+    assert not list((tmp_path / "run").rglob("call.json"))

@@ -53,3 +53,10 @@ def test_deterministic(tmp_path: Path) -> None:
         caller.start(sc)
         runs.append([caller.respond(None, q).text for q in ("member id?", "ok", "bye")])
     assert runs[0] == runs[1]
+
+
+def test_choice_questions_get_the_closest_must_have(tmp_path: Path) -> None:
+    caller = ScriptedCaller()
+    caller.start(scenario(tmp_path))
+    turn = caller.respond(None, "Which day would you like the visit?")
+    assert turn.text == "What I need is this: The visit is on Friday."

@@ -42,3 +42,17 @@ def test_silent_audio_has_no_chunks() -> None:
 def test_words_spoken_cuts_proportionally() -> None:
     assert words_spoken("a b c d", 0.5) == "a b"
     assert words_spoken("a b ... c d", 1.0) == "a b c d"
+
+
+@pytest.mark.models
+def test_silero_frames_split_a_spoken_turn_at_a_long_pause() -> None:
+    from voxeval.providers import create_provider
+    from voxeval.simulation.turn_detection import ProviderVAD
+    from voxeval.simulation.voices import SpeechRenderer
+
+    audio = SpeechRenderer("piper:joe", pause_s=1.5)("I would like to book ... on Friday please")
+    detector = TurnDetector(0.7, vad=ProviderVAD(create_provider("vad", "silero")))
+    utt = detector.from_audio(audio)
+    assert len(utt.chunks) == 2
+    gap = utt.chunks[1].start - utt.chunks[0].end
+    assert 1.3 < gap < 1.9

@@ -7,6 +7,7 @@ import pytest
 import yaml
 
 from voxeval.config import RunConfig
+from voxeval.errors import ConfigError
 from voxeval.runner.protocol import WorkUnit
 from voxeval.scoring.score import Score
 from voxeval.store import REDACTED, RunStore, safe_name
@@ -166,6 +167,9 @@ def test_index_url_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert one.run_id != two.run_id
     assert one.status_counts() == {"sys": {"done": 1, "failed": 0, "pending": 0}}
     assert "index_url" in yaml.safe_load((tmp_path / "one" / "run.yaml").read_text())
+    monkeypatch.delenv("VOXEVAL_INDEX_URL")
+    with pytest.raises(ConfigError, match="VOXEVAL_INDEX_URL"):
+        RunStore(tmp_path / "one")  # would silently open an empty local index otherwise
 
 
 def test_reset_forgets_everything(tmp_path: Path) -> None:

@@ -62,6 +62,8 @@ def test_wav_body_reply() -> None:
     ],
 )
 def test_contract_violations_are_clear(response, message) -> None:
-    with FakeOpenAIServer(lambda p, b: response) as server:
-        with pytest.raises(HTTPSystemError, match=message):
-            system(server.url).reply([Turn(role="user", audio=chirp())])
+    with (
+        FakeOpenAIServer(lambda p, b: response) as server,
+        pytest.raises(HTTPSystemError, match=message),
+    ):
+        system(server.url).reply([Turn(role="user", audio=chirp())])

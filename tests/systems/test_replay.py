@@ -54,5 +54,5 @@ def test_bad_options_name_the_system(tmp_path) -> None:
         make(folder=str(tmp_path / "missing"))
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"item_id": "q1"}\n')
-    with pytest.raises(ConfigError, match="bad.jsonl:1"):
+    with pytest.raises(ConfigError, match=r"bad\.jsonl:1"):
         make(manifest=str(bad))

@@ -97,10 +97,25 @@ def stable_seed(*parts: object) -> int:
     return int.from_bytes(digest[:4], "little")
 
 
+def first_per_group(queries: list[SpokenQuery], n: int) -> list[SpokenQuery]:
+    """The first ``n`` queries of each category (of each subcategory for PF), in suite order:
+    a smaller suite that still covers every reporting group."""
+    seen: dict[str, int] = {}
+    kept = []
+    for query in queries:
+        group = query.report_group
+        if seen.get(group, 0) < n:
+            seen[group] = seen.get(group, 0) + 1
+            kept.append(query)
+    return kept
+
+
 def plan_jobs(queries: list[SpokenQuery], options: BuildOptions) -> list[RenderJob]:
     """Every (query, profile, condition) to render, in a stable order."""
     grid = options.profile_specs()
     jobs: list[RenderJob] = []
+    if options.per_category:
+        queries = first_per_group(queries, options.per_category)
     for index, query in enumerate(queries[: options.limit] if options.limit else queries):
         if query.audio is not None:
             profiles = [query.speaker_profile or SpeakerSpec()]

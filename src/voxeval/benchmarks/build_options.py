@@ -74,10 +74,18 @@ class BuildOptions(BaseModel):
     snr_db: float | None = Field(default=None, ge=-20.0, le=60.0)
     seed: int = 0
     limit: int | None = Field(default=None, ge=1)
+    per_category: int | None = Field(
+        default=None,
+        ge=1,
+        description="keep the first N queries of each category (PF: of each subcategory)",
+    )
     engines: list[str] = Field(default_factory=lambda: ["piper", "espeak", "flite"])
     noise_dirs: list[str] = Field(default_factory=list)
     generated_noise: Literal["fallback", "mix", "only"] = "fallback"
     rate: int = Field(default=16000, ge=8000, le=48000)
+    deterministic_tts: bool = Field(
+        default=True, description="turn off engine sampling noise (Piper) so builds reproduce"
+    )
 
     @field_validator("conditions")
     @classmethod

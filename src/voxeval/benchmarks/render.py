@@ -10,7 +10,9 @@ the chunks are joined with short natural gaps, and marked chunks are edited:
 - stutter: the first ``STUTTER_ONSET_S`` of the word, faded out, repeated ``repeats`` times
   with short gaps before the full word;
 - rise / fall: a pitch glide of ``semitones`` over the final stretch (from ``word`` to the
-  end) by variable-rate resampling, then time-stretched back to its original duration.
+  end) by variable-rate resampling (varispeed; the stretch gets slightly shorter or longer).
+  The text is not cut there; the start is located by the duration of the preceding words of the
+  same chunk spoken alone, and the glided tail is crossfaded in (10 ms).
 
 A query without marks is synthesised in one piece (the most natural result).
 """
@@ -35,6 +37,7 @@ STRESS_GAIN_DB = 6.0
 STUTTER_ONSET_S = 0.12
 STUTTER_GAP_S = 0.09
 STUTTER_FADE_S = 0.03
+CONTOUR_FADE_S = 0.01
 
 _TOKEN = re.compile(r"\S+")
 _WORD_CORE = re.compile(r"[A-Za-z0-9']+")
@@ -48,6 +51,7 @@ class Chunk:
     stress: ProsodyMark | None = None
     stutter: ProsodyMark | None = None
     contour: ProsodyMark | None = None
+    contour_prefix: str = ""  # words of the chunk before the contour starts
     pause_after_ms: int | None = None
 
 
@@ -82,8 +86,7 @@ def plan_chunks(query: SpokenQuery) -> list[Chunk]:
     for mark in query.marks:
         if mark.kind in ("rise", "fall"):
             index = _token_index(tokens, mark, query.id) if mark.word else len(tokens) - 1
-            contour[index] = mark
-            starts.add(index)
+            contour[index] = mark  # no cut: the glide is applied inside the chunk
             continue
         index = _token_index(tokens, mark, query.id)
         if mark.kind == "pause":
@@ -98,12 +101,14 @@ def plan_chunks(query: SpokenQuery) -> list[Chunk]:
     bounds = [*sorted(s for s in starts if s < len(tokens)), len(tokens)]
     chunks = []
     for a, b in itertools.pairwise(bounds):
+        start = next((i for i in sorted(contour) if a <= i < b), None)
         chunks.append(
             Chunk(
                 text=" ".join(tokens[a:b]),
                 stress=stress.get(a),
                 stutter=stutter.get(a),
-                contour=contour.get(a),
+                contour=contour[start] if start is not None else None,
+                contour_prefix=" ".join(tokens[a:start]) if start is not None else "",
                 pause_after_ms=pauses.get(b - 1),
             )
         )
@@ -152,21 +157,39 @@ def stutter_word(word: Audio, repeats: int) -> Audio:
 
 
 def pitch_glide(audio: Audio, semitones: float) -> Audio:
-    """A linear pitch glide from 0 to ``semitones`` (negative = falling), same duration."""
-    librosa = _librosa()
+    """A linear pitch glide from 0 to ``semitones`` (negative = falling) by varispeed.
+
+    The read position advances ``2**(s(t)/12)`` samples per output sample, like a tape
+    speeding up (or slowing down): artefact-free, but the stretch gets shorter (longer) by the
+    mean speed factor, about 15 % for +5 semitones. A phase-vocoder restretch was tried and
+    made words less intelligible to ASR, so the duration change is kept.
+    """
     x = audio.samples.astype(np.float64)
     n = x.size
     if n < 2:
         return audio
-    # Playback speed follows the glide: read position advances 2**(s(t)/12) samples per output
-    # sample; this shifts pitch smoothly but changes duration, which time_stretch restores.
-    steps = np.linspace(0.0, semitones, n)
-    speed = 2.0 ** (steps / 12.0)
-    positions = np.concatenate([[0.0], np.cumsum(speed)])
-    positions = positions[positions <= n - 1]
-    glided = np.interp(positions, np.arange(n), x).astype(np.float32)
-    restored = librosa.effects.time_stretch(glided, rate=glided.size / n)
-    return audio.with_samples(restored)
+    a = semitones / 12.0
+    if a == 0.0:
+        return audio
+    # The glide is linear in the *input* position p: speed(p) = 2**(a p / n). Output time is
+    # k(p) = n (1 - 2**(-a p / n)) / (a ln 2); invert it to read p at every output sample.
+    length = (n - 1) * (1 - 2.0 ** (-a * (n - 1) / n)) / (a * (n - 1) / n * np.log(2))
+    k = np.arange(int(length))
+    positions = -n / a * np.log2(1.0 - k * a * np.log(2) / n)
+    return audio.with_samples(np.interp(positions, np.arange(n), x).astype(np.float32))
+
+
+def tail_glide(audio: Audio, start_s: float, semitones: float) -> Audio:
+    """``pitch_glide`` on the audio after ``start_s``, joined with a short crossfade."""
+    start = min(max(0, round(start_s * audio.rate)), audio.num_samples - 2)
+    if start == 0:
+        return pitch_glide(audio, semitones)
+    head = audio.samples[:start].astype(np.float32)
+    tail = pitch_glide(audio.with_samples(audio.samples[start:]), semitones).samples
+    fade = min(round(CONTOUR_FADE_S * audio.rate), head.size, tail.size)
+    ramp = np.linspace(0.0, 1.0, fade, dtype=np.float32)
+    joined = head[-fade:] * (1.0 - ramp) + tail[:fade] * ramp
+    return audio.with_samples(np.concatenate([head[:-fade], joined, tail[fade:]]))
 
 
 def render_query(tts: TTS, query: SpokenQuery, voice: str | None = None) -> RenderedSpeech:
@@ -190,9 +213,15 @@ def render_query(tts: TTS, query: SpokenQuery, voice: str | None = None) -> Rend
             audio = stress_word(audio, chunk.stress.semitones, reference)
             applied.append({"kind": "stress", "word": chunk.text})
         if chunk.contour is not None:
+            # Where the contour starts: the length of the chunk's earlier words spoken alone.
+            start_s = (
+                _speak(tts, chunk.contour_prefix, voice).duration if chunk.contour_prefix else 0.0
+            )
             sign = 1.0 if chunk.contour.kind == "rise" else -1.0
-            audio = pitch_glide(audio, sign * chunk.contour.semitones)
-            applied.append({"kind": chunk.contour.kind, "from": chunk.text})
+            audio = tail_glide(audio, start_s, sign * chunk.contour.semitones)
+            applied.append(
+                {"kind": chunk.contour.kind, "from_s": round(start_s, 3), "chunk": chunk.text}
+            )
         parts.append(audio)
         if i < len(chunks) - 1:
             gap_s = CHUNK_GAP_S

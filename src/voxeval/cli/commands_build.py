@@ -55,6 +55,9 @@ def build(
     engines: str = typer.Option("piper,espeak,flite", help="TTS engines voices may come from"),
     noise_dir: list[Path] = typer.Option([], "--noise-dir", help="ESC-50/MUSAN/DEMAND folder"),
     generated_noise: str = typer.Option("fallback", help="fallback | mix | only"),
+    sampled_tts: bool = typer.Option(
+        False, "--sampled-tts", help="keep Piper's sampling noise (more natural, not reproducible)"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the build summary as JSON"),
 ) -> None:
     """Render a suite over speaker profiles and noise conditions into OUT (cached, resumable)."""
@@ -70,6 +73,7 @@ def build(
             "engines": [e.strip() for e in engines.split(",") if e.strip()],
             "noise_dirs": [str(d) for d in noise_dir],
             "generated_noise": generated_noise,
+            "deterministic_tts": not sampled_tts,
         },
         where="voxeval build",
     )

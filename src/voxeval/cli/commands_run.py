@@ -13,8 +13,9 @@ from rich.table import Table
 
 from voxeval.cli.common import console, friendly_errors, print_json
 from voxeval.cli.main import app
-from voxeval.config import load_run_config
-from voxeval.report.markdown import fmt_ci, fmt_num, is_stat
+from voxeval.config import load_run_config, load_yaml
+from voxeval.errors import ConfigError
+from voxeval.report.document import fmt_ci, fmt_num, is_stat
 from voxeval.report.writer import SUMMARY_JSON, SUMMARY_MD, write_report
 from voxeval.runner.execute import open_run, rescore, run_evaluation
 
@@ -92,11 +93,21 @@ def score(
     metrics: str | None = typer.Option(
         None, "--metrics", help="comma-separated metric names [protocol defaults]"
     ),
+    config: Path | None = typer.Option(
+        None,
+        "--config",
+        help="YAML whose top-level fields replace the stored config's (e.g. a new judge:)",
+    ),
 ) -> None:
     """Score finished units again from their stored artifacts (never calls the systems)."""
     names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
+    overrides = None
+    if config is not None:
+        overrides = load_yaml(config) or {}
+        if not isinstance(overrides, dict):
+            raise ConfigError(f"{config}: expected a mapping of config fields")
     try:
-        result = rescore(run_dir, names, console=console)
+        result = rescore(run_dir, names, console=console, overrides=overrides)
     except KeyboardInterrupt:
         _interrupted(run_dir)
     _finish(result, result / "report" / SUMMARY_MD)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from voxeval.report.aggregate import standard_summary
+from voxeval.report.html import render_html
 from voxeval.report.markdown import render_markdown
 from voxeval.store import layout
 from voxeval.store.provenance import now_iso
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 SUMMARY_JSON = "summary.json"
 SUMMARY_MD = "summary.md"
 SCORES_CSV = "scores.csv"
+INDEX_HTML = "index.html"
 CSV_FIELDS = [
     "item_id",
     "system",
@@ -48,7 +50,7 @@ def build_summary(ctx: RunContext) -> dict[str, Any]:
             entry.setdefault("units", counts.get(name, {"done": 0, "failed": 0, "pending": 0}))
             entry.setdefault("usage", usage["by_system"].get(name))
     suite = ctx.suite
-    return {
+    document: dict[str, Any] = {
         "run_id": store.run_id,
         "suite": {
             "name": suite.name if suite else ctx.config.suite,
@@ -65,6 +67,11 @@ def build_summary(ctx: RunContext) -> dict[str, Any]:
             for key in ("done", "failed", "pending")
         },
     }
+    # Each system is also reachable as summary[SYSTEM] (the documented per-system view);
+    # RunConfig rejects system names that would collide with the keys above.
+    for name, entry in systems.items():
+        document.setdefault(name, entry)
+    return document
 
 
 def scores_csv(ctx: RunContext) -> str:
@@ -89,11 +96,12 @@ def scores_csv(ctx: RunContext) -> str:
 
 
 def write_report(ctx: RunContext) -> Path:
-    """Write the three report files; returns the path of ``summary.md``."""
+    """Write summary.json, summary.md, scores.csv and index.html; returns summary.md."""
     report_dir = ctx.store.report_dir
     summary = build_summary(ctx)
     text = json.dumps(summary, indent=2, default=str, allow_nan=False) + "\n"
     layout.write_text_atomic(report_dir / SUMMARY_JSON, text)
     layout.write_text_atomic(report_dir / SUMMARY_MD, render_markdown(summary))
     layout.write_text_atomic(report_dir / SCORES_CSV, scores_csv(ctx))
+    layout.write_text_atomic(report_dir / INDEX_HTML, render_html(summary))
     return report_dir / SUMMARY_MD

@@ -151,6 +151,19 @@ def execute_units(
     return outcome
 
 
+# Fields that only change how a run executes, not its results.
+_EXECUTION_FIELDS = {"concurrency", "limit", "cache_dir"}
+
+
+def changed_fields(stored: dict[str, Any] | None, config: RunConfig) -> list[str]:
+    """Top-level config fields that differ from the stored run's (execution knobs ignored)."""
+    if stored is None:
+        return []
+    current = config.model_dump(mode="json")
+    keys = (set(stored) | set(current)) - _EXECUTION_FIELDS
+    return sorted(k for k in keys if stored.get(k) != current.get(k))
+
+
 def _print_failures(ctx: RunContext, outcome: RunOutcome, what: str) -> None:
     if not outcome.failed:
         return
@@ -176,6 +189,15 @@ def run_evaluation(
     store = RunStore(Path(out_dir), index_url=index_url)
     if not resume:
         store.reset()
+    console = console or Console(stderr=True)
+    changed = changed_fields(store.stored_config(), config)
+    if changed and store.finished_keys():
+        console.print(
+            f"[yellow]warning:[/] resuming {store.run_dir} with a config that differs in "
+            f"{', '.join(changed)}; finished units keep their old results (use --no-resume "
+            "or another --out to start over)"
+        )
+        store.update_extra({"config_changed_on_resume": changed})
     limit = limit if limit is not None else config.limit
     store.write_provenance(config, extra={"limit": limit})
     ctx = open_context(config, store, console)
@@ -209,21 +231,37 @@ def load_stored_config(store: RunStore) -> RunConfig:
     return parse_run_config(data, str(store.run_file))
 
 
-def open_run(run_dir: Path | str, console: Console | None = None) -> RunContext:
-    """The context of an existing run folder (config from its run.yaml)."""
+def open_run(
+    run_dir: Path | str,
+    console: Console | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> RunContext:
+    """The context of an existing run folder (config from its run.yaml; ``overrides``
+    replace top-level fields, e.g. a new ``judge``)."""
     path = Path(run_dir)
     if not (path / "run.yaml").exists():
         raise ConfigError(f"{path}: not a run folder (no run.yaml)")
     store = RunStore(path)
-    return open_context(load_stored_config(store), store, console)
+    config = load_stored_config(store)
+    if overrides:
+        merged = {**config.model_dump(mode="json"), **overrides}
+        config = parse_run_config(merged, "score overrides")
+    return open_context(config, store, console)
 
 
 def rescore(
-    run_dir: Path | str, metrics: list[str] | None = None, *, console: Console | None = None
+    run_dir: Path | str,
+    metrics: list[str] | None = None,
+    *,
+    console: Console | None = None,
+    overrides: dict[str, Any] | None = None,
 ) -> Path:
     """Score the finished units of a run again from their stored artifacts (the system is
-    never called); new values replace old ones metric by metric. Rewrites the report."""
-    ctx = open_run(run_dir, console)
+    never called); new values replace old ones metric by metric. Rewrites the report.
+
+    ``overrides`` replace top-level config fields for this scoring (e.g. ``{"judge": {...}}``
+    to grade with a new judge); they are recorded in run.yaml (secrets scrubbed)."""
+    ctx = open_run(run_dir, console, overrides)
     store = ctx.store
     units = [
         WorkUnit(r.item_id, r.system, r.trial, r.condition, r.category)
@@ -240,7 +278,11 @@ def rescore(
     _print_failures(ctx, outcome, "re-scorings")
     extra = dict(store.provenance.get("extra") or {})
     history: list[dict[str, Any]] = list(extra.get("rescored") or [])
-    history.append({"at": now_iso(), "metrics": metrics, "units": len(units)})
+    entry: dict[str, Any] = {"at": now_iso(), "metrics": metrics, "units": len(units)}
+    if overrides:
+        entry["overrides"] = overrides
+        entry["failed"] = outcome.failed
+    history.append(entry)
     store.update_extra({"rescored": history})
     write_report_for(ctx)
     return store.run_dir

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from voxeval.audio import Audio, audio_to_wav_bytes, read_audio
+from voxeval.audio import Audio, audio_from_bytes, audio_to_wav_bytes, read_audio
 from voxeval.config import format_validation_error
 from voxeval.errors import ConfigError, ProviderUnavailable, VoxevalError
 from voxeval.providers.factory import ProviderSpec
@@ -161,9 +161,15 @@ class SingleTurnProtocol:
     def interact(self, unit: WorkUnit, ctx: RunContext) -> None:
         item = self._item(ctx, unit)
         system = ctx.system(unit.system)
-        user_audio = read_audio(item.audio_path)
+        source = item.audio_path
+        if source.suffix.lower() == ".wav":  # keep the exact bytes the system heard
+            data = source.read_bytes()
+            user_audio = audio_from_bytes(data, source=str(source))
+        else:
+            user_audio = read_audio(source)
+            data = audio_to_wav_bytes(user_audio)
         unit_dir = ctx.store.unit_dir(unit)
-        _write_wav(unit_dir / USER_WAV, user_audio)
+        layout.write_bytes_atomic(unit_dir / USER_WAV, data)
         started = time.perf_counter()
         reply = system.reply([Turn(role="user", audio=user_audio, item_id=item.key)])
         wall_s = time.perf_counter() - started
@@ -220,9 +226,11 @@ class SingleTurnProtocol:
             category=item.query.category,
             checklist=tuple(item.query.checklist),
             assertions=tuple(item.query.assertions),
-            expected_language=scoring_options(ctx).language,
+            expected_language=self.resources(ctx).transcript_settings.language or "en",
             unit_dir=unit_dir,
-            seed=ctx.rng(unit.item_id, unit.system, unit.trial).integers(0, 2**20).item(),
+            # Common random numbers: every system's reply to an item is decoded and judged with
+            # the same seeds, so differences between systems are not sampling noise.
+            seed=ctx.rng(unit.item_id, unit.trial).integers(0, 2**20).item(),
             meta={"timing": reply.get("timing") or {}},
         )
 

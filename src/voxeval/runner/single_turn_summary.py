@@ -39,10 +39,18 @@ def judge_accounting(rows: Sequence[ScoreRow]) -> dict[str, Any]:
 
 
 def transcript_accounting(rows: Sequence[ScoreRow]) -> dict[str, int]:
-    rejected = sum(
-        int(r.details.get("transcripts_rejected") or 0) for r in rows if r.metric == "checklist"
-    )
-    return {"rejected_by_repetition_filter": rejected}
+    """Decodes rejected by the repetition filter, counted once per unit (several metrics of a
+    unit share one transcript set and each reports the count)."""
+    per_unit: dict[tuple[str, str, int], int] = {}
+    for r in rows:
+        count = r.details.get("transcripts_rejected")
+        if count is not None:
+            key = (r.item_id, r.condition, r.trial)
+            per_unit[key] = max(per_unit.get(key, 0), int(count))
+    return {
+        "rejected_by_repetition_filter": sum(per_unit.values()),
+        "units_with_transcripts": len(per_unit),
+    }
 
 
 def summarize_single_turn(

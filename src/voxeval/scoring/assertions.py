@@ -81,6 +81,7 @@ def assertion_score(record: ReplyRecord, resources: ScoringResources) -> Score:
         per_transcript.append(sum(passed) / len(passed))
     details = {
         "per_transcript": per_transcript,
+        "transcripts_rejected": transcripts.rejected,
         "assertions": [
             {
                 "kind": a.kind,

@@ -105,13 +105,18 @@ def language_score(record: ReplyRecord, resources: ScoringResources) -> Score:
     missing = _no_audio(record)
     if missing is not None:
         return missing
-    text = resources.transcripts(record).greedy
-    share, n = english_share(text)
+    transcripts = resources.transcripts(record)
+    share, n = english_share(transcripts.greedy)
     if n < 3:
         return Score.not_run("the reply transcript has fewer than 3 words", words=n)
     ok = share >= ENGLISH_MIN_SHARE
     return Score(
         value=1.0 if ok else 0.0,
         passed=ok,
-        details={"expected": "en", "function_word_share": round(share, 3), "words": n},
+        details={
+            "expected": "en",
+            "function_word_share": round(share, 3),
+            "words": n,
+            "transcripts_rejected": transcripts.rejected,
+        },
     )

@@ -77,10 +77,14 @@ def stt_wer(record: LiveCallRecord, resources: object = None) -> Score:
     caller said (``intended_text``), Whisper-style normalised, pooled over the call."""
     if record.timeline is None:
         return Score.not_run("no event timeline for this call")
+    agent_starts = [s.start for s in record.timeline.speech("assistant")]
+    # A user segment with no transcript that the agent never answered (e.g. the caller's goodbye
+    # as it hangs up) was never processed by the agent's ASR: it is not a deletion error.
     pairs = [
         (normalize_english(s.intended_text), normalize_english(s.transcript))
         for s in record.timeline.speech("user")
         if s.intended_text.strip()
+        and (s.transcript.strip() or any(t >= s.end for t in agent_starts))
     ]
     pairs = [(ref, hyp) for ref, hyp in pairs if ref]
     if not pairs:

@@ -58,6 +58,7 @@ class ReplyRecord:
 
 
 Factory = Callable[[], Any]
+_RecentKey = tuple[str, str, int]
 
 
 class ScoringResources:
@@ -84,9 +85,7 @@ class ScoringResources:
         self._transcripts_lock = threading.Lock()
         # The few most recent sets, so the metrics of one record share one decode even
         # without a unit folder; entries hold their audio so ids stay unique while cached.
-        self._recent: OrderedDict[tuple[str, str, int], tuple[Audio, TranscriptSet]] = (
-            OrderedDict()
-        )
+        self._recent: OrderedDict[_RecentKey, tuple[Audio, TranscriptSet]] = OrderedDict()
         self.transcript_settings = transcript_settings or TranscriptSettings()
 
     def _get(self, what: str) -> Any:

@@ -83,16 +83,33 @@ def _number_value(words: list[str]) -> int:
     return total + current
 
 
+def _number_phrases(run: list[str]) -> list[list[str]]:
+    """Split a run of number words into the numbers a speaker said one after another:
+    "four one eight seven" is 4, 1, 8, 7 and "nineteen eighty four" is 19, 84; a unit after a
+    tens word ("twenty one") or anything after a scale word continues the same number."""
+    phrases: list[list[str]] = [[]]
+    prev = ""
+    for word in run:
+        starts_new = (word in _UNITS and prev in _UNITS) or (
+            word in _TENS and (prev in _UNITS or prev in _TENS)
+        )
+        if starts_new and phrases[-1]:
+            phrases.append([])
+        phrases[-1].append(word)
+        prev = word
+    return phrases
+
+
 def words_to_digits(tokens: list[str]) -> list[str]:
-    """Replace runs of spelled-out number words ("twenty five" -> "25"); "and" inside a run
-    ("one hundred and five") is absorbed."""
+    """Replace runs of spelled-out number words ("twenty five" -> "25"; digit by digit
+    "four one eight" -> "418"); "and" inside a run ("one hundred and five") is absorbed."""
     out: list[str] = []
     run: list[str] = []
     number_words = _UNITS.keys() | _TENS.keys() | _SCALES.keys()
 
     def flush() -> None:
         if run:
-            out.append(str(_number_value(run)))
+            out.append("".join(str(_number_value(p)) for p in _number_phrases(run)))
             run.clear()
 
     for i, tok in enumerate(tokens):

@@ -15,6 +15,7 @@ from voxeval.simulation.simulation_config import SimulationConfig, parse_simulat
 from voxeval.simulation.timeline import EndEvent, SpeechSegment, Timeline, ToolEvent
 from voxeval.simulation.tools import ToolRuntime, ToolSpec, load_tool_specs, parse_tool_specs
 from voxeval.simulation.turn_detection import EnergyVAD, TurnDetector, Utterance
+from voxeval.simulation.voices import SpeechRenderer
 
 __all__ = [
     "PERSONAS",
@@ -34,6 +35,7 @@ __all__ = [
     "Persona",
     "ScriptedAgent",
     "SimulationConfig",
+    "SpeechRenderer",
     "SpeechSegment",
     "Timeline",
     "ToolCallRecord",

@@ -382,7 +382,7 @@ class _Call:
                     self._place_user(clean, heard, start)
                     raise _CallEnded("user_end_call", start + clean.duration)
                 if not clean.chunks:
-                    raise _CallEnded("error", start, "the caller's audio contains no speech")
+                    raise _CallEnded("error", start, "the caller's turn contains no speech")
                 played = self._answer(clean, heard, start)
                 if played[-1].turn.end_call:
                     self._commit_agent(played[-1])

@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voxeval.errors import ConfigError
+from voxeval.errors import ConfigError, ProviderUnavailable, UnknownComponent
 from voxeval.registry import lookup, names, register
 from voxeval.runner.context import RunContext
 from voxeval.runner.protocol import WorkUnit
@@ -71,6 +71,7 @@ class LiveCallProtocol:
         self._suite: Any = None
         self._conditions: dict[str, Condition] | None = None
         self._sim: SimulationConfig | None = None
+        self._resources: Any = None
 
     # ------------------------------------------------------------------ setup
     def suite(self, ctx: RunContext) -> Any:
@@ -107,6 +108,18 @@ class LiveCallProtocol:
 
     # ------------------------------------------------------------------ protocol
     def plan(self, ctx: RunContext) -> list[WorkUnit]:
+        for metric in ctx.config.metrics or []:
+            try:
+                lookup("metric", metric)
+            except UnknownComponent as exc:
+                raise ConfigError(f"metrics: {exc}") from exc
+        for system in ctx.config.systems:  # fail before any call on a bad system spec
+            agent_name = system.options().get("agent") if system.type == "agent" else system.type
+            if not isinstance(agent_name, str) or agent_name not in names("agent"):
+                raise ConfigError(
+                    f"system {system.name!r}: unknown agent {agent_name!r}; "
+                    f"known: {', '.join(names('agent'))} (use type: agent, agent: NAME)"
+                )
         suite = self.suite(ctx)
         self.simulation(ctx)
         conditions = self.conditions(ctx)
@@ -192,14 +205,36 @@ class LiveCallProtocol:
             initial_db=read_json(unit_dir / "initial_db.json"),
             scenario=scenario,
         )
+        resources = self.resources(ctx)
         scores: dict[str, Score] = {}
         for metric in wanted:
             fn = lookup("metric", metric)
             try:
-                scores[metric] = fn(record, None)
+                scores[metric] = fn(record, resources)
+            except ProviderUnavailable as exc:
+                scores[metric] = Score.not_run(str(exc))
             except Exception as exc:  # a metric bug must not lose the other scores
                 scores[metric] = Score.not_run(f"metric {metric} failed: {exc}")
         return scores
+
+    def resources(self, ctx: RunContext) -> Any:
+        """Providers that judge-based call metrics share (scoring ASR, judge), made on first use."""
+        from voxeval.scoring.judge import Judge
+        from voxeval.scoring.reply_record import ScoringResources
+
+        def judge() -> Judge:
+            llm = ctx.judge()
+            if llm is None:
+                raise ProviderUnavailable(ctx.judge_unavailable_reason() or "no judge configured")
+            return Judge(llm)
+
+        with self._lock:
+            if self._resources is None:
+                self._resources = ScoringResources(
+                    asr=lambda: ctx.provider("asr", ctx.config.asr or "whisper-tiny-en"),
+                    judge=judge,
+                )
+            return self._resources
 
     def summarize(self, ctx: RunContext) -> dict[str, Any]:
         from voxeval.analysis.passk import passk_summary

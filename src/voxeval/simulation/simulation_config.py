@@ -64,16 +64,16 @@ class SimulationConfig(BaseModel):
         return cls(**options)
 
     def caller_renderer(self, condition: Condition | None) -> SpeechRenderer:
-        from voxeval.simulation.voices import SpeechRenderer
+        from voxeval.simulation.voices import shared_renderer
 
         persona = get_persona((condition.persona if condition else None) or self.persona)
         voice = (condition.voice if condition else None) or persona.voice or self.caller_voice
-        return SpeechRenderer(voice, rate=persona.speech_rate)
+        return shared_renderer(voice, persona.speech_rate)
 
     def agent_renderer(self) -> SpeechRenderer:
-        from voxeval.simulation.voices import SpeechRenderer
+        from voxeval.simulation.voices import shared_renderer
 
-        return SpeechRenderer(self.agent_voice)
+        return shared_renderer(self.agent_voice)
 
     def frame_vad(self, ctx: RunContext | None) -> FrameVAD | None:
         if self.vad is None:

@@ -80,6 +80,16 @@ class ProviderVAD:
 
     def speech_frames(self, audio: Audio, frame_s: float) -> npt.NDArray[np.bool_]:
         count = int(audio.duration / frame_s)
+        if count == 0:
+            return np.zeros(0, bool)
+        probabilities = getattr(self.provider, "speech_probabilities", None)
+        if callable(probabilities):  # raw frame probabilities keep short pauses visible
+            starts, probs = probabilities(audio)
+            starts, probs = np.asarray(starts, float), np.asarray(probs, float)
+            centres = (np.arange(count) + 0.5) * frame_s
+            index = np.clip(np.searchsorted(starts, centres, side="right") - 1, 0, probs.size - 1)
+            out: npt.NDArray[np.bool_] = probs[index] >= self.threshold
+            return out
         flags = np.zeros(count, bool)
         segments = self.provider.segments(audio)
         for seg in segments:

@@ -7,6 +7,8 @@ end-of-turn detector; ``rate`` changes the speaking tempo without changing pitch
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from voxeval.audio import Audio
@@ -48,3 +50,9 @@ class SpeechRenderer:
         if key not in _warmed:
             self("Hello.")
             _warmed.add(key)
+
+
+@functools.lru_cache(maxsize=64)
+def shared_renderer(voice: str, rate: float = 1.0) -> SpeechRenderer:
+    """One renderer per (voice, rate) per process: voice selection is done once."""
+    return SpeechRenderer(voice, rate=rate)

@@ -9,37 +9,27 @@ from __future__ import annotations
 
 import os
 import shutil
-import threading
 import traceback
-import uuid
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from sqlalchemy import delete, select, update
 from sqlalchemy.engine import make_url
 
+from voxeval.errors import ConfigError
 from voxeval.store import layout
 from voxeval.store.index import Index, items_table, scores_table, units_table, usage_table, utcnow
-from voxeval.store.provenance import environment, now_iso
 from voxeval.store.records import ScoreRow, UnitLike, UnitRecord
+from voxeval.store.run_file import RunFile
 from voxeval.store.secrets import redact_env_secrets, scrub
+from voxeval.store.usage import summarize_usage
 
 if TYPE_CHECKING:
     from voxeval.scoring.score import Score
 
 INDEX_URL_ENV = "VOXEVAL_INDEX_URL"
-
-
-def _voxeval_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("voxeval")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def _safe_url(url: str) -> str:
@@ -60,91 +50,47 @@ class RunStore:
         self.run_file = self.run_dir / layout.RUN_FILE
         for folder in (self.run_dir, self.items_dir, self.report_dir):
             folder.mkdir(parents=True, exist_ok=True)
-        self._doc_lock = threading.Lock()
         self._made_dirs: set[Path] = set()
-        self._doc: dict[str, Any] = self._load_or_create_doc()
-        self.run_id: str = str(self._doc["run_id"])
+        self.run_file_doc = RunFile(self.run_file)
+        self.run_id: str = self.run_file_doc.run_id
         url = index_url or os.environ.get(INDEX_URL_ENV) or self._default_url()
+        recorded = self.run_file_doc.data().get("index_url")
+        if recorded and url == self._default_url():
+            raise ConfigError(
+                f"{self.run_file}: this run's index is in {recorded}; set {INDEX_URL_ENV} "
+                "to that database URL (with its password) to open it"
+            )
         self.index_url = url
         self.index = Index(url, self.run_id)
         if url != self._default_url():
-            self._update_doc({"index_url": _safe_url(url)})
+            self.run_file_doc.update({"index_url": _safe_url(url)})
 
     # -- run.yaml ---------------------------------------------------------------------------
 
     def _default_url(self) -> str:
         return f"sqlite:///{self.run_dir / layout.INDEX_FILE}"
 
-    def _load_or_create_doc(self) -> dict[str, Any]:
-        if self.run_file.exists():
-            data = yaml.safe_load(self.run_file.read_text(encoding="utf-8")) or {}
-            if isinstance(data, dict) and data.get("run_id"):
-                return data
-        doc = {
-            "run_id": f"{self.run_dir.name}-{uuid.uuid4().hex[:8]}",
-            "created_at": now_iso(),
-            "voxeval_version": _voxeval_version(),
-        }
-        self._write_doc(doc)
-        return doc
-
-    def _write_doc(self, doc: dict[str, Any]) -> None:
-        text = yaml.safe_dump(scrub(doc), sort_keys=False, allow_unicode=True)
-        layout.write_text_atomic(self.run_file, redact_env_secrets(text))
-
-    def _update_doc(self, changes: Mapping[str, Any]) -> None:
-        with self._doc_lock:
-            self._doc.update(changes)
-            self._write_doc(self._doc)
-
     @property
     def provenance(self) -> dict[str, Any]:
         """The current contents of run.yaml."""
-        with self._doc_lock:
-            return dict(self._doc)
+        return self.run_file_doc.data()
 
     def stored_config(self) -> dict[str, Any] | None:
         """The resolved (scrubbed) config recorded by ``write_provenance``."""
-        config = self.provenance.get("config")
-        return dict(config) if isinstance(config, dict) else None
+        return self.run_file_doc.stored_config()
 
     def write_provenance(self, config: Any, extra: dict[str, Any] | None = None) -> None:
-        """Record the resolved config (secrets scrubbed), versions, platform, git commit, seed
-        and start time. Called again on resume: the first start time is kept and the resume
-        time appended."""
-        dumped = config.model_dump(mode="json") if hasattr(config, "model_dump") else dict(config)
-        changes: dict[str, Any] = {
-            "voxeval_version": _voxeval_version(),
-            "config": dumped,
-            "seed": dumped.get("seed"),
-            "environment": environment(),
-        }
-        with self._doc_lock:
-            if "started_at" in self._doc:
-                changes["resumed_at"] = [*self._doc.get("resumed_at", []), now_iso()]
-            else:
-                changes["started_at"] = now_iso()
-        if extra:
-            changes["extra"] = {**self.provenance.get("extra", {}), **extra}
-        self._update_doc(changes)
+        """Record the resolved config (secrets scrubbed), voxeval/python/platform/package
+        versions, git commit, seed and start time (``resumed_at`` on later calls)."""
+        self.run_file_doc.write_provenance(config, extra)
 
     def update_extra(self, changes: Mapping[str, Any]) -> None:
         """Merge ``changes`` into the ``extra`` section of run.yaml."""
-        with self._doc_lock:
-            self._doc["extra"] = {**dict(self._doc.get("extra") or {}), **dict(changes)}
-            self._write_doc(self._doc)
+        self.run_file_doc.update_extra(changes)
 
     def add_model_identity(self, kind: str, identity: Mapping[str, Any]) -> None:
         """Record a model/provider identity under ``models.<kind>`` (once per distinct value)."""
-        clean = scrub(dict(identity))
-        with self._doc_lock:
-            models = dict(self._doc.get("models") or {})
-            known = list(models.get(kind) or [])
-            if clean in known:
-                return
-            models[kind] = [*known, clean]
-            self._doc["models"] = models
-            self._write_doc(self._doc)
+        self.run_file_doc.add_model_identity(kind, identity)
 
     # -- units ------------------------------------------------------------------------------
 
@@ -423,8 +369,7 @@ class RunStore:
             )
 
     def usage_summary(self) -> dict[str, Any]:
-        """Totals, per provider and per system. ``cost_usd`` sums known costs; records with no
-        price are counted in ``calls_without_cost``."""
+        """Totals, per provider and per system (see ``voxeval.store.usage``)."""
         t = usage_table
         with self.index.read() as conn:
             rows = conn.execute(
@@ -438,27 +383,7 @@ class RunStore:
                     t.c.parse_failures,
                 ).where(t.c.run_id == self.run_id)
             ).all()
-        total = _empty_usage()
-        by_provider: dict[str, dict[str, Any]] = {}
-        by_system: dict[str, dict[str, Any]] = {}
-        for system, provider, calls, prompt, completion, cost, failures in rows:
-            for bucket in (
-                total,
-                by_provider.setdefault(provider, _empty_usage()),
-                by_system.setdefault(system, _empty_usage()),
-            ):
-                bucket["calls"] += calls
-                bucket["prompt_tokens"] += prompt
-                bucket["completion_tokens"] += completion
-                bucket["parse_failures"] += failures
-                if cost is None:
-                    bucket["calls_without_cost"] += calls
-                else:
-                    bucket["cost_usd"] = (bucket["cost_usd"] or 0.0) + float(cost)
-        for bucket in (total, *by_provider.values(), *by_system.values()):
-            calls = bucket["calls"]
-            bucket["parse_failure_rate"] = bucket["parse_failures"] / calls if calls else None
-        return {"total": total, "by_provider": by_provider, "by_system": by_system}
+        return summarize_usage(tuple(r) for r in rows)
 
     # -- maintenance ------------------------------------------------------------------------
 
@@ -471,21 +396,7 @@ class RunStore:
         for folder in (self.items_dir, self.report_dir):
             shutil.rmtree(folder, ignore_errors=True)
             folder.mkdir(parents=True, exist_ok=True)
-        with self._doc_lock:
-            for key in ("started_at", "resumed_at", "models"):
-                self._doc.pop(key, None)
-            self._write_doc(self._doc)
+        self.run_file_doc.drop("started_at", "resumed_at", "models")
 
     def close(self) -> None:
         self.index.dispose()
-
-
-def _empty_usage() -> dict[str, Any]:
-    return {
-        "calls": 0,
-        "prompt_tokens": 0,
-        "completion_tokens": 0,
-        "cost_usd": None,
-        "calls_without_cost": 0,
-        "parse_failures": 0,
-    }

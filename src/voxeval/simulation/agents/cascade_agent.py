@@ -43,9 +43,9 @@ def renderer_from(voice: str | None) -> Any:
     """A warmed-up speech renderer for an agent's voice option (None: no voice)."""
     if not voice:
         return None
-    from voxeval.simulation.voices import SpeechRenderer
+    from voxeval.simulation.voices import shared_renderer
 
-    renderer = SpeechRenderer(voice)
+    renderer = shared_renderer(voice)
     renderer.warm_up()
     return renderer
 

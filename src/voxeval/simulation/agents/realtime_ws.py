@@ -144,11 +144,9 @@ class RealtimeAgent:
         pcm = bytearray()
         texts: list[str] = []
         records: list[ToolCallRecord] = []
-        first_audio: float | None = None
+        first_audio: list[float] = []  # arrival time of the first audio delta
         for _ in range(self.max_tool_rounds + 1):
-            calls = self._read_response(pcm, texts)
-            if first_audio is None and pcm:
-                first_audio = time.monotonic()
+            calls = self._read_response(pcm, texts, first_audio)
             if not calls:
                 break
             assert self._tools is not None
@@ -164,12 +162,14 @@ class RealtimeAgent:
                     },
                 )
             self._send(type="response.create")
-        latency = (first_audio or time.monotonic()) - asked
+        latency = (first_audio[0] if first_audio else time.monotonic()) - asked
         audio = pcm16_to_audio(bytes(pcm), RATE, "<realtime>") if pcm else None
         text = "".join(texts).strip() or None
         return AgentTurn(text=text, audio=audio, tool_calls=tuple(records), compute_s=latency)
 
-    def _read_response(self, pcm: bytearray, texts: list[str]) -> list[dict[str, Any]]:
+    def _read_response(
+        self, pcm: bytearray, texts: list[str], first_audio: list[float]
+    ) -> list[dict[str, Any]]:
         """Events until ``response.done``; returns the function calls it asked for."""
         calls: list[dict[str, Any]] = []
         deadline = time.monotonic() + self.turn_timeout_s
@@ -181,6 +181,8 @@ class RealtimeAgent:
             event = json.loads(raw)
             kind = event.get("type", "")
             if kind in AUDIO_DELTAS:
+                if not first_audio:
+                    first_audio.append(time.monotonic())
                 pcm += base64.b64decode(event.get("delta", ""))
             elif kind in TEXT_DELTAS:
                 texts.append(str(event.get("delta", "")))

@@ -8,7 +8,8 @@ It opens with the scenario's starting utterance, then for each agent turn:
 2. gives every information field the agent asks for, matched by the words of the field's
    label (with a few synonyms and fuzzy matching for transcription errors);
 3. answers a yes/no question with yes — unless the offer matches a decision-tree rule that says
-   to decline it;
+   to decline it — and a which/when question with the must-have (else nice-to-have) criterion
+   closest to the question;
 4. otherwise restates its goal when asked how it can be helped, or acknowledges.
 In audio mode it hears the agent through an ASR provider."""
 
@@ -58,6 +59,9 @@ DECLINE_WORDS = re.compile(
     r"\b(decline|refuse|reject|do not accept|don't accept|not interested"
     r"|say no|won't accept|will not accept|turn down)\b",
     re.I,
+)
+CHOICE = re.compile(
+    r"\b(when|which|where|what (day|time|date)|what would you like|what do you need)\b", re.I
 )
 WORD = re.compile(r"[a-z0-9]+")
 FOLLOW_UP = re.compile(
@@ -162,6 +166,10 @@ class ScriptedCaller:
         ]
         if answers:
             return self._style("Sure, " + ", and ".join(answers) + "."), False
+        if CHOICE.search(heard):
+            wish = self._closest_criterion(heard)
+            if wish:
+                return self._style(f"What I need is this: {wish}"), False
         if YES_NO.search(heard) or heard.rstrip().endswith("?"):
             if self._should_decline(heard):
                 return self._style("No, thank you, I don't want that."), False
@@ -170,6 +178,15 @@ class ScriptedCaller:
         if HELP_PROMPT.search(heard):
             return self._style(goal.starting_utterance), False
         return self._style("Okay."), False
+
+    def _closest_criterion(self, heard: str) -> str:
+        assert self._scenario is not None
+        tree = self._scenario.user_goal.decision_tree
+        options = tree.must_have_criteria or tree.nice_to_have_criteria
+        if not options:
+            return ""
+        scores = [fuzz.token_set_ratio(o.lower(), heard.lower()) for o in options]
+        return first_person(options[scores.index(max(scores))])
 
     def _should_decline(self, heard: str) -> bool:
         assert self._scenario is not None

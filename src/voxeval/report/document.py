@@ -1,0 +1,165 @@
+"""The report as a list of plain blocks (headings, paragraphs, tables, lists), built once from
+``summary.json`` and rendered to Markdown or HTML by small serialisers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Heading:
+    level: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    text: str
+
+
+@dataclass(frozen=True)
+class TableBlock:
+    header: list[str]
+    rows: list[list[str]]
+
+
+@dataclass(frozen=True)
+class BulletList:
+    items: list[str]
+
+
+Block = Heading | Paragraph | TableBlock | BulletList
+
+STANDARD_KEYS = ("overall", "by_category", "by_condition", "not_run", "partial", "units", "usage")
+STAT_HEADER = ["mean", "95% CI", "n"]
+
+
+def is_stat(value: Any) -> bool:
+    return isinstance(value, Mapping) and "mean" in value and "n" in value
+
+
+def fmt_num(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.{digits}g}" if abs(value) < 1e4 else f"{value:.0f}"
+    return str(value)
+
+
+def fmt_ci(stat: Mapping[str, Any]) -> str:
+    if stat.get("ci_low") is None:
+        return "–"
+    return f"[{fmt_num(stat['ci_low'])}, {fmt_num(stat['ci_high'])}]"
+
+
+def stat_cells(stat: Mapping[str, Any]) -> list[str]:
+    return [fmt_num(stat.get("mean")), fmt_ci(stat), str(stat.get("n", 0))]
+
+
+def walk_stats(prefix: str, value: Any) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Every stat nested in a protocol's extra field, labelled by its path (``k=`` for curves)."""
+    if is_stat(value):
+        yield prefix, value
+    elif isinstance(value, Mapping):
+        for key, inner in value.items():
+            yield from walk_stats(f"{prefix}.{key}" if prefix else str(key), inner)
+    elif isinstance(value, list):
+        for i, inner in enumerate(value):
+            label = f"k={inner['k']}" if isinstance(inner, Mapping) and "k" in inner else str(i)
+            yield from walk_stats(f"{prefix} {label}", inner)
+
+
+def usage_table(buckets: Mapping[str, Mapping[str, Any]], label: str) -> TableBlock:
+    rows = [
+        [
+            name,
+            str(u.get("calls", 0)),
+            str(u.get("prompt_tokens", 0)),
+            str(u.get("completion_tokens", 0)),
+            str(u.get("parse_failures", 0)),
+            fmt_num(u.get("parse_failure_rate")),
+            "–" if u.get("cost_usd") is None else f"${u['cost_usd']:.4f}",
+        ]
+        for name, u in buckets.items()
+    ]
+    header = [label, "calls", "prompt tok", "completion tok", "parse fail", "rate", "cost"]
+    return TableBlock(header, rows)
+
+
+def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
+    label = entry.get("label")  # e.g. "tiny baseline" for the embedded cascade
+    title = f"System {name} ({label})" if isinstance(label, str) and label else f"System {name}"
+    blocks: list[Block] = [Heading(2, title)]
+    units = entry.get("units")
+    if isinstance(units, Mapping):
+        blocks.append(Paragraph("Units: " + ", ".join(f"{k} {v}" for k, v in units.items())))
+    overall = entry.get("overall") or {}
+    if overall:
+        rows = [[m, *stat_cells(s)] for m, s in overall.items() if is_stat(s)]
+        blocks += [Heading(3, "Overall"), TableBlock(["metric", *STAT_HEADER], rows)]
+    # Protocol-specific groupings (e.g. by_pf_subcategory) are listed under "Protocol
+    # results" with their full path as label, like every other extra field.
+    grouped = [k for k in ("by_category", "by_condition") if k in entry]
+    for key in grouped:
+        rows = [
+            [group, metric, *stat_cells(s)]
+            for group, stats in (entry.get(key) or {}).items()
+            for metric, s in stats.items()
+            if is_stat(s)
+        ]
+        if rows:
+            label = key.removeprefix("by_")
+            header = [label, "metric", *STAT_HEADER]
+            blocks += [Heading(3, "By " + label.replace("_", " ")), TableBlock(header, rows)]
+    extra = [
+        [label, *stat_cells(stat)]
+        for key, value in entry.items()
+        if key not in STANDARD_KEYS and key not in grouped
+        for label, stat in walk_stats(key, value)
+    ]
+    if extra:
+        blocks += [Heading(3, "Protocol results"), TableBlock(["result", *STAT_HEADER], extra)]
+    if entry.get("not_run"):
+        items = [f"{m}: {reason}" for m, reason in entry["not_run"].items()]
+        blocks += [Heading(3, "Not run"), BulletList(items)]
+    if entry.get("partial"):
+        items = [
+            f"{m}: {p['not_run']} scores missing ({p['reason']})"
+            for m, p in entry["partial"].items()
+        ]
+        blocks += [Heading(3, "Partially run"), BulletList(items)]
+    usage = entry.get("usage")
+    if isinstance(usage, Mapping) and usage.get("calls"):
+        blocks += [Heading(3, "Usage"), usage_table({name: usage}, "system")]
+    return blocks
+
+
+def build_document(summary: Mapping[str, Any]) -> list[Block]:
+    suite = summary.get("suite") or {}
+    blocks: list[Block] = [
+        Heading(1, f"voxeval report: {suite.get('name', '?')}"),
+        Paragraph(
+            f"Run {summary.get('run_id')} · protocol {suite.get('protocol')} · seed "
+            f"{summary.get('seed')} · generated {summary.get('generated_at')} · provenance in "
+            f"{summary.get('provenance')}. Means with 95% bootstrap confidence intervals; "
+            "n = number of scored units."
+        ),
+    ]
+    for name, entry in (summary.get("systems") or {}).items():
+        blocks += system_blocks(name, entry)
+    usage = summary.get("usage") or {}
+    if usage.get("by_provider"):
+        blocks += [
+            Heading(2, "Judge and provider usage"),
+            usage_table(usage["by_provider"], "provider"),
+        ]
+        unknown = (usage.get("total") or {}).get("calls_without_cost")
+        if unknown:
+            blocks.append(Paragraph(f"{unknown} calls had no configured price; not in the cost."))
+    return blocks

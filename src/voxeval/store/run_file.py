@@ -1,0 +1,112 @@
+"""``run.yaml``: the run id, the resolved config (secrets scrubbed) and provenance.
+
+Every change rewrites the whole file atomically, so it is always complete and parseable.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from voxeval.store import layout
+from voxeval.store.provenance import environment, now_iso
+from voxeval.store.secrets import redact_env_secrets, scrub
+
+
+def voxeval_version() -> str:
+    try:
+        return version("voxeval")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+class RunFile:
+    """Thread-safe access to one run's ``run.yaml`` (created with a fresh run id if absent)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._doc = self._load_or_create()
+
+    @property
+    def run_id(self) -> str:
+        return str(self._doc["run_id"])
+
+    def _load_or_create(self) -> dict[str, Any]:
+        if self.path.exists():
+            data = yaml.safe_load(self.path.read_text(encoding="utf-8")) or {}
+            if isinstance(data, dict) and data.get("run_id"):
+                return data
+        doc = {
+            "run_id": f"{self.path.parent.name}-{uuid.uuid4().hex[:8]}",
+            "created_at": now_iso(),
+            "voxeval_version": voxeval_version(),
+        }
+        self._write(doc)
+        return doc
+
+    def _write(self, doc: dict[str, Any]) -> None:
+        text = yaml.safe_dump(scrub(doc), sort_keys=False, allow_unicode=True)
+        layout.write_text_atomic(self.path, redact_env_secrets(text))
+
+    def data(self) -> dict[str, Any]:
+        """A copy of the current contents."""
+        with self._lock:
+            return dict(self._doc)
+
+    def update(self, changes: Mapping[str, Any]) -> None:
+        with self._lock:
+            self._doc.update(changes)
+            self._write(self._doc)
+
+    def drop(self, *keys: str) -> None:
+        with self._lock:
+            for key in keys:
+                self._doc.pop(key, None)
+            self._write(self._doc)
+
+    def stored_config(self) -> dict[str, Any] | None:
+        config = self.data().get("config")
+        return dict(config) if isinstance(config, dict) else None
+
+    def write_provenance(self, config: Any, extra: Mapping[str, Any] | None = None) -> None:
+        """Record the resolved config, versions, platform, git commit, seed and start time.
+        On resume the first start time is kept and the resume time appended."""
+        dumped = config.model_dump(mode="json") if hasattr(config, "model_dump") else dict(config)
+        changes: dict[str, Any] = {
+            "voxeval_version": voxeval_version(),
+            "config": dumped,
+            "seed": dumped.get("seed"),
+            "environment": environment(),
+        }
+        with self._lock:
+            if "started_at" in self._doc:
+                changes["resumed_at"] = [*self._doc.get("resumed_at", []), now_iso()]
+            else:
+                changes["started_at"] = now_iso()
+            if extra:
+                changes["extra"] = {**dict(self._doc.get("extra") or {}), **dict(extra)}
+            self._doc.update(changes)
+            self._write(self._doc)
+
+    def update_extra(self, changes: Mapping[str, Any]) -> None:
+        with self._lock:
+            self._doc["extra"] = {**dict(self._doc.get("extra") or {}), **dict(changes)}
+            self._write(self._doc)
+
+    def add_model_identity(self, kind: str, identity: Mapping[str, Any]) -> None:
+        clean = scrub(dict(identity))
+        with self._lock:
+            models = dict(self._doc.get("models") or {})
+            known = list(models.get(kind) or [])
+            if clean in known:
+                return
+            models[kind] = [*known, clean]
+            self._doc["models"] = models
+            self._write(self._doc)
