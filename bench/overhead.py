@@ -103,7 +103,7 @@ def main(n: int) -> float:
                 "asr": {"provider": "bench-instant"},
                 "mos": {"provider": "bench-instant"},
                 "build": {"dir": str(root / "built"), "profiles": 1, "conditions": ["clean"]},
-                "concurrency": 1,
+                "concurrency": 2,  # the default
                 "cache_dir": str(root / "cache"),
             }
         )

@@ -13,6 +13,7 @@ Scoring reads only these files, so ``voxeval score`` re-scores without calling a
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from voxeval.audio import Audio, audio_from_bytes, audio_to_wav_bytes, read_audio
+from voxeval.audio import Audio, audio_to_wav_bytes, read_audio
 from voxeval.config import format_validation_error
 from voxeval.errors import ConfigError, ProviderUnavailable, VoxevalError
 from voxeval.providers.factory import ProviderSpec
@@ -75,6 +76,21 @@ def _write_wav(path: Path, audio: Audio) -> None:
     # Encoding in memory and renaming into place is atomic and ~5x faster than soundfile's
     # file writer here (it flushes per block).
     layout.write_bytes_atomic(path, audio_to_wav_bytes(audio))
+
+
+def _link_into(source: Path, target: Path) -> bool:
+    """Hard-link the rendered query as the unit's ``user.wav`` (the exact bytes the system
+    heard, no copy; the builder replaces files rather than editing them). False when the
+    file system cannot link, e.g. across devices."""
+    tmp = target.with_name(f".{target.name}.{threading.get_ident()}.link")
+    try:
+        tmp.unlink(missing_ok=True)
+        os.link(source, tmp)
+        os.replace(tmp, target)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        return False
+    return True
 
 
 def reply_to_json(unit: WorkUnit, item: RenderedQuery, reply: Reply, wall_s: float) -> Any:
@@ -162,14 +178,10 @@ class SingleTurnProtocol:
         item = self._item(ctx, unit)
         system = ctx.system(unit.system)
         source = item.audio_path
-        if source.suffix.lower() == ".wav":  # keep the exact bytes the system heard
-            data = source.read_bytes()
-            user_audio = audio_from_bytes(data, source=str(source))
-        else:
-            user_audio = read_audio(source)
-            data = audio_to_wav_bytes(user_audio)
         unit_dir = ctx.store.unit_dir(unit)
-        layout.write_bytes_atomic(unit_dir / USER_WAV, data)
+        user_audio = read_audio(source)
+        if source.suffix.lower() != ".wav" or not _link_into(source, unit_dir / USER_WAV):
+            layout.write_bytes_atomic(unit_dir / USER_WAV, audio_to_wav_bytes(user_audio))
         started = time.perf_counter()
         reply = system.reply([Turn(role="user", audio=user_audio, item_id=item.key)])
         wall_s = time.perf_counter() - started
