@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 
 import numpy as np
@@ -14,6 +16,15 @@ from voxeval.audio import Audio
 # Belt and braces: any library that would try a model hub fails fast instead of hanging.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+# Hermetic: every test session starts from an empty voxeval cache (call cache, assembled
+# Whisper base), so results and timings never depend on what earlier runs left behind.
+_SESSION_CACHE = tempfile.mkdtemp(prefix="voxeval-test-cache-")
+os.environ["VOXEVAL_CACHE_DIR"] = _SESSION_CACHE
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ plumbing tests. It answers at chance level as a judge and must never be used as 
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 import time
@@ -31,6 +32,18 @@ SMOLLM2_ROLE_NOTE = (
 # Loaded models are shared per (file, settings): loading twice would only cost memory.
 _models: dict[tuple[str, int, int, str | None], tuple[Any, threading.Lock]] = {}
 _models_lock = threading.Lock()
+
+
+@atexit.register
+def _close_models() -> None:
+    # llama_cpp's own finalizers run during interpreter teardown, after the C library handles
+    # they need are gone, and print tracebacks; closing explicitly first avoids that.
+    with _models_lock:
+        for model, _lock in _models.values():
+            close = getattr(model, "close", None)
+            if callable(close):
+                close()
+        _models.clear()
 
 
 def _load(path: Path, n_ctx: int, n_threads: int, chat_format: str | None) -> tuple[Any, Any]:
