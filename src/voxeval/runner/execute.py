@@ -212,8 +212,7 @@ def run_evaluation(
         store.start(unit)
         ctx.protocol.interact(unit, ctx)
         scores = ctx.protocol.score(unit, ctx, config.metrics)
-        store.save_scores(unit, scores)
-        store.finish(unit)  # last: a unit is done only once everything above is stored
+        store.complete(unit, scores)  # done exactly when its scores are committed
 
     def on_error(unit: WorkUnit, exc: Exception) -> str:
         return store.record_failure(unit, exc)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, select, update
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import Connection, make_url
 
 from voxeval.errors import ConfigError
 from voxeval.store import layout
@@ -265,6 +265,28 @@ class RunStore:
     def save_scores(self, unit: UnitLike, scores: Mapping[str, Score]) -> None:
         """Merge ``scores`` into the unit's ``scores.json`` and the index (same metric
         replaces the previous value; other metrics are kept)."""
+        rows = self._write_scores_file(unit, scores)
+        with self.index.write() as conn:
+            self._replace_score_rows(conn, unit, scores, rows)
+
+    def complete(self, unit: UnitLike, scores: Mapping[str, Score]) -> None:
+        """``save_scores`` then ``finish(unit)`` in one index transaction: the unit becomes
+        ``done`` exactly when its scores are committed (one commit instead of two per unit)."""
+        rows = self._write_scores_file(unit, scores)
+        with self.index.write() as conn:
+            self._replace_score_rows(conn, unit, scores, rows)
+            result = conn.execute(
+                update(units_table)
+                .where(self._unit_filter(unit))
+                .values(status="done", error=None, finished_at=utcnow())
+            )
+            if result.rowcount == 0:
+                row = self._unit_row(unit, self.index.next_seq(conn), "done")
+                conn.execute(units_table.insert(), [{**row, "error": None, "attempts": 1}])
+
+    def _write_scores_file(
+        self, unit: UnitLike, scores: Mapping[str, Score]
+    ) -> list[dict[str, Any]]:
         path = self.unit_dir(unit) / layout.SCORES_FILE
         existing = layout.read_json(path) or {}
         merged = {**existing, **{name: scrub(s.to_dict()) for name, s in scores.items()}}
@@ -283,16 +305,24 @@ class RunStore:
             }
             for name, score in scores.items()
         ]
-        with self.index.write() as conn:
-            conn.execute(
-                delete(scores_table).where(
-                    (scores_table.c.run_id == self.run_id)
-                    & (scores_table.c.unit_key == unit.key)
-                    & (scores_table.c.metric.in_(list(scores)))
-                )
+        return rows
+
+    def _replace_score_rows(
+        self,
+        conn: Connection,
+        unit: UnitLike,
+        scores: Mapping[str, Score],
+        rows: list[dict[str, Any]],
+    ) -> None:
+        conn.execute(
+            delete(scores_table).where(
+                (scores_table.c.run_id == self.run_id)
+                & (scores_table.c.unit_key == unit.key)
+                & (scores_table.c.metric.in_(list(scores)))
             )
-            if rows:
-                conn.execute(scores_table.insert(), rows)
+        )
+        if rows:
+            conn.execute(scores_table.insert(), rows)
 
     def load_scores(self, system: str | None = None, *, only_done: bool = True) -> list[ScoreRow]:
         """Score rows in plan order; by default only for units whose status is ``done``."""
