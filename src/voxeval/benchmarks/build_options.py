@@ -9,10 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from voxeval.benchmarks.spoken_query import CONDITIONS, SpeakerSpec
 from voxeval.config import format_validation_error
 from voxeval.errors import ConfigError
+from voxeval.providers.voices import AGES as AGES
+from voxeval.providers.voices import GENDERS, TIMBRES, profile_fields
 
-GENDERS = ("male", "female")
-AGES = ("child", "adolescent", "adult", "senior")
-TIMBRES = ("bright", "dark")
 # Profiles in an order where every prefix is as diverse as possible (both genders first,
 # then age bands, then timbres), so ``profiles: N`` takes a balanced subset.
 _AGE_ORDER = ("adult", "senior", "child", "adolescent")
@@ -36,23 +35,7 @@ def profile_label(spec: SpeakerSpec) -> str:
 
 
 def parse_profile_label(text: str) -> SpeakerSpec:
-    fields: dict[str, str] = {}
-    for word in text.replace(",", "-").split("-"):
-        word = word.strip().lower()
-        if not word:
-            continue
-        slot = (
-            "gender"
-            if word in GENDERS
-            else "age"
-            if word in AGES
-            else "timbre"
-            if word in TIMBRES
-            else "accent"
-        )
-        if slot in fields:
-            raise ConfigError(f"profile {text!r}: two values for {slot}")
-        fields[slot] = word
+    fields = profile_fields(text, text.replace(",", "-").split("-"), "profile")
     return SpeakerSpec.model_validate(fields)
 
 

@@ -56,6 +56,29 @@ def parse_retry_after(value: str | None) -> float | None:
     return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
 
 
+def remote_availability(kind: str, base_url: str | None, api_key_env: str | None) -> Availability:
+    """Configured enough to try? (No request is sent: doctor must stay offline and fast.)"""
+    if not base_url:
+        return Availability(False, f"{kind}: no base_url configured (an OpenAI-compatible server)")
+    if api_key_env and not os.environ.get(api_key_env):
+        return Availability(False, f"{kind}: environment variable {api_key_env} is not set")
+    return Availability(True)
+
+
+def auth_headers(api_key_env: str | None, where: str | None = None) -> dict[str, str]:
+    """Bearer header from the named environment variable (the key is never stored); a missing
+    variable raises ProviderUnavailable, prefixed with ``where`` when given."""
+    if not api_key_env:
+        return {}
+    key = os.environ.get(api_key_env)
+    if not key:
+        prefix = f"{where}: " if where else ""
+        raise ProviderUnavailable(
+            f"{prefix}environment variable {api_key_env} (api_key_env) is not set"
+        )
+    return {"Authorization": f"Bearer {key}"}
+
+
 def error_message(response: httpx.Response) -> str:
     """The server's own explanation, from the usual error shapes, else the body start."""
     try:
@@ -127,16 +150,7 @@ class OpenAIEndpoint:
         self._client.close()
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Accept": "application/json"}
-        if self.api_key_env:
-            key = os.environ.get(self.api_key_env)
-            if not key:
-                raise ProviderUnavailable(
-                    f"{self.base_url}: environment variable {self.api_key_env} "
-                    "(api_key_env) is not set"
-                )
-            headers["Authorization"] = f"Bearer {key}"
-        return headers
+        return {"Accept": "application/json", **auth_headers(self.api_key_env, self.base_url)}
 
     def backoff(self, attempt: int) -> float:
         """Delay before retry number ``attempt + 1``: exponential with upward jitter of up to

@@ -6,14 +6,12 @@ Robotic (MOS ~2.2) but fast and varied; useful to widen the accent/speaker grid 
 from __future__ import annotations
 
 import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from voxeval.audio import Audio, read_audio
-from voxeval.errors import ConfigError, ProviderUnavailable
-from voxeval.providers.base import Availability, Voice
+from voxeval.errors import ConfigError
+from voxeval.providers.base import Voice
+from voxeval.providers.cli_tts import CommandLineTTS
 from voxeval.registry import register
 
 ESPEAK_MOS = 2.2  # measured naturalness (DistillMOS 2.1-2.5) from EMBEDDED_MODELS.md
@@ -93,34 +91,21 @@ def _check_voice(voice: str) -> str:
 
 
 @register("tts", "espeak")
-class EspeakTTS:
+class EspeakTTS(CommandLineTTS):
     """espeak-ng via subprocess. ``speed`` in words per minute (-s), ``pitch`` 0-99 (-p)."""
 
     name = "espeak"
+    program = "espeak-ng"
 
     def __init__(self, speed: int = 165, pitch: int = 50, voice: str = DEFAULT_VOICE) -> None:
         if not 80 <= speed <= 450:
             raise ConfigError(f"tts 'espeak': speed must be 80-450 words/min, got {speed}")
         if not 0 <= pitch <= 99:
             raise ConfigError(f"tts 'espeak': pitch must be 0-99, got {pitch}")
-        binary = espeak_binary()
-        if binary is None:
-            raise ProviderUnavailable("tts 'espeak': espeak-ng binary not found")
-        self.binary = binary
+        self._find_program()
         self.speed = int(speed)
         self.pitch = int(pitch)
         self.default_voice = _check_voice(voice)
-        self.version = subprocess.run(
-            [binary, "--version"], capture_output=True, text=True, check=False, timeout=30
-        ).stdout.strip()
-
-    @classmethod
-    def availability(cls, **_options: Any) -> Availability:
-        if espeak_binary() is None:
-            return Availability(
-                False, "espeak-ng binary not found (Debian/Ubuntu: apt-get install espeak-ng)"
-            )
-        return Availability(True)
 
     def identity(self) -> dict[str, Any]:
         return {
@@ -134,27 +119,12 @@ class EspeakTTS:
     def voices(self) -> list[Voice]:
         return espeak_catalogue()
 
-    def synthesize(self, text: str, *, voice: str | None = None) -> Audio:
-        if not text.strip():
-            raise ConfigError("tts 'espeak': text to synthesize is empty")
-        name = _check_voice(voice) if voice else self.default_voice
-        with tempfile.TemporaryDirectory(prefix="voxeval-espeak-") as tmp:
-            out = Path(tmp) / "speech.wav"
-            lang, plus, variant = name.partition("+")
-            arg = ESPEAK_ARGUMENT.get(lang, lang) + plus + variant
-            cmd = [self.binary, "-v", arg, "-s", str(self.speed), "-p", str(self.pitch)]
-            # Text goes on stdin so that text starting with "-" is never read as an option.
-            proc = subprocess.run(
-                [*cmd, "-w", str(out), "--stdin"],
-                input=text,
-                capture_output=True,
-                text=True,
-                timeout=120,
-                check=False,
-            )
-            if proc.returncode != 0 or not out.exists():
-                raise ProviderUnavailable(
-                    f"tts 'espeak': espeak-ng failed for voice {name!r}: {proc.stderr.strip()}"
-                )
-            audio = read_audio(out)
-        return Audio(audio.samples, audio.rate, source=f"espeak:{name}")
+    def check_voice(self, voice: str) -> str:
+        return _check_voice(voice)
+
+    def command(self, voice: str, text: str, folder: Path) -> tuple[list[str], str | None]:
+        lang, plus, variant = voice.partition("+")
+        arg = ESPEAK_ARGUMENT.get(lang, lang) + plus + variant
+        # Text goes on stdin so that text starting with "-" is never read as an option.
+        args = ["-v", arg, "-s", str(self.speed), "-p", str(self.pitch)]
+        return [*args, "-w", str(folder / "speech.wav"), "--stdin"], text

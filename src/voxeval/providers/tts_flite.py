@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from voxeval.audio import Audio, read_audio
-from voxeval.errors import ConfigError, ProviderUnavailable
-from voxeval.providers.base import Availability, Voice
+from voxeval.errors import ConfigError
+from voxeval.providers.base import Voice
+from voxeval.providers.cli_tts import CommandLineTTS
 from voxeval.registry import register
 
 # Naturalness of flite voices is 2.6-3.1 (DistillMOS, EMBEDDED_MODELS.md); not per voice.
@@ -59,28 +57,15 @@ def _check_voice(voice: str) -> str:
 
 
 @register("tts", "flite")
-class FliteTTS:
+class FliteTTS(CommandLineTTS):
     """flite via subprocess; ``voice`` is the default voice name (slt, rms, awb, kal16)."""
 
     name = "flite"
+    program = "flite"
 
     def __init__(self, voice: str = "slt") -> None:
-        binary = flite_binary()
-        if binary is None:
-            raise ProviderUnavailable("tts 'flite': flite binary not found")
-        self.binary = binary
+        self._find_program()
         self.default_voice = _check_voice(voice)
-        self.version = subprocess.run(
-            [binary, "--version"], capture_output=True, text=True, check=False, timeout=30
-        ).stdout.strip()
-
-    @classmethod
-    def availability(cls, **_options: Any) -> Availability:
-        if flite_binary() is None:
-            return Availability(
-                False, "flite binary not found (Debian/Ubuntu: apt-get install flite)"
-            )
-        return Availability(True)
 
     def identity(self) -> dict[str, Any]:
         return {"provider": self.name, "version": self.version, "default_voice": self.default_voice}
@@ -88,24 +73,10 @@ class FliteTTS:
     def voices(self) -> list[Voice]:
         return flite_catalogue()
 
-    def synthesize(self, text: str, *, voice: str | None = None) -> Audio:
-        if not text.strip():
-            raise ConfigError("tts 'flite': text to synthesize is empty")
-        name = _check_voice(voice) if voice else self.default_voice
-        with tempfile.TemporaryDirectory(prefix="voxeval-flite-") as tmp:
-            text_file = Path(tmp) / "text.txt"
-            text_file.write_text(text, encoding="utf-8")
-            out = Path(tmp) / "speech.wav"
-            proc = subprocess.run(
-                [self.binary, "-voice", name, "-f", str(text_file), "-o", str(out)],
-                capture_output=True,
-                text=True,
-                timeout=120,
-                check=False,
-            )
-            if proc.returncode != 0 or not out.exists():
-                raise ProviderUnavailable(
-                    f"tts 'flite': flite failed for voice {name!r}: {proc.stderr.strip()}"
-                )
-            audio = read_audio(out)
-        return Audio(audio.samples, audio.rate, source=f"flite:{name}")
+    def check_voice(self, voice: str) -> str:
+        return _check_voice(voice)
+
+    def command(self, voice: str, text: str, folder: Path) -> tuple[list[str], str | None]:
+        text_file = folder / "text.txt"
+        text_file.write_text(text, encoding="utf-8")
+        return ["-voice", voice, "-f", str(text_file), "-o", str(folder / "speech.wav")], None

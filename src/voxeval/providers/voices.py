@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +55,29 @@ W_PITCH, W_FORMANT, W_TEMPO, W_PITCH_CLAMPED = 0.03, 1.5, 0.8, 0.1
 W_QUALITY = 0.4
 
 
+def profile_fields(text: str, words: Iterable[str], where: str) -> dict[str, str]:
+    """Sort profile ``words`` into gender/age/timbre slots by vocabulary; any other word is the
+    accent. A slot given twice raises ConfigError naming ``where`` and ``text``."""
+    fields: dict[str, str] = {}
+    for raw in words:
+        word = raw.strip().lower()
+        if not word:
+            continue
+        slot = (
+            "gender"
+            if word in GENDERS
+            else "age"
+            if word in AGES
+            else "timbre"
+            if word in TIMBRES
+            else "accent"
+        )
+        if slot in fields:
+            raise ConfigError(f"{where} {text!r}: two values for {slot}")
+        fields[slot] = word
+    return fields
+
+
 @dataclass(frozen=True)
 class SpeakerProfile:
     """A requested speaker: gender, age band, optional accent and timbre."""
@@ -75,23 +99,7 @@ class SpeakerProfile:
     def parse(cls, text: str) -> SpeakerProfile:
         """``"female,senior,scottish,bright"``: known gender/age/timbre words are recognised in
         any order; any other word is the accent."""
-        fields: dict[str, str] = {}
-        for raw in text.split(","):
-            word = raw.strip().lower()
-            if not word:
-                continue
-            slot = (
-                "gender"
-                if word in GENDERS
-                else "age"
-                if word in AGES
-                else "timbre"
-                if word in TIMBRES
-                else "accent"
-            )
-            if slot in fields:
-                raise ConfigError(f"speaker profile {text!r}: two values for {slot}")
-            fields[slot] = word
+        fields = profile_fields(text, text.split(","), "speaker profile")
         if "gender" not in fields:
             raise ConfigError(f"speaker profile {text!r}: needs a gender ({', '.join(GENDERS)})")
         return cls(**fields)

@@ -4,11 +4,14 @@ duration, speaking rate and a language check (its own field; it never changes ot
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from typing import Any
 
 import jiwer
 
+from voxeval.audio import Audio
 from voxeval.registry import register
 from voxeval.scoring.reply_record import ReplyRecord, ScoringResources
 from voxeval.scoring.score import Score
@@ -27,19 +30,38 @@ _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 _TOKEN = re.compile(r"\w+(?:'\w+)?")
 
 
+_NO_AUDIO = "the reply has no audio"
+
+
+def _reply_audio(record: ReplyRecord) -> Audio | None:
+    audio = record.reply_audio
+    return None if audio is None or audio.is_empty() else audio
+
+
 def _no_audio(record: ReplyRecord) -> Score | None:
-    if record.reply_audio is None or record.reply_audio.is_empty():
-        return Score.not_run("the reply has no audio")
-    return None
+    return Score.not_run(_NO_AUDIO) if _reply_audio(record) is None else None
+
+
+AudioMetric = Callable[[ReplyRecord, ScoringResources, Audio], Score]
+
+
+def _needs_audio(metric: AudioMetric) -> Callable[[ReplyRecord, ScoringResources], Score]:
+    """A metric of the reply audio: not run without audio, else given the audio itself."""
+
+    @functools.wraps(metric)
+    def run(record: ReplyRecord, resources: ScoringResources) -> Score:
+        audio = _reply_audio(record)
+        if audio is None:
+            return Score.not_run(_NO_AUDIO)
+        return metric(record, resources, audio)
+
+    return run
 
 
 @register("metric", "mos")
-def mos_score(record: ReplyRecord, resources: ScoringResources) -> Score:
-    missing = _no_audio(record)
-    if missing is not None:
-        return missing
-    assert record.reply_audio is not None
-    result = resources.mos().predict(record.reply_audio)
+@_needs_audio
+def mos_score(record: ReplyRecord, resources: ScoringResources, audio: Audio) -> Score:
+    result = resources.mos().predict(audio)
     return Score(value=result.overall, details={"model": result.model, **result.scores})
 
 
@@ -68,23 +90,17 @@ def wer_score(record: ReplyRecord, resources: ScoringResources) -> Score:
 
 
 @register("metric", "duration")
-def duration_score(record: ReplyRecord, resources: ScoringResources) -> Score:
-    missing = _no_audio(record)
-    if missing is not None:
-        return missing
-    assert record.reply_audio is not None
-    return Score(value=record.reply_audio.duration, details={"unit": "s"})
+@_needs_audio
+def duration_score(record: ReplyRecord, resources: ScoringResources, audio: Audio) -> Score:
+    return Score(value=audio.duration, details={"unit": "s"})
 
 
 @register("metric", "speaking_rate")
-def speaking_rate_score(record: ReplyRecord, resources: ScoringResources) -> Score:
+@_needs_audio
+def speaking_rate_score(record: ReplyRecord, resources: ScoringResources, audio: Audio) -> Score:
     """Words per minute of the greedy transcript over the whole reply duration."""
-    missing = _no_audio(record)
-    if missing is not None:
-        return missing
-    assert record.reply_audio is not None
     words = len(_TOKEN.findall(resources.transcripts(record).greedy))
-    minutes = record.reply_audio.duration / 60.0
+    minutes = audio.duration / 60.0
     return Score(value=words / minutes, details={"words": words, "unit": "words/min"})
 
 

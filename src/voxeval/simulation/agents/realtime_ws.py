@@ -58,7 +58,7 @@ class RealtimeAgent:
         max_tool_rounds: int = 8,
         turn_timeout_s: float = 60.0,
     ) -> None:
-        self.url = url if "model=" in url else f"{url}?model={model}"
+        self.url = url if "model=" in url else f"{url}{'&' if '?' in url else '?'}model={model}"
         self.model, self.voice = model, voice
         self.headers: dict[str, str] = {}
         if api_key_env:
@@ -88,7 +88,11 @@ class RealtimeAgent:
 
         self._tools = tools
         try:
-            self._ws = connect(self.url, additional_headers=self.headers, max_size=2**24)
+            # Entered by hand (closed in close()): websockets >= 17.1 deprecates using a bare
+            # connect() result; __enter__ gives the same connection on every version.
+            self._ws = connect(
+                self.url, additional_headers=self.headers, max_size=2**24
+            ).__enter__()
         except Exception as exc:
             raise EndpointError(
                 f"agent openai-realtime: cannot connect to {self.url} ({exc})"
@@ -186,12 +190,21 @@ class RealtimeAgent:
                 pcm += base64.b64decode(event.get("delta", ""))
             elif kind in TEXT_DELTAS:
                 texts.append(str(event.get("delta", "")))
-            elif kind == "response.function_call_arguments.done":
-                calls.append(event)
+            elif kind == "response.output_item.done":
+                # The finished item always names the function; the older beta reference's
+                # response.function_call_arguments.done event has no "name".
+                item = event.get("item") or {}
+                if item.get("type") == "function_call":
+                    calls.append(item)
             elif kind == "error":
                 message = (event.get("error") or {}).get("message", raw)
                 raise EndpointError(f"agent openai-realtime: {self.url}: {message}")
             elif kind == "response.done":
+                response = event.get("response") or {}
+                if response.get("status") == "failed":  # e.g. quota or rate limits
+                    error = (response.get("status_details") or {}).get("error") or {}
+                    reason = error.get("message") or error.get("code") or "no details"
+                    raise EndpointError(f"agent openai-realtime: response failed: {reason}")
                 return calls
 
     def close(self) -> None:
