@@ -18,6 +18,7 @@ from voxeval.simulation.agents.cascade_agent import CascadeAgent
 from voxeval.simulation.callers.llm_caller import LLMCaller
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import run_call
+from voxeval.simulation.latency import ComponentLatency, LatencyModel
 from voxeval.simulation.scripted_agent import ScriptedAgent
 from voxeval.simulation.tools import ToolRuntime
 from voxeval.simulation.voices import SpeechRenderer
@@ -104,6 +105,8 @@ def test_llm_caller_and_cascade_agent_hold_a_spoken_call(tmp_path: Path, asr: An
             mode="audio",
             caller_voice=voice,
             agent_voice=voice,
+            # fixed delays: measured compute time would make the timeline depend on machine load
+            latency_model=LatencyModel(agent=ComponentLatency(kind="fixed", ms=800)),
         )
         requests = list(server.requests)
     assert result.end_reason == "user_end_call", result.error
@@ -123,5 +126,7 @@ def test_llm_caller_and_cascade_agent_hold_a_spoken_call(tmp_path: Path, asr: An
     first_user = next(m for m in agent_requests[0].body["messages"] if m["role"] == "user")
     assert "book" in first_user["content"].lower()
     user_turns = result.timeline.speech("user")
-    assert any("member" in s.transcript.lower() for s in user_turns)
+    assert any("member" in s.transcript.lower() for s in user_turns), [
+        (s.intended_text, s.transcript) for s in user_turns
+    ]
     assert result.user_track is not None and result.user_track.duration > 5
