@@ -56,3 +56,15 @@ def test_duplicate_system_names_are_rejected() -> None:
     systems = [{"name": "a", "type": "replay"}, {"name": "a", "type": "cascade"}]
     with pytest.raises(ConfigError, match="two systems are named 'a'"):
         parse_run_config({"suite": "s", "systems": systems})
+
+
+def test_load_yaml_sees_edits_and_returns_independent_copies(tmp_path: Path) -> None:
+    from voxeval.config import load_yaml
+
+    f = tmp_path / "a.yaml"
+    f.write_text("x: [1, 2]\n")
+    first = load_yaml(f)
+    first["x"].append(3)  # mutating one result must not leak into the next
+    assert load_yaml(f) == {"x": [1, 2]}
+    f.write_text("x: [1, 2, 3, 4]\n")  # different size: re-parsed
+    assert load_yaml(f) == {"x": [1, 2, 3, 4]}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -85,16 +87,34 @@ def format_validation_error(where: str, exc: ValidationError) -> str:
     return "\n".join(lines)
 
 
+_parsed: dict[tuple[str, int, int], Any] = {}
+_parsed_lock = threading.Lock()
+_PARSED_MAX = 64
+
+
 def load_yaml(path: str | Path) -> Any:
+    """Parse a YAML file. Parsed files are memoised by (path, mtime, size) because a run reads
+    the same suite file from several places; callers get their own deep copy."""
     p = Path(path)
-    if not p.exists():
-        raise ConfigError(f"{p}: file not found")
+    try:
+        stat = p.stat()
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: file not found") from None
+    key = (str(p.resolve()), stat.st_mtime_ns, stat.st_size)
+    with _parsed_lock:
+        if key in _parsed:
+            return copy.deepcopy(_parsed[key])
     try:
         # libyaml's loader when PyYAML was built with it: ~10x faster on large suite files.
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        return yaml.load(p.read_text(encoding="utf-8"), Loader=loader)
+        data = yaml.load(p.read_text(encoding="utf-8"), Loader=loader)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{p}: invalid YAML ({exc})") from exc
+    with _parsed_lock:
+        if len(_parsed) >= _PARSED_MAX:
+            _parsed.pop(next(iter(_parsed)))
+        _parsed[key] = data
+    return copy.deepcopy(data)
 
 
 def parse_run_config(data: Any, where: str = "<config>") -> RunConfig:

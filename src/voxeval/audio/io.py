@@ -34,9 +34,14 @@ def read_audio(path: str | Path, *, mix_channels: bool = False) -> Audio:
         raise AudioError(f"{where}: file not found")
     if p.stat().st_size == 0:
         raise AudioError(f"{where}: file is empty")
-    _check_declared_length(p)
     try:
-        data, rate = sf.read(str(p), dtype="float32", always_2d=False)
+        # One open: the header is checked before the samples are decoded into memory.
+        with sf.SoundFile(str(p)) as handle:
+            _check_declared_length(p, handle.frames, handle.samplerate)
+            data = handle.read(dtype="float32", always_2d=False)
+            rate = handle.samplerate
+    except AudioError:
+        raise
     except Exception as exc:  # soundfile raises several types for corrupt input
         if p.suffix.lower() == ".mp3":
             data, rate = _read_mp3_fallback(p, exc)
@@ -48,17 +53,10 @@ def read_audio(path: str | Path, *, mix_channels: bool = False) -> Audio:
     return Audio(data, int(rate), source=where)
 
 
-def _check_declared_length(p: Path) -> None:
+def _check_declared_length(p: Path, frames: int, rate: int) -> None:
     """Refuse absurdly long files from their header, before decoding them into memory."""
-    try:
-        info = sf.info(str(p))
-    except Exception:  # undecodable headers are reported by the read that follows
-        return
-    if info.samplerate > 0 and info.frames / info.samplerate > MAX_SECONDS:
-        raise AudioError(
-            f"{p}: audio is {info.frames / info.samplerate:.0f} s long; "
-            f"limit is {MAX_SECONDS:.0f} s"
-        )
+    if rate > 0 and frames / rate > MAX_SECONDS:
+        raise AudioError(f"{p}: audio is {frames / rate:.0f} s long; limit is {MAX_SECONDS:.0f} s")
 
 
 def _read_mp3_fallback(p: Path, first_error: Exception) -> tuple[np.ndarray, int]:

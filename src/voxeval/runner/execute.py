@@ -122,11 +122,25 @@ def execute_units(
     interrupt: BaseException | None = None
     with _progress(ctx.console) as progress:
         task = progress.add_task(description, total=len(units), failed=0)
-        executor = ThreadPoolExecutor(max_workers=ctx.config.concurrency)
-        pending: set[Future[None]] = {executor.submit(run_one, unit) for unit in units}
+        workers = ctx.config.concurrency
+        executor = ThreadPoolExecutor(max_workers=workers)
+        # A small window of submitted units, refilled as they finish: waiting on every unit's
+        # future at once would cost O(units) per completion, O(units^2) per run.
+        queue = iter(units)
+        pending: set[Future[None]] = set()
+
+        def refill() -> None:
+            while len(pending) < 2 * workers and not stop.is_set():
+                unit = next(queue, None)
+                if unit is None:
+                    return
+                pending.add(executor.submit(run_one, unit))
+
         try:
+            refill()
             while pending:
                 finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                refill()
                 for future in finished:
                     exc = future.exception()
                     if isinstance(exc, BaseException) and not isinstance(exc, Exception):
@@ -146,6 +160,7 @@ def execute_units(
                 os._exit(130)  # second Ctrl-C: worker threads cannot be stopped otherwise
         finally:
             executor.shutdown(wait=True, cancel_futures=True)
+        outcome.skipped += sum(1 for _ in queue)  # never submitted (interrupted run)
     if interrupt is not None:
         raise interrupt
     return outcome

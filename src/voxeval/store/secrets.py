@@ -9,6 +9,7 @@ that slipped into an error message or a provider identity is still redacted.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Mapping
@@ -34,8 +35,10 @@ _SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IG
 _MIN_SECRET_LEN = 6
 
 
+@functools.lru_cache(maxsize=4096)
 def is_secret_field(name: str) -> bool:
-    """``api_key``, ``hf-token``, ``clientSecret`` -> True; ``max_tokens``, ``keywords`` -> no."""
+    """``api_key``, ``hf-token``, ``clientSecret`` -> True; ``max_tokens``, ``keywords`` -> no.
+    Cached: the same few field names recur in every stored record."""
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
     parts = [p for p in re.split(r"[_\-.\s]+", spaced.lower()) if p]
     return any(p in _SECRET_PARTS for p in parts)
@@ -47,6 +50,11 @@ def looks_like_env_name(value: str) -> bool:
 
 def scrub(data: Any) -> Any:
     """A copy of ``data`` with secret-named string fields redacted (recursively)."""
+    # The secret values are looked up once per record, not once per string inside it.
+    return _scrub(data, env_secret_values())
+
+
+def _scrub(data: Any, secrets: list[str]) -> Any:
     if isinstance(data, Mapping):
         out: dict[Any, Any] = {}
         for key, value in data.items():
@@ -59,12 +67,12 @@ def scrub(data: Any) -> Any:
             ):
                 out[key] = REDACTED
             else:
-                out[key] = scrub(value)
+                out[key] = _scrub(value, secrets)
         return out
     if isinstance(data, list | tuple):
-        return [scrub(v) for v in data]
+        return [_scrub(v, secrets) for v in data]
     if isinstance(data, str):
-        return redact_env_secrets(data)
+        return _redact(data, secrets)
     return data
 
 
@@ -94,7 +102,11 @@ def env_secret_values() -> list[str]:
 
 def redact_env_secrets(text: str) -> str:
     """Replace every occurrence of a secret environment value in ``text``."""
-    for value in env_secret_values():
+    return _redact(text, env_secret_values())
+
+
+def _redact(text: str, secrets: list[str]) -> str:
+    for value in secrets:
         if value in text:
             text = text.replace(value, REDACTED)
     return text
