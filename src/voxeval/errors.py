@@ -34,3 +34,31 @@ class LLMOutputError(VoxevalError):
         super().__init__(message)
         self.raw_text = raw_text
         self.attempts = attempts
+
+
+# Causes of a fault of the system under test (``SystemFault.cause``).
+SYSTEM_FAULT_CAUSES = ("exception", "timeout", "malformed_output", "disconnect", "no_audio")
+
+
+class SystemFault(VoxevalError):
+    """The system under test failed: it raised, timed out, disconnected, or answered with
+    output that cannot be used. This is a *result* of the evaluation (the unit is scored as a
+    failure), never a reason to leave the unit out. ``cause`` is one of
+    ``SYSTEM_FAULT_CAUSES``."""
+
+    def __init__(self, message: str, *, cause: str = "exception") -> None:
+        super().__init__(message)
+        if cause not in SYSTEM_FAULT_CAUSES:
+            raise ValueError(f"unknown system fault cause {cause!r}")
+        self.cause = cause
+
+
+class HarnessFault(VoxevalError):
+    """A fault on voxeval's own side (user simulator, renderer, scoring ASR, judge, network to
+    a judge). It is retried; when it persists the unit is reported as failed with this cause
+    and excluded from the scores with a visible warning. ``component`` names the part at
+    fault (``simulator``, ``renderer``, ``judge``, ``scoring``, ...)."""
+
+    def __init__(self, message: str, *, component: str = "harness") -> None:
+        super().__init__(message)
+        self.component = component

@@ -11,17 +11,25 @@ class Score:
     """``value`` is the metric's number; ``passed`` its threshold verdict where one exists.
 
     A metric that could not run returns ``Score.not_run(reason)``: value None and the reason
-    in ``error``. It never returns a default number.
+    in ``error``. It never returns a default number. ``Score.pending(reason)`` is a not-run
+    caused by a transient fault on voxeval's side (a judge endpoint down after its retries):
+    the next ``run`` or ``score`` tries it again, and it never replaces a value already stored.
     """
 
     value: float | None
     passed: bool | None = None
     details: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    pending: bool = False
 
     @classmethod
     def not_run(cls, reason: str, **details: Any) -> Score:
         return cls(value=None, passed=None, details=details, error=reason)
+
+    @classmethod
+    def pending_retry(cls, reason: str, **details: Any) -> Score:
+        """Not scored yet because of a transient fault on voxeval's side; retried later."""
+        return cls(value=None, passed=None, details=details, error=reason, pending=True)
 
     @property
     def ran(self) -> bool:
@@ -33,6 +41,7 @@ class Score:
             "passed": self.passed,
             "details": self.details,
             "error": self.error,
+            "pending": self.pending,
         }
 
     @classmethod
@@ -42,4 +51,5 @@ class Score:
             passed=data.get("passed"),
             details=dict(data.get("details") or {}),
             error=data.get("error"),
+            pending=bool(data.get("pending", False)),
         )
