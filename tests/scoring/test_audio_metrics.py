@@ -29,6 +29,28 @@ def test_wer_counts_errors(openai_server, tone) -> None:
     rec = ReplyRecord(item_id="q", query="q", reply_audio=tone, reply_text="the cat sat down")
     wer = run_metric("wer", rec, remote_resources(openai_server))
     assert wer.value == 0.25 and wer.details["deletions"] == 1
+    assert wer.details["errors"] == 1 and wer.details["ref_words"] == 4
+
+
+def test_wer_ignores_number_formatting(openai_server, tone) -> None:
+    # regression: "1,234,567" used to normalise to two words, "1234 567"
+    heard = "It is one million two hundred thirty-four thousand five hundred sixty-seven miles."
+    openai_server.push(*[transcription(heard) for _ in range(3)])
+    rec = ReplyRecord(item_id="q", query="q", reply_audio=tone, reply_text="It is 1,234,567 miles.")
+    wer = run_metric("wer", rec, remote_resources(openai_server))
+    assert wer.value == 0.0 and wer.details["ref_words"] == 4
+
+
+def test_wer_uses_the_normaliser_of_the_expected_language(openai_server, tone) -> None:
+    openai_server.push(*[transcription("Es ist zwölf Uhr.") for _ in range(3)])
+    rec = ReplyRecord(
+        item_id="q", query="q", reply_audio=tone, reply_text="Es ist 12 Uhr.",
+        expected_language="de",
+    )  # fmt: skip
+    wer = run_metric("wer", rec, remote_resources(openai_server))
+    # no English number rules for German: "12" and "zwölf" are different words
+    assert wer.value == pytest.approx(1 / 4)
+    assert wer.details["reference"] == "es ist 12 uhr"
 
 
 def test_metrics_that_cannot_run_say_why(tone) -> None:

@@ -78,6 +78,7 @@ def test_stt_wer_against_intended_text() -> None:
     score = stt_wer(LiveCallRecord(timeline=call_timeline()))
     assert score.value is not None and 0 < score.value < 1
     assert score.details["segments"] == 3
+    assert score.value == score.details["errors"] / score.details["ref_words"]
     s2s = Timeline(segments=[user(0, 1, 0, "hello there", "")])
     assert stt_wer(LiveCallRecord(timeline=s2s)).error is not None
     perfect = Timeline(segments=[user(0, 1, 0, "Hello, there!", "hello there")])

@@ -62,6 +62,17 @@ def stat_cells(stat: Mapping[str, Any]) -> list[str]:
     return [fmt_num(stat.get("mean")), fmt_ci(stat), str(stat.get("n", 0))]
 
 
+def metric_label(metric: str, stat: Mapping[str, Any]) -> str:
+    """The metric's name, with the corpus WER and median when the stat carries them (see
+    ``report.corpus_wer``)."""
+    if "wer_corpus" not in stat:
+        return metric
+    extra = f"corpus {fmt_num(stat['wer_corpus'])}, median {fmt_num(stat.get('median'))}"
+    if stat.get("wer_corpus_missing"):
+        extra += f"; {stat['wer_corpus_missing']} without counts"
+    return f"{metric} ({extra})"
+
+
 def walk_stats(prefix: str, value: Any) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """Every stat nested in a protocol's extra field, labelled by its path (``k=`` for curves)."""
     if is_stat(value):
@@ -101,14 +112,14 @@ def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
         blocks.append(Paragraph("Units: " + ", ".join(f"{k} {v}" for k, v in units.items())))
     overall = entry.get("overall") or {}
     if overall:
-        rows = [[m, *stat_cells(s)] for m, s in overall.items() if is_stat(s)]
+        rows = [[metric_label(m, s), *stat_cells(s)] for m, s in overall.items() if is_stat(s)]
         blocks += [Heading(3, "Overall"), TableBlock(["metric", *STAT_HEADER], rows)]
     # Protocol-specific groupings (e.g. by_pf_subcategory) are listed under "Protocol
     # results" with their full path as label, like every other extra field.
     grouped = [k for k in ("by_category", "by_condition") if k in entry]
     for key in grouped:
         rows = [
-            [group, metric, *stat_cells(s)]
+            [group, metric_label(metric, s), *stat_cells(s)]
             for group, stats in (entry.get(key) or {}).items()
             for metric, s in stats.items()
             if is_stat(s)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from voxeval.analysis.bootstrap import metric_stats
 from voxeval.report.aggregate import group_stats, standard_summary
+from voxeval.report.corpus_wer import add_corpus_wer
 from voxeval.store.records import ScoreRow
 
 if TYPE_CHECKING:
@@ -62,6 +63,8 @@ def summarize_single_turn(
     store = ctx.store
     rows = store.load_scores()
     summary = standard_summary(rows, metrics, seed=ctx.seed, units=store.status_counts())
+    # Corpus WER and median beside the mean, so one outlier reply cannot dominate the WER.
+    add_corpus_wer(summary, rows, "wer")
     by_system: dict[str, list[ScoreRow]] = defaultdict(list)
     for row in rows:
         by_system[row.system].append(row)

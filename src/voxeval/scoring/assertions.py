@@ -20,7 +20,9 @@ from voxeval.scoring.reply_record import AssertionLike, ReplyRecord, ScoringReso
 from voxeval.scoring.score import Score
 from voxeval.scoring.text_normalizer import normalize_english
 
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+# After Whisper's normaliser the number 1 is the word "one" (both "1" and "one" end up so) and
+# "point five" is ".5".
+_NUMBER = re.compile(r"-?(?:\d+(?:\.\d+)?|\.\d+)|\bone\b")
 
 
 def best_match(value: str, text: str) -> tuple[float, str]:
@@ -41,7 +43,7 @@ def best_match(value: str, text: str) -> tuple[float, str]:
 
 
 def numbers_in(text: str) -> list[float]:
-    return [float(x) for x in _NUMBER.findall(normalize_english(text))]
+    return [1.0 if x == "one" else float(x) for x in _NUMBER.findall(normalize_english(text))]
 
 
 def check(assertion: AssertionLike, text: str) -> tuple[bool, dict[str, Any]]:

@@ -9,13 +9,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-import jiwer
-
 from voxeval.audio import Audio
 from voxeval.registry import register
 from voxeval.scoring.reply_record import ReplyRecord, ScoringResources
 from voxeval.scoring.score import Score
-from voxeval.scoring.text_normalizer import normalize_english
+from voxeval.scoring.word_errors import word_errors
 
 # Frequent English function words; running English text is ~40-50% of them, other languages
 # written in Latin script well under 15%. Enough to flag a reply in the wrong language.
@@ -68,25 +66,29 @@ def mos_score(record: ReplyRecord, resources: ScoringResources, audio: Audio) ->
 @register("metric", "wer")
 def wer_score(record: ReplyRecord, resources: ScoringResources) -> Score:
     """Word error rate of the reply audio's (greedy) transcript against the text the system
-    says it spoke; measures how faithfully its speech carries its text."""
+    says it spoke; measures how faithfully its speech carries its text. Both sides go through
+    the normaliser of the expected language. ``errors`` and ``ref_words`` in the details let
+    a summary pool replies into a corpus WER (sum of errors / sum of reference words)."""
     if not (record.reply_text or "").strip():
         return Score.not_run("the system has no text channel to compare the speech with")
     missing = _no_audio(record)
     if missing is not None:
         return missing
-    reference = normalize_english(record.reply_text or "")
-    hypothesis = normalize_english(resources.transcripts(record).greedy)
-    if not reference:
+    counts = word_errors(
+        record.reply_text or "", resources.transcripts(record).greedy, record.expected_language
+    )
+    if counts.wer is None:
         return Score.not_run("the text channel is empty after normalisation")
-    out = jiwer.process_words(reference, hypothesis)
     details: dict[str, Any] = {
-        "reference_words": len(reference.split()),
-        "substitutions": out.substitutions,
-        "deletions": out.deletions,
-        "insertions": out.insertions,
-        "hypothesis": hypothesis,
+        "errors": counts.errors,
+        "ref_words": counts.ref_words,
+        "substitutions": counts.substitutions,
+        "deletions": counts.deletions,
+        "insertions": counts.insertions,
+        "reference": counts.reference,
+        "hypothesis": counts.hypothesis,
     }
-    return Score(value=float(out.wer), details=details)
+    return Score(value=counts.wer, details=details)
 
 
 @register("metric", "duration")

@@ -93,10 +93,11 @@ def stt_wer(record: LiveCallRecord, resources: object = None) -> Score:
         return Score.not_run("the agent exposed no transcript of the user (e.g. speech-to-speech)")
     output = jiwer.process_words([r for r, _ in pairs], [h for _, h in pairs])
     details = {
+        "errors": output.substitutions + output.deletions + output.insertions,
+        "ref_words": sum(len(r.split()) for r, _ in pairs),
         "substitutions": output.substitutions,
         "deletions": output.deletions,
         "insertions": output.insertions,
-        "reference_words": sum(len(r.split()) for r, _ in pairs),
         "segments": len(pairs),
     }
     return Score(value=float(output.wer), details=details)

@@ -239,11 +239,13 @@ class LiveCallProtocol:
     def summarize(self, ctx: RunContext) -> dict[str, Any]:
         from voxeval.analysis.passk import passk_summary
         from voxeval.report.aggregate import standard_summary
+        from voxeval.report.corpus_wer import add_corpus_wer
 
         rows = ctx.store.load_scores()
         summary = standard_summary(
             rows, ctx.config.metrics, seed=ctx.seed, units=ctx.store.status_counts()
         )
+        add_corpus_wer(summary, rows, "stt_wer")
         for system, entry in summary.items():
             for metric in ("task_completion", "turn_taking"):
                 stat = entry["overall"].get(metric)
