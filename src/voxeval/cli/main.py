@@ -25,6 +25,3 @@ COMMAND_MODULES = (
 )
 for _module in COMMAND_MODULES:
     importlib.import_module(f"voxeval.cli.{_module}")
-
-if __name__ == "__main__":
-    app()
