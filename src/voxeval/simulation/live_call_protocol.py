@@ -241,8 +241,12 @@ class LiveCallProtocol:
         from voxeval.report.aggregate import standard_summary
 
         rows = ctx.store.load_scores()
-        summary = standard_summary(
-            rows, ctx.config.metrics, seed=ctx.seed, units=ctx.store.status_counts()
+        summary = standard_summary(  # an item is a scenario: its trials and conditions cluster
+            rows,
+            ctx.config.metrics,
+            seed=ctx.seed,
+            units=ctx.store.status_counts(),
+            cluster_unit="scenario",
         )
         for system, entry in summary.items():
             for metric in ("task_completion", "turn_taking"):
