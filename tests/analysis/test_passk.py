@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from voxeval.analysis import (
+    metric_stats,
     pass_at_k,
     pass_at_k_curve,
     pass_hat_k,
@@ -85,3 +86,29 @@ def test_summary_averages_scenarios_with_cis() -> None:
         assert point["ci_low"] <= point["mean"] <= point["ci_high"] and point["n"] == 4
     assert passk_summary(outcomes, seed=1) == summary  # seeded
     assert passk_summary({}) == {"pass_at_k": [], "pass_hat_k": [], "n_trials": 0, "n_scenarios": 0}
+
+
+def test_summary_resamples_scenarios_not_trials() -> None:
+    # The scenario is the unit: a scenario run 12 times counts once, like one run 3 times.
+    few = {"s1": [True, False, False], "s2": [True, True, True], "s3": [False] * 3}
+    many = {**few, "s1": [True, False, False] * 4}
+    for outcomes in (few, many):
+        summary = passk_summary(outcomes, seed=5)
+        point = summary["pass_at_k"][0]  # type: ignore[index]
+        assert point["n"] == 3 and point["clusters"] == 3
+        assert point["mean"] == pytest.approx((1 / 3 + 1 + 0) / 3)
+        expected = metric_stats([1 / 3, 1.0, 0.0], clusters=["s1", "s2", "s3"], seed=5)
+        assert {k: v for k, v in point.items() if k != "k"} == expected
+    # Scenario order does not change the interval.
+    reordered = dict(reversed(list(few.items())))
+    assert passk_summary(reordered, seed=5) == passk_summary(few, seed=5)
+
+
+def test_summary_without_spread_reports_no_interval() -> None:
+    # Every scenario passes every trial: no spread over scenarios to resample.
+    summary = passk_summary({"s1": [True, True], "s2": [True, True]}, seed=0)
+    for point in summary["pass_at_k"] + summary["pass_hat_k"]:  # type: ignore[operator]
+        assert point["mean"] == 1.0 and point["ci_low"] is None
+        assert point["ci_note"] == "all values equal"
+    one = passk_summary({"s1": [True, False]}, seed=0)
+    assert one["pass_at_k"][0]["ci_note"] == "too few clusters"  # type: ignore[index]

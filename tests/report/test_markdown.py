@@ -41,3 +41,47 @@ def test_render_tables_and_extra_results() -> None:
 def test_walk_stats_labels_nested_values() -> None:
     found = dict(walk_stats("x", {"a": STAT, "b": [{"k": 3, **STAT}], "c": "text"}))
     assert set(found) == {"x.a", "x.b k=3"}
+
+
+def test_header_states_the_method_and_notes_replace_missing_intervals() -> None:
+    equal = {
+        "mean": 0.0,
+        "ci_low": None,
+        "ci_high": None,
+        "n": 6,
+        "clusters": 3,
+        "method": "cluster_bootstrap",
+        "ci_note": "all values equal",
+    }
+    rate = {**STAT, "method": "wilson", "clusters": 4, "n_eff": 4.0, "design_effect": 2.0}
+    summary = {
+        "run_id": "r2",
+        "suite": {"name": "wild", "protocol": "single_turn"},
+        "systems": {
+            "tiny": {
+                "overall": {"wer": equal, "language": rate},
+                "pass_rates": {"assertions": rate},
+                "statistics": {
+                    "unit": "query",
+                    "clusters": 3,
+                    "resamples": 2000,
+                    "confidence": 0.95,
+                    "rate_metrics": ["language"],
+                },
+            }
+        },
+    }
+    md = render_markdown(summary)
+    assert "| wer | 0 | none (all values equal) | 6 (3 queries) |" in md
+    assert "| language | 0.5 | [0.25, 0.75] | 8 (4 queries) |" in md
+    assert "### Pass rates (threshold verdicts)" in md and "| assertions | 0.5 |" in md
+    header = (
+        "Intervals are 95% confidence intervals that resample the independent unit, the "
+        "query (all its voices, conditions and trials together): means use a cluster "
+        "bootstrap (2,000 seeded percentile resamples of whole queries); pass/fail rates "
+        "(language) and pass rates use the Wilson interval"
+    )
+    assert header in md
+    assert "statistics" not in md.split(header)[1]  # the note block is not a results table
+    page = render_html(summary)
+    assert header in page and "<td>none (all values equal)</td>" in page

@@ -4,7 +4,8 @@ With n trials and c passes for a scenario:
 pass@k = 1 - C(n-c, k) / C(n, k)   (at least one of k sampled trials passes)
 pass^k = C(c, k) / C(n, k)         (all k sampled trials pass)
 Both are computed exactly with integer binomials, per scenario, then averaged over scenarios
-with a bootstrap CI over scenarios (2,000 seeded resamples, as in the reference).
+with a bootstrap CI over scenarios (2,000 seeded resamples, as in the reference): the scenario
+is the independent unit, so each contributes one value however many trials it has.
 """
 
 from __future__ import annotations
@@ -63,13 +64,15 @@ def passk_summary(
     if not outcomes:
         return {"pass_at_k": [], "pass_hat_k": [], "n_trials": 0, "n_scenarios": 0}
     n_min = min(len(trials) for trials in outcomes.values())
+    names = list(outcomes)
     at_k: list[Stat] = []
     hat_k: list[Stat] = []
     for k in range(1, n_min + 1):
         at_values = [pass_at_k(len(t), sum(t), k) for t in outcomes.values()]
         hat_values = [pass_hat_k(len(t), sum(t), k) for t in outcomes.values()]
-        at_k.append({"k": k, **metric_stats(at_values, seed=seed, n_resamples=n_resamples)})
-        hat_k.append({"k": k, **metric_stats(hat_values, seed=seed, n_resamples=n_resamples)})
+        for values, curve in ((at_values, at_k), (hat_values, hat_k)):
+            stat = metric_stats(values, clusters=names, seed=seed, n_resamples=n_resamples)
+            curve.append({"k": k, **stat})
     return {
         "pass_at_k": at_k,
         "pass_hat_k": hat_k,

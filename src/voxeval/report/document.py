@@ -32,7 +32,22 @@ class BulletList:
 
 Block = Heading | Paragraph | TableBlock | BulletList
 
-STANDARD_KEYS = ("overall", "by_category", "by_condition", "not_run", "partial", "units", "usage")
+STANDARD_KEYS = (
+    "overall",
+    "by_category",
+    "by_condition",
+    "not_run",
+    "partial",
+    "units",
+    "usage",
+    "pass_rates",
+    "statistics",
+)
+# What one independent unit holds, for the header (protocols name their unit).
+UNIT_MEMBERS = {
+    "query": "voices, conditions and trials",
+    "scenario": "trials and conditions",
+}
 STAT_HEADER = ["mean", "95% CI", "n"]
 
 
@@ -53,13 +68,28 @@ def fmt_num(value: Any, digits: int = 3) -> str:
 
 
 def fmt_ci(stat: Mapping[str, Any]) -> str:
-    if stat.get("ci_low") is None:
-        return "–"
+    """``[low, high]``, or the reason there is no interval (e.g. "all values equal")."""
+    if stat.get("ci_low") is None or stat.get("ci_high") is None:
+        note = stat.get("ci_note")
+        return f"none ({note})" if note and stat.get("n") else "–"
     return f"[{fmt_num(stat['ci_low'])}, {fmt_num(stat['ci_high'])}]"
 
 
-def stat_cells(stat: Mapping[str, Any]) -> list[str]:
-    return [fmt_num(stat.get("mean")), fmt_ci(stat), str(stat.get("n", 0))]
+def _plural(noun: str) -> str:
+    return noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
+
+
+def fmt_n(stat: Mapping[str, Any], unit: str = "clusters") -> str:
+    """``n``, plus the number of independent units when they hold several scored units."""
+    n, clusters = stat.get("n", 0), stat.get("clusters")
+    if isinstance(clusters, int) and clusters and clusters != n:
+        return f"{n} ({clusters} {unit})"
+    return str(n)
+
+
+def stat_cells(stat: Mapping[str, Any], unit: str = "clusters") -> list[str]:
+    """mean, CI and n cells; ``unit`` names the independent units in plural."""
+    return [fmt_num(stat.get("mean")), fmt_ci(stat), fmt_n(stat, unit)]
 
 
 def metric_label(metric: str, stat: Mapping[str, Any]) -> str:
@@ -107,19 +137,23 @@ def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
     label = entry.get("label")  # e.g. "tiny baseline" for the embedded cascade
     title = f"System {name} ({label})" if isinstance(label, str) and label else f"System {name}"
     blocks: list[Block] = [Heading(2, title)]
+    note = entry.get("statistics")
+    unit = _plural(str(note.get("unit", "item"))) if isinstance(note, Mapping) else "clusters"
     units = entry.get("units")
     if isinstance(units, Mapping):
         blocks.append(Paragraph("Units: " + ", ".join(f"{k} {v}" for k, v in units.items())))
     overall = entry.get("overall") or {}
     if overall:
-        rows = [[metric_label(m, s), *stat_cells(s)] for m, s in overall.items() if is_stat(s)]
+        rows = [
+            [metric_label(m, s), *stat_cells(s, unit)] for m, s in overall.items() if is_stat(s)
+        ]
         blocks += [Heading(3, "Overall"), TableBlock(["metric", *STAT_HEADER], rows)]
     # Protocol-specific groupings (e.g. by_pf_subcategory) are listed under "Protocol
     # results" with their full path as label, like every other extra field.
     grouped = [k for k in ("by_category", "by_condition") if k in entry]
     for key in grouped:
         rows = [
-            [group, metric_label(metric, s), *stat_cells(s)]
+            [group, metric_label(metric, s), *stat_cells(s, unit)]
             for group, stats in (entry.get(key) or {}).items()
             for metric, s in stats.items()
             if is_stat(s)
@@ -129,11 +163,16 @@ def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
             header = [label, "metric", *STAT_HEADER]
             blocks += [Heading(3, "By " + label.replace("_", " ")), TableBlock(header, rows)]
     extra = [
-        [label, *stat_cells(stat)]
+        [label, *stat_cells(stat, unit)]
         for key, value in entry.items()
         if key not in STANDARD_KEYS and key not in grouped
         for label, stat in walk_stats(key, value)
     ]
+    pass_rates = entry.get("pass_rates") or {}
+    rows = [[m, *stat_cells(s, unit)] for m, s in pass_rates.items() if is_stat(s)]
+    if rows:
+        header = ["metric", "passed share", "95% CI", "n"]
+        blocks += [Heading(3, "Pass rates (threshold verdicts)"), TableBlock(header, rows)]
     if extra:
         blocks += [Heading(3, "Protocol results"), TableBlock(["result", *STAT_HEADER], extra)]
     if entry.get("not_run"):
@@ -151,18 +190,45 @@ def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
     return blocks
 
 
+def statistics_text(systems: Mapping[str, Any]) -> str:
+    """One or two sentences on how the intervals were computed, from the systems' notes."""
+    notes = [
+        e["statistics"]
+        for e in systems.values()
+        if isinstance(e, Mapping) and isinstance(e.get("statistics"), Mapping)
+    ]
+    if not notes:
+        return "Means with 95% confidence intervals; n = number of scored units."
+    unit = " / ".join(sorted({str(n.get("unit", "item")) for n in notes}))
+    members = UNIT_MEMBERS.get(unit, "trials and conditions")
+    confidence = float(notes[0].get("confidence", 0.95))
+    resamples = int(notes[0].get("resamples", 0))
+    rates = sorted({str(m) for n in notes for m in n.get("rate_metrics") or ()})
+    named = f" ({', '.join(rates)})" if rates else ""
+    return (
+        f"Intervals are {confidence:.0%} confidence intervals that resample the independent "
+        f"unit, the {unit} (all its {members} together): means use a cluster bootstrap "
+        f"({resamples:,} seeded percentile resamples of whole {_plural(unit)}); pass/fail "
+        f"rates{named} and pass rates use the Wilson interval on the effective number of "
+        "units (n divided by the design effect of the clustering). n = scored units, with "
+        f"the number of {_plural(unit)} in parentheses where it differs; where the data give no "
+        "interval the reason is shown instead."
+    )
+
+
 def build_document(summary: Mapping[str, Any]) -> list[Block]:
     suite = summary.get("suite") or {}
+    systems = summary.get("systems") or {}
     blocks: list[Block] = [
         Heading(1, f"voxeval report: {suite.get('name', '?')}"),
         Paragraph(
             f"Run {summary.get('run_id')} · protocol {suite.get('protocol')} · seed "
             f"{summary.get('seed')} · generated {summary.get('generated_at')} · provenance in "
-            f"{summary.get('provenance')}. Means with 95% bootstrap confidence intervals; "
-            "n = number of scored units."
+            f"{summary.get('provenance')}."
         ),
+        Paragraph(statistics_text(systems)),
     ]
-    for name, entry in (summary.get("systems") or {}).items():
+    for name, entry in systems.items():
         blocks += system_blocks(name, entry)
     usage = summary.get("usage") or {}
     if usage.get("by_provider"):

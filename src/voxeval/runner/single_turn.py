@@ -276,8 +276,11 @@ class SingleTurnProtocol:
         except VoxevalError:
             items = {}  # the rendered suite is gone: report without PF subcategories
         subcategories = {k: v.query.subcategory for k, v in items.items() if v.query.subcategory}
+        query_ids = {k: v.query.id for k, v in items.items()}  # CIs resample whole queries
         metrics = list(ctx.config.metrics or DEFAULT_METRICS)
-        return summarize_single_turn(ctx, metrics, subcategories, _system_labels(ctx))
+        return summarize_single_turn(
+            ctx, metrics, subcategories, _system_labels(ctx), query_ids=query_ids
+        )
 
 
 def _system_labels(ctx: RunContext) -> dict[str, str]:

@@ -1,5 +1,10 @@
 """The single-turn report: the standard per-system summary plus PF subcategories, MOS per
-category, judge reliability and cost, and transcript-filter counts."""
+category, judge reliability and cost, and transcript-filter counts.
+
+The independent unit is the query: its rendered items (one per voice and condition) and their
+trials are resampled together. A rendered item's query comes from the built suite's manifest
+(``query_ids``); when the rendered folder is gone it is read back from the item id, which the
+builder forms as ``<query id>__<profile>__<condition>``."""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from voxeval.analysis.bootstrap import metric_stats
-from voxeval.report.aggregate import group_stats, standard_summary
+from voxeval.report.aggregate import group_stats, rate_metrics, standard_summary
 from voxeval.report.corpus_wer import add_corpus_wer
 from voxeval.store.records import ScoreRow
 
@@ -54,15 +59,45 @@ def transcript_accounting(rows: Sequence[ScoreRow]) -> dict[str, int]:
     }
 
 
+def query_id_from_item(item_id: str, condition: str) -> str:
+    """The query of a rendered item id ``<query id>__<profile>__<condition>`` (the query id
+    may itself contain ``__``); an id of another shape is its own query."""
+    stem = item_id.removesuffix(f"__{condition}")
+    query, sep, _profile = stem.rpartition("__")
+    return query if stem != item_id and sep and query else item_id
+
+
+def query_clusters(
+    rows: Sequence[ScoreRow], query_ids: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """item id -> query id for every item in ``rows`` (manifest first, then the item id)."""
+    known = query_ids or {}
+    return {
+        row.item_id: known.get(row.item_id) or query_id_from_item(row.item_id, row.condition)
+        for row in rows
+    }
+
+
 def summarize_single_turn(
     ctx: RunContext,
     metrics: Sequence[str],
     subcategories: Mapping[str, str],
     labels: Mapping[str, str],
+    query_ids: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
+    """``query_ids`` maps rendered item ids to their query (see the module doc)."""
     store = ctx.store
     rows = store.load_scores()
-    summary = standard_summary(rows, metrics, seed=ctx.seed, units=store.status_counts())
+    clusters = query_clusters(rows, query_ids)
+    rates = rate_metrics(rows)
+    summary = standard_summary(
+        rows,
+        metrics,
+        seed=ctx.seed,
+        units=store.status_counts(),
+        clusters=clusters,
+        cluster_unit="query",
+    )
     # Corpus WER and median beside the mean, so one outlier reply cannot dominate the WER.
     add_corpus_wer(summary, rows, "wer")
     by_system: dict[str, list[ScoreRow]] = defaultdict(list)
@@ -79,14 +114,17 @@ def summarize_single_turn(
         entry["by_pf_subcategory"] = {
             sub: stats
             for sub, group in sorted(pf_groups.items())
-            if (stats := group_stats(group, ran, seed=ctx.seed))
+            if (stats := group_stats(group, ran, seed=ctx.seed, clusters=clusters, rates=rates))
         }
         mos_groups: dict[str, list[float]] = defaultdict(list)
+        mos_queries: dict[str, list[str]] = defaultdict(list)
         for row in sys_rows:
             if row.metric == "mos" and row.ran and row.value is not None:
                 mos_groups[row.category].append(float(row.value))
+                mos_queries[row.category].append(clusters[row.item_id])
         entry["mos_by_category"] = {
-            cat: metric_stats(values, seed=ctx.seed) for cat, values in sorted(mos_groups.items())
+            cat: metric_stats(values, clusters=mos_queries[cat], seed=ctx.seed)
+            for cat, values in sorted(mos_groups.items())
         }
         entry["judge"] = judge_accounting(sys_rows)
         entry["transcripts"] = transcript_accounting(sys_rows)

@@ -242,8 +242,12 @@ class LiveCallProtocol:
         from voxeval.report.corpus_wer import add_corpus_wer
 
         rows = ctx.store.load_scores()
-        summary = standard_summary(
-            rows, ctx.config.metrics, seed=ctx.seed, units=ctx.store.status_counts()
+        summary = standard_summary(  # an item is a scenario: its trials and conditions cluster
+            rows,
+            ctx.config.metrics,
+            seed=ctx.seed,
+            units=ctx.store.status_counts(),
+            cluster_unit="scenario",
         )
         add_corpus_wer(summary, rows, "stt_wer")
         for system, entry in summary.items():
