@@ -23,7 +23,26 @@ class UnknownComponent(VoxevalError):
 
 class EndpointError(VoxevalError):
     """A remote endpoint refused a request or kept failing after retries; names the endpoint,
-    the HTTP status (when there is one) and the server's message."""
+    the HTTP status (when there is one) and the server's message.
+
+    ``failure`` says what went wrong last: ``http`` (an error status), ``timeout``,
+    ``connection``, ``malformed`` (a reply that could not be used) or None when unknown;
+    ``attempts`` counts the requests sent."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        endpoint: str | None = None,
+        status: int | None = None,
+        attempts: int | None = None,
+        failure: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.endpoint = endpoint
+        self.status = status
+        self.attempts = attempts
+        self.failure = failure
 
 
 class LLMOutputError(VoxevalError):

@@ -8,15 +8,24 @@ The code under test talks to it over real HTTP. Replies come from a responder fu
         client = OpenAIChat(base_url=server.url, model="m")   # url ends with /v1
         ...
         assert server.requests[0].body["model"] == "m"
+
+A ``FaultSchedule`` makes some requests fail before the responder is asked (deterministically:
+a fixed list, or a seeded draw per request); ``server.faults`` lists the faults served and
+``fault_counts(path_suffix)`` counts them by kind:
+
+    with FakeOpenAIServer(responder, faults=FaultSchedule.seeded(0.2, seed=1)) as server:
+        ...
+        assert server.fault_counts()["hang"] == ...
 """
 
 from __future__ import annotations
 
 import json
+import random
 import threading
 import time
-from collections import deque
-from collections.abc import Callable
+from collections import Counter, deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -27,6 +36,12 @@ class FakeRequest:
     path: str
     body: Any  # parsed JSON, or raw bytes for multipart uploads
     headers: dict[str, str]
+
+
+@dataclass(frozen=True)
+class FakeFault:
+    path: str
+    kind: str
 
 
 @dataclass
@@ -95,10 +110,106 @@ def _completion(message: dict[str, Any], pt: int, ct: int, finish: str = "stop")
 
 Responder = Callable[[str, Any], FakeResponse]
 
+# Every kind of fault a FaultSchedule can serve.
+FAULT_KINDS = ("rate_limit", "server_error", "hang", "malformed_json", "empty_choices")
+
+
+def fault_response(kind: str, *, hang_s: float = 1.0, retry_after: str = "0") -> FakeResponse:
+    """The reply for one fault: 429 with Retry-After, 500, a reply held past the client's
+    timeout, a cut-off JSON body, or a completion without choices."""
+    if kind == "rate_limit":
+        return FakeResponse(
+            status=429,
+            json_body={"error": {"message": "rate limited"}},
+            headers={"Retry-After": retry_after},
+        )
+    if kind == "server_error":
+        return error(500, "scripted fault")
+    if kind == "hang":
+        return error(503, "answered too late", delay_s=hang_s)
+    if kind == "malformed_json":
+        return FakeResponse(raw=b'{"choices": [{"message": ', content_type="application/json")
+    if kind == "empty_choices":
+        return FakeResponse(json_body={"id": "x", "object": "chat.completion", "choices": []})
+    raise ValueError(f"unknown fault kind {kind!r}; known: {', '.join(FAULT_KINDS)}")
+
+
+class FaultSchedule:
+    """Which POSTs fail, and how, in the order they arrive: a fixed list (``None`` = no fault;
+    after its end nothing fails, or it starts again with ``cycle=True``) or ``seeded``: each
+    request fails with probability ``rate``, its kind drawn from ``kinds``, from a generator
+    seeded with ``seed``. Only requests whose path ends with one of ``paths`` (all when
+    None) draw from the schedule."""
+
+    def __init__(
+        self,
+        pattern: Sequence[str | None] = (),
+        *,
+        cycle: bool = False,
+        paths: Sequence[str] | None = None,
+        hang_s: float = 1.0,
+        retry_after: str = "0",
+    ) -> None:
+        for kind in pattern:
+            if kind is not None and kind not in FAULT_KINDS:
+                raise ValueError(f"unknown fault kind {kind!r}; known: {', '.join(FAULT_KINDS)}")
+        self.pattern = list(pattern)
+        self.cycle = cycle
+        self.paths = tuple(paths) if paths is not None else None
+        self.hang_s = hang_s
+        self.retry_after = retry_after
+        self._position = 0
+        self._draw: Callable[[], str | None] | None = None
+
+    @classmethod
+    def seeded(
+        cls,
+        rate: float,
+        *,
+        seed: int = 0,
+        kinds: Sequence[str] = FAULT_KINDS,
+        paths: Sequence[str] | None = None,
+        hang_s: float = 1.0,
+        retry_after: str = "0",
+    ) -> FaultSchedule:
+        schedule = cls(paths=paths, hang_s=hang_s, retry_after=retry_after)
+        rng = random.Random(seed)
+        choices = list(kinds)
+        for kind in choices:
+            if kind not in FAULT_KINDS:
+                raise ValueError(f"unknown fault kind {kind!r}; known: {', '.join(FAULT_KINDS)}")
+
+        def draw() -> str | None:
+            failing = rng.random() < rate
+            kind = choices[rng.randrange(len(choices))]
+            return kind if failing else None
+
+        schedule._draw = draw
+        return schedule
+
+    def applies_to(self, path: str) -> bool:
+        return self.paths is None or any(path.endswith(p) for p in self.paths)
+
+    def next_fault(self) -> str | None:
+        """The fault for the next request (callers hold the server's lock)."""
+        if self._draw is not None:
+            return self._draw()
+        if self._position >= len(self.pattern):
+            if not (self.cycle and self.pattern):
+                return None
+            self._position = 0
+        kind = self.pattern[self._position]
+        self._position += 1
+        return kind
+
 
 class FakeOpenAIServer:
-    def __init__(self, responder: Responder | None = None) -> None:
+    def __init__(
+        self, responder: Responder | None = None, *, faults: FaultSchedule | None = None
+    ) -> None:
         self.responder = responder
+        self.fault_schedule = faults
+        self.faults: list[FakeFault] = []  # every fault served, in order
         self.queue: deque[FakeResponse] = deque()
         self.requests: list[FakeRequest] = []
         self._lock = threading.Lock()
@@ -114,7 +225,31 @@ class FakeOpenAIServer:
         assert self._httpd is not None, "server not started"
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
+    def fault_counts(self, path_suffix: str = "") -> Counter[str]:
+        """How many faults of each kind were served (to paths ending with ``path_suffix``)."""
+        with self._lock:
+            return Counter(f.kind for f in self.faults if f.path.endswith(path_suffix))
+
+    def posts(self, path_suffix: str = "") -> list[FakeRequest]:
+        """The POST requests received (whose path ends with ``path_suffix``)."""
+        with self._lock:
+            return [r for r in self.requests if r.body is not None and r.path.endswith(path_suffix)]
+
+    def _fault(self, path: str) -> FakeResponse | None:
+        schedule = self.fault_schedule
+        if schedule is None or not schedule.applies_to(path):
+            return None
+        with self._lock:
+            kind = schedule.next_fault()
+            if kind is None:
+                return None
+            self.faults.append(FakeFault(path, kind))
+        return fault_response(kind, hang_s=schedule.hang_s, retry_after=schedule.retry_after)
+
     def _answer(self, path: str, body: Any) -> FakeResponse:
+        fault = self._fault(path)
+        if fault is not None:
+            return fault
         if self.responder is not None:
             return self.responder(path, body)
         with self._lock:

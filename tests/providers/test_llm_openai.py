@@ -312,4 +312,5 @@ def test_retry_after_formats() -> None:
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # a date in the past
     soon = email.utils.format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
     assert 25 <= (parse_retry_after(soon) or 0) <= 30
-    assert parse_retry_after("99999") == 300.0 and parse_retry_after("soon") is None
+    assert parse_retry_after("99999") == 120.0 and parse_retry_after("soon") is None
+    assert parse_retry_after("99999", cap_s=0.5) == 0.5

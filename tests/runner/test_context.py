@@ -12,6 +12,7 @@ import yaml
 from voxeval.config import RunConfig
 from voxeval.errors import ProviderUnavailable
 from voxeval.providers.base import Availability
+from voxeval.providers.factory import system_component
 from voxeval.registry import register
 from voxeval.runner.context import NO_JUDGE_REASON, RunContext
 from voxeval.store import RunStore
@@ -95,6 +96,20 @@ def test_providers_go_through_the_call_cache(
     assert Path(wrapped.cache.root) == tmp_path / "cache"
     monkeypatch.setenv("VOXEVAL_NO_CACHE", "1")
     assert isinstance(make_ctx(tmp_path / "b").provider("llm", "ctx-test-llm"), CountingLLM)
+
+
+def test_system_components_are_never_cached_but_share_the_model(tmp_path: Path) -> None:
+    CREATED.clear()
+    ctx = make_ctx(tmp_path)
+    scoring = ctx.provider("llm", "ctx-test-llm")
+    component = ctx.provider("llm", "ctx-test-llm", cache=False)
+    assert isinstance(component, CountingLLM) and not hasattr(component, "cache_stats")
+    assert scoring.inner is component and len(CREATED) == 1  # one model load
+    assert ctx.provider("llm", "ctx-test-llm") is scoring
+    assert system_component(ctx, "llm", "ctx-test-llm") is component
+    assert system_component(ctx, "llm", None) is None
+    models = yaml.safe_load((tmp_path / "run" / "run.yaml").read_text())["models"]["llm"]
+    assert models == [{"provider": "ctx-test-llm", "model": "m"}]  # recorded once
 
 
 def test_rng_depends_only_on_seed_and_keys(tmp_path: Path) -> None:

@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from tests.fakes.openai_server import chat_text
+from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, FaultSchedule, chat_text
+from tests.systems.helpers import chirp
+from voxeval.audio import audio_to_wav_bytes
 from voxeval.config import SystemSpec
+from voxeval.errors import SystemFault
 from voxeval.systems import TINY_BASELINE_LABEL, CascadeSystem, Turn
 from voxeval.systems.cascade import spoken_text
 
@@ -49,3 +54,52 @@ def test_embedded_tiny_baseline_answers_a_spoken_question() -> None:
     assert "capital" in reply.details["heard"].lower()
     assert reply.text and reply.audio is not None and reply.audio.duration > 0.3
     assert reply.timing["total_s"] >= reply.timing["llm_s"] > 0
+
+
+def loopback_cascade(url: str, **retry: Any) -> CascadeSystem:
+    fast = {"backoff_base_s": 0.001, **retry}
+    spec = SystemSpec(
+        name="c", type="cascade",
+        asr={"provider": "openai", "base_url": url, **fast},
+        llm={"provider": "openai", "base_url": url, "model": "m", **fast},
+        tts={"provider": "openai", "base_url": url, **fast},
+    )  # fmt: skip
+    return CascadeSystem.from_spec(spec)
+
+
+def answer(path: str, body: Any) -> FakeResponse:
+    if path.endswith("/audio/transcriptions"):
+        return FakeResponse(json_body={"text": "what time is it"})
+    if path.endswith("/audio/speech"):
+        return FakeResponse(raw=audio_to_wav_bytes(chirp(0.4)), content_type="audio/wav")
+    return chat_text("It is noon.")
+
+
+def test_usage_counts_the_requests_of_every_component() -> None:
+    faults = FaultSchedule(["rate_limit", None, "server_error"])  # ASR once, then LLM once
+    with FakeOpenAIServer(answer, faults=faults) as server:
+        reply = loopback_cascade(server.url).reply([Turn(role="user", audio=chirp())])
+        sent = len(server.requests)
+    assert reply.text == "It is noon." and reply.audio is not None
+    usage = reply.details["usage"]
+    assert (usage["requests"], usage["retries"], sent) == (5, 2, 5)
+    assert usage["prompt_tokens"] == 10
+
+
+@pytest.mark.parametrize(
+    ("path", "kind", "cause"),
+    [
+        ("/chat/completions", "server_error", "exception"),
+        ("/chat/completions", "malformed_json", "malformed_output"),
+        ("/audio/transcriptions", "hang", "timeout"),
+        ("/audio/speech", "malformed_json", "malformed_output"),
+    ],
+)
+def test_a_component_that_keeps_failing_is_a_system_fault(path: str, kind: str, cause: str) -> None:
+    faults = FaultSchedule([kind], cycle=True, paths=[path], hang_s=0.6)
+    with FakeOpenAIServer(answer, faults=faults) as server:
+        system = loopback_cascade(server.url, max_retries=1, timeout_s=0.3)
+        with pytest.raises(SystemFault) as caught:
+            system.reply([Turn(role="user", audio=chirp())])
+    assert caught.value.cause == cause
+    assert "system 'c'" in str(caught.value) and path in str(caught.value)

@@ -8,6 +8,7 @@ from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse
 from tests.systems.helpers import chirp, wav_b64
 from voxeval.audio import audio_to_wav_bytes
 from voxeval.config import SystemSpec
+from voxeval.errors import SystemFault
 from voxeval.systems import HTTPSystem, HTTPSystemError, Turn
 
 
@@ -53,17 +54,35 @@ def test_wav_body_reply() -> None:
 
 
 @pytest.mark.parametrize(
-    ("response", "message"),
+    ("response", "message", "cause"),
     [
-        (FakeResponse(status=503, json_body={"error": "busy"}), "HTTP 503"),
-        (FakeResponse(json_body={"text": "no audio"}), "'audio' as a base64"),
-        (FakeResponse(json_body={"audio": "%%%"}), "not valid base64"),
-        (FakeResponse(raw=b"hello", content_type="text/plain"), "neither audio nor JSON"),
+        (FakeResponse(status=503, json_body={"error": "busy"}), "HTTP 503", "exception"),
+        (FakeResponse(status=400, json_body={"error": "bad"}), "HTTP 400: bad", "exception"),
+        (FakeResponse(json_body={"text": "no audio"}), "has no 'audio'", "no_audio"),
+        (FakeResponse(json_body={"audio": 3}), "'audio' as a base64", "malformed_output"),
+        (FakeResponse(json_body={"audio": "%%%"}), "not valid base64", "malformed_output"),
+        (FakeResponse(json_body=[1, 2]), "must be an object", "malformed_output"),
+        (
+            FakeResponse(raw=b"hello", content_type="text/plain"),
+            "neither audio nor JSON",
+            "malformed_output",
+        ),
+        (
+            FakeResponse(raw=b"RIFF?", content_type="audio/wav"),
+            "audio cannot be used",
+            "malformed_output",
+        ),
     ],
 )
-def test_contract_violations_are_clear(response, message) -> None:
+def test_contract_violations_are_system_faults(response, message, cause) -> None:
     with (
         FakeOpenAIServer(lambda p, b: response) as server,
-        pytest.raises(HTTPSystemError, match=message),
+        pytest.raises(HTTPSystemError, match=message) as caught,
     ):
-        system(server.url).reply([Turn(role="user", audio=chirp())])
+        system(server.url, max_retries=1, backoff_base_s=0.001).reply(
+            [Turn(role="user", audio=chirp())]
+        )
+    assert isinstance(caught.value, SystemFault) and caught.value.cause == cause
+    # Only transport failures are retried; a reply outside the contract is the system's answer.
+    retried = response.status == 503
+    assert len(server.requests) == (2 if retried else 1)

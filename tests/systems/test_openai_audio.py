@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from tests.fakes.openai_server import FakeResponse
+from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, FaultSchedule, chat_text
 from tests.systems.helpers import chirp, wav_b64
 from voxeval.config import SystemSpec
+from voxeval.errors import SystemFault
 from voxeval.systems import OpenAIAudioSystem, Turn
 
 
@@ -39,3 +42,49 @@ def test_audio_in_audio_out(openai_server) -> None:
     part = body["messages"][1]["content"][0]
     assert part["type"] == "input_audio" and part["input_audio"]["format"] == "wav"
     assert system.identity()["audio_llm"]["model"] == "gpt-4o-audio-preview"
+
+
+def omni(server_url: str, **options: Any) -> OpenAIAudioSystem:
+    spec = SystemSpec(
+        name="omni", type="openai-audio", provider="openai", base_url=server_url,
+        model="m", backoff_base_s=0.001, **options,
+    )  # fmt: skip
+    return OpenAIAudioSystem.from_spec(spec)
+
+
+def test_an_answer_without_audio_is_a_no_audio_fault(openai_server) -> None:
+    openai_server.push(chat_text("I can only type."))
+    with pytest.raises(SystemFault, match="answered without audio") as caught:
+        omni(openai_server.url).reply([Turn(role="user", audio=chirp())])
+    assert caught.value.cause == "no_audio"
+
+
+@pytest.mark.parametrize(
+    ("faults", "cause"),
+    [
+        (["server_error", "server_error"], "exception"),
+        (["hang", "hang"], "timeout"),
+        (["malformed_json", "empty_choices"], "malformed_output"),
+    ],
+)
+def test_endpoint_failures_after_retries_are_system_faults(faults, cause) -> None:
+    schedule = FaultSchedule(faults, hang_s=0.6)
+    with FakeOpenAIServer(faults=schedule) as server:
+        system = omni(server.url, max_retries=1, timeout_s=0.3)
+        with pytest.raises(SystemFault) as caught:
+            system.reply([Turn(role="user", audio=chirp())])
+        assert len(server.requests) == 2  # one retry, then the failure is the system's
+    assert caught.value.cause == cause
+
+
+def test_transport_retries_are_counted_in_usage(openai_server) -> None:
+    openai_server.push(FakeResponse(status=429, json_body={}), audio_completion("Yes.", 0.3))
+    reply = omni(openai_server.url).reply([Turn(role="user", audio=chirp())])
+    assert reply.details["usage"]["requests"] == 2 and reply.details["usage"]["retries"] == 1
+
+
+def test_an_unreachable_endpoint_is_a_disconnect() -> None:
+    system = omni("http://127.0.0.1:9/v1", max_retries=1)
+    with pytest.raises(SystemFault) as caught:
+        system.reply([Turn(role="user", audio=chirp())])
+    assert caught.value.cause == "disconnect"

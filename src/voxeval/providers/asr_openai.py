@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 
 from voxeval.audio import Audio, audio_to_wav_bytes
-from voxeval.errors import EndpointError
 from voxeval.providers.base import Transcript, Word
-from voxeval.providers.openai_audio import OpenAIAudioEndpoint
+from voxeval.providers.openai_audio import OpenAIAudioEndpoint, timeout_option
+from voxeval.providers.openai_http import (
+    DEFAULT_BACKOFF_BASE_S,
+    DEFAULT_BACKOFF_MAX_S,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT_S,
+    MAX_RETRY_AFTER_S,
+    MalformedReply,
+    decode_json_object,
+)
 
 # Kept importable from here, where they were first defined.
 from voxeval.providers.openai_http import auth_headers as auth_headers
@@ -31,10 +41,32 @@ class OpenAITranscriptionASR(OpenAIAudioEndpoint):
         base_url: str | None = None,
         model: str = "whisper-1",
         api_key_env: str | None = None,
-        timeout: float = 60.0,
+        timeout_s: float | None = None,
         language: str | None = None,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        backoff_base_s: float = DEFAULT_BACKOFF_BASE_S,
+        backoff_max_s: float = DEFAULT_BACKOFF_MAX_S,
+        retry_after_max_s: float = MAX_RETRY_AFTER_S,
+        backoff_seed: int = 0,
+        max_concurrency: int = 8,
+        sleep: Callable[[float], None] = time.sleep,
+        timeout: float | None = None,  # older spelling of timeout_s
     ) -> None:
-        self._configure(base_url, model, api_key_env, timeout)
+        self._configure(
+            base_url,
+            model,
+            api_key_env,
+            timeout_option(timeout_s, timeout, DEFAULT_TIMEOUT_S),
+            {
+                "max_retries": max_retries,
+                "backoff_base_s": backoff_base_s,
+                "backoff_max_s": backoff_max_s,
+                "retry_after_max_s": retry_after_max_s,
+                "backoff_seed": backoff_seed,
+                "max_concurrency": max_concurrency,
+                "sleep": sleep,
+            },
+        )
         self.language = language
 
     def identity(self) -> dict[str, Any]:
@@ -62,26 +94,26 @@ class OpenAITranscriptionASR(OpenAIAudioEndpoint):
         if word_timestamps:
             data["timestamp_granularities[]"] = "word"
         files = {"file": ("audio.wav", audio_to_wav_bytes(audio), "audio/wav")}
-        response = self._post(data=data, files=files)
-        return self._parse(response)
+        return self._post(self._parse, data=data, files=files)
 
     def _parse(self, response: httpx.Response) -> Transcript:
+        """The transcript in a reply; a JSON reply without ``text`` is retried."""
         if "json" not in response.headers.get("content-type", "json"):
             return Transcript(text=response.text.strip(), provider=self.name)
+        body = decode_json_object(response)
+        if not isinstance(body.get("text"), str):
+            raise MalformedReply(f"reply has no 'text' field: {str(body)[:200]}")
         try:
-            body = response.json()
-        except ValueError as exc:
-            raise EndpointError(
-                f"{self.endpoint}: reply is not JSON: {response.text[:200]!r}"
-            ) from exc
-        if not isinstance(body, dict) or not isinstance(body.get("text"), str):
-            raise EndpointError(f"{self.endpoint}: reply has no 'text' field: {str(body)[:200]}")
-        words = tuple(
-            Word(str(w.get("word", "")).strip(), float(w.get("start", 0)), float(w.get("end", 0)))
-            for w in body.get("words") or ()
-            if isinstance(w, dict)
-        )
-        details = {k: body[k] for k in ("duration", "segments") if k in body}
+            words = tuple(
+                Word(
+                    str(w.get("word", "")).strip(), float(w.get("start", 0)), float(w.get("end", 0))
+                )
+                for w in body.get("words") or ()
+                if isinstance(w, dict)
+            )
+        except (TypeError, ValueError) as exc:
+            raise MalformedReply(f"unreadable word timestamps ({exc!r})") from exc
+        details: dict[str, Any] = {k: body[k] for k in ("duration", "segments") if k in body}
         return Transcript(
             text=body["text"].strip(),
             language=body.get("language"),

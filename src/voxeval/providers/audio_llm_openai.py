@@ -13,7 +13,7 @@ import binascii
 from typing import Any
 
 from voxeval.audio import Audio, audio_from_bytes, audio_to_wav_bytes
-from voxeval.errors import EndpointError
+from voxeval.errors import AudioError, EndpointError
 from voxeval.providers.base import ChatResponse, Message
 from voxeval.providers.llm_openai import OpenAIChat
 from voxeval.registry import register
@@ -83,10 +83,15 @@ class OpenAIAudioChat(OpenAIChat):
         spoken = message.get("audio")
         if not isinstance(spoken, dict) or not spoken.get("data"):
             return text, None
-        where = f"{self.endpoint.base_url} model {self.model} audio reply"
+        where = f"{self.endpoint.shown()} model {self.model} audio reply"
         try:
             raw = base64.b64decode(spoken["data"], validate=True)
         except (binascii.Error, ValueError) as exc:
-            raise EndpointError(f"{where}: audio data is not base64 ({exc})") from exc
-        audio = audio_from_bytes(raw, source=where)
+            raise EndpointError(
+                f"{where}: audio data is not base64 ({exc})", failure="malformed"
+            ) from exc
+        try:
+            audio = audio_from_bytes(raw, source=where)
+        except AudioError as exc:
+            raise EndpointError(str(exc), failure="malformed") from exc
         return text or str(spoken.get("transcript") or ""), audio

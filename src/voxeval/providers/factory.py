@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -57,6 +57,39 @@ def create_provider(
     from voxeval.providers.cache import cached, default_cache
 
     return cached(kind, provider, default_cache() if cache == "default" else cache)
+
+
+class ProviderSource(Protocol):
+    """Where shared providers come from during a run (``voxeval.runner.context.RunContext``)."""
+
+    def provider(
+        self, kind: str, spec: ProviderSpec | dict[str, Any] | str, *, cache: bool = True
+    ) -> Any: ...
+
+
+def system_component(
+    source: ProviderSource | None, kind: str, spec: ProviderSpec | dict[str, Any] | str | None
+) -> Any:
+    """A provider that is part of a system under test (a cascade's ASR/LLM/TTS, an agent's
+    LLM). It is never behind the call cache: a system is evaluated by calling it, so every
+    trial must be a real call with a real latency. With a run context the instance is shared
+    (a model loads once); without one (systems used from Python) it is created here. None
+    when ``spec`` is None (an optional component that is not configured)."""
+    if spec is None:
+        return None
+    if source is None:
+        return create_provider(kind, spec)
+    return source.provider(kind, spec, cache=False)
+
+
+def harness_provider(
+    source: ProviderSource | None, kind: str, spec: ProviderSpec | dict[str, Any] | str
+) -> Any:
+    """A provider on voxeval's own side (caller simulator, scoring): shared and behind the
+    call cache through the run context; created uncached without one."""
+    if source is None:
+        return create_provider(kind, spec)
+    return source.provider(kind, spec)
 
 
 def _instantiate(kind: str, spec: ProviderSpec | dict[str, Any] | str) -> Any:

@@ -13,10 +13,19 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
-from voxeval.errors import ConfigError, EndpointError
+from voxeval.errors import ConfigError
 from voxeval.providers.base import Availability, ChatResponse, Message, Usage
 from voxeval.providers.llm_output import chat_with_schema, parse_tool_calls, with_schema_instruction
-from voxeval.providers.openai_http import EndpointStats, OpenAIEndpoint
+from voxeval.providers.openai_http import (
+    DEFAULT_BACKOFF_BASE_S,
+    DEFAULT_BACKOFF_MAX_S,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT_S,
+    MAX_RETRY_AFTER_S,
+    EndpointStats,
+    HTTPEndpoint,
+    MalformedReply,
+)
 from voxeval.registry import register
 
 JsonMode = Literal["json_schema", "json_object", "prompt"]
@@ -47,10 +56,12 @@ class OpenAIChat:
         base_url: str | None = None,
         model: str | None = None,
         api_key_env: str | None = None,
-        timeout_s: float = 60.0,
-        max_retries: int = 4,
-        backoff_base_s: float = 0.5,
-        backoff_max_s: float = 30.0,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        backoff_base_s: float = DEFAULT_BACKOFF_BASE_S,
+        backoff_max_s: float = DEFAULT_BACKOFF_MAX_S,
+        retry_after_max_s: float = MAX_RETRY_AFTER_S,
+        backoff_seed: int = 0,
         max_concurrency: int = 8,
         price_per_1k_input: float | None = None,
         price_per_1k_output: float | None = None,
@@ -73,13 +84,15 @@ class OpenAIChat:
         self.extra_body = dict(extra_body or {})
         self.price_per_1k_input = price_per_1k_input
         self.price_per_1k_output = price_per_1k_output
-        self.endpoint = OpenAIEndpoint(
+        self.endpoint = HTTPEndpoint(
             base_url,
             api_key_env=api_key_env,
             timeout_s=timeout_s,
             max_retries=max_retries,
             backoff_base_s=backoff_base_s,
             backoff_max_s=backoff_max_s,
+            retry_after_max_s=retry_after_max_s,
+            backoff_seed=backoff_seed,
             max_concurrency=max_concurrency,
             sleep=sleep,
         )
@@ -121,6 +134,9 @@ class OpenAIChat:
             "completion_tokens": 0,
             "cost_usd": 0.0,
             "schema_retries": 0,
+            "requests": 0,
+            "retries": 0,
+            "timeouts": 0,
             **self.endpoint.stats.snapshot(),
             **self._counters.snapshot(),
         }
@@ -188,12 +204,9 @@ class OpenAIChat:
 
     def _complete(self, body: dict[str, Any]) -> ChatResponse:
         started = time.perf_counter()
-        data = self.endpoint.post_json("/chat/completions", body)
+        data = self.endpoint.post_json("/chat/completions", body, check=_has_message)
         latency = time.perf_counter() - started
-        choices = data.get("choices") or []
-        if not choices or not isinstance(choices[0].get("message"), dict):
-            raise EndpointError(f"{self.endpoint.base_url}: reply has no choices[0].message")
-        message = choices[0]["message"]
+        message = data["choices"][0]["message"]
         usage = self._usage(data.get("usage"))
         text, audio = self._decode_message(message)
         return ChatResponse(
@@ -224,6 +237,16 @@ class OpenAIChat:
             self._counters.add(cost_usd=cost)
         self._counters.add(prompt_tokens=prompt, completion_tokens=completion)
         return Usage(prompt, completion, cost)
+
+
+def _has_message(data: dict[str, Any]) -> None:
+    """A completion must carry ``choices[0].message``; without it the reply is retried."""
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise MalformedReply("no choices in the reply")
+    first = choices[0]
+    if not isinstance(first, dict) or not isinstance(first.get("message"), dict):
+        raise MalformedReply("reply has no choices[0].message")
 
 
 _NAME_RE = re.compile(r"[^a-zA-Z0-9_-]+")

@@ -1,20 +1,23 @@
 """Shared plumbing of providers behind OpenAI-compatible ``/audio/...`` endpoints: endpoint
-settings, offline availability and one POST whose failures become ``EndpointError``."""
+settings, offline availability, and one retried POST whose final failure is ``EndpointError``."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import httpx
 
-from voxeval.errors import ConfigError, EndpointError, ProviderUnavailable
+from voxeval.errors import ConfigError, ProviderUnavailable
 from voxeval.providers.base import Availability
-from voxeval.providers.openai_http import auth_headers, error_message, remote_availability
+from voxeval.providers.openai_http import HTTPEndpoint, remote_availability
+
+T = TypeVar("T")
 
 
 class OpenAIAudioEndpoint:
     """Base of a provider posting to ``{base_url}/{path}``; subclasses set ``kind``, ``name``
-    and ``path``. One request per call, without retries."""
+    and ``path``. Requests are retried by the shared ``HTTPEndpoint`` (see openai_http)."""
 
     kind: str
     name: str
@@ -23,24 +26,32 @@ class OpenAIAudioEndpoint:
     model: str
     api_key_env: str | None
     timeout: float
+    http: HTTPEndpoint
 
     @classmethod
     def provider_label(cls) -> str:
         return f"{cls.kind} '{cls.name}'"
 
     def _configure(
-        self, base_url: str | None, model: str, api_key_env: str | None, timeout: float
+        self,
+        base_url: str | None,
+        model: str,
+        api_key_env: str | None,
+        timeout_s: float,
+        retry: dict[str, Any],
     ) -> None:
         avail = remote_availability(self.provider_label(), base_url, api_key_env)
         if not avail.available:
             raise ProviderUnavailable(avail.reason)
-        if timeout <= 0:
-            raise ConfigError(f"{self.provider_label()}: timeout must be > 0, got {timeout}")
+        if timeout_s <= 0:
+            raise ConfigError(f"{self.provider_label()}: timeout_s must be > 0, got {timeout_s}")
         self.base_url = str(base_url).rstrip("/")
         self.model = model
         self.api_key_env = api_key_env
-        self.timeout = float(timeout)
-        self._client = httpx.Client(timeout=httpx.Timeout(self.timeout))
+        self.timeout = float(timeout_s)
+        self.http = HTTPEndpoint(
+            self.base_url, api_key_env=api_key_env, timeout_s=self.timeout, **retry
+        )
 
     @classmethod
     def availability(
@@ -50,20 +61,26 @@ class OpenAIAudioEndpoint:
 
     @property
     def endpoint(self) -> str:
-        return f"{self.base_url}/{self.path}"
+        """The request URL as shown in messages (credentials masked)."""
+        return self.http.shown(self.path)
 
-    def _post(self, **request: Any) -> httpx.Response:
-        """POST ``request`` (httpx keyword arguments) with auth; any failure -> EndpointError."""
-        try:
-            response = self._client.post(
-                self.endpoint, headers=auth_headers(self.api_key_env), **request
-            )
-        except httpx.TimeoutException as exc:
-            raise EndpointError(f"{self.endpoint}: timed out after {self.timeout:g} s") from exc
-        except httpx.TransportError as exc:
-            raise EndpointError(f"{self.endpoint}: connection failed ({exc})") from exc
-        if response.status_code >= 400:
-            raise EndpointError(
-                f"{self.endpoint}: HTTP {response.status_code}: {error_message(response)}"
-            )
-        return response
+    def stats(self) -> dict[str, float]:
+        """Cumulative HTTP requests, retries, timeouts and failures since construction."""
+        return {"requests": 0, "retries": 0, "timeouts": 0, **self.http.stats.snapshot()}
+
+    def close(self) -> None:
+        self.http.close()
+
+    def _post(self, accept: Callable[[httpx.Response], T], **request: Any) -> T:
+        """POST ``request`` (httpx keyword arguments) with auth and retries; ``accept`` turns
+        the reply into the result or raises ``MalformedReply`` (retried)."""
+        return self.http.post(self.path, accept, **request)
+
+
+def timeout_option(timeout_s: float | None, timeout: float | None, default: float) -> float:
+    """``timeout_s``, or the older spelling ``timeout``, or the default."""
+    if timeout_s is not None:
+        return float(timeout_s)
+    if timeout is not None:
+        return float(timeout)
+    return default

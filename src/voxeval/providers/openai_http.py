@@ -1,30 +1,49 @@
-"""The HTTP core shared by every OpenAI-compatible provider: retries, limits, auth, counters.
+"""The HTTP core shared by every remote provider and HTTP system: retries, limits, auth, counters.
 
-One ``OpenAIEndpoint`` wraps a thread-safe ``httpx.Client``. Requests to the same base URL
-share a process-wide semaphore so that several providers pointing at one server together
-respect its concurrency limit. The API key is read from the named environment variable at
-request time and never stored on the object.
+One ``HTTPEndpoint`` wraps a thread-safe ``httpx.Client``. Every request it sends is retried
+with exponential back-off on timeouts, connection errors, 408/409/425/429 and 5xx (honouring
+``Retry-After``) and, when the caller's ``accept`` function says so, on replies that cannot be
+used (malformed JSON, no choices, undecodable audio). Requests to the same base URL share a
+process-wide semaphore so that several providers pointing at one server together respect its
+concurrency limit. The API key is read from the named environment variable at request time
+and never stored on the object.
+
+Every request, retry and timeout is counted twice: in the endpoint's cumulative ``stats`` and
+in every ``count_requests()`` tally open on the calling thread, so a system can report exactly
+what one reply cost.
 """
 
 from __future__ import annotations
 
 import email.utils
+import math
 import os
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
 
 from voxeval.errors import ConfigError, EndpointError, ProviderUnavailable
 from voxeval.providers.base import Availability
 
+T = TypeVar("T")
+
 # 408/409/425/429 are the "try again later" family; every 5xx may be transient.
 RETRYABLE_4XX = frozenset({408, 409, 425, 429})
-MAX_RETRY_AFTER_S = 300.0  # a server asking for longer is treated as broken, not waited on
+MAX_RETRY_AFTER_S = 120.0  # a server asking for longer is waited on for this long at most
+
+DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_MAX_RETRIES = 4
+DEFAULT_BACKOFF_BASE_S = 0.5
+DEFAULT_BACKOFF_MAX_S = 30.0
+JITTER = 0.25  # each delay is stretched by up to 25%
 
 _limits: dict[tuple[str, int], threading.BoundedSemaphore] = {}
 _limits_lock = threading.Lock()
@@ -39,8 +58,9 @@ def endpoint_semaphore(base_url: str, limit: int) -> threading.BoundedSemaphore:
         return _limits[key]
 
 
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a Retry-After header (delta seconds or an HTTP date)."""
+def parse_retry_after(value: str | None, cap_s: float = MAX_RETRY_AFTER_S) -> float | None:
+    """Seconds to wait from a Retry-After header (delta seconds or an HTTP date), at most
+    ``cap_s``; None when the header is missing or unreadable."""
     if not value:
         return None
     try:
@@ -53,7 +73,20 @@ def parse_retry_after(value: str | None) -> float | None:
         if when.tzinfo is None:
             when = when.replace(tzinfo=UTC)
         seconds = (when - datetime.now(UTC)).total_seconds()
-    return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
+    return min(max(seconds, 0.0), cap_s)
+
+
+def redact_url(url: str) -> str:
+    """``url`` fit to show: user-info and query values replaced by ``***``."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rsplit("@", 1)[1]
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        query = urlencode([(k, "***") for k, _ in pairs], safe="*")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def remote_availability(kind: str, base_url: str | None, api_key_env: str | None) -> Availability:
@@ -94,6 +127,56 @@ def error_message(response: httpx.Response) -> str:
     return str(body)[:300]
 
 
+class MalformedReply(Exception):
+    """Raised by an ``accept`` function: the reply arrived but cannot be used (retryable)."""
+
+
+@dataclass
+class RequestCounts:
+    """What a block of code cost in HTTP: requests sent (first tries and retries), retries,
+    and the failures that caused them."""
+
+    requests: int = 0
+    retries: int = 0
+    timeouts: int = 0
+    connection_errors: int = 0
+    http_errors: int = 0
+    malformed_replies: int = 0
+    backoff_s: float = 0.0
+
+    def add(self, **amounts: float) -> None:
+        for name, amount in amounts.items():
+            if hasattr(self, name):
+                setattr(self, name, getattr(self, name) + amount)
+
+    def as_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+_tallies = threading.local()
+
+
+def _open_tallies() -> list[RequestCounts]:
+    stack: list[RequestCounts] | None = getattr(_tallies, "stack", None)
+    if stack is None:
+        stack = []
+        _tallies.stack = stack
+    return stack
+
+
+@contextmanager
+def count_requests() -> Iterator[RequestCounts]:
+    """Count every request that endpoints send from this thread inside the block (nested
+    blocks each see their own requests and those of the blocks inside them)."""
+    tally = RequestCounts()
+    stack = _open_tallies()
+    stack.append(tally)
+    try:
+        yield tally
+    finally:
+        stack.remove(tally)
+
+
 class EndpointStats:
     """Thread-safe cumulative counters of one endpoint client."""
 
@@ -111,34 +194,65 @@ class EndpointStats:
             return dict(self._values)
 
 
-class OpenAIEndpoint:
-    """POST JSON to an OpenAI-compatible server with backoff, a concurrency limit and auth."""
+def backoff_delay(attempt: int, base_s: float, max_s: float, draw: float) -> float:
+    """``base_s * 2**attempt`` stretched by ``JITTER * draw`` (``draw`` in [0, 1)), at most
+    ``max_s``: concurrent callers spread out while each caller's delays still grow."""
+    nominal = min(max_s, base_s * math.ldexp(1.0, min(attempt, 1023)))  # no float overflow
+    return min(max_s, nominal * (1.0 + JITTER * draw))
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+class HTTPEndpoint:
+    """POST to one server with back-off, a concurrency limit and optional bearer auth.
+
+    ``base_url`` plus a request path gives the URL (an empty path posts to ``base_url``
+    itself). Attempts are ``max_retries + 1``; the delay before retry ``n`` (from 0) is
+    ``backoff_base_s * 2**n`` stretched by up to 25% jitter drawn from a generator seeded with
+    ``backoff_seed`` (the same schedule every run), capped at ``backoff_max_s``; a
+    ``Retry-After`` header replaces it, capped at ``retry_after_max_s``.
+    """
 
     def __init__(
         self,
         base_url: str,
         *,
         api_key_env: str | None = None,
-        timeout_s: float = 60.0,
-        max_retries: int = 4,
-        backoff_base_s: float = 0.5,
-        backoff_max_s: float = 30.0,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        backoff_base_s: float = DEFAULT_BACKOFF_BASE_S,
+        backoff_max_s: float = DEFAULT_BACKOFF_MAX_S,
+        retry_after_max_s: float = MAX_RETRY_AFTER_S,
+        backoff_seed: int = 0,
         max_concurrency: int = 8,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        if max_retries < 0 or max_concurrency < 1 or timeout_s <= 0 or backoff_base_s < 0:
+        if (
+            max_retries < 0
+            or max_concurrency < 1
+            or timeout_s <= 0
+            or backoff_base_s < 0
+            or backoff_max_s < 0
+            or retry_after_max_s < 0
+        ):
             raise ConfigError(
-                f"endpoint {base_url}: need max_retries >= 0, max_concurrency >= 1, "
-                "timeout_s > 0 and backoff_base_s >= 0"
+                f"endpoint {redact_url(base_url)}: need max_retries >= 0, max_concurrency >= 1, "
+                "timeout_s > 0 and backoff_base_s, backoff_max_s, retry_after_max_s >= 0"
             )
+        self._url = base_url
         self.base_url = base_url.rstrip("/")
         self.api_key_env = api_key_env
         self.timeout_s = float(timeout_s)
         self.max_retries = int(max_retries)
         self.backoff_base_s = float(backoff_base_s)
         self.backoff_max_s = float(backoff_max_s)
+        self.retry_after_max_s = float(retry_after_max_s)
         self.max_concurrency = int(max_concurrency)
         self._sleep = sleep
+        self._rng = random.Random(backoff_seed)
+        self._rng_lock = threading.Lock()
         self._semaphore = endpoint_semaphore(self.base_url, self.max_concurrency)
         self._client = httpx.Client(
             timeout=httpx.Timeout(self.timeout_s),
@@ -149,76 +263,139 @@ class OpenAIEndpoint:
     def close(self) -> None:
         self._client.close()
 
+    def url(self, path: str = "") -> str:
+        return f"{self.base_url}/{path.lstrip('/')}" if path else self._url
+
     def _headers(self) -> dict[str, str]:
-        return {"Accept": "application/json", **auth_headers(self.api_key_env, self.base_url)}
+        return {"Accept": "application/json", **auth_headers(self.api_key_env, self.shown())}
+
+    def shown(self, path: str = "") -> str:
+        """The URL for messages: credentials in user-info or the query are masked."""
+        return redact_url(self.url(path))
 
     def backoff(self, attempt: int) -> float:
-        """Delay before retry number ``attempt + 1``: exponential with upward jitter of up to
-        25%, so simultaneous clients spread out while each client's delays still grow."""
-        base = min(self.backoff_max_s, self.backoff_base_s * (2**attempt))
-        return min(self.backoff_max_s, base * (1.0 + 0.25 * random.random()))
+        """Delay before retry number ``attempt + 1`` (see ``backoff_delay``)."""
+        with self._rng_lock:
+            draw = self._rng.random()
+        return backoff_delay(attempt, self.backoff_base_s, self.backoff_max_s, draw)
 
-    def post_json(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        """POST ``body`` to ``base_url + path`` and return the decoded JSON reply.
+    def _count(self, **amounts: float) -> None:
+        self.stats.add(**amounts)
+        for tally in _open_tallies():
+            tally.add(**amounts)
 
-        Retries timeouts, connection errors, 408/409/425/429 and 5xx (honouring Retry-After);
-        any other 4xx raises ``EndpointError`` at once with the server's message.
+    def post(
+        self,
+        path: str,
+        accept: Callable[[httpx.Response], T],
+        *,
+        headers: dict[str, str] | None = None,
+        **request: Any,
+    ) -> T:
+        """POST to ``path`` (httpx keyword arguments in ``request``) and return
+        ``accept(response)`` for the first 2xx reply it accepts (``MalformedReply`` retries).
+
+        Other 4xx statuses raise ``EndpointError`` at once with the server's message; after
+        the last attempt ``EndpointError`` names the endpoint, the attempts and the last
+        failure (``status`` and ``failure`` are set on the exception).
         """
-        url = f"{self.base_url}/{path.lstrip('/')}"
-        headers = self._headers()
-        reason = ""
+        url, shown = self.url(path), self.shown(path)
+        sent_headers = {**self._headers(), **(headers or {})}
+        reason, status, failure = "", None, "http"
+        attempts = 0
         for attempt in range(self.max_retries + 1):
             wait: float | None = None
-            self.stats.add(requests=1)
+            attempts += 1
+            self._count(requests=1)
             try:
                 with self._semaphore:
-                    response = self._client.post(url, json=body, headers=headers)
+                    response = self._client.post(url, headers=sent_headers, **request)
             except httpx.TimeoutException:
+                status, failure = None, "timeout"
                 reason = f"timed out after {self.timeout_s:g} s"
-                self.stats.add(timeouts=1)
+                self._count(timeouts=1)
             except httpx.TransportError as exc:
+                status, failure = None, "connection"
                 reason = f"connection failed ({type(exc).__name__}: {exc})"
-                self.stats.add(connection_errors=1)
+                self._count(connection_errors=1)
             else:
-                if response.status_code < 400:
-                    return self._decode(url, response)
                 status = response.status_code
-                reason = f"HTTP {status}: {error_message(response)}"
-                if status < 500 and status not in RETRYABLE_4XX:
-                    self.stats.add(errors=1)
-                    raise EndpointError(f"{url}: {reason}")
-                wait = parse_retry_after(response.headers.get("Retry-After"))
+                if status < 400:
+                    try:
+                        return accept(response)
+                    except MalformedReply as exc:
+                        failure, reason = "malformed", f"unusable reply: {exc}"
+                        self._count(malformed_replies=1)
+                else:
+                    failure, reason = "http", f"HTTP {status}: {error_message(response)}"
+                    self._count(http_errors=1)
+                    if status < 500 and status not in RETRYABLE_4XX:
+                        self._count(errors=1)
+                        raise EndpointError(
+                            f"{shown}: {reason}",
+                            endpoint=shown,
+                            status=status,
+                            attempts=attempts,
+                            failure=failure,
+                        )
+                    wait = parse_retry_after(
+                        response.headers.get("Retry-After"), self.retry_after_max_s
+                    )
             if attempt == self.max_retries:
                 break
             delay = wait if wait is not None else self.backoff(attempt)
-            self.stats.add(retries=1, backoff_s=delay)
+            self._count(retries=1, backoff_s=delay)
             self._sleep(delay)
-        self.stats.add(errors=1)
-        raise EndpointError(f"{url}: gave up after {self.max_retries + 1} attempts; last: {reason}")
+        self._count(errors=1)
+        raise EndpointError(
+            f"{shown}: gave up after {_plural(attempts, 'attempt')}; last: {reason}",
+            endpoint=shown,
+            status=status,
+            attempts=attempts,
+            failure=failure,
+        )
 
-    def _decode(self, url: str, response: httpx.Response) -> dict[str, Any]:
-        try:
-            data = response.json()
-        except ValueError as exc:
-            self.stats.add(errors=1)
-            raise EndpointError(f"{url}: reply is not JSON: {response.text[:200]!r}") from exc
-        if not isinstance(data, dict):
-            raise EndpointError(f"{url}: expected a JSON object, got {type(data).__name__}")
-        return data
+    def post_json(
+        self,
+        path: str,
+        body: dict[str, Any],
+        check: Callable[[dict[str, Any]], None] | None = None,
+    ) -> dict[str, Any]:
+        """POST JSON and return the decoded JSON object. A reply that is not a JSON object, or
+        that ``check`` rejects with ``MalformedReply``, is retried like a server error."""
+
+        def accept(response: httpx.Response) -> dict[str, Any]:
+            data = decode_json_object(response)
+            if check is not None:
+                check(data)
+            return data
+
+        return self.post(path, accept, json=body)
 
     def ping(self) -> Availability:
         """One GET of ``/models`` (no retries): is the server reachable and the key accepted?"""
+        shown = self.shown("models")
         try:
             response = self._client.get(
-                f"{self.base_url}/models", headers=self._headers(), timeout=min(self.timeout_s, 10)
+                self.url("models"), headers=self._headers(), timeout=min(self.timeout_s, 10)
             )
         except ProviderUnavailable as exc:
             return Availability(False, str(exc))
         except httpx.HTTPError as exc:
-            return Availability(False, f"{self.base_url} unreachable ({type(exc).__name__})")
+            return Availability(False, f"{self.shown()} unreachable ({type(exc).__name__})")
         if response.status_code >= 400:
             return Availability(
-                False,
-                f"{self.base_url}/models: HTTP {response.status_code}: {error_message(response)}",
+                False, f"{shown}: HTTP {response.status_code}: {error_message(response)}"
             )
-        return Availability(True, f"{self.base_url} answered")
+        return Availability(True, f"{self.shown()} answered")
+
+
+def decode_json_object(response: httpx.Response) -> dict[str, Any]:
+    """The reply's JSON object; anything else raises ``MalformedReply``."""
+    try:
+        data = response.json()
+    except ValueError as exc:
+        raise MalformedReply(f"not JSON: {response.text[:200]!r}") from exc
+    if not isinstance(data, dict):
+        raise MalformedReply(f"expected a JSON object, got {type(data).__name__}")
+    return data

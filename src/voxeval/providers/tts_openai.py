@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
+import httpx
+
 from voxeval.audio import Audio, audio_from_bytes
-from voxeval.errors import ConfigError
+from voxeval.errors import AudioError, ConfigError
 from voxeval.providers.base import Voice
-from voxeval.providers.openai_audio import OpenAIAudioEndpoint
+from voxeval.providers.openai_audio import OpenAIAudioEndpoint, timeout_option
+from voxeval.providers.openai_http import (
+    DEFAULT_BACKOFF_BASE_S,
+    DEFAULT_BACKOFF_MAX_S,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT_S,
+    MAX_RETRY_AFTER_S,
+    MalformedReply,
+)
 from voxeval.registry import register
 
 
@@ -29,10 +41,32 @@ class OpenAISpeechTTS(OpenAIAudioEndpoint):
         model: str = "tts-1",
         voice: str = "alloy",
         api_key_env: str | None = None,
-        timeout: float = 60.0,
+        timeout_s: float | None = None,
         speed: float = 1.0,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        backoff_base_s: float = DEFAULT_BACKOFF_BASE_S,
+        backoff_max_s: float = DEFAULT_BACKOFF_MAX_S,
+        retry_after_max_s: float = MAX_RETRY_AFTER_S,
+        backoff_seed: int = 0,
+        max_concurrency: int = 8,
+        sleep: Callable[[float], None] = time.sleep,
+        timeout: float | None = None,  # older spelling of timeout_s
     ) -> None:
-        self._configure(base_url, model, api_key_env, timeout)
+        self._configure(
+            base_url,
+            model,
+            api_key_env,
+            timeout_option(timeout_s, timeout, DEFAULT_TIMEOUT_S),
+            {
+                "max_retries": max_retries,
+                "backoff_base_s": backoff_base_s,
+                "backoff_max_s": backoff_max_s,
+                "retry_after_max_s": retry_after_max_s,
+                "backoff_seed": backoff_seed,
+                "max_concurrency": max_concurrency,
+                "sleep": sleep,
+            },
+        )
         self.default_voice = voice
         self.speed = float(speed)
 
@@ -68,6 +102,14 @@ class OpenAISpeechTTS(OpenAIAudioEndpoint):
             "response_format": "wav",
             "speed": self.speed,
         }
-        response = self._post(json=body)
-        audio = audio_from_bytes(response.content, source=f"{self.endpoint} (voice {name})")
+        where = f"{self.endpoint} (voice {name})"
+
+        def decode(response: httpx.Response) -> Audio:
+            # A body that is not audio (an error page, a cut-off WAV) is retried.
+            try:
+                return audio_from_bytes(response.content, source=where)
+            except AudioError as exc:
+                raise MalformedReply(str(exc)) from exc
+
+        audio = self._post(decode, json=body)
         return Audio(audio.samples, audio.rate, source=f"openai:{name}")

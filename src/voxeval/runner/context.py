@@ -43,6 +43,26 @@ def canonical_spec(spec: ProviderSpec | dict[str, Any] | str) -> ProviderSpec:
     return ProviderSpec(**spec)
 
 
+# The counters of ``voxeval.providers.openai_http`` that ``request_stats`` reports.
+REQUEST_COUNTERS = (
+    "requests",
+    "retries",
+    "timeouts",
+    "connection_errors",
+    "http_errors",
+    "malformed_replies",
+    "errors",
+)
+
+
+def _stats_label(key: str, instance: Any) -> str:
+    """``llm:openai`` for a provider key ``llm:{json spec}``; ``system:NAME`` for systems."""
+    kind = key.partition(":")[0]
+    if kind == "system":
+        return key
+    return f"{kind}:{getattr(instance, 'name', type(instance).__name__)}"
+
+
 def spec_key(kind: str, spec: ProviderSpec) -> str:
     """A stable key for one provider configuration (option order does not matter)."""
     return kind + ":" + json.dumps(spec.model_dump(mode="json"), sort_keys=True, default=str)
@@ -60,6 +80,7 @@ class RunContext:
     protocol: Any = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _providers: dict[str, Any] = field(default_factory=dict, repr=False)
+    _cached_providers: dict[str, Any] = field(default_factory=dict, repr=False)
     _provider_locks: dict[str, threading.Lock] = field(default_factory=dict, repr=False)
     _systems: dict[str, Any] = field(default_factory=dict, repr=False)
     _limits: dict[str, threading.BoundedSemaphore] = field(default_factory=dict, repr=False)
@@ -73,26 +94,71 @@ class RunContext:
         with self._lock:
             return self._provider_locks.setdefault(key, threading.Lock())
 
-    def provider(self, kind: str, spec: ProviderSpec | dict[str, Any] | str) -> Any:
-        """One shared instance per (kind, canonical spec), wrapped in the call cache when
-        available; its identity is added to the run's provenance. A provider that failed to
-        load fails the same way on every later request (without retrying the load)."""
+    def provider(
+        self, kind: str, spec: ProviderSpec | dict[str, Any] | str, *, cache: bool = True
+    ) -> Any:
+        """One shared instance per (kind, canonical spec); its identity is added to the run's
+        provenance. A provider that failed to load fails the same way on every later request
+        (without retrying the load).
+
+        ``cache=True`` (rendering, scoring, judges, simulators) puts it behind the call cache
+        when one is available. ``cache=False`` is for components of a system under test, which
+        must never be served from a cache: every trial is a real call. Both share the same
+        underlying instance, so a model is loaded once either way.
+        """
         canonical = canonical_spec(spec)
         key = spec_key(kind, canonical)
         with self._key_lock(key):  # a slow model load happens once, not once per thread
-            cached = self._providers.get(key)
-            if cached is not None:
-                if isinstance(cached, BaseException):
-                    raise cached
-                return cached
-            try:
-                instance = self._create(kind, canonical)
-            except VoxevalError as exc:
-                self._providers[key] = exc
-                raise
-            self._providers[key] = instance
-        self._record_identity(kind, canonical, instance)
+            found = self._providers.get(key)
+            if isinstance(found, BaseException):
+                raise found
+            created = found is None
+            if created:
+                try:
+                    found = create_provider(kind, canonical)
+                except VoxevalError as exc:
+                    self._providers[key] = exc
+                    raise
+                self._providers[key] = found
+            instance = self._cached(key, kind, found) if cache else found
+        if created:
+            self._record_identity(kind, canonical, found)
         return instance
+
+    def _cached(self, key: str, kind: str, provider: Any) -> Any:
+        """``provider`` behind the run's call cache (one wrapper per spec), or itself when
+        caching is off."""
+        cache = self._cache()
+        if cache is None:
+            return provider
+        wrapper = self._cached_providers.get(key)
+        if wrapper is None:
+            from voxeval.providers.cache import cached
+
+            wrapper = cached(kind, provider, cache)
+            self._cached_providers[key] = wrapper
+        return wrapper
+
+    def request_stats(self) -> dict[str, dict[str, float]]:
+        """HTTP requests, retries and timeouts so far of every remote provider this run
+        created (cached or not) and of every system with its own endpoint, by
+        ``kind:provider`` (or ``system:NAME``) label. Cache hits send nothing and count 0."""
+        with self._lock:
+            providers = [
+                (key, p) for key, p in self._providers.items() if not isinstance(p, BaseException)
+            ]
+            systems = list(self._systems.items())
+        totals: dict[str, dict[str, float]] = {}
+        for key, instance in providers + systems:
+            stats = getattr(instance, "stats", None)
+            if not callable(stats):
+                continue
+            label = _stats_label(key, instance)
+            bucket = totals.setdefault(label, dict.fromkeys(REQUEST_COUNTERS, 0.0))
+            for name, value in stats().items():
+                if name in REQUEST_COUNTERS:
+                    bucket[name] = bucket.get(name, 0) + value
+        return totals
 
     def _cache(self) -> Any:
         """The provider call cache: ``config.cache_dir`` when set, else the shared default
@@ -109,12 +175,6 @@ class RunContext:
                 else:
                     self._call_cache = default_cache()
             return self._call_cache
-
-    def _create(self, kind: str, spec: ProviderSpec) -> Any:
-        cache = self._cache()
-        if cache is None:
-            return create_provider(kind, spec)
-        return create_provider(kind, spec, cache=cache)
 
     def _record_identity(self, kind: str, spec: ProviderSpec, instance: Any) -> None:
         ident = getattr(instance, "identity", None)

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from voxeval.config import format_validation_error
 from voxeval.errors import ConfigError
-from voxeval.providers.factory import ProviderSpec
+from voxeval.providers.factory import ProviderSpec, harness_provider
 from voxeval.registry import lookup
 from voxeval.simulation.latency import LatencyModel
 from voxeval.simulation.personas import get_persona
@@ -56,11 +56,11 @@ class SimulationConfig(BaseModel):
         cls = lookup("caller", self.caller)
         options: dict[str, Any] = {"persona": persona}
         if self.mode == "audio":
-            options["asr"] = _provider(ctx, "asr", self.caller_asr)
+            options["asr"] = harness_provider(ctx, "asr", self.caller_asr)
         if getattr(cls, "needs_llm", False):
             if self.caller_llm is None:
                 raise ConfigError(f"simulation.caller_llm: caller {self.caller!r} needs an LLM")
-            options["llm"] = _provider(ctx, "llm", self.caller_llm)
+            options["llm"] = harness_provider(ctx, "llm", self.caller_llm)
         return cls(**options)
 
     def caller_renderer(self, condition: Condition | None) -> SpeechRenderer:
@@ -78,15 +78,7 @@ class SimulationConfig(BaseModel):
     def frame_vad(self, ctx: RunContext | None) -> FrameVAD | None:
         if self.vad is None:
             return None
-        return ProviderVAD(_provider(ctx, "vad", self.vad))
-
-
-def _provider(ctx: RunContext | None, kind: str, spec: ProviderSpec) -> Any:
-    if ctx is not None:
-        return ctx.provider(kind, spec)
-    from voxeval.providers.factory import create_provider
-
-    return create_provider(kind, spec)
+        return ProviderVAD(harness_provider(ctx, "vad", self.vad))
 
 
 def parse_simulation(data: dict[str, Any] | None, where: str = "simulation") -> SimulationConfig:

@@ -15,11 +15,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from voxeval.config import SystemSpec
+from voxeval.errors import EndpointError
 from voxeval.providers.base import ASR, LLM, TTS, Message
-from voxeval.providers.factory import ProviderSpec
+from voxeval.providers.factory import ProviderSpec, system_component
+from voxeval.providers.openai_http import count_requests
 from voxeval.registry import register
 from voxeval.systems.base import Reply, Turn
-from voxeval.systems.options import make_provider, parse_options, provider_identity
+from voxeval.systems.options import endpoint_fault, parse_options, provider_identity
 
 DEFAULT_ASR = ProviderSpec(provider="whisper-tiny-en")
 DEFAULT_LLM = ProviderSpec(provider="smollm2")
@@ -78,9 +80,9 @@ class CascadeSystem:
         opts = parse_options(spec, CascadeOptions)
         return cls(
             spec.name,
-            make_provider(ctx, "asr", opts.asr),
-            make_provider(ctx, "llm", opts.llm),
-            make_provider(ctx, "tts", opts.tts),
+            system_component(ctx, "asr", opts.asr),
+            system_component(ctx, "llm", opts.llm),
+            system_component(ctx, "tts", opts.tts),
             opts,
         )
 
@@ -122,8 +124,20 @@ class CascadeSystem:
         return messages, asr_s, heard
 
     def reply(self, history: Sequence[Turn]) -> Reply:
+        """Answer the last user turn. A component's endpoint that still fails after its
+        retries is this system's fault (``SystemFault``); ``details["usage"]`` counts the
+        HTTP requests, retries and timeouts the reply cost."""
         if not history or history[-1].role != "user":
             raise ValueError("cascade.reply needs a history that ends with a user turn")
+        with count_requests() as http:
+            try:
+                reply = self._answer(history)
+            except EndpointError as exc:
+                raise endpoint_fault(self.name, exc) from exc
+        reply.details["usage"].update(http.as_dict())
+        return reply
+
+    def _answer(self, history: Sequence[Turn]) -> Reply:
         t0 = time.perf_counter()
         messages, asr_s, heard = self._messages(history)
         start = time.perf_counter()

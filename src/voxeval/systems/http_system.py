@@ -21,12 +21,20 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
-from voxeval.audio import audio_from_bytes, audio_to_wav_bytes
+from voxeval.audio import Audio, audio_from_bytes, audio_to_wav_bytes
 from voxeval.config import SystemSpec
-from voxeval.errors import ConfigError, VoxevalError
+from voxeval.errors import AudioError, ConfigError, EndpointError, SystemFault
+from voxeval.providers.openai_http import (
+    DEFAULT_BACKOFF_BASE_S,
+    DEFAULT_BACKOFF_MAX_S,
+    MAX_RETRY_AFTER_S,
+    HTTPEndpoint,
+    count_requests,
+    redact_url,
+)
 from voxeval.registry import register
 from voxeval.systems.base import Reply, Turn
-from voxeval.systems.options import parse_options
+from voxeval.systems.options import endpoint_fault, parse_options
 
 
 class HTTPOptions(BaseModel):
@@ -36,10 +44,18 @@ class HTTPOptions(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
     # Header name -> environment variable holding its value (tokens stay out of configs).
     headers_env: dict[str, str] = Field(default_factory=dict)
+    # Transport retries (429/5xx, connection errors, timeouts); a bad reply is never retried.
+    max_retries: int = Field(default=2, ge=0)
+    backoff_base_s: float = Field(default=DEFAULT_BACKOFF_BASE_S, ge=0)
+    backoff_max_s: float = Field(default=DEFAULT_BACKOFF_MAX_S, ge=0)
+    retry_after_max_s: float = Field(default=MAX_RETRY_AFTER_S, ge=0)
+    backoff_seed: int = 0
+    max_concurrency: int = Field(default=64, ge=1)
 
 
-class HTTPSystemError(VoxevalError):
-    """The endpoint failed or answered outside the contract."""
+class HTTPSystemError(SystemFault):
+    """The endpoint failed or answered outside the contract: a fault of the system under
+    test, with its ``cause``."""
 
 
 @register("system", "http")
@@ -47,6 +63,17 @@ class HTTPSystem:
     def __init__(self, name: str, options: HTTPOptions) -> None:
         self.name = name
         self.options = options
+        o = options
+        self.endpoint = HTTPEndpoint(
+            o.url,
+            timeout_s=o.timeout_s,
+            max_retries=o.max_retries,
+            backoff_base_s=o.backoff_base_s,
+            backoff_max_s=o.backoff_max_s,
+            retry_after_max_s=o.retry_after_max_s,
+            backoff_seed=o.backoff_seed,
+            max_concurrency=o.max_concurrency,
+        )
 
     @classmethod
     def from_spec(cls, spec: SystemSpec, ctx: Any = None) -> HTTPSystem:
@@ -55,8 +82,12 @@ class HTTPSystem:
     def identity(self) -> dict[str, Any]:
         return {"type": "http", "url": self.options.url}
 
+    def stats(self) -> dict[str, float]:
+        """Cumulative HTTP requests, retries, timeouts and failures of this system."""
+        return {"requests": 0, "retries": 0, "timeouts": 0, **self.endpoint.stats.snapshot()}
+
     def _headers(self) -> dict[str, str]:
-        headers = dict(self.options.headers)
+        headers = {"Accept": "*/*", **self.options.headers}
         for header, env in self.options.headers_env.items():
             value = os.environ.get(env)
             if value is None:
@@ -67,6 +98,10 @@ class HTTPSystem:
         return headers
 
     def reply(self, history: Sequence[Turn]) -> Reply:
+        """POST the last user turn. Failures are ``HTTPSystemError`` (a ``SystemFault``):
+        ``timeout``, ``disconnect`` or ``exception`` once transport retries are spent,
+        ``no_audio`` for a JSON reply without audio, ``malformed_output`` for anything else
+        outside the contract. ``details["usage"]`` counts the requests sent."""
         if not history or history[-1].role != "user" or history[-1].audio is None:
             raise ValueError("http.reply needs a history that ends with a user turn with audio")
         last = history[-1]
@@ -74,44 +109,55 @@ class HTTPSystem:
         earlier = [{"role": t.role, "text": t.text} for t in history[:-1]]
         files = {"audio": ("user.wav", audio_to_wav_bytes(last.audio), "audio/wav")}
         data = {"history": json.dumps(earlier), "item_id": last.item_id or ""}
-        url = self.options.url
+        headers = self._headers()
         start = time.perf_counter()
-        try:
-            response = httpx.post(
-                url, files=files, data=data, headers=self._headers(), timeout=self.options.timeout_s
-            )
-        except httpx.HTTPError as exc:
-            raise HTTPSystemError(f"system {self.name!r}: request to {url} failed ({exc})") from exc
+        with count_requests() as http:
+            try:
+                response = self.endpoint.post(
+                    "", lambda r: r, files=files, data=data, headers=headers
+                )
+            except EndpointError as exc:
+                fault = endpoint_fault(self.name, exc)
+                raise HTTPSystemError(str(fault), cause=fault.cause) from exc
         total = time.perf_counter() - start
-        if response.status_code >= 400:
-            raise HTTPSystemError(
-                f"system {self.name!r}: {url} answered HTTP {response.status_code}: "
-                f"{response.text[:200]}"
-            )
-        return self._parse(response, total)
+        reply = self._parse(response, total)
+        reported = reply.details.get("usage")  # a system may report its own token counts
+        usage = dict(reported) if isinstance(reported, dict) else {}
+        reply.details["usage"] = {**usage, **http.as_dict()}
+        return reply
+
+    def _fault(self, problem: str, cause: str = "malformed_output") -> HTTPSystemError:
+        where = f"system {self.name!r}: reply from {redact_url(self.options.url)}"
+        return HTTPSystemError(f"{where}: {problem}", cause=cause)
+
+    def _audio(self, data: bytes) -> Audio:
+        try:
+            return audio_from_bytes(data, source=redact_url(self.options.url))
+        except AudioError as exc:
+            raise self._fault(f"audio cannot be used ({exc})") from exc
 
     def _parse(self, response: httpx.Response, total: float) -> Reply:
-        where = f"system {self.name!r}: reply from {self.options.url}"
         ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype.startswith("audio/") or ctype == "application/octet-stream":
-            audio = audio_from_bytes(response.content, source=self.options.url)
-            return Reply(audio=audio, timing={"total_s": total})
+            return Reply(audio=self._audio(response.content), timing={"total_s": total})
         try:
             body = response.json()
         except ValueError as exc:
-            raise HTTPSystemError(
-                f"{where}: neither audio nor JSON ({ctype or 'no type'})"
-            ) from exc
-        if not isinstance(body, dict) or not isinstance(body.get("audio"), str):
-            raise HTTPSystemError(f"{where}: JSON must hold 'audio' as a base64 WAV string")
+            raise self._fault(f"neither audio nor JSON ({ctype or 'no type'})") from exc
+        if not isinstance(body, dict):
+            raise self._fault("JSON must be an object holding 'audio' as a base64 WAV string")
+        if body.get("audio") is None:
+            raise self._fault("JSON has no 'audio' (a base64 WAV string)", cause="no_audio")
+        if not isinstance(body["audio"], str):
+            raise self._fault("JSON must hold 'audio' as a base64 WAV string")
         try:
             wav = base64.b64decode(body["audio"], validate=True)
         except (binascii.Error, ValueError) as exc:
-            raise HTTPSystemError(f"{where}: field 'audio' is not valid base64") from exc
+            raise self._fault("field 'audio' is not valid base64") from exc
         text = body.get("text")
         if text is not None and not isinstance(text, str):
-            raise HTTPSystemError(f"{where}: field 'text' must be a string")
+            raise self._fault("field 'text' must be a string")
         raw_details = body.get("details")
         details: dict[str, Any] = raw_details if isinstance(raw_details, dict) else {}
-        audio = audio_from_bytes(wav, source=self.options.url)
+        audio = self._audio(wav)
         return Reply(audio=audio, text=text, timing={"total_s": total}, details=dict(details))

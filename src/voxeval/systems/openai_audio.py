@@ -14,12 +14,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from voxeval.audio import audio_to_wav_bytes
 from voxeval.config import SystemSpec
-from voxeval.errors import ConfigError
+from voxeval.errors import ConfigError, EndpointError, SystemFault
 from voxeval.providers.base import Message
-from voxeval.providers.factory import ProviderSpec
+from voxeval.providers.factory import ProviderSpec, system_component
+from voxeval.providers.openai_http import count_requests
 from voxeval.registry import register
 from voxeval.systems.base import Reply, Turn
-from voxeval.systems.options import make_provider, provider_identity
+from voxeval.systems.options import endpoint_fault, provider_identity
 
 # Options that belong to the system; everything else describes the audio_llm provider.
 _SYSTEM_FIELDS = {"audio_llm", "system_prompt", "max_tokens", "temperature"}
@@ -67,7 +68,7 @@ class OpenAIAudioSystem:
     @classmethod
     def from_spec(cls, spec: SystemSpec, ctx: Any = None) -> OpenAIAudioSystem:
         opts = parse_openai_audio_options(spec)
-        return cls(spec.name, make_provider(ctx, "audio_llm", opts.audio_llm), opts)
+        return cls(spec.name, system_component(ctx, "audio_llm", opts.audio_llm), opts)
 
     def identity(self) -> dict[str, Any]:
         return {
@@ -92,26 +93,38 @@ class OpenAIAudioSystem:
         return messages
 
     def reply(self, history: Sequence[Turn]) -> Reply:
+        """Send the conversation and return the spoken answer. An endpoint that still fails
+        after its retries, or an answer without audio, is this system's fault
+        (``SystemFault``); ``details["usage"]`` counts tokens and HTTP requests."""
         if not history or history[-1].role != "user":
             raise ValueError("openai-audio.reply needs a history that ends with a user turn")
         start = time.perf_counter()
-        response = self.client.chat(
-            self._messages(history),
-            temperature=self.options.temperature,
-            max_tokens=self.options.max_tokens,
-            output_audio=True,
-        )
+        with count_requests() as http:
+            try:
+                response = self.client.chat(
+                    self._messages(history),
+                    temperature=self.options.temperature,
+                    max_tokens=self.options.max_tokens,
+                    output_audio=True,
+                )
+            except EndpointError as exc:
+                raise endpoint_fault(self.name, exc) from exc
         total = time.perf_counter() - start
+        if response.audio is None:
+            raise SystemFault(
+                f"system {self.name!r}: the endpoint answered without audio "
+                f"(text: {response.text[:200]!r})",
+                cause="no_audio",
+            )
         details: dict[str, Any] = {
             "model": response.model,
             "usage": {
                 "prompt_tokens": response.usage.prompt_tokens,
                 "completion_tokens": response.usage.completion_tokens,
                 "cost_usd": response.usage.cost_usd,
+                **http.as_dict(),
             },
         }
-        if response.audio is None:
-            details["error"] = "the endpoint answered without audio"
         return Reply(
             audio=response.audio,
             text=response.text or None,

@@ -1,4 +1,5 @@
-"""Shared plumbing for system constructors: option validation and provider creation."""
+"""Shared plumbing for system constructors: option validation, identities, and turning a
+component's final endpoint failure into a fault of the system under test."""
 
 from __future__ import annotations
 
@@ -7,8 +8,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from voxeval.config import SystemSpec, format_validation_error
-from voxeval.errors import ConfigError
-from voxeval.providers.factory import ProviderSpec, create_provider
+from voxeval.errors import ConfigError, EndpointError, SystemFault
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -22,17 +22,26 @@ def parse_options(spec: SystemSpec, model: type[M]) -> M:
         raise ConfigError(format_validation_error(where, exc)) from exc
 
 
-def make_provider(ctx: Any, kind: str, spec: ProviderSpec | dict[str, Any] | str) -> Any:
-    """Create a provider through the run context (shared instances and call cache) when there
-    is one, directly otherwise (systems used from Python without a run)."""
-    if ctx is not None and hasattr(ctx, "provider"):
-        return ctx.provider(kind, spec)
-    return create_provider(kind, spec)
-
-
 def provider_identity(provider: Any) -> dict[str, Any]:
     ident = getattr(provider, "identity", None)
     if callable(ident):
         result: dict[str, Any] = ident()
         return result
     return {"name": getattr(provider, "name", type(provider).__name__)}
+
+
+# What an endpoint's last failure says about the system under test (SystemFault causes).
+_FAULT_CAUSES = {
+    "timeout": "timeout",
+    "connection": "disconnect",
+    "malformed": "malformed_output",
+    "http": "exception",
+}
+
+
+def endpoint_fault(system: str, exc: EndpointError) -> SystemFault:
+    """The system under test's fault for a component's (or its own endpoint's) final failure:
+    timeouts stay timeouts, lost connections are disconnects, unusable replies malformed
+    output, error statuses exceptions."""
+    cause = _FAULT_CAUSES.get(exc.failure or "", "exception")
+    return SystemFault(f"system {system!r}: {exc}", cause=cause)

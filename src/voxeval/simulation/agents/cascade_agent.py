@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from voxeval.audio import Audio
 from voxeval.errors import ConfigError
+from voxeval.providers.factory import system_component
 from voxeval.registry import register
-from voxeval.simulation.agents.llm_agent import LLMToolAgent, provider_from, renderer_from
+from voxeval.simulation.agents.llm_agent import LLMToolAgent, renderer_from
 from voxeval.simulation.agents.llm_agent import warm_asr as warm_asr
 from voxeval.simulation.parties import AgentTurn
 
@@ -48,8 +49,8 @@ class CascadeAgent(LLMToolAgent):
         if "llm" not in opts:
             raise ConfigError("agent cascade: needs 'llm' ({provider: openai, base_url, model})")
         return cls(
-            llm=provider_from(ctx, "llm", opts.pop("llm")),
-            asr=warm_asr(provider_from(ctx, "asr", opts.pop("asr", "whisper-tiny-en"))),
+            llm=system_component(ctx, "llm", opts.pop("llm")),
+            asr=warm_asr(system_component(ctx, "asr", opts.pop("asr", "whisper-tiny-en"))),
             tts=renderer_from(opts.pop("voice", "piper:joe")),
             **opts,
         )

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from voxeval.audio import Audio
 from voxeval.errors import ConfigError
+from voxeval.providers.factory import system_component
 from voxeval.registry import register
-from voxeval.simulation.agents.llm_agent import LLMToolAgent, provider_from, renderer_from
+from voxeval.simulation.agents.llm_agent import LLMToolAgent, renderer_from
 from voxeval.simulation.parties import AgentTurn
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ class HybridAgent(LLMToolAgent):
         if "audio_llm" not in opts:
             raise ConfigError("agent hybrid: needs 'audio_llm' ({provider: openai, ...})")
         return cls(
-            audio_llm=provider_from(ctx, "audio_llm", opts.pop("audio_llm")),
+            audio_llm=system_component(ctx, "audio_llm", opts.pop("audio_llm")),
             tts=renderer_from(opts.pop("voice", "piper:joe")),
             **opts,
         )

@@ -1,5 +1,7 @@
-"""Plumbing shared by LLM-based agents (cascade, hybrid): building providers and the voice from
-options, and the turn cycle system prompt -> user message -> tool loop -> spoken answer."""
+"""Plumbing shared by LLM-based agents (cascade, hybrid): the voice and a warm ASR from options,
+and the turn cycle system prompt -> user message -> tool loop -> spoken answer. Their model
+providers come from ``voxeval.providers.factory.system_component`` (never cached: an agent is
+a system under test)."""
 
 from __future__ import annotations
 
@@ -14,19 +16,7 @@ from voxeval.simulation.parties import AgentTurn
 
 if TYPE_CHECKING:
     from voxeval.benchmarks.scenario import Scenario
-    from voxeval.runner.context import RunContext
     from voxeval.simulation.tools import ToolRuntime
-
-
-def provider_from(ctx: RunContext | None, kind: str, spec: Any) -> Any:
-    """A provider from a config value (name or mapping), shared through the run context."""
-    if spec is None:
-        return None
-    if ctx is not None:
-        return ctx.provider(kind, spec)
-    from voxeval.providers.factory import create_provider
-
-    return create_provider(kind, spec)
 
 
 def renderer_from(voice: str | None) -> Any:
