@@ -56,6 +56,10 @@ class RunConfig(BaseModel):
         default_factory=dict, description="protocol-specific scoring options (validated there)"
     )
     report: dict[str, Any] = Field(default_factory=dict)
+    trusted_modules: list[str] = Field(
+        default_factory=list,
+        description="modules whose functions scenario tools may call (python: hooks)",
+    )
 
     @model_validator(mode="after")
     def _system_names_are_usable(self) -> RunConfig:

@@ -7,7 +7,14 @@ import pytest
 import soundfile as sf
 
 from tests.audio.helpers import sine
-from voxeval.audio import audio_from_bytes, audio_to_wav_bytes, read_audio, write_audio
+from voxeval.audio import (
+    AudioLimits,
+    audio_from_bytes,
+    audio_to_wav_bytes,
+    probe_audio,
+    read_audio,
+    write_audio,
+)
 from voxeval.errors import AudioError
 
 
@@ -82,9 +89,9 @@ def test_multichannel_rejected_unless_mixed(tmp_path: Path) -> None:
     path = tmp_path / "stereo.wav"
     left = sine().samples
     sf.write(str(path), np.stack([left, np.zeros_like(left)], axis=1), 16000)
-    with pytest.raises(AudioError, match=r"stereo\.wav: has 2 channels"):
+    with pytest.raises(AudioError, match=r"stereo\.wav: has 2 channels.*channels: mix"):
         read_audio(path)
-    mixed = read_audio(path, mix_channels=True)
+    mixed = read_audio(path, channels="mix")
     assert np.max(np.abs(mixed.samples - left / 2)) < 1e-3
 
 
@@ -93,3 +100,47 @@ def test_corrupt_bytes_named() -> None:
         audio_from_bytes(b"not audio at all", source="reply-7")
     with pytest.raises(AudioError, match="reply-8: no audio bytes"):
         audio_from_bytes(b"", source="reply-8")
+
+
+def _stereo(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    left, right = sine(440.0).samples, sine(1000.0, amp=0.25).samples
+    sf.write(str(path), np.stack([left, right], axis=1), 16000, subtype="FLOAT")
+    return left, right
+
+
+@pytest.mark.parametrize("mode", ["mix", "left", "right"])
+def test_channel_choice(tmp_path: Path, mode: str) -> None:
+    left, right = _stereo(tmp_path / "stereo.wav")
+    expected = {"mix": (left + right) / 2, "left": left, "right": right}[mode]
+    got = read_audio(tmp_path / "stereo.wav", channels=mode)  # type: ignore[arg-type]
+    assert np.allclose(got.samples, expected, atol=1e-6)
+    mono = write_audio(sine(), tmp_path / "mono.wav")
+    assert read_audio(mono, channels=mode).num_samples == 16000  # type: ignore[arg-type]
+
+
+def test_limits_are_checked_from_the_header_before_decoding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_audio(sine(seconds=2.0), tmp_path / "long.wav")
+    assert probe_audio(path).seconds == pytest.approx(2.0)
+
+    def no_decoding(*args: object, **kwargs: object) -> None:
+        raise AssertionError("samples were decoded")
+
+    monkeypatch.setattr(sf.SoundFile, "read", no_decoding)
+    short = AudioLimits(max_seconds=1.5)
+    with pytest.raises(AudioError, match=r"long\.wav: audio is 2 s long; the limit is 1\.5 s"):
+        read_audio(path, limits=short)
+    with pytest.raises(AudioError, match=r"max_audio_s"):
+        probe_audio(path, short)
+    small = AudioLimits(max_megabytes=0.01)  # 10 KiB; the file is ~63 KiB
+    with pytest.raises(AudioError, match=r"long\.wav: file is 0\.1 MB; the limit is 0\.01 MB"):
+        read_audio(path, limits=small)
+    with pytest.raises(AudioError, match="max_audio_mb"):
+        probe_audio(path, small)
+
+
+def test_default_limits_are_ten_minutes_and_200_mb() -> None:
+    assert AudioLimits() == AudioLimits(max_seconds=600.0, max_megabytes=200.0)
+    with pytest.raises(ValueError, match="positive"):
+        AudioLimits(max_seconds=0)

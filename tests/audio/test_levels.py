@@ -4,10 +4,14 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.audio.helpers import sine, white_noise
 from voxeval.audio import (
+    MAX_GAIN_DB,
     Audio,
+    fit_rms,
     gain_db,
     loudness_lufs,
     normalise_loudness,
@@ -72,3 +76,48 @@ def test_normalise_loudness_hits_target() -> None:
     assert loudness_lufs(normalise_loudness(noise, -23.0)) == pytest.approx(-23.0, abs=0.01)
     with pytest.raises(AudioError, match="-70 LUFS"):
         normalise_loudness(Audio.silence(1.0))
+
+
+def test_near_silent_input_is_not_boosted_past_the_cap() -> None:
+    # A 16-bit noise floor (-96 dBFS RMS) would need +76 dB to reach -20 dBFS.
+    floor = white_noise(amp=10 ** (-96 / 20), seed=3)
+    fit = fit_rms(floor, -20.0)
+    assert fit.wanted_gain_db == pytest.approx(-20.0 - rms_db(floor), abs=1e-9)
+    assert fit.wanted_gain_db > 75
+    assert fit.gain_db == MAX_GAIN_DB == 30.0 and fit.capped
+    assert rms_db(fit.audio) == pytest.approx(rms_db(floor) + 30.0, abs=1e-3)
+    assert fit.details()["near_silent"] is True
+    assert rms_db(normalise_rms(floor, -20.0)) == pytest.approx(rms_db(fit.audio), abs=1e-6)
+    # loudness (above its -70 LUFS gate) and peak normalisation use the same cap
+    faint = white_noise(amp=10 ** (-62 / 20), seed=4)
+    assert loudness_lufs(faint) < -23.0 - 30.0
+    assert normalise_loudness(faint, -23.0) == gain_db(faint, 30.0)
+    assert peak_db(normalise_peak(floor, -1.0)) == pytest.approx(peak_db(floor) + 30.0, abs=1e-3)
+    uncapped = fit_rms(floor, -20.0, max_gain_db=None)
+    assert not uncapped.capped and rms_db(uncapped.audio) == pytest.approx(-20.0, abs=1e-3)
+
+
+def test_ordinary_input_is_unaffected_by_the_cap() -> None:
+    quiet = white_noise(amp=0.01)  # -40 dBFS: +20 dB to -20 dBFS, within the cap
+    fit = fit_rms(quiet, -20.0)
+    assert not fit.capped and fit.details()["near_silent"] is False
+    assert rms_db(fit.audio) == pytest.approx(-20.0, abs=1e-4)
+    loud = fit_rms(sine(amp=0.9), -20.0)  # attenuation is never capped
+    assert loud.gain_db < 0 and rms_db(loud.audio) == pytest.approx(-20.0, abs=1e-4)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    level=st.floats(min_value=-95.0, max_value=-1.0),
+    target=st.floats(min_value=-40.0, max_value=-3.0),
+    cap=st.floats(min_value=0.0, max_value=60.0),
+)
+def test_applied_gain_is_the_wanted_gain_clipped_to_the_cap(
+    level: float, target: float, cap: float
+) -> None:
+    noise = white_noise(amp=1.0, seed=1)
+    audio = gain_db(noise, level - rms_db(noise))
+    fit = fit_rms(audio, target, max_gain_db=cap)
+    assert fit.gain_db == pytest.approx(min(target - fit.input_db, cap), abs=1e-9)
+    assert rms_db(fit.audio) == pytest.approx(min(target, fit.input_db + cap), abs=1e-3)
+    assert fit.capped == (target - fit.input_db > cap)

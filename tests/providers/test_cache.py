@@ -249,3 +249,47 @@ def test_disabling_and_default_location(
     assert cached("llm", llm, ProviderCache(tmp_cache)) is llm.inner
     assert llm.chat(USER).text == "y"  # an existing wrapper stops using the cache too
     assert len(openai_server.requests) == 2
+
+
+def test_auth_material_stays_out_of_keys_and_entries(
+    openai_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    """URL credentials and extra_body tokens: not in any cache file (even before a run
+    registers them as secrets), and rotating a URL credential keeps the cache key."""
+    token, password = "xb-cache-token-98765", "pw-cache-1234567"
+    host = openai_server.url.split("//", 1)[1]
+    openai_server.push(chat_text("ok"))
+    cache = ProviderCache(tmp_path)
+    llm = create_provider(
+        "llm",
+        llm_spec(openai_server, base_url=f"http://me:{password}@{host}",
+                 extra_body={"user_token": token}),
+        cache=cache,
+    )  # fmt: skip
+    llm.chat(USER)
+    assert openai_server.requests[0].body["user_token"] == token  # really sent
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert files
+    for secret in (token, password):
+        assert not any(secret.encode() in p.read_bytes() for p in files), secret
+    rotated = create_provider(
+        "llm",
+        llm_spec(openai_server, base_url=f"http://me:other-password-1@{host}",
+                 extra_body={"user_token": token}),
+        cache=cache,
+    )  # fmt: skip
+    assert rotated.chat(USER).cached and len(openai_server.requests) == 1
+
+
+def test_secrets_echoed_into_results_are_redacted_from_entries(
+    openai_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    from voxeval.store.secrets import REDACTED, register_config_secrets
+
+    secret = "echoed-judge-key-24680"
+    register_config_secrets({"api_key": secret})
+    openai_server.push(chat_text(f"your key is {secret}"))
+    llm = create_provider("llm", llm_spec(openai_server), cache=ProviderCache(tmp_path))
+    assert secret in llm.chat(USER).text  # the live answer is untouched
+    assert llm.chat(USER).text == f"your key is {REDACTED}"  # the cached copy is redacted
+    assert not any(secret.encode() in p.read_bytes() for p in tmp_path.rglob("*.json"))

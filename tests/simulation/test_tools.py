@@ -10,7 +10,10 @@ from voxeval.benchmarks.scenario import Scenario
 from voxeval.errors import ConfigError
 from voxeval.simulation.tool_expr import ExpressionError, evaluate, render
 from voxeval.simulation.tool_ops import ToolContext
+from voxeval.simulation.tool_spec import HookTrust
 from voxeval.simulation.tools import ToolRuntime, parse_tool_specs
+
+TRUST_THIS_MODULE = HookTrust(("tests.simulation.test_tools",))
 
 TOOLS_YAML: dict[str, Any] = {
     "tools": [
@@ -136,7 +139,7 @@ def scenario() -> Scenario:
 
 @pytest.fixture
 def runtime() -> ToolRuntime:
-    return ToolRuntime(scenario(), parse_tool_specs(TOOLS_YAML, "test"))
+    return ToolRuntime(scenario(), parse_tool_specs(TOOLS_YAML, "test", TRUST_THIS_MODULE))
 
 
 def test_expression_language_basics() -> None:
@@ -259,3 +262,46 @@ def test_bad_tool_definitions_name_the_tool_and_field(tool: dict[str, Any], mess
         parse_tool_specs({"tools": [tool]}, "tools.yaml")
     assert message in str(err.value)
     assert "tools.yaml" in str(err.value)
+
+
+def _hook_tool(ref: str) -> dict[str, Any]:
+    return {"name": "h", "kind": "system", "python": ref}
+
+
+@pytest.mark.parametrize(
+    "ref",
+    ["os:system", "subprocess:run", "builtins:eval", "tests.simulation.test_tools:count_accounts"],
+)
+def test_untrusted_python_hooks_are_refused_at_load(ref: str) -> None:
+    with pytest.raises(ConfigError, match="is not trusted") as err:
+        parse_tool_specs({"tools": [_hook_tool(ref)]}, "tools.yaml")
+    message = str(err.value)
+    assert "tools.yaml: tool h: python" in message and ref in message
+    assert "trusted_modules" in message
+
+
+def test_step_hooks_are_checked_too_and_name_their_step() -> None:
+    tool = {"name": "s", "kind": "system",
+            "steps": [{"return": 1}, {"python": {"function": "os:getcwd", "as": "x"}}]}  # fmt: skip
+    with pytest.raises(ConfigError, match=r"tool s: steps\.1\.python\.function"):
+        parse_tool_specs({"tools": [tool]}, "tools.yaml")
+
+
+def test_trusted_module_covers_submodules_but_not_reexported_functions() -> None:
+    trust = HookTrust(("tests.simulation",))
+    specs = parse_tool_specs({"tools": [_hook_tool("tests.simulation.test_tools:count_accounts")]},
+                             "tools.yaml", trust)  # fmt: skip
+    assert specs["h"].hook("tests.simulation.test_tools:count_accounts") is count_accounts
+    # a function imported into a trusted module from an untrusted one is still refused
+    with pytest.raises(ConfigError, match="defined in module"):
+        parse_tool_specs({"tools": [_hook_tool("tests.simulation.test_tools:evaluate")]},
+                         "tools.yaml", trust)  # fmt: skip
+    assert not HookTrust(("tests.sim",)).allows("tests.simulation")
+
+
+def test_a_tool_built_without_parsing_trusts_nothing_but_plugins(runtime: ToolRuntime) -> None:
+    from voxeval.simulation.tool_spec import ToolSpec
+
+    spec = ToolSpec.model_validate(_hook_tool("os:getcwd"))
+    with pytest.raises(ConfigError, match="not trusted"):
+        spec.hook("os:getcwd")

@@ -1,8 +1,22 @@
 """Audio values and operations."""
 
-from voxeval.audio.io import audio_from_bytes, audio_to_wav_bytes, read_audio, write_audio
+from voxeval.audio.io import (
+    CHANNEL_MODES,
+    AudioLimits,
+    ChannelMode,
+    audio_from_bytes,
+    audio_to_wav_bytes,
+    probe_audio,
+    read_audio,
+    write_audio,
+)
 from voxeval.audio.levels import (
+    MAX_GAIN_DB,
+    LevelFit,
     db_to_amplitude,
+    fit_loudness,
+    fit_peak,
+    fit_rms,
     gain_db,
     loudness_lufs,
     normalise_loudness,
@@ -40,13 +54,21 @@ from voxeval.audio.trim import speech_bounds, trim_silence
 from voxeval.audio.value import Audio
 
 __all__ = [
+    "CHANNEL_MODES",
+    "MAX_GAIN_DB",
     "Audio",
+    "AudioLimits",
+    "ChannelMode",
+    "LevelFit",
     "audio_from_bytes",
     "audio_to_wav_bytes",
     "babble",
     "concatenate",
     "db_to_amplitude",
     "degrade_connection",
+    "fit_loudness",
+    "fit_peak",
+    "fit_rms",
     "fit_to_length",
     "gain_curve",
     "gain_db",
@@ -66,6 +88,7 @@ __all__ = [
     "packet_loss",
     "peak",
     "peak_db",
+    "probe_audio",
     "ratio_to_snr_db",
     "read_audio",
     "resample",

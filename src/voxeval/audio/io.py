@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import io
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, get_args
 
 import numpy as np
 import soundfile as sf
@@ -12,54 +14,146 @@ import soundfile as sf
 from voxeval.audio.value import MAX_SECONDS, Audio
 from voxeval.errors import AudioError
 
+# How a multi-channel input becomes mono: the average of all channels, or one channel.
+ChannelMode = Literal["mix", "left", "right"]
+CHANNEL_MODES: tuple[str, ...] = get_args(ChannelMode)
+DEFAULT_MAX_AUDIO_S = 600.0
+DEFAULT_MAX_AUDIO_MB = 200.0
+_MB = 1024 * 1024
 
-def _to_mono(data: np.ndarray, where: str, mix_channels: bool) -> np.ndarray:
+
+@dataclass(frozen=True)
+class AudioLimits:
+    """The largest input file accepted (``max_audio_s`` / ``max_audio_mb`` in suites and
+    replay systems). Both are checked from the file size and the header, before decoding."""
+
+    max_seconds: float = DEFAULT_MAX_AUDIO_S
+    max_megabytes: float = DEFAULT_MAX_AUDIO_MB
+
+    def __post_init__(self) -> None:
+        if not (self.max_seconds > 0 and self.max_megabytes > 0):
+            raise ValueError("audio limits must be positive")
+
+
+@dataclass(frozen=True)
+class AudioFileInfo:
+    """What the header of an audio file declares."""
+
+    frames: int
+    rate: int
+    channels: int
+
+    @property
+    def seconds(self) -> float:
+        return self.frames / self.rate if self.rate > 0 else 0.0
+
+
+def _select_channels(data: np.ndarray, where: str, channels: ChannelMode | None) -> np.ndarray:
     if data.ndim == 1:
         return data
     if data.ndim == 2 and data.shape[1] == 1:
         return data[:, 0]
-    if mix_channels:
+    if channels == "mix":
         return data.mean(axis=1)
-    raise AudioError(
-        f"{where}: has {data.shape[1]} channels; voxeval works on mono "
-        "(pass mix_channels=True to average them)"
+    if channels == "left":
+        return data[:, 0]
+    if channels == "right":
+        return data[:, 1]
+    raise _multichannel_error(where, data.shape[1])
+
+
+def _multichannel_error(where: str, count: int) -> AudioError:
+    return AudioError(
+        f"{where}: has {count} channels; voxeval works on mono "
+        f"(set channels: {' | '.join(CHANNEL_MODES)} to choose how to make it mono)"
     )
 
 
-def read_audio(path: str | Path, *, mix_channels: bool = False) -> Audio:
-    """Read an audio file into a mono ``Audio``; errors name the file and the problem."""
+def _check_size(p: Path, limits: AudioLimits | None) -> None:
+    size = p.stat().st_size
+    if size == 0:
+        raise AudioError(f"{p}: file is empty")
+    if limits is not None and size > limits.max_megabytes * _MB:
+        raise AudioError(
+            f"{p}: file is {size / _MB:.1f} MB; the limit is {limits.max_megabytes:g} MB "
+            "(max_audio_mb)"
+        )
+
+
+def _check_header(p: Path, info: AudioFileInfo, limits: AudioLimits | None) -> None:
+    """Refuse long files from their header, before decoding them into memory."""
+    if info.rate <= 0:
+        return
+    if limits is not None and info.seconds > limits.max_seconds:
+        raise AudioError(
+            f"{p}: audio is {info.seconds:.0f} s long; the limit is {limits.max_seconds:g} s "
+            "(max_audio_s)"
+        )
+    if info.seconds > MAX_SECONDS:
+        raise AudioError(f"{p}: audio is {info.seconds:.0f} s long; limit is {MAX_SECONDS:.0f} s")
+
+
+def probe_audio(path: str | Path, limits: AudioLimits | None = None) -> AudioFileInfo:
+    """Check a file's existence, size and header against ``limits`` without decoding it;
+    returns what the header declares. Files soundfile cannot open (some MP3s) are only
+    checked for size here, and for length once decoded."""
+    p = Path(path)
+    if not p.is_file():
+        raise AudioError(f"{p}: file not found")
+    _check_size(p, limits)
+    try:
+        header = sf.info(str(p))
+    except Exception:  # undecodable here: read_audio reports it (or decodes MP3 otherwise)
+        return AudioFileInfo(frames=0, rate=0, channels=0)
+    info = AudioFileInfo(int(header.frames), int(header.samplerate), int(header.channels))
+    _check_header(p, info, limits)
+    return info
+
+
+def read_audio(
+    path: str | Path,
+    *,
+    channels: ChannelMode | None = None,
+    limits: AudioLimits | None = None,
+) -> Audio:
+    """Read an audio file into a mono ``Audio``; errors name the file and the problem.
+
+    ``channels`` says how a multi-channel file becomes mono (``mix`` averages, ``left`` and
+    ``right`` keep one); None refuses such files. ``limits`` caps size and duration, checked
+    before any sample is decoded (without it only the 4-hour sanity limit applies).
+    """
     p = Path(path)
     where = str(p)
     if not p.exists():
         raise AudioError(f"{where}: file not found")
-    if p.stat().st_size == 0:
-        raise AudioError(f"{where}: file is empty")
+    _check_size(p, limits)
     try:
         # One open: the header is checked before the samples are decoded into memory.
         with sf.SoundFile(str(p)) as handle:
-            _check_declared_length(p, handle.frames, handle.samplerate)
+            info = AudioFileInfo(handle.frames, handle.samplerate, handle.channels)
+            _check_header(p, info, limits)
+            if channels is None and info.channels > 1:
+                raise _multichannel_error(where, info.channels)
             data = handle.read(dtype="float32", always_2d=False)
             rate = handle.samplerate
     except AudioError:
         raise
     except Exception as exc:  # soundfile raises several types for corrupt input
         if p.suffix.lower() == ".mp3":
-            data, rate = _read_mp3_fallback(p, exc)
+            data, rate = _read_mp3_fallback(p, exc, channels)
         else:
             raise AudioError(f"{where}: cannot decode audio ({exc})") from exc
-    data = _to_mono(np.asarray(data), where, mix_channels)
+    data = _select_channels(np.asarray(data), where, channels)
     if data.size == 0:
         raise AudioError(f"{where}: contains no samples")
+    if limits is not None and data.size / rate > limits.max_seconds:  # MP3 fallback only
+        _check_header(p, AudioFileInfo(data.size, int(rate), 1), limits)
     return Audio(data, int(rate), source=where)
 
 
-def _check_declared_length(p: Path, frames: int, rate: int) -> None:
-    """Refuse absurdly long files from their header, before decoding them into memory."""
-    if rate > 0 and frames / rate > MAX_SECONDS:
-        raise AudioError(f"{p}: audio is {frames / rate:.0f} s long; limit is {MAX_SECONDS:.0f} s")
-
-
-def _read_mp3_fallback(p: Path, first_error: Exception) -> tuple[np.ndarray, int]:
+def _read_mp3_fallback(
+    p: Path, first_error: Exception, channels: ChannelMode | None
+) -> tuple[np.ndarray, int]:
     try:
         import librosa
     except ImportError as exc:
@@ -69,10 +163,13 @@ def _read_mp3_fallback(p: Path, first_error: Exception) -> tuple[np.ndarray, int
     try:
         with warnings.catch_warnings():  # librosa warns about its audioread fallback
             warnings.simplefilter("ignore")
-            data, rate = librosa.load(str(p), sr=None, mono=True)
+            data, rate = librosa.load(str(p), sr=None, mono=False)
     except Exception as exc:
         raise AudioError(f"{p}: cannot decode MP3 ({first_error}; librosa: {exc!r})") from exc
-    return np.asarray(data, dtype=np.float32), int(rate)
+    data = np.asarray(data, dtype=np.float32)
+    if data.ndim == 2:  # librosa puts channels first
+        data = _select_channels(data.T, str(p), channels)
+    return data, int(rate)
 
 
 def write_audio(audio: Audio, path: str | Path, *, subtype: str | None = None) -> Path:
@@ -104,7 +201,7 @@ def audio_from_bytes(data: bytes, *, source: str = "<bytes>") -> Audio:
         samples, rate = sf.read(io.BytesIO(data), dtype="float32", always_2d=False)
     except Exception as exc:
         raise AudioError(f"{source}: cannot decode audio bytes ({exc})") from exc
-    samples = _to_mono(np.asarray(samples), source, mix_channels=True)
+    samples = _select_channels(np.asarray(samples), source, "mix")
     if samples.size == 0:
         raise AudioError(f"{source}: contains no samples")
     return Audio(samples, int(rate), source=source)

@@ -7,6 +7,7 @@ RMS level of -3.01 dBFS and a loudness of -3.01 LUFS.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -60,25 +61,84 @@ def gain_db(audio: Audio, db: float) -> Audio:
     return audio.with_samples(audio.samples.astype(np.float64) * db_to_amplitude(db))
 
 
+# The most a normalisation boosts a quiet input. Near-silent input (a dead microphone, a
+# wrong channel) would otherwise come out as loud amplified noise (+76 dB for a 16-bit noise
+# floor); with the cap it stays quiet, and ``LevelFit.capped`` lets callers flag it.
+MAX_GAIN_DB = 30.0
+
+
+@dataclass(frozen=True)
+class LevelFit:
+    """The result of a normalisation: the scaled audio and what was measured and applied.
+    ``capped`` means the input was too quiet to reach the target within ``max_gain_db``."""
+
+    audio: Audio
+    input_db: float
+    gain_db: float
+    wanted_gain_db: float
+
+    @property
+    def capped(self) -> bool:
+        return self.gain_db < self.wanted_gain_db
+
+    def details(self) -> dict[str, float | bool]:
+        return {
+            "input_level_db": round(self.input_db, 2),
+            "gain_db": round(self.gain_db, 2),
+            "wanted_gain_db": round(self.wanted_gain_db, 2),
+            "near_silent": self.capped,
+        }
+
+
 def _require_audible(level_db: float, audio: Audio, what: str) -> None:
     if level_db <= SILENCE_DB:
         raise AudioError(f"{audio.source}: cannot {what}: the audio is silent ({level_db} dB)")
 
 
-def normalise_rms(audio: Audio, target_dbfs: float = -20.0) -> Audio:
-    """Scale ``audio`` so its RMS level is ``target_dbfs``."""
+def _fit(audio: Audio, level: float, target: float, max_gain_db: float | None) -> LevelFit:
+    wanted = target - level
+    limit = (
+        math.inf
+        if max_gain_db is None
+        else require_finite(max_gain_db, "max_gain_db", audio.source)
+    )
+    applied = min(wanted, limit)
+    return LevelFit(gain_db(audio, applied), level, applied, wanted)
+
+
+def fit_rms(
+    audio: Audio, target_dbfs: float = -20.0, *, max_gain_db: float | None = MAX_GAIN_DB
+) -> LevelFit:
+    """Scale ``audio`` towards an RMS level of ``target_dbfs``, boosting by at most
+    ``max_gain_db`` (None: no cap)."""
     target = require_finite(target_dbfs, "target_dbfs", audio.source)
     level = rms_db(audio)
     _require_audible(level, audio, "normalise RMS")
-    return gain_db(audio, target - level)
+    return _fit(audio, level, target, max_gain_db)
 
 
-def normalise_peak(audio: Audio, target_dbfs: float = -1.0) -> Audio:
-    """Scale ``audio`` so its peak is ``target_dbfs``."""
+def normalise_rms(
+    audio: Audio, target_dbfs: float = -20.0, *, max_gain_db: float | None = MAX_GAIN_DB
+) -> Audio:
+    """Scale ``audio`` so its RMS level is ``target_dbfs`` (boost capped, see ``fit_rms``)."""
+    return fit_rms(audio, target_dbfs, max_gain_db=max_gain_db).audio
+
+
+def fit_peak(
+    audio: Audio, target_dbfs: float = -1.0, *, max_gain_db: float | None = MAX_GAIN_DB
+) -> LevelFit:
+    """Scale ``audio`` towards a peak of ``target_dbfs``, boosting by at most ``max_gain_db``."""
     target = require_finite(target_dbfs, "target_dbfs", audio.source)
     level = peak_db(audio)
     _require_audible(level, audio, "normalise peak")
-    return gain_db(audio, target - level)
+    return _fit(audio, level, target, max_gain_db)
+
+
+def normalise_peak(
+    audio: Audio, target_dbfs: float = -1.0, *, max_gain_db: float | None = MAX_GAIN_DB
+) -> Audio:
+    """Scale ``audio`` so its peak is ``target_dbfs`` (boost capped, see ``fit_peak``)."""
+    return fit_peak(audio, target_dbfs, max_gain_db=max_gain_db).audio
 
 
 # BS.1770-4 K-weighting biquads as published for 48 kHz: (b, a) of the high shelf (about
@@ -146,10 +206,21 @@ def loudness_lufs(audio: Audio) -> float:
     return -0.691 + 10 * math.log10(float(np.mean(gated)))
 
 
-def normalise_loudness(audio: Audio, target_lufs: float = -23.0) -> Audio:
-    """Scale ``audio`` so its integrated loudness is ``target_lufs`` (EBU R128 uses -23)."""
+def fit_loudness(
+    audio: Audio, target_lufs: float = -23.0, *, max_gain_db: float | None = MAX_GAIN_DB
+) -> LevelFit:
+    """Scale ``audio`` towards an integrated loudness of ``target_lufs``, boosting by at most
+    ``max_gain_db``."""
     target = require_finite(target_lufs, "target_lufs", audio.source)
     level = loudness_lufs(audio)
     if not math.isfinite(level):
         raise AudioError(f"{audio.source}: cannot normalise loudness: below the -70 LUFS gate")
-    return gain_db(audio, target - level)
+    return _fit(audio, level, target, max_gain_db)
+
+
+def normalise_loudness(
+    audio: Audio, target_lufs: float = -23.0, *, max_gain_db: float | None = MAX_GAIN_DB
+) -> Audio:
+    """Scale ``audio`` so its integrated loudness is ``target_lufs`` (EBU R128 uses -23);
+    the boost is capped (see ``fit_loudness``)."""
+    return fit_loudness(audio, target_lufs, max_gain_db=max_gain_db).audio

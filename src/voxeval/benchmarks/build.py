@@ -25,12 +25,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from voxeval.audio import (
+    MAX_GAIN_DB,
     Audio,
+    fit_rms,
     mix_at_ratio,
     mix_at_snr,
-    normalise_rms,
     ratio_to_snr_db,
-    read_audio,
     resample,
     rms,
     write_audio,
@@ -47,7 +47,14 @@ from voxeval.benchmarks.build_manifest import (
 )
 from voxeval.benchmarks.build_options import BuildOptions, parse_build_options, profile_label
 from voxeval.benchmarks.noise import NoiseClip, NoiseLibrary
-from voxeval.benchmarks.query_suite import load_query_suite, suite_file_path, suite_name
+from voxeval.benchmarks.query_suite import (
+    SuiteAudioInput,
+    load_query_suite,
+    read_query_audio,
+    suite_audio_input,
+    suite_file_path,
+    suite_name,
+)
 from voxeval.benchmarks.render import render_query
 from voxeval.benchmarks.spoken_query import SpeakerSpec, SpokenQuery
 from voxeval.errors import ConfigError
@@ -67,9 +74,17 @@ DETERMINISTIC_ENGINE_OPTIONS: dict[str, dict[str, Any]] = {
 class SuiteBuilder:
     """Holds engines, voice choices and the noise library for one build."""
 
-    def __init__(self, options: BuildOptions, queries: list[SpokenQuery]) -> None:
+    def __init__(
+        self,
+        options: BuildOptions,
+        queries: list[SpokenQuery],
+        audio_input: SuiteAudioInput | None = None,
+        suite_path: str = "suite",
+    ) -> None:
         self.options = options
         self.queries = queries
+        self.audio_input = audio_input or SuiteAudioInput()
+        self.suite_path = suite_path
         self.noise = NoiseLibrary(
             options.noise_dirs, generated=options.generated_noise, rate=options.rate
         )
@@ -106,7 +121,7 @@ class SuiteBuilder:
     def params_hash(self, job: RenderJob) -> str:
         params: dict[str, Any] = {
             "version": RENDER_VERSION,
-            "query": job.query.model_dump(mode="json", exclude={"metadata"}),
+            "query": job.query.model_dump(mode="json", exclude={"metadata", "channels"}),
             "profile": job.label,
             "condition": job.condition,
             "rate": self.options.rate,
@@ -115,6 +130,7 @@ class SuiteBuilder:
         if job.query.audio is not None:
             stat = Path(job.query.audio).stat()
             params["recording"] = [stat.st_size, stat.st_mtime_ns]
+            params["input"] = {"channels": job.query.channels, "max_gain_db": MAX_GAIN_DB}
         else:
             choice = self.choice(job.profile)
             engine = choice.voice.name.partition(":")[0]
@@ -134,7 +150,7 @@ class SuiteBuilder:
         if cache_key not in self._speech:
             query = job.query
             if query.audio is not None:
-                audio = read_audio(query.audio, mix_channels=True)
+                audio = read_query_audio(query, self.audio_input, self.suite_path)
                 info: dict[str, Any] = {"voice": "recorded", "source_audio": query.audio}
             else:
                 choice = self.choice(job.profile)
@@ -151,7 +167,10 @@ class SuiteBuilder:
                     "chunks": rendered.chunks,
                     "marks_applied": rendered.marks,
                 }
-            audio = normalise_rms(resample(audio, self.options.rate), SPEECH_RMS_DBFS)
+            level = fit_rms(resample(audio, self.options.rate), SPEECH_RMS_DBFS)
+            if level.capped:  # near-silent input: kept quiet (boost capped) and flagged
+                info["level"] = level.details()
+            audio = level.audio
             self._speech = {cache_key: (audio, info)}  # only the current item is reused
         return self._speech[cache_key]
 
@@ -284,7 +303,7 @@ def build_suite(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     queries = load_query_suite(suite)
-    builder = SuiteBuilder(options, queries)
+    builder = SuiteBuilder(options, queries, suite_audio_input(suite), str(suite_file_path(suite)))
     jobs = plan_jobs(queries, options)
     existing = read_manifest(out)
     built = BuiltSuite(out_dir=out, name=suite_name(suite), noise=builder.noise.describe())

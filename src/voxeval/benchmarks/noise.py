@@ -125,7 +125,7 @@ class NoiseLibrary:
 
     def _load(self, path: Path) -> Audio:
         if path not in self._cache:
-            self._cache[path] = resample(read_audio(path, mix_channels=True), self.rate)
+            self._cache[path] = resample(read_audio(path, channels="mix"), self.rate)
         return self._cache[path]
 
     def _render(self, source: NoiseSource, rng: np.random.Generator) -> Audio:

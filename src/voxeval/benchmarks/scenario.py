@@ -3,6 +3,7 @@ after a successful call, the agent definition, and the expected path a scripted 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -14,7 +15,7 @@ from voxeval.config import format_validation_error, load_yaml
 from voxeval.errors import ConfigError
 
 if TYPE_CHECKING:  # imported lazily below: voxeval.simulation imports this module
-    from voxeval.simulation.tool_spec import ToolSpec
+    from voxeval.simulation.tool_spec import HookTrust, ToolSpec
 
 Category = Literal[
     "single_intent",
@@ -153,6 +154,7 @@ class ScenarioSuite:
     tools: dict[str, ToolSpec]
     scenarios: list[Scenario]
     description: str = ""
+    trust: HookTrust | None = None  # where the tools' python hooks may come from
 
     def get(self, scenario_id: str) -> Scenario:
         for scenario in self.scenarios:
@@ -163,17 +165,22 @@ class ScenarioSuite:
     def tools_for(self, scenario: Scenario) -> dict[str, ToolSpec]:
         from voxeval.simulation.tool_runtime import resolve_scenario_tools
 
-        return resolve_scenario_tools(scenario, self.tools)
+        return resolve_scenario_tools(scenario, self.tools, self.trust)
 
 
-def load_scenario_suite(path: str | Path) -> ScenarioSuite:
+def load_scenario_suite(path: str | Path, *, trusted_modules: Sequence[str] = ()) -> ScenarioSuite:
     """Load a suite file (or a folder holding ``suite.yaml``).
 
     Suite file: ``protocol: live_call``, ``domain: tools.yaml`` (the tool library, relative to
     the suite file), ``scenarios:`` a folder, or a list of inline scenarios and/or file/folder
     paths, and optional ``defaults:`` (scenario fields shared by every scenario, e.g. the
-    ``agent``; a scenario's own fields win). Scenario files hold one scenario or a list."""
-    from voxeval.simulation.tool_spec import load_tool_specs
+    ``agent``; a scenario's own fields win). Scenario files hold one scenario or a list.
+
+    Python tool hooks must come from ``trusted_modules`` or installed plugins, and every table
+    a scenario's tools name must be in its database; both are checked here."""
+    from voxeval.simulation.tool_spec import HookTrust, load_tool_specs
+
+    trust = HookTrust(tuple(trusted_modules))
 
     suite_path = Path(path)
     if suite_path.is_dir():
@@ -187,7 +194,7 @@ def load_scenario_suite(path: str | Path) -> ScenarioSuite:
     tools_ref = data.get("domain") or data.get("tools")
     if not isinstance(tools_ref, str):
         raise ConfigError(f"{suite_path}: domain: give the path of the tool definitions YAML")
-    tools = load_tool_specs(base / tools_ref)
+    tools = load_tool_specs(base / tools_ref, trust)
     entries = data.get("scenarios")
     if isinstance(entries, str):
         entries = [entries]
@@ -205,7 +212,7 @@ def load_scenario_suite(path: str | Path) -> ScenarioSuite:
             raw = _read_scenario_files(base / entry)
         else:
             raise ConfigError(f"{suite_path}: scenarios.{n}: expected a mapping or a path")
-        scenarios += [_parse_scenario(item, where, defaults, tools) for where, item in raw]
+        scenarios += [_parse_scenario(item, where, defaults, tools, trust) for where, item in raw]
     seen: set[str] = set()
     for scenario in scenarios:
         if scenario.id in seen:
@@ -217,6 +224,7 @@ def load_scenario_suite(path: str | Path) -> ScenarioSuite:
         tools=tools,
         scenarios=scenarios,
         description=str(data.get("description", "")),
+        trust=trust,
     )
 
 
@@ -237,18 +245,24 @@ def _read_scenario_files(path: Path) -> list[tuple[str, Any]]:
 
 
 def _parse_scenario(
-    item: Any, where: str, defaults: dict[str, Any], tools: dict[str, ToolSpec]
+    item: Any,
+    where: str,
+    defaults: dict[str, Any],
+    tools: dict[str, ToolSpec],
+    trust: HookTrust | None = None,
 ) -> Scenario:
     if not isinstance(item, dict):
         raise ConfigError(f"{where}: a scenario must be a mapping")
     from voxeval.simulation.tool_runtime import resolve_scenario_tools
+    from voxeval.simulation.tool_spec import check_tables
 
     label = f"{where}: scenario {item.get('id', '?')}"
     try:
         scenario = Scenario.model_validate({**defaults, **item})
     except ValidationError as exc:
         raise ConfigError(format_validation_error(label, exc)) from exc
-    available = resolve_scenario_tools(scenario, tools)
+    available = resolve_scenario_tools(scenario, tools, trust)
+    check_tables(available, set(scenario.initial_db) | set(scenario.expected_tables), label)
     for script_name in ("agent_script", "wrong_script"):
         for s, step in enumerate(getattr(scenario, script_name) or []):
             for c, call in enumerate(step.tool_calls):

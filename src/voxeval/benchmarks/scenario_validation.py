@@ -1,17 +1,19 @@
 """Prove each scenario is solvable and discriminating: the scripted expected path reaches the
-expected database (and session) from the initial one, and a wrong path does not."""
+expected database (and session) from the initial one, and a wrong path does not. Every tool
+call of the expected path that was refused or failed is listed with its arguments."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from voxeval.benchmarks.scenario import Scenario
 from voxeval.scoring.task_completion import compare_final_state
-from voxeval.simulation.scripted_agent import play_script, wrong_steps
+from voxeval.simulation.scripted_agent import wrong_steps
 from voxeval.simulation.tool_runtime import ToolRuntime
-from voxeval.simulation.tool_spec import ToolSpec
+from voxeval.simulation.tool_spec import HookTrust, ToolSpec
 
 
 @dataclass
@@ -23,33 +25,73 @@ class ScenarioCheck:
     diff: str = ""  # readable diff of the expected path's final state ("" when it matched)
     wrong_diff: str = ""  # readable diff of the wrong path (shows why it was rejected)
     errors: list[str] = field(default_factory=list)
+    # every call of the expected path that a tool refused or failed: "step N: tool(args): why"
+    tool_errors: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def problems(self) -> list[str]:
+        """What to show for a failed check: errors, then the tool errors that explain them."""
+        return [*self.errors, *self.tool_errors]
 
-def _play(scenario: Scenario, tools: Mapping[str, ToolSpec], wrong: bool) -> tuple[Any, list[str]]:
-    runtime = ToolRuntime(scenario, tools)
+
+class ToolCrash(Exception):
+    """A tool raised (not a refusal returned to the agent) while a script was played."""
+
+    def __init__(self, step: int, name: str, arguments: Any, exc: Exception) -> None:
+        super().__init__(
+            f"step {step}: {describe_call(name, arguments)}: {type(exc).__name__}: {exc}"
+        )
+
+
+def describe_call(name: str, arguments: Any) -> str:
+    """``tool({"arg": 1})``: how a call is named in validation messages."""
+    try:
+        shown = json.dumps(arguments, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        shown = repr(arguments)
+    return f"{name}({shown})"
+
+
+def _play(
+    scenario: Scenario, tools: Mapping[str, ToolSpec], wrong: bool, trust: HookTrust | None
+) -> tuple[Any, list[str], list[str]]:
+    """(final-state comparison, invalid calls, tool errors) of the expected or wrong path."""
+    runtime = ToolRuntime(scenario, tools, trust)
     writes = {name for name, spec in runtime.tools.items() if spec.kind == "write"}
     steps = wrong_steps(scenario, writes) if wrong else scenario.agent_script
-    errors: list[str] = []
-    for n, turn in enumerate(play_script(steps, runtime)):
-        for call in turn.tool_calls:
-            if not call.valid:
-                errors.append(f"step {n}: {call.name}: invalid call: {call.error}")
-    return compare_final_state(scenario.expected_db, runtime.final_state()), errors
+    invalid: list[str] = []
+    tool_errors: list[str] = []
+    for n, step in enumerate(steps):
+        for call in step.tool_calls:
+            try:
+                record = runtime.call(call.name, call.arguments)
+            except Exception as exc:  # a crashing hook: name the step, tool and arguments
+                raise ToolCrash(n, call.name, call.arguments, exc) from exc
+            if record.error is None:
+                continue
+            where = f"step {n}: {describe_call(record.name, record.arguments)}"
+            if not record.valid:
+                invalid.append(f"{where}: invalid call: {record.error}")
+            else:
+                code = record.result.get("error") if isinstance(record.result, dict) else None
+                tool_errors.append(f"{where}: {code or 'error'}: {record.error}")
+    return compare_final_state(scenario.expected_db, runtime.final_state()), invalid, tool_errors
 
 
-def validate_scenario(scenario: Scenario, tools: Mapping[str, ToolSpec]) -> ScenarioCheck:
+def validate_scenario(
+    scenario: Scenario, tools: Mapping[str, ToolSpec], trust: HookTrust | None = None
+) -> ScenarioCheck:
+    """Play the expected and the wrong path; ``trust`` allows python hooks of inline tools."""
     if not scenario.agent_script:
         return ScenarioCheck(scenario.id, False, False, False, errors=["agent_script is empty"])
     try:
-        expected, errors = _play(scenario, tools, wrong=False)
-        wrong, _ = _play(scenario, tools, wrong=True)
+        expected, errors, tool_errors = _play(scenario, tools, False, trust)
+        wrong, _, _ = _play(scenario, tools, True, trust)
     except Exception as exc:  # a broken tool definition must not abort the whole suite
-        return ScenarioCheck(
-            scenario.id, False, False, False, errors=[f"{type(exc).__name__}: {exc}"]
-        )
+        message = str(exc) if isinstance(exc, ToolCrash) else f"{type(exc).__name__}: {exc}"
+        return ScenarioCheck(scenario.id, False, False, False, errors=[message])
     reached = expected.value == 1.0
     rejected = wrong.value == 0.0
     if not expected.details.get("auth_success", True):
@@ -64,6 +106,7 @@ def validate_scenario(scenario: Scenario, tools: Mapping[str, ToolSpec]) -> Scen
         diff=str(expected.details.get("diff_text", "")),
         wrong_diff=_wrong_reason(wrong.details),
         errors=errors,
+        tool_errors=tool_errors,
     )
 
 

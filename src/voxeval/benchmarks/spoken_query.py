@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from voxeval.audio import ChannelMode
+
 CATEGORIES: tuple[str, ...] = ("II", "SR", "OE", "TC", "PF")
 CATEGORY_NAMES: dict[str, str] = {
     "II": "Information Inquiry",
@@ -126,6 +128,8 @@ class SpokenQuery(BaseModel):
     speaker_profile: SpeakerSpec | None = None
     condition: str | None = None
     audio: str | None = None
+    # how a multi-channel ``audio`` recording becomes mono; None: the suite's ``channels``
+    channels: ChannelMode | None = None
     render: RenderSpec | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
 

@@ -21,6 +21,7 @@ from voxeval.cli.main import app
 from voxeval.config import load_yaml
 from voxeval.errors import ConfigError
 from voxeval.providers.factory import create_provider
+from voxeval.store.secrets import register_config_secrets
 
 stdout = Console()
 
@@ -157,6 +158,7 @@ def _raters(config: Path | None) -> list[Any]:
         raise ConfigError(f"{config}: needs 'provider', 'judge: {{...}}' or 'raters: [...]'")
     if not 1 <= len(specs) <= 2:
         raise ConfigError(f"{config}: raters: give one or two endpoints")
+    register_config_secrets(specs)  # keys the judges could echo are redacted from output
     return [create_provider("llm", spec) for spec in specs]
 
 

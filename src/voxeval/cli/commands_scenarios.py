@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
 from voxeval.benchmarks.scenario import ScenarioSuite, load_scenario_suite
 from voxeval.benchmarks.suite_info import resolve_suite
-from voxeval.cli.common import console, friendly_errors, print_json
+from voxeval.cli.common import RedactingConsole, console, friendly_errors, print_json
 from voxeval.cli.main import app
 from voxeval.errors import ConfigError
 
@@ -19,15 +19,16 @@ scenarios_app = typer.Typer(
     help="Live-call scenarios: validate suites, import EVA-Bench records.", no_args_is_help=True
 )
 app.add_typer(scenarios_app, name="scenarios")
-stdout = Console()
+stdout = RedactingConsole()
 
 
-def load_suite_ref(ref: str) -> ScenarioSuite:
-    """A registered live-call suite name, a suite file, or a folder holding ``suite.yaml``."""
+def load_suite_ref(ref: str, trusted_modules: Sequence[str] = ()) -> ScenarioSuite:
+    """A registered live-call suite name, a suite file, or a folder holding ``suite.yaml``;
+    python tool hooks may come from ``trusted_modules`` (and installed plugins)."""
     info = resolve_suite(ref)
     if info.protocol != "live_call":
         raise ConfigError(f"suite {ref!r} uses protocol {info.protocol!r}, not live_call")
-    return load_scenario_suite(info.path)
+    return load_scenario_suite(info.path, trusted_modules=trusted_modules)
 
 
 @scenarios_app.command("validate")
@@ -36,12 +37,19 @@ def validate(
     suite: str = typer.Argument(..., help="built-in suite name, suite file or folder"),
     as_json: bool = typer.Option(False, "--json", help="print a JSON list on stdout"),
     only: str | None = typer.Option(None, "--only", help="validate only this scenario id"),
+    trust: list[str] = typer.Option(
+        [],
+        "--trust",
+        help="a module whose functions python tool hooks may call (repeatable); "
+        "like trusted_modules in a run config",
+    ),
 ) -> None:
     """Play each scenario's expected path on its tools (no audio) and prove it reaches the
-    expected database and session; then prove a wrong path is rejected. Exit 1 on failure."""
+    expected database and session; then prove a wrong path is rejected. Exit 1 on failure;
+    the tool calls that failed on the expected path are listed with their arguments."""
     from voxeval.benchmarks.scenario_validation import validate_scenario
 
-    loaded = load_suite_ref(suite)
+    loaded = load_suite_ref(suite, trust)
     scenarios = [s for s in loaded.scenarios if only is None or s.id == only]
     if not scenarios:
         raise ConfigError(f"{loaded.path}: no scenario {only!r}")
@@ -49,7 +57,7 @@ def validate(
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task("validating scenarios", total=len(scenarios))
         for scenario in scenarios:
-            results.append(validate_scenario(scenario, loaded.tools_for(scenario)))
+            results.append(validate_scenario(scenario, loaded.tools_for(scenario), loaded.trust))
             progress.advance(task)
     if as_json:
         print_json([r.to_dict() for r in results])
@@ -58,7 +66,7 @@ def validate(
         for column in ("scenario", "ok", "expected reached", "wrong rejected", "problems"):
             table.add_column(column)
         for r in results:
-            problems = "\n".join([*r.errors, r.diff]).strip()
+            problems = "" if r.ok else "\n".join([*r.problems(), r.diff]).strip()
             table.add_row(
                 r.scenario,
                 _mark(r.ok),

@@ -180,7 +180,7 @@ def transcribe(
     """Transcribe an audio file."""
     if beam < 1:
         raise ConfigError(f"--beam must be >= 1, got {beam}")
-    audio = read_audio(file, mix_channels=True)
+    audio = read_audio(file, channels="mix")
     result = create_provider("asr", asr).transcribe(
         audio,
         language=language,
@@ -211,7 +211,7 @@ def mos(
     model: str = typer.Option("dnsmos", help="MOS provider name (see `voxeval doctor`)."),
 ) -> None:
     """Predict speech quality (MOS, 1-5) of an audio file."""
-    audio = read_audio(file, mix_channels=True)
+    audio = read_audio(file, channels="mix")
     result = create_provider("mos", model).predict(audio)
     fields = {"model": result.model, "overall": result.overall, **result.scores}
     if json_out:

@@ -4,8 +4,10 @@ A repeated call (same provider identity, parameters and inputs) is answered from
 without running the model or sending a request. Entries live in
 ``$VOXEVAL_CACHE_DIR/calls/<kind>/<aa>/<key>.json`` (default ``~/.cache/voxeval``), with a
 float32 ``<key>.wav`` beside them when the result carries audio, and record where they came
-from (time, provider identity, parameters, voxeval version; never secrets). Files are written
-to a temporary name and renamed, so concurrent threads and processes never see half an entry.
+from (time, provider identity, parameters, voxeval version). Secrets never reach it: auth
+material (URL credentials, secret-named fields) is left out of keys, and every known secret is
+redacted from entries. Files are written to a temporary name and renamed, so concurrent
+threads and processes never see half an entry.
 ``VOXEVAL_NO_CACHE=1`` turns caching off.
 
 Calls that sample (temperature > 0 without a seed) are never cached: a benchmark drawing k
@@ -30,8 +32,15 @@ import soundfile as sf
 
 from voxeval.audio import Audio, audio_from_bytes
 from voxeval.providers.base import ChatResponse
-from voxeval.providers.cache_codec import cache_key, canonical, decode_result, encode_result
+from voxeval.providers.cache_codec import (
+    cache_key,
+    canonical,
+    decode_result,
+    encode_result,
+    without_auth,
+)
 from voxeval.providers.model_files import cache_root
+from voxeval.store.secrets import redact_text, scrub
 
 log = logging.getLogger(__name__)
 
@@ -101,14 +110,15 @@ class ProviderCache:
         path.parent.mkdir(parents=True, exist_ok=True)
         entry: dict[str, Any] = {
             "key": key,
-            "provenance": _scrub(canonical(provenance)),
+            "provenance": scrub(_scrub(canonical(provenance))),
             "result": payload,
             "audio_file": None,
         }
         if audio is not None:
             entry["audio_file"] = f"{key}.wav"
             self._write_atomic(path.with_suffix(".wav"), lambda fh: _write_wav(fh, audio))
-        text = json.dumps(entry, ensure_ascii=False, indent=1)
+        # Secrets echoed into a result (or hiding in a parameter) never reach the cache folder.
+        text = redact_text(json.dumps(entry, ensure_ascii=False, indent=1))
         self._write_atomic(path, lambda fh: fh.write(text.encode("utf-8")))
         return path
 
@@ -226,7 +236,8 @@ class CachedProvider:
         return result
 
     def _key(self, method: str, parameters: dict[str, Any], inputs: dict[str, Any]) -> str:
-        return cache_key(self.kind, method, self._identity, parameters, inputs)
+        # Auth material does not change a result: rotating a key keeps the cache valid.
+        return cache_key(self.kind, method, without_auth(self._identity), parameters, inputs)
 
 
 def _version() -> str:

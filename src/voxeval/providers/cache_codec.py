@@ -27,6 +27,7 @@ from voxeval.providers.base import (
     Usage,
     Word,
 )
+from voxeval.store.secrets import without_url_credentials
 
 
 def audio_digest(audio: Audio) -> str:
@@ -60,6 +61,19 @@ def canonical(value: Any) -> Any:
         fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
         return {"__type__": type(value).__name__, **canonical(fields)}
     raise TypeError(f"cannot build a cache key from a {type(value).__name__}")
+
+
+def without_auth(value: Any) -> Any:
+    """``value`` (a provider identity) with credentials removed from every URL in it, so
+    rotating a key written into a ``base_url`` keeps cache keys. Other secret-bearing fields
+    (e.g. tokens in ``extra_body``) stay: they enter a key only through its sha256."""
+    if isinstance(value, str):
+        return without_url_credentials(value)
+    if isinstance(value, dict):
+        return {k: without_auth(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [without_auth(v) for v in value]
+    return value
 
 
 def canonical_json(value: Any) -> str:

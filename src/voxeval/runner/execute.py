@@ -28,6 +28,7 @@ from voxeval.runner.context import RunContext
 from voxeval.runner.protocol import WorkUnit
 from voxeval.store import RunStore
 from voxeval.store.provenance import now_iso
+from voxeval.store.secrets import register_config_secrets, scrub
 
 
 @dataclass
@@ -174,7 +175,7 @@ def changed_fields(stored: dict[str, Any] | None, config: RunConfig) -> list[str
     """Top-level config fields that differ from the stored run's (execution knobs ignored)."""
     if stored is None:
         return []
-    current = config.model_dump(mode="json")
+    current = scrub(config.model_dump(mode="json"))  # compared as stored: secrets redacted
     keys = (set(stored) | set(current)) - _EXECUTION_FIELDS
     return sorted(k for k in keys if stored.get(k) != current.get(k))
 
@@ -201,6 +202,7 @@ def run_evaluation(
     ``resume`` (default) skips units already done and retries failed ones; ``resume=False``
     wipes the folder's previous results first. ``limit`` keeps the first N item ids.
     """
+    register_config_secrets(config)  # redacted from everything the run writes or prints
     store = RunStore(Path(out_dir), index_url=index_url)
     if not resume:
         store.reset()
@@ -260,6 +262,7 @@ def open_run(
     if overrides:
         merged = {**config.model_dump(mode="json"), **overrides}
         config = parse_run_config(merged, "score overrides")
+    register_config_secrets(config)
     return open_context(config, store, console)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from voxeval.audio import Audio
 from voxeval.providers.base import ASR
+from voxeval.store.layout import write_text_atomic
 
 TRANSCRIPTS_FILE = "transcripts.json"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -145,7 +146,5 @@ def load_transcripts(
 
 def save_transcripts(unit_dir: Path, transcripts: TranscriptSet) -> Path:
     path = unit_dir / TRANSCRIPTS_FILE
-    tmp = path.with_name(path.name + ".part")
-    tmp.write_text(json.dumps(transcripts.to_dict(), indent=2, default=str), encoding="utf-8")
-    tmp.replace(path)
+    write_text_atomic(path, json.dumps(transcripts.to_dict(), indent=2, default=str))
     return path

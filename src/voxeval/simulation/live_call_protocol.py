@@ -81,7 +81,8 @@ class LiveCallProtocol:
             if self._suite is None:
                 if ctx.suite is None:
                     raise ConfigError("live_call: the run has no suite")
-                self._suite = load_scenario_suite(ctx.suite.path)
+                trusted = ctx.config.trusted_modules  # python tool hooks may come from these
+                self._suite = load_scenario_suite(ctx.suite.path, trusted_modules=trusted)
             return self._suite
 
     def simulation(self, ctx: RunContext) -> SimulationConfig:
@@ -141,7 +142,7 @@ class LiveCallProtocol:
         seed = int(
             ctx.rng("call", unit.item_id, unit.system, unit.trial, unit.condition).integers(2**31)
         )
-        tools = ToolRuntime(scenario, suite.tools)
+        tools = ToolRuntime(scenario, suite.tools, suite.trust)
         agent = build_agent(ctx.config.system(unit.system), ctx)
         caller = sim.build_caller(ctx, condition)
         caller_voice = agent_voice = None

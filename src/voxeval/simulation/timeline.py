@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from voxeval.store.layout import write_text_atomic
+
 Speaker = Literal["user", "assistant"]
 
 
@@ -60,9 +62,7 @@ class Timeline:
         if self.end is not None:
             rows.append({"type": "end", **asdict(self.end)})
         rows.sort(key=lambda r: r.get("start", r.get("t", 0.0)))
-        tmp = path.with_name(path.name + ".part")
-        tmp.write_text("".join(json.dumps(r, default=str) + "\n" for r in rows), encoding="utf-8")
-        tmp.replace(path)
+        write_text_atomic(path, "".join(json.dumps(r, default=str) + "\n" for r in rows))
 
     @classmethod
     def read_jsonl(cls, path: Path) -> Timeline:

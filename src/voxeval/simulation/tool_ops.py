@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,7 +15,6 @@ from voxeval.simulation.tool_spec import (
     Step,
     ToolSpec,
     UpdateOp,
-    resolve_hook,
 )
 
 
@@ -62,12 +62,12 @@ _NO_RESULT = object()
 def run_tool(spec: ToolSpec, ctx: ToolContext) -> Any:
     """Run ``spec`` and return its result; raise ToolFailure for refusals/errors."""
     if spec.python:
-        return resolve_hook(spec.python)(ctx)
+        return spec.hook(spec.python)(ctx)
     for step in spec.steps:
         try:
             if step.when and not evaluate(step.when, ctx.scope()):
                 continue
-            result = _run_step(step, ctx)
+            result = _run_step(step, ctx, spec)
         except ExpressionError as exc:
             raise ToolFailure("tool_error", f"{spec.name}: {step.op}: {exc}") from exc
         if result is not _NO_RESULT:
@@ -75,7 +75,7 @@ def run_tool(spec: ToolSpec, ctx: ToolContext) -> Any:
     return {"status": "ok"}
 
 
-def _run_step(step: Step, ctx: ToolContext) -> Any:
+def _run_step(step: Step, ctx: ToolContext, spec: ToolSpec) -> Any:
     if step.lookup is not None:
         _lookup(step.lookup, ctx)
     elif step.require is not None:
@@ -93,7 +93,7 @@ def _run_step(step: Step, ctx: ToolContext) -> Any:
     elif step.set_session is not None:
         ctx.session.update(render(step.set_session, ctx.scope()))
     elif step.python is not None:
-        _python(step.python, ctx)
+        _python(step.python, ctx, spec.hook(step.python.function))
     elif step.op == "return":
         return render(step.return_, ctx.scope())
     return _NO_RESULT
@@ -168,8 +168,8 @@ def _delete(op: DeleteOp, ctx: ToolContext) -> None:
     del table[key]
 
 
-def _python(op: PythonOp, ctx: ToolContext) -> None:
-    result = resolve_hook(op.function)(ctx)
+def _python(op: PythonOp, ctx: ToolContext, hook: Callable[..., Any]) -> None:
+    result = hook(ctx)
     if isinstance(result, dict) and result.get("status") == "error":
         raise ToolFailure(str(result.get("error", "hook_error")), str(result.get("message", "")))
     if op.bind:

@@ -12,17 +12,20 @@ import jsonschema
 from voxeval.errors import ConfigError
 from voxeval.simulation.parties import ToolCallRecord
 from voxeval.simulation.tool_ops import ToolContext, ToolFailure, run_tool
-from voxeval.simulation.tool_spec import ToolSpec, parse_tool_specs
+from voxeval.simulation.tool_spec import HookTrust, ToolSpec, parse_tool_specs
 
 if TYPE_CHECKING:
     from voxeval.benchmarks.scenario import Scenario
 
 
 def resolve_scenario_tools(
-    scenario: Scenario, tool_specs: Mapping[str, ToolSpec] | Sequence[ToolSpec]
+    scenario: Scenario,
+    tool_specs: Mapping[str, ToolSpec] | Sequence[ToolSpec],
+    trust: HookTrust | None = None,
 ) -> dict[str, ToolSpec]:
     """The tools the scenario's agent may use: named ones from ``tool_specs`` plus inline
-    declarations; when the agent lists no tools, all of ``tool_specs``."""
+    declarations (whose python hooks must be allowed by ``trust``); when the agent lists no
+    tools, all of ``tool_specs``."""
     library = (
         dict(tool_specs) if isinstance(tool_specs, Mapping) else {t.name: t for t in tool_specs}
     )
@@ -39,7 +42,8 @@ def resolve_scenario_tools(
                 )
             chosen[entry] = library[entry]
         else:
-            chosen.update(parse_tool_specs([entry], f"scenario {scenario.id}: agent.tools.{n}"))
+            where = f"scenario {scenario.id}: agent.tools.{n}"
+            chosen.update(parse_tool_specs([entry], where, trust))
     return chosen
 
 
@@ -50,10 +54,13 @@ class ToolRuntime:
     succeeds, so a refused call never leaves partial writes behind."""
 
     def __init__(
-        self, scenario: Scenario, tool_specs: Mapping[str, ToolSpec] | Sequence[ToolSpec]
+        self,
+        scenario: Scenario,
+        tool_specs: Mapping[str, ToolSpec] | Sequence[ToolSpec],
+        trust: HookTrust | None = None,
     ) -> None:
         self.scenario = scenario
-        self.tools = resolve_scenario_tools(scenario, tool_specs)
+        self.tools = resolve_scenario_tools(scenario, tool_specs, trust)
         self.db: dict[str, dict[str, dict[str, Any]]] = copy.deepcopy(scenario.initial_db)
         self.session: dict[str, Any] = {}
         self.log: list[ToolCallRecord] = []

@@ -1,15 +1,30 @@
 """Tool declarations (``tools.yaml``): name, description, kind, JSON-schema parameters and the
-declarative ``steps`` that run on the scenario database. See docs/live-calls-scenarios.md."""
+declarative ``steps`` that run on the scenario database. See docs/live-calls-scenarios.md.
+
+Python hooks (``python: module:function``, as a whole tool or a step) are trusted code: they
+are imported when the tools are loaded, and only from modules the user trusts (the run
+config's ``trusted_modules``) or from installed voxeval plugins; anything else is refused.
+"""
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Literal
 
 import jsonschema
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from voxeval.config import format_validation_error, load_yaml
 from voxeval.errors import ConfigError
@@ -131,6 +146,59 @@ class Step(_Strict):
         return data
 
 
+PLUGIN_GROUP = "voxeval.plugins"
+
+
+def plugin_packages() -> tuple[str, ...]:
+    """Top-level packages of the installed voxeval plugins (entry-point group
+    ``voxeval.plugins``): installing a plugin means trusting its package."""
+    return tuple(sorted({ep.module.split(".")[0] for ep in entry_points(group=PLUGIN_GROUP)}))
+
+
+def _within(module: str, trusted: str) -> bool:
+    return module == trusted or module.startswith(trusted + ".")
+
+
+@dataclass(frozen=True)
+class HookTrust:
+    """Where python hooks may come from: ``modules`` (the run config's ``trusted_modules``;
+    each entry also covers its submodules) and the packages of installed plugins."""
+
+    modules: tuple[str, ...] = ()
+
+    def allows(self, module: str) -> bool:
+        return any(_within(module, t) for t in (*self.modules, *plugin_packages()))
+
+    def resolve(self, ref: str, where: str) -> Callable[..., Any]:
+        """Import the hook ``ref`` ("package.module:function") if its module is trusted;
+        ``where`` (file, tool and field) starts every error."""
+        module_name, _, attr = ref.partition(":")
+        if not module_name or not attr:
+            raise ConfigError(
+                f"{where}: python hook {ref!r} must look like 'package.module:function'"
+            )
+        if not self.allows(module_name):
+            raise ConfigError(
+                f"{where}: python hook {ref!r} is refused: module {module_name!r} is not trusted. "
+                "Hooks run as Python code with your permissions; name the module in the run "
+                f"config's trusted_modules (or `scenarios validate --trust {module_name}`), or "
+                "install it as a voxeval plugin"
+            )
+        try:
+            fn = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as exc:
+            raise ConfigError(f"{where}: python hook {ref!r} cannot be imported: {exc}") from exc
+        if not callable(fn):
+            raise ConfigError(f"{where}: python hook {ref!r} is not callable")
+        defined_in = getattr(fn, "__module__", None)
+        if isinstance(defined_in, str) and not self.allows(defined_in):
+            raise ConfigError(
+                f"{where}: python hook {ref!r} is refused: it is defined in module "
+                f"{defined_in!r}, which is not trusted"
+            )
+        return fn
+
+
 class ToolSpec(_Strict):
     name: str
     description: str = ""
@@ -139,6 +207,7 @@ class ToolSpec(_Strict):
     requires_auth: bool = False  # refuse unless the session is non-empty
     steps: list[Step] = Field(default_factory=list)
     python: str | None = None  # "module:function" implementing the whole tool
+    _hooks: dict[str, Callable[..., Any]] = PrivateAttr(default_factory=dict)
 
     @field_validator("parameters")
     @classmethod
@@ -164,6 +233,33 @@ class ToolSpec(_Strict):
                 except ExpressionError as exc:
                     raise ValueError(f"steps.{n}.{step.op}: {exc}") from exc
         return self
+
+    def hook_refs(self) -> Iterator[tuple[str, str]]:
+        """(field path, "module:function") of every python hook of this tool."""
+        if self.python:
+            yield "python", self.python
+        for n, step in enumerate(self.steps):
+            if step.python is not None:
+                yield f"steps.{n}.python.function", step.python.function
+
+    def bind_hooks(self, trust: HookTrust, where: str) -> None:
+        """Import every hook now (refusing untrusted ones), so a call never imports code."""
+        for field_path, ref in self.hook_refs():
+            self._hooks[ref] = trust.resolve(ref, f"{where}: tool {self.name}: {field_path}")
+
+    def hook(self, ref: str) -> Callable[..., Any]:
+        """The function bound for ``ref`` (tools built without ``parse_tool_specs`` resolve
+        it now, trusting installed plugins only)."""
+        if ref not in self._hooks:
+            self._hooks[ref] = HookTrust().resolve(ref, f"tool {self.name}")
+        return self._hooks[ref]
+
+    def tables(self) -> Iterator[tuple[str, str]]:
+        """(field path, table) of every table this tool's steps name."""
+        for n, step in enumerate(self.steps):
+            table = getattr(getattr(step, step.op, None), "table", None)
+            if isinstance(table, str):
+                yield f"steps.{n}.{step.op}.table", table
 
     def openai_schema(self) -> dict[str, Any]:
         return {
@@ -197,22 +293,10 @@ def _step_expressions(step: Step) -> list[str]:
     return exprs
 
 
-def resolve_hook(ref: str) -> Callable[..., Any]:
-    """Import ``"package.module:function"``."""
-    module_name, _, attr = ref.partition(":")
-    if not module_name or not attr:
-        raise ConfigError(f"python hook {ref!r} must look like 'package.module:function'")
-    try:
-        fn = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"python hook {ref!r} cannot be imported: {exc}") from exc
-    if not callable(fn):
-        raise ConfigError(f"python hook {ref!r} is not callable")
-    return fn
-
-
-def parse_tool_specs(data: Any, where: str) -> dict[str, ToolSpec]:
-    """``data`` is ``{"tools": [...]}`` or a list of tool mappings."""
+def parse_tool_specs(data: Any, where: str, trust: HookTrust | None = None) -> dict[str, ToolSpec]:
+    """``data`` is ``{"tools": [...]}`` or a list of tool mappings. Python hooks are bound
+    here and must come from modules ``trust`` allows (default: installed plugins only)."""
+    trust = trust or HookTrust()
     items = data.get("tools") if isinstance(data, dict) else data
     if not isinstance(items, list):
         raise ConfigError(f"{where}: expected a 'tools' list")
@@ -225,9 +309,23 @@ def parse_tool_specs(data: Any, where: str) -> dict[str, ToolSpec]:
             raise ConfigError(format_validation_error(f"{where}: tool {label}", exc)) from exc
         if spec.name in specs:
             raise ConfigError(f"{where}: tool {spec.name!r} is declared twice")
+        spec.bind_hooks(trust, where)
         specs[spec.name] = spec
     return specs
 
 
-def load_tool_specs(path: str | Path) -> dict[str, ToolSpec]:
-    return parse_tool_specs(load_yaml(path), str(path))
+def load_tool_specs(path: str | Path, trust: HookTrust | None = None) -> dict[str, ToolSpec]:
+    return parse_tool_specs(load_yaml(path), str(path), trust)
+
+
+def check_tables(tools: Mapping[str, ToolSpec], tables: set[str], where: str) -> None:
+    """Every table a tool names must be in the scenario's database (``tables``: those of its
+    initial and expected database); a typo fails at load instead of at the first call."""
+    for spec in tools.values():
+        for field_path, table in spec.tables():
+            if table not in tables:
+                known = ", ".join(sorted(tables)) or "none"
+                raise ConfigError(
+                    f"{where}: tool {spec.name!r}: {field_path}: table {table!r} is not defined "
+                    f"in the scenario's database (tables: {known})"
+                )

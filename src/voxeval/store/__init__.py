@@ -3,7 +3,14 @@
 from voxeval.store.layout import safe_name, unit_relpath, write_json_atomic, write_text_atomic
 from voxeval.store.records import ScoreRow, UnitLike, UnitRecord
 from voxeval.store.run_store import INDEX_URL_ENV, RunStore
-from voxeval.store.secrets import REDACTED, is_secret_field, redact_env_secrets, scrub
+from voxeval.store.secrets import (
+    REDACTED,
+    is_secret_field,
+    redact_env_secrets,
+    redact_text,
+    register_config_secrets,
+    scrub,
+)
 
 __all__ = [
     "INDEX_URL_ENV",
@@ -14,6 +21,8 @@ __all__ = [
     "UnitRecord",
     "is_secret_field",
     "redact_env_secrets",
+    "redact_text",
+    "register_config_secrets",
     "safe_name",
     "scrub",
     "unit_relpath",

@@ -20,6 +20,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from voxeval.store.secrets import REDACTED, redact_text
+
 RUN_FILE = "run.yaml"
 INDEX_FILE = "index.sqlite"
 ITEMS_DIR = "items"
@@ -70,11 +72,21 @@ def write_bytes_atomic(path: Path, data: bytes, *, fsync: bool = False) -> None:
         raise
 
 
+_HTML_SUFFIXES = (".html", ".htm")
+_HTML_REDACTED = REDACTED.replace("<", "&lt;").replace(">", "&gt;")
+
+
 def write_text_atomic(path: Path, text: str) -> None:
-    write_bytes_atomic(path, text.encode("utf-8"))
+    """Write ``text`` atomically with every known secret redacted (see ``store.secrets``):
+    this is the boundary every text artifact of a run passes through."""
+    clean = redact_text(text)
+    if path.suffix.lower() in _HTML_SUFFIXES and clean != text:
+        clean = clean.replace(REDACTED, _HTML_REDACTED)  # visible in a browser, not a tag
+    write_bytes_atomic(path, clean.encode("utf-8"))
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
+    """JSON (sorted keys, indented) through ``write_text_atomic``: secrets are redacted."""
     write_text_atomic(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
 
 

@@ -6,6 +6,10 @@ paths are relative to the manifest. The protocol passes the item id in ``Turn.it
 reply stored under the query id alone (the part before the first ``__``) serves every rendering
 of that query.
 Replay rows are scored exactly like live replies: same files, same metrics.
+
+``channels`` (``mix``, ``left`` or ``right``; default mix) says how stereo replies become mono;
+``max_audio_s`` (default 600) and ``max_audio_mb`` (default 200) cap each reply file, checked
+from its size and header before decoding. Errors name the system, the source and the item.
 """
 
 from __future__ import annotations
@@ -15,11 +19,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from voxeval.audio import read_audio
+from voxeval.audio import Audio, AudioLimits, ChannelMode, read_audio
+from voxeval.audio.io import DEFAULT_MAX_AUDIO_MB, DEFAULT_MAX_AUDIO_S
 from voxeval.config import SystemSpec
-from voxeval.errors import ConfigError, VoxevalError
+from voxeval.errors import AudioError, ConfigError, VoxevalError
 from voxeval.registry import register
 from voxeval.systems.base import Reply, Turn
 from voxeval.systems.options import parse_options
@@ -29,6 +34,12 @@ class ReplayOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
     folder: str | None = None
     manifest: str | None = None
+    channels: ChannelMode = "mix"
+    max_audio_s: float = Field(default=DEFAULT_MAX_AUDIO_S, gt=0)
+    max_audio_mb: float = Field(default=DEFAULT_MAX_AUDIO_MB, gt=0)
+
+    def limits(self) -> AudioLimits:
+        return AudioLimits(self.max_audio_s, self.max_audio_mb)
 
     @model_validator(mode="after")
     def _one_source(self) -> ReplayOptions:
@@ -42,6 +53,7 @@ class ManifestRow(BaseModel):
     item_id: str
     audio: str
     text: str | None = None
+    channels: ChannelMode | None = None  # this row's own choice (default: the system's)
 
 
 class MissingReply(VoxevalError):
@@ -116,7 +128,18 @@ class ReplaySystem:
             raise MissingReply(
                 f"replay manifest {self.manifest}: item {item_id!r}: audio {audio_path} not found"
             )
-        return Reply(audio=read_audio(audio_path), text=row.text, details={"replayed": True})
+        where = f"system {self.name!r}: replay manifest {self.manifest}: item {row.item_id!r}"
+        audio = self._read(audio_path, f"{where}: audio", row.channels)
+        return Reply(audio=audio, text=row.text, details={"replayed": True})
+
+    def _read(self, path: Path, where: str, channels: ChannelMode | None = None) -> Audio:
+        """A reply file with the system's channel choice and limits; errors say ``where``."""
+        try:
+            return read_audio(
+                path, channels=channels or self.options.channels, limits=self.options.limits()
+            )
+        except AudioError as exc:
+            raise AudioError(f"{where}: {exc}") from exc
 
     def _from_folder(self, folder: Path, item_id: str) -> Reply:
         found = [c for c in lookup_ids(item_id) if (folder / f"{c}.wav").is_file()]
@@ -127,4 +150,5 @@ class ReplaySystem:
             )
         txt = wav.with_suffix(".txt")
         text = txt.read_text(encoding="utf-8").strip() if txt.is_file() else None
-        return Reply(audio=read_audio(wav), text=text, details={"replayed": True})
+        where = f"system {self.name!r}: replay folder {folder}: item {item_id!r}: {wav.name}"
+        return Reply(audio=self._read(wav, where), text=text, details={"replayed": True})
