@@ -68,3 +68,48 @@ def test_load_yaml_sees_edits_and_returns_independent_copies(tmp_path: Path) -> 
     assert load_yaml(f) == {"x": [1, 2]}
     f.write_text("x: [1, 2, 3, 4]\n")  # different size: re-parsed
     assert load_yaml(f) == {"x": [1, 2, 3, 4]}
+
+
+def test_relative_paths_resolve_against_the_config_folder_not_the_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    cfg = project / "run.yaml"
+    cfg.write_text(
+        "suite: suites/s.yaml\n"
+        "systems:\n"
+        "  - {name: a, type: replay, folder: replies}\n"
+        "  - {name: b, type: replay, manifest: ../shared/replies.jsonl}\n"
+        "  - {name: c, type: http, url: 'http://127.0.0.1:1/x', folder: keep-as-is}\n"
+        "cache_dir: .cache\n"
+        "build: {dir: built, noise_dirs: [noise, /abs/noise]}\n"
+    )
+    monkeypatch.chdir(tmp_path)  # somewhere else
+    config = load_run_config(cfg)
+    assert config.suite == str(project / "suites" / "s.yaml")
+    assert config.system("a").options()["folder"] == str(project / "replies")
+    assert config.system("b").options()["manifest"] == str(tmp_path / "shared" / "replies.jsonl")
+    assert config.system("c").options()["folder"] == "keep-as-is"  # not a replay path
+    assert config.cache_dir == str(project / ".cache")
+    assert config.build == {
+        "dir": str(project / "built"),
+        "noise_dirs": [str(project / "noise"), "/abs/noise"],
+    }
+    assert config.source == str(cfg)
+
+
+def test_registered_suite_names_are_not_paths(tmp_path: Path) -> None:
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text("suite: wild-mini\nsystems: [{name: a, type: cascade}]\n")
+    assert load_run_config(cfg).suite == "wild-mini"
+
+
+@pytest.mark.parametrize("seed", ["true", "false", "-5", "1.5", "'3'"])
+def test_seed_must_be_a_non_negative_integer(tmp_path: Path, seed: str) -> None:
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text(f"suite: wild-mini\nsystems: [{{name: a, type: cascade}}]\nseed: {seed}\n")
+    with pytest.raises(ConfigError, match=f"{cfg}: seed: "):
+        load_run_config(cfg)
+    cfg.write_text("suite: wild-mini\nsystems: [{name: a, type: cascade}]\nseed: 0\n")
+    assert load_run_config(cfg).seed == 0

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from voxeval.errors import ConfigError
 from voxeval.providers.factory import ProviderSpec
@@ -46,7 +46,8 @@ class RunConfig(BaseModel):
     conditions: list[str] | None = None
     perturbations: list[dict[str, Any]] = Field(default_factory=list)
     trials: int = Field(default=1, ge=1)
-    seed: int = 0
+    # strict: YAML `seed: true` must not become seed 1; negative seeds are invalid for numpy
+    seed: int = Field(default=0, ge=0, strict=True)
     concurrency: int = Field(default=2, ge=1)
     limit: int | None = Field(default=None, ge=1)
     cache_dir: str | None = None
@@ -60,6 +61,12 @@ class RunConfig(BaseModel):
         default_factory=list,
         description="modules whose functions scenario tools may call (python: hooks)",
     )
+    _source: str | None = PrivateAttr(default=None)
+
+    @property
+    def source(self) -> str | None:
+        """The config file this config was read from (None when built in Python)."""
+        return self._source
 
     @model_validator(mode="after")
     def _system_names_are_usable(self) -> RunConfig:
@@ -130,9 +137,61 @@ def parse_run_config(data: Any, where: str = "<config>") -> RunConfig:
         raise ConfigError(format_validation_error(where, exc)) from exc
 
 
+# Path-valued fields of a config, resolved against the config file's folder.
+_BUILD_PATH_FIELDS = ("dir",)
+_REPLAY_PATH_OPTIONS = ("folder", "manifest")
+
+
+def _resolved(value: Any, base: Path) -> Any:
+    if not isinstance(value, str) or not value:
+        return value
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else (base / path).resolve())
+
+
+def _is_registered_suite(name: str) -> bool:
+    from voxeval.registry import names
+
+    return name in names("suite")
+
+
+def resolve_config_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
+    """A copy of ``data`` whose relative paths are made absolute against ``base`` (the config
+    file's folder): ``suite`` (unless it names a registered suite), ``cache_dir``,
+    ``build.dir``, ``build.noise_dirs`` and a replay system's ``folder``/``manifest``."""
+    out = dict(data)
+    suite = out.get("suite")
+    if isinstance(suite, str) and suite and not _is_registered_suite(suite):
+        out["suite"] = _resolved(suite, base)
+    if "cache_dir" in out:
+        out["cache_dir"] = _resolved(out["cache_dir"], base)
+    build = out.get("build")
+    if isinstance(build, dict):
+        build = dict(build)
+        for key in _BUILD_PATH_FIELDS:
+            if key in build:
+                build[key] = _resolved(build[key], base)
+        if isinstance(build.get("noise_dirs"), list):
+            build["noise_dirs"] = [_resolved(d, base) for d in build["noise_dirs"]]
+        out["build"] = build
+    systems = out.get("systems")
+    if isinstance(systems, list):
+        resolved_systems = []
+        for system in systems:
+            if isinstance(system, dict) and system.get("type") == "replay":
+                system = dict(system)
+                for key in _REPLAY_PATH_OPTIONS:
+                    if key in system:
+                        system[key] = _resolved(system[key], base)
+            resolved_systems.append(system)
+        out["systems"] = resolved_systems
+    return out
+
+
 def load_run_config(path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:
     """Read a run config; ``overrides`` (from CLI flags) replace top-level fields.
-    Relative suite paths are resolved against the config file's folder."""
+    Relative paths in it are resolved against the config file's folder
+    (see ``resolve_config_paths``), so a config works from any working directory."""
     p = Path(path)
     data = load_yaml(p) or {}
     if not isinstance(data, dict):
@@ -140,9 +199,6 @@ def load_run_config(path: str | Path, overrides: dict[str, Any] | None = None) -
     for key, value in (overrides or {}).items():
         if value is not None:
             data[key] = value
-    suite = data.get("suite")
-    if isinstance(suite, str) and (suite.startswith(".") or "/" in suite):
-        candidate = (p.parent / suite).resolve()
-        if candidate.exists():
-            data["suite"] = str(candidate)
-    return parse_run_config(data, str(p))
+    config = parse_run_config(resolve_config_paths(data, p.parent.resolve()), str(p))
+    config._source = str(p)
+    return config

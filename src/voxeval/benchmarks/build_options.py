@@ -55,7 +55,7 @@ class BuildOptions(BaseModel):
     conditions: list[str] = Field(default_factory=lambda: list(CONDITIONS))
     noise_ratio: float | None = Field(default=None, gt=0.0, le=4.0)
     snr_db: float | None = Field(default=None, ge=-20.0, le=60.0)
-    seed: int = 0
+    seed: int = Field(default=0, ge=0, strict=True)
     limit: int | None = Field(default=None, ge=1)
     per_category: int | None = Field(
         default=None,

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from voxeval.cli.common import console, friendly_errors, print_json
 from voxeval.cli.main import app
-from voxeval.config import load_run_config, load_yaml
+from voxeval.config import load_run_config, load_yaml, resolve_config_paths
 from voxeval.errors import ConfigError
 from voxeval.report.document import fmt_ci, fmt_num, is_stat
 from voxeval.report.writer import SUMMARY_JSON, SUMMARY_MD, write_report
@@ -79,6 +79,19 @@ def run(
 
 @app.command()
 @friendly_errors
+def validate(config: Path = typer.Argument(..., help="run config YAML")) -> None:
+    """Check a run config completely without running anything (exit 2 listing every problem)."""
+    from voxeval.runner.plan_check import validate_plan
+
+    cfg = load_run_config(config)
+    suite = validate_plan(cfg)
+    systems = ", ".join(f"{s.name} ({s.type})" for s in cfg.systems)
+    where = f"suite {suite.name} ({suite.protocol})" if suite else f"suite {cfg.suite}"
+    typer.echo(f"{config}: OK: {where}; systems: {systems}")
+
+
+@app.command()
+@friendly_errors
 def report(run_dir: Path = typer.Argument(..., help="a run folder")) -> None:
     """Re-write report/summary.{json,md} and scores.csv from the stored scores."""
     ctx = open_run(run_dir, console)
@@ -106,6 +119,7 @@ def score(
         overrides = load_yaml(config) or {}
         if not isinstance(overrides, dict):
             raise ConfigError(f"{config}: expected a mapping of config fields")
+        overrides = resolve_config_paths(overrides, config.parent.resolve())
     try:
         result = rescore(run_dir, names, console=console, overrides=overrides)
     except KeyboardInterrupt:

@@ -21,13 +21,16 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from voxeval.benchmarks.suite_info import save_suite_copy
 from voxeval.config import RunConfig, parse_run_config
 from voxeval.errors import ConfigError
 from voxeval.registry import lookup
 from voxeval.runner.context import RunContext
+from voxeval.runner.plan_check import validate_plan, validate_scoring
 from voxeval.runner.protocol import WorkUnit
 from voxeval.store import RunStore
 from voxeval.store.provenance import now_iso
+from voxeval.store.run_store import refuse_to_reset_foreign_folder
 from voxeval.store.secrets import register_config_secrets, scrub
 
 
@@ -47,7 +50,7 @@ def open_context(config: RunConfig, store: RunStore, console: Console | None = N
     """Resolve the suite and its protocol and build the run context."""
     from voxeval.benchmarks.suite_info import resolve_suite
 
-    suite = resolve_suite(config.suite)
+    suite = resolve_suite(config.suite, run_dir=store.run_dir)  # the run's copy if moved
     protocol_cls = lookup("protocol", suite.protocol)
     return RunContext(
         config=config,
@@ -203,6 +206,9 @@ def run_evaluation(
     wipes the folder's previous results first. ``limit`` keeps the first N item ids.
     """
     register_config_secrets(config)  # redacted from everything the run writes or prints
+    validate_plan(config)  # every config mistake, before anything is written or called
+    if not resume:
+        refuse_to_reset_foreign_folder(Path(out_dir))
     store = RunStore(Path(out_dir), index_url=index_url)
     if not resume:
         store.reset()
@@ -218,6 +224,8 @@ def run_evaluation(
     limit = limit if limit is not None else config.limit
     store.write_provenance(config, extra={"limit": limit})
     ctx = open_context(config, store, console)
+    if ctx.suite is not None:
+        save_suite_copy(ctx.suite, store.run_dir)  # report/score work after the suite moved
     units = first_items(list(ctx.protocol.plan(ctx)), limit)
     store.record_items(units)
     done = store.finished_keys()
@@ -280,6 +288,7 @@ def rescore(
     to grade with a new judge); they are recorded in run.yaml (secrets scrubbed)."""
     ctx = open_run(run_dir, console, overrides)
     store = ctx.store
+    validate_scoring(ctx.config, ctx.suite, metrics, where=str(store.run_file))
     units = [
         WorkUnit(r.item_id, r.system, r.trial, r.condition, r.category)
         for r in store.units(status="done")

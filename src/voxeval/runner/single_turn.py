@@ -82,14 +82,23 @@ def _link_into(source: Path, target: Path) -> bool:
     """Hard-link the rendered query as the unit's ``user.wav`` (the exact bytes the system
     heard, no copy; the builder replaces files rather than editing them). False when the
     file system cannot link, e.g. across devices."""
-    tmp = target.with_name(f".{target.name}.{threading.get_ident()}.link")
+    # Links left by a process killed between link and rename (one unit runs on one thread).
+    for stale in target.parent.glob(f".{target.name}.*.link"):
+        stale.unlink(missing_ok=True)
     try:
-        tmp.unlink(missing_ok=True)
+        if target.exists() and os.path.samefile(source, target):
+            return True  # a resumed unit: already the same file (rename would be a no-op)
+    except OSError:
+        pass
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.link")
+    try:
         os.link(source, tmp)
         os.replace(tmp, target)
     except OSError:
-        tmp.unlink(missing_ok=True)
         return False
+    finally:
+        # rename() between two links of one file succeeds without removing the source name
+        tmp.unlink(missing_ok=True)
     return True
 
 

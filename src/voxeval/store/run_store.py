@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import yaml
 from sqlalchemy import delete, select, update
 from sqlalchemy.engine import Connection, make_url
 
@@ -32,6 +33,41 @@ if TYPE_CHECKING:
 INDEX_URL_ENV = "VOXEVAL_INDEX_URL"
 
 
+def is_run_folder(path: Path) -> bool:
+    """True when ``path`` holds a voxeval run: a ``run.yaml`` mapping with a ``run_id``."""
+    run_file = path / layout.RUN_FILE
+    if not run_file.is_file():
+        return False
+    try:
+        data = yaml.safe_load(run_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return False
+    return isinstance(data, dict) and bool(data.get("run_id"))
+
+
+def is_foreign_folder(path: Path) -> bool:
+    """An existing, non-empty folder that is not a voxeval run (``--no-resume`` must not
+    wipe it)."""
+    return path.is_dir() and any(path.iterdir()) and not is_run_folder(path)
+
+
+def refuse_to_reset_foreign_folder(path: Path) -> None:
+    """Raise (deleting nothing) when ``--no-resume`` names a folder that is not empty and is
+    not a voxeval run folder."""
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"{path}: exists and is not a folder; choose another --out")
+    if is_foreign_folder(path):
+        raise _foreign_folder_error(path)
+
+
+def _foreign_folder_error(path: Path) -> ConfigError:
+    return ConfigError(
+        f"{path}: refusing --no-resume: the folder is not empty and is not a voxeval run "
+        f"(no {layout.RUN_FILE} with a run_id), so nothing was deleted; use an empty or "
+        "new --out folder"
+    )
+
+
 def _safe_url(url: str) -> str:
     try:
         return make_url(url).render_as_string(hide_password=True)
@@ -45,6 +81,8 @@ class RunStore:
 
     def __init__(self, run_dir: Path | str, index_url: str | None = None) -> None:
         self.run_dir = Path(run_dir).resolve()
+        # Decided before anything is created here: reset() never wipes a foreign folder.
+        self._foreign = is_foreign_folder(self.run_dir)
         self.items_dir = self.run_dir / layout.ITEMS_DIR
         self.report_dir = self.run_dir / layout.REPORT_DIR
         self.run_file = self.run_dir / layout.RUN_FILE
@@ -418,7 +456,10 @@ class RunStore:
     # -- maintenance ------------------------------------------------------------------------
 
     def reset(self) -> None:
-        """Forget every unit, score, usage record and artifact of this run (``--no-resume``)."""
+        """Forget every unit, score, usage record and artifact of this run (``--no-resume``).
+        Refuses, deleting nothing, when the folder was not a voxeval run when opened."""
+        if self._foreign:
+            raise _foreign_folder_error(self.run_dir)
         with self.index.write() as conn:
             for table in (units_table, items_table, scores_table, usage_table):
                 conn.execute(delete(table).where(table.c.run_id == self.run_id))

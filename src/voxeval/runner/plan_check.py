@@ -1,0 +1,472 @@
+"""Check a whole run plan before the first call: every mistake in a config is reported at once,
+each with its file and field, and nothing is run (``voxeval validate``, and the first step of
+``voxeval run``).
+
+Checked for every protocol: the suite resolves, the scoring providers (``judge``,
+``audio_judge``, ``asr``, ``mos``) exist, take the given options and can run here. For the
+built-in protocols also: system types and options (systems are constructed with placeholder
+providers, never called), the providers inside systems, metric names (registered and scoring
+the protocol's records), the ``scoring:``, ``build:`` and ``simulation:`` sections, prebuilt
+and replay folders, perturbations and conditions, and sections the protocol would ignore.
+A plugin protocol adds its own checks with a ``check_plan(config) -> list[str]`` method
+(``"field: message"`` lines).
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import typing
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from voxeval.config import RunConfig, SystemSpec
+from voxeval.errors import ConfigError, UnknownComponent, VoxevalError
+from voxeval.registry import lookup, names
+from voxeval.runner.option_check import option_problems, provider_problems
+
+if TYPE_CHECKING:
+    from voxeval.benchmarks.suite_info import SuiteInfo
+
+# Config sections each built-in protocol reads; a non-empty section it ignores is a mistake.
+_SECTIONS = ("build", "simulation", "perturbations", "scoring")
+_SECTIONS_USED = {
+    "single_turn": frozenset({"build", "scoring"}),
+    "live_call": frozenset({"simulation", "perturbations"}),
+}
+# Scoring providers of the config: field -> provider kind.
+_SCORING_PROVIDERS = {"judge": "llm", "audio_judge": "audio_llm", "asr": "asr", "mos": "mos"}
+
+
+@dataclass
+class Problems:
+    """``FILE: field: message`` lines, collected until ``raise_if_any``."""
+
+    where: str
+    lines: list[str] = field(default_factory=list)
+
+    def add(self, field_path: str, message: str) -> None:
+        for line in str(message).splitlines() or [""]:
+            self.lines.append(f"{self.where}: {field_path}: {line}")
+
+    def add_validation_error(self, section: str, exc: ValidationError) -> None:
+        """One line per pydantic error: ``FILE: section: field: message``."""
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err["loc"])
+            self.add(section, f"{loc}: {err['msg']}" if loc else err["msg"])
+
+    def raise_if_any(self) -> None:
+        if self.lines:
+            count = len(self.lines)
+            raise ConfigError(
+                f"{count} problem{'s' if count > 1 else ''} in the run plan; nothing was run:\n"
+                + "\n".join(self.lines)
+            )
+
+
+def validate_plan(config: RunConfig, *, where: str | None = None) -> SuiteInfo | None:
+    """Check everything ``config`` asks for; raises one ConfigError listing every problem.
+    Returns the resolved suite. Never calls a system or a remote provider."""
+    problems = Problems(where or config.source or "config")
+    suite = _resolve_suite(config, problems)
+    _check_scoring_providers(config, problems)
+    if suite is not None:
+        protocol = suite.protocol
+        _check_unused_sections(config, protocol, problems)
+        check = _PROTOCOL_CHECKS.get(protocol)
+        if check is not None:
+            check(config, suite, problems)
+        else:
+            _plugin_checks(config, protocol, problems)
+    problems.raise_if_any()
+    return suite
+
+
+def validate_scoring(
+    config: RunConfig, suite: SuiteInfo | None, metrics: Sequence[str] | None, *, where: str
+) -> None:
+    """The checks that matter for re-scoring a finished run: scoring providers, the
+    ``scoring:`` section and the metric names (``metrics``, else the config's)."""
+    problems = Problems(where)
+    _check_scoring_providers(config, problems)
+    protocol = suite.protocol if suite is not None else ""
+    if protocol == "single_turn":
+        _check_single_turn_scoring(config, problems)
+    if metrics is None:
+        _check_metrics(protocol, config.metrics, "metrics", problems)
+    else:
+        _check_metrics(protocol, metrics, "--metrics", problems)
+    problems.raise_if_any()
+
+
+# -- every protocol -----------------------------------------------------------------------
+
+
+def _resolve_suite(config: RunConfig, problems: Problems) -> SuiteInfo | None:
+    from voxeval.benchmarks.suite_info import resolve_suite
+
+    try:
+        suite = resolve_suite(config.suite)
+    except VoxevalError as exc:
+        problems.add("suite", str(exc))
+        return None
+    try:
+        lookup("protocol", suite.protocol)
+    except UnknownComponent as exc:
+        problems.add("suite", f"{suite.path}: protocol: {exc}")
+        return None
+    return suite
+
+
+def _check_scoring_providers(config: RunConfig, problems: Problems) -> None:
+    for field_name, kind in _SCORING_PROVIDERS.items():
+        spec = getattr(config, field_name)
+        if spec is not None:
+            for line in provider_problems(kind, spec):
+                problems.add(field_name, line)
+    if config.cache_dir and Path(config.cache_dir).exists() and not Path(config.cache_dir).is_dir():
+        problems.add("cache_dir", f"{config.cache_dir} exists and is not a folder")
+
+
+def _check_unused_sections(config: RunConfig, protocol: str, problems: Problems) -> None:
+    used = _SECTIONS_USED.get(protocol)
+    if used is None:
+        return  # a plugin protocol reads what it likes
+    for section in _SECTIONS:
+        if section not in used and getattr(config, section):
+            problems.add(section, f"the {protocol} protocol does not use this section; remove it")
+
+
+def _plugin_checks(config: RunConfig, protocol: str, problems: Problems) -> None:
+    check = getattr(lookup("protocol", protocol)(), "check_plan", None)
+    if not callable(check):
+        return
+    for line in check(config):
+        field_path, _, message = str(line).partition(": ")
+        problems.add(field_path, message)
+
+
+def _record_types() -> dict[str, type]:
+    from voxeval.scoring.live_call_record import LiveCallRecord
+    from voxeval.scoring.reply_record import ReplyRecord
+
+    return {"single_turn": ReplyRecord, "live_call": LiveCallRecord}
+
+
+def metric_record_type(metric: Callable[..., Any]) -> type | None:
+    """The record type a metric scores (its first parameter's annotation), if declared."""
+    try:
+        hints = typing.get_type_hints(metric)
+        first = next(iter(inspect.signature(metric).parameters), None)
+    except Exception:
+        return None
+    hint = hints.get(first) if first else None
+    return hint if isinstance(hint, type) else None
+
+
+def _check_metrics(
+    protocol: str, wanted: Sequence[str] | None, field_name: str, problems: Problems
+) -> None:
+    record_type = _record_types().get(protocol)
+    if record_type is None or not wanted:
+        return
+    known = names("metric")
+    applicable = [m for m in known if _scores(lookup("metric", m), record_type)]
+    for i, metric in enumerate(wanted):
+        here = f"{field_name}.{i}"
+        if metric not in known:
+            problems.add(
+                here, f"unknown metric {metric!r}; {protocol} metrics: {', '.join(applicable)}"
+            )
+        elif metric not in applicable:
+            problems.add(
+                here,
+                f"metric {metric!r} does not apply to the {protocol} protocol; "
+                f"its metrics: {', '.join(applicable)}",
+            )
+
+
+def _scores(metric: Callable[..., Any], record_type: type) -> bool:
+    declared = metric_record_type(metric)
+    return declared is None or issubclass(record_type, declared)
+
+
+# -- single_turn --------------------------------------------------------------------------
+
+
+class _PlannedProvider:
+    """Stands in for a provider while a system is constructed to check its spec."""
+
+    def __init__(self, kind: str, provider: str) -> None:
+        self.kind, self.name = kind, provider
+
+    def identity(self) -> dict[str, Any]:
+        return {"provider": self.name, "planned": True}
+
+
+class _PlanningContext:
+    """Stands in for the run context while a system is constructed: provider specs are
+    checked and replaced by placeholders, so nothing is loaded and nothing is called."""
+
+    def __init__(self, config: RunConfig, problems: Problems, field_path: str) -> None:
+        self.config, self._problems, self._field = config, problems, field_path
+
+    def provider(self, kind: str, spec: Any) -> Any:
+        for line in provider_problems(kind, spec):
+            self._problems.add(self._field, line)
+        name = getattr(spec, "provider", None) or (
+            spec.get("provider") if isinstance(spec, dict) else spec
+        )
+        return _PlannedProvider(kind, str(name))
+
+
+def _system_label(index: int, name: str) -> str:
+    return f"systems.{index} ({name})"
+
+
+def _check_header_variables(spec: SystemSpec, here: str, problems: Problems) -> None:
+    """``headers_env: {Header: VARIABLE}`` must name variables that are set."""
+    mapping = spec.options().get("headers_env")
+    if not isinstance(mapping, dict):
+        return
+    for header, variable in mapping.items():
+        if isinstance(variable, str) and not os.environ.get(variable):
+            problems.add(
+                f"{here}.headers_env.{header}", f"environment variable {variable} is not set"
+            )
+
+
+def _check_turn_systems(config: RunConfig, problems: Problems) -> None:
+    for i, spec in enumerate(config.systems):
+        here = _system_label(i, spec.name)
+        _check_header_variables(spec, here, problems)
+        try:
+            cls = lookup("system", spec.type)
+        except UnknownComponent as exc:
+            problems.add(f"{here}.type", str(exc))
+            continue
+        try:
+            cls.from_spec(spec, _PlanningContext(config, problems, here))
+        except (VoxevalError, ValidationError) as exc:
+            problems.add(here, str(exc))
+        except Exception:  # a limit of this check, not a config mistake: the run reports it
+            pass
+
+
+def _check_single_turn_scoring(config: RunConfig, problems: Problems) -> None:
+    from voxeval.runner.single_turn import SingleTurnScoring
+
+    try:
+        SingleTurnScoring.model_validate(config.scoring)
+    except ValidationError as exc:
+        problems.add_validation_error("scoring", exc)
+
+
+def _check_build(config: RunConfig, problems: Problems) -> bool:
+    """Problems of ``build:``; True when it names a prebuilt folder (no rendering)."""
+    from voxeval.benchmarks.build_manifest import MANIFEST
+    from voxeval.benchmarks.build_options import BuildOptions
+
+    try:
+        options = BuildOptions.model_validate(config.build or {})
+    except ValidationError as exc:
+        problems.add_validation_error("build", exc)
+        return False
+    prebuilt = bool(options.dir) and options.model_fields_set <= {"dir"}
+    if prebuilt and not (Path(str(options.dir)) / MANIFEST).is_file():
+        problems.add(
+            "build.dir",
+            f"{options.dir}: no prebuilt suite there ({MANIFEST} missing). Build it first "
+            "(voxeval build), or give build options (e.g. profiles) to render into it",
+        )
+    for i, folder in enumerate(options.noise_dirs):
+        if not Path(folder).is_dir():
+            problems.add(f"build.noise_dirs.{i}", f"{folder}: folder not found")
+    for i, engine in enumerate(options.engines):
+        if engine not in names("tts"):
+            problems.add(
+                f"build.engines.{i}",
+                f"unknown tts engine {engine!r}; known: {', '.join(names('tts'))}",
+            )
+    try:
+        options.profile_specs()
+    except VoxevalError as exc:
+        problems.add("build.profiles", str(exc))
+    return prebuilt
+
+
+def _check_query_suite(suite: SuiteInfo, problems: Problems) -> None:
+    """Load the queries of a YAML suite in voxeval's own format (datasets are read later)."""
+    from voxeval.benchmarks.query_suite import load_query_suite, read_suite_header
+
+    try:
+        if read_suite_header(suite.path).format != "voxeval":
+            return
+        load_query_suite(suite.path)
+    except VoxevalError as exc:
+        problems.add("suite", str(exc))
+
+
+def _check_single_turn(config: RunConfig, suite: SuiteInfo, problems: Problems) -> None:
+    from voxeval.benchmarks.spoken_query import CONDITIONS
+
+    _check_turn_systems(config, problems)
+    _check_single_turn_scoring(config, problems)
+    _check_metrics("single_turn", config.metrics, "metrics", problems)
+    prebuilt = _check_build(config, problems)
+    for i, condition in enumerate(config.conditions or []):
+        if condition not in CONDITIONS:
+            problems.add(
+                f"conditions.{i}",
+                f"unknown condition {condition!r}; known: {', '.join(CONDITIONS)}",
+            )
+    if not prebuilt:
+        _check_query_suite(suite, problems)
+
+
+# -- live_call ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _AgentFactory:
+    """What a built-in agent's ``from_options`` does with options before calling ``__init__``:
+    builds ``providers`` (option -> provider kind, with defaults), uses ``consumed`` itself and
+    fills in the ``supplied`` constructor parameters."""
+
+    providers: dict[str, str]
+    defaults: dict[str, str]
+    required: tuple[str, ...]
+    consumed: tuple[str, ...]
+    supplied: tuple[str, ...]
+
+
+_AGENT_FACTORIES = {
+    "cascade": _AgentFactory(
+        {"llm": "llm", "asr": "asr"},
+        {"asr": "whisper-tiny-en"},
+        ("llm",),
+        ("voice",),
+        ("llm", "asr", "tts"),
+    ),
+    "hybrid": _AgentFactory(
+        {"audio_llm": "audio_llm"}, {}, ("audio_llm",), ("voice",), ("audio_llm", "tts")
+    ),
+}
+
+
+def _check_agents(config: RunConfig, problems: Problems) -> None:
+    for i, spec in enumerate(config.systems):
+        here = _system_label(i, spec.name)
+        options = spec.options()
+        agent = options.pop("agent", None) if spec.type == "agent" else spec.type
+        if not isinstance(agent, str) or agent not in names("agent"):
+            problems.add(
+                f"{here}.type",
+                f"unknown agent {agent!r}; known: {', '.join(names('agent'))} "
+                "(type: NAME, or type: agent with agent: NAME)",
+            )
+            continue
+        _check_header_variables(spec, here, problems)
+        factory = _AGENT_FACTORIES.get(agent)
+        supplied: tuple[str, ...] = ()
+        if factory is not None:
+            for option in factory.required:
+                if option not in options:
+                    problems.add(f"{here}.{option}", f"agent {agent!r} needs this option")
+            for option, kind in factory.providers.items():
+                value = options.pop(option, factory.defaults.get(option))
+                if value is not None:
+                    for line in provider_problems(kind, value):
+                        problems.add(f"{here}.{option}", line)
+            for option in factory.consumed:
+                options.pop(option, None)
+            supplied = factory.supplied
+        for line in option_problems(lookup("agent", agent), options, supplied):
+            problems.add(here, f"agent {agent!r}: {line}")
+
+
+def _check_simulation(config: RunConfig, problems: Problems) -> None:
+    from voxeval.simulation.personas import get_persona
+    from voxeval.simulation.simulation_config import SimulationConfig
+
+    try:
+        sim = SimulationConfig.model_validate(config.simulation or {})
+    except ValidationError as exc:
+        problems.add_validation_error("simulation", exc)
+        return
+    try:
+        caller = lookup("caller", sim.caller)
+    except UnknownComponent as exc:
+        problems.add("simulation.caller", str(exc))
+        caller = None
+    if getattr(caller, "needs_llm", False) and sim.caller_llm is None:
+        problems.add("simulation.caller_llm", f"caller {sim.caller!r} needs an LLM")
+    providers = {"caller_llm": ("llm", sim.caller_llm), "vad": ("vad", sim.vad)}
+    if sim.mode == "audio":
+        providers["caller_asr"] = ("asr", sim.caller_asr)
+    for field_name, (kind, spec) in providers.items():
+        if spec is not None:
+            for line in provider_problems(kind, spec):
+                problems.add(f"simulation.{field_name}", line)
+    try:
+        get_persona(sim.persona)
+    except ConfigError as exc:
+        problems.add("simulation.persona", str(exc))
+
+
+def _condition_names(config: RunConfig, problems: Problems) -> set[str] | None:
+    """Names of the conditions ``perturbations:`` defines (with ``clean``), None when an
+    entry is wrong (each wrong entry is reported)."""
+    from voxeval.simulation.perturbations import parse_conditions
+
+    ok = True
+    for n, entry in enumerate(config.perturbations):
+        try:
+            parse_conditions([entry], where="perturbations")
+        except ConfigError as exc:
+            ok = False
+            message = str(exc).replace("perturbations.0", f"perturbations.{n}", 1)
+            field_path, _, text = message.partition(": ")
+            if field_path.startswith(f"perturbations.{n}"):
+                problems.add(field_path, text)
+            else:  # raised by the perturbation itself, without the entry's position
+                problems.add(f"perturbations.{n}", message)
+    if not ok:
+        return None
+    try:
+        return {c.name for c in parse_conditions(config.perturbations)}
+    except ConfigError as exc:
+        field_path, _, text = str(exc).partition(": ")
+        problems.add(field_path, text)
+        return None
+
+
+def _check_live_call(config: RunConfig, suite: SuiteInfo, problems: Problems) -> None:
+    from voxeval.benchmarks.scenario import load_scenario_suite
+
+    _check_agents(config, problems)
+    _check_simulation(config, problems)
+    _check_metrics("live_call", config.metrics, "metrics", problems)
+    defined = _condition_names(config, problems)
+    if defined is not None:
+        for i, condition in enumerate(config.conditions or []):
+            if condition not in defined:
+                problems.add(
+                    f"conditions.{i}",
+                    f"unknown condition {condition!r}; defined: {', '.join(sorted(defined))} "
+                    "(add a perturbations: entry with condition: NAME)",
+                )
+    try:
+        load_scenario_suite(suite.path, trusted_modules=config.trusted_modules)
+    except VoxevalError as exc:
+        problems.add("suite", str(exc))
+
+
+_PROTOCOL_CHECKS: dict[str, Callable[[RunConfig, SuiteInfo, Problems], None]] = {
+    "single_turn": _check_single_turn,
+    "live_call": _check_live_call,
+}
