@@ -98,7 +98,8 @@ def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
     blocks: list[Block] = [Heading(2, title)]
     units = entry.get("units")
     if isinstance(units, Mapping):
-        blocks.append(Paragraph("Units: " + ", ".join(f"{k} {v}" for k, v in units.items())))
+        counts = [f"{k} {v}" for k, v in units.items() if not isinstance(v, Mapping)]
+        blocks.append(Paragraph("Units: " + ", ".join(counts)))
     overall = entry.get("overall") or {}
     if overall:
         rows = [[m, *stat_cells(s)] for m, s in overall.items() if is_stat(s)]
