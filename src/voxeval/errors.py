@@ -81,3 +81,60 @@ class HarnessFault(VoxevalError):
     def __init__(self, message: str, *, component: str = "harness") -> None:
         super().__init__(message)
         self.component = component
+
+
+def _exception_chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and the exceptions it was raised from (``__cause__``/``__context__``)."""
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    import httpx
+
+    return isinstance(exc, TimeoutError | httpx.TimeoutException)
+
+
+def _is_disconnect(exc: BaseException) -> bool:
+    import httpx
+
+    if isinstance(exc, ConnectionError | EOFError | httpx.TransportError):
+        return True
+    # websockets' ConnectionClosed* (matched by name: the package is optional here)
+    return any(cls.__name__.startswith("ConnectionClosed") for cls in type(exc).__mro__)
+
+
+def _is_malformed(exc: BaseException) -> bool:
+    import binascii
+    import json
+
+    return isinstance(
+        exc,
+        AudioError | LLMOutputError | json.JSONDecodeError | UnicodeDecodeError | binascii.Error,
+    )
+
+
+def classify_system_fault(exc: BaseException, where: str = "") -> SystemFault:
+    """The ``SystemFault`` for an exception raised by the system under test: a ``SystemFault``
+    is kept; otherwise the exception and the ones it was raised from decide the cause
+    (timeout, then disconnect, then malformed output, else ``exception``). ``where`` prefixes
+    the message (e.g. ``"system 'x'"``)."""
+    if isinstance(exc, SystemFault):
+        return exc
+    chain = _exception_chain(exc)
+    cause = "exception"
+    for test, name in (
+        (_is_timeout, "timeout"),
+        (_is_disconnect, "disconnect"),
+        (_is_malformed, "malformed_output"),
+    ):
+        if any(test(e) for e in chain):
+            cause = name
+            break
+    text = str(exc) if isinstance(exc, VoxevalError) else f"{type(exc).__name__}: {exc}"
+    message = f"{where}: {text}" if where and not text.startswith(where) else text
+    return SystemFault(message, cause=cause)

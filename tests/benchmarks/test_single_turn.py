@@ -177,9 +177,11 @@ def test_missing_replay_reply_fails_the_unit_with_a_clear_error(tmp_path, world)
     config.write_text(yaml.safe_dump(data))
     out = tmp_path / "o"
     result = CliRunner().invoke(app, ["run", str(config), "--out", str(out)])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # a unit failed: the run is incomplete
+    assert "failed (input): 1 units" in result.output
     summary = json.loads((out / "report" / "summary.json").read_text())
     assert summary["systems"]["recorded"]["units"]["failed"] == 1
+    assert summary["systems"]["recorded"]["units"]["failed_by_cause"] == {"input": 1}
     error = next((out / "items").glob("q2__*/recorded/0/error.txt")).read_text()
     assert "has no reply for item 'q2__" in error and str(tmp_path / "replies") in error
 

@@ -85,3 +85,34 @@ def test_header_states_the_method_and_notes_replace_missing_intervals() -> None:
     assert "statistics" not in md.split(header)[1]  # the note block is not a results table
     page = render_html(summary)
     assert header in page and "<td>none (all values equal)</td>" in page
+
+
+def test_excluded_units_and_system_faults_are_warned_about_per_system() -> None:
+    units = {
+        "done": 6,
+        "failed": 3,
+        "pending": 0,
+        "system_faults": {"timeout": 2, "exception": 1},
+        "failed_by_cause": {"renderer": 2, "simulator": 1},
+        "pending_metrics": 4,
+    }
+    clean = {"done": 9, "failed": 0, "pending": 0, "system_faults": {}, "failed_by_cause": {}}
+    summary = {
+        "suite": {"name": "demo"},
+        "systems": {
+            "flaky": {"overall": {"task_completion": STAT}, "units": units},
+            "steady": {"overall": {"task_completion": STAT}, "units": clean},
+        },
+    }
+    md = render_markdown(summary)
+    flaky, steady = md.split("## System steady")
+    assert (
+        "**Warning:** 3 units failed on voxeval's side (renderer 2, simulator 1) and are "
+        "excluded from every mean" in flaky
+    )
+    assert "**Warning:** 4 scores are pending" in flaky
+    assert "**Note:** 3 units are failures of the system under test (exception 1, timeout 2)" in (
+        flaky
+    )
+    assert "Units: done 6, failed 3, pending 0, pending_metrics 4" in flaky
+    assert "Warning" not in steady and "Note" not in steady

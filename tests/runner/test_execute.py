@@ -41,7 +41,14 @@ def test_full_run_writes_report_with_standard_shape(tmp_path: Path) -> None:
     assert set(echo["by_condition"]) == {"clean", "noisy"}
     assert echo["by_condition"]["clean"]["length"]["n"] == 12
     assert echo["not_run"]["judge"].startswith("no judge configured")
-    assert echo["units"] == {"done": 24, "failed": 0, "pending": 0}
+    assert echo["units"] == {
+        "done": 24,
+        "failed": 0,
+        "pending": 0,
+        "system_faults": {},
+        "failed_by_cause": {},
+        "pending_metrics": 0,
+    }
     assert summary["usage"]["total"]["calls"] == 48
     assert summary["usage"]["total"]["parse_failures"] == 24
     stat = echo["overall"]["length"]

@@ -4,7 +4,10 @@ The suite file (YAML) lists items and knobs:
 ``items: [{id, category}]``, ``log: PATH`` (every interact/score call appends a line),
 ``sleep: SECONDS`` per interact, ``fail_items: [ids]`` (interact raises unless the file
 ``<log>.heal`` exists), ``interrupt_item: ID`` (interact raises KeyboardInterrupt unless
-``<log>.heal`` exists).
+``<log>.heal`` exists), ``harness_faults: {id: N}`` (the first N interactions of each of the
+item's units raise ``HarnessFault(component="simulator")``; counted in the log),
+``system_faults: {id: CAUSE}`` (the system under test fails: a ``SystemFault``, scored 0),
+``judge_down: true`` (the ``judge`` metric is pending unless ``<log>.heal`` exists).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 import yaml
 
 from voxeval.benchmarks.suite_info import SuiteInfo
+from voxeval.errors import HarnessFault, SystemFault
 from voxeval.registry import register
 from voxeval.report.aggregate import standard_summary
 from voxeval.runner.context import RunContext
@@ -50,6 +54,14 @@ def log(ctx: RunContext, line: str) -> None:
             handle.write(line + "\n")
 
 
+def interactions(ctx: RunContext, unit: WorkUnit) -> int:
+    """How often ``unit`` was interacted with so far (this one included), from the log."""
+    path = suite_data(ctx).get("log")
+    if not path or not Path(path).exists():
+        return 0
+    return Path(path).read_text().splitlines().count(f"interact {unit.key}")
+
+
 def healed(ctx: RunContext) -> bool:
     path = suite_data(ctx).get("log")
     return bool(path) and Path(f"{path}.heal").exists()
@@ -78,21 +90,33 @@ class ToyProtocol:
             raise KeyboardInterrupt
         if unit.item_id in data.get("fail_items", []) and not healed(ctx):
             raise RuntimeError(f"toy failure on {unit.item_id}")
+        harness_faults = int((data.get("harness_faults") or {}).get(unit.item_id, 0))
+        if harness_faults and interactions(ctx, unit) <= harness_faults:
+            raise HarnessFault(f"toy caller broke on {unit.item_id}", component="simulator")
+        cause = (data.get("system_faults") or {}).get(unit.item_id)
         rng = ctx.rng(unit.item_id, unit.trial)
         write_json_atomic(
             ctx.store.unit_dir(unit) / "reply.json",
-            {"text": unit.item_id.upper(), "noise": float(rng.random())},
+            {"text": unit.item_id.upper(), "noise": float(rng.random()), "system_fault": cause},
         )
         ctx.store.record_usage(unit, "toy-judge", 2, 100, 20, 0.001, parse_failures=1)
+        if cause:
+            raise SystemFault(f"toy system failed on {unit.item_id}", cause=cause)
 
     def score(self, unit: WorkUnit, ctx: RunContext, metrics: list[str] | None) -> dict[str, Score]:
         log(ctx, f"score {unit.key}")
         reply = json.loads((ctx.store.unit_dir(unit) / "reply.json").read_text())
         number = int(unit.item_id[1:])
+        if reply.get("system_fault"):
+            failed = {"system_fault": reply["system_fault"]}
+            return {m: Score(0.0, passed=False, details=failed) for m in metrics or DEFAULT_METRICS}
+        judge_down = suite_data(ctx).get("judge_down") and not healed(ctx)
         available = {
             "length": lambda: Score(float(len(reply["text"]) + number + unit.trial), passed=True),
             "judge": lambda: (
-                Score(7.0)
+                Score.pending_retry("toy judge: EndpointError: HTTP 500")
+                if judge_down
+                else Score(7.0)
                 if ctx.judge() is not None
                 else Score.not_run(str(ctx.judge_unavailable_reason()))
             ),

@@ -246,3 +246,18 @@ def test_metric_entry_point_and_events_file(tmp_path: Path) -> None:
     assert score.value == pytest.approx(1.0)
     missing = turn_taking(LiveCallRecord())
     assert missing.value is None and missing.error
+
+
+@pytest.mark.parametrize(("reason", "expected"), [("agent_error", 0.0), ("max_duration", 1.0)])
+def test_last_turn_left_unanswered_by_a_failing_agent_scores_zero(
+    reason: str, expected: float
+) -> None:
+    """The agent failed (raised or disconnected) right after the last user turn: that turn
+    is a timeout, not a turn exempt because the call ended soon after it."""
+    timeline = Timeline(
+        segments=[agent(0.0, 0.8, 0), user(1.0, 3.0, 0), agent(4.0, 6.0, 1), user(6.6, 8.0, 1)],
+        end=EndEvent(t=8.7, reason=reason),
+    )
+    score = turn_taking_score(timeline)
+    assert score.value == expected
+    assert score.details["timeouts"] == ([1] if expected == 0.0 else [])

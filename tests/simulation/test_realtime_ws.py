@@ -215,7 +215,8 @@ def test_server_failures_end_the_call_with_their_reason(
             mode="text",
             clock="virtual",
         )
-    assert result.end_reason == "error"
+    assert result.end_reason == "agent_error"  # the system under test failed
+    assert result.system_fault is not None and result.system_fault.cause == "exception"
     assert result.error is not None and "openai-realtime" in result.error
     assert message in result.error
     assert [s.intended_text for s in result.timeline.speech("assistant")] == [GREETING]

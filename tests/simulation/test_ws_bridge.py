@@ -45,5 +45,6 @@ def test_bridge_reports_a_missing_agent(tmp_path: Path) -> None:
     result = run_call(
         scenario, ScriptedCaller(), agent, ToolRuntime(scenario, suite.tools), mode="text"
     )
-    assert result.end_reason == "error"
+    assert result.end_reason == "agent_error"  # the system under test failed
+    assert result.system_fault is not None
     assert result.error is not None and "no agent connected" in result.error

@@ -17,9 +17,18 @@ from voxeval.config import load_run_config, load_yaml, resolve_config_paths
 from voxeval.errors import ConfigError
 from voxeval.report.document import fmt_ci, fmt_num, is_stat
 from voxeval.report.writer import SUMMARY_JSON, SUMMARY_MD, write_report
-from voxeval.runner.execute import open_run, rescore, run_evaluation
+from voxeval.runner.execute import open_run, rescore_run, run_evaluation
+from voxeval.runner.faults import DEFAULT_RETRY, RetryPolicy
+from voxeval.runner.health import RunHealth, run_health
+from voxeval.store import RunStore
 
 MAX_TABLE_METRICS = 12
+MAX_FAILURES_OPTION = typer.Option(
+    0,
+    "--max-failures",
+    min=0,
+    help="units that are failures of the systems under test tolerated before exit code 1",
+)
 
 
 def summary_table(summary: Mapping[str, Any]) -> Table:
@@ -35,17 +44,67 @@ def summary_table(summary: Mapping[str, Any]) -> Table:
             table.add_row(system, metric, fmt_num(stat["mean"]), fmt_ci(stat), str(stat["n"]))
         units = entry.get("units") or {}
         if units.get("failed"):
-            table.add_row(system, "[red]failed units[/]", str(units["failed"]), "", "")
+            causes = _by_cause(units.get("failed_by_cause") or {})
+            table.add_row(
+                system, "[red]failed units (excluded)[/]", str(units["failed"]), causes, ""
+            )
+        if units.get("pending_metrics"):
+            table.add_row(system, "[red]pending scores[/]", str(units["pending_metrics"]), "", "")
+        faults = units.get("system_faults") or {}
+        if faults:
+            table.add_row(
+                system, "[yellow]system faults (scored as failures)[/]", str(sum(faults.values())),
+                _by_cause(faults), "",
+            )  # fmt: skip
         for metric, reason in (entry.get("not_run") or {}).items():
             table.add_row(system, metric, "not run", reason[:60], "0")
     return table
 
 
-def _finish(run_dir: Path, report_md: Path) -> None:
+def _by_cause(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{cause} {n}" for cause, n in sorted(counts.items()))
+
+
+def print_health(health: RunHealth, max_failures: int) -> None:
+    """The failed units per cause, pending scores and system faults, on stderr."""
+    for cause, units in sorted(health.failed.items()):
+        console.print(f"[red]failed ({cause}):[/] {len(units)} units, excluded from the scores")
+        for unit in units[:5]:
+            console.print(f"  {unit.key}: {unit.error or ''}"[:300], highlight=False, markup=False)
+        if len(units) > 5:
+            console.print(f"  ... and {len(units) - 5} more")
+    if health.pending_scores:
+        console.print(
+            f"[red]pending:[/] {health.pending_scores} scores could not be computed (judge or "
+            "scoring service down); run again or `voxeval score` to retry them"
+        )
+    if health.system_faults:
+        over = health.system_fault_units > max_failures
+        console.print(
+            f"[{'red' if over else 'yellow'}]system faults:[/] {health.system_fault_units} units "
+            f"scored as failures of the system under test ({_by_cause(health.system_faults)}); "
+            f"--max-failures {max_failures}"
+        )
+
+
+def _finish(
+    run_dir: Path, report_md: Path, max_failures: int = 0, *, incomplete: bool = False
+) -> None:
+    """Print the results and exit 1 when the run is ``incomplete``, has failed units or
+    pending scores, or has more system faults than ``max_failures``."""
     summary = json.loads((report_md.parent / SUMMARY_JSON).read_text(encoding="utf-8"))
     console.print(summary_table(summary))
+    store = RunStore(run_dir)
+    try:
+        health = run_health(store)
+    finally:
+        store.close()
+    print_health(health, max_failures)
     console.print(f"run folder: {run_dir}")
     typer.echo(f"report: {report_md}")
+    code = max(health.exit_code(max_failures), int(incomplete))
+    if code:
+        raise SystemExit(code)
 
 
 def _interrupted(run_dir: Path) -> NoReturn:
@@ -65,16 +124,40 @@ def run(
     no_resume: bool = typer.Option(
         False, "--no-resume", help="discard previous results in the run folder and start over"
     ),
+    max_failures: int = MAX_FAILURES_OPTION,
+    retries: int = typer.Option(
+        DEFAULT_RETRY.attempts - 1,
+        "--retries",
+        min=0,
+        help="retries of a unit that fails on voxeval's side (simulator, renderer, ...)",
+    ),
+    retry_backoff: float = typer.Option(
+        DEFAULT_RETRY.backoff_s,
+        "--retry-backoff",
+        min=0.0,
+        help="seconds before the first retry (doubling after each)",
+    ),
 ) -> None:
-    """Evaluate the config's systems on its suite; resumes an interrupted run."""
+    """Evaluate the config's systems on its suite; resumes an interrupted run.
+
+    Exit code 0: every unit ran and was scored; 1: units failed on voxeval's side, scores are
+    pending, or more than --max-failures units are failures of the systems under test; 2: a
+    mistake in the config or input; 130: interrupted."""
     overrides = {"seed": seed, "concurrency": concurrency, "trials": trials, "limit": limit}
     cfg = load_run_config(config, overrides)
     run_dir = out or Path("runs") / config.stem
+    retry = RetryPolicy(
+        attempts=retries + 1,
+        backoff_s=retry_backoff,
+        max_backoff_s=max(retry_backoff, DEFAULT_RETRY.max_backoff_s),
+    )
     try:
-        result = run_evaluation(cfg, run_dir, limit=limit, resume=not no_resume, console=console)
+        result = run_evaluation(
+            cfg, run_dir, limit=limit, resume=not no_resume, console=console, retry=retry
+        )
     except KeyboardInterrupt:
         _interrupted(run_dir)
-    _finish(result, result / "report" / SUMMARY_MD)
+    _finish(result, result / "report" / SUMMARY_MD, max_failures)
 
 
 @app.command()
@@ -92,11 +175,15 @@ def validate(config: Path = typer.Argument(..., help="run config YAML")) -> None
 
 @app.command()
 @friendly_errors
-def report(run_dir: Path = typer.Argument(..., help="a run folder")) -> None:
-    """Re-write report/summary.{json,md} and scores.csv from the stored scores."""
+def report(
+    run_dir: Path = typer.Argument(..., help="a run folder"),
+    max_failures: int = MAX_FAILURES_OPTION,
+) -> None:
+    """Re-write report/summary.{json,md} and scores.csv from the stored scores (exit codes
+    as for run)."""
     ctx = open_run(run_dir, console)
     report_md = write_report(ctx)
-    _finish(ctx.store.run_dir, report_md)
+    _finish(ctx.store.run_dir, report_md, max_failures)
 
 
 @app.command()
@@ -111,8 +198,10 @@ def score(
         "--config",
         help="YAML whose top-level fields replace the stored config's (e.g. a new judge:)",
     ),
+    max_failures: int = MAX_FAILURES_OPTION,
 ) -> None:
-    """Score finished units again from their stored artifacts (never calls the systems)."""
+    """Score finished units again from their stored artifacts (never calls the systems);
+    pending scores are retried. Exit codes as for run."""
     names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
     overrides = None
     if config is not None:
@@ -121,10 +210,13 @@ def score(
             raise ConfigError(f"{config}: expected a mapping of config fields")
         overrides = resolve_config_paths(overrides, config.parent.resolve())
     try:
-        result = rescore(run_dir, names, console=console, overrides=overrides)
+        result, outcome = rescore_run(run_dir, names, console=console, overrides=overrides)
     except KeyboardInterrupt:
         _interrupted(run_dir)
-    _finish(result, result / "report" / SUMMARY_MD)
+    # stored values kept because the re-score could not reproduce them (e.g. the judge is
+    # down) or units whose scoring raised: the requested scoring did not happen
+    incomplete = bool(outcome.kept or outcome.failed)
+    _finish(result, result / "report" / SUMMARY_MD, max_failures, incomplete=incomplete)
 
 
 @app.command()

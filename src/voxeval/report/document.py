@@ -141,7 +141,8 @@ def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
     unit = _plural(str(note.get("unit", "item"))) if isinstance(note, Mapping) else "clusters"
     units = entry.get("units")
     if isinstance(units, Mapping):
-        blocks.append(Paragraph("Units: " + ", ".join(f"{k} {v}" for k, v in units.items())))
+        counts = [f"{k} {v}" for k, v in units.items() if not isinstance(v, Mapping)]
+        blocks.append(Paragraph("Units: " + ", ".join(counts)))
     overall = entry.get("overall") or {}
     if overall:
         rows = [

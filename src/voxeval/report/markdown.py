@@ -30,8 +30,46 @@ def block_markdown(block: Block) -> list[str]:
     return [*lines, ""]
 
 
+def _by_cause(counts: Mapping[str, Any]) -> str:
+    return ", ".join(f"{cause} {n}" for cause, n in sorted(counts.items()))
+
+
+def failure_warnings(entry: Mapping[str, Any]) -> list[str]:
+    """Lines that say which units a system's numbers leave out or score as failures."""
+    units = entry.get("units")
+    if not isinstance(units, Mapping):
+        return []
+    lines = []
+    failed = units.get("failed_by_cause") or {}
+    if units.get("failed"):
+        causes = f" ({_by_cause(failed)})" if failed else ""
+        lines.append(
+            f"**Warning:** {units['failed']} units failed on voxeval's side{causes} and are "
+            "excluded from every mean; run again to retry them."
+        )
+    if units.get("pending_metrics"):
+        lines.append(
+            f"**Warning:** {units['pending_metrics']} scores are pending (a judge or scoring "
+            "service failed) and are excluded from their metric's mean; run again or "
+            "`voxeval score` to retry them."
+        )
+    faults = units.get("system_faults") or {}
+    if faults:
+        lines.append(
+            f"**Note:** {sum(faults.values())} units are failures of the system under test "
+            f"({_by_cause(faults)}), scored with each metric's worst value."
+        )
+    return lines
+
+
 def render_markdown(summary: Mapping[str, Any]) -> str:
     lines: list[str] = []
+    systems = iter((summary.get("systems") or {}).values())
     for block in build_document(summary):
         lines += block_markdown(block)
+        # build_document heads each system's section "System NAME", in summary order
+        if isinstance(block, Heading) and block.level == 2 and block.text.startswith("System "):
+            entry = next(systems, None)
+            if isinstance(entry, Mapping):
+                lines += [line for warning in failure_warnings(entry) for line in (warning, "")]
     return "\n".join(lines).rstrip() + "\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,22 @@ CSV_FIELDS = [
 ]
 
 
+UNIT_TOTALS = ("done", "failed", "pending", "pending_metrics")
+
+
+def unit_totals(per_system: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The run's unit counts summed over systems (per-cause counts merged)."""
+    totals: dict[str, Any] = {key: 0 for key in UNIT_TOTALS}
+    totals["system_faults"], totals["failed_by_cause"] = {}, {}
+    for counts in per_system:
+        for key in UNIT_TOTALS:
+            totals[key] += int(counts.get(key, 0))
+        for key in ("system_faults", "failed_by_cause"):
+            for cause, n in (counts.get(key) or {}).items():
+                totals[key][cause] = totals[key].get(cause, 0) + int(n)
+    return totals
+
+
 def build_summary(ctx: RunContext) -> dict[str, Any]:
     """The protocol's per-system summary plus unit counts, usage and run metadata."""
     store = ctx.store
@@ -47,7 +64,10 @@ def build_summary(ctx: RunContext) -> dict[str, Any]:
     usage = store.usage_summary()
     for name, entry in systems.items():
         if isinstance(entry, dict):
-            entry.setdefault("units", counts.get(name, {"done": 0, "failed": 0, "pending": 0}))
+            # the full unit counts (system faults and failures by cause, pending scores),
+            # whatever subset the protocol's summary kept
+            entry["units"] = {**(entry.get("units") or {}), **counts.get(name, {})}
+            entry["units"].update({k: entry["units"].get(k, 0) for k in UNIT_TOTALS})
             entry.setdefault("usage", usage["by_system"].get(name))
     suite = ctx.suite
     document: dict[str, Any] = {
@@ -62,10 +82,7 @@ def build_summary(ctx: RunContext) -> dict[str, Any]:
         "provenance": layout.RUN_FILE,
         "systems": systems,
         "usage": usage,
-        "units": {
-            key: sum(c.get(key, 0) for c in counts.values())
-            for key in ("done", "failed", "pending")
-        },
+        "units": unit_totals(counts.values()),
     }
     # Each system is also reachable as summary[SYSTEM] (the documented per-system view);
     # RunConfig rejects system names that would collide with the keys above.

@@ -10,13 +10,17 @@ from voxeval.runner.execute import (
     rescore,
     run_evaluation,
 )
+from voxeval.runner.faults import RetryPolicy
+from voxeval.runner.health import RunHealth, run_health
 from voxeval.runner.protocol import EvaluationProtocol, WorkUnit
 from voxeval.runner.single_turn import DEFAULT_METRICS, SingleTurnProtocol, SingleTurnScoring
 
 __all__ = [
     "DEFAULT_METRICS",
     "EvaluationProtocol",
+    "RetryPolicy",
     "RunContext",
+    "RunHealth",
     "RunOutcome",
     "SingleTurnProtocol",
     "SingleTurnScoring",
@@ -27,4 +31,5 @@ __all__ = [
     "open_run",
     "rescore",
     "run_evaluation",
+    "run_health",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -26,6 +28,7 @@ from voxeval.config import RunConfig, parse_run_config
 from voxeval.errors import ConfigError
 from voxeval.registry import lookup
 from voxeval.runner.context import RunContext
+from voxeval.runner.faults import DEFAULT_RETRY, RetryPolicy, failure_cause, interact_with_retries
 from voxeval.runner.plan_check import validate_plan, validate_scoring
 from voxeval.runner.protocol import WorkUnit
 from voxeval.store import RunStore
@@ -44,6 +47,7 @@ class RunOutcome:
     skipped: int = 0
     interrupted: bool = False
     errors: list[str] = field(default_factory=list)
+    kept: int = 0  # re-scoring: stored values kept because the new result did not run
 
 
 def open_context(config: RunConfig, store: RunStore, console: Console | None = None) -> RunContext:
@@ -191,6 +195,58 @@ def _print_failures(ctx: RunContext, outcome: RunOutcome, what: str) -> None:
         ctx.console.print(f"  {line}", highlight=False, markup=False)
 
 
+def _unit_of(record: Any) -> WorkUnit:
+    return WorkUnit(record.item_id, record.system, record.trial, record.condition, record.category)
+
+
+def rescore_units(ctx: RunContext, metrics: list[str] | None, *, only_pending: bool) -> RunOutcome:
+    """Score done units again from their stored artifacts (the system is never called).
+
+    ``only_pending``: just the pending metrics of the units that have some (``voxeval run``
+    on an existing folder). Otherwise every done unit gets ``metrics`` (None = the protocol's
+    defaults) plus its own pending ones (``voxeval score``). A stored value that ran is never
+    replaced by a pending or not-run result; ``outcome.kept`` counts those kept."""
+    store = ctx.store
+    pending = store.pending_metrics()
+    units = [_unit_of(r) for r in store.units(status="done")]
+    if only_pending:
+        units = [u for u in units if u.key in pending]
+        if not units:
+            return RunOutcome()
+        ctx.console.print(
+            f"retrying {sum(len(pending[u.key]) for u in units)} pending scores of "
+            f"{len(units)} units (the systems are not called again)"
+        )
+    kept: list[str] = []
+    lock = threading.Lock()
+
+    def work(unit: WorkUnit) -> None:
+        if only_pending:
+            scores = ctx.protocol.score(unit, ctx, pending[unit.key])
+        else:
+            scores = ctx.protocol.score(unit, ctx, metrics)
+            extra = [m for m in pending.get(unit.key, []) if m not in scores]
+            if extra:
+                scores.update(ctx.protocol.score(unit, ctx, extra))
+        kept_here = store.save_scores(unit, scores)
+        with lock:
+            kept.extend(f"{unit.key} {m}" for m in kept_here)
+
+    def on_error(unit: WorkUnit, exc: Exception) -> str:
+        return f"{type(exc).__name__}: {exc}"
+
+    outcome = execute_units(ctx, units, work, on_error, "re-scoring")
+    _print_failures(ctx, outcome, "re-scorings")
+    outcome.kept = len(kept)
+    if kept:
+        ctx.console.print(
+            f"[yellow]kept {len(kept)} stored scores[/] that the re-score could not reproduce "
+            "(it was pending or not run), e.g. " + escape("; ".join(kept[:3])),
+            highlight=False,
+        )
+    return outcome
+
+
 def run_evaluation(
     config: RunConfig,
     out_dir: Path | str,
@@ -199,11 +255,16 @@ def run_evaluation(
     resume: bool = True,
     console: Console | None = None,
     index_url: str | None = None,
+    retry: RetryPolicy = DEFAULT_RETRY,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> Path:
     """Evaluate every system of ``config`` on its suite into ``out_dir``; returns the run folder.
 
-    ``resume`` (default) skips units already done and retries failed ones; ``resume=False``
-    wipes the folder's previous results first. ``limit`` keeps the first N item ids.
+    ``resume`` (default) skips units already done, retries failed ones and the pending
+    scores of done units (without calling their systems); ``resume=False`` wipes the
+    folder's previous results first. ``limit`` keeps the first N item ids. Faults on our
+    side are retried per ``retry``; a system's fault is scored as a failure (see
+    ``voxeval.scoring.system_fault``). ``run_health`` tells whether everything was scored.
     """
     register_config_secrets(config)  # redacted from everything the run writes or prints
     validate_plan(config)  # every config mistake, before anything is written or called
@@ -232,15 +293,21 @@ def run_evaluation(
     todo = [u for u in units if u.key not in done]
     if len(todo) < len(units):
         ctx.console.print(f"resuming: {len(units) - len(todo)} of {len(units)} units already done")
+        rescore_units(ctx, None, only_pending=True)  # earlier runs' pending scores
 
     def work(unit: WorkUnit) -> None:
-        store.start(unit)
-        ctx.protocol.interact(unit, ctx)
+        fault = interact_with_retries(ctx, unit, retry, sleep)
         scores = ctx.protocol.score(unit, ctx, config.metrics)
-        store.complete(unit, scores)  # done exactly when its scores are committed
+        # done exactly when its scores are committed; a system fault is a scored result
+        store.complete(
+            unit,
+            scores,
+            system_fault=fault.cause if fault else None,
+            error=str(fault) if fault else None,
+        )
 
     def on_error(unit: WorkUnit, exc: Exception) -> str:
-        return store.record_failure(unit, exc)
+        return store.record_failure(unit, exc, cause=failure_cause(exc))
 
     outcome = execute_units(ctx, todo, work, on_error, "evaluating")
     _print_failures(ctx, outcome, "units")
@@ -285,33 +352,37 @@ def rescore(
     never called); new values replace old ones metric by metric. Rewrites the report.
 
     ``overrides`` replace top-level config fields for this scoring (e.g. ``{"judge": {...}}``
-    to grade with a new judge); they are recorded in run.yaml (secrets scrubbed)."""
+    to grade with a new judge); they are recorded in run.yaml (secrets scrubbed). Pending
+    scores of every unit are retried too; a stored value that ran is never replaced by a
+    pending or not-run result."""
+    return rescore_run(run_dir, metrics, console=console, overrides=overrides)[0]
+
+
+def rescore_run(
+    run_dir: Path | str,
+    metrics: list[str] | None = None,
+    *,
+    console: Console | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> tuple[Path, RunOutcome]:
+    """``rescore``, also returning its outcome (``kept``: stored values the re-score could
+    not reproduce, ``failed``: units whose scoring raised)."""
     ctx = open_run(run_dir, console, overrides)
     store = ctx.store
     validate_scoring(ctx.config, ctx.suite, metrics, where=str(store.run_file))
-    units = [
-        WorkUnit(r.item_id, r.system, r.trial, r.condition, r.category)
-        for r in store.units(status="done")
-    ]
-
-    def work(unit: WorkUnit) -> None:
-        store.save_scores(unit, ctx.protocol.score(unit, ctx, metrics))
-
-    def on_error(unit: WorkUnit, exc: Exception) -> str:
-        return f"{type(exc).__name__}: {exc}"
-
-    outcome = execute_units(ctx, units, work, on_error, "re-scoring")
-    _print_failures(ctx, outcome, "re-scorings")
+    outcome = rescore_units(ctx, metrics, only_pending=False)
     extra = dict(store.provenance.get("extra") or {})
     history: list[dict[str, Any]] = list(extra.get("rescored") or [])
-    entry: dict[str, Any] = {"at": now_iso(), "metrics": metrics, "units": len(units)}
+    entry: dict[str, Any] = {"at": now_iso(), "metrics": metrics, "units": outcome.total}
+    if outcome.kept:
+        entry["kept_stored_values"] = outcome.kept
     if overrides:
         entry["overrides"] = overrides
         entry["failed"] = outcome.failed
     history.append(entry)
     store.update_extra({"rescored": history})
     write_report_for(ctx)
-    return store.run_dir
+    return store.run_dir, outcome
 
 
 def write_report_for(ctx: RunContext) -> Path:

@@ -43,11 +43,19 @@ class EvaluationProtocol(Protocol):
         ...
 
     def interact(self, unit: WorkUnit, ctx: RunContext) -> None:
-        """Run the system on the unit and write its artifacts to ``ctx.store.unit_dir(unit)``."""
+        """Run the system on the unit and write its artifacts to ``ctx.store.unit_dir(unit)``.
+
+        When the system under test fails, store the fault with the artifacts (so ``score``
+        can score the failure) and raise ``SystemFault``: the unit is then scored and done.
+        Raise ``HarnessFault`` when a part on our side fails (simulator, renderer): the
+        runner retries the interaction, then fails the unit with that cause."""
         ...
 
     def score(self, unit: WorkUnit, ctx: RunContext, metrics: list[str] | None) -> dict[str, Score]:
-        """Score a finished unit from stored artifacts only. ``None`` = the protocol's defaults."""
+        """Score a finished unit from stored artifacts only. ``None`` = the protocol's defaults.
+        A unit whose system failed gets each metric's failure score
+        (``voxeval.scoring.system_fault``); a metric that cannot be computed because of a
+        transient fault on our side is ``Score.pending_retry``."""
         ...
 
     def summarize(self, ctx: RunContext) -> dict[str, Any]:

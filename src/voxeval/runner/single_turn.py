@@ -23,7 +23,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from voxeval.audio import Audio, audio_to_wav_bytes, read_audio
 from voxeval.config import format_validation_error
-from voxeval.errors import ConfigError, ProviderUnavailable, VoxevalError
+from voxeval.errors import (
+    ConfigError,
+    HarnessFault,
+    ProviderUnavailable,
+    SystemFault,
+    VoxevalError,
+    classify_system_fault,
+)
 from voxeval.providers.factory import ProviderSpec
 from voxeval.registry import names, register
 from voxeval.runner.protocol import WorkUnit
@@ -32,9 +39,11 @@ from voxeval.runner.single_turn_summary import summarize_single_turn
 from voxeval.scoring.judge import Judge
 from voxeval.scoring.reply_record import ReplyRecord, ScoringResources, run_metric
 from voxeval.scoring.score import Score
+from voxeval.scoring.system_fault import failure_scores
 from voxeval.scoring.transcripts import TranscriptSettings
 from voxeval.store import layout
 from voxeval.systems.base import Reply, Turn
+from voxeval.systems.replay import MissingReply
 
 if TYPE_CHECKING:
     from voxeval.runner.context import RunContext
@@ -51,6 +60,10 @@ DEFAULT_METRICS: tuple[str, ...] = (
 DEFAULT_SCORING_ASR = ProviderSpec(provider="whisper-tiny-en")
 DEFAULT_MOS = ProviderSpec(provider="dnsmos")
 USER_WAV, ASSISTANT_WAV, REPLY_JSON = "user.wav", "assistant.wav", "reply.json"
+# Raised while the system answers, yet not its fault: our side (retried by the runner), or a
+# setup problem that no reply could fix (a missing key or model, a replay source without
+# this item's reply).
+NOT_SYSTEM_FAULTS = (HarnessFault, ConfigError, ProviderUnavailable, MissingReply)
 
 
 class SingleTurnScoring(BaseModel):
@@ -102,7 +115,22 @@ def _link_into(source: Path, target: Path) -> bool:
     return True
 
 
-def reply_to_json(unit: WorkUnit, item: RenderedQuery, reply: Reply, wall_s: float) -> Any:
+def fault_to_json(
+    unit: WorkUnit, item: RenderedQuery, fault: SystemFault, wall_s: float
+) -> dict[str, Any]:
+    """``reply.json`` of a reply that failed: no text, no audio, the fault and its cause."""
+    return {
+        **_reply_header(unit, item),
+        "text": None,
+        "has_audio": False,
+        "audio_s": None,
+        "timing": {"wall_s": wall_s},
+        "details": {},
+        "system_fault": {"cause": fault.cause, "message": str(fault)},
+    }
+
+
+def _reply_header(unit: WorkUnit, item: RenderedQuery) -> dict[str, Any]:
     return {
         "item_id": unit.item_id,
         "query_id": item.query.id,
@@ -112,6 +140,12 @@ def reply_to_json(unit: WorkUnit, item: RenderedQuery, reply: Reply, wall_s: flo
         "system": unit.system,
         "trial": unit.trial,
         "condition": unit.condition,
+    }
+
+
+def reply_to_json(unit: WorkUnit, item: RenderedQuery, reply: Reply, wall_s: float) -> Any:
+    return {
+        **_reply_header(unit, item),
         "text": reply.text,
         "has_audio": reply.audio is not None and not reply.audio.is_empty(),
         "audio_s": None if reply.audio is None else reply.audio.duration,
@@ -192,16 +226,32 @@ class SingleTurnProtocol:
         if source.suffix.lower() != ".wav" or not _link_into(source, unit_dir / USER_WAV):
             layout.write_bytes_atomic(unit_dir / USER_WAV, audio_to_wav_bytes(user_audio))
         started = time.perf_counter()
-        reply = system.reply([Turn(role="user", audio=user_audio, item_id=item.key)])
+        try:
+            reply = system.reply([Turn(role="user", audio=user_audio, item_id=item.key)])
+            if reply.audio is None or reply.audio.is_empty():
+                raise SystemFault(
+                    f"system {unit.system!r} answered without audio", cause="no_audio"
+                )
+        except NOT_SYSTEM_FAULTS:
+            raise  # our side, or a setup problem: the runner retries or fails the unit
+        except Exception as exc:
+            fault = classify_system_fault(exc, f"system {unit.system!r}")
+            wall_s = time.perf_counter() - started
+            self._store_reply(unit_dir, fault_to_json(unit, item, fault, wall_s), None)
+            raise fault from exc
         wall_s = time.perf_counter() - started
+        self._store_reply(unit_dir, reply_to_json(unit, item, reply, wall_s), reply.audio)
+        _record_system_usage(ctx, unit, reply.details)
+
+    @staticmethod
+    def _store_reply(unit_dir: Path, reply: dict[str, Any], audio: Audio | None) -> None:
         assistant = unit_dir / ASSISTANT_WAV
-        if reply.audio is not None and not reply.audio.is_empty():
-            _write_wav(assistant, reply.audio)
+        if audio is not None:
+            _write_wav(assistant, audio)
         elif assistant.exists():
             assistant.unlink()  # a stale reply from an earlier attempt must not be scored
         (unit_dir / "transcripts.json").unlink(missing_ok=True)
-        layout.write_json_atomic(unit_dir / REPLY_JSON, reply_to_json(unit, item, reply, wall_s))
-        _record_system_usage(ctx, unit, reply.details)
+        layout.write_json_atomic(unit_dir / REPLY_JSON, reply)
 
     # -- score --------------------------------------------------------------------------------
 
@@ -229,6 +279,12 @@ class SingleTurnProtocol:
                     ),
                 )
             return self._resources
+
+    def stored_fault(self, unit: WorkUnit, ctx: RunContext) -> dict[str, Any] | None:
+        """The ``system_fault`` stored in the unit's reply.json (None: the system answered)."""
+        reply = layout.read_json(ctx.store.unit_dir(unit) / REPLY_JSON)
+        fault = reply.get("system_fault") if isinstance(reply, dict) else None
+        return fault if isinstance(fault, dict) else None
 
     def record(self, unit: WorkUnit, ctx: RunContext) -> ReplyRecord:
         """The stored reply of ``unit`` as a record for the metrics."""
@@ -260,6 +316,9 @@ class SingleTurnProtocol:
         unknown = [m for m in wanted if m not in names("metric")]
         if unknown:
             raise ConfigError(f"unknown metrics {unknown}; known: {', '.join(names('metric'))}")
+        fault = self.stored_fault(unit, ctx)
+        if fault is not None:  # the system failed: every metric scores the failure
+            return failure_scores(wanted, str(fault.get("cause") or "exception"))
         record = self.record(unit, ctx)
         resources = self.resources(ctx)
         scores = {name: run_metric(name, record, resources) for name in wanted}

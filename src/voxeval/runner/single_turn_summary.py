@@ -22,10 +22,12 @@ if TYPE_CHECKING:
 
 
 def judge_accounting(rows: Sequence[ScoreRow]) -> dict[str, Any]:
-    """Judge calls, parse failures (and their rate) and cost over the checklist scores."""
+    """Judge calls, parse failures (and their rate) and cost over the checklist scores, and
+    how many checklist scores average fewer transcripts than k (the judge gave no readable
+    score for some)."""
     calls = failures = 0
     cost: float | None = None
-    unreadable = 0
+    unreadable = below_k = 0
     for row in rows:
         if row.metric != "checklist":
             continue
@@ -35,11 +37,15 @@ def judge_accounting(rows: Sequence[ScoreRow]) -> dict[str, Any]:
         if d.get("cost_usd") is not None:
             cost = (cost or 0.0) + float(d["cost_usd"])
         unreadable += sum(1 for s in d.get("scores") or () if s is None)
+        used, k = d.get("transcripts_used"), d.get("k")
+        if row.ran and used is not None and k is not None and int(used) < int(k):
+            below_k += 1
     return {
         "calls": calls,
         "parse_failures": failures,
         "parse_failure_rate": failures / calls if calls else None,
         "transcripts_without_score": unreadable,
+        "scores_over_fewer_than_k_transcripts": below_k,
         "cost_usd": cost,
     }
 

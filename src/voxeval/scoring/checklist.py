@@ -78,7 +78,9 @@ def format_checklist(items: Any) -> str:
 
 @register("metric", "checklist")
 def checklist_score(record: ReplyRecord, resources: ScoringResources) -> Score:
-    judge = resources.judge()  # raises ProviderUnavailable -> not_run with the reason
+    # ProviderUnavailable -> not run with the reason; an endpoint still failing after its
+    # retries (EndpointError) -> pending, retried by the next run or score (see run_metric)
+    judge = resources.judge()
     transcripts = resources.transcripts(record)
     checklist = format_checklist(record.checklist)
     values: list[float] = []
@@ -112,6 +114,10 @@ def checklist_score(record: ReplyRecord, resources: ScoringResources) -> Score:
         "completion_tokens": completion_tokens,
         "cost_usd": cost,
         "transcripts_rejected": transcripts.rejected,
+        # fewer than k means the judge gave no readable score for some transcripts: the
+        # mean is over fewer samples than configured (flagged, counted in the summary)
+        "transcripts_used": len(values),
+        "k": transcripts.settings.k,
         "judge": judge.identity(),
     }
     if not values:

@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+import httpx
+
 from voxeval.audio import Audio
-from voxeval.errors import ProviderUnavailable
+from voxeval.errors import EndpointError, HarnessFault, ProviderUnavailable
 from voxeval.providers.base import ASR, MOS
 from voxeval.registry import lookup
 from voxeval.scoring.judge import Judge
@@ -134,7 +136,7 @@ class ScoringResources:
             stored = None
             if record.unit_dir is not None:
                 stored = load_transcripts(record.unit_dir, settings, identity)
-            result = stored or transcribe_k(asr, record.reply_audio, settings, identity)
+            result = stored or _transcribe(asr, record.reply_audio, settings, identity)
             if stored is None and record.unit_dir is not None:
                 save_transcripts(record.unit_dir, result)
             self._recent[key] = (record.reply_audio, result)
@@ -143,15 +145,45 @@ class ScoringResources:
             return result
 
 
+def _transcribe(
+    asr: ASR, audio: Audio, settings: TranscriptSettings, identity: dict[str, Any]
+) -> TranscriptSet:
+    """``transcribe_k``; a failure of the scoring ASR is our side's fault, not the reply's."""
+    try:
+        return transcribe_k(asr, audio, settings, identity)
+    except (ProviderUnavailable, HarnessFault):
+        raise
+    except Exception as exc:
+        raise HarnessFault(
+            f"scoring ASR failed: {type(exc).__name__}: {exc}", component="scoring_asr"
+        ) from exc
+
+
 Metric = Callable[[ReplyRecord, ScoringResources], Score]
 
 
-def run_metric(name: str, record: ReplyRecord, resources: ScoringResources) -> Score:
-    """Run a registered metric; a missing resource or a failure becomes ``not_run``."""
-    metric: Metric = lookup("metric", name)
+def is_transient_fault(exc: BaseException) -> bool:
+    """A fault on our side that another attempt may not hit: a ``HarnessFault``, or a remote
+    provider (judge, scoring ASR) that kept failing after its own retries."""
+    return isinstance(exc, HarnessFault | EndpointError | httpx.TransportError | TimeoutError)
+
+
+def guarded_metric(name: str, run: Callable[[], Score]) -> Score:
+    """Run one metric so that it cannot lose the others' results: a missing resource
+    (``ProviderUnavailable``) or a broken metric is not-run with the reason; a transient
+    fault on our side (judge or scoring ASR down after its retries) is *pending*, to be
+    retried by the next ``run`` or ``score``."""
     try:
-        return metric(record, resources)
+        return run()
     except ProviderUnavailable as exc:
         return Score.not_run(str(exc))
-    except Exception as exc:  # one broken metric must not lose the others' results
+    except Exception as exc:
+        if is_transient_fault(exc):
+            return Score.pending_retry(f"{name}: {type(exc).__name__}: {exc}")
         return Score.not_run(f"{name} failed: {type(exc).__name__}: {exc}")
+
+
+def run_metric(name: str, record: ReplyRecord, resources: ScoringResources) -> Score:
+    """Run a registered metric (see ``guarded_metric`` for what a failure becomes)."""
+    metric: Metric = lookup("metric", name)
+    return guarded_metric(name, lambda: metric(record, resources))

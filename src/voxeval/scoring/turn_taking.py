@@ -21,7 +21,8 @@ Per-turn routing (EVA-Bench appendix E.5.3):
   not in the text we implement from);
 - no response (timeout): the whole conversation scores 0. The final user turn is exempt when
   the call ended by a hang-up (either side) or ended less than the late-zero breakpoint after
-  the user stopped for a reason other than an agent timeout.
+  the user stopped for a reason other than an agent fault (a timeout, or the agent raised or
+  disconnected: an unanswered turn the agent failed on always scores 0).
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ PASS_THRESHOLD = 0.8
 EARLY_BUCKET_MS = 200.0
 LATE_BUCKET_MS = 2750.0
 TOOL_LATE_BUCKET_MS = 4000.0
+# Call ends that are the agent's fault (silence past its timeout, or it raised/disconnected)
+AGENT_FAULT_ENDS = ("agent_timeout", "agent_error")
 
 
 def latency_score(latency_ms: float, tool_call: bool = False) -> float:
@@ -209,7 +212,7 @@ def _is_timeout(ex: Exchange, last: bool, timeline: Timeline) -> bool:
     end = timeline.end
     if end is None:
         return False
-    if end.reason == "agent_timeout":
+    if end.reason in AGENT_FAULT_ENDS:  # the agent failed to answer: never exempt
         return True
     if end.reason in ("user_end_call", "agent_end_call"):
         return False

@@ -22,12 +22,18 @@ import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 
 from voxeval.audio import Audio
-from voxeval.errors import ConfigError
+from voxeval.errors import (
+    ConfigError,
+    HarnessFault,
+    ProviderUnavailable,
+    SystemFault,
+    classify_system_fault,
+)
 from voxeval.simulation.bus import BUS_RATE, AudioBus, to_rate
 from voxeval.simulation.clock import Clock, make_clock
 from voxeval.simulation.latency import LatencyModel
@@ -74,12 +80,23 @@ class CallResult:
     duration_s: float = 0.0
     wall_s: float = 0.0
     details: dict[str, Any] = field(default_factory=dict)
+    # The agent (the system under test) failed: it raised, disconnected, answered with
+    # unusable output or stayed silent past its timeout. The call is scored as a failure.
+    system_fault: SystemFault | None = None
 
 
 class _CallEnded(Exception):
-    def __init__(self, reason: str, t: float, error: str | None = None) -> None:
+    def __init__(
+        self, reason: str, t: float, error: str | None = None, fault: SystemFault | None = None
+    ) -> None:
         super().__init__(reason)
-        self.reason, self.t, self.error = reason, t, error
+        self.reason, self.t, self.error, self.fault = reason, t, error, fault
+        if fault is not None and error is None:
+            self.error = str(fault)
+
+
+# Raised by the agent yet not its fault: our side, or a setup problem (missing key or model).
+_NOT_AGENT_FAULTS = (HarnessFault, ConfigError, ProviderUnavailable)
 
 
 @dataclass
@@ -150,13 +167,16 @@ class _Call:
         if audio is None:
             if self.caller_voice is None:
                 raise ConfigError("audio mode needs a caller voice (simulation.caller_voice)")
-            audio = self.caller_voice(turn.text)
+            audio = _ours("renderer", "caller voice", self.caller_voice, turn.text)
         clean = self.detector.from_audio(to_rate(audio), turn.text)
         if clean.audio is None or not clean.chunks:
             return clean, clean
         heard_audio = clean.audio
         if self.caller_transform is not None:
-            heard_audio = to_rate(self.caller_transform(clean.audio))
+            perturbed = _ours(
+                "perturbation", "caller transform", self.caller_transform, clean.audio
+            )
+            heard_audio = to_rate(perturbed)
         groups = self.detector.group(self.detector.speech_runs(heard_audio))
         chunks = tuple(Chunk(a, b) for a, b in groups) or clean.chunks
         heard = Utterance(heard_audio.duration, chunks, heard_audio, turn.text)
@@ -175,7 +195,7 @@ class _Call:
         if self.agent_voice is None:
             raise ConfigError("audio mode needs an agent voice (simulation.agent_voice)")
         t0 = time.perf_counter()
-        audio = self.agent_voice(text)
+        audio = _ours("renderer", "agent voice", self.agent_voice, text)
         spent = time.perf_counter() - t0
         utt = self.detector.from_audio(to_rate(audio), text)
         return (utt if utt.chunks else None), spent
@@ -191,12 +211,25 @@ class _Call:
         t0 = time.perf_counter()
         try:
             turn = call()
-        except Exception as exc:  # any party failure ends the call; the reason is kept
-            raise _CallEnded("error", eot, f"agent {self.agent.name}: {exc}") from exc
+        except _NOT_AGENT_FAULTS:
+            raise
+        except Exception as exc:  # the agent failed: the call ends, scored as a failure
+            fault = classify_system_fault(exc, f"agent {self.agent.name}")
+            reason = "agent_timeout" if fault.cause == "timeout" else "agent_error"
+            raise _CallEnded(reason, eot, fault=fault) from exc
         measured = time.perf_counter() - t0
         if turn is None:
             return None
-        utt, render_s = self._agent_utterance(turn)
+        try:
+            utt, render_s = self._agent_utterance(turn)
+        except _NOT_AGENT_FAULTS:
+            raise  # e.g. our renderer failed on the agent's text
+        except Exception as exc:  # the agent's own audio cannot be played
+            fault = SystemFault(
+                f"agent {self.agent.name}: unusable audio: {type(exc).__name__}: {exc}",
+                cause="malformed_output",
+            )
+            raise _CallEnded("agent_error", eot, fault=fault) from exc
         base = turn.compute_s if self.agent_reports_latency else measured + turn.compute_s
         delay = self.latency.agent_delay(base + render_s, len(turn.tool_calls), self.rng)
         if self.clock.kind == "wall" and not self.agent_reports_latency:
@@ -215,15 +248,23 @@ class _Call:
                 )
             )
         if utt is None and not turn.end_call:
-            raise _CallEnded("agent_timeout", eot + self.agent_timeout_s)
+            raise self._silent(eot)
         if delay > self.agent_timeout_s:
-            raise _CallEnded("agent_timeout", eot + self.agent_timeout_s)
+            raise self._silent(eot)
         onset = eot + delay
         if utt is None:  # hung up without a word
             raise _CallEnded("agent_end_call", onset)
         played = _Played(turn, self.agent_turns, utt, onset, onset + utt.duration)
         self.agent_turns += 1
         return played
+
+    def _silent(self, eot: float) -> _CallEnded:
+        """The agent said nothing within ``agent_timeout_s`` of the caller's turn end."""
+        fault = SystemFault(
+            f"agent {self.agent.name}: no answer within {self.agent_timeout_s:g} s",
+            cause="timeout",
+        )
+        return _CallEnded("agent_timeout", eot + self.agent_timeout_s, fault=fault)
 
     def _commit_agent(self, played: _Played, transcript: str = "") -> None:
         text = played.turn.text or ""
@@ -279,7 +320,7 @@ class _Call:
                 wait_at=u0 + chunk.start if streams else None,
             )
             if part is None:
-                raise _CallEnded("agent_timeout", eot + self.agent_timeout_s)
+                raise self._silent(eot)
             heard_texts.append(part.turn.heard or "")
             for later in chunks[i + 1 :]:  # caller resumes over the agent: the agent yields
                 s, e = u0 + later.start, u0 + later.end
@@ -345,10 +386,7 @@ class _Call:
                 audio = audio.slice(0, barge - last.onset)
         self.clock.wait_until(last.end if barge is None else barge)
         t0 = time.perf_counter()
-        try:
-            turn = self.caller.respond(audio, text)
-        except Exception as exc:
-            raise _CallEnded("error", last.end, f"caller {self.caller.name}: {exc}") from exc
+        turn = _ours("simulator", f"caller {self.caller.name}", self.caller.respond, audio, text)
         measured = time.perf_counter() - t0 + turn.compute_s
         self._commit_agent(last, turn.heard or "")
         if barge is not None:
@@ -361,14 +399,15 @@ class _Call:
         return turn, start
 
     # ---------------------------------------------------------------- main loop
-    def run(self) -> tuple[str, float, str | None]:
+    def run(self) -> _CallEnded:
+        """Play the call to its end; how it ended. Faults on our side (caller, renderers)
+        raise ``HarnessFault``: there is no call to score, the runner retries it."""
         try:
             greeting = self._agent_turn(lambda: self.agent.start(self.scenario, self.tools), 0.0)
             t0 = time.perf_counter()
-            try:
-                turn = self.caller.start(self.scenario)
-            except Exception as exc:
-                raise _CallEnded("error", 0.0, f"caller {self.caller.name}: {exc}") from exc
+            turn = _ours(
+                "simulator", f"caller {self.caller.name}", self.caller.start, self.scenario
+            )
             measured = time.perf_counter() - t0 + turn.compute_s
             if greeting is not None:
                 turn, start = self._after_greeting(greeting, turn)
@@ -382,14 +421,17 @@ class _Call:
                     self._place_user(clean, heard, start)
                     raise _CallEnded("user_end_call", start + clean.duration)
                 if not clean.chunks:
-                    raise _CallEnded("error", start, "the caller's turn contains no speech")
+                    raise HarnessFault(
+                        f"the caller's turn contains no speech: {turn.text!r}",
+                        component="renderer" if self.mode == "audio" else "simulator",
+                    )
                 played = self._answer(clean, heard, start)
                 if played[-1].turn.end_call:
                     self._commit_agent(played[-1])
                     raise _CallEnded("agent_end_call", played[-1].end)
                 turn, start = self._caller_turn(played)
         except _CallEnded as end:
-            return end.reason, end.t, end.error
+            return end
 
     def _after_greeting(self, greeting: _Played, opening: CallerTurn) -> tuple[CallerTurn, float]:
         """The caller waits for the greeting, then says its opening line (already decided)."""
@@ -451,7 +493,8 @@ def run_call(
         clock=make_clock(clock_kind),
     )
     try:
-        reason, t_end, error = call.run()
+        ended = call.run()
+        reason, t_end, error = ended.reason, ended.t, ended.error
     finally:
         closer = getattr(agent, "close", None)
         if callable(closer):
@@ -477,4 +520,19 @@ def run_call(
         error=error,
         duration_s=t_end,
         wall_s=time.perf_counter() - wall0,
+        system_fault=ended.fault,
     )
+
+
+T = TypeVar("T")
+
+
+def _ours(component: str, what: str, fn: Callable[..., T], *args: Any) -> T:
+    """Call a part on our side of the call (caller, renderer, perturbation): its failure is
+    a ``HarnessFault`` naming ``component``, never the agent's fault."""
+    try:
+        return fn(*args)
+    except (HarnessFault, ConfigError, ProviderUnavailable):
+        raise
+    except Exception as exc:
+        raise HarnessFault(f"{what}: {type(exc).__name__}: {exc}", component=component) from exc

@@ -11,15 +11,18 @@ per-trial pass lists."""
 
 from __future__ import annotations
 
+import functools
 import threading
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voxeval.errors import ConfigError, ProviderUnavailable, UnknownComponent
+from voxeval.errors import ConfigError, ProviderUnavailable, SystemFault, UnknownComponent
 from voxeval.registry import lookup, names, register
 from voxeval.runner.context import RunContext
 from voxeval.runner.protocol import WorkUnit
+from voxeval.scoring.reply_record import guarded_metric
 from voxeval.scoring.score import Score
+from voxeval.scoring.system_fault import partial_call_score
 from voxeval.simulation.engine import EngineSettings, run_call
 from voxeval.simulation.perturbations import Condition, parse_conditions
 from voxeval.simulation.recorder import load_call, record_call
@@ -35,6 +38,10 @@ DIAGNOSTICS = (
     "key_entity_accuracy",
     "conversation_finished",
 )
+
+
+def _fault_json(fault: SystemFault | None) -> dict[str, str] | None:
+    return None if fault is None else {"cause": fault.cause, "message": str(fault)}
 
 
 def default_metrics() -> list[str]:
@@ -183,8 +190,11 @@ class LiveCallProtocol:
                 "agent": getattr(agent, "name", ""),
                 "mode": sim.mode,
                 "seed": seed,
+                "system_fault": _fault_json(result.system_fault),
             },
         )
+        if result.system_fault is not None:  # recorded: the runner scores it as a failure
+            raise result.system_fault
 
     def score(self, unit: WorkUnit, ctx: RunContext, metrics: list[str] | None) -> dict[str, Score]:
         from voxeval.scoring.live_call_record import LiveCallRecord
@@ -195,7 +205,9 @@ class LiveCallProtocol:
             call, timeline, final_db = load_call(unit_dir)
         except FileNotFoundError as exc:
             return {m: Score.not_run(str(exc)) for m in wanted}
-        if call.get("end_reason") == "error":
+        fault = call.get("system_fault")
+        if call.get("end_reason") == "error" and not fault:
+            # a recording from before faults were told apart: nobody knows whose it was
             reason = f"the call failed: {call.get('error')}"
             return {m: Score.not_run(reason) for m in wanted}
         scenario = self.suite(ctx).get(unit.item_id)
@@ -210,12 +222,11 @@ class LiveCallProtocol:
         scores: dict[str, Score] = {}
         for metric in wanted:
             fn = lookup("metric", metric)
-            try:
-                scores[metric] = fn(record, resources)
-            except ProviderUnavailable as exc:
-                scores[metric] = Score.not_run(str(exc))
-            except Exception as exc:  # a metric bug must not lose the other scores
-                scores[metric] = Score.not_run(f"metric {metric} failed: {exc}")
+            scores[metric] = guarded_metric(metric, functools.partial(fn, record, resources))
+        if isinstance(fault, dict):
+            # The agent failed: scored on the partial call where possible, else as a failure.
+            cause = str(fault.get("cause") or "exception")
+            scores = {m: partial_call_score(m, score, cause) for m, score in scores.items()}
         return scores
 
     def resources(self, ctx: RunContext) -> Any:

@@ -25,10 +25,12 @@ from sqlalchemy import (
     create_engine,
     event,
     func,
+    inspect,
     select,
+    text,
 )
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError
 
 metadata = MetaData()
 
@@ -54,6 +56,10 @@ units_table = Table(
     Column("category", String(200), nullable=False),
     Column("status", String(20), nullable=False),  # planned | running | done | failed
     Column("error", Text, nullable=True),
+    # failed: the part on our side at fault (HarnessFault component, "config", "internal")
+    Column("cause", String(200), nullable=True),
+    # done: the system under test failed and the unit was scored as a failure (its cause)
+    Column("system_fault", String(40), nullable=True),
     Column("attempts", Integer, nullable=False, default=0),
     Column("started_at", DateTime, nullable=True),
     Column("finished_at", DateTime, nullable=True),
@@ -69,6 +75,8 @@ scores_table = Table(
     Column("passed", Integer, nullable=True),
     Column("error", Text, nullable=True),
     Column("details", JSON, nullable=True),
+    # 1 = not scored because of a transient fault on our side; the next run/score retries it
+    Column("pending", Integer, nullable=True, default=0),
     Column("scored_at", DateTime, nullable=False),
 )
 
@@ -126,7 +134,42 @@ def open_engine(url: str) -> Engine:
             if attempt == _CREATE_ATTEMPTS - 1:
                 raise
             time.sleep(0.05 * (attempt + 1))
+    add_missing_columns(engine)
     return engine
+
+
+def add_missing_columns(engine: Engine) -> list[str]:
+    """Add columns this version defines but an older index lacks (``CREATE TABLE`` never
+    alters an existing table). Only nullable columns are ever added, so old rows stay valid.
+    Returns the ``table.column`` names added."""
+    added: list[str] = []
+    for attempt in range(_CREATE_ATTEMPTS):
+        existing = {
+            name: {c["name"] for c in inspect(engine).get_columns(name)} for name in metadata.tables
+        }
+        missing = [
+            (table, column)
+            for table in metadata.sorted_tables
+            for column in table.columns
+            if column.name not in existing.get(table.name, {column.name})
+        ]
+        if not missing:
+            return added
+        try:
+            with engine.begin() as conn:
+                for table, column in missing:
+                    kind = column.type.compile(dialect=engine.dialect)
+                    conn.execute(
+                        text(f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {kind}')
+                    )
+                    added.append(f"{table.name}.{column.name}")
+        except DBAPIError:
+            # Another process added them first (duplicate column): look again.
+            added.clear()
+            if attempt == _CREATE_ATTEMPTS - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
+    return added
 
 
 class Index:

@@ -37,6 +37,7 @@ class ScoreRow:
     passed: bool | None
     error: str | None
     details: dict[str, Any] = field(default_factory=dict)
+    pending: bool = False  # not scored yet (a transient fault on our side); retried later
 
     @property
     def ran(self) -> bool:
@@ -45,7 +46,11 @@ class ScoreRow:
 
 @dataclass(frozen=True)
 class UnitRecord:
-    """A unit as the index knows it. ``status``: planned | running | done | failed."""
+    """A unit as the index knows it. ``status``: planned | running | done | failed.
+
+    ``cause``: why a failed unit failed (the component on our side at fault);
+    ``system_fault``: the cause of a done unit whose system under test failed (scored as a
+    failure)."""
 
     item_id: str
     system: str
@@ -55,6 +60,8 @@ class UnitRecord:
     status: str
     error: str | None = None
     attempts: int = 0
+    cause: str | None = None
+    system_fault: str | None = None
 
     @property
     def key(self) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.engine import Connection, make_url
 
 from voxeval.errors import ConfigError
@@ -209,6 +209,8 @@ class RunStore:
                 .values(
                     status="running",
                     error=None,
+                    cause=None,
+                    system_fault=None,
                     attempts=units_table.c.attempts + 1,
                     started_at=now,
                     finished_at=None,
@@ -218,29 +220,37 @@ class RunStore:
                 fresh = self._unit_row(unit, self.index.next_seq(conn), "running")
                 conn.execute(units_table.insert(), [{**fresh, "attempts": 1, "started_at": now}])
 
-    def finish(self, unit: UnitLike, status: str = "done", error: str | None = None) -> None:
+    def finish(
+        self,
+        unit: UnitLike,
+        status: str = "done",
+        error: str | None = None,
+        cause: str | None = None,
+    ) -> None:
         """Mark a unit ``done`` (only after its artifacts and scores are stored) or ``failed``;
-        a failed unit's traceback-free error goes to the index, details to ``error.txt``."""
+        a failed unit's traceback-free error and its ``cause`` (the component on our side at
+        fault) go to the index, details to ``error.txt``."""
         if status not in ("done", "failed"):
             raise ValueError(f"finish status must be 'done' or 'failed', got {status!r}")
         clean_error = redact_env_secrets(error) if error else None
+        values = {"status": status, "error": clean_error, "cause": cause, "system_fault": None}
         with self.index.write() as conn:
             result = conn.execute(
                 update(units_table)
                 .where(self._unit_filter(unit))
-                .values(status=status, error=clean_error, finished_at=utcnow())
+                .values(**values, finished_at=utcnow())
             )
             if result.rowcount == 0:
                 row = self._unit_row(unit, self.index.next_seq(conn), status)
-                conn.execute(units_table.insert(), [{**row, "error": clean_error, "attempts": 1}])
+                conn.execute(units_table.insert(), [{**row, **values, "attempts": 1}])
 
-    def record_failure(self, unit: UnitLike, exc: BaseException) -> str:
-        """Store ``error.txt`` (full traceback) in the unit folder and mark the unit failed.
-        Returns the one-line error recorded in the index."""
+    def record_failure(self, unit: UnitLike, exc: BaseException, cause: str | None = None) -> str:
+        """Store ``error.txt`` (full traceback) in the unit folder and mark the unit failed
+        with ``cause``. Returns the one-line error recorded in the index."""
         message = f"{type(exc).__name__}: {exc}"
         tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         layout.write_text_atomic(self.unit_dir(unit) / layout.ERROR_FILE, redact_env_secrets(tb))
-        self.finish(unit, "failed", message)
+        self.finish(unit, "failed", message, cause=cause)
         return message
 
     def is_finished(self, unit: UnitLike) -> bool:
@@ -277,16 +287,70 @@ class RunStore:
                 status=r["status"],
                 error=r["error"],
                 attempts=int(r["attempts"] or 0),
+                cause=r["cause"],
+                system_fault=r["system_fault"],
             )
             for r in rows
         ]
 
-    def status_counts(self) -> dict[str, dict[str, int]]:
-        """``{system: {"done": n, "failed": n, "pending": n}}`` (pending = planned or running)."""
-        out: dict[str, dict[str, int]] = defaultdict(lambda: {"done": 0, "failed": 0, "pending": 0})
+    def status_counts(self) -> dict[str, dict[str, Any]]:
+        """Per system: ``{"done": n, "failed": n, "pending": n, "system_faults": {cause: n},
+        "failed_by_cause": {cause: n}, "pending_metrics": n}``. ``pending`` counts units not
+        finished (planned or running); ``system_faults`` the done units whose system under
+        test failed (scored as failures); ``failed_by_cause`` the failed units by the part on
+        our side at fault; ``pending_metrics`` the scores of done units still to be retried."""
+        out: dict[str, dict[str, Any]] = {}
+
+        def entry(system: str) -> dict[str, Any]:
+            if system not in out:
+                out[system] = {
+                    "done": 0,
+                    "failed": 0,
+                    "pending": 0,
+                    "system_faults": {},
+                    "failed_by_cause": {},
+                    "pending_metrics": 0,
+                }
+            return out[system]
+
         for unit in self.units():
+            counts = entry(unit.system)
             bucket = unit.status if unit.status in ("done", "failed") else "pending"
-            out[unit.system][bucket] += 1
+            counts[bucket] += 1
+            if bucket == "failed":
+                cause = unit.cause or "unknown"
+                counts["failed_by_cause"][cause] = counts["failed_by_cause"].get(cause, 0) + 1
+            elif bucket == "done" and unit.system_fault:
+                faults = counts["system_faults"]
+                faults[unit.system_fault] = faults.get(unit.system_fault, 0) + 1
+        for system, n in self._pending_score_counts().items():
+            entry(system)["pending_metrics"] = n
+        return out
+
+    def _pending_score_counts(self) -> dict[str, int]:
+        u, s = units_table, scores_table
+        query = (
+            select(u.c.system, func.count())
+            .join(s, (s.c.run_id == u.c.run_id) & (s.c.unit_key == u.c.unit_key))
+            .where((u.c.run_id == self.run_id) & (u.c.status == "done") & (s.c.pending == 1))
+            .group_by(u.c.system)
+        )
+        with self.index.read() as conn:
+            return {system: int(n) for system, n in conn.execute(query).all()}
+
+    def pending_metrics(self) -> dict[str, list[str]]:
+        """``{unit_key: [metric, ...]}``: the pending scores of done units, to retry."""
+        u, s = units_table, scores_table
+        query = (
+            select(s.c.unit_key, s.c.metric)
+            .join(u, (s.c.run_id == u.c.run_id) & (s.c.unit_key == u.c.unit_key))
+            .where((u.c.run_id == self.run_id) & (u.c.status == "done") & (s.c.pending == 1))
+            .order_by(u.c.seq, s.c.metric)
+        )
+        out: dict[str, list[str]] = defaultdict(list)
+        with self.index.read() as conn:
+            for key, metric in conn.execute(query).all():
+                out[key].append(metric)
         return dict(out)
 
     def item_meta(self) -> dict[str, dict[str, Any]]:
@@ -300,27 +364,61 @@ class RunStore:
 
     # -- scores -----------------------------------------------------------------------------
 
-    def save_scores(self, unit: UnitLike, scores: Mapping[str, Score]) -> None:
-        """Merge ``scores`` into the unit's ``scores.json`` and the index (same metric
-        replaces the previous value; other metrics are kept)."""
-        rows = self._write_scores_file(unit, scores)
-        with self.index.write() as conn:
-            self._replace_score_rows(conn, unit, scores, rows)
+    def save_scores(self, unit: UnitLike, scores: Mapping[str, Score]) -> list[str]:
+        """Merge re-scored ``scores`` into the unit's ``scores.json`` and the index: a metric
+        scored again replaces its previous value, other metrics are kept — except that a
+        stored value that ran is never replaced by a pending or not-run result (a judge that
+        is down must not erase good scores). Returns the metrics whose old value was kept."""
+        ran_before = self._ran_metrics(unit, list(scores))
+        kept = [m for m, score in scores.items() if m in ran_before and not score.ran]
+        fresh = {m: score for m, score in scores.items() if m not in kept}
+        if fresh:
+            rows = self._write_scores_file(unit, fresh)
+            with self.index.write() as conn:
+                self._replace_score_rows(conn, unit, fresh, rows)
+        return kept
 
-    def complete(self, unit: UnitLike, scores: Mapping[str, Score]) -> None:
-        """``save_scores`` then ``finish(unit)`` in one index transaction: the unit becomes
-        ``done`` exactly when its scores are committed (one commit instead of two per unit)."""
+    def _ran_metrics(self, unit: UnitLike, metrics: list[str]) -> set[str]:
+        s = scores_table
+        with self.index.read() as conn:
+            rows = conn.execute(
+                select(s.c.metric).where(
+                    (s.c.run_id == self.run_id)
+                    & (s.c.unit_key == unit.key)
+                    & (s.c.metric.in_(metrics))
+                    & s.c.value.is_not(None)
+                    & s.c.error.is_(None)
+                )
+            ).scalars()
+            return set(rows)
+
+    def complete(
+        self,
+        unit: UnitLike,
+        scores: Mapping[str, Score],
+        system_fault: str | None = None,
+        error: str | None = None,
+    ) -> None:
+        """Store the scores of a fresh interaction and mark the unit ``done`` in one index
+        transaction: the unit becomes ``done`` exactly when its scores are committed.
+        ``system_fault`` (with its message in ``error``) records that the system under test
+        failed and the unit was scored as a failure."""
         rows = self._write_scores_file(unit, scores)
+        clean_error = redact_env_secrets(error) if error else None
+        values = {"status": "done", "error": clean_error, "cause": None}
         with self.index.write() as conn:
             self._replace_score_rows(conn, unit, scores, rows)
             result = conn.execute(
                 update(units_table)
                 .where(self._unit_filter(unit))
-                .values(status="done", error=None, finished_at=utcnow())
+                .values(**values, system_fault=system_fault, finished_at=utcnow())
             )
             if result.rowcount == 0:
                 row = self._unit_row(unit, self.index.next_seq(conn), "done")
-                conn.execute(units_table.insert(), [{**row, "error": None, "attempts": 1}])
+                conn.execute(
+                    units_table.insert(),
+                    [{**row, **values, "system_fault": system_fault, "attempts": 1}],
+                )
 
     def _write_scores_file(
         self, unit: UnitLike, scores: Mapping[str, Score]
@@ -339,6 +437,7 @@ class RunStore:
                 "passed": None if score.passed is None else int(bool(score.passed)),
                 "error": redact_env_secrets(score.error) if score.error else None,
                 "details": scrub(score.details) or None,
+                "pending": int(score.pending),
                 "scored_at": now,
             }
             for name, score in scores.items()
@@ -377,6 +476,7 @@ class RunStore:
                 s.c.passed,
                 s.c.error,
                 s.c.details,
+                s.c.pending,
             )
             .join(s, (s.c.run_id == u.c.run_id) & (s.c.unit_key == u.c.unit_key))
             .where(u.c.run_id == self.run_id)
@@ -400,6 +500,7 @@ class RunStore:
                 passed=None if r[7] is None else bool(r[7]),
                 error=r[8],
                 details=dict(r[9] or {}),
+                pending=bool(r[10]),
             )
             for r in rows
         ]

@@ -1,0 +1,88 @@
+"""Faults during a unit's interaction: retries of our side's faults with back-off, and the
+cause a failed unit is counted under."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rich.markup import escape
+
+from voxeval.errors import (
+    ConfigError,
+    HarnessFault,
+    ProviderUnavailable,
+    SystemFault,
+    UnknownComponent,
+    VoxevalError,
+)
+from voxeval.scoring.reply_record import is_transient_fault
+
+if TYPE_CHECKING:
+    from voxeval.runner.context import RunContext
+    from voxeval.runner.protocol import WorkUnit
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often a unit's interaction is tried when it fails on our side (a ``HarnessFault``:
+    simulator, renderer, ...; or a remote provider still failing after its own retries), and
+    the back-off between tries: ``backoff_s`` doubling up to ``max_backoff_s``."""
+
+    attempts: int = 3
+    backoff_s: float = 1.0
+    max_backoff_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1 or self.backoff_s < 0 or self.max_backoff_s < 0:
+            raise ConfigError("retries: need attempts >= 1 and non-negative back-off times")
+
+    def delay(self, retry: int) -> float:
+        """Seconds to wait before retry number ``retry + 1``."""
+        return float(min(self.max_backoff_s, self.backoff_s * 2**retry))
+
+
+DEFAULT_RETRY = RetryPolicy()
+
+
+def failure_cause(exc: BaseException) -> str:
+    """Why a unit failed on our side, as counted in the summary: the ``HarnessFault``'s
+    component, ``endpoint`` for a remote provider, ``config`` for a setup problem (missing
+    key, model, bad option), ``input`` for unusable input data (a missing replay reply, an
+    unreadable file), else ``internal`` (a bug: the traceback is in error.txt)."""
+    if isinstance(exc, HarnessFault):
+        return exc.component
+    if is_transient_fault(exc):
+        return "endpoint"
+    if isinstance(exc, ConfigError | ProviderUnavailable | UnknownComponent):
+        return "config"
+    if isinstance(exc, VoxevalError):
+        return "input"
+    return "internal"
+
+
+def interact_with_retries(
+    ctx: RunContext, unit: WorkUnit, retry: RetryPolicy, sleep: Callable[[float], None]
+) -> SystemFault | None:
+    """Interact with ``unit``'s system, retrying faults on our side with back-off. Returns
+    the system's fault when it failed (recorded by the protocol, scored as a failure);
+    a fault on our side that outlasts the retries is raised."""
+    for attempt in range(retry.attempts):
+        ctx.store.start(unit)
+        try:
+            ctx.protocol.interact(unit, ctx)
+            return None
+        except SystemFault as fault:
+            return fault
+        except Exception as exc:
+            if not is_transient_fault(exc) or attempt + 1 >= retry.attempts:
+                raise
+            delay = retry.delay(attempt)
+            detail = escape(
+                f"{unit.key} in {delay:g} s (attempt {attempt + 2} of "
+                f"{retry.attempts}): {type(exc).__name__}: {exc}"
+            )
+            ctx.console.print(f"[yellow]retrying[/] {detail}", highlight=False)
+            sleep(delay)
+    raise AssertionError("unreachable")  # the last attempt returns or raises

@@ -1,0 +1,45 @@
+"""Whether a run folder holds a complete evaluation, and the exit code that says so."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from voxeval.store import RunStore
+from voxeval.store.records import UnitRecord
+
+
+@dataclass(frozen=True)
+class RunHealth:
+    """Whether a run folder holds a complete evaluation: units that failed on our side (by
+    cause), units whose system under test failed (scored as failures, by cause), and scores
+    still pending."""
+
+    failed: dict[str, list[UnitRecord]]
+    system_faults: dict[str, int]
+    pending_scores: int
+
+    @property
+    def failed_units(self) -> int:
+        return sum(len(units) for units in self.failed.values())
+
+    @property
+    def system_fault_units(self) -> int:
+        return sum(self.system_faults.values())
+
+    def exit_code(self, max_failures: int = 0) -> int:
+        """0 when every unit ran and every score is in and at most ``max_failures`` units
+        are failures of the systems under test; else 1."""
+        incomplete = self.failed_units or self.pending_scores
+        return 1 if incomplete or self.system_fault_units > max_failures else 0
+
+
+def run_health(store: RunStore) -> RunHealth:
+    failed: dict[str, list[UnitRecord]] = {}
+    faults: dict[str, int] = {}
+    for unit in store.units():
+        if unit.status == "failed":
+            failed.setdefault(unit.cause or "unknown", []).append(unit)
+        elif unit.status == "done" and unit.system_fault:
+            faults[unit.system_fault] = faults.get(unit.system_fault, 0) + 1
+    pending = sum(len(m) for m in store.pending_metrics().values())
+    return RunHealth(failed, faults, pending)

@@ -1,0 +1,93 @@
+"""What every metric scores when the system under test failed (``SystemFault``).
+
+A fault of the system under test is a result, so its unit is scored, never dropped: each
+metric with a meaningful worst value gets it (the judge scale's minimum, no assertion met,
+the worst MOS, ...), marked ``details["system_fault"] = cause``. Purely descriptive metrics
+(how long the reply was, how fast it was spoken, latency) have no worst value: they are
+not-run with the reason ``system fault: <cause>``, and the summary counts the fault units per
+cause so they stay visible. ``FAILURE_VALUES`` is the single table of these values.
+
+Single-turn replies that failed have nothing to measure, so every metric takes its entry.
+A live call that failed still left a partial call: metrics are computed on it where they
+can be and fall back to their entry otherwise, except the ones marked ``always`` (a failed
+call never completes its task, whatever the database looks like).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from voxeval.scoring.score import Score
+
+
+@dataclass(frozen=True)
+class FailureValue:
+    """The score of a metric on a failed unit; ``basis`` says why this is the worst value."""
+
+    value: float
+    passed: bool | None
+    basis: str
+    always: bool = False  # live calls: even when the partial call could be scored
+
+
+Descriptive = Literal["descriptive"]
+DESCRIPTIVE: Final[Descriptive] = "descriptive"
+
+FAILURE_VALUES: dict[str, FailureValue | Descriptive] = {
+    # single-turn (WildSpeech)
+    "checklist": FailureValue(1.0, None, "the minimum of the 1-10 judge scale"),
+    "assertions": FailureValue(0.0, False, "no assertion met"),
+    "mos": FailureValue(1.0, None, "the minimum of the 1-5 MOS scale"),
+    "wer": FailureValue(1.0, None, "every word of the text channel missing from the speech"),
+    "duration": DESCRIPTIVE,
+    "speaking_rate": DESCRIPTIVE,
+    "language": DESCRIPTIVE,
+    # live calls (EVA-Bench)
+    "task_completion": FailureValue(0.0, False, "the task is not completed", always=True),
+    "turn_taking": FailureValue(0.0, False, "an unanswered user turn scores 0"),
+    "authentication_success": FailureValue(0.0, False, "the caller was not authenticated"),
+    "conversation_finished": FailureValue(0.0, False, "the call did not end by a hang-up"),
+    "tool_call_validity": FailureValue(0.0, False, "no valid tool call"),
+    "key_entity_accuracy": FailureValue(0.0, None, "no key entity heard correctly"),
+    "stt_wer": FailureValue(1.0, None, "every word the caller said missed"),
+    "response_latency": DESCRIPTIVE,
+}
+
+
+def system_fault_reason(cause: str) -> str:
+    return f"system fault: {cause}"
+
+
+def failure_score(metric: str, cause: str) -> Score:
+    """The score of ``metric`` on a unit whose system under test failed with ``cause``."""
+    entry = FAILURE_VALUES.get(metric)
+    if isinstance(entry, FailureValue):
+        details = {"system_fault": cause, "failure_value": entry.basis}
+        return Score(value=entry.value, passed=entry.passed, details=details)
+    reason = system_fault_reason(cause)
+    if entry is None:  # a plugin metric without an entry: say so rather than guess a value
+        reason += " (no failure value is defined for this metric)"
+    return Score.not_run(reason, system_fault=cause)
+
+
+def failure_scores(metrics: Iterable[str], cause: str) -> dict[str, Score]:
+    return {metric: failure_score(metric, cause) for metric in metrics}
+
+
+def partial_call_score(metric: str, computed: Score, cause: str) -> Score:
+    """A live-call metric computed on the partial call of a failed system: kept where it ran
+    (and its entry does not say ``always``), pending work stays pending, otherwise the
+    metric's failure score."""
+    entry = FAILURE_VALUES.get(metric)
+    forced = isinstance(entry, FailureValue) and entry.always
+    if computed.pending:
+        return computed
+    if computed.ran and not forced:
+        return Score(
+            value=computed.value,
+            passed=computed.passed,
+            details={**computed.details, "system_fault": cause},
+        )
+    return failure_score(metric, cause)

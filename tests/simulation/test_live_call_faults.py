@@ -1,0 +1,152 @@
+"""Live calls that fail: an agent that crashes or goes silent on a fixed third of the
+scenarios scores exactly like an agent that completes those calls with a wrong database;
+a caller (our side) that breaks is retried, then the unit is failed with its cause,
+excluded and warned about."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from typer.testing import CliRunner
+
+from tests.simulation.helpers import scenario, write_suite
+from voxeval.cli.main import app
+from voxeval.registry import register
+from voxeval.simulation.callers.scripted_caller import ScriptedCaller
+from voxeval.simulation.parties import AgentTurn, CallerTurn
+from voxeval.simulation.scripted_agent import ScriptedAgent
+from voxeval.store import RunStore
+
+SCENARIOS = ("book-1", "book-2", "book-3")
+FAILING = "book-3"  # the fixed third of the suite where the systems fail
+
+
+@register("agent", "test-crashing")
+class CrashingAgent(ScriptedAgent):
+    """The scripted agent, except that on the failing scenario it raises at its 2nd turn."""
+
+    def start(self, scenario: Any, tools: Any) -> AgentTurn | None:
+        self.scenario_id, self.turns = scenario.id, 0
+        return super().start(scenario, tools)
+
+    def respond(self, user_audio: Any, user_text: str | None) -> AgentTurn:
+        self.turns += 1
+        if self.scenario_id == FAILING and self.turns == 2:
+            raise RuntimeError("agent backend crashed")
+        return super().respond(user_audio, user_text)
+
+
+@register("agent", "test-silent")
+class SilentAgent(CrashingAgent):
+    """Says nothing at its 2nd turn of the failing scenario (a timeout of the agent)."""
+
+    def respond(self, user_audio: Any, user_text: str | None) -> AgentTurn:
+        if self.scenario_id == FAILING and self.turns == 1:
+            self.turns += 1
+            return AgentTurn(text=None)
+        return super().respond(user_audio, user_text)
+
+
+@register("agent", "test-wrong-there")
+class WrongThereAgent(ScriptedAgent):
+    """Completes every call; on the failing scenario it books the wrong day."""
+
+    def start(self, scenario: Any, tools: Any) -> AgentTurn | None:
+        self.script = "wrong" if scenario.id == FAILING else "expected"
+        return super().start(scenario, tools)
+
+
+@register("caller", "test-breaking")
+class BreakingCaller(ScriptedCaller):
+    """The scripted caller, except that it raises (our side) in the failing scenario."""
+
+    def respond(self, agent_audio: Any, agent_text: str | None) -> CallerTurn:
+        assert self._scenario is not None
+        if self._scenario.id == FAILING:
+            raise RuntimeError("caller model returned nothing")
+        return super().respond(agent_audio, agent_text)
+
+
+def write_config(tmp_path: Path, systems: list[str], caller: str = "scripted") -> Path:
+    suite = write_suite(tmp_path / "suite", [scenario(sid) for sid in SCENARIOS])
+    config = {
+        "suite": str(suite),
+        "systems": [{"name": name, "type": "agent", "agent": f"test-{name}"} for name in systems],
+        "trials": 2,
+        "seed": 1,
+        "simulation": {
+            "caller": caller,
+            "mode": "text",
+            "latency_model": {"agent": {"kind": "fixed", "ms": 700}},
+        },
+    }
+    path = tmp_path / "live.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+def summary(out: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((out / "report" / "summary.json").read_text())
+    return data
+
+
+def test_a_failing_agent_scores_like_one_that_fails_those_scenarios(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    config = write_config(tmp_path, ["crashing", "silent", "wrong-there"])
+    result = CliRunner().invoke(app, ["run", str(config), "--out", str(out)])
+    assert result.exit_code == 1, result.output  # 4 system-fault units, --max-failures 0
+    systems = summary(out)["systems"]
+    wrong = systems["wrong-there"]
+    assert wrong["task_completion"]["mean"] == 2 / 3
+    assert [p["mean"] for p in wrong["pass_hat_k"]] == [2 / 3, 2 / 3]
+    for name in ("crashing", "silent"):
+        entry = systems[name]
+        assert entry["task_completion"] == wrong["task_completion"], name
+        assert entry["pass_at_k"] == wrong["pass_at_k"], name
+        assert entry["pass_hat_k"] == wrong["pass_hat_k"], name
+    assert systems["crashing"]["units"]["system_faults"] == {"exception": 2}
+    assert systems["silent"]["units"]["system_faults"] == {"timeout": 2}
+    assert wrong["units"]["system_faults"] == {}
+
+    unit = out / "items" / FAILING / "crashing" / "0"
+    call = json.loads((unit / "call.json").read_text())
+    assert call["end_reason"] == "agent_error"
+    assert call["system_fault"]["cause"] == "exception"
+    assert "agent backend crashed" in call["system_fault"]["message"]
+    scores = json.loads((unit / "scores.json").read_text())
+    assert scores["task_completion"]["value"] == 0.0
+    # turn-taking is scored over the partial call: the unanswered user turn scores 0
+    turn_taking = scores["turn_taking"]
+    assert turn_taking["value"] == 0.0 and turn_taking["details"]["system_fault"] == "exception"
+    assert turn_taking["details"]["timeouts"] == [1]
+    silent = json.loads((out / "items" / FAILING / "silent" / "0" / "call.json").read_text())
+    assert silent["end_reason"] == "agent_timeout" and silent["system_fault"]["cause"] == "timeout"
+    tolerated = CliRunner().invoke(app, ["report", str(out), "--max-failures", "4"])
+    assert tolerated.exit_code == 0, tolerated.output
+
+
+def test_a_breaking_caller_is_retried_then_the_unit_fails_with_its_cause(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    config = write_config(tmp_path, ["wrong-there"], caller="test-breaking")
+    args = ["run", str(config), "--out", str(out), "--retries", "2", "--retry-backoff", "0"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1, result.output
+    assert "failed (simulator): 2 units" in result.output
+    assert "retrying" in result.output
+    store = RunStore(out)
+    failed = store.units("failed")
+    assert [(u.item_id, u.cause, u.attempts) for u in failed] == [
+        (FAILING, "simulator", 3),
+        (FAILING, "simulator", 3),
+    ]
+    assert "caller model returned nothing" in (failed[0].error or "")
+    entry = summary(out)["systems"]["wrong-there"]
+    assert entry["units"]["failed_by_cause"] == {"simulator": 2}
+    # excluded from the means: the two healthy scenarios both pass
+    assert entry["task_completion"]["mean"] == 1.0 and entry["task_completion"]["n"] == 4
+    markdown = (out / "report" / "summary.md").read_text()
+    assert "**Warning:** 2 units failed on voxeval's side (simulator 2)" in markdown
+    assert not (out / "items" / FAILING / "wrong-there" / "0" / "call.json").exists()
