@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from tests.simulation.helpers import scenario, write_suite
 from voxeval.benchmarks.clinic_calls import CLINIC_CALLS_PATH
 from voxeval.benchmarks.scenario import load_scenario_suite
-from voxeval.registry import lookup
+from voxeval.cli.main import app
+from voxeval.registry import lookup, names
+from voxeval.runner import single_turn
 from voxeval.scoring.call_diagnostics import (
     authentication_success,
     conversation_finished,
@@ -18,6 +25,7 @@ from voxeval.scoring.call_diagnostics import (
     tool_call_validity,
 )
 from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.simulation import live_call_protocol
 from voxeval.simulation.timeline import EndEvent, SpeechSegment, Timeline, ToolEvent
 
 
@@ -72,6 +80,85 @@ def test_response_latency_split_by_tool_calls() -> None:
     assert score.details["mean_with_tool_s"] == pytest.approx(1.0)
     assert score.details["mean_without_tool_s"] == pytest.approx(0.6)
     assert score.details["n_with_tool"] == 1
+    assert score.details["answered_turns"] == 3 and score.details["early_starts"] == 0
+
+
+def test_response_latency_counts_early_starts_apart() -> None:
+    """Golden: turn 1 is answered 0.8 s before the caller finished (the caller paused mid-turn
+    and resumed over the agent); it is an early start, not a latency of -0.8 s."""
+    timeline = Timeline(
+        segments=[
+            agent(0.0, 1.0, 0),  # greeting
+            user(1.5, 3.0, 0, "hello", "hello"),
+            agent(4.0, 5.0, 1),  # +1.0 s after the user, with a tool call
+            user(6.0, 7.0, 1, "my member id is", "my member id is"),
+            agent(7.7, 8.6, 2),  # starts during the user's pause ...
+            user(8.0, 8.5, 1, "", ""),  # ... and the user's turn 1 ends at 8.5: 0.8 s early
+            user(9.0, 10.0, 2, "thanks", "thanks"),
+            agent(10.5, 11.0, 3),  # +0.5 s, no tool
+            user(11.5, 12.0, 3, "bye", ""),  # not answered: the caller hung up
+        ],
+        tools=[ToolEvent(3.5, 1, "verify_patient", {}, {}, "auth")],
+        end=EndEvent(12.0, "user_end_call"),
+    )
+    score = response_latency(LiveCallRecord(timeline=timeline))
+    assert score.value == pytest.approx(0.75)  # (1.0 + 0.5) / 2; the old mean was 0.2333
+    assert score.details["per_turn_s"] == pytest.approx([1.0, 0.5])
+    assert score.details["answered_turns"] == 2
+    assert score.details["early_starts"] == 1
+    assert score.details["early_by_s"] == pytest.approx([0.8])
+    assert score.details["unanswered_turns"] == 1
+    assert score.details["mean_with_tool_s"] == pytest.approx(1.0)
+    assert score.details["mean_without_tool_s"] == pytest.approx(0.5)
+    assert score.details["n_with_tool"] == 1 and score.details["n_without_tool"] == 1
+
+
+def test_response_latency_with_only_early_starts_is_not_run() -> None:
+    timeline = Timeline(
+        segments=[
+            user(0.0, 1.0, 0, "i need", "i need"),
+            agent(1.5, 2.5, 0),
+            user(2.0, 3.0, 0, "", ""),
+        ],
+        end=EndEvent(3.0, "agent_end_call"),
+    )
+    score = response_latency(LiveCallRecord(timeline=timeline))
+    assert score.value is None and score.error is not None and "before" in score.error
+    assert score.details["early_starts"] == 1 and score.details["answered_turns"] == 0
+    assert score.details["early_by_s"] == pytest.approx([1.5])
+
+
+def test_default_metric_lists_of_both_protocols_are_registered() -> None:
+    registered = set(names("metric"))
+    live = [*live_call_protocol.DEFAULT_METRICS, *live_call_protocol.DIAGNOSTICS]
+    for name in [*live, *single_turn.DEFAULT_METRICS]:
+        assert name in registered, name
+    assert live_call_protocol.default_metrics() == live
+    assert "authentication_success" in live_call_protocol.default_metrics()
+
+
+def test_a_misspelt_default_metric_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
+    misspelt = ("auth_success", *live_call_protocol.DIAGNOSTICS[1:])
+    monkeypatch.setattr(live_call_protocol, "DIAGNOSTICS", misspelt)
+    with pytest.raises(RuntimeError, match="auth_success"):
+        live_call_protocol.default_metrics()
+
+
+def test_a_misspelt_default_metric_fails_at_plan_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(live_call_protocol, "DIAGNOSTICS", ("auth_success",))
+    config = {
+        "suite": str(write_suite(tmp_path / "suite", [scenario("book-1")])),
+        "systems": [{"name": "good", "type": "agent", "agent": "scripted"}],
+        "simulation": {"caller": "scripted", "mode": "text"},
+    }
+    path = tmp_path / "live.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    result = CliRunner().invoke(app, ["run", str(path), "--out", str(tmp_path / "run")])
+    assert result.exit_code != 0
+    assert "auth_success" in result.output
+    assert not list((tmp_path / "run").rglob("call.json"))  # no call was made
 
 
 def test_stt_wer_against_intended_text() -> None:

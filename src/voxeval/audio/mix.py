@@ -1,4 +1,5 @@
-"""Mixing: noise at a target SNR or amplitude ratio, overlays, concatenation and babble.
+"""Mixing: noise at a target SNR or amplitude ratio, overlays, concatenation, babble and
+track sums.
 
 Definitions (see docs/audio.md):
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -55,11 +56,30 @@ def fit_to_length(noise: Audio, num_samples: int, *, loop: bool = True, seed: Se
     return noise.with_samples(np.tile(data, reps)[start : start + num_samples])
 
 
-def _headroom(mixed: npt.NDArray[np.float64], avoid_clipping: bool) -> npt.NDArray[np.float64]:
+FloatArray = TypeVar("FloatArray", npt.NDArray[np.float32], npt.NDArray[np.float64])
+
+
+def _headroom(mixed: FloatArray, avoid_clipping: bool) -> FloatArray:
     top = float(np.max(np.abs(mixed))) if mixed.size else 0.0
     if avoid_clipping and top > 1.0:
         return mixed * (HEADROOM_PEAK / top)
     return mixed
+
+
+def mix_tracks(tracks: Sequence[Audio], *, source: str = "<mix>") -> Audio:
+    """The sample-wise sum of ``tracks`` at the first track's rate (shorter tracks padded with
+    silence at the end). If the sum exceeds full scale anywhere, the whole sum is scaled so
+    its peak is ``HEADROOM_PEAK``: the mix never clips and the parties keep their relative
+    levels. A sum within full scale is left as it is; the tracks themselves are not changed."""
+    if not tracks:
+        raise AudioError(f"{source}: mix_tracks: no tracks given")
+    rate = tracks[0].rate
+    parts = [at_rate(t, rate).samples for t in tracks]
+    # float32 throughout: a call's tracks run to minutes, and the sum needs no more precision
+    total = np.zeros(max(p.size for p in parts), dtype=np.float32)
+    for part in parts:
+        total[: part.size] += part
+    return Audio(_headroom(total, avoid_clipping=True), rate, source=source)
 
 
 def _fitted_noise(speech: Audio, noise: Audio, seed: Seed, operation: str) -> Audio:

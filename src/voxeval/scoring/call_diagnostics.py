@@ -49,17 +49,37 @@ def authentication_success(record: LiveCallRecord, resources: object = None) -> 
 
 @register("metric", "response_latency")
 def response_latency(record: LiveCallRecord, resources: object = None) -> Score:
-    """Mean agent response latency in seconds (agent onset - end of user speech) over answered
-    turns, also split by whether the turn involved a tool call."""
+    """Mean agent response latency in seconds (agent onset - end of user speech) over the turns
+    the agent answered after the user finished, also split by whether the turn involved a tool
+    call.
+
+    A turn whose first agent speech started before the user's end of turn (the agent talked
+    over the rest of the turn) has no response latency: it is counted in ``early_starts`` with
+    how early it started (``early_by_s``), never averaged in as a negative latency. When every
+    answered turn was an early start there is no latency to report and the metric is not run.
+    """
     if record.timeline is None:
         return Score.not_run("no event timeline for this call")
     exchanges, _ = segment_exchanges(record.timeline)
-    answered = [ex for ex in exchanges if ex.latency_ms is not None]
-    if not answered:
-        return Score.not_run("no user turn was answered by the agent")
-    seconds = [(ex.latency_ms or 0.0) / 1000.0 for ex in answered]
-    with_tool = [(ex.latency_ms or 0.0) / 1000.0 for ex in answered if ex.tool_call]
-    without = [(ex.latency_ms or 0.0) / 1000.0 for ex in answered if not ex.tool_call]
+    # (exchange, agent onset - end of user speech in seconds) of every turn the agent answered
+    started = [(ex, ex.latency_ms / 1000.0) for ex in exchanges if ex.latency_ms is not None]
+    after_user = [(ex, s) for ex, s in started if s >= 0.0]
+    early_by_s = [-s for _, s in started if s < 0.0]
+    counts = {
+        "answered_turns": len(after_user),
+        "early_starts": len(early_by_s),
+        "early_by_s": early_by_s,
+        "unanswered_turns": len(exchanges) - len(started),
+    }
+    if not started:
+        return Score.not_run("no user turn was answered by the agent", **counts)
+    if not after_user:
+        return Score.not_run(
+            f"the agent started all {len(early_by_s)} answers before the user finished", **counts
+        )
+    seconds = [s for _, s in after_user]
+    with_tool = [s for ex, s in after_user if ex.tool_call]
+    without = [s for ex, s in after_user if not ex.tool_call]
     details = {
         "mean_s": mean(seconds),
         "mean_with_tool_s": mean(with_tool) if with_tool else None,
@@ -67,6 +87,7 @@ def response_latency(record: LiveCallRecord, resources: object = None) -> Score:
         "n_with_tool": len(with_tool),
         "n_without_tool": len(without),
         "per_turn_s": seconds,
+        **counts,
     }
     return Score(value=mean(seconds), details=details)
 

@@ -1,7 +1,8 @@
 """The audio bus of a call: one track per party at a common rate, plus their sum.
 
 Parties write whole utterances at a start time; writes may overlap (both parties talking at
-once) and may be cut short when a speaker yields. Tracks grow as needed.
+once) and may be cut short when a speaker yields. Tracks grow as needed; the mixed track is
+their sum, scaled down as a whole only when it would clip.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import numpy as np
 import soxr
 
 from voxeval.audio import Audio
+from voxeval.audio.mix import mix_tracks
 
 BUS_RATE = 16000
 SPEAKERS = ("user", "assistant")
@@ -55,5 +57,7 @@ class AudioBus:
         return Audio(np.pad(data, (0, n - data.size)), self.rate, f"<bus:{speaker}>")
 
     def mixed(self, length_s: float | None = None) -> Audio:
-        user, assistant = self.track("user", length_s), self.track("assistant", length_s)
-        return Audio(user.samples + assistant.samples, self.rate, "<bus:mixed>")
+        """Both tracks summed with headroom (``mix_tracks``): when the parties' overlapping
+        speech would clip, the whole sum is scaled down instead."""
+        tracks = [self.track("user", length_s), self.track("assistant", length_s)]
+        return mix_tracks(tracks, source="<bus:mixed>")

@@ -35,6 +35,7 @@ from voxeval.errors import (
     classify_system_fault,
 )
 from voxeval.simulation.bus import BUS_RATE, AudioBus, to_rate
+from voxeval.simulation.call_end import timeline_until_end
 from voxeval.simulation.clock import Clock, make_clock
 from voxeval.simulation.latency import LatencyModel
 from voxeval.simulation.parties import AgentTurn, CallAgent, Caller, CallerTurn
@@ -505,8 +506,9 @@ def run_call(
         key=lambda s: (s.start, s.speaker),
     )
     call.timeline.tools = [replace(t, t=round(t.t, 4)) for t in call.timeline.tools]
+    call.timeline = timeline_until_end(call.timeline)  # nothing after the end was on the line
     bus = call.bus
-    length = max(t_end, bus.duration) if bus is not None else t_end
+    length = round(t_end, 4)  # tracks end with the call: a hang-up cuts the other side
     final = tools.final_state() if hasattr(tools, "final_state") else {}
     return CallResult(
         timeline=call.timeline,

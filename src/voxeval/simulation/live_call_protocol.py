@@ -31,7 +31,7 @@ from voxeval.store.layout import read_json
 
 DEFAULT_METRICS = ["task_completion", "turn_taking"]
 DIAGNOSTICS = (
-    "auth_success",
+    "authentication_success",
     "response_latency",
     "stt_wer",
     "tool_call_validity",
@@ -45,9 +45,18 @@ def _fault_json(fault: SystemFault | None) -> dict[str, str] | None:
 
 
 def default_metrics() -> list[str]:
-    """Task completion, turn-taking and every call diagnostic that is registered."""
+    """Task completion, turn-taking and every call diagnostic. A default that is not a
+    registered metric is a bug in voxeval: it raises rather than being skipped, so the metric
+    can never silently drop out of every run."""
+    wanted = [*DEFAULT_METRICS, *DIAGNOSTICS]
     known = set(names("metric"))
-    return DEFAULT_METRICS + [m for m in DIAGNOSTICS if m in known]
+    missing = [m for m in wanted if m not in known]
+    if missing:
+        raise RuntimeError(
+            f"live_call default metrics {missing} are not registered metrics; "
+            f"known: {', '.join(sorted(known))}"
+        )
+    return wanted
 
 
 def build_agent(spec: Any, ctx: RunContext | None) -> Any:
@@ -116,7 +125,7 @@ class LiveCallProtocol:
 
     # ------------------------------------------------------------------ protocol
     def plan(self, ctx: RunContext) -> list[WorkUnit]:
-        for metric in ctx.config.metrics or []:
+        for metric in ctx.config.metrics or default_metrics():  # a bad default fails here
             try:
                 lookup("metric", metric)
             except UnknownComponent as exc:

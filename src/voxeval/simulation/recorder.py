@@ -3,7 +3,10 @@
 ``user.wav``, ``assistant.wav``, ``mixed.wav`` (16-bit PCM, 16 kHz; audio mode only),
 ``events.jsonl`` (the timeline), ``initial_db.json``, ``final_db.json``, ``db_diff.json``
 (structured diff of the final against the expected database) and ``call.json`` (how the call
-ended, durations, the parties and the condition)."""
+ended, durations, the parties and the condition).
+
+Every track and the timeline's speech end at the call's end (``voxeval.simulation.call_end``):
+speech the other party was still producing after a hang-up is not part of the recording."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from typing import Any
 
 from voxeval.audio import write_audio
 from voxeval.scoring.db_compare import diff_databases
+from voxeval.simulation.call_end import timeline_until_end, track_until
 from voxeval.simulation.engine import CallResult
 from voxeval.simulation.timeline import Timeline
 from voxeval.store.layout import read_json, write_json_atomic
@@ -32,11 +36,13 @@ def record_call(
     meta: dict[str, Any] | None = None,
 ) -> None:
     unit_dir.mkdir(parents=True, exist_ok=True)
+    timeline = timeline_until_end(result.timeline)
+    t_end = timeline.end.t if timeline.end is not None else result.duration_s
     tracks = {"user": result.user_track, "assistant": result.assistant_track, "mixed": result.mixed}
     for name, audio in tracks.items():
         if audio is not None:
-            write_audio(audio, unit_dir / TRACK_FILES[name])
-    result.timeline.write_jsonl(unit_dir / EVENTS_FILE)
+            write_audio(track_until(audio, t_end), unit_dir / TRACK_FILES[name])
+    timeline.write_jsonl(unit_dir / EVENTS_FILE)
     write_json_atomic(unit_dir / INITIAL_DB_FILE, result.initial_db)
     write_json_atomic(unit_dir / FINAL_DB_FILE, result.final_db)
     if expected_db is not None:
