@@ -250,6 +250,28 @@ def test_judge_whose_key_variable_is_unset_is_refused(
     assert "VOXEVAL_TEST_UNSET_KEY" in message
 
 
+def test_the_packaged_tiny_model_is_refused_as_judge(
+    tmp_path: Path, server: FakeOpenAIServer
+) -> None:
+    config = single_turn_config(tmp_path, server.url)
+    config["judge"] = {"provider": "smollm2"}
+    message = problems_of(write(tmp_path, config))
+    assert "judge.provider: refused as a judge: SmolLM2-135M judges at chance level" in message
+
+
+def test_the_run_context_never_hands_out_a_refused_judge(tmp_path: Path) -> None:
+    from voxeval.config import RunConfig
+    from voxeval.runner.context import RunContext
+    from voxeval.store import RunStore
+
+    config = RunConfig(
+        suite="x", systems=[{"name": "s", "type": "replay"}], judge={"provider": "smollm2"}
+    )
+    ctx = RunContext(config=config, store=RunStore(tmp_path / "run"))
+    assert ctx.judge() is None
+    assert "judge refused: SmolLM2-135M" in (ctx.judge_unavailable_reason() or "")
+
+
 def test_validate_command_runs_only_the_check(tmp_path: Path, server: FakeOpenAIServer) -> None:
     config = single_turn_config(tmp_path, server.url)
     path = write(tmp_path, config)

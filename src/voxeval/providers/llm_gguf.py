@@ -235,6 +235,8 @@ class SmolLM2Chat(GGUFChat):
     """
 
     name = "smollm2"
+    # Read by the plan check and the run context: a config naming this model as a judge fails.
+    refused_as_judge = "SmolLM2-135M judges at chance level; use a capable LLM endpoint as judge"
 
     def __init__(
         self,

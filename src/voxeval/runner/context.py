@@ -35,6 +35,18 @@ NO_AUDIO_JUDGE_REASON = (
 )
 
 
+def judge_refusal(kind: str, spec: ProviderSpec | dict[str, Any] | str | None) -> str | None:
+    """Why the provider of ``spec`` must never judge (a tiny baseline model), or None."""
+    if spec is None:
+        return None
+    try:
+        cls = lookup(kind, canonical_spec(spec).provider)
+    except VoxevalError:
+        return None  # an unknown provider is reported by the plan check
+    reason = getattr(cls, "refused_as_judge", None)
+    return str(reason) if reason else None
+
+
 def canonical_spec(spec: ProviderSpec | dict[str, Any] | str) -> ProviderSpec:
     if isinstance(spec, ProviderSpec):
         return spec
@@ -205,8 +217,11 @@ class RunContext:
         with self._lock:
             if slot in self._optional:
                 return self._optional[slot]
+        refusal = judge_refusal(kind, spec) if slot in ("judge", "audio_judge") else None
         if spec is None:
             result: tuple[Any, str | None] = (None, missing)
+        elif refusal is not None:
+            result = (None, f"{slot} refused: {refusal}")
         else:
             try:
                 result = (self.provider(kind, spec), None)

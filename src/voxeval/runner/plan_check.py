@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from voxeval.config import RunConfig, SystemSpec
 from voxeval.errors import ConfigError, UnknownComponent, VoxevalError
 from voxeval.registry import lookup, names
+from voxeval.runner.context import judge_refusal
 from voxeval.runner.option_check import option_problems, provider_problems
 
 if TYPE_CHECKING:
@@ -128,6 +129,9 @@ def _check_scoring_providers(config: RunConfig, problems: Problems) -> None:
         if spec is not None:
             for line in provider_problems(kind, spec):
                 problems.add(field_name, line)
+            refusal = judge_refusal(kind, spec) if field_name.endswith("judge") else None
+            if refusal is not None:
+                problems.add(f"{field_name}.provider", f"refused as a judge: {refusal}")
     if config.cache_dir and Path(config.cache_dir).exists() and not Path(config.cache_dir).is_dir():
         problems.add("cache_dir", f"{config.cache_dir} exists and is not a folder")
 
