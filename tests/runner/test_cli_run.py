@@ -57,3 +57,22 @@ def test_suites_lists_registered_suites() -> None:
     assert {"name": "toy-registered", "protocol": "toy"}.items() <= next(
         r for r in rows if r["name"] == "toy-registered"
     ).items()
+
+
+def test_end_of_run_table_shows_corpus_wer_and_independent_units() -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from voxeval.cli.commands_run import summary_table
+
+    wer = {
+        "mean": 0.2, "ci_low": 0.1, "ci_high": 0.3, "n": 12, "clusters": 4,
+        "wer_corpus": 0.15, "median": 0.18,
+    }  # fmt: skip
+    summary = {"systems": {"tiny": {"overall": {"wer": wer}, "statistics": {"unit": "query"}}}}
+    out = StringIO()
+    Console(file=out, width=200).print(summary_table(summary))
+    text = out.getvalue()
+    assert "wer (corpus 0.15, median 0.18)" in text
+    assert "12 (4 queries)" in text

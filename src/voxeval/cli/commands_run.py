@@ -15,7 +15,7 @@ from voxeval.cli.common import console, friendly_errors, print_json
 from voxeval.cli.main import app
 from voxeval.config import load_run_config, load_yaml, resolve_config_paths
 from voxeval.errors import ConfigError
-from voxeval.report.document import fmt_ci, fmt_num, is_stat
+from voxeval.report.document import cluster_noun, is_stat, metric_label, stat_cells
 from voxeval.report.writer import SUMMARY_JSON, SUMMARY_MD, write_report
 from voxeval.runner.execute import open_run, rescore_run, run_evaluation
 from voxeval.runner.faults import DEFAULT_RETRY, RetryPolicy
@@ -40,8 +40,9 @@ def summary_table(summary: Mapping[str, Any]) -> Table:
         stats = [(m, s) for m, s in (entry.get("overall") or {}).items() if is_stat(s)]
         overall = entry.get("overall") or {}
         extra = [(k, v) for k, v in entry.items() if k not in overall and is_stat(v)]
+        unit = cluster_noun(entry)
         for metric, stat in (stats + extra)[:MAX_TABLE_METRICS]:
-            table.add_row(system, metric, fmt_num(stat["mean"]), fmt_ci(stat), str(stat["n"]))
+            table.add_row(system, metric_label(metric, stat), *stat_cells(stat, unit))
         units = entry.get("units") or {}
         if units.get("failed"):
             causes = _by_cause(units.get("failed_by_cause") or {})

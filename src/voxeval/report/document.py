@@ -133,12 +133,17 @@ def usage_table(buckets: Mapping[str, Mapping[str, Any]], label: str) -> TableBl
     return TableBlock(header, rows)
 
 
+def cluster_noun(entry: Mapping[str, Any]) -> str:
+    """The plural name of a system entry's independent unit (``queries``, ``scenarios``)."""
+    note = entry.get("statistics")
+    return _plural(str(note.get("unit", "item"))) if isinstance(note, Mapping) else "clusters"
+
+
 def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
     label = entry.get("label")  # e.g. "tiny baseline" for the embedded cascade
     title = f"System {name} ({label})" if isinstance(label, str) and label else f"System {name}"
     blocks: list[Block] = [Heading(2, title)]
-    note = entry.get("statistics")
-    unit = _plural(str(note.get("unit", "item"))) if isinstance(note, Mapping) else "clusters"
+    unit = cluster_noun(entry)
     units = entry.get("units")
     if isinstance(units, Mapping):
         counts = [f"{k} {v}" for k, v in units.items() if not isinstance(v, Mapping)]
