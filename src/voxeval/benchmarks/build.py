@@ -15,6 +15,7 @@ interrupted build resumes where it stopped.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 from dataclasses import asdict
 from pathlib import Path
@@ -60,12 +61,14 @@ from voxeval.benchmarks.spoken_query import SpeakerSpec, SpokenQuery
 from voxeval.errors import ConfigError
 from voxeval.providers.factory import create_provider
 from voxeval.providers.voices import SpeakerProfile, VoiceChoice, select_voice, voice_catalogue
+from voxeval.registry import lookup
 
 RENDER_VERSION = 3  # bump when rendering changes so cached audio is rebuilt
 SPEECH_RMS_DBFS = -20.0
 BABBLE_TTS_CLIPS = 6
-# Piper samples generator noise at every call; without it the output is reproducible (and a
-# little flatter: DistillMOS 3.6 instead of 3.9 on one test sentence).
+# Piper's sampled noise makes speech a little livelier (DistillMOS 3.9 instead of 3.6 on one
+# test sentence). It is seeded either way (engines taking a ``seed`` get the build seed);
+# ``deterministic_tts`` (the default) turns it off, so a voice does not vary with the seed.
 DETERMINISTIC_ENGINE_OPTIONS: dict[str, dict[str, Any]] = {
     "piper": {"noise_scale": 0.0, "noise_w_scale": 0.0}
 }
@@ -100,6 +103,8 @@ class SuiteBuilder:
             options = (
                 DETERMINISTIC_ENGINE_OPTIONS.get(name, {}) if self.options.deterministic_tts else {}
             )
+            if "seed" in inspect.signature(lookup("tts", name)).parameters:
+                options = {**options, "seed": self.options.seed}
             self._engines[name] = create_provider("tts", {"provider": name, **options})
             self._identities[name] = self._engines[name].identity()
         return self._engines[name]

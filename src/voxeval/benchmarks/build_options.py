@@ -67,7 +67,8 @@ class BuildOptions(BaseModel):
     generated_noise: Literal["fallback", "mix", "only"] = "fallback"
     rate: int = Field(default=16000, ge=8000, le=48000)
     deterministic_tts: bool = Field(
-        default=True, description="turn off engine sampling noise (Piper) so builds reproduce"
+        default=True,
+        description="turn off engine sampling noise (Piper); when on, it is drawn from the seed",
     )
 
     @field_validator("conditions")

@@ -57,7 +57,7 @@ def build(
     noise_dir: list[Path] = typer.Option([], "--noise-dir", help="ESC-50/MUSAN/DEMAND folder"),
     generated_noise: str = typer.Option("fallback", help="fallback | mix | only"),
     sampled_tts: bool = typer.Option(
-        False, "--sampled-tts", help="keep Piper's sampling noise (more natural, not reproducible)"
+        False, "--sampled-tts", help="keep Piper's sampling noise (more natural; drawn from --seed)"
     ),
     as_json: bool = typer.Option(False, "--json", help="print the build summary as JSON"),
 ) -> None:
