@@ -66,3 +66,16 @@ def test_llm_caller_hangs_up_with_end_call(tmp_path: Path) -> None:
         assert (first.text, first.end_call) == ("My member ID is KX4.", False)
         last = caller.respond(None, "Done, anything else?")
         assert last.end_call and last.text == "Goodbye."
+
+
+def test_llm_caller_samples_with_a_per_call_seed(tmp_path: Path) -> None:
+    sc = suite(tmp_path).scenarios[0]
+    with FakeOpenAIServer() as server:
+        server.push(chat_text("KX4."), chat_text("Friday."))
+        llm = create_provider("llm", {"provider": "openai", "base_url": server.url, "model": "m"})
+        caller = LLMCaller(llm=llm, temperature=0.7, seed=41)
+        caller.start(sc)
+        caller.respond(None, "Your member ID?")
+        caller.respond(None, "Which day?")
+        seeds = [r.body.get("seed") for r in server.requests]
+    assert seeds == [42, 43]  # the call's seed plus the turn number: reruns sample the same words

@@ -160,7 +160,7 @@ class LiveCallProtocol:
         )
         tools = ToolRuntime(scenario, suite.tools, suite.trust)
         agent = build_agent(ctx.config.system(unit.system), ctx)
-        caller = sim.build_caller(ctx, condition)
+        caller = sim.build_caller(ctx, condition, seed)
         caller_voice = agent_voice = None
         if sim.mode == "audio":
             caller_voice, agent_voice = sim.caller_renderer(condition), sim.agent_renderer()

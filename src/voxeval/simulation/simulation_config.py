@@ -51,7 +51,10 @@ class SimulationConfig(BaseModel):
     max_duration_s: float = Field(default=600.0, gt=0)
     agent_timeout_s: float = Field(default=15.0, gt=0)
 
-    def build_caller(self, ctx: RunContext | None, condition: Condition | None) -> Any:
+    def build_caller(
+        self, ctx: RunContext | None, condition: Condition | None, seed: int = 0
+    ) -> Any:
+        """The caller for one call; ``seed`` seeds an LLM caller's sampling (per call)."""
         persona = get_persona((condition.persona if condition else None) or self.persona)
         cls = lookup("caller", self.caller)
         options: dict[str, Any] = {"persona": persona}
@@ -61,6 +64,7 @@ class SimulationConfig(BaseModel):
             if self.caller_llm is None:
                 raise ConfigError(f"simulation.caller_llm: caller {self.caller!r} needs an LLM")
             options["llm"] = harness_provider(ctx, "llm", self.caller_llm)
+            options["seed"] = seed
         return cls(**options)
 
     def caller_renderer(self, condition: Condition | None) -> SpeechRenderer:

@@ -97,6 +97,7 @@ class LLMCaller:
         persona: str | Persona | None = None,
         temperature: float = 0.0,
         max_turns: int = 40,
+        seed: int = 0,
     ) -> None:
         self.llm = llm
         self.asr = asr
@@ -105,6 +106,7 @@ class LLMCaller:
         self.barge_in_after_s = self.persona.barge_in_after_s
         self.temperature = temperature
         self.max_turns = max_turns
+        self.seed = seed  # each turn samples with seed + turn number: same call, same words
         self.messages: list[Message] = []
         self._turns = 0
 
@@ -130,7 +132,12 @@ class LLMCaller:
         self.messages.append({"role": "user", "content": heard or "(silence)"})
         if self._turns > self.max_turns:
             return CallerTurn(text="Sorry, I have to go. Goodbye.", end_call=True, heard=heard)
-        response = self.llm.chat(self.messages, tools=[END_CALL_TOOL], temperature=self.temperature)
+        response = self.llm.chat(
+            self.messages,
+            tools=[END_CALL_TOOL],
+            temperature=self.temperature,
+            seed=self.seed + self._turns,
+        )
         ends = any(call.name == "end_call" for call in response.tool_calls)
         text = response.text.strip() or ("Goodbye." if ends else "Sorry, could you say that again?")
         self.messages.append({"role": "assistant", "content": text})
