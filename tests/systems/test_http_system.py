@@ -63,6 +63,11 @@ def test_wav_body_reply() -> None:
         (FakeResponse(json_body={"audio": "%%%"}), "not valid base64", "malformed_output"),
         (FakeResponse(json_body=[1, 2]), "must be an object", "malformed_output"),
         (
+            FakeResponse(json_body={"audio": "UklGRg==", "text": 7}),
+            "'text' must be a string",
+            "malformed_output",
+        ),
+        (
             FakeResponse(raw=b"hello", content_type="text/plain"),
             "neither audio nor JSON",
             "malformed_output",

@@ -174,7 +174,8 @@ def count_requests() -> Iterator[RequestCounts]:
     try:
         yield tally
     finally:
-        stack.remove(tally)
+        # by identity: tallies are dataclasses, and an equal one may be open outside
+        del stack[next(i for i, t in enumerate(stack) if t is tally)]
 
 
 class EndpointStats:

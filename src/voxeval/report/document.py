@@ -121,6 +121,9 @@ def usage_table(buckets: Mapping[str, Mapping[str, Any]], label: str) -> TableBl
         [
             name,
             str(u.get("calls", 0)),
+            str(u.get("requests", 0)),
+            str(u.get("retries", 0)),
+            str(u.get("timeouts", 0)),
             str(u.get("prompt_tokens", 0)),
             str(u.get("completion_tokens", 0)),
             str(u.get("parse_failures", 0)),
@@ -129,7 +132,8 @@ def usage_table(buckets: Mapping[str, Mapping[str, Any]], label: str) -> TableBl
         ]
         for name, u in buckets.items()
     ]
-    header = [label, "calls", "prompt tok", "completion tok", "parse fail", "rate", "cost"]
+    header = [label, "calls", "requests", "retries", "timeouts"]
+    header += ["prompt tok", "completion tok", "parse fail", "rate", "cost"]
     return TableBlock(header, rows)
 
 
@@ -241,6 +245,11 @@ def build_document(summary: Mapping[str, Any]) -> list[Block]:
         blocks += [
             Heading(2, "Judge and provider usage"),
             usage_table(usage["by_provider"], "provider"),
+            Paragraph(
+                "calls are logical calls (a reply, a judge call, a decode, a turn); requests "
+                "are the HTTP requests they sent, retries included (a cached answer sends "
+                "none); retries and timeouts are among the requests."
+            ),
         ]
         unknown = (usage.get("total") or {}).get("calls_without_cost")
         if unknown:

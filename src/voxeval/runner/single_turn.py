@@ -32,6 +32,13 @@ from voxeval.errors import (
     classify_system_fault,
 )
 from voxeval.providers.factory import ProviderSpec
+from voxeval.providers.openai_http import RequestCounts, count_requests
+from voxeval.providers.usage_ledger import (
+    AttributedProvider,
+    Ledger,
+    sends_requests,
+    usage_ledger,
+)
 from voxeval.registry import names, register
 from voxeval.runner.protocol import WorkUnit
 from voxeval.runner.single_turn_items import RenderedQuery, load_rendered_queries
@@ -154,16 +161,50 @@ def reply_to_json(unit: WorkUnit, item: RenderedQuery, reply: Reply, wall_s: flo
     }
 
 
-def _record_system_usage(ctx: RunContext, unit: WorkUnit, details: dict[str, Any]) -> None:
-    usage = details.get("usage")
-    if isinstance(usage, dict):
+def _record_system_usage(
+    ctx: RunContext, unit: WorkUnit, details: dict[str, Any] | None, http: RequestCounts
+) -> None:
+    """One logical call of the system: the tokens it reported and the HTTP requests, retries
+    and timeouts counted while it answered (also when it failed: those requests were sent)."""
+    usage = (details or {}).get("usage")
+    if not isinstance(usage, dict) and not http.requests:
+        return  # a local system that reports nothing (e.g. replay)
+    usage = usage if isinstance(usage, dict) else {}
+    ctx.store.record_usage(
+        unit,
+        f"system:{unit.system}",
+        1,
+        int(usage.get("prompt_tokens") or 0),
+        int(usage.get("completion_tokens") or 0),
+        usage.get("cost_usd"),
+        requests=int(http.requests),
+        retries=int(http.retries),
+        timeouts=int(http.timeouts),
+    )
+
+
+def _record_scoring_usage(
+    ctx: RunContext, unit: WorkUnit, ledger: Ledger, scores: dict[str, Score]
+) -> None:
+    """The judge's and the remote scoring ASR's usage while ``unit`` was scored, pending or
+    failed calls included (their requests were sent)."""
+    for component, label in (("judge", "judge"), ("scoring_asr", "scoring_asr")):
+        used = ledger.get(component)
+        if used is None or not (used.calls or used.requests):
+            continue
+        judged = scores.get("checklist") if component == "judge" else None
+        failures = judged.details.get("parse_failures") if judged is not None else None
         ctx.store.record_usage(
             unit,
-            f"system:{unit.system}",
-            1,
-            int(usage.get("prompt_tokens") or 0),
-            int(usage.get("completion_tokens") or 0),
-            usage.get("cost_usd"),
+            label,
+            used.calls,
+            used.prompt_tokens,
+            used.completion_tokens,
+            used.cost_usd,
+            int(failures or 0),
+            requests=used.requests,
+            retries=used.retries,
+            timeouts=used.timeouts,
         )
 
 
@@ -226,22 +267,27 @@ class SingleTurnProtocol:
         if source.suffix.lower() != ".wav" or not _link_into(source, unit_dir / USER_WAV):
             layout.write_bytes_atomic(unit_dir / USER_WAV, audio_to_wav_bytes(user_audio))
         started = time.perf_counter()
+        reply: Reply | None = None
+        http = RequestCounts()
         try:
-            reply = system.reply([Turn(role="user", audio=user_audio, item_id=item.key)])
+            with count_requests() as http:
+                reply = system.reply([Turn(role="user", audio=user_audio, item_id=item.key)])
             if reply.audio is None or reply.audio.is_empty():
                 raise SystemFault(
                     f"system {unit.system!r} answered without audio", cause="no_audio"
                 )
         except NOT_SYSTEM_FAULTS:
+            _record_system_usage(ctx, unit, None, http)
             raise  # our side, or a setup problem: the runner retries or fails the unit
         except Exception as exc:
             fault = classify_system_fault(exc, f"system {unit.system!r}")
             wall_s = time.perf_counter() - started
             self._store_reply(unit_dir, fault_to_json(unit, item, fault, wall_s), None)
+            _record_system_usage(ctx, unit, None if reply is None else reply.details, http)
             raise fault from exc
         wall_s = time.perf_counter() - started
         self._store_reply(unit_dir, reply_to_json(unit, item, reply, wall_s), reply.audio)
-        _record_system_usage(ctx, unit, reply.details)
+        _record_system_usage(ctx, unit, reply.details, http)
 
     @staticmethod
     def _store_reply(unit_dir: Path, reply: dict[str, Any], audio: Audio | None) -> None:
@@ -264,10 +310,17 @@ class SingleTurnProtocol:
                     llm = ctx.judge()
                     if llm is None:
                         raise ProviderUnavailable(ctx.judge_unavailable_reason() or "no judge")
-                    return Judge(llm, max_attempts=opts.judge_attempts)
+                    counted = AttributedProvider(llm, "judge", ("chat",))  # usage per unit
+                    return Judge(counted, max_attempts=opts.judge_attempts)
+
+                def asr() -> Any:
+                    found = ctx.provider("asr", ctx.config.asr or DEFAULT_SCORING_ASR)
+                    if not sends_requests(found):
+                        return found
+                    return AttributedProvider(found, "scoring_asr", ("transcribe",))
 
                 self._resources = ScoringResources(
-                    asr=lambda: ctx.provider("asr", ctx.config.asr or DEFAULT_SCORING_ASR),
+                    asr=asr,
                     judge=judge,
                     mos=lambda: ctx.provider("mos", ctx.config.mos or DEFAULT_MOS),
                     transcript_settings=TranscriptSettings(
@@ -321,19 +374,9 @@ class SingleTurnProtocol:
             return failure_scores(wanted, str(fault.get("cause") or "exception"))
         record = self.record(unit, ctx)
         resources = self.resources(ctx)
-        scores = {name: run_metric(name, record, resources) for name in wanted}
-        judged = scores.get("checklist")
-        if judged is not None and judged.details.get("judge_calls"):
-            d = judged.details
-            ctx.store.record_usage(
-                unit,
-                "judge",
-                int(d["judge_calls"]),
-                int(d.get("prompt_tokens") or 0),
-                int(d.get("completion_tokens") or 0),
-                d.get("cost_usd"),
-                int(d.get("parse_failures") or 0),
-            )
+        with usage_ledger() as ledger:
+            scores = {name: run_metric(name, record, resources) for name in wanted}
+        _record_scoring_usage(ctx, unit, ledger, scores)
         return scores
 
     # -- summarize ----------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 from statistics import mean
 from typing import Any
 
+from voxeval.providers.openai_http import RequestCounts
 from voxeval.registry import register
 from voxeval.scoring.judge import JudgeTemplate
 from voxeval.scoring.reply_record import ReplyRecord, ScoringResources
@@ -86,6 +87,7 @@ def checklist_score(record: ReplyRecord, resources: ScoringResources) -> Score:
     values: list[float] = []
     per_transcript: list[dict[str, Any]] = []
     calls = failures = prompt_tokens = completion_tokens = 0
+    http = RequestCounts()  # what the judge calls sent (a cached answer sends nothing)
     cost: float | None = None
     for i, text in enumerate(transcripts.texts):
         result = judge.grade(
@@ -94,6 +96,7 @@ def checklist_score(record: ReplyRecord, resources: ScoringResources) -> Score:
             seed=record.seed * 100 + i * 10,
         )
         calls += result.attempts
+        http.add(**result.http.as_dict())
         failures += result.parse_failures
         prompt_tokens += result.prompt_tokens
         completion_tokens += result.completion_tokens
@@ -109,6 +112,9 @@ def checklist_score(record: ReplyRecord, resources: ScoringResources) -> Score:
         "scores": [p["score"] for p in per_transcript],
         "per_transcript": per_transcript,
         "judge_calls": calls,
+        "judge_requests": http.requests,
+        "judge_retries": http.retries,
+        "judge_timeouts": http.timeouts,
         "parse_failures": failures,
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,

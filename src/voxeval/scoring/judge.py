@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import jsonschema
@@ -19,6 +19,7 @@ import jsonschema
 from voxeval.audio import Audio, audio_to_wav_bytes
 from voxeval.errors import LLMOutputError, VoxevalError
 from voxeval.providers.base import LLM, Message
+from voxeval.providers.openai_http import RequestCounts, count_requests
 
 OutputFormat = Literal["score_line", "json"]
 Modality = Literal["text", "audio"]
@@ -120,11 +121,17 @@ class JudgeResult:
     completion_tokens: int = 0
     cost_usd: float | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    # HTTP requests the calls sent (retries included; a cached answer sends none)
+    http: RequestCounts = field(default_factory=RequestCounts)
 
     def accounting(self) -> dict[str, Any]:
-        """The bookkeeping fields every judged score carries in its details."""
+        """The bookkeeping fields every judged score carries in its details: ``judge_calls``
+        are logical calls, ``judge_requests`` the HTTP requests they sent."""
         return {
             "judge_calls": self.attempts,
+            "judge_requests": self.http.requests,
+            "judge_retries": self.http.retries,
+            "judge_timeouts": self.http.timeouts,
             "parse_failures": self.parse_failures,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
@@ -188,6 +195,18 @@ class Judge:
         *,
         audio: Audio | None = None,
         seed: int = 0,
+    ) -> JudgeResult:
+        with count_requests() as http:
+            result = self._grade(template, variables, audio=audio, seed=seed)
+        return replace(result, http=http)
+
+    def _grade(
+        self,
+        template: JudgeTemplate,
+        variables: dict[str, Any],
+        *,
+        audio: Audio | None,
+        seed: int,
     ) -> JudgeResult:
         system, user = template.render(variables)
         messages = self._messages(system, user, audio)

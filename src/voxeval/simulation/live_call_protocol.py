@@ -17,6 +17,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from voxeval.errors import ConfigError, ProviderUnavailable, SystemFault, UnknownComponent
+from voxeval.providers.usage_ledger import (
+    AttributedProvider,
+    Ledger,
+    attributed,
+    usage_ledger,
+)
 from voxeval.registry import lookup, names, register
 from voxeval.runner.context import RunContext
 from voxeval.runner.protocol import WorkUnit
@@ -42,6 +48,31 @@ DIAGNOSTICS = (
 
 def _fault_json(fault: SystemFault | None) -> dict[str, str] | None:
     return None if fault is None else {"cause": fault.cause, "message": str(fault)}
+
+
+# The parties' turns, attributed for the unit's usage records (see ``_record_call_usage``).
+_PARTY_METHODS = ("start", "respond")
+
+
+def _record_call_usage(ctx: RunContext, unit: WorkUnit, ledger: Ledger) -> None:
+    """The HTTP requests, retries and timeouts the agent (the system under test) and the
+    simulated caller sent during one call attempt, failed attempts included; ``calls`` are
+    their turns. Parties that sent nothing (scripted, local) are not recorded."""
+    for component, label in (("agent", f"system:{unit.system}"), ("caller", "simulator")):
+        used = ledger.get(component)
+        if used is None or not used.requests:
+            continue
+        ctx.store.record_usage(
+            unit,
+            label,
+            used.calls,
+            used.prompt_tokens,
+            used.completion_tokens,
+            used.cost_usd,
+            requests=used.requests,
+            retries=used.retries,
+            timeouts=used.timeouts,
+        )
 
 
 def default_metrics() -> list[str]:
@@ -159,8 +190,47 @@ class LiveCallProtocol:
             ctx.rng("call", unit.item_id, unit.system, unit.trial, unit.condition).integers(2**31)
         )
         tools = ToolRuntime(scenario, suite.tools, suite.trust)
-        agent = build_agent(ctx.config.system(unit.system), ctx)
-        caller = sim.build_caller(ctx, condition, seed)
+        with usage_ledger() as ledger:
+            try:
+                result, caller, agent = self._call(unit, ctx, scenario, condition, tools, seed)
+            finally:  # a failed attempt's requests were sent too
+                _record_call_usage(ctx, unit, ledger)
+        record_call(
+            result,
+            ctx.store.unit_dir(unit),
+            expected_db=scenario.expected_db,
+            meta={
+                "scenario": scenario.id,
+                "system": unit.system,
+                "trial": unit.trial,
+                "condition": unit.condition,
+                "caller": caller.name,
+                "agent": getattr(agent, "name", ""),
+                "mode": sim.mode,
+                "seed": seed,
+                "system_fault": _fault_json(result.system_fault),
+            },
+        )
+        if result.system_fault is not None:  # recorded: the runner scores it as a failure
+            raise result.system_fault
+
+    def _call(
+        self,
+        unit: WorkUnit,
+        ctx: RunContext,
+        scenario: Any,
+        condition: Condition,
+        tools: Any,
+        seed: int,
+    ) -> tuple[Any, Any, Any]:
+        """Build the parties (their requests attributed to them) and run the call."""
+        sim = self.simulation(ctx)
+        with attributed("agent", calls=0):  # setup, e.g. an ASR warm-up
+            built = build_agent(ctx.config.system(unit.system), ctx)
+        agent = AttributedProvider(built, "agent", _PARTY_METHODS)
+        with attributed("caller", calls=0):
+            made = sim.build_caller(ctx, condition, seed)
+        caller = AttributedProvider(made, "caller", _PARTY_METHODS)
         caller_voice = agent_voice = None
         if sim.mode == "audio":
             caller_voice, agent_voice = sim.caller_renderer(condition), sim.agent_renderer()
@@ -186,24 +256,7 @@ class LiveCallProtocol:
                 yield_s=sim.yield_ms / 1000,
             ),
         )
-        record_call(
-            result,
-            ctx.store.unit_dir(unit),
-            expected_db=scenario.expected_db,
-            meta={
-                "scenario": scenario.id,
-                "system": unit.system,
-                "trial": unit.trial,
-                "condition": unit.condition,
-                "caller": caller.name,
-                "agent": getattr(agent, "name", ""),
-                "mode": sim.mode,
-                "seed": seed,
-                "system_fault": _fault_json(result.system_fault),
-            },
-        )
-        if result.system_fault is not None:  # recorded: the runner scores it as a failure
-            raise result.system_fault
+        return result, caller, agent
 
     def score(self, unit: WorkUnit, ctx: RunContext, metrics: list[str] | None) -> dict[str, Score]:
         from voxeval.scoring.live_call_record import LiveCallRecord

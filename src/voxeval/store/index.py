@@ -94,6 +94,11 @@ usage_table = Table(
     Column("cost_usd", Float, nullable=True),
     Column("parse_failures", Integer, nullable=False),
     Column("recorded_at", DateTime, nullable=False),
+    # HTTP requests sent (first tries and retries; cache hits send none), retries among them,
+    # and timeouts; NULL in rows written before these were counted
+    Column("requests", Integer, nullable=True, default=0),
+    Column("retries", Integer, nullable=True, default=0),
+    Column("timeouts", Integer, nullable=True, default=0),
 )
 
 

@@ -516,8 +516,14 @@ class RunStore:
         completion_tokens: int,
         cost_usd: float | None,
         parse_failures: int = 0,
+        *,
+        requests: int = 0,
+        retries: int = 0,
+        timeouts: int = 0,
     ) -> None:
-        """Append one usage record (a retried or re-scored unit adds more: all calls cost)."""
+        """Append one usage record (a retried or re-scored unit adds more: all calls cost).
+        ``calls`` are logical calls (a reply, a judge call, a decode); ``requests`` the HTTP
+        requests they sent, ``retries`` and ``timeouts`` among them."""
         with self.index.write() as conn:
             conn.execute(
                 usage_table.insert(),
@@ -532,6 +538,9 @@ class RunStore:
                         "completion_tokens": int(completion_tokens),
                         "cost_usd": cost_usd,
                         "parse_failures": int(parse_failures),
+                        "requests": int(requests),
+                        "retries": int(retries),
+                        "timeouts": int(timeouts),
                         "recorded_at": utcnow(),
                     }
                 ],
@@ -550,6 +559,9 @@ class RunStore:
                     t.c.completion_tokens,
                     t.c.cost_usd,
                     t.c.parse_failures,
+                    t.c.requests,
+                    t.c.retries,
+                    t.c.timeouts,
                 ).where(t.c.run_id == self.run_id)
             ).all()
         return summarize_usage(tuple(r) for r in rows)

@@ -1,0 +1,125 @@
+"""Who sent which HTTP requests: usage attributed to a component (the judge, the scoring ASR,
+an agent, the simulated caller) while one unit runs on one thread.
+
+``count_requests`` sees every request of a block; a shared provider's ``stats`` every request
+of the run. Neither tells a unit how many requests *its* judge calls cost when the judge
+failed half-way, so protocols open a ``usage_ledger()`` around a unit's work and wrap the
+shared providers in ``AttributedProvider``: each call of a wrapped method is one logical
+call, and the requests, retries and timeouts it sent (cache hits send none) are added to the
+component's entry of every ledger open on the thread, whether the call returned or raised.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from voxeval.providers.openai_http import RequestCounts, count_requests
+
+
+@dataclass
+class ComponentUsage:
+    """What one component cost inside a ledger: logical calls, HTTP counts, tokens, cost."""
+
+    calls: int = 0
+    requests: int = 0
+    retries: int = 0
+    timeouts: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+
+    def add_requests(self, tally: RequestCounts) -> None:
+        self.requests += int(tally.requests)
+        self.retries += int(tally.retries)
+        self.timeouts += int(tally.timeouts)
+
+    def add_tokens(self, usage: Any) -> None:
+        """Tokens and cost from a provider result's ``usage`` (if it has one)."""
+        if usage is None:
+            return
+        self.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
+        self.completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
+        cost = getattr(usage, "cost_usd", None)
+        if cost is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + float(cost)
+
+
+Ledger = dict[str, ComponentUsage]
+_open = threading.local()
+
+
+def _ledgers() -> list[Ledger]:
+    stack: list[Ledger] | None = getattr(_open, "stack", None)
+    if stack is None:
+        stack = []
+        _open.stack = stack
+    return stack
+
+
+@contextmanager
+def usage_ledger() -> Iterator[Ledger]:
+    """Collect, per component, the usage of attributed calls made on this thread inside."""
+    ledger: Ledger = {}
+    stack = _ledgers()
+    stack.append(ledger)
+    try:
+        yield ledger
+    finally:  # by identity: an equal (e.g. empty) ledger may be open outside
+        del stack[next(i for i, open_ledger in enumerate(stack) if open_ledger is ledger)]
+
+
+@contextmanager
+def attributed(component: str, *, calls: int = 1) -> Iterator[ComponentUsage]:
+    """``calls`` logical calls of ``component`` (0 for setup, e.g. a warm-up): the requests
+    sent inside the block (and the tokens the block adds to the yielded entry) go to every
+    open ledger, also when it raises."""
+    call = ComponentUsage(calls=calls)
+    with count_requests() as tally:
+        try:
+            yield call
+        finally:
+            call.add_requests(tally)
+            for ledger in _ledgers():
+                entry = ledger.setdefault(component, ComponentUsage())
+                entry.calls += call.calls
+                entry.requests += call.requests
+                entry.retries += call.retries
+                entry.timeouts += call.timeouts
+                entry.prompt_tokens += call.prompt_tokens
+                entry.completion_tokens += call.completion_tokens
+                if call.cost_usd is not None:
+                    entry.cost_usd = (entry.cost_usd or 0.0) + call.cost_usd
+
+
+class AttributedProvider:
+    """``inner`` with each call of ``methods`` attributed to ``component`` (tokens and cost
+    read from the result's ``usage`` when it has one); everything else is ``inner``'s."""
+
+    def __init__(self, inner: Any, component: str, methods: Iterable[str]) -> None:
+        self._inner = inner
+        self._component = component
+        self._methods = frozenset(methods)
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._inner, name)
+        if name in self._methods and callable(value):
+            return self._counted(value)
+        return value
+
+    def _counted(self, method: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with attributed(self._component) as usage:
+                result = method(*args, **kwargs)
+                usage.add_tokens(getattr(result, "usage", None))
+                return result
+
+        return call
+
+
+def sends_requests(provider: Any) -> bool:
+    """Is ``provider`` remote (an HTTP endpoint keeping request ``stats``)?"""
+    return callable(getattr(provider, "stats", None))
