@@ -260,10 +260,11 @@ def run_evaluation(
 ) -> Path:
     """Evaluate every system of ``config`` on its suite into ``out_dir``; returns the run folder.
 
-    ``resume`` (default) skips units already done, retries failed ones and the pending
-    scores of done units (without calling their systems); ``resume=False`` wipes the
-    folder's previous results first. ``limit`` keeps the first N item ids. Faults on our
-    side are retried per ``retry``; a system's fault is scored as a failure (see
+    ``resume`` (default) skips units already done, retries failed and unfinished ones (from
+    an emptied unit folder) and the pending scores of done units (without calling their
+    systems); temporary files of processes killed mid-write are deleted. ``resume=False``
+    wipes the folder's previous results first. ``limit`` keeps the first N item ids. Faults
+    on our side are retried per ``retry``; a system's fault is scored as a failure (see
     ``voxeval.scoring.system_fault``). ``run_health`` tells whether everything was scored.
     """
     register_config_secrets(config)  # redacted from everything the run writes or prints
@@ -273,6 +274,7 @@ def run_evaluation(
     store = RunStore(Path(out_dir), index_url=index_url)
     if not resume:
         store.reset()
+    store.remove_stale_temp_files()  # left by a process killed mid-write (kill -9)
     console = console or Console(stderr=True)
     changed = changed_fields(store.stored_config(), config)
     if changed and store.finished_keys():
@@ -291,11 +293,14 @@ def run_evaluation(
     store.record_items(units)
     done = store.finished_keys()
     todo = [u for u in units if u.key not in done]
+    tried_before = {u.key for u in store.units() if u.status != "planned"} - done
     if len(todo) < len(units):
         ctx.console.print(f"resuming: {len(units) - len(todo)} of {len(units)} units already done")
         rescore_units(ctx, None, only_pending=True)  # earlier runs' pending scores
 
     def work(unit: WorkUnit) -> None:
+        if unit.key in tried_before:
+            store.clear_unit_dir(unit)  # an interrupted or failed attempt's files go
         fault = interact_with_retries(ctx, unit, retry, sleep)
         scores = ctx.protocol.score(unit, ctx, config.metrics)
         # done exactly when its scores are committed; a system fault is a scored result

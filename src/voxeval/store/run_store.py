@@ -142,6 +142,29 @@ class RunStore:
             self._made_dirs.add(path)
         return path
 
+    def clear_unit_dir(self, unit: UnitLike) -> int:
+        """Empty the folder of a unit about to run again (resume): what an earlier attempt
+        left (a recording cut short by ``kill -9``, its ``error.txt``, scores never committed)
+        must not mix with the new attempt's files. Returns the entries removed."""
+        path = self.run_dir / layout.unit_relpath(
+            unit.item_id, unit.system, unit.trial, unit.condition
+        )
+        if not path.is_dir():
+            return 0
+        removed = 0
+        for entry in path.iterdir():
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink(missing_ok=True)
+            removed += 1
+        return removed
+
+    def remove_stale_temp_files(self) -> list[Path]:
+        """Delete the temporary files that writers killed mid-write left in the run folder
+        (only voxeval's own temporary names, only of processes that no longer exist)."""
+        return layout.remove_stale_temp_files(self.run_dir)
+
     def _unit_filter(self, unit: UnitLike) -> Any:
         return (units_table.c.run_id == self.run_id) & (units_table.c.unit_key == unit.key)
 

@@ -1,0 +1,177 @@
+"""``kill -9`` at the exact moments a random kill rarely hits: between writing a temporary
+file and renaming it, and inside the index transaction that commits a unit's scores (after
+its artifacts and scores.json were written). The resumed run cleans up, redoes just that unit
+and reports what an uninterrupted run reports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import tests.runner.toy_protocol  # noqa: F401  (registers the toy protocol)
+from tests.fakes.openai_server import FakeOpenAIServer
+from tests.runner.kill_harness import (
+    REPO,
+    FixedReplies,
+    assert_index_intact,
+    assert_same_report,
+    child_env,
+    leftover_temporary_files,
+    query_index,
+    query_tone,
+    run_command,
+    single_turn_configs,
+    split_unit_key,
+    unit_folder,
+)
+from tests.runner.toy_protocol import write_config, write_suite
+from voxeval.audio import audio_to_wav_bytes
+from voxeval.config import load_run_config
+from voxeval.runner import run_evaluation
+from voxeval.store import RunStore
+
+N_QUERIES = 4
+KILLED_UNIT = 3  # the third unit to finish (concurrency 1: plan order)
+
+# `voxeval run` that SIGKILLs itself at a chosen point of the KILLED_UNIT-th unit's commit.
+CHILD = """
+import os, signal, sys
+from pathlib import Path
+from voxeval.store import layout, run_store
+
+config, out, point, nth = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+seen = [0]
+
+def reached():
+    seen[0] += 1
+    if seen[0] == nth:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+if point == "rename":  # scores.json written to its temporary name, not yet renamed
+    real_replace = os.replace
+    def replace(src, dst, *args, **kwargs):
+        if Path(dst).name == layout.SCORES_FILE and str(src).endswith(".tmp"):
+            reached()
+        return real_replace(src, dst, *args, **kwargs)
+    os.replace = replace
+elif point == "commit":  # score rows inserted, the unit not yet done, nothing committed
+    real_rows = run_store.RunStore._replace_score_rows
+    def rows(self, conn, unit, scores, new_rows):
+        real_rows(self, conn, unit, scores, new_rows)
+        reached()
+    run_store.RunStore._replace_score_rows = rows
+
+from voxeval.cli.main import app
+sys.argv = ["voxeval", "run", config, "--out", out]
+app()
+"""
+
+
+def run_killed_at(config: Path, out: Path, point: str) -> int:
+    child = subprocess.run(
+        [sys.executable, "-c", CHILD, str(config), str(out), point, str(KILLED_UNIT)],
+        cwd=REPO,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return child.returncode
+
+
+def unit_keys(run_dir: Path) -> list[str]:
+    return [str(r[0]) for r in query_index(run_dir, "SELECT unit_key FROM units ORDER BY seq")]
+
+
+@pytest.mark.parametrize("point", ["rename", "commit"])
+def test_unit_killed_while_committing_is_redone_cleanly(tmp_path: Path, point: str) -> None:
+    wav = audio_to_wav_bytes(query_tone(9))
+    system = FixedReplies({f"q{i}": (f"reply {i}", wav) for i in range(N_QUERIES)})
+    with FakeOpenAIServer(system) as server:
+        killed_cfg, reference_cfg = single_turn_configs(
+            tmp_path, server.url, N_QUERIES, ["duration"], concurrency=1
+        )
+        run_dir = tmp_path / "killed"
+        assert run_killed_at(killed_cfg, run_dir, point) == -9
+
+        keys = unit_keys(run_dir)
+        victim = keys[KILLED_UNIT - 1]
+        victim_dir = unit_folder(run_dir, victim)
+        # what the kill left: the earlier units committed, the victim's commit lost whole
+        assert query_index(run_dir, "PRAGMA integrity_check") == [("ok",)]
+        statuses = dict(query_index(run_dir, "SELECT unit_key, status FROM units"))
+        assert [statuses[k] for k in keys[:KILLED_UNIT]] == ["done", "done", "running"]
+        assert query_index(run_dir, f"SELECT COUNT(*) FROM scores WHERE unit_key = '{victim}'") == [
+            (0,)
+        ]
+        assert (victim_dir / "reply.json").is_file()  # artifacts written, scores not committed
+        if point == "rename":
+            assert [p.name for p in victim_dir.glob(".scores.json.*.tmp")] != []
+        else:
+            assert (victim_dir / "scores.json").is_file()
+
+        resumed = subprocess.run(
+            run_command(killed_cfg, run_dir),
+            cwd=REPO, env=child_env(), capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert resumed.returncode == 0, resumed.stderr[-3000:]
+        reference = subprocess.run(
+            run_command(reference_cfg, tmp_path / "uninterrupted"),
+            cwd=REPO, env=child_env(), capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert reference.returncode == 0, reference.stderr[-3000:]
+        asked = system.counts()
+
+    victim_item = split_unit_key(run_dir, victim)[0]
+    attempts = dict(query_index(run_dir, "SELECT unit_key, attempts FROM units"))
+    # only the victim ran twice (killed, then resumed); the server saw exactly that
+    assert attempts == {key: 2 if key == victim else 1 for key in keys}
+    assert (
+        asked
+        == {
+            item: 3 if item == victim_item else 2  # (+1: the uninterrupted run)
+            for item in asked
+        }
+        and len(asked) == N_QUERIES
+    )
+
+    assert_index_intact(run_dir, n_units=N_QUERIES, n_metrics=1)
+    assert leftover_temporary_files(run_dir) == []
+    # the redone unit's folder holds exactly the new attempt's files, scores as committed
+    assert sorted(p.name for p in victim_dir.iterdir()) == sorted(
+        p.name for p in unit_folder(run_dir, keys[0]).iterdir()
+    )
+    stored = json.loads((victim_dir / "scores.json").read_text())
+    (value,) = query_index(
+        run_dir, f"SELECT value FROM scores WHERE unit_key = '{victim}' AND metric = 'duration'"
+    )
+    assert stored["duration"]["value"] == pytest.approx(value[0])
+    assert_same_report(run_dir, tmp_path / "uninterrupted")
+
+
+def test_resume_removes_what_a_failed_attempt_left_in_the_unit_folder(tmp_path: Path) -> None:
+    """A unit that failed (error.txt written) and succeeds on resume keeps no trace of the
+    failure in its folder: the folder is what an uninterrupted run would have written."""
+    log = tmp_path / "log.txt"
+    suite = write_suite(tmp_path / "suite", n_items=3, log=str(log), fail_items=["q01"])
+    config = load_run_config(write_config(tmp_path / "cfg.yaml", suite))
+    run_dir = tmp_path / "run"
+    run_evaluation(config, run_dir)
+    store = RunStore(run_dir)
+    (failed,) = store.units(status="failed")
+    failed_dir = store.unit_dir(failed)
+    assert (failed_dir / "error.txt").is_file()
+    (failed_dir / "notes-of-the-failed-attempt.json").write_text("{}")
+
+    Path(f"{log}.heal").touch()
+    run_evaluation(config, run_dir)
+    assert {u.status for u in RunStore(run_dir).units()} == {"done"}
+    healthy_dir = store.unit_dir(store.units()[0])
+    assert sorted(p.name for p in failed_dir.iterdir()) == sorted(
+        p.name for p in healthy_dir.iterdir()
+    )
+    assert not (failed_dir / "error.txt").exists()
