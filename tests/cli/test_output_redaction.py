@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from voxeval.cli.common import RedactingConsole, friendly_errors, print_json
 from voxeval.errors import ConfigError
-from voxeval.store.secrets import REDACTED, register_config_secrets
+from voxeval.redaction import REDACTED, register_config_secrets
 
 SECRET = "cli-secret-Qw8Er7Ty6Ui5Op4As3"
 register_config_secrets({"api_key": SECRET})

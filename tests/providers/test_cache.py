@@ -284,7 +284,7 @@ def test_auth_material_stays_out_of_keys_and_entries(
 def test_secrets_echoed_into_results_are_redacted_from_entries(
     openai_server: FakeOpenAIServer, tmp_path: Path
 ) -> None:
-    from voxeval.store.secrets import REDACTED, register_config_secrets
+    from voxeval.redaction import REDACTED, register_config_secrets
 
     secret = "echoed-judge-key-24680"
     register_config_secrets({"api_key": secret})

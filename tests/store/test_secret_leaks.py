@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
 from voxeval.audio import Audio, audio_to_wav_bytes, write_audio
 from voxeval.cli.main import app
-from voxeval.store.secrets import REDACTED
+from voxeval.redaction import REDACTED
 
 # Distinct long values, each behind an environment variable whose *name* does not look secret
 # (so only the config's references can tell voxeval they are secrets), or written in the config.

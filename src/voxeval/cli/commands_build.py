@@ -21,7 +21,7 @@ from voxeval.cli.main import app
 from voxeval.config import load_yaml
 from voxeval.errors import ConfigError
 from voxeval.providers.factory import create_provider
-from voxeval.store.secrets import register_config_secrets
+from voxeval.redaction import register_config_secrets
 
 stdout = Console()
 

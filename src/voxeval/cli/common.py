@@ -1,5 +1,5 @@
 """Helpers shared by CLI command modules: error display, JSON output, and the redaction of
-secrets from everything a command prints (see ``voxeval.store.secrets``)."""
+secrets from everything a command prints (see ``voxeval.redaction``)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from voxeval.errors import VoxevalError
-from voxeval.store.secrets import redact_text
+from voxeval.redaction import redact_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 

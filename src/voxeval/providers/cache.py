@@ -40,7 +40,7 @@ from voxeval.providers.cache_codec import (
     without_auth,
 )
 from voxeval.providers.model_files import cache_root
-from voxeval.store.secrets import redact_text, scrub
+from voxeval.redaction import redact_text, scrub
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from voxeval.providers.base import (
     Usage,
     Word,
 )
-from voxeval.store.secrets import without_url_credentials
+from voxeval.redaction import without_url_credentials
 
 
 def audio_digest(audio: Audio) -> str:

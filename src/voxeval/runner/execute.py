@@ -26,6 +26,7 @@ from rich.progress import (
 from voxeval.benchmarks.suite_info import save_suite_copy
 from voxeval.config import RunConfig, parse_run_config
 from voxeval.errors import ConfigError
+from voxeval.redaction import register_config_secrets, scrub
 from voxeval.registry import lookup
 from voxeval.runner.context import RunContext
 from voxeval.runner.faults import DEFAULT_RETRY, RetryPolicy, failure_cause, interact_with_retries
@@ -34,7 +35,6 @@ from voxeval.runner.protocol import WorkUnit
 from voxeval.store import RunStore
 from voxeval.store.provenance import now_iso
 from voxeval.store.run_store import refuse_to_reset_foreign_folder
-from voxeval.store.secrets import register_config_secrets, scrub
 
 
 @dataclass

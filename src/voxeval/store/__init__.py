@@ -1,9 +1,6 @@
 """Run folders, their SQLite index, provenance, resume and secret scrubbing."""
 
-from voxeval.store.layout import safe_name, unit_relpath, write_json_atomic, write_text_atomic
-from voxeval.store.records import ScoreRow, UnitLike, UnitRecord
-from voxeval.store.run_store import INDEX_URL_ENV, RunStore
-from voxeval.store.secrets import (
+from voxeval.redaction import (
     REDACTED,
     is_secret_field,
     redact_env_secrets,
@@ -11,6 +8,9 @@ from voxeval.store.secrets import (
     register_config_secrets,
     scrub,
 )
+from voxeval.store.layout import safe_name, unit_relpath, write_json_atomic, write_text_atomic
+from voxeval.store.records import ScoreRow, UnitLike, UnitRecord
+from voxeval.store.run_store import INDEX_URL_ENV, RunStore
 
 __all__ = [
     "INDEX_URL_ENV",

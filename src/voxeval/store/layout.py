@@ -21,7 +21,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from voxeval.store.secrets import REDACTED, redact_text
+from voxeval.redaction import REDACTED, redact_text
 
 RUN_FILE = "run.yaml"
 INDEX_FILE = "index.sqlite"
@@ -143,7 +143,7 @@ _HTML_REDACTED = REDACTED.replace("<", "&lt;").replace(">", "&gt;")
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` atomically with every known secret redacted (see ``store.secrets``):
+    """Write ``text`` atomically with every known secret redacted (see ``voxeval.redaction``):
     this is the boundary every text artifact of a run passes through."""
     clean = redact_text(text)
     if path.suffix.lower() in _HTML_SUFFIXES and clean != text:

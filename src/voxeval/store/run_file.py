@@ -14,9 +14,9 @@ from typing import Any
 
 import yaml
 
+from voxeval.redaction import redact_env_secrets, scrub
 from voxeval.store import layout
 from voxeval.store.provenance import environment, now_iso
-from voxeval.store.secrets import redact_env_secrets, scrub
 
 
 def voxeval_version() -> str:

@@ -20,11 +20,11 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.engine import Connection, make_url
 
 from voxeval.errors import ConfigError
+from voxeval.redaction import redact_env_secrets, scrub
 from voxeval.store import layout
 from voxeval.store.index import Index, items_table, scores_table, units_table, usage_table, utcnow
 from voxeval.store.records import ScoreRow, UnitLike, UnitRecord
 from voxeval.store.run_file import RunFile
-from voxeval.store.secrets import redact_env_secrets, scrub
 from voxeval.store.usage import summarize_usage
 
 if TYPE_CHECKING:

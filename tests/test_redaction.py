@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from voxeval.store.secrets import (
+from voxeval.redaction import (
     REDACTED,
     collect_config_secrets,
     is_credential_field,
