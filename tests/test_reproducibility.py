@@ -24,7 +24,8 @@ from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse
 from tests.simulation.helpers import scenario, write_suite
 from voxeval.audio import audio_to_wav_bytes, read_audio
 from voxeval.cli.main import app
-from voxeval.providers.factory import ProviderSpec, availability
+from voxeval.config import ProviderSpec
+from voxeval.providers.factory import availability
 
 # file name -> top-level fields that are measured wall-clock time or name/date the run.
 VOLATILE: dict[str, set[str]] = {

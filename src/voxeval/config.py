@@ -11,12 +11,25 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from voxeval.errors import ConfigError
-from voxeval.providers.factory import ProviderSpec
 
 # Top-level keys of report/summary.json; systems are also listed there by name.
 RESERVED_SUMMARY_KEYS = frozenset(
     {"run_id", "suite", "seed", "generated_at", "provenance", "systems", "usage", "units"}
 )
+
+
+class ProviderSpec(BaseModel):
+    """``{provider: NAME, ...options}``; options go to the provider's constructor.
+
+    Secrets are never options: remote providers take ``api_key_env`` (the name of an
+    environment variable) instead of a key.
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    provider: str
+
+    def options(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
 
 
 class SystemSpec(BaseModel):

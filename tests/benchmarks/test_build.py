@@ -14,7 +14,8 @@ from voxeval.audio import read_audio
 from voxeval.benchmarks.build import build_suite, prepare_suite_audio
 from voxeval.benchmarks.build_manifest import load_built_suite
 from voxeval.benchmarks.build_options import PROFILE_GRID, BuildOptions, profile_label
-from voxeval.providers.factory import ProviderSpec, availability
+from voxeval.config import ProviderSpec
+from voxeval.providers.factory import availability
 
 pytest.importorskip("librosa")
 if not availability("tts", ProviderSpec(provider="espeak")).available:

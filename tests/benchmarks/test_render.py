@@ -23,7 +23,7 @@ pytest.importorskip("librosa")
 
 
 def _espeak():  # type: ignore[no-untyped-def]
-    from voxeval.providers.factory import ProviderSpec
+    from voxeval.config import ProviderSpec
 
     if not availability("tts", ProviderSpec(provider="espeak")).available:
         pytest.skip("espeak-ng is not installed")

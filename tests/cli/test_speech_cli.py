@@ -81,8 +81,8 @@ def test_synth_with_profile_and_errors(tmp_path: Path) -> None:
 @pytest.mark.models
 def test_mos_json_prints_the_model_fields(tmp_path: Path, tone) -> None:  # type: ignore[no-untyped-def]
     from voxeval.audio import write_audio
+    from voxeval.config import ProviderSpec
     from voxeval.providers import availability
-    from voxeval.providers.factory import ProviderSpec
 
     if not availability("mos", ProviderSpec(provider="dnsmos")).available:
         pytest.skip("dnsmos is not available")

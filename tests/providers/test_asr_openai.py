@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from tests.fakes.openai_server import FakeResponse, error
+from voxeval.config import ProviderSpec
 from voxeval.errors import EndpointError, ProviderUnavailable
 from voxeval.providers import availability, create_provider
-from voxeval.providers.factory import ProviderSpec
 
 
 def test_transcription_request_and_reply(openai_server, tone, monkeypatch) -> None:  # type: ignore[no-untyped-def]

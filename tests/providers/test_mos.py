@@ -5,9 +5,9 @@ import pytest
 
 from tests.providers.speech_samples import speech_clip
 from voxeval.audio import Audio, concatenate, mix_at_snr
+from voxeval.config import ProviderSpec
 from voxeval.errors import AudioError, ProviderUnavailable
 from voxeval.providers import MOS, MOSResult, availability, create_provider
-from voxeval.providers.factory import ProviderSpec
 
 pytestmark = pytest.mark.models
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from voxeval.config import ProviderSpec
 from voxeval.errors import ConfigError
 from voxeval.providers import availability, create_provider
-from voxeval.providers.factory import ProviderSpec
 from voxeval.providers.tts_flite import FLITE_VOICES, flite_catalogue
 
 needs_flite = pytest.mark.skipif(

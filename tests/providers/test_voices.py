@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from voxeval.config import ProviderSpec
 from voxeval.errors import ConfigError
 from voxeval.providers import availability
-from voxeval.providers.factory import ProviderSpec
 from voxeval.providers.tts_piper import PIPER_VOICES
 from voxeval.providers.voices import (
     AGES,

@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from voxeval.atomic_files import write_json_atomic
 from voxeval.benchmarks.suite_info import SuiteInfo
 from voxeval.errors import HarnessFault, SystemFault
 from voxeval.registry import register
@@ -26,7 +27,6 @@ from voxeval.report.aggregate import standard_summary
 from voxeval.runner.context import RunContext
 from voxeval.runner.protocol import WorkUnit
 from voxeval.scoring.score import Score
-from voxeval.store.layout import write_json_atomic
 
 DEFAULT_METRICS = ["length", "judge"]
 

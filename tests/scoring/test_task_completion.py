@@ -9,8 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from voxeval.registry import lookup
-from voxeval.scoring.db_compare import (
+from voxeval.benchmarks.tools.db_compare import (
     canonical_json,
     db_hash,
     diff_databases,
@@ -18,6 +17,7 @@ from voxeval.scoring.db_compare import (
     render_diff,
     session_check,
 )
+from voxeval.registry import lookup
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.task_completion import compare_final_state, task_completion
 

@@ -5,12 +5,12 @@ import pytest
 
 from voxeval.benchmarks.clinic_calls import CLINIC_CALLS_PATH
 from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.task_completion import task_completion
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import run_call
 from voxeval.simulation.scripted_agent import ScriptedAgent
-from voxeval.simulation.tools import ToolRuntime
 
 SUITE = load_scenario_suite(CLINIC_CALLS_PATH)
 

@@ -10,6 +10,7 @@ from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text,
 from tests.simulation.helpers import write_suite
 from voxeval.benchmarks.clinic_calls import CLINIC_CALLS_PATH
 from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.providers import create_provider
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.task_completion import task_completion
@@ -20,7 +21,6 @@ from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import run_call
 from voxeval.simulation.latency import ComponentLatency, LatencyModel
 from voxeval.simulation.scripted_agent import ScriptedAgent
-from voxeval.simulation.tools import ToolRuntime
 from voxeval.simulation.voices import SpeechRenderer
 
 pytestmark = pytest.mark.models

@@ -6,6 +6,7 @@ from tests.fakes.openai_server import FakeOpenAIServer, chat_text, chat_tool_cal
 from tests.simulation.helpers import write_suite
 from tests.simulation.test_live_calls_models import responder
 from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.providers import create_provider
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.task_completion import task_completion
@@ -13,7 +14,6 @@ from voxeval.simulation.agents.hybrid_agent import HybridAgent
 from voxeval.simulation.callers.llm_caller import LLMCaller, caller_prompt
 from voxeval.simulation.engine import run_call
 from voxeval.simulation.personas import get_persona
-from voxeval.simulation.tools import ToolRuntime
 
 
 def suite(tmp_path: Path):  # type: ignore[no-untyped-def]

@@ -14,13 +14,13 @@ from tests.fakes.realtime_server import RATE, CallTool, Fail, FakeRealtimeServer
 from voxeval.audio import Audio
 from voxeval.benchmarks.clinic_calls import CLINIC_CALLS_PATH
 from voxeval.benchmarks.scenario import Scenario, load_scenario_suite
+from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.providers.tts_espeak import EspeakTTS, espeak_binary
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.task_completion import task_completion
 from voxeval.simulation.agents.realtime_ws import RealtimeAgent
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import run_call
-from voxeval.simulation.tools import ToolRuntime
 
 SCENARIO = "clinic-s03-cancel-free"
 KEY_ENV = "VOXEVAL_TEST_REALTIME_KEY"

@@ -6,13 +6,13 @@ import pytest
 
 from voxeval.benchmarks.clinic_calls import CLINIC_CALLS_PATH
 from voxeval.benchmarks.scenario import ScenarioSuite, load_scenario_suite
+from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.errors import ConfigError
 from voxeval.registry import lookup
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.task_completion import task_completion
 from voxeval.simulation.parties import CallAgent
 from voxeval.simulation.scripted_agent import ScriptedAgent, mutate_arguments, wrong_steps
-from voxeval.simulation.tools import ToolRuntime
 
 
 @pytest.fixture(scope="module")

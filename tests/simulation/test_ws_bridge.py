@@ -6,12 +6,12 @@ from pathlib import Path
 
 from tests.simulation.helpers import write_suite
 from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.task_completion import task_completion
 from voxeval.simulation.agents.ws_bridge import WebsocketBridgeAgent
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import run_call
-from voxeval.simulation.tools import ToolRuntime
 
 CLIENT = Path(__file__).resolve().parents[2] / "examples" / "ws_agent_client.py"
 

@@ -9,7 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
-from voxeval.store import layout
+from voxeval import atomic_files
 from voxeval.store.run_store import RunStore
 
 
@@ -45,7 +45,7 @@ def test_only_dead_writers_temporary_files_are_stale(tmp_path: Path) -> None:
         touch(unit / f".suite.{gone}.tmp"),  # a staging *folder* name, but a file deep down
         touch(tmp_path / "items" / f".suite.{gone}.tmp" / "x"),  # staging only at the top
     ]
-    assert layout.stale_temp_paths(tmp_path) == sorted(
+    assert atomic_files.stale_temp_paths(tmp_path) == sorted(
         [*stale[:3], tmp_path / f".suite.{gone}.tmp"]
     )
     removed = RunStore(tmp_path).remove_stale_temp_files()
@@ -59,12 +59,12 @@ def test_write_bytes_atomic_names_its_temporary_file_as_the_cleanup_expects(
     tmp_path: Path,
 ) -> None:
     target = tmp_path / "scores.json"
-    tmp = layout.temp_path(target)
+    tmp = atomic_files.temp_path(target)
     assert tmp.parent == tmp_path and tmp.name.startswith(".scores.json.")
     touch(tmp)
-    assert layout.stale_temp_paths(tmp_path) == []  # this process is alive
+    assert atomic_files.stale_temp_paths(tmp_path) == []  # this process is alive
     gone = dead_pid()
     orphan = touch(tmp.with_name(tmp.name.replace(f".{os.getpid()}.", f".{gone}.", 1)))
-    assert layout.stale_temp_paths(tmp_path) == [orphan]
-    layout.write_bytes_atomic(target, b"{}")
+    assert atomic_files.stale_temp_paths(tmp_path) == [orphan]
+    atomic_files.write_bytes_atomic(target, b"{}")
     assert target.read_bytes() == b"{}" and not tmp.exists()

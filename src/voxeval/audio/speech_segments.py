@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from voxeval.errors import AudioError
 
-if TYPE_CHECKING:  # providers.base imports voxeval.audio; import at call time instead
-    from voxeval.providers.base import SpeechSegment
+
+@dataclass(frozen=True)
+class SpeechSegment:
+    start: float
+    end: float
 
 
 def segments_from_probabilities(
@@ -32,7 +35,6 @@ def segments_from_probabilities(
     Segments shorter than ``min_speech_ms`` are dropped; the rest are widened by
     ``speech_pad_ms`` on both sides, clamped to ``[0, duration_s]`` and merged if they touch.
     """
-    from voxeval.providers.base import SpeechSegment
 
     probs = np.asarray(probabilities, dtype=np.float64)
     if probs.ndim != 1 or not np.all(np.isfinite(probs)):

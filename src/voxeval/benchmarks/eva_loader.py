@@ -19,10 +19,10 @@ import yaml
 from pydantic import ValidationError
 
 from voxeval.benchmarks.scenario import Scenario
+from voxeval.benchmarks.tools.tool_runtime import resolve_scenario_tools
+from voxeval.benchmarks.tools.tool_spec import ToolSpec, load_tool_specs
 from voxeval.config import format_validation_error
 from voxeval.errors import ConfigError
-from voxeval.simulation.tool_runtime import resolve_scenario_tools
-from voxeval.simulation.tool_spec import ToolSpec, load_tool_specs
 
 _ID_FIELDS = ("id", "scenario_id", "record_id")
 _INITIAL_FIELDS = ("initial_db", "initial_scenario_db", "scenario_db")

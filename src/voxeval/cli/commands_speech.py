@@ -15,8 +15,9 @@ from rich.table import Table
 from voxeval.audio import read_audio, write_audio
 from voxeval.cli.common import console, friendly_errors, print_json
 from voxeval.cli.main import app
+from voxeval.config import ProviderSpec
 from voxeval.errors import ConfigError
-from voxeval.providers.factory import PROVIDER_KINDS, ProviderSpec, availability, create_provider
+from voxeval.providers.factory import PROVIDER_KINDS, availability, create_provider
 from voxeval.providers.voices import (
     SpeakerProfile,
     rank_voices,

@@ -3,6 +3,7 @@
 # Speech providers (importing registers them): Whisper/OpenAI ASR, Piper/espeak/flite/OpenAI TTS.
 # LLM providers and the call cache: OpenAI-compatible chat (text and audio), local GGUF/SmolLM2.
 # Quality and activity: DNSMOS (ONNX) and DistillMOS (torch) MOS, Silero VAD (ONNX, pysilero).
+from voxeval.config import ProviderSpec
 from voxeval.providers import (
     asr_openai,
     asr_whisper,
@@ -40,7 +41,7 @@ from voxeval.providers.base import (
     Word,
 )
 from voxeval.providers.cache import ProviderCache, cached, default_cache
-from voxeval.providers.factory import PROVIDER_KINDS, ProviderSpec, availability, create_provider
+from voxeval.providers.factory import PROVIDER_KINDS, availability, create_provider
 from voxeval.providers.llm_gguf import GGUFChat, SmolLM2Chat
 from voxeval.providers.llm_openai import OpenAIChat
 from voxeval.providers.speaker_transform import SpeakerTransform, apply_transform

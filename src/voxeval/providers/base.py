@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from voxeval.audio import Audio
+from voxeval.audio.speech_segments import SpeechSegment
 
 Message = dict[str, Any]
 """A chat message in OpenAI format: {"role": ..., "content": str | list[part], ...}."""
@@ -80,12 +81,6 @@ class MOSResult:
     model: str
     # How the input was prepared (resampling, padding of short clips, clipping), for reports.
     details: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class SpeechSegment:
-    start: float
-    end: float
 
 
 @dataclass(frozen=True)

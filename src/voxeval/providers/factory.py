@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict
-
+from voxeval.config import ProviderSpec
 from voxeval.errors import ConfigError, ProviderUnavailable
 from voxeval.providers.base import Availability
 from voxeval.registry import lookup
@@ -14,20 +13,6 @@ if TYPE_CHECKING:
     from voxeval.providers.cache import ProviderCache
 
 PROVIDER_KINDS = ("asr", "tts", "llm", "audio_llm", "mos", "vad")
-
-
-class ProviderSpec(BaseModel):
-    """``{provider: NAME, ...options}``; options go to the provider's constructor.
-
-    Secrets are never options: remote providers take ``api_key_env`` (the name of an
-    environment variable) instead of a key.
-    """
-
-    model_config = ConfigDict(extra="allow", frozen=True)
-    provider: str
-
-    def options(self) -> dict[str, Any]:
-        return dict(self.model_extra or {})
 
 
 def availability(kind: str, spec: ProviderSpec) -> Availability:

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from voxeval.audio import Audio
+from voxeval.config import ProviderSpec
 from voxeval.errors import ConfigError, ProviderUnavailable
 from voxeval.providers.base import Voice
-from voxeval.providers.factory import ProviderSpec, availability, create_provider
+from voxeval.providers.factory import availability, create_provider
 from voxeval.providers.speaker_transform import SpeakerTransform
 from voxeval.providers.tts_espeak import espeak_catalogue
 from voxeval.providers.tts_flite import flite_catalogue

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from voxeval import atomic_files
 from voxeval.report.aggregate import standard_summary
 from voxeval.report.html import render_html
 from voxeval.report.markdown import render_markdown
@@ -117,8 +118,8 @@ def write_report(ctx: RunContext) -> Path:
     report_dir = ctx.store.report_dir
     summary = build_summary(ctx)
     text = json.dumps(summary, indent=2, default=str, allow_nan=False) + "\n"
-    layout.write_text_atomic(report_dir / SUMMARY_JSON, text)
-    layout.write_text_atomic(report_dir / SUMMARY_MD, render_markdown(summary))
-    layout.write_text_atomic(report_dir / SCORES_CSV, scores_csv(ctx))
-    layout.write_text_atomic(report_dir / INDEX_HTML, render_html(summary))
+    atomic_files.write_text_atomic(report_dir / SUMMARY_JSON, text)
+    atomic_files.write_text_atomic(report_dir / SUMMARY_MD, render_markdown(summary))
+    atomic_files.write_text_atomic(report_dir / SCORES_CSV, scores_csv(ctx))
+    atomic_files.write_text_atomic(report_dir / INDEX_HTML, render_html(summary))
     return report_dir / SUMMARY_MD

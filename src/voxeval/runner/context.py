@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from rich.console import Console
 
-from voxeval.config import RunConfig
+from voxeval.config import ProviderSpec, RunConfig
 from voxeval.errors import ProviderUnavailable, VoxevalError
-from voxeval.providers.factory import ProviderSpec, create_provider
+from voxeval.providers.factory import create_provider
 from voxeval.registry import lookup
 from voxeval.store import RunStore
 

@@ -17,8 +17,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from voxeval.config import ProviderSpec
 from voxeval.errors import UnknownComponent
-from voxeval.providers.factory import ProviderSpec, availability
+from voxeval.providers.factory import availability
 from voxeval.registry import lookup, names
 
 _KEYWORD_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)

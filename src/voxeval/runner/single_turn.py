@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from voxeval import atomic_files
 from voxeval.audio import Audio, audio_to_wav_bytes, read_audio
-from voxeval.config import format_validation_error
+from voxeval.config import ProviderSpec, format_validation_error
 from voxeval.errors import (
     ConfigError,
     HarnessFault,
@@ -31,7 +32,6 @@ from voxeval.errors import (
     VoxevalError,
     classify_system_fault,
 )
-from voxeval.providers.factory import ProviderSpec
 from voxeval.providers.openai_http import RequestCounts, count_requests
 from voxeval.providers.usage_ledger import (
     AttributedProvider,
@@ -48,7 +48,6 @@ from voxeval.scoring.reply_record import ReplyRecord, ScoringResources, run_metr
 from voxeval.scoring.score import Score
 from voxeval.scoring.system_fault import failure_scores
 from voxeval.scoring.transcripts import TranscriptSettings
-from voxeval.store import layout
 from voxeval.systems.base import Reply, Turn
 from voxeval.systems.replay import MissingReply
 
@@ -95,7 +94,7 @@ def scoring_options(ctx: RunContext) -> SingleTurnScoring:
 def _write_wav(path: Path, audio: Audio) -> None:
     # Encoding in memory and renaming into place is atomic and ~5x faster than soundfile's
     # file writer here (it flushes per block).
-    layout.write_bytes_atomic(path, audio_to_wav_bytes(audio))
+    atomic_files.write_bytes_atomic(path, audio_to_wav_bytes(audio))
 
 
 def _link_into(source: Path, target: Path) -> bool:
@@ -265,7 +264,7 @@ class SingleTurnProtocol:
         unit_dir = ctx.store.unit_dir(unit)
         user_audio = read_audio(source)
         if source.suffix.lower() != ".wav" or not _link_into(source, unit_dir / USER_WAV):
-            layout.write_bytes_atomic(unit_dir / USER_WAV, audio_to_wav_bytes(user_audio))
+            atomic_files.write_bytes_atomic(unit_dir / USER_WAV, audio_to_wav_bytes(user_audio))
         started = time.perf_counter()
         reply: Reply | None = None
         http = RequestCounts()
@@ -297,7 +296,7 @@ class SingleTurnProtocol:
         elif assistant.exists():
             assistant.unlink()  # a stale reply from an earlier attempt must not be scored
         (unit_dir / "transcripts.json").unlink(missing_ok=True)
-        layout.write_json_atomic(unit_dir / REPLY_JSON, reply)
+        atomic_files.write_json_atomic(unit_dir / REPLY_JSON, reply)
 
     # -- score --------------------------------------------------------------------------------
 
@@ -335,7 +334,7 @@ class SingleTurnProtocol:
 
     def stored_fault(self, unit: WorkUnit, ctx: RunContext) -> dict[str, Any] | None:
         """The ``system_fault`` stored in the unit's reply.json (None: the system answered)."""
-        reply = layout.read_json(ctx.store.unit_dir(unit) / REPLY_JSON)
+        reply = atomic_files.read_json(ctx.store.unit_dir(unit) / REPLY_JSON)
         fault = reply.get("system_fault") if isinstance(reply, dict) else None
         return fault if isinstance(fault, dict) else None
 

@@ -1,6 +1,13 @@
 """Metrics: each takes a typed record and returns a ``Score``; importing this package
 registers the built-in metrics."""
 
+from voxeval.benchmarks.tools.db_compare import (
+    canonical_json,
+    db_hash,
+    diff_databases,
+    normalise,
+    render_diff,
+)
 from voxeval.scoring.assertions import assertion_score, best_match, check, numbers_in
 from voxeval.scoring.audio_metrics import (
     duration_score,
@@ -18,13 +25,6 @@ from voxeval.scoring.call_diagnostics import (
     tool_call_validity,
 )
 from voxeval.scoring.checklist import CHECKLIST_TEMPLATE, checklist_score, format_checklist
-from voxeval.scoring.db_compare import (
-    canonical_json,
-    db_hash,
-    diff_databases,
-    normalise,
-    render_diff,
-)
 from voxeval.scoring.judge import (
     Judge,
     JudgeOutputError,

@@ -11,8 +11,8 @@ from typing import Any
 
 import jiwer
 
+from voxeval.benchmarks.tools.db_compare import SESSION_KEY, session_check
 from voxeval.registry import register
-from voxeval.scoring.db_compare import SESSION_KEY, session_check
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.score import Score
 from voxeval.scoring.text_normalizer import normalize_english

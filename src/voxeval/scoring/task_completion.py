@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from voxeval.registry import register
-from voxeval.scoring.db_compare import (
+from voxeval.benchmarks.tools.db_compare import (
     SESSION_KEY,
     db_hash,
     diff_databases,
@@ -16,6 +15,7 @@ from voxeval.scoring.db_compare import (
     render_diff,
     session_check,
 )
+from voxeval.registry import register
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.score import Score
 

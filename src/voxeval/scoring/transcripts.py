@@ -16,9 +16,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from voxeval.atomic_files import write_text_atomic
 from voxeval.audio import Audio
 from voxeval.providers.base import ASR
-from voxeval.store.layout import write_text_atomic
 
 TRANSCRIPTS_FILE = "transcripts.json"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")

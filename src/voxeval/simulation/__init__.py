@@ -1,5 +1,6 @@
 """Live simulated calls."""
 
+from voxeval.benchmarks.tools import ToolRuntime, ToolSpec, load_tool_specs, parse_tool_specs
 from voxeval.simulation import agents, callers
 from voxeval.simulation.bus import AudioBus
 from voxeval.simulation.clock import VirtualClock, WallClock
@@ -13,7 +14,6 @@ from voxeval.simulation.recorder import load_call, record_call
 from voxeval.simulation.scripted_agent import ScriptedAgent, play_script, wrong_steps
 from voxeval.simulation.simulation_config import SimulationConfig, parse_simulation
 from voxeval.simulation.timeline import EndEvent, SpeechSegment, Timeline, ToolEvent
-from voxeval.simulation.tools import ToolRuntime, ToolSpec, load_tool_specs, parse_tool_specs
 from voxeval.simulation.turn_detection import EnergyVAD, TurnDetector, Utterance
 from voxeval.simulation.voices import SpeechRenderer
 

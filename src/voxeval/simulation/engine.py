@@ -50,7 +50,7 @@ from voxeval.simulation.turn_detection import (
 
 if TYPE_CHECKING:
     from voxeval.benchmarks.scenario import Scenario
-    from voxeval.simulation.tools import ToolRuntime
+    from voxeval.benchmarks.tools import ToolRuntime
 
 Renderer = Callable[[str], Audio]
 AudioTransform = Callable[[Audio], Audio]

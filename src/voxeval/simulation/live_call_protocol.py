@@ -16,6 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any, ClassVar
 
+from voxeval.atomic_files import read_json
 from voxeval.errors import ConfigError, ProviderUnavailable, SystemFault, UnknownComponent
 from voxeval.providers.usage_ledger import (
     AttributedProvider,
@@ -33,7 +34,6 @@ from voxeval.simulation.engine import EngineSettings, run_call
 from voxeval.simulation.perturbations import Condition, parse_conditions
 from voxeval.simulation.recorder import load_call, record_call
 from voxeval.simulation.simulation_config import SimulationConfig, parse_simulation
-from voxeval.store.layout import read_json
 
 DEFAULT_METRICS = ["task_completion", "turn_taking"]
 DIAGNOSTICS = (
@@ -180,7 +180,7 @@ class LiveCallProtocol:
         ]
 
     def interact(self, unit: WorkUnit, ctx: RunContext) -> None:
-        from voxeval.simulation.tools import ToolRuntime
+        from voxeval.benchmarks.tools import ToolRuntime
 
         suite = self.suite(ctx)
         sim = self.simulation(ctx)

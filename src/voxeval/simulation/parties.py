@@ -9,25 +9,14 @@ In text-only mode the engine passes ``audio=None`` and parties work on text.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from voxeval.audio import Audio
+from voxeval.benchmarks.tools.tool_call import ToolCallRecord
 
 if TYPE_CHECKING:
     from voxeval.benchmarks.scenario import Scenario
-    from voxeval.simulation.tools import ToolRuntime
-
-
-@dataclass(frozen=True)
-class ToolCallRecord:
-    """One tool call as executed on the scenario database."""
-
-    name: str
-    arguments: dict[str, Any]
-    result: Any
-    kind: str = ""  # auth | read | write | system
-    valid: bool = True  # parameters validated against the tool's JSON schema
-    error: str | None = None  # schema or precondition error returned to the agent
+    from voxeval.benchmarks.tools import ToolRuntime
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from voxeval.atomic_files import read_json, write_json_atomic
 from voxeval.audio import write_audio
-from voxeval.scoring.db_compare import diff_databases
+from voxeval.benchmarks.tools.db_compare import diff_databases
 from voxeval.simulation.call_end import timeline_until_end, track_until
 from voxeval.simulation.engine import CallResult
 from voxeval.simulation.timeline import Timeline
-from voxeval.store.layout import read_json, write_json_atomic
 
 EVENTS_FILE = "events.jsonl"
 CALL_FILE = "call.json"

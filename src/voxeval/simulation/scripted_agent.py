@@ -13,7 +13,7 @@ from voxeval.simulation.parties import AgentTurn
 
 if TYPE_CHECKING:
     from voxeval.benchmarks.scenario import Scenario, ScriptStep
-    from voxeval.simulation.tools import ToolRuntime
+    from voxeval.benchmarks.tools import ToolRuntime
 
 ScriptChoice = Literal["expected", "wrong"]
 _WRITE_VERBS = ("update", "cancel", "book", "create", "submit", "reschedule", "request", "make")

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from voxeval.config import format_validation_error
+from voxeval.config import ProviderSpec, format_validation_error
 from voxeval.errors import ConfigError
-from voxeval.providers.factory import ProviderSpec, harness_provider
+from voxeval.providers.factory import harness_provider
 from voxeval.registry import lookup
 from voxeval.simulation.latency import LatencyModel
 from voxeval.simulation.personas import get_persona

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from voxeval.store.layout import write_text_atomic
+from voxeval.atomic_files import write_text_atomic
 
 Speaker = Literal["user", "assistant"]
 

@@ -1,5 +1,6 @@
 """Run folders, their SQLite index, provenance, resume and secret scrubbing."""
 
+from voxeval.atomic_files import write_json_atomic, write_text_atomic
 from voxeval.redaction import (
     REDACTED,
     is_secret_field,
@@ -8,7 +9,7 @@ from voxeval.redaction import (
     register_config_secrets,
     scrub,
 )
-from voxeval.store.layout import safe_name, unit_relpath, write_json_atomic, write_text_atomic
+from voxeval.store.layout import safe_name, unit_relpath
 from voxeval.store.records import ScoreRow, UnitLike, UnitRecord
 from voxeval.store.run_store import INDEX_URL_ENV, RunStore
 

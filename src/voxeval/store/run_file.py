@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
+from voxeval import atomic_files
 from voxeval.redaction import redact_env_secrets, scrub
-from voxeval.store import layout
 from voxeval.store.provenance import environment, now_iso
 
 
@@ -53,7 +53,7 @@ class RunFile:
 
     def _write(self, doc: dict[str, Any]) -> None:
         text = yaml.safe_dump(scrub(doc), sort_keys=False, allow_unicode=True)
-        layout.write_text_atomic(self.path, redact_env_secrets(text))
+        atomic_files.write_text_atomic(self.path, redact_env_secrets(text))
 
     def data(self) -> dict[str, Any]:
         """A copy of the current contents."""

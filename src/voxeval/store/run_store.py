@@ -19,6 +19,7 @@ import yaml
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.engine import Connection, make_url
 
+from voxeval import atomic_files
 from voxeval.errors import ConfigError
 from voxeval.redaction import redact_env_secrets, scrub
 from voxeval.store import layout
@@ -163,7 +164,7 @@ class RunStore:
     def remove_stale_temp_files(self) -> list[Path]:
         """Delete the temporary files that writers killed mid-write left in the run folder
         (only voxeval's own temporary names, only of processes that no longer exist)."""
-        return layout.remove_stale_temp_files(self.run_dir)
+        return atomic_files.remove_stale_temp_files(self.run_dir)
 
     def _unit_filter(self, unit: UnitLike) -> Any:
         return (units_table.c.run_id == self.run_id) & (units_table.c.unit_key == unit.key)
@@ -272,7 +273,9 @@ class RunStore:
         with ``cause``. Returns the one-line error recorded in the index."""
         message = f"{type(exc).__name__}: {exc}"
         tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        layout.write_text_atomic(self.unit_dir(unit) / layout.ERROR_FILE, redact_env_secrets(tb))
+        atomic_files.write_text_atomic(
+            self.unit_dir(unit) / layout.ERROR_FILE, redact_env_secrets(tb)
+        )
         self.finish(unit, "failed", message, cause=cause)
         return message
 
@@ -447,9 +450,9 @@ class RunStore:
         self, unit: UnitLike, scores: Mapping[str, Score]
     ) -> list[dict[str, Any]]:
         path = self.unit_dir(unit) / layout.SCORES_FILE
-        existing = layout.read_json(path) or {}
+        existing = atomic_files.read_json(path) or {}
         merged = {**existing, **{name: scrub(s.to_dict()) for name, s in scores.items()}}
-        layout.write_json_atomic(path, merged)
+        atomic_files.write_json_atomic(path, merged)
         now = utcnow()
         rows = [
             {

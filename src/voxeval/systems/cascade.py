@@ -14,10 +14,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from voxeval.config import SystemSpec
+from voxeval.config import ProviderSpec, SystemSpec
 from voxeval.errors import EndpointError
 from voxeval.providers.base import ASR, LLM, TTS, Message
-from voxeval.providers.factory import ProviderSpec, system_component
+from voxeval.providers.factory import system_component
 from voxeval.providers.openai_http import count_requests
 from voxeval.registry import register
 from voxeval.systems.base import Reply, Turn

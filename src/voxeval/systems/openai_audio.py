@@ -13,10 +13,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from voxeval.audio import audio_to_wav_bytes
-from voxeval.config import SystemSpec
+from voxeval.config import ProviderSpec, SystemSpec
 from voxeval.errors import ConfigError, EndpointError, SystemFault
 from voxeval.providers.base import Message
-from voxeval.providers.factory import ProviderSpec, system_component
+from voxeval.providers.factory import system_component
 from voxeval.providers.openai_http import count_requests
 from voxeval.registry import register
 from voxeval.systems.base import Reply, Turn

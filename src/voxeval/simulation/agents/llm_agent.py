@@ -16,7 +16,7 @@ from voxeval.simulation.parties import AgentTurn
 
 if TYPE_CHECKING:
     from voxeval.benchmarks.scenario import Scenario
-    from voxeval.simulation.tools import ToolRuntime
+    from voxeval.benchmarks.tools import ToolRuntime
 
 
 def renderer_from(voice: str | None) -> Any:

@@ -28,8 +28,8 @@ from voxeval.simulation.parties import AgentTurn, ToolCallRecord
 
 if TYPE_CHECKING:
     from voxeval.benchmarks.scenario import Scenario
+    from voxeval.benchmarks.tools import ToolRuntime
     from voxeval.runner.context import RunContext
-    from voxeval.simulation.tools import ToolRuntime
 
 RATE = 24000
 AUDIO_DELTAS = ("response.audio.delta", "response.output_audio.delta")

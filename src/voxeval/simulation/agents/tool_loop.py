@@ -10,7 +10,7 @@ from voxeval.providers.base import ChatResponse, Message
 from voxeval.simulation.parties import ToolCallRecord
 
 if TYPE_CHECKING:
-    from voxeval.simulation.tools import ToolRuntime
+    from voxeval.benchmarks.tools import ToolRuntime
 
 
 def chat_with_tools(

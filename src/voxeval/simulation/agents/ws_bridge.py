@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from websockets.sync.server import Server, ServerConnection
 
     from voxeval.benchmarks.scenario import Scenario
+    from voxeval.benchmarks.tools import ToolRuntime
     from voxeval.runner.context import RunContext
-    from voxeval.simulation.tools import ToolRuntime
 
 AUDIO_RATE = 16000
 FRAME_MS = 20

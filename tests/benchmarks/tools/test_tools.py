@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 
 from voxeval.benchmarks.scenario import Scenario
+from voxeval.benchmarks.tools import ToolRuntime, parse_tool_specs
+from voxeval.benchmarks.tools.tool_expr import ExpressionError, evaluate, render
+from voxeval.benchmarks.tools.tool_ops import ToolContext
+from voxeval.benchmarks.tools.tool_spec import HookTrust
 from voxeval.errors import ConfigError
-from voxeval.simulation.tool_expr import ExpressionError, evaluate, render
-from voxeval.simulation.tool_ops import ToolContext
-from voxeval.simulation.tool_spec import HookTrust
-from voxeval.simulation.tools import ToolRuntime, parse_tool_specs
 
 TRUST_THIS_MODULE = HookTrust(("tests.simulation.test_tools",))
 
@@ -300,7 +300,7 @@ def test_trusted_module_covers_submodules_but_not_reexported_functions() -> None
 
 
 def test_a_tool_built_without_parsing_trusts_nothing_but_plugins(runtime: ToolRuntime) -> None:
-    from voxeval.simulation.tool_spec import ToolSpec
+    from voxeval.benchmarks.tools.tool_spec import ToolSpec
 
     spec = ToolSpec.model_validate(_hook_tool("os:getcwd"))
     with pytest.raises(ConfigError, match="not trusted"):

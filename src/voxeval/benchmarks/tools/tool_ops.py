@@ -6,8 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from voxeval.simulation.tool_expr import ExpressionError, evaluate, render
-from voxeval.simulation.tool_spec import (
+from voxeval.benchmarks.tools.tool_expr import ExpressionError, evaluate, render
+from voxeval.benchmarks.tools.tool_spec import (
     DeleteOp,
     InsertOp,
     LookupOp,

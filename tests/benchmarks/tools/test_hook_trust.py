@@ -15,11 +15,11 @@ from typer.testing import CliRunner
 
 from tests.simulation.helpers import TOOLS, scenario, write_suite
 from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.tools import ToolRuntime
+from voxeval.benchmarks.tools.tool_ops import ToolContext
 from voxeval.cli.main import app
 from voxeval.errors import ConfigError
-from voxeval.simulation import tool_spec
-from voxeval.simulation.tool_ops import ToolContext
-from voxeval.simulation.tools import ToolRuntime
+from voxeval.benchmarks.tools import tool_spec
 
 THIS = "tests.simulation.test_hook_trust"
 STAMPS: list[str] = []

@@ -26,9 +26,13 @@ from pydantic import (
     model_validator,
 )
 
+from voxeval.benchmarks.tools.tool_expr import (
+    ExpressionError,
+    compile_expression,
+    template_expressions,
+)
 from voxeval.config import format_validation_error, load_yaml
 from voxeval.errors import ConfigError
-from voxeval.simulation.tool_expr import ExpressionError, compile_expression, template_expressions
 
 ToolKind = Literal["auth", "read", "write", "system"]
 WRITE_OPS = ("insert", "update", "delete")

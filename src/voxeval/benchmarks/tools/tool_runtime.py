@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 import jsonschema
 
+from voxeval.benchmarks.tools.tool_call import ToolCallRecord
+from voxeval.benchmarks.tools.tool_ops import ToolContext, ToolFailure, run_tool
+from voxeval.benchmarks.tools.tool_spec import HookTrust, ToolSpec, parse_tool_specs
 from voxeval.errors import ConfigError
-from voxeval.simulation.parties import ToolCallRecord
-from voxeval.simulation.tool_ops import ToolContext, ToolFailure, run_tool
-from voxeval.simulation.tool_spec import HookTrust, ToolSpec, parse_tool_specs
 
 if TYPE_CHECKING:
     from voxeval.benchmarks.scenario import Scenario
