@@ -21,7 +21,7 @@ from voxeval.cli.main import app
 from voxeval.errors import ConfigError
 from voxeval.benchmarks.tools import tool_spec
 
-THIS = "tests.simulation.test_hook_trust"
+THIS = "tests.benchmarks.tools.test_hook_trust"
 STAMPS: list[str] = []
 
 

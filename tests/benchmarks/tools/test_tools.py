@@ -13,7 +13,7 @@ from voxeval.benchmarks.tools.tool_ops import ToolContext
 from voxeval.benchmarks.tools.tool_spec import HookTrust
 from voxeval.errors import ConfigError
 
-TRUST_THIS_MODULE = HookTrust(("tests.simulation.test_tools",))
+TRUST_THIS_MODULE = HookTrust(("tests.benchmarks.tools.test_tools",))
 
 TOOLS_YAML: dict[str, Any] = {
     "tools": [
@@ -86,14 +86,14 @@ TOOLS_YAML: dict[str, Any] = {
             "name": "hooked",
             "kind": "read",
             "parameters": {"type": "object", "properties": {}},
-            "python": "tests.simulation.test_tools:count_accounts",
+            "python": "tests.benchmarks.tools.test_tools:count_accounts",
         },
         {
             "name": "step_hook",
             "kind": "system",
             "parameters": {"type": "object", "properties": {}},
             "steps": [
-                {"python": {"function": "tests.simulation.test_tools:count_accounts", "as": "n"}},
+                {"python": {"function": "tests.benchmarks.tools.test_tools:count_accounts", "as": "n"}},
                 {"return": "${n.count * 10}"},
             ],
         },
@@ -270,7 +270,7 @@ def _hook_tool(ref: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     "ref",
-    ["os:system", "subprocess:run", "builtins:eval", "tests.simulation.test_tools:count_accounts"],
+    ["os:system", "subprocess:run", "builtins:eval", "tests.benchmarks.tools.test_tools:count_accounts"],
 )
 def test_untrusted_python_hooks_are_refused_at_load(ref: str) -> None:
     with pytest.raises(ConfigError, match="is not trusted") as err:
@@ -289,12 +289,12 @@ def test_step_hooks_are_checked_too_and_name_their_step() -> None:
 
 def test_trusted_module_covers_submodules_but_not_reexported_functions() -> None:
     trust = HookTrust(("tests.simulation",))
-    specs = parse_tool_specs({"tools": [_hook_tool("tests.simulation.test_tools:count_accounts")]},
+    specs = parse_tool_specs({"tools": [_hook_tool("tests.benchmarks.tools.test_tools:count_accounts")]},
                              "tools.yaml", trust)  # fmt: skip
-    assert specs["h"].hook("tests.simulation.test_tools:count_accounts") is count_accounts
+    assert specs["h"].hook("tests.benchmarks.tools.test_tools:count_accounts") is count_accounts
     # a function imported into a trusted module from an untrusted one is still refused
     with pytest.raises(ConfigError, match="defined in module"):
-        parse_tool_specs({"tools": [_hook_tool("tests.simulation.test_tools:evaluate")]},
+        parse_tool_specs({"tools": [_hook_tool("tests.benchmarks.tools.test_tools:evaluate")]},
                          "tools.yaml", trust)  # fmt: skip
     assert not HookTrust(("tests.sim",)).allows("tests.simulation")
 
