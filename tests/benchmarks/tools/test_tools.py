@@ -93,7 +93,12 @@ TOOLS_YAML: dict[str, Any] = {
             "kind": "system",
             "parameters": {"type": "object", "properties": {}},
             "steps": [
-                {"python": {"function": "tests.benchmarks.tools.test_tools:count_accounts", "as": "n"}},
+                {
+                    "python": {
+                        "function": "tests.benchmarks.tools.test_tools:count_accounts",
+                        "as": "n",
+                    }
+                },
                 {"return": "${n.count * 10}"},
             ],
         },
@@ -270,7 +275,12 @@ def _hook_tool(ref: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     "ref",
-    ["os:system", "subprocess:run", "builtins:eval", "tests.benchmarks.tools.test_tools:count_accounts"],
+    [
+        "os:system",
+        "subprocess:run",
+        "builtins:eval",
+        "tests.benchmarks.tools.test_tools:count_accounts",
+    ],
 )
 def test_untrusted_python_hooks_are_refused_at_load(ref: str) -> None:
     with pytest.raises(ConfigError, match="is not trusted") as err:
@@ -288,7 +298,7 @@ def test_step_hooks_are_checked_too_and_name_their_step() -> None:
 
 
 def test_trusted_module_covers_submodules_but_not_reexported_functions() -> None:
-    trust = HookTrust(("tests.simulation",))
+    trust = HookTrust(("tests.benchmarks",))
     specs = parse_tool_specs({"tools": [_hook_tool("tests.benchmarks.tools.test_tools:count_accounts")]},
                              "tools.yaml", trust)  # fmt: skip
     assert specs["h"].hook("tests.benchmarks.tools.test_tools:count_accounts") is count_accounts
@@ -296,7 +306,7 @@ def test_trusted_module_covers_submodules_but_not_reexported_functions() -> None
     with pytest.raises(ConfigError, match="defined in module"):
         parse_tool_specs({"tools": [_hook_tool("tests.benchmarks.tools.test_tools:evaluate")]},
                          "tools.yaml", trust)  # fmt: skip
-    assert not HookTrust(("tests.sim",)).allows("tests.simulation")
+    assert not HookTrust(("tests.bench",)).allows("tests.benchmarks")
 
 
 def test_a_tool_built_without_parsing_trusts_nothing_but_plugins(runtime: ToolRuntime) -> None:
