@@ -11,6 +11,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from voxeval.errors import ConfigError
+from voxeval.registry import names
 
 # Top-level keys of report/summary.json; systems are also listed there by name.
 RESERVED_SUMMARY_KEYS = frozenset(
@@ -163,7 +164,6 @@ def _resolved(value: Any, base: Path) -> Any:
 
 
 def _is_registered_suite(name: str) -> bool:
-    from voxeval.registry import names
 
     return name in names("suite")
 

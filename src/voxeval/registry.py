@@ -31,7 +31,7 @@ _BUILTIN_PACKAGES: dict[str, tuple[str, ...]] = {
     "system": ("voxeval.systems",),
     "metric": ("voxeval.scoring",),
     "suite": ("voxeval.benchmarks",),
-    "protocol": ("voxeval.runner", "voxeval.benchmarks", "voxeval.simulation"),
+    "protocol": ("voxeval.protocols",),
     "caller": ("voxeval.simulation",),
     "agent": ("voxeval.simulation",),
     "perturbation": ("voxeval.simulation",),

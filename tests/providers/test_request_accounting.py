@@ -20,8 +20,8 @@ from tests.fakes.openai_server import (
 from voxeval.audio import Audio, audio_to_wav_bytes
 from voxeval.config import RunConfig
 from voxeval.errors import SystemFault
+from voxeval.protocols.context import RunContext
 from voxeval.providers.openai_http import count_requests
-from voxeval.runner.context import RunContext
 from voxeval.store import RunStore
 from voxeval.systems import Turn
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from voxeval.report.aggregate import standard_summary
+from voxeval.analysis.aggregate import standard_summary
 from voxeval.store.records import ScoreRow
 
 

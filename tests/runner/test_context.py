@@ -11,10 +11,10 @@ import yaml
 
 from voxeval.config import RunConfig
 from voxeval.errors import ProviderUnavailable
+from voxeval.protocols.context import NO_JUDGE_REASON, RunContext
 from voxeval.providers.base import Availability
 from voxeval.providers.factory import system_component
 from voxeval.registry import register
-from voxeval.runner.context import NO_JUDGE_REASON, RunContext
 from voxeval.store import RunStore
 
 CREATED: list[dict[str, Any]] = []

@@ -11,8 +11,8 @@ from rich.console import Console
 
 from tests.runner.toy_protocol import write_config, write_suite
 from voxeval.config import load_run_config
+from voxeval.protocols.contract import WorkUnit
 from voxeval.runner import first_items, rescore, run_evaluation
-from voxeval.runner.protocol import WorkUnit
 from voxeval.store import RunStore
 
 STAT_KEYS = {"mean", "ci_low", "ci_high", "n"}

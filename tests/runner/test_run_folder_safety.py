@@ -25,7 +25,7 @@ from voxeval.audio import Audio, audio_to_wav_bytes, write_audio
 from voxeval.benchmarks.suite_info import definition_files, resolve_suite, save_suite_copy
 from voxeval.cli.main import app
 from voxeval.errors import ConfigError
-from voxeval.runner.single_turn import _link_into
+from voxeval.protocols.single_turn import _link_into
 from voxeval.store import RunStore
 
 cli = CliRunner()

@@ -19,13 +19,13 @@ from typing import Any
 
 import yaml
 
+from voxeval.analysis.aggregate import standard_summary
 from voxeval.atomic_files import write_json_atomic
 from voxeval.benchmarks.suite_info import SuiteInfo
 from voxeval.errors import HarnessFault, SystemFault
+from voxeval.protocols.context import RunContext
+from voxeval.protocols.contract import WorkUnit
 from voxeval.registry import register
-from voxeval.report.aggregate import standard_summary
-from voxeval.runner.context import RunContext
-from voxeval.runner.protocol import WorkUnit
 from voxeval.scoring.score import Score
 
 DEFAULT_METRICS = ["length", "judge"]

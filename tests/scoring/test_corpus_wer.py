@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from voxeval.report.aggregate import standard_summary
-from voxeval.report.corpus_wer import add_corpus_wer, corpus_wer_fields
+from voxeval.analysis.aggregate import standard_summary
+from voxeval.analysis.corpus_wer import add_corpus_wer, corpus_wer_fields
+from voxeval.protocols.live_call import LiveCallProtocol
+from voxeval.protocols.single_turn_summary import summarize_single_turn
 from voxeval.report.markdown import render_markdown
-from voxeval.runner.single_turn_summary import summarize_single_turn
-from voxeval.simulation.live_call_protocol import LiveCallProtocol
 from voxeval.store.records import ScoreRow
 
 

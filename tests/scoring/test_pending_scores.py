@@ -100,7 +100,7 @@ def test_checklist_over_fewer_than_k_transcripts_is_flagged(openai_server, tone)
 
 
 def test_the_single_turn_summary_counts_checklists_over_fewer_than_k() -> None:
-    from voxeval.runner.single_turn_summary import judge_accounting
+    from voxeval.protocols.single_turn_summary import judge_accounting
     from voxeval.store.records import ScoreRow
 
     def row(used: int) -> ScoreRow:

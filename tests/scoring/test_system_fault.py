@@ -8,8 +8,9 @@ import httpx
 import pytest
 
 from voxeval.errors import AudioError, SystemFault, VoxevalError, classify_system_fault
+from voxeval.protocols.live_call import DIAGNOSTICS, default_metrics
+from voxeval.protocols.single_turn import DEFAULT_METRICS as SINGLE_TURN_METRICS
 from voxeval.registry import names
-from voxeval.runner.single_turn import DEFAULT_METRICS as SINGLE_TURN_METRICS
 from voxeval.scoring.checklist import CHECKLIST_TEMPLATE
 from voxeval.scoring.score import Score
 from voxeval.scoring.system_fault import (
@@ -20,7 +21,6 @@ from voxeval.scoring.system_fault import (
     failure_scores,
     partial_call_score,
 )
-from voxeval.simulation.live_call_protocol import DIAGNOSTICS, default_metrics
 
 
 def test_every_default_metric_of_both_protocols_has_a_failure_entry() -> None:

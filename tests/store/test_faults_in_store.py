@@ -7,7 +7,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from voxeval.runner.protocol import WorkUnit
+from voxeval.protocols.contract import WorkUnit
 from voxeval.scoring.score import Score
 from voxeval.store import RunStore
 

@@ -8,7 +8,7 @@ import yaml
 
 from voxeval.config import RunConfig
 from voxeval.errors import ConfigError
-from voxeval.runner.protocol import WorkUnit
+from voxeval.protocols.contract import WorkUnit
 from voxeval.scoring.score import Score
 from voxeval.store import REDACTED, RunStore, safe_name
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from voxeval.protocols.contract import WorkUnit
 from voxeval.report.markdown import render_markdown
-from voxeval.runner.protocol import WorkUnit
 from voxeval.store import RunStore
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
-from voxeval.benchmarks.query_suite import read_jsonl
+from voxeval.benchmarks.jsonl_file import read_jsonl
 from voxeval.errors import ConfigError
 
 MAX_WORDS = 50  # WildSpeech keeps queries with fewer than 50 words

@@ -18,7 +18,6 @@ Errors name the file, the item (id and position) and the field.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -27,8 +26,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from voxeval.audio import Audio, AudioLimits, ChannelMode, probe_audio, read_audio
 from voxeval.audio.io import DEFAULT_MAX_AUDIO_MB, DEFAULT_MAX_AUDIO_S
+from voxeval.benchmarks.jsonl_file import read_jsonl
 from voxeval.benchmarks.spoken_query import SpokenQuery
-from voxeval.benchmarks.suite_info import SUITE_FILE
+from voxeval.benchmarks.suite_info import SUITE_FILE, resolve_suite
+from voxeval.benchmarks.wildspeech_loader import load_wildspeech
 from voxeval.config import format_validation_error, load_yaml
 from voxeval.errors import AudioError, ConfigError
 from voxeval.registry import names
@@ -64,8 +65,6 @@ class SuiteAudioInput:
 def suite_file_path(ref: str | Path) -> Path:
     """A registered suite name, a suite file, or a folder holding ``suite.yaml``."""
     if isinstance(ref, str) and ref in names("suite"):
-        from voxeval.benchmarks.suite_info import resolve_suite
-
         return Path(resolve_suite(ref).path)
     path = Path(ref)
     if path.is_dir():
@@ -134,19 +133,6 @@ def read_suite_header(path: Path) -> QuerySuiteHeader:
         raise ConfigError(format_validation_error(str(path), exc)) from exc
 
 
-def read_jsonl(path: Path) -> list[Any]:
-    """Rows of a JSONL file; a malformed line is reported with its line number."""
-    rows: list[Any] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{path}: line {number}: invalid JSON ({exc.msg})") from exc
-    return rows
-
-
 def load_query_suite(ref: str | Path) -> list[SpokenQuery]:
     """Load and validate every query of a suite (name, YAML/JSONL/parquet file, or folder)."""
     path = suite_file_path(ref)
@@ -199,6 +185,4 @@ def suite_name(ref: str | Path) -> str:
 
 
 def _load_wildspeech(path: Path) -> list[SpokenQuery]:
-    from voxeval.benchmarks.wildspeech_loader import load_wildspeech
-
     return load_wildspeech(path)

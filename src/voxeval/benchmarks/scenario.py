@@ -7,15 +7,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from voxeval.benchmarks.tools.tool_runtime import resolve_scenario_tools
+from voxeval.benchmarks.tools.tool_spec import HookTrust, ToolSpec, check_tables, load_tool_specs
 from voxeval.config import format_validation_error, load_yaml
 from voxeval.errors import ConfigError
-
-if TYPE_CHECKING:  # imported lazily below: voxeval.simulation imports this module
-    from voxeval.benchmarks.tools.tool_spec import HookTrust, ToolSpec
 
 Category = Literal[
     "single_intent",
@@ -163,7 +162,6 @@ class ScenarioSuite:
         raise ConfigError(f"{self.path}: no scenario {scenario_id!r}")
 
     def tools_for(self, scenario: Scenario) -> dict[str, ToolSpec]:
-        from voxeval.benchmarks.tools.tool_runtime import resolve_scenario_tools
 
         return resolve_scenario_tools(scenario, self.tools, self.trust)
 
@@ -178,7 +176,6 @@ def load_scenario_suite(path: str | Path, *, trusted_modules: Sequence[str] = ()
 
     Python tool hooks must come from ``trusted_modules`` or installed plugins, and every table
     a scenario's tools name must be in its database; both are checked here."""
-    from voxeval.benchmarks.tools.tool_spec import HookTrust, load_tool_specs
 
     trust = HookTrust(tuple(trusted_modules))
 
@@ -253,8 +250,6 @@ def _parse_scenario(
 ) -> Scenario:
     if not isinstance(item, dict):
         raise ConfigError(f"{where}: a scenario must be a mapping")
-    from voxeval.benchmarks.tools.tool_runtime import resolve_scenario_tools
-    from voxeval.benchmarks.tools.tool_spec import check_tables
 
     label = f"{where}: scenario {item.get('id', '?')}"
     try:

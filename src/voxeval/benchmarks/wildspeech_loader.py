@@ -30,6 +30,7 @@ import yaml
 from pydantic import ValidationError
 
 from voxeval.audio import Audio, write_audio
+from voxeval.benchmarks.jsonl_file import read_jsonl
 from voxeval.benchmarks.spoken_query import PF_SUBCATEGORIES, SpokenQuery
 from voxeval.config import format_validation_error
 from voxeval.errors import ConfigError
@@ -108,8 +109,6 @@ def _read_rows(path: Path) -> list[dict[str, Any]]:
         for row in rows:
             row["_base"] = str(path.parent)
         return rows
-    from voxeval.benchmarks.query_suite import read_jsonl
-
     rows = []
     for row in read_jsonl(path):
         if not isinstance(row, dict):

@@ -47,7 +47,7 @@ def validate(
     """Play each scenario's expected path on its tools (no audio) and prove it reaches the
     expected database and session; then prove a wrong path is rejected. Exit 1 on failure;
     the tool calls that failed on the expected path are listed with their arguments."""
-    from voxeval.benchmarks.scenario_validation import validate_scenario
+    from voxeval.protocols.scenario_validation import validate_scenario
 
     loaded = load_suite_ref(suite, trust)
     scenarios = [s for s in loaded.scenarios if only is None or s.id == only]

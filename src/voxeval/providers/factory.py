@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from voxeval.config import ProviderSpec
 from voxeval.errors import ConfigError, ProviderUnavailable
 from voxeval.providers.base import Availability
+from voxeval.providers.cache import ProviderCache, cached, default_cache
 from voxeval.registry import lookup
-
-if TYPE_CHECKING:
-    from voxeval.providers.cache import ProviderCache
 
 PROVIDER_KINDS = ("asr", "tts", "llm", "audio_llm", "mos", "vad")
 
@@ -39,13 +37,12 @@ def create_provider(
     provider = _instantiate(kind, spec)
     if cache is None:
         return provider
-    from voxeval.providers.cache import cached, default_cache
 
     return cached(kind, provider, default_cache() if cache == "default" else cache)
 
 
 class ProviderSource(Protocol):
-    """Where shared providers come from during a run (``voxeval.runner.context.RunContext``)."""
+    """Where shared providers come from during a run (``voxeval.protocols.context.RunContext``)."""
 
     def provider(
         self, kind: str, spec: ProviderSpec | dict[str, Any] | str, *, cache: bool = True

@@ -1,6 +1,6 @@
 """Reports: aggregation with bootstrap CIs, Markdown/CSV/JSON writers."""
 
-from voxeval.report.aggregate import group_stats, metric_stats, standard_summary
+from voxeval.analysis.aggregate import group_stats, metric_stats, standard_summary
 from voxeval.report.html import render_html
 from voxeval.report.markdown import render_markdown
 from voxeval.report.writer import build_summary, write_report

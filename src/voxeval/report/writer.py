@@ -7,17 +7,15 @@ import io
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from voxeval import atomic_files
-from voxeval.report.aggregate import standard_summary
+from voxeval.analysis.aggregate import standard_summary
+from voxeval.protocols.context import RunContext
 from voxeval.report.html import render_html
 from voxeval.report.markdown import render_markdown
 from voxeval.store import layout
 from voxeval.store.provenance import now_iso
-
-if TYPE_CHECKING:
-    from voxeval.runner.context import RunContext
 
 SUMMARY_JSON = "summary.json"
 SUMMARY_MD = "summary.md"

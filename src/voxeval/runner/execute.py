@@ -23,15 +23,16 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from voxeval.benchmarks.suite_info import save_suite_copy
+from voxeval.benchmarks.suite_info import resolve_suite, save_suite_copy
 from voxeval.config import RunConfig, parse_run_config
 from voxeval.errors import ConfigError
+from voxeval.protocols.context import RunContext
+from voxeval.protocols.contract import WorkUnit
 from voxeval.redaction import register_config_secrets, scrub
 from voxeval.registry import lookup
-from voxeval.runner.context import RunContext
+from voxeval.report.writer import write_report
 from voxeval.runner.faults import DEFAULT_RETRY, RetryPolicy, failure_cause, interact_with_retries
 from voxeval.runner.plan_check import validate_plan, validate_scoring
-from voxeval.runner.protocol import WorkUnit
 from voxeval.store import RunStore
 from voxeval.store.provenance import now_iso
 from voxeval.store.run_store import refuse_to_reset_foreign_folder
@@ -52,7 +53,6 @@ class RunOutcome:
 
 def open_context(config: RunConfig, store: RunStore, console: Console | None = None) -> RunContext:
     """Resolve the suite and its protocol and build the run context."""
-    from voxeval.benchmarks.suite_info import resolve_suite
 
     suite = resolve_suite(config.suite, run_dir=store.run_dir)  # the run's copy if moved
     protocol_cls = lookup("protocol", suite.protocol)
@@ -391,6 +391,4 @@ def rescore_run(
 
 
 def write_report_for(ctx: RunContext) -> Path:
-    from voxeval.report.writer import write_report
-
     return write_report(ctx)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
@@ -17,11 +16,9 @@ from voxeval.errors import (
     UnknownComponent,
     VoxevalError,
 )
+from voxeval.protocols.context import RunContext
+from voxeval.protocols.contract import WorkUnit
 from voxeval.scoring.reply_record import is_transient_fault
-
-if TYPE_CHECKING:
-    from voxeval.runner.context import RunContext
-    from voxeval.runner.protocol import WorkUnit
 
 
 @dataclass(frozen=True)

@@ -20,18 +20,27 @@ import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
+from voxeval.benchmarks.build_manifest import MANIFEST
+from voxeval.benchmarks.build_options import BuildOptions
+from voxeval.benchmarks.query_suite import load_query_suite, read_suite_header
+from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.spoken_query import CONDITIONS
+from voxeval.benchmarks.suite_info import SuiteInfo, resolve_suite
 from voxeval.config import RunConfig, SystemSpec
 from voxeval.errors import ConfigError, UnknownComponent, VoxevalError
+from voxeval.protocols.context import judge_refusal
+from voxeval.protocols.single_turn import SingleTurnScoring
 from voxeval.registry import lookup, names
-from voxeval.runner.context import judge_refusal
 from voxeval.runner.option_check import option_problems, provider_problems
-
-if TYPE_CHECKING:
-    from voxeval.benchmarks.suite_info import SuiteInfo
+from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.reply_record import ReplyRecord
+from voxeval.simulation.personas import get_persona
+from voxeval.simulation.perturbations import parse_conditions
+from voxeval.simulation.simulation_config import SimulationConfig
 
 # Config sections each built-in protocol reads; a non-empty section it ignores is a mistake.
 _SECTIONS = ("build", "simulation", "perturbations", "scoring")
@@ -108,7 +117,6 @@ def validate_scoring(
 
 
 def _resolve_suite(config: RunConfig, problems: Problems) -> SuiteInfo | None:
-    from voxeval.benchmarks.suite_info import resolve_suite
 
     try:
         suite = resolve_suite(config.suite)
@@ -155,8 +163,6 @@ def _plugin_checks(config: RunConfig, protocol: str, problems: Problems) -> None
 
 
 def _record_types() -> dict[str, type]:
-    from voxeval.scoring.live_call_record import LiveCallRecord
-    from voxeval.scoring.reply_record import ReplyRecord
 
     return {"single_turn": ReplyRecord, "live_call": LiveCallRecord}
 
@@ -262,7 +268,6 @@ def _check_turn_systems(config: RunConfig, problems: Problems) -> None:
 
 
 def _check_single_turn_scoring(config: RunConfig, problems: Problems) -> None:
-    from voxeval.runner.single_turn import SingleTurnScoring
 
     try:
         SingleTurnScoring.model_validate(config.scoring)
@@ -272,8 +277,6 @@ def _check_single_turn_scoring(config: RunConfig, problems: Problems) -> None:
 
 def _check_build(config: RunConfig, problems: Problems) -> bool:
     """Problems of ``build:``; True when it names a prebuilt folder (no rendering)."""
-    from voxeval.benchmarks.build_manifest import MANIFEST
-    from voxeval.benchmarks.build_options import BuildOptions
 
     try:
         options = BuildOptions.model_validate(config.build or {})
@@ -305,7 +308,6 @@ def _check_build(config: RunConfig, problems: Problems) -> bool:
 
 def _check_query_suite(suite: SuiteInfo, problems: Problems) -> None:
     """Load the queries of a YAML suite in voxeval's own format (datasets are read later)."""
-    from voxeval.benchmarks.query_suite import load_query_suite, read_suite_header
 
     try:
         if read_suite_header(suite.path).format != "voxeval":
@@ -316,7 +318,6 @@ def _check_query_suite(suite: SuiteInfo, problems: Problems) -> None:
 
 
 def _check_single_turn(config: RunConfig, suite: SuiteInfo, problems: Problems) -> None:
-    from voxeval.benchmarks.spoken_query import CONDITIONS
 
     _check_turn_systems(config, problems)
     _check_single_turn_scoring(config, problems)
@@ -394,8 +395,6 @@ def _check_agents(config: RunConfig, problems: Problems) -> None:
 
 
 def _check_simulation(config: RunConfig, problems: Problems) -> None:
-    from voxeval.simulation.personas import get_persona
-    from voxeval.simulation.simulation_config import SimulationConfig
 
     try:
         sim = SimulationConfig.model_validate(config.simulation or {})
@@ -425,7 +424,6 @@ def _check_simulation(config: RunConfig, problems: Problems) -> None:
 def _condition_names(config: RunConfig, problems: Problems) -> set[str] | None:
     """Names of the conditions ``perturbations:`` defines (with ``clean``), None when an
     entry is wrong (each wrong entry is reported)."""
-    from voxeval.simulation.perturbations import parse_conditions
 
     ok = True
     for n, entry in enumerate(config.perturbations):
@@ -450,7 +448,6 @@ def _condition_names(config: RunConfig, problems: Problems) -> set[str] | None:
 
 
 def _check_live_call(config: RunConfig, suite: SuiteInfo, problems: Problems) -> None:
-    from voxeval.benchmarks.scenario import load_scenario_suite
 
     _check_agents(config, problems)
     _check_simulation(config, problems)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from voxeval.benchmarks.scenario import Scenario
-    from voxeval.simulation.timeline import Timeline
+from voxeval.benchmarks.scenario import Scenario
+from voxeval.simulation.timeline import Timeline
 
 
 @dataclass(frozen=True)

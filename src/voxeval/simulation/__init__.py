@@ -6,7 +6,6 @@ from voxeval.simulation.bus import AudioBus
 from voxeval.simulation.clock import VirtualClock, WallClock
 from voxeval.simulation.engine import CallResult, EngineSettings, run_call
 from voxeval.simulation.latency import ComponentLatency, LatencyModel
-from voxeval.simulation.live_call_protocol import LiveCallProtocol, build_agent
 from voxeval.simulation.parties import AgentTurn, CallAgent, Caller, CallerTurn, ToolCallRecord
 from voxeval.simulation.personas import PERSONAS, Persona
 from voxeval.simulation.perturbations import Condition, parse_conditions
@@ -31,7 +30,6 @@ __all__ = [
     "EnergyVAD",
     "EngineSettings",
     "LatencyModel",
-    "LiveCallProtocol",
     "Persona",
     "ScriptedAgent",
     "SimulationConfig",
@@ -47,7 +45,6 @@ __all__ = [
     "VirtualClock",
     "WallClock",
     "agents",
-    "build_agent",
     "callers",
     "load_call",
     "load_tool_specs",

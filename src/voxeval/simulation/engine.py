@@ -22,11 +22,13 @@ import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 
 from voxeval.audio import Audio
+from voxeval.benchmarks.scenario import Scenario
+from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.errors import (
     ConfigError,
     HarnessFault,
@@ -47,10 +49,6 @@ from voxeval.simulation.turn_detection import (
     Utterance,
     words_spoken,
 )
-
-if TYPE_CHECKING:
-    from voxeval.benchmarks.scenario import Scenario
-    from voxeval.benchmarks.tools import ToolRuntime
 
 Renderer = Callable[[str], Audio]
 AudioTransform = Callable[[Audio], Audio]

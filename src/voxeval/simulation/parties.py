@@ -9,14 +9,12 @@ In text-only mode the engine passes ``audio=None`` and parties work on text.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from voxeval.audio import Audio
+from voxeval.benchmarks.scenario import Scenario
+from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.benchmarks.tools.tool_call import ToolCallRecord
-
-if TYPE_CHECKING:
-    from voxeval.benchmarks.scenario import Scenario
-    from voxeval.benchmarks.tools import ToolRuntime
 
 
 @dataclass(frozen=True)

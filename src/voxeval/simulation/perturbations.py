@@ -25,7 +25,7 @@ import numpy as np
 
 from voxeval.audio import Audio, degrade_connection, mix_at_snr
 from voxeval.errors import ConfigError, UnknownComponent
-from voxeval.registry import lookup, register
+from voxeval.registry import lookup, names, register
 from voxeval.simulation.noise_environments import ENVIRONMENTS, environment_noise
 from voxeval.simulation.personas import PERSONAS
 
@@ -167,7 +167,6 @@ def build_perturbation(spec: dict[str, Any], where: str) -> Any:
 
 
 def _known() -> list[str]:
-    from voxeval.registry import names
 
     return names("perturbation")
 

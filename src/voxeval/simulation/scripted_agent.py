@@ -4,16 +4,14 @@ regression tests and for engine benchmarks."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from voxeval.audio import Audio
+from voxeval.benchmarks.scenario import Scenario, ScriptStep
+from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.errors import ConfigError
 from voxeval.registry import register
 from voxeval.simulation.parties import AgentTurn
-
-if TYPE_CHECKING:
-    from voxeval.benchmarks.scenario import Scenario, ScriptStep
-    from voxeval.benchmarks.tools import ToolRuntime
 
 ScriptChoice = Literal["expected", "wrong"]
 _WRITE_VERBS = ("update", "cancel", "book", "create", "submit", "reschedule", "request", "make")

@@ -15,22 +15,19 @@ simulation:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from voxeval.config import ProviderSpec, format_validation_error
 from voxeval.errors import ConfigError
-from voxeval.providers.factory import harness_provider
+from voxeval.providers.factory import ProviderSource, harness_provider
 from voxeval.registry import lookup
 from voxeval.simulation.latency import LatencyModel
 from voxeval.simulation.personas import get_persona
+from voxeval.simulation.perturbations import Condition
 from voxeval.simulation.turn_detection import FrameVAD, ProviderVAD
-
-if TYPE_CHECKING:
-    from voxeval.runner.context import RunContext
-    from voxeval.simulation.perturbations import Condition
-    from voxeval.simulation.voices import SpeechRenderer
+from voxeval.simulation.voices import SpeechRenderer, shared_renderer
 
 
 class SimulationConfig(BaseModel):
@@ -52,7 +49,7 @@ class SimulationConfig(BaseModel):
     agent_timeout_s: float = Field(default=15.0, gt=0)
 
     def build_caller(
-        self, ctx: RunContext | None, condition: Condition | None, seed: int = 0
+        self, ctx: ProviderSource | None, condition: Condition | None, seed: int = 0
     ) -> Any:
         """The caller for one call; ``seed`` seeds an LLM caller's sampling (per call)."""
         persona = get_persona((condition.persona if condition else None) or self.persona)
@@ -68,18 +65,16 @@ class SimulationConfig(BaseModel):
         return cls(**options)
 
     def caller_renderer(self, condition: Condition | None) -> SpeechRenderer:
-        from voxeval.simulation.voices import shared_renderer
 
         persona = get_persona((condition.persona if condition else None) or self.persona)
         voice = (condition.voice if condition else None) or persona.voice or self.caller_voice
         return shared_renderer(voice, persona.speech_rate)
 
     def agent_renderer(self) -> SpeechRenderer:
-        from voxeval.simulation.voices import shared_renderer
 
         return shared_renderer(self.agent_voice)
 
-    def frame_vad(self, ctx: RunContext | None) -> FrameVAD | None:
+    def frame_vad(self, ctx: ProviderSource | None) -> FrameVAD | None:
         if self.vad is None:
             return None
         return ProviderVAD(harness_provider(ctx, "vad", self.vad))

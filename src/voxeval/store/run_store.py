@@ -13,7 +13,7 @@ import traceback
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 from sqlalchemy import delete, func, select, update
@@ -22,14 +22,12 @@ from sqlalchemy.engine import Connection, make_url
 from voxeval import atomic_files
 from voxeval.errors import ConfigError
 from voxeval.redaction import redact_env_secrets, scrub
+from voxeval.scoring.score import Score
 from voxeval.store import layout
 from voxeval.store.index import Index, items_table, scores_table, units_table, usage_table, utcnow
 from voxeval.store.records import ScoreRow, UnitLike, UnitRecord
 from voxeval.store.run_file import RunFile
 from voxeval.store.usage import summarize_usage
-
-if TYPE_CHECKING:
-    from voxeval.scoring.score import Score
 
 INDEX_URL_ENV = "VOXEVAL_INDEX_URL"
 

@@ -299,9 +299,9 @@ def test_step_hooks_are_checked_too_and_name_their_step() -> None:
 
 def test_trusted_module_covers_submodules_but_not_reexported_functions() -> None:
     trust = HookTrust(("tests.benchmarks",))
-    specs = parse_tool_specs({"tools": [_hook_tool("tests.benchmarks.tools.test_tools:count_accounts")]},
-                             "tools.yaml", trust)  # fmt: skip
-    assert specs["h"].hook("tests.benchmarks.tools.test_tools:count_accounts") is count_accounts
+    hook = "tests.benchmarks.tools.test_tools:count_accounts"
+    specs = parse_tool_specs({"tools": [_hook_tool(hook)]}, "tools.yaml", trust)
+    assert specs["h"].hook(hook) is count_accounts
     # a function imported into a trusted module from an untrusted one is still refused
     with pytest.raises(ConfigError, match="defined in module"):
         parse_tool_specs({"tools": [_hook_tool("tests.benchmarks.tools.test_tools:evaluate")]},

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import jsonschema
 
@@ -14,12 +14,31 @@ from voxeval.benchmarks.tools.tool_ops import ToolContext, ToolFailure, run_tool
 from voxeval.benchmarks.tools.tool_spec import HookTrust, ToolSpec, parse_tool_specs
 from voxeval.errors import ConfigError
 
-if TYPE_CHECKING:
-    from voxeval.benchmarks.scenario import Scenario
+
+class ToolAgent(Protocol):
+    @property
+    def tools(self) -> Sequence[str | dict[str, Any]]: ...
+
+
+class ToolScenario(Protocol):
+    """What the tool runtime reads of a scenario (``voxeval.benchmarks.scenario.Scenario``):
+    a structural type, so the scenario model can build its tools without an import cycle."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def agent(self) -> ToolAgent: ...
+
+    @property
+    def initial_db(self) -> dict[str, dict[str, dict[str, Any]]]: ...
+
+    @property
+    def current_date_time(self) -> str: ...
 
 
 def resolve_scenario_tools(
-    scenario: Scenario,
+    scenario: ToolScenario,
     tool_specs: Mapping[str, ToolSpec] | Sequence[ToolSpec],
     trust: HookTrust | None = None,
 ) -> dict[str, ToolSpec]:
@@ -55,7 +74,7 @@ class ToolRuntime:
 
     def __init__(
         self,
-        scenario: Scenario,
+        scenario: ToolScenario,
         tool_specs: Mapping[str, ToolSpec] | Sequence[ToolSpec],
         trust: HookTrust | None = None,
     ) -> None:

@@ -8,17 +8,15 @@ an ASR provider; the engine speaks its lines with the caller's TTS voice."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from voxeval.audio import Audio
+from voxeval.benchmarks.scenario import Scenario
 from voxeval.errors import ConfigError
 from voxeval.providers.base import Message
 from voxeval.registry import register
 from voxeval.simulation.parties import CallerTurn
 from voxeval.simulation.personas import Persona, get_persona
-
-if TYPE_CHECKING:
-    from voxeval.benchmarks.scenario import Scenario
 
 END_CALL_TOOL: dict[str, Any] = {
     "type": "function",

@@ -16,18 +16,16 @@ In audio mode it hears the agent through an ASR provider."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rapidfuzz import fuzz
 
 from voxeval.audio import Audio
+from voxeval.benchmarks.scenario import Scenario
 from voxeval.errors import ConfigError
 from voxeval.registry import register
 from voxeval.simulation.parties import CallerTurn
 from voxeval.simulation.personas import Persona, get_persona
-
-if TYPE_CHECKING:
-    from voxeval.benchmarks.scenario import Scenario
 
 SYNONYMS: dict[str, tuple[str, ...]] = {
     "birth": ("birthday", "born", "dob"),

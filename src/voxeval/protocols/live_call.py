@@ -16,8 +16,15 @@ import threading
 from pathlib import Path
 from typing import Any, ClassVar
 
+from voxeval.analysis.aggregate import standard_summary
+from voxeval.analysis.corpus_wer import add_corpus_wer
+from voxeval.analysis.passk import passk_summary
 from voxeval.atomic_files import read_json
+from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.errors import ConfigError, ProviderUnavailable, SystemFault, UnknownComponent
+from voxeval.protocols.context import RunContext
+from voxeval.protocols.contract import WorkUnit
 from voxeval.providers.usage_ledger import (
     AttributedProvider,
     Ledger,
@@ -25,9 +32,9 @@ from voxeval.providers.usage_ledger import (
     usage_ledger,
 )
 from voxeval.registry import lookup, names, register
-from voxeval.runner.context import RunContext
-from voxeval.runner.protocol import WorkUnit
-from voxeval.scoring.reply_record import guarded_metric
+from voxeval.scoring.judge import Judge
+from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.reply_record import ScoringResources, guarded_metric
 from voxeval.scoring.score import Score
 from voxeval.scoring.system_fault import partial_call_score
 from voxeval.simulation.engine import EngineSettings, run_call
@@ -122,7 +129,6 @@ class LiveCallProtocol:
 
     # ------------------------------------------------------------------ setup
     def suite(self, ctx: RunContext) -> Any:
-        from voxeval.benchmarks.scenario import load_scenario_suite
 
         with self._lock:
             if self._suite is None:
@@ -180,7 +186,6 @@ class LiveCallProtocol:
         ]
 
     def interact(self, unit: WorkUnit, ctx: RunContext) -> None:
-        from voxeval.benchmarks.tools import ToolRuntime
 
         suite = self.suite(ctx)
         sim = self.simulation(ctx)
@@ -259,7 +264,6 @@ class LiveCallProtocol:
         return result, caller, agent
 
     def score(self, unit: WorkUnit, ctx: RunContext, metrics: list[str] | None) -> dict[str, Score]:
-        from voxeval.scoring.live_call_record import LiveCallRecord
 
         wanted = metrics or default_metrics()
         unit_dir: Path = ctx.store.unit_dir(unit)
@@ -293,8 +297,6 @@ class LiveCallProtocol:
 
     def resources(self, ctx: RunContext) -> Any:
         """Providers that judge-based call metrics share (scoring ASR, judge), made on first use."""
-        from voxeval.scoring.judge import Judge
-        from voxeval.scoring.reply_record import ScoringResources
 
         def judge() -> Judge:
             llm = ctx.judge()
@@ -311,9 +313,6 @@ class LiveCallProtocol:
             return self._resources
 
     def summarize(self, ctx: RunContext) -> dict[str, Any]:
-        from voxeval.analysis.passk import passk_summary
-        from voxeval.report.aggregate import standard_summary
-        from voxeval.report.corpus_wer import add_corpus_wer
 
         rows = ctx.store.load_scores()
         summary = standard_summary(  # an item is a scenario: its trials and conditions cluster

@@ -10,19 +10,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from rich.console import Console
 
+from voxeval.benchmarks.suite_info import SuiteInfo
 from voxeval.config import ProviderSpec, RunConfig
 from voxeval.errors import ProviderUnavailable, VoxevalError
+from voxeval.providers.cache import ProviderCache, cache_disabled, cached, default_cache
 from voxeval.providers.factory import create_provider
 from voxeval.registry import lookup
 from voxeval.store import RunStore
-
-if TYPE_CHECKING:
-    from voxeval.benchmarks.suite_info import SuiteInfo
 
 NO_JUDGE_REASON = (
     "no judge configured: set `judge:` in the config, e.g. "
@@ -145,8 +144,6 @@ class RunContext:
             return provider
         wrapper = self._cached_providers.get(key)
         if wrapper is None:
-            from voxeval.providers.cache import cached
-
             wrapper = cached(kind, provider, cache)
             self._cached_providers[key] = wrapper
         return wrapper
@@ -178,7 +175,6 @@ class RunContext:
         with self._lock:
             if not self._call_cache_ready:
                 self._call_cache_ready = True
-                from voxeval.providers.cache import ProviderCache, cache_disabled, default_cache
 
                 if cache_disabled():
                     self._call_cache = None

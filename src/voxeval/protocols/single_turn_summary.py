@@ -10,15 +10,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from voxeval.analysis.aggregate import group_stats, rate_metrics, standard_summary
 from voxeval.analysis.bootstrap import metric_stats
-from voxeval.report.aggregate import group_stats, rate_metrics, standard_summary
-from voxeval.report.corpus_wer import add_corpus_wer
+from voxeval.analysis.corpus_wer import add_corpus_wer
+from voxeval.protocols.context import RunContext
 from voxeval.store.records import ScoreRow
-
-if TYPE_CHECKING:
-    from voxeval.runner.context import RunContext
 
 
 def judge_accounting(rows: Sequence[ScoreRow]) -> dict[str, Any]:

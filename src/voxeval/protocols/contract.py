@@ -10,11 +10,10 @@ summarise the stored scores for ``report/summary.json``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
-if TYPE_CHECKING:  # type-only imports: scoring imports the simulation, which imports runner
-    from voxeval.runner.context import RunContext
-    from voxeval.scoring.score import Score
+from voxeval.protocols.context import RunContext
+from voxeval.scoring.score import Score
 
 
 @dataclass(frozen=True, order=True)

@@ -16,7 +16,7 @@ from voxeval.benchmarks.build_options import parse_build_options
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from voxeval.runner.context import RunContext
+    from voxeval.protocols.context import RunContext
 
 DEFAULT_BUILD_DIR = "suite_audio"
 

@@ -17,7 +17,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -32,6 +32,10 @@ from voxeval.errors import (
     VoxevalError,
     classify_system_fault,
 )
+from voxeval.protocols.context import RunContext
+from voxeval.protocols.contract import WorkUnit
+from voxeval.protocols.single_turn_items import RenderedQuery, load_rendered_queries
+from voxeval.protocols.single_turn_summary import summarize_single_turn
 from voxeval.providers.openai_http import RequestCounts, count_requests
 from voxeval.providers.usage_ledger import (
     AttributedProvider,
@@ -40,19 +44,14 @@ from voxeval.providers.usage_ledger import (
     usage_ledger,
 )
 from voxeval.registry import names, register
-from voxeval.runner.protocol import WorkUnit
-from voxeval.runner.single_turn_items import RenderedQuery, load_rendered_queries
-from voxeval.runner.single_turn_summary import summarize_single_turn
 from voxeval.scoring.judge import Judge
 from voxeval.scoring.reply_record import ReplyRecord, ScoringResources, run_metric
 from voxeval.scoring.score import Score
 from voxeval.scoring.system_fault import failure_scores
 from voxeval.scoring.transcripts import TranscriptSettings
 from voxeval.systems.base import Reply, Turn
+from voxeval.systems.cascade import TINY_BASELINE_LABEL, CascadeOptions
 from voxeval.systems.replay import MissingReply
-
-if TYPE_CHECKING:
-    from voxeval.runner.context import RunContext
 
 DEFAULT_METRICS: tuple[str, ...] = (
     "checklist",
@@ -395,7 +394,6 @@ class SingleTurnProtocol:
 
 def _system_labels(ctx: RunContext) -> dict[str, str]:
     """Labels shown next to system names (the embedded cascade is a tiny baseline)."""
-    from voxeval.systems.cascade import TINY_BASELINE_LABEL, CascadeOptions
 
     labels: dict[str, str] = {}
     for spec in ctx.config.systems:

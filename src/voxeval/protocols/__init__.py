@@ -1,0 +1,17 @@
+"""Evaluation protocols (plan, interact, score, summarise) and the contract the runner drives
+them through; importing this package registers the built-in protocols."""
+
+from voxeval.protocols.context import RunContext
+from voxeval.protocols.contract import EvaluationProtocol, WorkUnit
+from voxeval.protocols.live_call import LiveCallProtocol
+from voxeval.protocols.single_turn import DEFAULT_METRICS, SingleTurnProtocol, SingleTurnScoring
+
+__all__ = [
+    "DEFAULT_METRICS",
+    "EvaluationProtocol",
+    "LiveCallProtocol",
+    "RunContext",
+    "SingleTurnProtocol",
+    "SingleTurnScoring",
+    "WorkUnit",
+]
