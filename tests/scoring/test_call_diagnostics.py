@@ -12,8 +12,9 @@ from tests.simulation.helpers import scenario, write_suite
 from voxeval.benchmarks.clinic_calls import CLINIC_CALLS_PATH
 from voxeval.benchmarks.scenario import load_scenario_suite
 from voxeval.cli.main import app
+from voxeval.protocols import live_call as live_call_protocol
+from voxeval.protocols import single_turn
 from voxeval.registry import lookup, names
-from voxeval.runner import single_turn
 from voxeval.scoring.call_diagnostics import (
     authentication_success,
     conversation_finished,
@@ -25,7 +26,6 @@ from voxeval.scoring.call_diagnostics import (
     tool_call_validity,
 )
 from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.simulation import live_call_protocol
 from voxeval.simulation.timeline import EndEvent, SpeechSegment, Timeline, ToolEvent
 
 

@@ -17,7 +17,7 @@ from voxeval.scoring import (
     TranscriptSettings,
     run_metric,
 )
-from voxeval.scoring.reply_record import guarded_metric
+from voxeval.scoring.metric_runner import guarded_metric
 
 
 def record(tone: Audio) -> ReplyRecord:

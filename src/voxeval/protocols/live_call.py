@@ -11,7 +11,6 @@ per-trial pass lists."""
 
 from __future__ import annotations
 
-import functools
 import threading
 from pathlib import Path
 from typing import Any, ClassVar
@@ -34,7 +33,8 @@ from voxeval.providers.usage_ledger import (
 from voxeval.registry import lookup, names, register
 from voxeval.scoring.judge import Judge
 from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.reply_record import ScoringResources, guarded_metric
+from voxeval.scoring.metric_runner import run_metrics
+from voxeval.scoring.reply_record import ScoringResources
 from voxeval.scoring.score import Score
 from voxeval.scoring.system_fault import partial_call_score
 from voxeval.simulation.engine import EngineSettings, run_call
@@ -285,10 +285,7 @@ class LiveCallProtocol:
             scenario=scenario,
         )
         resources = self.resources(ctx)
-        scores: dict[str, Score] = {}
-        for metric in wanted:
-            fn = lookup("metric", metric)
-            scores[metric] = guarded_metric(metric, functools.partial(fn, record, resources))
+        scores = run_metrics(wanted, record, resources)
         if isinstance(fault, dict):
             # The agent failed: scored on the partial call where possible, else as a failure.
             cause = str(fault.get("cause") or "exception")

@@ -45,7 +45,8 @@ from voxeval.providers.usage_ledger import (
 )
 from voxeval.registry import names, register
 from voxeval.scoring.judge import Judge
-from voxeval.scoring.reply_record import ReplyRecord, ScoringResources, run_metric
+from voxeval.scoring.metric_runner import run_metrics
+from voxeval.scoring.reply_record import ReplyRecord, ScoringResources
 from voxeval.scoring.score import Score
 from voxeval.scoring.system_fault import failure_scores
 from voxeval.scoring.transcripts import TranscriptSettings
@@ -373,7 +374,7 @@ class SingleTurnProtocol:
         record = self.record(unit, ctx)
         resources = self.resources(ctx)
         with usage_ledger() as ledger:
-            scores = {name: run_metric(name, record, resources) for name in wanted}
+            scores = run_metrics(wanted, record, resources)
         _record_scoring_usage(ctx, unit, ledger, scores)
         return scores
 

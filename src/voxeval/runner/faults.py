@@ -18,7 +18,7 @@ from voxeval.errors import (
 )
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
-from voxeval.scoring.reply_record import is_transient_fault
+from voxeval.scoring.metric_runner import is_transient_fault
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,8 @@ from voxeval.scoring.judge import (
     parse_score_line,
 )
 from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.reply_record import Metric, ReplyRecord, ScoringResources, run_metric
+from voxeval.scoring.metric_runner import run_metric, run_metrics
+from voxeval.scoring.reply_record import Metric, ReplyRecord, ScoringResources
 from voxeval.scoring.score import Score
 from voxeval.scoring.task_completion import compare_final_state, task_completion
 from voxeval.scoring.text_normalizer import normalize_english
@@ -89,6 +90,7 @@ __all__ = [
     "render_diff",
     "response_latency",
     "run_metric",
+    "run_metrics",
     "segment_exchanges",
     "speaking_rate_score",
     "stt_wer",

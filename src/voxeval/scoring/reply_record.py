@@ -11,12 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-import httpx
-
 from voxeval.audio import Audio
-from voxeval.errors import EndpointError, HarnessFault, ProviderUnavailable
+from voxeval.errors import HarnessFault, ProviderUnavailable
 from voxeval.providers.base import ASR, MOS
-from voxeval.registry import lookup
 from voxeval.scoring.judge import Judge
 from voxeval.scoring.score import Score
 from voxeval.scoring.transcripts import (
@@ -160,30 +157,3 @@ def _transcribe(
 
 
 Metric = Callable[[ReplyRecord, ScoringResources], Score]
-
-
-def is_transient_fault(exc: BaseException) -> bool:
-    """A fault on our side that another attempt may not hit: a ``HarnessFault``, or a remote
-    provider (judge, scoring ASR) that kept failing after its own retries."""
-    return isinstance(exc, HarnessFault | EndpointError | httpx.TransportError | TimeoutError)
-
-
-def guarded_metric(name: str, run: Callable[[], Score]) -> Score:
-    """Run one metric so that it cannot lose the others' results: a missing resource
-    (``ProviderUnavailable``) or a broken metric is not-run with the reason; a transient
-    fault on our side (judge or scoring ASR down after its retries) is *pending*, to be
-    retried by the next ``run`` or ``score``."""
-    try:
-        return run()
-    except ProviderUnavailable as exc:
-        return Score.not_run(str(exc))
-    except Exception as exc:
-        if is_transient_fault(exc):
-            return Score.pending_retry(f"{name}: {type(exc).__name__}: {exc}")
-        return Score.not_run(f"{name} failed: {type(exc).__name__}: {exc}")
-
-
-def run_metric(name: str, record: ReplyRecord, resources: ScoringResources) -> Score:
-    """Run a registered metric (see ``guarded_metric`` for what a failure becomes)."""
-    metric: Metric = lookup("metric", name)
-    return guarded_metric(name, lambda: metric(record, resources))
