@@ -8,6 +8,7 @@ plugins are modules named by the ``voxeval.plugins`` entry-point group.
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import Any, TypeVar
@@ -54,12 +55,20 @@ def register(kind: str, name: str) -> Callable[[T], T]:
     return decorator
 
 
+def _import_package(package: str) -> None:
+    """Import ``package`` and every module below it, so a new built-in component needs no
+    import line anywhere: adding its module to the package registers it."""
+    module = importlib.import_module(package)
+    for info in pkgutil.walk_packages(getattr(module, "__path__", []), prefix=package + "."):
+        importlib.import_module(info.name)
+
+
 def _ensure_loaded(kind: str) -> None:
     global _plugins_loaded
     for package in _BUILTIN_PACKAGES.get(kind, ()):
         if package not in _loaded_packages:
             _loaded_packages.add(package)
-            importlib.import_module(package)
+            _import_package(package)
     if not _plugins_loaded:
         _plugins_loaded = True
         for ep in entry_points(group="voxeval.plugins"):

@@ -1,13 +1,6 @@
 """Metrics: each takes a typed record and returns a ``Score``; importing this package
 registers the built-in metrics."""
 
-from voxeval.benchmarks.tools.db_compare import (
-    canonical_json,
-    db_hash,
-    diff_databases,
-    normalise,
-    render_diff,
-)
 from voxeval.scoring.assertions import assertion_score, best_match, check, numbers_in
 from voxeval.scoring.audio_metrics import (
     duration_score,
@@ -69,13 +62,10 @@ __all__ = [
     "assertion_score",
     "authentication_success",
     "best_match",
-    "canonical_json",
     "check",
     "checklist_score",
     "compare_final_state",
     "conversation_finished",
-    "db_hash",
-    "diff_databases",
     "duration_score",
     "format_checklist",
     "has_repeated_sentences",
@@ -83,11 +73,9 @@ __all__ = [
     "language_score",
     "latency_score",
     "mos_score",
-    "normalise",
     "normalize_english",
     "numbers_in",
     "parse_score_line",
-    "render_diff",
     "response_latency",
     "run_metric",
     "run_metrics",
