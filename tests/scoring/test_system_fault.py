@@ -115,3 +115,20 @@ def test_classified_message_names_the_system_and_the_error() -> None:
     assert str(classify_system_fault(WrappedError("system 'x': HTTP 500"), "system 'x'")) == (
         "system 'x': HTTP 500"
     )
+
+
+def test_a_new_metric_declares_its_failure_value_in_its_own_module() -> None:
+    from voxeval.registry import register
+    from voxeval.scoring.system_fault import FailureValue, failure_score, failure_value
+
+    @register("metric", "test_politeness")
+    @failure_value(FailureValue(0.0, False, "nothing polite was said"))
+    def politeness(record: object, resources: object) -> Score:
+        return Score(value=1.0)
+
+    score = failure_score("test_politeness", "timeout")
+    assert (score.value, score.passed) == (0.0, False)
+    assert score.details == {"system_fault": "timeout", "failure_value": "nothing polite was said"}
+    undeclared = failure_score("test_undeclared_metric", "timeout")
+    assert not undeclared.ran
+    assert "no failure value is defined" in (undeclared.error or "")

@@ -5,7 +5,8 @@ metric with a meaningful worst value gets it (the judge scale's minimum, no asse
 the worst MOS, ...), marked ``details["system_fault"] = cause``. Purely descriptive metrics
 (how long the reply was, how fast it was spoken, latency) have no worst value: they are
 not-run with the reason ``system fault: <cause>``, and the summary counts the fault units per
-cause so they stay visible. ``FAILURE_VALUES`` is the single table of these values.
+cause so they stay visible. ``FAILURE_VALUES`` holds the built-in metrics' values; a new
+metric declares its own with ``@failure_value(...)``.
 
 Single-turn replies that failed have nothing to measure, so every metric takes its entry.
 A live call that failed still left a partial call: metrics are computed on it where they
@@ -15,10 +16,12 @@ call never completes its task, whatever the database looks like).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Any, Final, Literal, TypeVar
 
+from voxeval.errors import UnknownComponent
+from voxeval.registry import lookup
 from voxeval.scoring.score import Score
 
 
@@ -56,13 +59,43 @@ FAILURE_VALUES: dict[str, FailureValue | Descriptive] = {
 }
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def failure_value(entry: FailureValue | Descriptive) -> Callable[[F], F]:
+    """Declare, on a metric function, what it scores when the system under test failed, so a
+    new metric module needs no entry in ``FAILURE_VALUES``:
+
+        @register("metric", "politeness")
+        @failure_value(FailureValue(0.0, False, "nothing polite was said"))
+        def politeness(record, resources) -> Score: ...
+    """
+
+    def mark(metric: F) -> F:
+        metric.failure_value = entry  # type: ignore[attr-defined]
+        return metric
+
+    return mark
+
+
+def _failure_entry(metric: str) -> FailureValue | Descriptive | None:
+    entry = FAILURE_VALUES.get(metric)
+    if entry is not None:
+        return entry
+    try:
+        declared = getattr(lookup("metric", metric), "failure_value", None)
+    except UnknownComponent:
+        return None
+    return declared if isinstance(declared, FailureValue) or declared == DESCRIPTIVE else None
+
+
 def system_fault_reason(cause: str) -> str:
     return f"system fault: {cause}"
 
 
 def failure_score(metric: str, cause: str) -> Score:
     """The score of ``metric`` on a unit whose system under test failed with ``cause``."""
-    entry = FAILURE_VALUES.get(metric)
+    entry = _failure_entry(metric)
     if isinstance(entry, FailureValue):
         details = {"system_fault": cause, "failure_value": entry.basis}
         return Score(value=entry.value, passed=entry.passed, details=details)
@@ -80,7 +113,7 @@ def partial_call_score(metric: str, computed: Score, cause: str) -> Score:
     """A live-call metric computed on the partial call of a failed system: kept where it ran
     (and its entry does not say ``always``), pending work stays pending, otherwise the
     metric's failure score."""
-    entry = FAILURE_VALUES.get(metric)
+    entry = _failure_entry(metric)
     forced = isinstance(entry, FailureValue) and entry.always
     if computed.pending:
         return computed
