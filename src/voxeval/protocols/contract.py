@@ -36,6 +36,8 @@ class WorkUnit:
 
 class EvaluationProtocol(Protocol):
     name: ClassVar[str]
+    # The record its metrics score (a metric applies when its first parameter is this type).
+    record_type: ClassVar[type]
 
     def plan(self, ctx: RunContext) -> list[WorkUnit]:
         """Load (and if needed build) the suite; return every unit, in a stable order."""

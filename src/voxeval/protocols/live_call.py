@@ -119,6 +119,7 @@ def build_agent(spec: Any, ctx: RunContext | None) -> Any:
 @register("protocol", "live_call")
 class LiveCallProtocol:
     name: ClassVar[str] = "live_call"
+    record_type: ClassVar[type] = LiveCallRecord
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

@@ -210,6 +210,7 @@ def _record_scoring_usage(
 @register("protocol", "single_turn")
 class SingleTurnProtocol:
     name: ClassVar[str] = "single_turn"
+    record_type: ClassVar[type] = ReplyRecord
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

@@ -36,8 +36,6 @@ from voxeval.protocols.context import judge_refusal
 from voxeval.protocols.single_turn import SingleTurnScoring
 from voxeval.registry import lookup, names
 from voxeval.runner.option_check import option_problems, provider_problems
-from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.reply_record import ReplyRecord
 from voxeval.simulation.personas import get_persona
 from voxeval.simulation.perturbations import parse_conditions
 from voxeval.simulation.simulation_config import SimulationConfig
@@ -162,11 +160,6 @@ def _plugin_checks(config: RunConfig, protocol: str, problems: Problems) -> None
         problems.add(field_path, message)
 
 
-def _record_types() -> dict[str, type]:
-
-    return {"single_turn": ReplyRecord, "live_call": LiveCallRecord}
-
-
 def metric_record_type(metric: Callable[..., Any]) -> type | None:
     """The record type a metric scores (its first parameter's annotation), if declared."""
     try:
@@ -181,7 +174,10 @@ def metric_record_type(metric: Callable[..., Any]) -> type | None:
 def _check_metrics(
     protocol: str, wanted: Sequence[str] | None, field_name: str, problems: Problems
 ) -> None:
-    record_type = _record_types().get(protocol)
+    try:
+        record_type = getattr(lookup("protocol", protocol), "record_type", None)
+    except VoxevalError:
+        return  # an unknown protocol is reported by the config check
     if record_type is None or not wanted:
         return
     known = names("metric")
