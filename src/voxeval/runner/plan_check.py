@@ -27,6 +27,8 @@ from pydantic import ValidationError
 from voxeval.config import RunConfig, SystemSpec
 from voxeval.errors import ConfigError, UnknownComponent, VoxevalError
 from voxeval.registry import lookup, names
+from voxeval.runner.comparison_steps import CONFIG_FIELD as COMPARISONS_FIELD
+from voxeval.runner.comparison_steps import step_problems
 from voxeval.runner.context import judge_refusal
 from voxeval.runner.option_check import option_problems, provider_problems
 
@@ -83,6 +85,7 @@ def validate_plan(config: RunConfig, *, where: str | None = None) -> SuiteInfo |
             check(config, suite, problems)
         else:
             _plugin_checks(config, protocol, problems)
+        _check_comparisons(config, protocol, problems)
     problems.raise_if_any()
     return suite
 
@@ -152,6 +155,11 @@ def _plugin_checks(config: RunConfig, protocol: str, problems: Problems) -> None
     for line in check(config):
         field_path, _, message = str(line).partition(": ")
         problems.add(field_path, message)
+
+
+def _check_comparisons(config: RunConfig, protocol: str, problems: Problems) -> None:
+    for message in step_problems(config, lookup("protocol", protocol)(), protocol):
+        problems.add(COMPARISONS_FIELD, message)
 
 
 def _record_types() -> dict[str, type]:

@@ -40,9 +40,12 @@ from voxeval.providers.usage_ledger import (
     usage_ledger,
 )
 from voxeval.registry import names, register
+from voxeval.runner import single_turn_pairwise as pairwise
+from voxeval.runner.comparison import Comparison
 from voxeval.runner.protocol import WorkUnit
 from voxeval.runner.single_turn_items import RenderedQuery, load_rendered_queries
 from voxeval.runner.single_turn_summary import summarize_single_turn
+from voxeval.scoring.comparison_result import ComparisonResult
 from voxeval.scoring.judge import Judge
 from voxeval.scoring.reply_record import ReplyRecord, ScoringResources, run_metric
 from voxeval.scoring.score import Score
@@ -52,6 +55,9 @@ from voxeval.systems.base import Reply, Turn
 from voxeval.systems.replay import MissingReply
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from voxeval.config import RunConfig
     from voxeval.runner.context import RunContext
 
 DEFAULT_METRICS: tuple[str, ...] = (
@@ -210,6 +216,7 @@ def _record_scoring_usage(
 @register("protocol", "single_turn")
 class SingleTurnProtocol:
     name: ClassVar[str] = "single_turn"
+    comparison_steps: ClassVar[tuple[str, ...]] = (pairwise.PAIRWISE,)
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -378,13 +385,50 @@ class SingleTurnProtocol:
         _record_scoring_usage(ctx, unit, ledger, scores)
         return scores
 
+    # -- compare (across systems; see voxeval.runner.comparison) --------------------------------
+
+    def default_comparisons(self, config: RunConfig) -> list[str]:
+        return pairwise.default_steps(config)
+
+    def check_comparisons(self, config: RunConfig, steps: Sequence[str]) -> list[str]:
+        return pairwise.step_problems(config, steps)
+
+    def comparisons(
+        self, ctx: RunContext, steps: Sequence[str], units: Sequence[WorkUnit]
+    ) -> list[Comparison]:
+        if pairwise.PAIRWISE not in steps:
+            return []
+        return pairwise.pairwise_comparisons(ctx.config, units)
+
+    def compare(self, comparison: Comparison, ctx: RunContext) -> ComparisonResult:
+        if comparison.step != pairwise.PAIRWISE:
+            raise VoxevalError(f"single_turn has no comparison step {comparison.step!r}")
+        metrics = list(ctx.config.metrics or DEFAULT_METRICS)
+        return pairwise.compare_pair(comparison, ctx.store, metrics)
+
+    def summarize_comparisons(self, ctx: RunContext) -> dict[str, Any]:
+        records = ctx.store.comparisons.records(pairwise.PAIRWISE)
+        if not records:
+            return {}
+        summary = pairwise.summarize_pairwise(
+            records, seed=ctx.seed, query_ids=self._query_ids(ctx)
+        )
+        return {pairwise.PAIRWISE: summary}
+
     # -- summarize ----------------------------------------------------------------------------
 
-    def summarize(self, ctx: RunContext) -> dict[str, Any]:
+    def _stored_items(self, ctx: RunContext) -> dict[str, RenderedQuery]:
         try:
-            items = self.items(ctx, build=False)
+            return self.items(ctx, build=False)
         except VoxevalError:
-            items = {}  # the rendered suite is gone: report without PF subcategories
+            return {}  # the rendered suite is gone: report without PF subcategories
+
+    def _query_ids(self, ctx: RunContext) -> dict[str, str]:
+        """Rendered item id -> its query id (CIs resample whole queries)."""
+        return {k: v.query.id for k, v in self._stored_items(ctx).items()}
+
+    def summarize(self, ctx: RunContext) -> dict[str, Any]:
+        items = self._stored_items(ctx)
         subcategories = {k: v.query.subcategory for k, v in items.items() if v.query.subcategory}
         query_ids = {k: v.query.id for k, v in items.items()}  # CIs resample whole queries
         metrics = list(ctx.config.metrics or DEFAULT_METRICS)
