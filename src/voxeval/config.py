@@ -15,7 +15,18 @@ from voxeval.registry import names
 
 # Top-level keys of report/summary.json; systems are also listed there by name.
 RESERVED_SUMMARY_KEYS = frozenset(
-    {"run_id", "suite", "seed", "generated_at", "provenance", "systems", "usage", "units"}
+    {
+        "run_id",
+        "suite",
+        "seed",
+        "generated_at",
+        "provenance",
+        "systems",
+        "usage",
+        "units",
+        "comparisons",
+        "pairwise",
+    }
 )
 
 
@@ -58,6 +69,11 @@ class RunConfig(BaseModel):
     mos: ProviderSpec | None = None
     metrics: list[str] | None = Field(default=None, description="None = protocol defaults")
     conditions: list[str] | None = None
+    comparisons: list[str] | None = Field(
+        default=None,
+        description="comparison steps across systems (e.g. pairwise); None = the protocol's "
+        "defaults, [] = none",
+    )
     perturbations: list[dict[str, Any]] = Field(default_factory=list)
     trials: int = Field(default=1, ge=1)
     # strict: YAML `seed: true` must not become seed 1; negative seeds are invalid for numpy

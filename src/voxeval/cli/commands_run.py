@@ -79,6 +79,11 @@ def print_health(health: RunHealth, max_failures: int) -> None:
             f"[red]pending:[/] {health.pending_scores} scores could not be computed (judge or "
             "scoring service down); run again or `voxeval score` to retry them"
         )
+    for step, not_done in sorted(health.comparisons_not_done.items()):
+        console.print(
+            f"[red]comparisons not done ({step}):[/] {_by_cause(not_done)}; run again or "
+            "`voxeval score` to complete them"
+        )
     if health.system_faults:
         over = health.system_fault_units > max_failures
         console.print(
@@ -141,9 +146,10 @@ def run(
 ) -> None:
     """Evaluate the config's systems on its suite; resumes an interrupted run.
 
-    Exit code 0: every unit ran and was scored; 1: units failed on voxeval's side, scores are
-    pending, or more than --max-failures units are failures of the systems under test; 2: a
-    mistake in the config or input; 130: interrupted."""
+    Exit code 0: every unit ran and was scored (and compared); 1: units failed on voxeval's
+    side, scores or comparisons are pending, failed or not run, or more than --max-failures
+    units are failures of the systems under test; 2: a mistake in the config or input; 130:
+    interrupted."""
     overrides = {"seed": seed, "concurrency": concurrency, "trials": trials, "limit": limit}
     cfg = load_run_config(config, overrides)
     run_dir = out or Path("runs") / config.stem

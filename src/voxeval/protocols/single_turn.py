@@ -16,6 +16,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -23,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from voxeval import atomic_files
 from voxeval.audio import Audio, audio_to_wav_bytes, read_audio
-from voxeval.config import ProviderSpec, format_validation_error
+from voxeval.config import ProviderSpec, RunConfig, format_validation_error
 from voxeval.errors import (
     ConfigError,
     HarnessFault,
@@ -32,6 +33,8 @@ from voxeval.errors import (
     VoxevalError,
     classify_system_fault,
 )
+from voxeval.protocols import single_turn_pairwise as pairwise
+from voxeval.protocols.comparison import Comparison
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
 from voxeval.protocols.single_turn_items import RenderedQuery, load_rendered_queries
@@ -44,6 +47,7 @@ from voxeval.providers.usage_ledger import (
     usage_ledger,
 )
 from voxeval.registry import names, register
+from voxeval.scoring.comparison_result import ComparisonResult
 from voxeval.scoring.judge import Judge
 from voxeval.scoring.metric_runner import run_metrics
 from voxeval.scoring.reply_record import ReplyRecord, ScoringResources
@@ -211,6 +215,7 @@ def _record_scoring_usage(
 class SingleTurnProtocol:
     name: ClassVar[str] = "single_turn"
     record_type: ClassVar[type] = ReplyRecord
+    comparison_steps: ClassVar[tuple[str, ...]] = (pairwise.PAIRWISE,)
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -379,13 +384,50 @@ class SingleTurnProtocol:
         _record_scoring_usage(ctx, unit, ledger, scores)
         return scores
 
+    # -- compare (across systems; see voxeval.protocols.comparison) --------------------------------
+
+    def default_comparisons(self, config: RunConfig) -> list[str]:
+        return pairwise.default_steps(config)
+
+    def check_comparisons(self, config: RunConfig, steps: Sequence[str]) -> list[str]:
+        return pairwise.step_problems(config, steps)
+
+    def comparisons(
+        self, ctx: RunContext, steps: Sequence[str], units: Sequence[WorkUnit]
+    ) -> list[Comparison]:
+        if pairwise.PAIRWISE not in steps:
+            return []
+        return pairwise.pairwise_comparisons(ctx.config, units)
+
+    def compare(self, comparison: Comparison, ctx: RunContext) -> ComparisonResult:
+        if comparison.step != pairwise.PAIRWISE:
+            raise VoxevalError(f"single_turn has no comparison step {comparison.step!r}")
+        metrics = list(ctx.config.metrics or DEFAULT_METRICS)
+        return pairwise.compare_pair(comparison, ctx.store, metrics)
+
+    def summarize_comparisons(self, ctx: RunContext) -> dict[str, Any]:
+        records = ctx.store.comparisons.records(pairwise.PAIRWISE)
+        if not records:
+            return {}
+        summary = pairwise.summarize_pairwise(
+            records, seed=ctx.seed, query_ids=self._query_ids(ctx)
+        )
+        return {pairwise.PAIRWISE: summary}
+
     # -- summarize ----------------------------------------------------------------------------
 
-    def summarize(self, ctx: RunContext) -> dict[str, Any]:
+    def _stored_items(self, ctx: RunContext) -> dict[str, RenderedQuery]:
         try:
-            items = self.items(ctx, build=False)
+            return self.items(ctx, build=False)
         except VoxevalError:
-            items = {}  # the rendered suite is gone: report without PF subcategories
+            return {}  # the rendered suite is gone: report without PF subcategories
+
+    def _query_ids(self, ctx: RunContext) -> dict[str, str]:
+        """Rendered item id -> its query id (CIs resample whole queries)."""
+        return {k: v.query.id for k, v in self._stored_items(ctx).items()}
+
+    def summarize(self, ctx: RunContext) -> dict[str, Any]:
+        items = self._stored_items(ctx)
         subcategories = {k: v.query.subcategory for k, v in items.items() if v.query.subcategory}
         query_ids = {k: v.query.id for k, v in items.items()}  # CIs resample whole queries
         metrics = list(ctx.config.metrics or DEFAULT_METRICS)

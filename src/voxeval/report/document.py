@@ -226,6 +226,56 @@ def statistics_text(systems: Mapping[str, Any]) -> str:
     )
 
 
+def comparison_count_text(counts: Mapping[str, Mapping[str, int]]) -> str:
+    """``pairwise: done 12, pending 1`` per step (zero counts left out)."""
+    parts = []
+    for step, by_status in counts.items():
+        shown = ", ".join(f"{status.replace('_', ' ')} {n}" for status, n in by_status.items() if n)
+        parts.append(f"{step}: {shown or 'none'}")
+    text = "Comparisons across systems: " + "; ".join(parts) + "."
+    missing = sum(n for by in counts.values() for status, n in by.items() if status != "done")
+    if missing:
+        text += (
+            f" Warning: {missing} comparisons are not done (pending, failed or not run) and "
+            "their missing results are left out of the comparison tables; run again or "
+            "`voxeval score` to complete them."
+        )
+    return text
+
+
+def pairwise_blocks(pairwise: Mapping[str, Any]) -> list[Block]:
+    """The pairwise table: per pair and metric, A's wins/ties/losses and win rate."""
+    rows = []
+    not_compared = []
+    for pair in pairwise.get("pairs") or ():
+        a, b = str(pair.get("a")), str(pair.get("b"))
+        for metric, stat in (pair.get("metrics") or {}).items():
+            rows.append(
+                [a, b, metric, f"{stat.get('better')} is better",
+                 str(stat.get("wins", 0)), str(stat.get("ties", 0)), str(stat.get("losses", 0)),
+                 *stat_cells(stat, _plural(str(pairwise.get("unit", "item"))))]
+            )  # fmt: skip
+        for metric, skipped in (pair.get("not_compared") or {}).items():
+            count, reason = skipped.get("count"), skipped.get("reason")
+            not_compared.append(f"{a} vs {b}, {metric}: {count} not compared ({reason})")
+    if not rows and not not_compared:
+        return []
+    header = ["A", "B", "metric", "direction", "A wins", "ties", "B wins"]
+    header += ["A win rate", "95% CI", "n"]
+    blocks: list[Block] = [
+        Heading(2, "Pairwise"),
+        Paragraph(
+            "Each pair of systems compared on the same item, condition and trial, per metric: "
+            "A wins when its value is better in the metric's direction. Win rate counts ties "
+            "as half; its interval resamples whole queries."
+        ),
+        TableBlock(header, rows),
+    ]
+    if not_compared:
+        blocks += [Heading(3, "Not compared"), BulletList(not_compared)]
+    return blocks
+
+
 def build_document(summary: Mapping[str, Any]) -> list[Block]:
     suite = summary.get("suite") or {}
     systems = summary.get("systems") or {}
@@ -240,6 +290,10 @@ def build_document(summary: Mapping[str, Any]) -> list[Block]:
     ]
     for name, entry in systems.items():
         blocks += system_blocks(name, entry)
+    if summary.get("comparisons"):
+        blocks.append(Paragraph(comparison_count_text(summary["comparisons"])))
+    if isinstance(summary.get("pairwise"), Mapping):
+        blocks += pairwise_blocks(summary["pairwise"])
     usage = summary.get("usage") or {}
     if usage.get("by_provider"):
         blocks += [

@@ -82,7 +82,13 @@ def build_summary(ctx: RunContext) -> dict[str, Any]:
         "systems": systems,
         "usage": usage,
         "units": unit_totals(counts.values()),
+        # {step: {"done", "pending", "failed", "not_run"}} of the comparisons across systems
+        "comparisons": store.comparisons.counts(),
     }
+    summarize_comparisons = getattr(ctx.protocol, "summarize_comparisons", None)
+    if callable(summarize_comparisons):
+        for step, step_summary in summarize_comparisons(ctx).items():
+            document.setdefault(step, step_summary)  # e.g. summary["pairwise"]
     # Each system is also reachable as summary[SYSTEM] (the documented per-system view);
     # RunConfig rejects system names that would collide with the keys above.
     for name, entry in systems.items():

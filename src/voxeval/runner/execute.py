@@ -10,7 +10,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from rich.console import Console
 from rich.markup import escape
@@ -31,6 +31,7 @@ from voxeval.protocols.contract import WorkUnit
 from voxeval.redaction import register_config_secrets, scrub
 from voxeval.registry import lookup
 from voxeval.report.writer import write_report
+from voxeval.runner.comparison_steps import run_comparison_steps
 from voxeval.runner.faults import DEFAULT_RETRY, RetryPolicy, failure_cause, interact_with_retries
 from voxeval.runner.plan_check import validate_plan, validate_scoring
 from voxeval.store import RunStore
@@ -66,6 +67,16 @@ def open_context(config: RunConfig, store: RunStore, console: Console | None = N
     )
 
 
+class Keyed(Protocol):
+    """What ``execute_units`` runs: a work unit or a comparison."""
+
+    @property
+    def key(self) -> str: ...
+
+
+K = TypeVar("K", bound=Keyed)
+
+
 def first_items(units: list[WorkUnit], limit: int | None) -> list[WorkUnit]:
     """The units of the first ``limit`` distinct item ids, in plan order (all when None)."""
     if limit is None:
@@ -94,9 +105,9 @@ def _progress(console: Console) -> Progress:
 
 def execute_units(
     ctx: RunContext,
-    units: list[WorkUnit],
-    work: Callable[[WorkUnit], None],
-    on_error: Callable[[WorkUnit, Exception], str],
+    units: list[K],
+    work: Callable[[K], None],
+    on_error: Callable[[K, Exception], str],
     description: str,
 ) -> RunOutcome:
     """Run ``work`` on every unit with ``config.concurrency`` threads and a progress bar.
@@ -111,7 +122,7 @@ def execute_units(
     stop = threading.Event()
     lock = threading.Lock()
 
-    def run_one(unit: WorkUnit) -> None:
+    def run_one(unit: K) -> None:
         if stop.is_set():
             with lock:
                 outcome.skipped += 1
@@ -265,7 +276,9 @@ def run_evaluation(
     systems); temporary files of processes killed mid-write are deleted. ``resume=False``
     wipes the folder's previous results first. ``limit`` keeps the first N item ids. Faults
     on our side are retried per ``retry``; a system's fault is scored as a failure (see
-    ``voxeval.scoring.system_fault``). ``run_health`` tells whether everything was scored.
+    ``voxeval.scoring.system_fault``). After the units, the protocol's comparison steps run
+    (those not done yet; see ``voxeval.runner.comparison_steps``). ``run_health`` tells
+    whether everything was scored and compared.
     """
     register_config_secrets(config)  # redacted from everything the run writes or prints
     validate_plan(config)  # every config mistake, before anything is written or called
@@ -316,6 +329,7 @@ def run_evaluation(
 
     outcome = execute_units(ctx, todo, work, on_error, "evaluating")
     _print_failures(ctx, outcome, "units")
+    run_comparison_steps(ctx, execute_units, recompute=False)  # those not done yet
     write_report_for(ctx)
     return store.run_dir
 
@@ -359,7 +373,8 @@ def rescore(
     ``overrides`` replace top-level config fields for this scoring (e.g. ``{"judge": {...}}``
     to grade with a new judge); they are recorded in run.yaml (secrets scrubbed). Pending
     scores of every unit are retried too; a stored value that ran is never replaced by a
-    pending or not-run result."""
+    pending or not-run result. The protocol's comparison steps are recomputed from the new
+    scores (a stored comparison that was done is never replaced by one that is not)."""
     return rescore_run(run_dir, metrics, console=console, overrides=overrides)[0]
 
 
@@ -370,17 +385,22 @@ def rescore_run(
     console: Console | None = None,
     overrides: dict[str, Any] | None = None,
 ) -> tuple[Path, RunOutcome]:
-    """``rescore``, also returning its outcome (``kept``: stored values the re-score could
-    not reproduce, ``failed``: units whose scoring raised)."""
+    """``rescore``, also returning its outcome (``kept``: stored values and comparisons the
+    re-score could not reproduce, ``failed``: units whose scoring raised)."""
     ctx = open_run(run_dir, console, overrides)
     store = ctx.store
     validate_scoring(ctx.config, ctx.suite, metrics, where=str(store.run_file))
     outcome = rescore_units(ctx, metrics, only_pending=False)
+    compared = run_comparison_steps(ctx, execute_units, recompute=True)  # inputs re-scored
+    if compared is not None:
+        outcome.kept += compared.kept
     extra = dict(store.provenance.get("extra") or {})
     history: list[dict[str, Any]] = list(extra.get("rescored") or [])
     entry: dict[str, Any] = {"at": now_iso(), "metrics": metrics, "units": outcome.total}
     if outcome.kept:
         entry["kept_stored_values"] = outcome.kept
+    if compared is not None:
+        entry["comparisons"] = compared.total
     if overrides:
         entry["overrides"] = overrides
         entry["failed"] = outcome.failed

@@ -35,6 +35,8 @@ from voxeval.errors import ConfigError, UnknownComponent, VoxevalError
 from voxeval.protocols.context import judge_refusal
 from voxeval.protocols.single_turn import SingleTurnScoring
 from voxeval.registry import lookup, names
+from voxeval.runner.comparison_steps import CONFIG_FIELD as COMPARISONS_FIELD
+from voxeval.runner.comparison_steps import step_problems
 from voxeval.runner.option_check import option_problems, provider_problems
 from voxeval.simulation.personas import get_persona
 from voxeval.simulation.perturbations import parse_conditions
@@ -90,6 +92,7 @@ def validate_plan(config: RunConfig, *, where: str | None = None) -> SuiteInfo |
             check(config, suite, problems)
         else:
             _plugin_checks(config, protocol, problems)
+        _check_comparisons(config, protocol, problems)
     problems.raise_if_any()
     return suite
 
@@ -158,6 +161,11 @@ def _plugin_checks(config: RunConfig, protocol: str, problems: Problems) -> None
     for line in check(config):
         field_path, _, message = str(line).partition(": ")
         problems.add(field_path, message)
+
+
+def _check_comparisons(config: RunConfig, protocol: str, problems: Problems) -> None:
+    for message in step_problems(config, lookup("protocol", protocol)(), protocol):
+        problems.add(COMPARISONS_FIELD, message)
 
 
 def metric_record_type(metric: Callable[..., Any]) -> type | None:

@@ -1,6 +1,7 @@
 """The SQLite index of a run (any SQLAlchemy URL works, e.g. a shared Postgres): items, work
-units with their status, scores, and provider usage. Every write is its own transaction, so
-a killed process loses only what was in flight."""
+units with their status, scores, provider usage and comparisons across systems. Every write
+is its own transaction, so a killed process loses only what was in flight. Tables added by a
+newer version are created in an older index when it is opened."""
 
 from __future__ import annotations
 
@@ -99,6 +100,23 @@ usage_table = Table(
     Column("requests", Integer, nullable=True, default=0),
     Column("retries", Integer, nullable=True, default=0),
     Column("timeouts", Integer, nullable=True, default=0),
+)
+
+# One row per comparison step result across systems (e.g. a pairwise verdict of two units).
+comparisons_table = Table(
+    "comparisons",
+    metadata,
+    Column("run_id", String(200), primary_key=True),
+    Column("step", String(200), primary_key=True),
+    Column("comparison_key", String(1000), primary_key=True),
+    Column("unit_keys", JSON, nullable=False),  # the units it reads, in the step's order
+    Column("status", String(20), nullable=False),  # done | pending | failed | not_run
+    Column("result", JSON, nullable=True),
+    Column("error", Text, nullable=True),
+    # failed / not_run: the part at fault (a judge, an input unit that failed on our side)
+    Column("cause", String(200), nullable=True),
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("compared_at", DateTime, nullable=False),
 )
 
 

@@ -4,8 +4,9 @@ a half-written artifact behind.
 ```
 runs/<run-id>/
   run.yaml        resolved config + provenance
-  index.sqlite    items, units, scores, usage (the queryable truth)
+  index.sqlite    items, units, scores, usage, comparisons (the queryable truth)
   items/<item>[@<condition>]/<system>/<trial>/   artifacts of one work unit
+  comparisons/<step>/<key>.json   one result of a comparison step across systems
   report/         summary.json, summary.md, scores.csv
 ```
 """
@@ -19,6 +20,7 @@ from pathlib import Path
 RUN_FILE = "run.yaml"
 INDEX_FILE = "index.sqlite"
 ITEMS_DIR = "items"
+COMPARISONS_DIR = "comparisons"
 REPORT_DIR = "report"
 SCORES_FILE = "scores.json"
 ERROR_FILE = "error.txt"

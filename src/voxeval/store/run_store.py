@@ -24,6 +24,7 @@ from voxeval.errors import ConfigError
 from voxeval.redaction import redact_env_secrets, scrub
 from voxeval.scoring.score import Score
 from voxeval.store import layout
+from voxeval.store.comparisons import ComparisonStore
 from voxeval.store.index import Index, items_table, scores_table, units_table, usage_table, utcnow
 from voxeval.store.records import ScoreRow, UnitLike, UnitRecord
 from voxeval.store.run_file import RunFile
@@ -99,6 +100,7 @@ class RunStore:
             )
         self.index_url = url
         self.index = Index(url, self.run_id)
+        self.comparisons = ComparisonStore(self.index, self.run_dir)  # across systems
         if url != self._default_url():
             self.run_file_doc.update({"index_url": _safe_url(url)})
 
@@ -485,8 +487,11 @@ class RunStore:
         if rows:
             conn.execute(scores_table.insert(), rows)
 
-    def load_scores(self, system: str | None = None, *, only_done: bool = True) -> list[ScoreRow]:
-        """Score rows in plan order; by default only for units whose status is ``done``."""
+    def load_scores(
+        self, system: str | None = None, *, only_done: bool = True, unit_key: str | None = None
+    ) -> list[ScoreRow]:
+        """Score rows in plan order; by default only for units whose status is ``done``;
+        ``unit_key`` keeps one unit's."""
         u, s = units_table, scores_table
         query = (
             select(
@@ -510,6 +515,8 @@ class RunStore:
             query = query.where(u.c.system == system)
         if only_done:
             query = query.where(u.c.status == "done")
+        if unit_key is not None:
+            query = query.where(u.c.unit_key == unit_key)
         with self.index.read() as conn:
             rows = conn.execute(query).all()
         return [
@@ -528,6 +535,10 @@ class RunStore:
             )
             for r in rows
         ]
+
+    def unit_scores(self, unit_key: str) -> dict[str, ScoreRow]:
+        """``{metric: row}`` of one unit, whatever its status (comparisons read these)."""
+        return {row.metric: row for row in self.load_scores(only_done=False, unit_key=unit_key)}
 
     # -- usage ------------------------------------------------------------------------------
 
@@ -593,13 +604,15 @@ class RunStore:
     # -- maintenance ------------------------------------------------------------------------
 
     def reset(self) -> None:
-        """Forget every unit, score, usage record and artifact of this run (``--no-resume``).
+        """Forget every unit, score, usage record, comparison and artifact of this run
+        (``--no-resume``).
         Refuses, deleting nothing, when the folder was not a voxeval run when opened."""
         if self._foreign:
             raise _foreign_folder_error(self.run_dir)
         with self.index.write() as conn:
             for table in (units_table, items_table, scores_table, usage_table):
                 conn.execute(delete(table).where(table.c.run_id == self.run_id))
+        self.comparisons.clear()
         self._made_dirs.clear()
         for folder in (self.items_dir, self.report_dir):
             shutil.rmtree(folder, ignore_errors=True)

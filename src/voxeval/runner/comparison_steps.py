@@ -1,0 +1,176 @@
+"""Run a protocol's comparison steps after its units are scored.
+
+Every comparison whose units are all ``done`` is compared (a unit whose system failed is done:
+its failure scores are an input like any other). A comparison with a unit that failed on our
+side or has not finished is stored as ``not_run`` with that unit as the cause; it runs once the
+unit is done. ``voxeval run`` skips comparisons already done; ``voxeval score`` recomputes
+every comparison (the scores they read were recomputed). A stored ``done`` result is never
+replaced by a pending, failed or not-run one.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
+
+from rich.markup import escape
+
+from voxeval.config import RunConfig
+from voxeval.errors import ConfigError, HarnessFault
+from voxeval.protocols.comparison import ComparingProtocol, Comparison
+from voxeval.protocols.context import RunContext
+from voxeval.protocols.contract import WorkUnit
+from voxeval.runner.faults import failure_cause
+from voxeval.scoring.comparison_result import ComparisonResult
+from voxeval.store.records import UnitRecord
+
+CONFIG_FIELD = "comparisons"
+
+
+def declared_steps(protocol: Any) -> tuple[str, ...]:
+    """The comparison steps a protocol (instance or class) declares; () for none."""
+    steps = getattr(protocol, "comparison_steps", ())
+    return tuple(str(s) for s in steps) if isinstance(steps, tuple | list) else ()
+
+
+def step_problems(config: RunConfig, protocol: Any, protocol_name: str) -> list[str]:
+    """Messages about the config's ``comparisons`` field for ``protocol`` (empty: fine)."""
+    if config.comparisons is None:
+        return []
+    known = declared_steps(protocol)
+    problems = []
+    for step in config.comparisons:
+        if step not in known:
+            listed = ", ".join(known) if known else "none"
+            problems.append(
+                f"unknown comparison step {step!r} for the {protocol_name} protocol; "
+                f"known: {listed}"
+            )
+    if problems or not config.comparisons or not isinstance(protocol, ComparingProtocol):
+        return problems
+    return [str(p) for p in protocol.check_comparisons(config, list(config.comparisons))]
+
+
+def selected_steps(config: RunConfig, protocol: Any, where: str = "config") -> list[str]:
+    """The steps to run: the config's ``comparisons``, else the protocol's defaults. Raises
+    ``ConfigError`` naming the field for an unknown step."""
+    name = str(getattr(protocol, "name", type(protocol).__name__))
+    problems = step_problems(config, protocol, name)
+    if problems:
+        raise ConfigError("\n".join(f"{where}: {CONFIG_FIELD}: {p}" for p in problems))
+    if not isinstance(protocol, ComparingProtocol):
+        return []
+    if config.comparisons is not None:
+        return list(dict.fromkeys(config.comparisons))
+    return list(protocol.default_comparisons(config))
+
+
+def _blocking_unit(comparison: Comparison, units: dict[str, UnitRecord]) -> ComparisonResult | None:
+    """``not_run`` when an input unit is not done (the first such unit is the cause)."""
+    for key in comparison.unit_keys:
+        record = units.get(key)
+        if record is None or record.status in ("planned", "running"):
+            return ComparisonResult.not_run(
+                f"unit {key} has not finished; run again to complete it", cause="unfinished_unit"
+            )
+        if record.status == "failed":
+            return ComparisonResult.not_run(
+                f"unit {key} failed on voxeval's side ({record.cause or 'unknown'}): "
+                f"{record.error or ''}".rstrip(": "),
+                cause=f"unit_failed:{record.cause or 'unknown'}",
+            )
+    return None
+
+
+def _unit_of(record: UnitRecord) -> WorkUnit:
+    return WorkUnit(record.item_id, record.system, record.trial, record.condition, record.category)
+
+
+class Outcome(Protocol):
+    """What the runner's executor reports (``voxeval.runner.execute.RunOutcome``)."""
+
+    failed: int
+    errors: list[str]
+    kept: int
+
+
+OutcomeT = TypeVar("OutcomeT", bound=Outcome)
+Executor = Callable[
+    [RunContext, list[Comparison], Callable[[Comparison], None],
+     Callable[[Comparison, Exception], str], str],
+    OutcomeT,
+]  # fmt: skip
+
+
+def run_comparison_steps(
+    ctx: RunContext, execute: Executor[OutcomeT], *, recompute: bool
+) -> OutcomeT | None:
+    """Run the selected comparison steps on the runner's ``execute`` (its thread pool and
+    progress bar); returns its outcome, with ``kept`` = done results kept because the new
+    attempt was not done, or None when there was nothing to compare. ``recompute`` re-runs
+    done comparisons too."""
+    protocol = ctx.protocol
+    steps = selected_steps(ctx.config, protocol, str(ctx.store.run_file))
+    if not steps or not isinstance(protocol, ComparingProtocol):
+        return None
+    store = ctx.store
+    records = store.units()
+    by_key = {record.key: record for record in records}
+    comparisons = protocol.comparisons(ctx, steps, [_unit_of(r) for r in records])
+    stored = store.comparisons.statuses()
+    todo = [c for c in comparisons if recompute or stored.get((c.step, c.key)) != "done"]
+    if not todo:
+        return None
+    done_before = len(comparisons) - len(todo)
+    ctx.console.print(
+        f"comparing: {len(todo)} comparisons ({', '.join(steps)})"
+        + (f", {done_before} done before" if done_before else "")
+    )
+    kept: list[str] = []
+    incomplete: list[str] = []
+    lock = threading.Lock()
+
+    def save(comparison: Comparison, result: ComparisonResult) -> None:
+        stored_it = store.comparisons.save(
+            comparison.step, comparison.key, comparison.unit_keys, result
+        )
+        with lock:
+            if not stored_it:
+                kept.append(f"{comparison.step} {comparison.key}")
+            elif not result.is_done:
+                incomplete.append(f"{comparison.key}: {result.status}: {result.error}")
+
+    def work(comparison: Comparison) -> None:
+        result = _blocking_unit(comparison, by_key)
+        if result is None:
+            try:
+                result = protocol.compare(comparison, ctx)
+            except HarnessFault as exc:  # our side, transient: the next run/score retries
+                result = ComparisonResult.pending_retry(f"{exc.component}: {exc}")
+        save(comparison, result)
+
+    def on_error(comparison: Comparison, exc: Exception) -> str:
+        message = f"{type(exc).__name__}: {exc}"
+        save(comparison, ComparisonResult.failed(message, cause=failure_cause(exc)))
+        return message
+
+    outcome = execute(ctx, todo, work, on_error, "comparing")
+    outcome.kept = len(kept)
+    if outcome.failed:
+        ctx.console.print(f"[red]{outcome.failed} comparisons failed[/]; first errors:")
+        for line in outcome.errors[:5]:
+            ctx.console.print(f"  {line}", highlight=False, markup=False)
+    if incomplete:
+        ctx.console.print(
+            f"[yellow]{len(incomplete)} comparisons not done[/] (pending or not run), e.g. "
+            + escape("; ".join(incomplete[:3])),
+            highlight=False,
+        )
+    if kept:
+        ctx.console.print(
+            f"[yellow]kept {len(kept)} stored comparisons[/] that could not be recomputed, "
+            "e.g. " + escape("; ".join(kept[:3])),
+            highlight=False,
+        )
+    return outcome
