@@ -33,7 +33,6 @@ _BUILTIN_PACKAGES: dict[str, tuple[str, ...]] = {
     "suite": ("voxeval.benchmarks",),
     "protocol": ("voxeval.runner", "voxeval.benchmarks", "voxeval.simulation"),
     "caller": ("voxeval.simulation",),
-    "agent": ("voxeval.simulation",),
     "perturbation": ("voxeval.simulation",),
 }
 

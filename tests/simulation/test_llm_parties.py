@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+from voxeval.simulation.agents.hybrid_agent import HybridAgent
+
 from tests.fakes.openai_server import FakeOpenAIServer, chat_text, chat_tool_call
 from tests.simulation.helpers import write_suite
 from tests.simulation.test_live_calls_models import responder
@@ -10,7 +12,6 @@ from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.providers import create_provider
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.task_completion import task_completion
-from voxeval.simulation.agents.hybrid_agent import HybridAgent
 from voxeval.simulation.callers.llm_caller import LLMCaller, caller_prompt
 from voxeval.simulation.engine import run_call
 from voxeval.simulation.personas import get_persona

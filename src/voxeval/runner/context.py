@@ -200,9 +200,9 @@ class RunContext:
         key = f"system:{name}"
         with self._key_lock(key):
             if key not in self._systems:
-                spec = self.config.system(name)
-                cls = lookup("system", spec.type)
-                instance = cls.from_spec(spec, self)
+                from voxeval.systems.factory import build_system
+
+                instance = build_system(self.config.system(name), self)
                 self._systems[key] = instance
                 ident = getattr(instance, "identity", None)
                 if callable(ident):

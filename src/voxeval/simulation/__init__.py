@@ -1,7 +1,7 @@
 """Live simulated calls."""
 
 from voxeval.benchmarks.tools import ToolRuntime, ToolSpec, load_tool_specs, parse_tool_specs
-from voxeval.simulation import agents, callers
+from voxeval.simulation import callers
 from voxeval.simulation.bus import AudioBus
 from voxeval.simulation.clock import VirtualClock, WallClock
 from voxeval.simulation.engine import CallResult, EngineSettings, run_call
@@ -11,7 +11,6 @@ from voxeval.simulation.parties import AgentTurn, CallAgent, Caller, CallerTurn,
 from voxeval.simulation.personas import PERSONAS, Persona
 from voxeval.simulation.perturbations import Condition, parse_conditions
 from voxeval.simulation.recorder import load_call, record_call
-from voxeval.simulation.scripted_agent import ScriptedAgent, play_script, wrong_steps
 from voxeval.simulation.simulation_config import SimulationConfig, parse_simulation
 from voxeval.simulation.timeline import EndEvent, SpeechSegment, Timeline, ToolEvent
 from voxeval.simulation.turn_detection import EnergyVAD, TurnDetector, Utterance
@@ -33,7 +32,6 @@ __all__ = [
     "LatencyModel",
     "LiveCallProtocol",
     "Persona",
-    "ScriptedAgent",
     "SimulationConfig",
     "SpeechRenderer",
     "SpeechSegment",
@@ -46,7 +44,6 @@ __all__ = [
     "Utterance",
     "VirtualClock",
     "WallClock",
-    "agents",
     "build_agent",
     "callers",
     "load_call",
@@ -54,8 +51,6 @@ __all__ = [
     "parse_conditions",
     "parse_simulation",
     "parse_tool_specs",
-    "play_script",
     "record_call",
     "run_call",
-    "wrong_steps",
 ]

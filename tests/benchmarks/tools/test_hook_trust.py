@@ -15,11 +15,10 @@ from typer.testing import CliRunner
 
 from tests.simulation.helpers import TOOLS, scenario, write_suite
 from voxeval.benchmarks.scenario import load_scenario_suite
-from voxeval.benchmarks.tools import ToolRuntime
+from voxeval.benchmarks.tools import ToolRuntime, tool_spec
 from voxeval.benchmarks.tools.tool_ops import ToolContext
 from voxeval.cli.main import app
 from voxeval.errors import ConfigError
-from voxeval.benchmarks.tools import tool_spec
 
 THIS = "tests.benchmarks.tools.test_hook_trust"
 STAMPS: list[str] = []
