@@ -50,7 +50,7 @@ REPLY = "reply"  # reply(history) -> Reply: single-turn (and later multi-turn) p
 CALL = "call"  # holds a live call: open_call() -> CallAgent, or a turn system in the adapter
 CAPABILITY_TEXT = {
     REPLY: "replying to a turn (reply(history))",
-    CALL: "holding a live call (open_call(), or reply(history) through the call adapter)",
+    CALL: "holding a live call (open_call(), or reply(history) in the call adapter)",
 }
 
 
