@@ -2,8 +2,6 @@
 
 from pathlib import Path
 
-from voxeval.simulation.agents.hybrid_agent import HybridAgent
-
 from tests.fakes.openai_server import FakeOpenAIServer, chat_text, chat_tool_call
 from tests.simulation.helpers import write_suite
 from tests.simulation.test_live_calls_models import responder
@@ -15,6 +13,7 @@ from voxeval.scoring.task_completion import task_completion
 from voxeval.simulation.callers.llm_caller import LLMCaller, caller_prompt
 from voxeval.simulation.engine import run_call
 from voxeval.simulation.personas import get_persona
+from voxeval.systems.hybrid import HybridAgent
 
 
 def suite(tmp_path: Path):  # type: ignore[no-untyped-def]
