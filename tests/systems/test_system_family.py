@@ -79,7 +79,9 @@ def test_missing_capability_names_the_system_and_what_it_lacks() -> None:
 
 def test_the_cascade_serves_both_protocols_from_one_class() -> None:
     system = build_system(
-        SystemSpec(name="c", type="cascade", llm="smollm2", max_tool_rounds=3, voice=None),
+        SystemSpec(
+            name="c", type="cascade", llm="smollm2", asr=None, max_tool_rounds=3, voice=None
+        ),
         _PlaceholderSource(),
     )
     assert isinstance(system, CascadeSystem)
@@ -89,6 +91,7 @@ def test_the_cascade_serves_both_protocols_from_one_class() -> None:
     assert session.max_tool_rounds == 3
     assert session.max_tokens is None  # single-turn's 160 cap is not applied to calls
     assert session.system_prompt is None  # calls use the scenario's prompt
+    assert session.tts is None  # an explicit voice: null means no voice of its own
     assert system.open_call() is not session  # a fresh session per call
 
 

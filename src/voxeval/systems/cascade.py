@@ -53,7 +53,7 @@ _LINE_MARKUP = re.compile(r"^\s*(?:[#>|]+|[-+•]|\d+[.)])\s+|\|", re.MULTILINE)
 
 class CascadeOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    asr: ComponentSpec = DEFAULT_ASR
+    asr: ComponentSpec | None = DEFAULT_ASR  # None: text-only calls (no speech input)
     llm: ComponentSpec = DEFAULT_LLM
     tts: ComponentSpec = DEFAULT_TTS
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
@@ -63,8 +63,10 @@ class CascadeOptions(BaseModel):
     language: str | None = "en"
     max_tool_rounds: int = Field(default=8, ge=0)  # live calls: tool rounds per caller turn
 
-    def call_voice(self) -> str:
-        return self.voice or DEFAULT_CALL_VOICE
+    def call_voice(self) -> str | None:
+        """The agent's voice in calls; an explicit null means none (the engine's agent voice
+        speaks the text)."""
+        return self.voice if "voice" in self.model_fields_set else DEFAULT_CALL_VOICE
 
     def call_system_prompt(self) -> str | None:
         return self.system_prompt if "system_prompt" in self.model_fields_set else None
@@ -89,7 +91,7 @@ class CascadeSystem:
     def __init__(
         self,
         name: str,
-        asr: ASR,
+        asr: ASR | None,
         llm: LLM,
         tts: TTS,
         options: CascadeOptions,
@@ -119,7 +121,7 @@ class CascadeSystem:
     def identity(self) -> dict[str, Any]:
         ident: dict[str, Any] = {
             "type": "cascade",
-            "asr": provider_identity(self.asr),
+            "asr": None if self.asr is None else provider_identity(self.asr),
             "llm": provider_identity(self.llm),
             "tts": provider_identity(self.tts),
             "system_prompt": self.options.system_prompt,
@@ -156,6 +158,8 @@ class CascadeSystem:
             if turn.role == "user" and text is None:
                 if turn.audio is None:
                     raise ValueError("a user turn needs audio or text")
+                if self.asr is None:
+                    raise ConfigError(f"system {self.name!r}: audio input needs 'asr'")
                 start = time.perf_counter()
                 text = self.asr.transcribe(turn.audio, language=self.options.language).text
                 asr_s += time.perf_counter() - start
