@@ -34,7 +34,6 @@ _BUILTIN_PACKAGES: dict[str, tuple[str, ...]] = {
     "suite": ("voxeval.benchmarks",),
     "protocol": ("voxeval.protocols",),
     "caller": ("voxeval.simulation",),
-    "agent": ("voxeval.simulation",),
     "perturbation": ("voxeval.simulation",),
 }
 

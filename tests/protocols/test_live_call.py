@@ -98,5 +98,5 @@ def test_unknown_agent_fails_before_any_call(tmp_path: Path) -> None:
     config = write_config(tmp_path, systems=[{"name": "x", "type": "agent", "agent": "nope"}])
     result = CliRunner().invoke(app, ["run", str(config), "--out", str(tmp_path / "run")])
     assert result.exit_code == 2
-    assert "unknown agent 'nope'" in result.output
+    assert "unknown system 'nope'" in result.output
     assert not list((tmp_path / "run").rglob("call.json"))

@@ -17,14 +17,13 @@ from voxeval.cli.main import app
 from voxeval.registry import register
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.parties import AgentTurn, CallerTurn
-from voxeval.simulation.scripted_agent import ScriptedAgent
 from voxeval.store import RunStore
+from voxeval.systems.scripted import ScriptedAgent, ScriptedSystem
 
 SCENARIOS = ("book-1", "book-2", "book-3")
 FAILING = "book-3"  # the fixed third of the suite where the systems fail
 
 
-@register("agent", "test-crashing")
 class CrashingAgent(ScriptedAgent):
     """The scripted agent, except that on the failing scenario it raises at its 2nd turn."""
 
@@ -39,7 +38,6 @@ class CrashingAgent(ScriptedAgent):
         return super().respond(user_audio, user_text)
 
 
-@register("agent", "test-silent")
 class SilentAgent(CrashingAgent):
     """Says nothing at its 2nd turn of the failing scenario (a timeout of the agent)."""
 
@@ -50,13 +48,24 @@ class SilentAgent(CrashingAgent):
         return super().respond(user_audio, user_text)
 
 
-@register("agent", "test-wrong-there")
 class WrongThereAgent(ScriptedAgent):
     """Completes every call; on the failing scenario it books the wrong day."""
 
     def start(self, scenario: Any, tools: Any) -> AgentTurn | None:
         self.script = "wrong" if scenario.id == FAILING else "expected"
         return super().start(scenario, tools)
+
+
+def _system(name: str, agent: type[ScriptedAgent]) -> None:
+    """Register a scripted system whose calls are played by ``agent``."""
+    register("system", name)(
+        type(f"{agent.__name__}System", (ScriptedSystem,), {"agent_class": agent})
+    )
+
+
+_system("test-crashing", CrashingAgent)
+_system("test-silent", SilentAgent)
+_system("test-wrong-there", WrongThereAgent)
 
 
 @register("caller", "test-breaking")

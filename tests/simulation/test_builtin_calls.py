@@ -10,7 +10,7 @@ from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.task_completion import task_completion
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import run_call
-from voxeval.simulation.scripted_agent import ScriptedAgent
+from voxeval.systems.scripted import ScriptedAgent
 
 SUITE = load_scenario_suite(CLINIC_CALLS_PATH)
 

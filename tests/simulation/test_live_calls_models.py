@@ -15,13 +15,13 @@ from voxeval.providers import create_provider
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.task_completion import task_completion
 from voxeval.scoring.turn_taking import turn_taking
-from voxeval.simulation.agents.cascade_agent import CascadeAgent
 from voxeval.simulation.callers.llm_caller import LLMCaller
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import run_call
 from voxeval.simulation.latency import ComponentLatency, LatencyModel
-from voxeval.simulation.scripted_agent import ScriptedAgent
 from voxeval.simulation.voices import SpeechRenderer
+from voxeval.systems.cascade import CascadeAgent
+from voxeval.systems.scripted import ScriptedAgent
 
 pytestmark = pytest.mark.models
 

@@ -10,10 +10,10 @@ from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.providers import create_provider
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.task_completion import task_completion
-from voxeval.simulation.agents.hybrid_agent import HybridAgent
 from voxeval.simulation.callers.llm_caller import LLMCaller, caller_prompt
 from voxeval.simulation.engine import run_call
 from voxeval.simulation.personas import get_persona
+from voxeval.systems.hybrid import HybridAgent
 
 
 def suite(tmp_path: Path):  # type: ignore[no-untyped-def]

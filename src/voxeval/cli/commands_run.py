@@ -171,10 +171,12 @@ def run(
 @friendly_errors
 def validate(config: Path = typer.Argument(..., help="run config YAML")) -> None:
     """Check a run config completely without running anything (exit 2 listing every problem)."""
-    from voxeval.runner.plan_check import validate_plan
+    from voxeval.runner.plan_check import plan_notes, validate_plan
 
     cfg = load_run_config(config)
     suite = validate_plan(cfg)
+    for note in plan_notes(cfg):
+        typer.echo(f"{config}: note: {note}")
     systems = ", ".join(f"{s.name} ({s.type})" for s in cfg.systems)
     where = f"suite {suite.name} ({suite.protocol})" if suite else f"suite {cfg.suite}"
     typer.echo(f"{config}: OK: {where}; systems: {systems}")

@@ -22,6 +22,7 @@ from voxeval.providers.cache import ProviderCache, cache_disabled, cached, defau
 from voxeval.providers.factory import create_provider
 from voxeval.registry import lookup
 from voxeval.store import RunStore
+from voxeval.systems.factory import build_system
 
 NO_JUDGE_REASON = (
     "no judge configured: set `judge:` in the config, e.g. "
@@ -196,9 +197,7 @@ class RunContext:
         key = f"system:{name}"
         with self._key_lock(key):
             if key not in self._systems:
-                spec = self.config.system(name)
-                cls = lookup("system", spec.type)
-                instance = cls.from_spec(spec, self)
+                instance = build_system(self.config.system(name), self)
                 self._systems[key] = instance
                 ident = getattr(instance, "identity", None)
                 if callable(ident):

@@ -1,9 +1,9 @@
 """The ``live_call`` protocol: simulated calls between a caller and each system under test.
 
 Plan: scenarios x systems x trials x conditions (``clean`` plus one per ``perturbations:``
-entry). A system is ``{name: LABEL, type: agent, agent: AGENT, ...options}`` where AGENT is a
-registered agent (``scripted``, ``cascade``, ``hybrid``, ``openai-realtime``, ``websocket``)
-and the other options go to that agent (``type: AGENT`` directly works too). Interact runs the
+entry). A system is ``{name: LABEL, type: SYSTEM, ...options}`` for any system that can hold a
+live call (``voxeval.systems``; a turn system such as ``http`` is put in the call adapter);
+the legacy ``type: agent, agent: SYSTEM`` still works. Interact runs the
 call (``voxeval.simulation.engine``) and records it; score reads only the recording; summarize
 adds, per system, ``task_completion``/``turn_taking`` stats and the pass@k / pass^k curves
 (a trial passes when task completion is 1). Later composites (EVA-A/EVA-X) plug into the same
@@ -41,6 +41,7 @@ from voxeval.simulation.engine import EngineSettings, run_call
 from voxeval.simulation.perturbations import Condition, parse_conditions
 from voxeval.simulation.recorder import load_call, record_call
 from voxeval.simulation.simulation_config import SimulationConfig, parse_simulation
+from voxeval.systems.factory import build_system, missing_capability, open_call, system_class
 
 DEFAULT_METRICS = ["task_completion", "turn_taking"]
 DIAGNOSTICS = (
@@ -98,22 +99,8 @@ def default_metrics() -> list[str]:
 
 
 def build_agent(spec: Any, ctx: RunContext | None) -> Any:
-    """The agent for a system spec: ``type: agent`` + ``agent: NAME``, or ``type: NAME``."""
-    options = spec.options()
-    agent_name = options.pop("agent", None) if spec.type == "agent" else spec.type
-    if not isinstance(agent_name, str):
-        raise ConfigError(
-            f"system {spec.name!r}: type 'agent' needs 'agent:' "
-            f"(one of {', '.join(names('agent'))})"
-        )
-    cls = lookup("agent", agent_name)
-    factory = getattr(cls, "from_options", None)
-    try:
-        return factory(options, ctx) if factory is not None else cls(**options)
-    except TypeError as exc:
-        raise ConfigError(
-            f"system {spec.name!r}: agent {agent_name!r}: bad options ({exc})"
-        ) from exc
+    """A fresh call session with the system ``spec`` names (built by the one system factory)."""
+    return open_call(build_system(spec, ctx))
 
 
 @register("protocol", "live_call")
@@ -169,12 +156,13 @@ class LiveCallProtocol:
             except UnknownComponent as exc:
                 raise ConfigError(f"metrics: {exc}") from exc
         for system in ctx.config.systems:  # fail before any call on a bad system spec
-            agent_name = system.options().get("agent") if system.type == "agent" else system.type
-            if not isinstance(agent_name, str) or agent_name not in names("agent"):
-                raise ConfigError(
-                    f"system {system.name!r}: unknown agent {agent_name!r}; "
-                    f"known: {', '.join(names('agent'))} (use type: agent, agent: NAME)"
-                )
+            try:
+                system_class(system)
+            except UnknownComponent as exc:
+                raise ConfigError(f"system {system.name!r}: {exc}") from exc
+            lacking = missing_capability(system, self.name)
+            if lacking is not None:
+                raise ConfigError(lacking)
         suite = self.suite(ctx)
         self.simulation(ctx)
         conditions = self.conditions(ctx)

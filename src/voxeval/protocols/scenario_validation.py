@@ -13,7 +13,7 @@ from voxeval.benchmarks.scenario import Scenario
 from voxeval.benchmarks.tools.tool_runtime import ToolRuntime
 from voxeval.benchmarks.tools.tool_spec import HookTrust, ToolSpec
 from voxeval.scoring.task_completion import compare_final_state
-from voxeval.simulation.scripted_agent import wrong_steps
+from voxeval.systems.scripted import wrong_steps
 
 
 @dataclass

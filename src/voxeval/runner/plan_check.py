@@ -37,10 +37,11 @@ from voxeval.protocols.single_turn import SingleTurnScoring
 from voxeval.registry import lookup, names
 from voxeval.runner.comparison_steps import CONFIG_FIELD as COMPARISONS_FIELD
 from voxeval.runner.comparison_steps import step_problems
-from voxeval.runner.option_check import option_problems, provider_problems
+from voxeval.runner.option_check import as_provider_spec, provider_problems
 from voxeval.simulation.personas import get_persona
 from voxeval.simulation.perturbations import parse_conditions
 from voxeval.simulation.simulation_config import SimulationConfig
+from voxeval.systems.factory import deprecation_note, missing_capability, resolve_spec
 
 # Config sections each built-in protocol reads; a non-empty section it ignores is a mistake.
 _SECTIONS = ("build", "simulation", "perturbations", "scoring")
@@ -224,14 +225,25 @@ class _PlannedProvider:
 
 class _PlanningContext:
     """Stands in for the run context while a system is constructed: provider specs are
-    checked and replaced by placeholders, so nothing is loaded and nothing is called."""
+    checked and replaced by placeholders, so nothing is loaded and nothing is called.
+    A problem is reported at the option that holds the provider (``systems.0 (x).llm``)."""
 
-    def __init__(self, config: RunConfig, problems: Problems, field_path: str) -> None:
+    def __init__(
+        self, config: RunConfig, problems: Problems, field_path: str, options: dict[str, Any]
+    ) -> None:
         self.config, self._problems, self._field = config, problems, field_path
+        self._options = options
 
-    def provider(self, kind: str, spec: Any) -> Any:
+    def _field_of(self, spec: Any) -> str:
+        wanted = as_provider_spec(spec)
+        for option, value in self._options.items():
+            if isinstance(value, str | dict) and as_provider_spec(value) == wanted:
+                return f"{self._field}.{option}"
+        return self._field
+
+    def provider(self, kind: str, spec: Any, *, cache: bool = True) -> Any:
         for line in provider_problems(kind, spec):
-            self._problems.add(self._field, line)
+            self._problems.add(self._field_of(spec), line)
         name = getattr(spec, "provider", None) or (
             spec.get("provider") if isinstance(spec, dict) else spec
         )
@@ -254,21 +266,40 @@ def _check_header_variables(spec: SystemSpec, here: str, problems: Problems) -> 
             )
 
 
-def _check_turn_systems(config: RunConfig, problems: Problems) -> None:
+def _check_systems(config: RunConfig, protocol: str, problems: Problems) -> None:
+    """Each system's type exists and can serve ``protocol`` (checked on its class, before
+    anything is built), then its options and providers (built with placeholder providers)."""
+
     for i, spec in enumerate(config.systems):
         here = _system_label(i, spec.name)
         _check_header_variables(spec, here, problems)
         try:
-            cls = lookup("system", spec.type)
+            resolved = resolve_spec(spec)
+            cls = lookup("system", resolved.type)
+        except ConfigError as exc:
+            problems.add(f"{here}.type", str(exc))
+            continue
         except UnknownComponent as exc:
             problems.add(f"{here}.type", str(exc))
             continue
+        lacking = missing_capability(spec, protocol)
+        if lacking is not None:
+            problems.add(f"{here}.type", lacking)
+            continue
         try:
-            cls.from_spec(spec, _PlanningContext(config, problems, here))
+            planning = _PlanningContext(config, problems, here, resolved.options())
+            cls.from_spec(resolved, planning)
         except (VoxevalError, ValidationError) as exc:
             problems.add(here, str(exc))
         except Exception:  # a limit of this check, not a config mistake: the run reports it
             pass
+
+
+def plan_notes(config: RunConfig) -> list[str]:
+    """Notes that do not stop a run, e.g. a deprecated ``type: agent`` system spec."""
+
+    notes = [deprecation_note(spec) for spec in config.systems]
+    return [note for note in notes if note is not None]
 
 
 def _check_single_turn_scoring(config: RunConfig, problems: Problems) -> None:
@@ -323,7 +354,7 @@ def _check_query_suite(suite: SuiteInfo, problems: Problems) -> None:
 
 def _check_single_turn(config: RunConfig, suite: SuiteInfo, problems: Problems) -> None:
 
-    _check_turn_systems(config, problems)
+    _check_systems(config, "single_turn", problems)
     _check_single_turn_scoring(config, problems)
     _check_metrics("single_turn", config.metrics, "metrics", problems)
     prebuilt = _check_build(config, problems)
@@ -338,64 +369,6 @@ def _check_single_turn(config: RunConfig, suite: SuiteInfo, problems: Problems) 
 
 
 # -- live_call ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _AgentFactory:
-    """What a built-in agent's ``from_options`` does with options before calling ``__init__``:
-    builds ``providers`` (option -> provider kind, with defaults), uses ``consumed`` itself and
-    fills in the ``supplied`` constructor parameters."""
-
-    providers: dict[str, str]
-    defaults: dict[str, str]
-    required: tuple[str, ...]
-    consumed: tuple[str, ...]
-    supplied: tuple[str, ...]
-
-
-_AGENT_FACTORIES = {
-    "cascade": _AgentFactory(
-        {"llm": "llm", "asr": "asr"},
-        {"asr": "whisper-tiny-en"},
-        ("llm",),
-        ("voice",),
-        ("llm", "asr", "tts"),
-    ),
-    "hybrid": _AgentFactory(
-        {"audio_llm": "audio_llm"}, {}, ("audio_llm",), ("voice",), ("audio_llm", "tts")
-    ),
-}
-
-
-def _check_agents(config: RunConfig, problems: Problems) -> None:
-    for i, spec in enumerate(config.systems):
-        here = _system_label(i, spec.name)
-        options = spec.options()
-        agent = options.pop("agent", None) if spec.type == "agent" else spec.type
-        if not isinstance(agent, str) or agent not in names("agent"):
-            problems.add(
-                f"{here}.type",
-                f"unknown agent {agent!r}; known: {', '.join(names('agent'))} "
-                "(type: NAME, or type: agent with agent: NAME)",
-            )
-            continue
-        _check_header_variables(spec, here, problems)
-        factory = _AGENT_FACTORIES.get(agent)
-        supplied: tuple[str, ...] = ()
-        if factory is not None:
-            for option in factory.required:
-                if option not in options:
-                    problems.add(f"{here}.{option}", f"agent {agent!r} needs this option")
-            for option, kind in factory.providers.items():
-                value = options.pop(option, factory.defaults.get(option))
-                if value is not None:
-                    for line in provider_problems(kind, value):
-                        problems.add(f"{here}.{option}", line)
-            for option in factory.consumed:
-                options.pop(option, None)
-            supplied = factory.supplied
-        for line in option_problems(lookup("agent", agent), options, supplied):
-            problems.add(here, f"agent {agent!r}: {line}")
 
 
 def _check_simulation(config: RunConfig, problems: Problems) -> None:
@@ -453,7 +426,7 @@ def _condition_names(config: RunConfig, problems: Problems) -> set[str] | None:
 
 def _check_live_call(config: RunConfig, suite: SuiteInfo, problems: Problems) -> None:
 
-    _check_agents(config, problems)
+    _check_systems(config, "live_call", problems)
     _check_simulation(config, problems)
     _check_metrics("live_call", config.metrics, "metrics", problems)
     defined = _condition_names(config, problems)

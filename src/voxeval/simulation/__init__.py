@@ -1,7 +1,7 @@
 """Live simulated calls."""
 
 from voxeval.benchmarks.tools import ToolRuntime, ToolSpec, load_tool_specs, parse_tool_specs
-from voxeval.simulation import agents, callers
+from voxeval.simulation import callers
 from voxeval.simulation.bus import AudioBus
 from voxeval.simulation.clock import VirtualClock, WallClock
 from voxeval.simulation.engine import CallResult, EngineSettings, run_call
@@ -10,7 +10,6 @@ from voxeval.simulation.parties import AgentTurn, CallAgent, Caller, CallerTurn,
 from voxeval.simulation.personas import PERSONAS, Persona
 from voxeval.simulation.perturbations import Condition, parse_conditions
 from voxeval.simulation.recorder import load_call, record_call
-from voxeval.simulation.scripted_agent import ScriptedAgent, play_script, wrong_steps
 from voxeval.simulation.simulation_config import SimulationConfig, parse_simulation
 from voxeval.simulation.timeline import EndEvent, SpeechSegment, Timeline, ToolEvent
 from voxeval.simulation.turn_detection import EnergyVAD, TurnDetector, Utterance
@@ -31,7 +30,6 @@ __all__ = [
     "EngineSettings",
     "LatencyModel",
     "Persona",
-    "ScriptedAgent",
     "SimulationConfig",
     "SpeechRenderer",
     "SpeechSegment",
@@ -44,15 +42,12 @@ __all__ = [
     "Utterance",
     "VirtualClock",
     "WallClock",
-    "agents",
     "callers",
     "load_call",
     "load_tool_specs",
     "parse_conditions",
     "parse_simulation",
     "parse_tool_specs",
-    "play_script",
     "record_call",
     "run_call",
-    "wrong_steps",
 ]

@@ -11,7 +11,6 @@ second) and explicit pause markers (``...``, ``…`` or ``[pause]``) in the text
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -19,9 +18,9 @@ import numpy as np
 import numpy.typing as npt
 
 from voxeval.audio import Audio
+from voxeval.providers.speech_renderer import PAUSE_MARKER
 
 FRAME_S = 0.02
-PAUSE_MARKER = re.compile(r"\s*(?:\.\.\.|…|\[pause\])\s*")
 
 
 @dataclass(frozen=True)

@@ -1,58 +1,6 @@
-"""Turning a party's text into speech for the call engine.
+"""Turning a party's text into speech for the call engine (``SpeechRenderer``; it lives in
+``voxeval.providers.speech_renderer`` because systems under test speak through it too)."""
 
-A voice is ``engine:voice`` (``piper:joe``, ``espeak:en-gb-scotland+f3``) or a speaker profile
-(``female,adult,scottish``: the closest catalogue voice plus a transform). Pause markers in the
-text (``...``) become real silences, so a caller's hesitations can trigger an agent's
-end-of-turn detector; ``rate`` changes the speaking tempo without changing pitch."""
+from voxeval.providers.speech_renderer import SpeechRenderer, shared_renderer
 
-from __future__ import annotations
-
-import functools
-
-import numpy as np
-
-from voxeval.audio import Audio
-from voxeval.providers.speaker_transform import SpeakerTransform
-from voxeval.providers.voices import SpeakerProfile, VoiceChoice, render_speech, select_voice
-from voxeval.simulation.bus import BUS_RATE, to_rate
-from voxeval.simulation.turn_detection import PAUSE_MARKER
-
-_warmed: set[tuple[str, float]] = set()
-
-
-class SpeechRenderer:
-    def __init__(self, voice: str = "piper:joe", *, rate: float = 1.0, pause_s: float = 1.0):
-        self.voice = voice
-        self.rate = rate
-        self.pause_s = pause_s
-        self._speaker: str | VoiceChoice
-        if ":" in voice:
-            self._speaker = voice
-        else:
-            self._speaker = select_voice(SpeakerProfile.parse(voice))
-        self._tempo = SpeakerTransform(tempo=round(min(2.0, max(0.5, rate)), 2))
-
-    def __call__(self, text: str) -> Audio:
-        pieces = [p.strip() for p in PAUSE_MARKER.split(text) if p.strip()]
-        gap = np.zeros(round(self.pause_s * BUS_RATE), np.float32)
-        parts: list[np.ndarray] = []
-        for n, piece in enumerate(pieces or [text]):
-            audio = to_rate(render_speech(piece, self._speaker))
-            if not self._tempo.is_identity:
-                audio = self._tempo.apply(audio)
-            parts += ([gap] if n else []) + [audio.samples]
-        return Audio(np.concatenate(parts), BUS_RATE, f"<voice:{self.voice}>")
-
-    def warm_up(self) -> None:
-        """Load the voice's model now (once per process), so that loading time is not counted
-        as a party's latency in its first turn."""
-        key = (self.voice, self.rate)
-        if key not in _warmed:
-            self("Hello.")
-            _warmed.add(key)
-
-
-@functools.lru_cache(maxsize=64)
-def shared_renderer(voice: str, rate: float = 1.0) -> SpeechRenderer:
-    """One renderer per (voice, rate) per process: voice selection is done once."""
-    return SpeechRenderer(voice, rate=rate)
+__all__ = ["SpeechRenderer", "shared_renderer"]

@@ -1,24 +1,73 @@
-"""Systems under test; importing this package registers the built-in systems."""
+"""Systems under test (turn systems and call agents); importing this package registers the
+built-in systems."""
 
-from voxeval.systems.base import Reply, Turn, TurnSystem
-from voxeval.systems.cascade import TINY_BASELINE_LABEL, CascadeOptions, CascadeSystem
+from voxeval.systems.base import CALL, REPLY, Reply, Turn, TurnSystem, capabilities_of
+from voxeval.systems.call import AgentTurn, CallAgent
+from voxeval.systems.cascade import (
+    TINY_BASELINE_LABEL,
+    CascadeAgent,
+    CascadeOptions,
+    CascadeSystem,
+)
+from voxeval.systems.factory import (
+    build_system,
+    deprecation_note,
+    missing_capability,
+    open_call,
+    resolve_spec,
+    system_class,
+)
 from voxeval.systems.http_system import HTTPOptions, HTTPSystem, HTTPSystemError
+from voxeval.systems.hybrid import HybridAgent, HybridOptions, HybridSystem
 from voxeval.systems.openai_audio import OpenAIAudioOptions, OpenAIAudioSystem
+from voxeval.systems.realtime_ws import RealtimeAgent, RealtimeOptions, RealtimeSystem
 from voxeval.systems.replay import MissingReply, ReplayOptions, ReplaySystem
+from voxeval.systems.scripted import ScriptedAgent, ScriptedOptions, ScriptedSystem
+from voxeval.systems.turn_call import TurnSystemCall
+from voxeval.systems.ws_bridge import (
+    WebsocketBridgeAgent,
+    WebsocketBridgeOptions,
+    WebsocketBridgeSystem,
+)
 
 __all__ = [
+    "CALL",
+    "REPLY",
     "TINY_BASELINE_LABEL",
+    "AgentTurn",
+    "CallAgent",
+    "CascadeAgent",
     "CascadeOptions",
     "CascadeSystem",
     "HTTPOptions",
     "HTTPSystem",
     "HTTPSystemError",
+    "HybridAgent",
+    "HybridOptions",
+    "HybridSystem",
     "MissingReply",
     "OpenAIAudioOptions",
     "OpenAIAudioSystem",
+    "RealtimeAgent",
+    "RealtimeOptions",
+    "RealtimeSystem",
     "ReplayOptions",
     "ReplaySystem",
     "Reply",
+    "ScriptedAgent",
+    "ScriptedOptions",
+    "ScriptedSystem",
     "Turn",
     "TurnSystem",
+    "TurnSystemCall",
+    "WebsocketBridgeAgent",
+    "WebsocketBridgeOptions",
+    "WebsocketBridgeSystem",
+    "build_system",
+    "capabilities_of",
+    "deprecation_note",
+    "missing_capability",
+    "open_call",
+    "resolve_spec",
+    "system_class",
 ]

@@ -42,3 +42,28 @@ class TurnSystem(Protocol):
         ...
 
     def identity(self) -> dict[str, Any]: ...
+
+
+# What a system can serve. A class declares ``capabilities`` (a frozenset of these), so a plan
+# can be checked without building the system.
+REPLY = "reply"  # reply(history) -> Reply: single-turn (and later multi-turn) protocols
+CALL = "call"  # holds a live call: open_call() -> CallAgent, or a turn system in the adapter
+CAPABILITY_TEXT = {
+    REPLY: "replying to a turn (reply(history))",
+    CALL: "holding a live call (open_call(), or reply(history) in the call adapter)",
+}
+
+
+def capabilities_of(cls: type) -> frozenset[str]:
+    """The capabilities a system class declares; a plugin class that declares none offers
+    what its methods show (``reply`` -> both, since the adapter can put it in a call;
+    ``open_call`` -> call)."""
+    declared = getattr(cls, "capabilities", None)
+    if declared is not None:
+        return frozenset(declared)
+    found: set[str] = set()
+    if callable(getattr(cls, "reply", None)):
+        found |= {REPLY, CALL}
+    if callable(getattr(cls, "open_call", None)):
+        found.add(CALL)
+    return frozenset(found)

@@ -1,8 +1,17 @@
-"""The cascade system: speech recognition -> language model -> speech synthesis.
+"""The cascade system: speech recognition -> language model -> speech synthesis. One class
+serves both protocols: ``reply(history)`` for single-turn queries and ``open_call()`` for live
+calls (a per-call session whose LLM uses the scenario's tools).
 
 With no options it is the embedded tiny baseline (Whisper tiny.en -> SmolLM2-135M -> Piper),
 which runs offline on a laptop CPU. It is there to exercise the pipeline, not to compete:
 its identity and reports say so.
+
+Where the two protocols used to differ, each keeps its behaviour: in single-turn replies the
+``tts`` provider speaks with ``voice`` (the engine's voice name), the answer is capped at
+``max_tokens`` (160) and ``system_prompt`` is the default below; in a live call the agent
+speaks with ``voice`` as ``engine:voice`` or a speaker profile (default piper:joe), its prompt
+is the scenario's role and policy (an explicit ``system_prompt`` is placed before it) and
+``max_tokens`` applies only when set.
 """
 
 from __future__ import annotations
@@ -14,14 +23,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from voxeval.audio import Audio
 from voxeval.config import ProviderSpec, SystemSpec
-from voxeval.errors import EndpointError
+from voxeval.errors import ConfigError, EndpointError
 from voxeval.providers.base import ASR, LLM, TTS, Message
 from voxeval.providers.factory import system_component
 from voxeval.providers.openai_http import count_requests
 from voxeval.registry import register
-from voxeval.systems.base import Reply, Turn
-from voxeval.systems.options import endpoint_fault, parse_options, provider_identity
+from voxeval.systems.base import CALL, REPLY, Reply, Turn
+from voxeval.systems.call import AgentTurn
+from voxeval.systems.llm_call import DEFAULT_CALL_VOICE, LLMToolAgent, renderer_from, warm_asr
+from voxeval.systems.options import ComponentSpec, endpoint_fault, parse_options, provider_identity
 
 DEFAULT_ASR = ProviderSpec(provider="whisper-tiny-en")
 DEFAULT_LLM = ProviderSpec(provider="smollm2")
@@ -41,14 +53,26 @@ _LINE_MARKUP = re.compile(r"^\s*(?:[#>|]+|[-+•]|\d+[.)])\s+|\|", re.MULTILINE)
 
 class CascadeOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    asr: ProviderSpec = DEFAULT_ASR
-    llm: ProviderSpec = DEFAULT_LLM
-    tts: ProviderSpec = DEFAULT_TTS
+    asr: ComponentSpec | None = DEFAULT_ASR  # None: text-only calls (no speech input)
+    llm: ComponentSpec = DEFAULT_LLM
+    tts: ComponentSpec = DEFAULT_TTS
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
     max_tokens: int = Field(default=160, ge=1)
     temperature: float = Field(default=0.0, ge=0.0)
     voice: str | None = None
     language: str | None = "en"
+    max_tool_rounds: int = Field(default=8, ge=0)  # live calls: tool rounds per caller turn
+
+    def call_voice(self) -> str | None:
+        """The agent's voice in calls; an explicit null means none (the engine's agent voice
+        speaks the text)."""
+        return self.voice if "voice" in self.model_fields_set else DEFAULT_CALL_VOICE
+
+    def call_system_prompt(self) -> str | None:
+        return self.system_prompt if "system_prompt" in self.model_fields_set else None
+
+    def call_max_tokens(self) -> int | None:
+        return self.max_tokens if "max_tokens" in self.model_fields_set else None
 
 
 def spoken_text(text: str) -> str:
@@ -59,12 +83,15 @@ def spoken_text(text: str) -> str:
 @register("system", "cascade")
 class CascadeSystem:
     """ASR -> LLM -> TTS. ``reply`` transcribes every user turn that has no text yet, sends the
-    whole conversation to the LLM and speaks its answer. The text channel is the LLM's text."""
+    whole conversation to the LLM and speaks its answer. The text channel is the LLM's text.
+    ``open_call`` starts a live call's session (``CascadeAgent``)."""
+
+    capabilities = frozenset({REPLY, CALL})
 
     def __init__(
         self,
         name: str,
-        asr: ASR,
+        asr: ASR | None,
         llm: LLM,
         tts: TTS,
         options: CascadeOptions,
@@ -94,7 +121,7 @@ class CascadeSystem:
     def identity(self) -> dict[str, Any]:
         ident: dict[str, Any] = {
             "type": "cascade",
-            "asr": provider_identity(self.asr),
+            "asr": None if self.asr is None else provider_identity(self.asr),
             "llm": provider_identity(self.llm),
             "tts": provider_identity(self.tts),
             "system_prompt": self.options.system_prompt,
@@ -106,6 +133,21 @@ class CascadeSystem:
             ident["label"] = TINY_BASELINE_LABEL
         return ident
 
+    def open_call(self) -> CascadeAgent:
+        """A fresh session for one call; the ASR is warmed first so its model load is not
+        counted as the agent's latency."""
+        o = self.options
+        return CascadeAgent(
+            llm=self.llm,
+            asr=warm_asr(self.asr),
+            tts=renderer_from(o.call_voice()),
+            temperature=o.temperature,
+            max_tool_rounds=o.max_tool_rounds,
+            system_prompt=o.call_system_prompt(),
+            max_tokens=o.call_max_tokens(),
+            language=o.language,
+        )
+
     def _messages(self, history: Sequence[Turn]) -> tuple[list[Message], float, str]:
         """Chat messages for ``history``; returns them with the ASR time and what the ASR heard
         in the last user turn."""
@@ -116,6 +158,8 @@ class CascadeSystem:
             if turn.role == "user" and text is None:
                 if turn.audio is None:
                     raise ValueError("a user turn needs audio or text")
+                if self.asr is None:
+                    raise ConfigError(f"system {self.name!r}: audio input needs 'asr'")
                 start = time.perf_counter()
                 text = self.asr.transcribe(turn.audio, language=self.options.language).text
                 asr_s += time.perf_counter() - start
@@ -167,3 +211,39 @@ class CascadeSystem:
             "total_s": time.perf_counter() - t0,
         }
         return Reply(audio=audio, text=text, timing=timing, details=details)
+
+
+class CascadeAgent(LLMToolAgent):
+    """One call's session: the caller is transcribed by ``asr``, the LLM answers with the
+    scenario's tools, ``tts`` (a speech renderer) speaks the answer."""
+
+    name = "cascade"
+    hears_text = True
+
+    def __init__(
+        self,
+        *,
+        llm: Any,
+        asr: Any = None,
+        tts: Any = None,
+        temperature: float = 0.0,
+        max_tool_rounds: int = 8,
+        system_prompt: str | None = None,
+        max_tokens: int | None = None,
+        language: str | None = "en",
+    ) -> None:
+        super().__init__(llm, tts, temperature, max_tool_rounds, system_prompt, max_tokens)
+        self.asr = asr
+        self.language = language
+
+    def _hear(self, user_audio: Audio | None, user_text: str | None) -> str:
+        if user_audio is None:
+            return user_text or ""
+        if self.asr is None:
+            raise ConfigError("agent cascade: audio input needs an ASR provider ('asr')")
+        return str(self.asr.transcribe(user_audio, language=self.language).text)
+
+    def respond(self, user_audio: Audio | None, user_text: str | None) -> AgentTurn:
+        self._check_started()
+        heard = self._hear(user_audio, user_text)
+        return self._answer(heard, user_audio, heard=heard)

@@ -1,11 +1,13 @@
 """A system behind a plain HTTP endpoint (contract in docs/systems.md).
 
 Request: ``POST url`` as multipart/form-data with
-  - ``audio``: the last user turn as a WAV file,
+  - ``audio``: the last user turn as a WAV file (absent when the turn is text only: a live call
+    in text-only mode, which sends ``text`` instead),
   - ``history``: JSON list of earlier turns ``[{"role": "user"|"assistant", "text": ...}]``,
   - ``item_id``: the benchmark item id (may be empty).
 Response: either a WAV body (``Content-Type: audio/wav``), or JSON
 ``{"audio": BASE64_WAV, "text": OPTIONAL_TEXT_CHANNEL, "details": OPTIONAL_OBJECT}``.
+A text-only turn may be answered by JSON with ``text`` and no ``audio``.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from voxeval.providers.openai_http import (
     redact_url,
 )
 from voxeval.registry import register
-from voxeval.systems.base import Reply, Turn
+from voxeval.systems.base import CALL, REPLY, Reply, Turn
 from voxeval.systems.options import endpoint_fault, parse_options
 
 
@@ -60,6 +62,9 @@ class HTTPSystemError(SystemFault):
 
 @register("system", "http")
 class HTTPSystem:
+    # In a live call it is wrapped in the turn adapter (voxeval.systems.turn_call).
+    capabilities = frozenset({REPLY, CALL})
+
     def __init__(self, name: str, options: HTTPOptions) -> None:
         self.name = name
         self.options = options
@@ -102,13 +107,16 @@ class HTTPSystem:
         ``timeout``, ``disconnect`` or ``exception`` once transport retries are spent,
         ``no_audio`` for a JSON reply without audio, ``malformed_output`` for anything else
         outside the contract. ``details["usage"]`` counts the requests sent."""
-        if not history or history[-1].role != "user" or history[-1].audio is None:
-            raise ValueError("http.reply needs a history that ends with a user turn with audio")
-        last = history[-1]
-        assert last.audio is not None
+        last = history[-1] if history else None
+        if last is None or last.role != "user" or (last.audio is None and last.text is None):
+            raise ValueError("http.reply needs a history that ends with a user turn")
         earlier = [{"role": t.role, "text": t.text} for t in history[:-1]]
-        files = {"audio": ("user.wav", audio_to_wav_bytes(last.audio), "audio/wav")}
         data = {"history": json.dumps(earlier), "item_id": last.item_id or ""}
+        files: dict[str, tuple[str | None, bytes, str]]
+        if last.audio is not None:
+            files = {"audio": ("user.wav", audio_to_wav_bytes(last.audio), "audio/wav")}
+        else:  # a plain form field (no file name), so the body stays multipart
+            files = {"text": (None, (last.text or "").encode("utf-8"), "text/plain")}
         headers = self._headers()
         start = time.perf_counter()
         with count_requests() as http:
@@ -120,7 +128,7 @@ class HTTPSystem:
                 fault = endpoint_fault(self.name, exc)
                 raise HTTPSystemError(str(fault), cause=fault.cause) from exc
         total = time.perf_counter() - start
-        reply = self._parse(response, total)
+        reply = self._parse(response, total, needs_audio=last.audio is not None)
         reported = reply.details.get("usage")  # a system may report its own token counts
         usage = dict(reported) if isinstance(reported, dict) else {}
         reply.details["usage"] = {**usage, **http.as_dict()}
@@ -136,7 +144,7 @@ class HTTPSystem:
         except AudioError as exc:
             raise self._fault(f"audio cannot be used ({exc})") from exc
 
-    def _parse(self, response: httpx.Response, total: float) -> Reply:
+    def _parse(self, response: httpx.Response, total: float, *, needs_audio: bool) -> Reply:
         ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype.startswith("audio/") or ctype == "application/octet-stream":
             return Reply(audio=self._audio(response.content), timing={"total_s": total})
@@ -146,18 +154,20 @@ class HTTPSystem:
             raise self._fault(f"neither audio nor JSON ({ctype or 'no type'})") from exc
         if not isinstance(body, dict):
             raise self._fault("JSON must be an object holding 'audio' as a base64 WAV string")
-        if body.get("audio") is None:
-            raise self._fault("JSON has no 'audio' (a base64 WAV string)", cause="no_audio")
-        if not isinstance(body["audio"], str):
-            raise self._fault("JSON must hold 'audio' as a base64 WAV string")
-        try:
-            wav = base64.b64decode(body["audio"], validate=True)
-        except (binascii.Error, ValueError) as exc:
-            raise self._fault("field 'audio' is not valid base64") from exc
         text = body.get("text")
         if text is not None and not isinstance(text, str):
             raise self._fault("field 'text' must be a string")
+        if body.get("audio") is None and (needs_audio or not text):
+            raise self._fault("JSON has no 'audio' (a base64 WAV string)", cause="no_audio")
+        audio = None if body.get("audio") is None else self._audio(self._wav(body["audio"]))
         raw_details = body.get("details")
         details: dict[str, Any] = raw_details if isinstance(raw_details, dict) else {}
-        audio = self._audio(wav)
         return Reply(audio=audio, text=text, timing={"total_s": total}, details=dict(details))
+
+    def _wav(self, encoded: Any) -> bytes:
+        if not isinstance(encoded, str):
+            raise self._fault("JSON must hold 'audio' as a base64 WAV string")
+        try:
+            return base64.b64decode(encoded, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise self._fault("field 'audio' is not valid base64") from exc

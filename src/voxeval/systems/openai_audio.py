@@ -13,14 +13,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from voxeval.audio import audio_to_wav_bytes
-from voxeval.config import ProviderSpec, SystemSpec
-from voxeval.errors import ConfigError, EndpointError, SystemFault
+from voxeval.config import SystemSpec
+from voxeval.errors import EndpointError, SystemFault
 from voxeval.providers.base import Message
 from voxeval.providers.factory import system_component
 from voxeval.providers.openai_http import count_requests
 from voxeval.registry import register
-from voxeval.systems.base import Reply, Turn
-from voxeval.systems.options import endpoint_fault, provider_identity
+from voxeval.systems.base import CALL, REPLY, Reply, Turn
+from voxeval.systems.options import ComponentSpec, endpoint_fault, parse_options, provider_identity
 
 # Options that belong to the system; everything else describes the audio_llm provider.
 _SYSTEM_FIELDS = {"audio_llm", "system_prompt", "max_tokens", "temperature"}
@@ -28,7 +28,7 @@ _SYSTEM_FIELDS = {"audio_llm", "system_prompt", "max_tokens", "temperature"}
 
 class OpenAIAudioOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    audio_llm: ProviderSpec
+    audio_llm: ComponentSpec
     system_prompt: str | None = None
     max_tokens: int | None = Field(default=None, ge=1)
     temperature: float = Field(default=0.0, ge=0.0)
@@ -52,14 +52,14 @@ def parse_openai_audio_options(spec: SystemSpec) -> OpenAIAudioOptions:
             provider_fields["provider"] = "openai"
         raw = {k: v for k, v in raw.items() if k in _SYSTEM_FIELDS}
         raw["audio_llm"] = provider_fields
-    try:
-        return OpenAIAudioOptions.model_validate(raw)
-    except Exception as exc:
-        raise ConfigError(f"system {spec.name!r} (type {spec.type}): {exc}") from exc
+    return parse_options(spec, OpenAIAudioOptions, raw)
 
 
 @register("system", "openai-audio")
 class OpenAIAudioSystem:
+    # In a live call it is wrapped in the turn adapter (voxeval.systems.turn_call).
+    capabilities = frozenset({REPLY, CALL})
+
     def __init__(self, name: str, client: Any, options: OpenAIAudioOptions) -> None:
         self.name = name
         self.client = client

@@ -3,23 +3,40 @@ component's final endpoint failure into a fault of the system under test."""
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, BeforeValidator, ValidationError
 
-from voxeval.config import SystemSpec, format_validation_error
+from voxeval.config import ProviderSpec, SystemSpec
 from voxeval.errors import ConfigError, EndpointError, SystemFault
 
 M = TypeVar("M", bound=BaseModel)
 
 
-def parse_options(spec: SystemSpec, model: type[M]) -> M:
-    """Validate a system's options; errors name the system and the field at fault."""
+def _named_provider(value: Any) -> Any:
+    return {"provider": value} if isinstance(value, str) else value
+
+
+# A component of a system: ``{provider: NAME, ...options}`` or just ``NAME``.
+ComponentSpec = Annotated[ProviderSpec, BeforeValidator(_named_provider)]
+
+
+def parse_options(spec: SystemSpec, model: type[M], raw: dict[str, Any] | None = None) -> M:
+    """Validate a system's options (``raw``, else the spec's); errors name the system and the
+    field at fault, and an unknown option lists the options the system takes."""
     try:
-        return model.model_validate(spec.options())
+        return model.model_validate(spec.options() if raw is None else raw)
     except ValidationError as exc:
         where = f"system {spec.name!r} (type {spec.type})"
-        raise ConfigError(format_validation_error(where, exc)) from exc
+        allowed = ", ".join(sorted(model.model_fields))
+        lines = []
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err["loc"]) or "<options>"
+            if err["type"] == "extra_forbidden":
+                lines.append(f"{where}: {loc}: unknown option (options: {allowed})")
+            else:
+                lines.append(f"{where}: {loc}: {err['msg']}")
+        raise ConfigError("\n".join(lines)) from exc
 
 
 def provider_identity(provider: Any) -> dict[str, Any]:

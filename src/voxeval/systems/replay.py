@@ -26,7 +26,7 @@ from voxeval.audio.io import DEFAULT_MAX_AUDIO_MB, DEFAULT_MAX_AUDIO_S
 from voxeval.config import SystemSpec
 from voxeval.errors import AudioError, ConfigError, VoxevalError
 from voxeval.registry import register
-from voxeval.systems.base import Reply, Turn
+from voxeval.systems.base import REPLY, Reply, Turn
 from voxeval.systems.options import parse_options
 
 
@@ -86,6 +86,9 @@ def load_manifest(path: Path) -> dict[str, ManifestRow]:
 
 @register("system", "replay")
 class ReplaySystem:
+    # Replies are looked up by benchmark item id: nothing to answer a live caller with.
+    capabilities = frozenset({REPLY})
+
     def __init__(self, name: str, options: ReplayOptions) -> None:
         self.name = name
         self.options = options

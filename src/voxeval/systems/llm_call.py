@@ -1,29 +1,29 @@
-"""Plumbing shared by LLM-based agents (cascade, hybrid): the voice and a warm ASR from options,
-and the turn cycle system prompt -> user message -> tool loop -> spoken answer. Their model
-providers come from ``voxeval.providers.factory.system_component`` (never cached: an agent is
-a system under test)."""
+"""The call session shared by LLM-based systems (cascade, hybrid): the scenario's system prompt,
+then per caller turn the user message -> tool loop -> spoken answer. Also the agent's voice and
+a warm ASR, so model loading is not counted as the agent's latency."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from voxeval.audio import Audio
+from voxeval.benchmarks.scenario import Scenario
+from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.errors import ConfigError
 from voxeval.providers.base import Message
-from voxeval.simulation.agents.prompts import agent_system_prompt
-from voxeval.simulation.agents.tool_loop import chat_with_tools
-from voxeval.simulation.parties import AgentTurn
+from voxeval.providers.speech_renderer import shared_renderer
+from voxeval.systems.call import AgentTurn
+from voxeval.systems.call_prompts import agent_system_prompt
+from voxeval.systems.tool_loop import chat_with_tools
 
-if TYPE_CHECKING:
-    from voxeval.benchmarks.scenario import Scenario
-    from voxeval.benchmarks.tools import ToolRuntime
+# The voice an LLM agent speaks with in a live call when its config names none.
+DEFAULT_CALL_VOICE = "piper:joe"
 
 
 def renderer_from(voice: str | None) -> Any:
     """A warmed-up speech renderer for an agent's voice option (None: no voice)."""
     if not voice:
         return None
-    from voxeval.simulation.voices import shared_renderer
 
     renderer = shared_renderer(voice)
     renderer.warm_up()
@@ -42,22 +42,35 @@ def warm_asr(asr: Any) -> Any:
 
 
 class LLMToolAgent:
-    """Base of agents whose LLM answers in text (with tool calls) that ``tts`` speaks.
-    ``hears_text``: the LLM gets the caller as a transcript, not as audio."""
+    """Base of call sessions whose LLM answers in text (with tool calls) that ``tts`` speaks.
+    ``hears_text``: the LLM gets the caller as a transcript, not as audio. ``system_prompt``
+    (optional) is placed before the scenario's role and policy."""
 
     name: str
     hears_text: bool
 
-    def __init__(self, llm: Any, tts: Any, temperature: float, max_tool_rounds: int) -> None:
+    def __init__(
+        self,
+        llm: Any,
+        tts: Any,
+        temperature: float,
+        max_tool_rounds: int,
+        system_prompt: str | None = None,
+        max_tokens: int | None = None,
+    ) -> None:
         self.llm, self.tts = llm, tts
+        self.max_tokens = max_tokens
         self.temperature = temperature
         self.max_tool_rounds = max_tool_rounds
+        self.system_prompt = system_prompt
         self.messages: list[Message] = []
         self._tools: ToolRuntime | None = None
 
     def start(self, scenario: Scenario, tools: ToolRuntime) -> AgentTurn | None:
         self._tools = tools
         prompt = agent_system_prompt(scenario, hears_text=self.hears_text)
+        if self.system_prompt:
+            prompt = f"{self.system_prompt.strip()}\n\n{prompt}"
         self.messages = [{"role": "system", "content": prompt}]
         greeting = scenario.agent.greeting
         if not greeting:
@@ -82,6 +95,7 @@ class LLMToolAgent:
             tools,
             max_rounds=self.max_tool_rounds,
             temperature=self.temperature,
+            max_tokens=self.max_tokens,
         )
         text = response.text.strip()
         audio = self.tts(text) if (user_audio is not None and self.tts and text) else None

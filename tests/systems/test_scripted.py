@@ -11,8 +11,8 @@ from voxeval.errors import ConfigError
 from voxeval.registry import lookup
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.task_completion import task_completion
-from voxeval.simulation.parties import CallAgent
-from voxeval.simulation.scripted_agent import ScriptedAgent, mutate_arguments, wrong_steps
+from voxeval.systems.call import CallAgent
+from voxeval.systems.scripted import ScriptedAgent, ScriptedOptions, mutate_arguments, wrong_steps
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +23,7 @@ def suite() -> ScenarioSuite:
 def run(suite: ScenarioSuite, scenario_id: str, script: str) -> tuple[ToolRuntime, list[str]]:
     scenario = suite.get(scenario_id)
     tools = ToolRuntime(scenario, suite.tools)
-    agent = lookup("agent", "scripted")(script=script)
+    agent = lookup("system", "scripted")("scripted", ScriptedOptions(script=script)).open_call()
     assert isinstance(agent, CallAgent)
     said = []
     greeting = agent.start(scenario, tools)

@@ -1,4 +1,4 @@
-"""PCM16 framing shared by the websocket agents."""
+"""PCM16 framing shared by the websocket systems (Realtime client, websocket bridge)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import base64
 import numpy as np
 
 from voxeval.audio import Audio
-from voxeval.simulation.bus import to_rate
+from voxeval.audio.resample import resample
 
 
 def audio_to_pcm16(audio: Audio, rate: int) -> bytes:
-    samples = to_rate(audio, rate).samples
+    samples = resample(audio, rate).samples
     return (np.clip(samples, -1.0, 1.0) * 32767).astype("<i2").tobytes()
 
 

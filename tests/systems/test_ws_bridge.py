@@ -9,9 +9,9 @@ from voxeval.benchmarks.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.task_completion import task_completion
-from voxeval.simulation.agents.ws_bridge import WebsocketBridgeAgent
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import run_call
+from voxeval.systems.ws_bridge import WebsocketBridgeAgent
 
 CLIENT = Path(__file__).resolve().parents[2] / "examples" / "ws_agent_client.py"
 

@@ -8,7 +8,7 @@ answers with one turn (``agent.speech_start`` .. ``agent.speech_end``), calling 
 ``tool_call`` messages that voxeval executes on the scenario database.
 
     systems:
-      - {name: ext, type: agent, agent: websocket, command: "python my_agent.py --url {url}"}
+      - {name: ext, type: websocket, command: "python my_agent.py --url {url}"}
 """
 
 from __future__ import annotations
@@ -22,18 +22,23 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from voxeval.audio import Audio
+from voxeval.benchmarks.tools.tool_call import ToolCallRecord
+from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError, VoxevalError
 from voxeval.registry import register
-from voxeval.simulation.agents.ws_common import pcm16_frames, pcm16_to_audio
-from voxeval.simulation.parties import AgentTurn, ToolCallRecord
+from voxeval.systems.base import CALL
+from voxeval.systems.call import AgentTurn
+from voxeval.systems.options import parse_options
+from voxeval.systems.pcm16 import pcm16_frames, pcm16_to_audio
 
 if TYPE_CHECKING:
     from websockets.sync.server import Server, ServerConnection
 
     from voxeval.benchmarks.scenario import Scenario
     from voxeval.benchmarks.tools import ToolRuntime
-    from voxeval.runner.context import RunContext
 
 AUDIO_RATE = 16000
 FRAME_MS = 20
@@ -43,8 +48,40 @@ class BridgeError(VoxevalError):
     """The external agent broke the bridge protocol or went away."""
 
 
-@register("agent", "websocket")
+class WebsocketBridgeOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    host: str = "127.0.0.1"
+    port: int = Field(default=0, ge=0, le=65535)
+    command: str | None = None  # "{url}" is replaced by the bridge's address
+    realtime: bool = False  # stream frames in real time (wall clock) instead of at once
+    connect_timeout_s: float = Field(default=30.0, gt=0)
+    turn_timeout_s: float = Field(default=60.0, gt=0)
+
+
+@register("system", "websocket")
+class WebsocketBridgeSystem:
+    """Holds live calls only; each call runs its own bridge server (``WebsocketBridgeAgent``)."""
+
+    capabilities = frozenset({CALL})
+
+    def __init__(self, name: str, options: WebsocketBridgeOptions) -> None:
+        self.name = name
+        self.options = options
+
+    @classmethod
+    def from_spec(cls, spec: SystemSpec, ctx: Any = None) -> WebsocketBridgeSystem:
+        return cls(spec.name, parse_options(spec, WebsocketBridgeOptions))
+
+    def identity(self) -> dict[str, Any]:
+        return {"type": "websocket", "command": self.options.command}
+
+    def open_call(self) -> WebsocketBridgeAgent:
+        return WebsocketBridgeAgent(**self.options.model_dump())
+
+
 class WebsocketBridgeAgent:
+    """One call's bridge: a websocket server the external agent connects to."""
+
     name = "websocket"
     reports_latency = True  # latency = input.end -> agent.speech_start, measured here
 
@@ -69,10 +106,6 @@ class WebsocketBridgeAgent:
         self._process: subprocess.Popen[bytes] | None = None
         self._tools: ToolRuntime | None = None
         self._audio_mode = True
-
-    @classmethod
-    def from_options(cls, options: dict[str, Any], ctx: RunContext | None) -> WebsocketBridgeAgent:
-        return cls(**options)
 
     # ------------------------------------------------------------------ connection
     @property

@@ -1,17 +1,27 @@
-"""An agent that plays a scenario's scripted path (no models): used to validate scenarios, in
-regression tests and for engine benchmarks."""
+"""The ``scripted`` system: plays a scenario's scripted path in a live call (no models). Used to
+validate scenarios, in regression tests and for engine benchmarks.
+
+    systems:
+      - {name: reference, type: scripted}                 # the expected path
+      - {name: slip, type: scripted, script: wrong}       # one wrong tool argument
+"""
 
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from voxeval.audio import Audio
 from voxeval.benchmarks.scenario import Scenario, ScriptStep
 from voxeval.benchmarks.tools import ToolRuntime
+from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError
 from voxeval.registry import register
-from voxeval.simulation.parties import AgentTurn
+from voxeval.systems.base import CALL
+from voxeval.systems.call import AgentTurn
+from voxeval.systems.options import parse_options
 
 ScriptChoice = Literal["expected", "wrong"]
 _WRITE_VERBS = ("update", "cancel", "book", "create", "submit", "reschedule", "request", "make")
@@ -63,7 +73,6 @@ def wrong_steps(scenario: Scenario, write_tools: set[str] | None = None) -> list
     return steps
 
 
-@register("agent", "scripted")
 class ScriptedAgent:
     """Plays ``scenario.agent_script`` one step per caller turn.
 
@@ -74,7 +83,7 @@ class ScriptedAgent:
 
     name = "scripted"
 
-    def __init__(self, script: ScriptChoice = "expected", greet: bool = True, **_: Any) -> None:
+    def __init__(self, script: ScriptChoice = "expected", greet: bool = True) -> None:
         if script not in ("expected", "wrong"):
             raise ConfigError(
                 f"agent scripted: script: expected 'expected' or 'wrong', got {script!r}"
@@ -129,3 +138,31 @@ def play_script(steps: list[ScriptStep], tools: ToolRuntime) -> list[AgentTurn]:
         records = tuple(tools.call(c.name, c.arguments) for c in step.tool_calls)
         turns.append(AgentTurn(text=step.say or None, tool_calls=records, end_call=step.end_call))
     return turns
+
+
+class ScriptedOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    script: ScriptChoice = "expected"  # or "wrong": the expected path with one slip
+    greet: bool = True
+
+
+@register("system", "scripted")
+class ScriptedSystem:
+    """Holds live calls only: each call gets a fresh ``ScriptedAgent`` (``agent_class``)."""
+
+    capabilities = frozenset({CALL})
+    agent_class: ClassVar[type[ScriptedAgent]] = ScriptedAgent
+
+    def __init__(self, name: str, options: ScriptedOptions) -> None:
+        self.name = name
+        self.options = options
+
+    @classmethod
+    def from_spec(cls, spec: SystemSpec, ctx: Any = None) -> ScriptedSystem:
+        return cls(spec.name, parse_options(spec, ScriptedOptions))
+
+    def identity(self) -> dict[str, Any]:
+        return {"type": "scripted", "script": self.options.script, "greet": self.options.greet}
+
+    def open_call(self) -> ScriptedAgent:
+        return self.agent_class(script=self.options.script, greet=self.options.greet)

@@ -7,7 +7,7 @@ the scenario database and their outputs sent back before the model continues. La
 time from the response request to the first audio delta. Runs on the wall clock.
 
     systems:
-      - {name: rt, type: agent, agent: openai-realtime, model: gpt-realtime,
+      - {name: rt, type: openai-realtime, model: gpt-realtime,
          url: wss://api.openai.com/v1/realtime, api_key_env: OPENAI_API_KEY, voice: marin}
 """
 
@@ -17,19 +17,22 @@ import base64
 import json
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from voxeval.audio import Audio
+from voxeval.benchmarks.scenario import Scenario
+from voxeval.benchmarks.tools import ToolRuntime
+from voxeval.benchmarks.tools.tool_call import ToolCallRecord
+from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError, EndpointError, ProviderUnavailable
 from voxeval.registry import register
-from voxeval.simulation.agents.prompts import agent_system_prompt
-from voxeval.simulation.agents.ws_common import audio_to_pcm16, pcm16_to_audio
-from voxeval.simulation.parties import AgentTurn, ToolCallRecord
-
-if TYPE_CHECKING:
-    from voxeval.benchmarks.scenario import Scenario
-    from voxeval.benchmarks.tools import ToolRuntime
-    from voxeval.runner.context import RunContext
+from voxeval.systems.base import CALL
+from voxeval.systems.call import AgentTurn
+from voxeval.systems.call_prompts import agent_system_prompt
+from voxeval.systems.options import parse_options
+from voxeval.systems.pcm16 import audio_to_pcm16, pcm16_to_audio
 
 RATE = 24000
 AUDIO_DELTAS = ("response.audio.delta", "response.output_audio.delta")
@@ -41,8 +44,42 @@ TEXT_DELTAS = (
 )
 
 
-@register("agent", "openai-realtime")
+class RealtimeOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    model: str = "gpt-realtime"
+    url: str = Field(default="wss://api.openai.com/v1/realtime", pattern=r"^wss?://")
+    api_key_env: str | None = "OPENAI_API_KEY"
+    voice: str = "marin"
+    beta_header: bool = True
+    max_tool_rounds: int = Field(default=8, ge=0)
+    turn_timeout_s: float = Field(default=60.0, gt=0)
+
+
+@register("system", "openai-realtime")
+class RealtimeSystem:
+    """Holds live calls only; each call opens its own websocket session (``RealtimeAgent``)."""
+
+    capabilities = frozenset({CALL})
+
+    def __init__(self, name: str, options: RealtimeOptions) -> None:
+        self.name = name
+        self.options = options
+
+    @classmethod
+    def from_spec(cls, spec: SystemSpec, ctx: Any = None) -> RealtimeSystem:
+        return cls(spec.name, parse_options(spec, RealtimeOptions))
+
+    def identity(self) -> dict[str, Any]:
+        o = self.options
+        return {"type": "openai-realtime", "model": o.model, "url": o.url, "voice": o.voice}
+
+    def open_call(self) -> RealtimeAgent:
+        return RealtimeAgent(**self.options.model_dump())
+
+
 class RealtimeAgent:
+    """One call's session with a Realtime endpoint."""
+
     name = "openai-realtime"
     clock = "wall"
     reports_latency = True
@@ -75,10 +112,6 @@ class RealtimeAgent:
         self.max_tool_rounds, self.turn_timeout_s = max_tool_rounds, turn_timeout_s
         self._ws: Any = None
         self._tools: ToolRuntime | None = None
-
-    @classmethod
-    def from_options(cls, options: dict[str, Any], ctx: RunContext | None) -> RealtimeAgent:
-        return cls(**options)
 
     def _send(self, **event: Any) -> None:
         self._ws.send(json.dumps(event))

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from voxeval.benchmarks.scenario import Scenario
+from voxeval.benchmarks.scenario import Scenario
 
 VOICE_STYLE = """You are speaking on a phone call: everything you write is read aloud.
 - Keep each turn short: one or two sentences, one question at a time.

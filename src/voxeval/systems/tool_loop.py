@@ -1,16 +1,15 @@
-"""The chat/tool loop shared by LLM-based agents: ask the model, run the tools it calls on the
-scenario database, feed the results back, until it answers in words."""
+"""The chat/tool loop shared by LLM-based call sessions (cascade, hybrid): ask the model,
+run the tools it calls on the scenario database, feed the results back, until it answers in
+words."""
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from voxeval.benchmarks.tools import ToolRuntime
+from voxeval.benchmarks.tools.tool_call import ToolCallRecord
 from voxeval.providers.base import ChatResponse, Message
-from voxeval.simulation.parties import ToolCallRecord
-
-if TYPE_CHECKING:
-    from voxeval.benchmarks.tools import ToolRuntime
 
 
 def chat_with_tools(
@@ -20,13 +19,16 @@ def chat_with_tools(
     *,
     max_rounds: int = 8,
     temperature: float = 0.0,
+    max_tokens: int | None = None,
 ) -> tuple[ChatResponse, list[ToolCallRecord]]:
     """Run the loop; ``messages`` is extended in place with the assistant and tool messages.
     After ``max_rounds`` tool rounds the model is asked once more without tools."""
     schemas = tools.tool_schemas() or None
     records: list[ToolCallRecord] = []
+    # Passed only when set, so a model is called exactly as before when there is no limit.
+    limit = {} if max_tokens is None else {"max_tokens": max_tokens}
     for _ in range(max_rounds):
-        response = llm.chat(messages, tools=schemas, temperature=temperature)
+        response = llm.chat(messages, tools=schemas, temperature=temperature, **limit)
         if not response.tool_calls:
             messages.append({"role": "assistant", "content": response.text})
             return response, records
@@ -57,6 +59,6 @@ def chat_with_tools(
                     "content": json.dumps(record.result, default=str),
                 }
             )
-    response = llm.chat(messages, temperature=temperature)
+    response = llm.chat(messages, temperature=temperature, **limit)
     messages.append({"role": "assistant", "content": response.text})
     return response, records

@@ -18,9 +18,9 @@ from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.providers.tts_espeak import EspeakTTS, espeak_binary
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.task_completion import task_completion
-from voxeval.simulation.agents.realtime_ws import RealtimeAgent
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import run_call
+from voxeval.systems.realtime_ws import RealtimeAgent
 
 SCENARIO = "clinic-s03-cancel-free"
 KEY_ENV = "VOXEVAL_TEST_REALTIME_KEY"

@@ -1,0 +1,92 @@
+"""Building systems under test from config, checking what they can serve, and opening live
+call sessions: the one way every protocol gets a system.
+
+``type: agent`` with ``agent: NAME`` (the configs of the former agent family) still works: it
+is read as ``type: NAME`` and ``deprecation_note`` says so."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from voxeval.config import SystemSpec
+from voxeval.errors import ConfigError, UnknownComponent
+from voxeval.providers.factory import ProviderSource
+from voxeval.registry import lookup, names
+from voxeval.systems.base import CALL, CAPABILITY_TEXT, REPLY, capabilities_of
+from voxeval.systems.call import CallAgent
+from voxeval.systems.turn_call import TurnSystemCall
+
+# What each built-in protocol asks of a system.
+PROTOCOL_NEEDS = {"single_turn": REPLY, "live_call": CALL}
+_LEGACY_TYPE = "agent"
+
+
+def resolve_spec(spec: SystemSpec) -> SystemSpec:
+    """``spec`` with a legacy ``type: agent, agent: NAME`` rewritten to ``type: NAME``."""
+    if spec.type != _LEGACY_TYPE:
+        return spec
+    options = spec.options()
+    agent = options.pop("agent", None)
+    if not isinstance(agent, str):
+        raise ConfigError(
+            f"system {spec.name!r}: 'type: agent' is gone; write the system's type in 'type' "
+            f"(one of {', '.join(names('system'))})"
+        )
+    return SystemSpec(name=spec.name, type=agent, **options)
+
+
+def deprecation_note(spec: SystemSpec) -> str | None:
+    """A one-line note for a legacy ``type: agent`` spec (None otherwise)."""
+    if spec.type != _LEGACY_TYPE:
+        return None
+    agent = spec.options().get("agent")
+    return (
+        f"system {spec.name!r}: 'type: agent, agent: {agent}' is deprecated; write 'type: {agent}'"
+    )
+
+
+def system_class(spec: SystemSpec) -> type:
+    """The registered class for ``spec``'s type (legacy specs resolved)."""
+    cls: type = lookup("system", resolve_spec(spec).type)
+    return cls
+
+
+def build_system(spec: SystemSpec, ctx: ProviderSource | None = None) -> Any:
+    """The system for ``spec``, built by its class's ``from_spec`` (options validated there)."""
+    resolved = resolve_spec(spec)
+    cls = lookup("system", resolved.type)
+    return cls.from_spec(resolved, ctx)
+
+
+def missing_capability(spec: SystemSpec, protocol: str) -> str | None:
+    """Why the system ``spec`` names cannot serve ``protocol`` (None when it can, or when the
+    protocol is not a built-in one). Looks at the class only: nothing is built."""
+    need = PROTOCOL_NEEDS.get(protocol)
+    if need is None:
+        return None
+    try:
+        cls = system_class(spec)
+    except UnknownComponent:
+        return None  # reported as an unknown type elsewhere
+    if need in capabilities_of(cls):
+        return None
+    offers = sorted(capabilities_of(cls))
+    offered = "; it offers " + ", ".join(CAPABILITY_TEXT[c] for c in offers) if offers else ""
+    return (
+        f"system {spec.name!r} (type {resolve_spec(spec).type}) cannot serve the {protocol} "
+        f"protocol: it lacks {CAPABILITY_TEXT[need]}{offered}"
+    )
+
+
+def open_call(system: Any) -> CallAgent:
+    """A fresh call session: the system's own ``open_call()``, else a turn system in the
+    adapter. A system that can do neither is refused, naming it."""
+    opener = getattr(system, "open_call", None)
+    if callable(opener):
+        session: CallAgent = opener()
+        return session
+    if CALL in capabilities_of(type(system)) and callable(getattr(system, "reply", None)):
+        return TurnSystemCall(system)
+    raise ConfigError(
+        f"system {getattr(system, 'name', type(system).__name__)!r} cannot hold a live call"
+    )
