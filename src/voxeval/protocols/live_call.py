@@ -70,17 +70,7 @@ def _record_call_usage(ctx: RunContext, unit: WorkUnit, ledger: Ledger) -> None:
         used = ledger.get(component)
         if used is None or not used.requests:
             continue
-        ctx.store.record_usage(
-            unit,
-            label,
-            used.calls,
-            used.prompt_tokens,
-            used.completion_tokens,
-            used.cost_usd,
-            requests=used.requests,
-            retries=used.retries,
-            timeouts=used.timeouts,
-        )
+        ctx.store.record_component_usage(unit, label, used)
 
 
 def default_metrics() -> list[str]:

@@ -197,18 +197,7 @@ def _record_scoring_usage(
             continue
         judged = scores.get("checklist") if component == "judge" else None
         failures = judged.details.get("parse_failures") if judged is not None else None
-        ctx.store.record_usage(
-            unit,
-            label,
-            used.calls,
-            used.prompt_tokens,
-            used.completion_tokens,
-            used.cost_usd,
-            int(failures or 0),
-            requests=used.requests,
-            retries=used.retries,
-            timeouts=used.timeouts,
-        )
+        ctx.store.record_component_usage(unit, label, used, int(failures or 0))
 
 
 @register("protocol", "single_turn")

@@ -21,6 +21,7 @@ from sqlalchemy.engine import Connection, make_url
 
 from voxeval import atomic_files
 from voxeval.errors import ConfigError
+from voxeval.providers.usage_ledger import ComponentUsage
 from voxeval.redaction import redact_env_secrets, scrub
 from voxeval.scoring.score import Score
 from voxeval.store import layout
@@ -541,6 +542,24 @@ class RunStore:
         return {row.metric: row for row in self.load_scores(only_done=False, unit_key=unit_key)}
 
     # -- usage ------------------------------------------------------------------------------
+
+    def record_component_usage(
+        self, unit: UnitLike, provider: str, used: ComponentUsage, parse_failures: int = 0
+    ) -> None:
+        """``record_usage`` for what one component sent while the unit ran or was scored
+        (a ``usage_ledger`` entry): its calls, tokens, cost, requests, retries and timeouts."""
+        self.record_usage(
+            unit,
+            provider,
+            used.calls,
+            used.prompt_tokens,
+            used.completion_tokens,
+            used.cost_usd,
+            parse_failures,
+            requests=used.requests,
+            retries=used.retries,
+            timeouts=used.timeouts,
+        )
 
     def record_usage(
         self,
