@@ -222,12 +222,12 @@ def rescore_units(ctx: RunContext, metrics: list[str] | None, *, only_pending: b
 
     def work(unit: WorkUnit) -> None:
         if only_pending:
-            scores = ctx.protocol.score(unit, ctx, pending[unit.key])
+            scores = ctx.require_protocol().score(unit, ctx, pending[unit.key])
         else:
-            scores = ctx.protocol.score(unit, ctx, metrics)
+            scores = ctx.require_protocol().score(unit, ctx, metrics)
             extra = [m for m in pending.get(unit.key, []) if m not in scores]
             if extra:
-                scores.update(ctx.protocol.score(unit, ctx, extra))
+                scores.update(ctx.require_protocol().score(unit, ctx, extra))
         kept_here = store.save_scores(unit, scores)
         with lock:
             kept.extend(f"{unit.key} {m}" for m in kept_here)
@@ -289,7 +289,7 @@ def run_evaluation(
     ctx = open_context(config, store, console)
     if ctx.suite is not None:
         save_suite_copy(ctx.suite, store.run_dir)  # report/score work after the suite moved
-    units = first_items(list(ctx.protocol.plan(ctx)), limit)
+    units = first_items(list(ctx.require_protocol().plan(ctx)), limit)
     store.record_items(units)
     done = store.finished_keys()
     todo = [u for u in units if u.key not in done]
@@ -302,7 +302,7 @@ def run_evaluation(
         if unit.key in tried_before:
             store.clear_unit_dir(unit)  # an interrupted or failed attempt's files go
         fault = interact_with_retries(ctx, unit, retry, sleep)
-        scores = ctx.protocol.score(unit, ctx, config.metrics)
+        scores = ctx.require_protocol().score(unit, ctx, config.metrics)
         # done exactly when its scores are committed; a system fault is a scored result
         store.complete(
             unit,
