@@ -27,9 +27,8 @@ from voxeval.benchmarks.suite_info import resolve_suite, save_suite_copy
 from voxeval.config import RunConfig, parse_run_config
 from voxeval.errors import ConfigError
 from voxeval.protocols.context import RunContext
-from voxeval.protocols.contract import WorkUnit
+from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.redaction import register_config_secrets, scrub
-from voxeval.registry import lookup
 from voxeval.report.writer import write_report
 from voxeval.runner.faults import DEFAULT_RETRY, RetryPolicy, failure_cause, interact_with_retries
 from voxeval.runner.plan_check import validate_plan, validate_scoring
@@ -55,7 +54,7 @@ def open_context(config: RunConfig, store: RunStore, console: Console | None = N
     """Resolve the suite and its protocol and build the run context."""
 
     suite = resolve_suite(config.suite, run_dir=store.run_dir)  # the run's copy if moved
-    protocol_cls = lookup("protocol", suite.protocol)
+    protocol_cls = PROTOCOLS.lookup(suite.protocol)
     return RunContext(
         config=config,
         store=store,

@@ -15,6 +15,7 @@ from voxeval.audio import Audio
 from voxeval.benchmarks.scenario import Scenario
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.benchmarks.tools.tool_call import ToolCallRecord
+from voxeval.registry import Kind
 
 
 @dataclass(frozen=True)
@@ -64,3 +65,7 @@ class Caller(Protocol):
         ...
 
     def respond(self, agent_audio: Audio | None, agent_text: str | None) -> CallerTurn: ...
+
+
+# Simulated caller classes by name (``simulation.caller`` in the run config).
+CALLERS: Kind[type[Caller]] = Kind("caller")
