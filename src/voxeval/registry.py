@@ -11,7 +11,7 @@ import importlib
 import pkgutil
 from collections.abc import Callable
 from importlib.metadata import entry_points
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from voxeval.errors import UnknownComponent
 
@@ -94,3 +94,35 @@ def items(kind: str) -> list[tuple[str, Any]]:
     """(name, component) pairs registered for ``kind``, sorted by name."""
     _ensure_loaded(kind)
     return sorted(_REGISTRY.get(kind, {}).items())
+
+
+class Kind(Generic[T]):
+    """One registry kind with the type of its components, so that a lookup is typed:
+    ``METRICS: Kind[Metric] = Kind("metric")`` then ``METRICS.lookup("wer")`` is a ``Metric``.
+
+    It shares the table of the untyped functions above (plugins may keep using
+    ``register(kind, name)``), so the type is what the kind promises, not checked at runtime.
+    """
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        return f"Kind({self.kind!r})"
+
+    def register(self, name: str) -> Callable[[T], T]:
+        """Decorator: make the component findable as ``lookup(name)``."""
+        return register(self.kind, name)
+
+    def lookup(self, name: str) -> T:
+        """The component registered as ``name``; ``UnknownComponent`` lists the known names."""
+        found: T = lookup(self.kind, name)
+        return found
+
+    def names(self) -> list[str]:
+        """Sorted names of the registered components."""
+        return names(self.kind)
+
+    def items(self) -> list[tuple[str, T]]:
+        """(name, component) pairs, sorted by name."""
+        return items(self.kind)

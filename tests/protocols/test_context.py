@@ -12,6 +12,7 @@ import yaml
 from voxeval.config import RunConfig
 from voxeval.errors import ProviderUnavailable
 from voxeval.protocols.context import NO_JUDGE_REASON, RunContext
+from voxeval.protocols.contract import PROTOCOLS
 from voxeval.providers.base import Availability
 from voxeval.providers.factory import system_component
 from voxeval.registry import register
@@ -143,3 +144,12 @@ def test_concurrency_limit(tmp_path: Path) -> None:
         t.join()
     assert peak[0] == 2
     assert ctx.concurrency_limit("asr:slow") is ctx.concurrency_limit("asr:slow", 9)
+
+
+def test_require_protocol_returns_the_run_protocol_or_says_it_is_missing(tmp_path: Path) -> None:
+    ctx = make_ctx(tmp_path)
+    with pytest.raises(RuntimeError, match="no protocol"):
+        ctx.require_protocol()
+    protocol = PROTOCOLS.lookup("single_turn")()
+    ctx.protocol = protocol
+    assert ctx.require_protocol() is protocol

@@ -60,8 +60,8 @@ from voxeval.benchmarks.render import render_query
 from voxeval.benchmarks.spoken_query import SpeakerSpec, SpokenQuery
 from voxeval.errors import ConfigError
 from voxeval.providers.factory import create_provider
+from voxeval.providers.provider_kinds import TTS_PROVIDERS
 from voxeval.providers.voices import SpeakerProfile, VoiceChoice, select_voice, voice_catalogue
-from voxeval.registry import lookup
 
 RENDER_VERSION = 3  # bump when rendering changes so cached audio is rebuilt
 SPEECH_RMS_DBFS = -20.0
@@ -103,7 +103,7 @@ class SuiteBuilder:
             options = (
                 DETERMINISTIC_ENGINE_OPTIONS.get(name, {}) if self.options.deterministic_tts else {}
             )
-            if "seed" in inspect.signature(lookup("tts", name)).parameters:
+            if "seed" in inspect.signature(TTS_PROVIDERS.lookup(name)).parameters:
                 options = {**options, "seed": self.options.seed}
             self._engines[name] = create_provider("tts", {"provider": name, **options})
             self._identities[name] = self._engines[name].identity()

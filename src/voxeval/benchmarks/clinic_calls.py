@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from voxeval.benchmarks.suite_info import SuiteInfo
-from voxeval.registry import register
+from voxeval.benchmarks.suite_info import SUITES, SuiteInfo
 
 CLINIC_CALLS_PATH = Path(__file__).parent / "data" / "clinic" / "suite.yaml"
 
-CLINIC_CALLS = register("suite", "clinic-calls")(
+CLINIC_CALLS = SUITES.register("clinic-calls")(
     SuiteInfo(
         name="clinic-calls",
         protocol="live_call",

@@ -28,11 +28,10 @@ from voxeval.audio import Audio, AudioLimits, ChannelMode, probe_audio, read_aud
 from voxeval.audio.io import DEFAULT_MAX_AUDIO_MB, DEFAULT_MAX_AUDIO_S
 from voxeval.benchmarks.jsonl_file import read_jsonl
 from voxeval.benchmarks.spoken_query import SpokenQuery
-from voxeval.benchmarks.suite_info import SUITE_FILE, resolve_suite
+from voxeval.benchmarks.suite_info import SUITE_FILE, SUITES, resolve_suite
 from voxeval.benchmarks.wildspeech_loader import load_wildspeech
 from voxeval.config import format_validation_error, load_yaml
 from voxeval.errors import AudioError, ConfigError
-from voxeval.registry import names
 
 
 class QuerySuiteHeader(BaseModel):
@@ -64,7 +63,7 @@ class SuiteAudioInput:
 
 def suite_file_path(ref: str | Path) -> Path:
     """A registered suite name, a suite file, or a folder holding ``suite.yaml``."""
-    if isinstance(ref, str) and ref in names("suite"):
+    if isinstance(ref, str) and ref in SUITES.names():
         return Path(resolve_suite(ref).path)
     path = Path(ref)
     if path.is_dir():

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from voxeval.config import load_yaml
 from voxeval.errors import ConfigError
-from voxeval.registry import items, lookup, names
+from voxeval.registry import Kind
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,9 @@ class SuiteInfo:
     description: str
     path: Path
 
+
+# Built-in and plugin suites by name.
+SUITES: Kind[SuiteInfo] = Kind("suite")
 
 SUITE_FILE = "suite.yaml"
 # A run folder keeps a copy of its suite's definition files here (see ``save_suite_copy``).
@@ -44,14 +47,13 @@ def resolve_suite(ref: str, *, run_dir: Path | str | None = None) -> SuiteInfo:
             if stored is None:
                 raise
             return stored
-    if ref in names("suite"):
-        info: SuiteInfo = lookup("suite", ref)
-        return info
+    if ref in SUITES.names():
+        return SUITES.lookup(ref)
     path = Path(ref)
     if path.is_dir():
         path = path / SUITE_FILE
     if not path.exists():
-        known = ", ".join(names("suite")) or "none"
+        known = ", ".join(SUITES.names()) or "none"
         raise ConfigError(
             f"suite {ref!r} is neither a built-in suite ({known}) nor an existing path"
         )
@@ -67,7 +69,7 @@ def resolve_suite(ref: str, *, run_dir: Path | str | None = None) -> SuiteInfo:
 
 
 def list_suites() -> list[SuiteInfo]:
-    return [info for _, info in items("suite")]
+    return [info for _, info in SUITES.items()]
 
 
 def definition_files(info: SuiteInfo) -> list[Path]:

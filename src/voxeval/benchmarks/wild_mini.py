@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from voxeval.benchmarks.suite_info import SuiteInfo
-from voxeval.registry import register
+from voxeval.benchmarks.suite_info import SUITES, SuiteInfo
 
 WILD_MINI_PATH = Path(__file__).parent / "data" / "wild_mini" / "suite.yaml"
 
-WILD_MINI = register("suite", "wild-mini")(
+WILD_MINI = SUITES.register("wild-mini")(
     SuiteInfo(
         name="wild-mini",
         protocol="single_turn",

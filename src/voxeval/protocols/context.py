@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast, overload
 
 import numpy as np
 from rich.console import Console
@@ -18,8 +18,10 @@ from rich.console import Console
 from voxeval.benchmarks.suite_info import SuiteInfo
 from voxeval.config import ProviderSpec, RunConfig
 from voxeval.errors import ProviderUnavailable, VoxevalError
+from voxeval.protocols.contract import EvaluationProtocol
+from voxeval.providers.base import ASR, LLM, MOS, TTS, VAD, AudioLLM, Provider
 from voxeval.providers.cache import ProviderCache, cache_disabled, cached, default_cache
-from voxeval.providers.factory import create_provider
+from voxeval.providers.factory import SpecLike, create_provider
 from voxeval.registry import lookup
 from voxeval.store import RunStore
 from voxeval.systems.factory import build_system
@@ -89,15 +91,18 @@ class RunContext:
     seed: int = 0
     console: Console = field(default_factory=lambda: Console(stderr=True))
     suite: SuiteInfo | None = None
-    protocol: Any = None
+    protocol: EvaluationProtocol[RunContext] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    _providers: dict[str, Any] = field(default_factory=dict, repr=False)
-    _cached_providers: dict[str, Any] = field(default_factory=dict, repr=False)
+    # a provider that failed to load is kept as its error, raised again on every request
+    _providers: dict[str, Provider | VoxevalError] = field(default_factory=dict, repr=False)
+    _cached_providers: dict[str, Provider] = field(default_factory=dict, repr=False)
     _provider_locks: dict[str, threading.Lock] = field(default_factory=dict, repr=False)
     _systems: dict[str, Any] = field(default_factory=dict, repr=False)
     _limits: dict[str, threading.BoundedSemaphore] = field(default_factory=dict, repr=False)
-    _optional: dict[str, tuple[Any, str | None]] = field(default_factory=dict, repr=False)
-    _call_cache: Any = field(default=None, repr=False)
+    _optional: dict[str, tuple[Provider | None, str | None]] = field(
+        default_factory=dict, repr=False
+    )
+    _call_cache: ProviderCache | None = field(default=None, repr=False)
     _call_cache_ready: bool = field(default=False, repr=False)
 
     # -- providers --------------------------------------------------------------------------
@@ -106,9 +111,23 @@ class RunContext:
         with self._lock:
             return self._provider_locks.setdefault(key, threading.Lock())
 
+    @overload
+    def provider(self, kind: Literal["asr"], spec: SpecLike, *, cache: bool = True) -> ASR: ...
+    @overload
+    def provider(self, kind: Literal["tts"], spec: SpecLike, *, cache: bool = True) -> TTS: ...
+    @overload
+    def provider(self, kind: Literal["llm"], spec: SpecLike, *, cache: bool = True) -> LLM: ...
+    @overload
     def provider(
-        self, kind: str, spec: ProviderSpec | dict[str, Any] | str, *, cache: bool = True
-    ) -> Any:
+        self, kind: Literal["audio_llm"], spec: SpecLike, *, cache: bool = True
+    ) -> AudioLLM: ...
+    @overload
+    def provider(self, kind: Literal["mos"], spec: SpecLike, *, cache: bool = True) -> MOS: ...
+    @overload
+    def provider(self, kind: Literal["vad"], spec: SpecLike, *, cache: bool = True) -> VAD: ...
+    @overload
+    def provider(self, kind: str, spec: SpecLike, *, cache: bool = True) -> Provider: ...
+    def provider(self, kind: str, spec: SpecLike, *, cache: bool = True) -> Provider:
         """One shared instance per (kind, canonical spec); its identity is added to the run's
         provenance. A provider that failed to load fails the same way on every later request
         (without retrying the load).
@@ -121,23 +140,25 @@ class RunContext:
         canonical = canonical_spec(spec)
         key = spec_key(kind, canonical)
         with self._key_lock(key):  # a slow model load happens once, not once per thread
-            found = self._providers.get(key)
-            if isinstance(found, BaseException):
-                raise found
-            created = found is None
-            if created:
+            known = self._providers.get(key)
+            if isinstance(known, BaseException):
+                raise known
+            created = known is None
+            if known is None:
                 try:
                     found = create_provider(kind, canonical)
                 except VoxevalError as exc:
                     self._providers[key] = exc
                     raise
                 self._providers[key] = found
+            else:
+                found = known
             instance = self._cached(key, kind, found) if cache else found
         if created:
             self._record_identity(kind, canonical, found)
         return instance
 
-    def _cached(self, key: str, kind: str, provider: Any) -> Any:
+    def _cached(self, key: str, kind: str, provider: Provider) -> Provider:
         """``provider`` behind the run's call cache (one wrapper per spec), or itself when
         caching is off."""
         cache = self._cache()
@@ -170,7 +191,7 @@ class RunContext:
                     bucket[name] = bucket.get(name, 0) + value
         return totals
 
-    def _cache(self) -> Any:
+    def _cache(self) -> ProviderCache | None:
         """The provider call cache: ``config.cache_dir`` when set, else the shared default
         (``$VOXEVAL_CACHE_DIR``); None when ``VOXEVAL_NO_CACHE`` is set."""
         with self._lock:
@@ -185,10 +206,16 @@ class RunContext:
                     self._call_cache = default_cache()
             return self._call_cache
 
-    def _record_identity(self, kind: str, spec: ProviderSpec, instance: Any) -> None:
+    def _record_identity(self, kind: str, spec: ProviderSpec, instance: Provider) -> None:
         ident = getattr(instance, "identity", None)
         identity = ident() if callable(ident) else {}
         self.store.add_model_identity(kind, {"provider": spec.provider, **dict(identity)})
+
+    def require_protocol(self) -> EvaluationProtocol[RunContext]:
+        """The protocol of the run (``protocol``); an error for a context built without one."""
+        if self.protocol is None:
+            raise RuntimeError("this run context has no protocol (runner.open_context sets it)")
+        return self.protocol
 
     # -- systems ----------------------------------------------------------------------------
 
@@ -208,13 +235,13 @@ class RunContext:
 
     def _optional_provider(
         self, slot: str, kind: str, spec: ProviderSpec | None, missing: str
-    ) -> tuple[Any, str | None]:
+    ) -> tuple[Provider | None, str | None]:
         with self._lock:
             if slot in self._optional:
                 return self._optional[slot]
         refusal = judge_refusal(kind, spec) if slot in ("judge", "audio_judge") else None
         if spec is None:
-            result: tuple[Any, str | None] = (None, missing)
+            result: tuple[Provider | None, str | None] = (None, missing)
         elif refusal is not None:
             result = (None, f"{slot} refused: {refusal}")
         else:
@@ -226,18 +253,20 @@ class RunContext:
             self._optional.setdefault(slot, result)
             return self._optional[slot]
 
-    def judge(self) -> Any:
+    def judge(self) -> LLM | None:
         """The text LLM judge from ``config.judge``, or None (see ``judge_unavailable_reason``)."""
-        return self._optional_provider("judge", "llm", self.config.judge, NO_JUDGE_REASON)[0]
+        found = self._optional_provider("judge", "llm", self.config.judge, NO_JUDGE_REASON)[0]
+        return cast(LLM | None, found)  # made by the "llm" factory
 
     def judge_unavailable_reason(self) -> str | None:
         return self._optional_provider("judge", "llm", self.config.judge, NO_JUDGE_REASON)[1]
 
-    def audio_judge(self) -> Any:
+    def audio_judge(self) -> AudioLLM | None:
         """The audio-capable judge from ``config.audio_judge``, or None."""
-        return self._optional_provider(
+        found = self._optional_provider(
             "audio_judge", "audio_llm", self.config.audio_judge, NO_AUDIO_JUDGE_REASON
         )[0]
+        return cast(AudioLLM | None, found)  # made by the "audio_llm" factory
 
     def audio_judge_unavailable_reason(self) -> str | None:
         return self._optional_provider(

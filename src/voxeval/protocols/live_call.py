@@ -23,16 +23,16 @@ from voxeval.benchmarks.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.errors import ConfigError, ProviderUnavailable, SystemFault, UnknownComponent
 from voxeval.protocols.context import RunContext
-from voxeval.protocols.contract import WorkUnit
+from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.providers.usage_ledger import (
     AttributedProvider,
     Ledger,
     attributed,
     usage_ledger,
 )
-from voxeval.registry import lookup, names, register
 from voxeval.scoring.judge import Judge
 from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.metric import METRICS
 from voxeval.scoring.metric_runner import run_metrics
 from voxeval.scoring.reply_record import ScoringResources
 from voxeval.scoring.score import Score
@@ -78,7 +78,7 @@ def default_metrics() -> list[str]:
     registered metric is a bug in voxeval: it raises rather than being skipped, so the metric
     can never silently drop out of every run."""
     wanted = [*DEFAULT_METRICS, *DIAGNOSTICS]
-    known = set(names("metric"))
+    known = set(METRICS.names())
     missing = [m for m in wanted if m not in known]
     if missing:
         raise RuntimeError(
@@ -93,7 +93,7 @@ def build_agent(spec: Any, ctx: RunContext | None) -> Any:
     return open_call(build_system(spec, ctx))
 
 
-@register("protocol", "live_call")
+@PROTOCOLS.register("live_call")
 class LiveCallProtocol:
     name: ClassVar[str] = "live_call"
     record_type: ClassVar[type] = LiveCallRecord
@@ -142,7 +142,7 @@ class LiveCallProtocol:
     def plan(self, ctx: RunContext) -> list[WorkUnit]:
         for metric in ctx.config.metrics or default_metrics():  # a bad default fails here
             try:
-                lookup("metric", metric)
+                METRICS.lookup(metric)
             except UnknownComponent as exc:
                 raise ConfigError(f"metrics: {exc}") from exc
         for system in ctx.config.systems:  # fail before any call on a bad system spec

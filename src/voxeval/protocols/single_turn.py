@@ -36,7 +36,7 @@ from voxeval.errors import (
 from voxeval.protocols import single_turn_pairwise as pairwise
 from voxeval.protocols.comparison import Comparison
 from voxeval.protocols.context import RunContext
-from voxeval.protocols.contract import WorkUnit
+from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.protocols.single_turn_items import RenderedQuery, load_rendered_queries
 from voxeval.protocols.single_turn_summary import summarize_single_turn
 from voxeval.providers.openai_http import RequestCounts, count_requests
@@ -46,9 +46,9 @@ from voxeval.providers.usage_ledger import (
     sends_requests,
     usage_ledger,
 )
-from voxeval.registry import names, register
 from voxeval.scoring.comparison_result import ComparisonResult
 from voxeval.scoring.judge import Judge
+from voxeval.scoring.metric import METRICS
 from voxeval.scoring.metric_runner import run_metrics
 from voxeval.scoring.reply_record import ReplyRecord, ScoringResources
 from voxeval.scoring.score import Score
@@ -200,7 +200,7 @@ def _record_scoring_usage(
         ctx.store.record_component_usage(unit, label, used, int(failures or 0))
 
 
-@register("protocol", "single_turn")
+@PROTOCOLS.register("single_turn")
 class SingleTurnProtocol:
     name: ClassVar[str] = "single_turn"
     record_type: ClassVar[type] = ReplyRecord
@@ -360,9 +360,9 @@ class SingleTurnProtocol:
 
     def score(self, unit: WorkUnit, ctx: RunContext, metrics: list[str] | None) -> dict[str, Score]:
         wanted = list(metrics) if metrics else list(DEFAULT_METRICS)
-        unknown = [m for m in wanted if m not in names("metric")]
+        unknown = [m for m in wanted if m not in METRICS.names()]
         if unknown:
-            raise ConfigError(f"unknown metrics {unknown}; known: {', '.join(names('metric'))}")
+            raise ConfigError(f"unknown metrics {unknown}; known: {', '.join(METRICS.names())}")
         fault = self.stored_fault(unit, ctx)
         if fault is not None:  # the system failed: every metric scores the failure
             return failure_scores(wanted, str(fault.get("cause") or "exception"))

@@ -142,6 +142,25 @@ class LLM(Provider, Protocol):
 
 
 @runtime_checkable
+class AudioLLM(LLM, Protocol):
+    """A chat model that also hears audio (``Audio`` values or input_audio parts in a message's
+    content list) and can answer with speech (``ChatResponse.audio``)."""
+
+    def chat(
+        self,
+        messages: list[Message],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        response_schema: dict[str, Any] | None = None,
+        temperature: float = 0.0,
+        seed: int | None = None,
+        max_tokens: int | None = None,
+        output_audio: bool | None = None,
+        voice: str | None = None,
+    ) -> ChatResponse: ...
+
+
+@runtime_checkable
 class MOS(Provider, Protocol):
     def predict(self, audio: Audio) -> MOSResult: ...
 

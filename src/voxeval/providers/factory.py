@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeAlias, overload
 
 from voxeval.config import ProviderSpec
 from voxeval.errors import ConfigError, ProviderUnavailable
-from voxeval.providers.base import Availability
+from voxeval.providers.base import ASR, LLM, MOS, TTS, VAD, AudioLLM, Availability, Provider
 from voxeval.providers.cache import ProviderCache, cached, default_cache
 from voxeval.registry import lookup
 
 PROVIDER_KINDS = ("asr", "tts", "llm", "audio_llm", "mos", "vad")
+
+SpecLike: TypeAlias = ProviderSpec | dict[str, Any] | str
+"""A provider config: a ``ProviderSpec``, its mapping ``{provider: NAME, **options}``, or a name."""
+CacheChoice: TypeAlias = ProviderCache | Literal["default"] | None
 
 
 def availability(kind: str, spec: ProviderSpec) -> Availability:
@@ -22,12 +26,23 @@ def availability(kind: str, spec: ProviderSpec) -> Availability:
     return result
 
 
+@overload
+def create_provider(kind: Literal["asr"], spec: SpecLike, *, cache: CacheChoice = None) -> ASR: ...
+@overload
+def create_provider(kind: Literal["tts"], spec: SpecLike, *, cache: CacheChoice = None) -> TTS: ...
+@overload
+def create_provider(kind: Literal["llm"], spec: SpecLike, *, cache: CacheChoice = None) -> LLM: ...
+@overload
 def create_provider(
-    kind: str,
-    spec: ProviderSpec | dict[str, Any] | str,
-    *,
-    cache: ProviderCache | Literal["default"] | None = None,
-) -> Any:
+    kind: Literal["audio_llm"], spec: SpecLike, *, cache: CacheChoice = None
+) -> AudioLLM: ...
+@overload
+def create_provider(kind: Literal["mos"], spec: SpecLike, *, cache: CacheChoice = None) -> MOS: ...
+@overload
+def create_provider(kind: Literal["vad"], spec: SpecLike, *, cache: CacheChoice = None) -> VAD: ...
+@overload
+def create_provider(kind: str, spec: SpecLike, *, cache: CacheChoice = None) -> Provider: ...
+def create_provider(kind: str, spec: SpecLike, *, cache: CacheChoice = None) -> Provider:
     """Instantiate the ``kind`` provider described by ``spec`` (a name is enough for defaults).
 
     With ``cache`` (a ``ProviderCache``, or "default" for the shared one) the provider is
@@ -38,20 +53,64 @@ def create_provider(
     if cache is None:
         return provider
 
-    return cached(kind, provider, default_cache() if cache == "default" else cache)
+    wrapped: Provider = cached(kind, provider, default_cache() if cache == "default" else cache)
+    return wrapped
 
 
 class ProviderSource(Protocol):
     """Where shared providers come from during a run (``voxeval.protocols.context.RunContext``)."""
 
+    @overload
+    def provider(self, kind: Literal["asr"], spec: SpecLike, *, cache: bool = True) -> ASR: ...
+    @overload
+    def provider(self, kind: Literal["tts"], spec: SpecLike, *, cache: bool = True) -> TTS: ...
+    @overload
+    def provider(self, kind: Literal["llm"], spec: SpecLike, *, cache: bool = True) -> LLM: ...
+    @overload
     def provider(
-        self, kind: str, spec: ProviderSpec | dict[str, Any] | str, *, cache: bool = True
-    ) -> Any: ...
+        self, kind: Literal["audio_llm"], spec: SpecLike, *, cache: bool = True
+    ) -> AudioLLM: ...
+    @overload
+    def provider(self, kind: Literal["mos"], spec: SpecLike, *, cache: bool = True) -> MOS: ...
+    @overload
+    def provider(self, kind: Literal["vad"], spec: SpecLike, *, cache: bool = True) -> VAD: ...
+    @overload
+    def provider(self, kind: str, spec: SpecLike, *, cache: bool = True) -> Provider: ...
 
 
+@overload
 def system_component(
-    source: ProviderSource | None, kind: str, spec: ProviderSpec | dict[str, Any] | str | None
-) -> Any:
+    source: ProviderSource | None, kind: Literal["asr"], spec: SpecLike
+) -> ASR: ...
+@overload
+def system_component(
+    source: ProviderSource | None, kind: Literal["tts"], spec: SpecLike
+) -> TTS: ...
+@overload
+def system_component(
+    source: ProviderSource | None, kind: Literal["llm"], spec: SpecLike
+) -> LLM: ...
+@overload
+def system_component(
+    source: ProviderSource | None, kind: Literal["audio_llm"], spec: SpecLike
+) -> AudioLLM: ...
+@overload
+def system_component(
+    source: ProviderSource | None, kind: Literal["mos"], spec: SpecLike
+) -> MOS: ...
+@overload
+def system_component(
+    source: ProviderSource | None, kind: Literal["vad"], spec: SpecLike
+) -> VAD: ...
+@overload
+def system_component(source: ProviderSource | None, kind: str, spec: None) -> None: ...
+@overload
+def system_component(
+    source: ProviderSource | None, kind: str, spec: SpecLike | None
+) -> Provider | None: ...
+def system_component(
+    source: ProviderSource | None, kind: str, spec: SpecLike | None
+) -> Provider | None:
     """A provider that is part of a system under test (a cascade's ASR/LLM/TTS, an agent's
     LLM). It is never behind the call cache: a system is evaluated by calling it, so every
     trial must be a real call with a real latency. With a run context the instance is shared
@@ -64,9 +123,33 @@ def system_component(
     return source.provider(kind, spec, cache=False)
 
 
+@overload
 def harness_provider(
-    source: ProviderSource | None, kind: str, spec: ProviderSpec | dict[str, Any] | str
-) -> Any:
+    source: ProviderSource | None, kind: Literal["asr"], spec: SpecLike
+) -> ASR: ...
+@overload
+def harness_provider(
+    source: ProviderSource | None, kind: Literal["tts"], spec: SpecLike
+) -> TTS: ...
+@overload
+def harness_provider(
+    source: ProviderSource | None, kind: Literal["llm"], spec: SpecLike
+) -> LLM: ...
+@overload
+def harness_provider(
+    source: ProviderSource | None, kind: Literal["audio_llm"], spec: SpecLike
+) -> AudioLLM: ...
+@overload
+def harness_provider(
+    source: ProviderSource | None, kind: Literal["mos"], spec: SpecLike
+) -> MOS: ...
+@overload
+def harness_provider(
+    source: ProviderSource | None, kind: Literal["vad"], spec: SpecLike
+) -> VAD: ...
+@overload
+def harness_provider(source: ProviderSource | None, kind: str, spec: SpecLike) -> Provider: ...
+def harness_provider(source: ProviderSource | None, kind: str, spec: SpecLike) -> Provider:
     """A provider on voxeval's own side (caller simulator, scoring): shared and behind the
     call cache through the run context; created uncached without one."""
     if source is None:
@@ -74,7 +157,7 @@ def harness_provider(
     return source.provider(kind, spec)
 
 
-def _instantiate(kind: str, spec: ProviderSpec | dict[str, Any] | str) -> Any:
+def _instantiate(kind: str, spec: SpecLike) -> Provider:
     if isinstance(spec, str):
         spec = ProviderSpec(provider=spec)
     elif isinstance(spec, dict):
@@ -88,6 +171,7 @@ def _instantiate(kind: str, spec: ProviderSpec | dict[str, Any] | str) -> Any:
             f"{kind} provider {spec.provider!r} is unavailable: {avail.reason}"
         )
     try:
-        return cls(**spec.options())
+        provider: Provider = cls(**spec.options())
+        return provider
     except TypeError as exc:
         raise ConfigError(f"{kind} provider {spec.provider!r}: bad options ({exc})") from exc

@@ -27,9 +27,8 @@ from voxeval.benchmarks.suite_info import resolve_suite, save_suite_copy
 from voxeval.config import RunConfig, parse_run_config
 from voxeval.errors import ConfigError
 from voxeval.protocols.context import RunContext
-from voxeval.protocols.contract import WorkUnit
+from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.redaction import register_config_secrets, scrub
-from voxeval.registry import lookup
 from voxeval.report.writer import write_report
 from voxeval.runner.comparison_steps import run_comparison_steps
 from voxeval.runner.faults import DEFAULT_RETRY, RetryPolicy, failure_cause, interact_with_retries
@@ -56,7 +55,7 @@ def open_context(config: RunConfig, store: RunStore, console: Console | None = N
     """Resolve the suite and its protocol and build the run context."""
 
     suite = resolve_suite(config.suite, run_dir=store.run_dir)  # the run's copy if moved
-    protocol_cls = lookup("protocol", suite.protocol)
+    protocol_cls = PROTOCOLS.lookup(suite.protocol)
     return RunContext(
         config=config,
         store=store,
@@ -233,12 +232,12 @@ def rescore_units(ctx: RunContext, metrics: list[str] | None, *, only_pending: b
 
     def work(unit: WorkUnit) -> None:
         if only_pending:
-            scores = ctx.protocol.score(unit, ctx, pending[unit.key])
+            scores = ctx.require_protocol().score(unit, ctx, pending[unit.key])
         else:
-            scores = ctx.protocol.score(unit, ctx, metrics)
+            scores = ctx.require_protocol().score(unit, ctx, metrics)
             extra = [m for m in pending.get(unit.key, []) if m not in scores]
             if extra:
-                scores.update(ctx.protocol.score(unit, ctx, extra))
+                scores.update(ctx.require_protocol().score(unit, ctx, extra))
         kept_here = store.save_scores(unit, scores)
         with lock:
             kept.extend(f"{unit.key} {m}" for m in kept_here)
@@ -302,7 +301,7 @@ def run_evaluation(
     ctx = open_context(config, store, console)
     if ctx.suite is not None:
         save_suite_copy(ctx.suite, store.run_dir)  # report/score work after the suite moved
-    units = first_items(list(ctx.protocol.plan(ctx)), limit)
+    units = first_items(list(ctx.require_protocol().plan(ctx)), limit)
     store.record_items(units)
     done = store.finished_keys()
     todo = [u for u in units if u.key not in done]
@@ -315,7 +314,7 @@ def run_evaluation(
         if unit.key in tried_before:
             store.clear_unit_dir(unit)  # an interrupted or failed attempt's files go
         fault = interact_with_retries(ctx, unit, retry, sleep)
-        scores = ctx.protocol.score(unit, ctx, config.metrics)
+        scores = ctx.require_protocol().score(unit, ctx, config.metrics)
         # done exactly when its scores are committed; a system fault is a scored result
         store.complete(
             unit,

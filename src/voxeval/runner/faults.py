@@ -68,7 +68,7 @@ def interact_with_retries(
     for attempt in range(retry.attempts):
         ctx.store.start(unit)
         try:
-            ctx.protocol.interact(unit, ctx)
+            ctx.require_protocol().interact(unit, ctx)
             return None
         except SystemFault as fault:
             return fault

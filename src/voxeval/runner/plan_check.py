@@ -33,11 +33,15 @@ from voxeval.benchmarks.suite_info import SuiteInfo, resolve_suite
 from voxeval.config import RunConfig, SystemSpec
 from voxeval.errors import ConfigError, UnknownComponent, VoxevalError
 from voxeval.protocols.context import judge_refusal
+from voxeval.protocols.contract import PROTOCOLS
 from voxeval.protocols.single_turn import SingleTurnScoring
-from voxeval.registry import lookup, names
+from voxeval.providers.provider_kinds import TTS_PROVIDERS
+from voxeval.registry import lookup
 from voxeval.runner.comparison_steps import CONFIG_FIELD as COMPARISONS_FIELD
 from voxeval.runner.comparison_steps import step_problems
 from voxeval.runner.option_check import as_provider_spec, provider_problems
+from voxeval.scoring.metric import METRICS
+from voxeval.simulation.parties import CALLERS
 from voxeval.simulation.personas import get_persona
 from voxeval.simulation.perturbations import parse_conditions
 from voxeval.simulation.simulation_config import SimulationConfig
@@ -126,7 +130,7 @@ def _resolve_suite(config: RunConfig, problems: Problems) -> SuiteInfo | None:
         problems.add("suite", str(exc))
         return None
     try:
-        lookup("protocol", suite.protocol)
+        PROTOCOLS.lookup(suite.protocol)
     except UnknownComponent as exc:
         problems.add("suite", f"{suite.path}: protocol: {exc}")
         return None
@@ -156,7 +160,7 @@ def _check_unused_sections(config: RunConfig, protocol: str, problems: Problems)
 
 
 def _plugin_checks(config: RunConfig, protocol: str, problems: Problems) -> None:
-    check = getattr(lookup("protocol", protocol)(), "check_plan", None)
+    check = getattr(PROTOCOLS.lookup(protocol)(), "check_plan", None)
     if not callable(check):
         return
     for line in check(config):
@@ -189,8 +193,8 @@ def _check_metrics(
         return  # an unknown protocol is reported by the config check
     if record_type is None or not wanted:
         return
-    known = names("metric")
-    applicable = [m for m in known if _scores(lookup("metric", m), record_type)]
+    known = METRICS.names()
+    applicable = [m for m in known if _scores(METRICS.lookup(m), record_type)]
     for i, metric in enumerate(wanted):
         here = f"{field_name}.{i}"
         if metric not in known:
@@ -329,10 +333,10 @@ def _check_build(config: RunConfig, problems: Problems) -> bool:
         if not Path(folder).is_dir():
             problems.add(f"build.noise_dirs.{i}", f"{folder}: folder not found")
     for i, engine in enumerate(options.engines):
-        if engine not in names("tts"):
+        if engine not in TTS_PROVIDERS.names():
             problems.add(
                 f"build.engines.{i}",
-                f"unknown tts engine {engine!r}; known: {', '.join(names('tts'))}",
+                f"unknown tts engine {engine!r}; known: {', '.join(TTS_PROVIDERS.names())}",
             )
     try:
         options.profile_specs()
@@ -379,7 +383,7 @@ def _check_simulation(config: RunConfig, problems: Problems) -> None:
         problems.add_validation_error("simulation", exc)
         return
     try:
-        caller = lookup("caller", sim.caller)
+        caller = CALLERS.lookup(sim.caller)
     except UnknownComponent as exc:
         problems.add("simulation.caller", str(exc))
         caller = None

@@ -26,8 +26,9 @@ from voxeval.scoring.judge import (
     parse_score_line,
 )
 from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.metric import METRICS, Metric
 from voxeval.scoring.metric_runner import run_metric, run_metrics
-from voxeval.scoring.reply_record import Metric, ReplyRecord, ScoringResources
+from voxeval.scoring.reply_record import ReplyRecord, ScoringResources
 from voxeval.scoring.score import Score
 from voxeval.scoring.task_completion import compare_final_state, task_completion
 from voxeval.scoring.text_normalizer import normalize_english
@@ -47,6 +48,7 @@ from voxeval.scoring.turn_taking import (
 
 __all__ = [
     "CHECKLIST_TEMPLATE",
+    "METRICS",
     "TRANSCRIPTS_FILE",
     "Judge",
     "JudgeOutputError",

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 
 from voxeval.errors import EndpointError, HarnessFault, ProviderUnavailable
-from voxeval.registry import lookup
+from voxeval.scoring.metric import METRICS
 from voxeval.scoring.score import Score
 
 
@@ -38,7 +38,7 @@ def run_metric(name: str, record: Any, resources: Any) -> Score:
     """Run the registered metric ``name`` on a protocol's record (a single-turn
     ``ReplyRecord``, a ``LiveCallRecord``) with its scoring resources; see ``guarded_metric``
     for what a failure becomes."""
-    metric: Callable[[Any, Any], Score] = lookup("metric", name)
+    metric = METRICS.lookup(name)
     return guarded_metric(name, lambda: metric(record, resources))
 
 

@@ -1,6 +1,6 @@
 """What reply metrics score (``ReplyRecord``) and the shared, lazily created scoring resources
-(ASR for transcripts, judge, MOS predictor). Metrics are functions
-``(record, resources) -> Score`` registered with ``@register("metric", NAME)``."""
+(ASR for transcripts, judge, MOS predictor). Reply metrics are ``Metric[ReplyRecord]``
+(``voxeval.scoring.metric``) registered with ``@register("metric", NAME)``."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from voxeval.audio import Audio
 from voxeval.errors import HarnessFault, ProviderUnavailable
 from voxeval.providers.base import ASR, MOS
 from voxeval.scoring.judge import Judge
-from voxeval.scoring.score import Score
 from voxeval.scoring.transcripts import (
     TranscriptSet,
     TranscriptSettings,
@@ -154,6 +153,3 @@ def _transcribe(
         raise HarnessFault(
             f"scoring ASR failed: {type(exc).__name__}: {exc}", component="scoring_asr"
         ) from exc
-
-
-Metric = Callable[[ReplyRecord, ScoringResources], Score]

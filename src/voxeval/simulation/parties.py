@@ -15,6 +15,7 @@ from typing import Protocol, runtime_checkable
 from voxeval.audio import Audio
 from voxeval.benchmarks.scenario import Scenario
 from voxeval.benchmarks.tools.tool_call import ToolCallRecord
+from voxeval.registry import Kind
 from voxeval.systems.call import AgentTurn, CallAgent
 
 
@@ -39,3 +40,6 @@ class Caller(Protocol):
 
 
 __all__ = ["AgentTurn", "CallAgent", "Caller", "CallerTurn", "ToolCallRecord"]
+
+# Simulated caller classes by name (``simulation.caller`` in the run config).
+CALLERS: Kind[type[Caller]] = Kind("caller")

@@ -2,7 +2,7 @@
 
 A perturbation changes only the caller: its voice (``accent``), its behaviour and speech rate
 (``persona``), or the audio the agent receives (``noise``, ``connection``). Perturbations are
-registered as ``@register("perturbation", NAME)``, compose freely and are seeded: the same run
+registered as ``@PERTURBATIONS.register(NAME)``, compose freely and are seeded: the same run
 seed gives the same noise, packet losses and gains.
 
 Config (``perturbations:`` in the run config) — each entry is one condition, run next to
@@ -25,7 +25,7 @@ import numpy as np
 
 from voxeval.audio import Audio, degrade_connection, mix_at_snr
 from voxeval.errors import ConfigError, UnknownComponent
-from voxeval.registry import lookup, names, register
+from voxeval.registry import Kind
 from voxeval.simulation.noise_environments import ENVIRONMENTS, environment_noise
 from voxeval.simulation.personas import PERSONAS
 
@@ -38,7 +38,11 @@ class Perturbation(Protocol):
         ...
 
 
-@register("perturbation", "noise")
+# Perturbation classes by name; a condition entry's other fields are the constructor options.
+PERTURBATIONS: Kind[type[Perturbation]] = Kind("perturbation")
+
+
+@PERTURBATIONS.register("noise")
 class NoisePerturbation:
     def __init__(self, environment: str = "coffee_shop", snr_db: float = 15.0) -> None:
         if environment not in ENVIRONMENTS:
@@ -55,7 +59,7 @@ class NoisePerturbation:
         return mix_at_snr(audio, noise, self.snr_db, seed=seed)
 
 
-@register("perturbation", "connection")
+@PERTURBATIONS.register("connection")
 class ConnectionPerturbation:
     """mu-law codec round trip, packet loss per 20 ms frame, random gain (EVA defaults)."""
 
@@ -77,7 +81,7 @@ class ConnectionPerturbation:
         )
 
 
-@register("perturbation", "accent")
+@PERTURBATIONS.register("accent")
 class AccentPerturbation:
     """The caller speaks with another voice: ``voice`` (``engine:voice``) or the closest voice
     of the catalogue for ``accent`` and ``gender``."""
@@ -95,7 +99,7 @@ class AccentPerturbation:
         return audio
 
 
-@register("perturbation", "persona")
+@PERTURBATIONS.register("persona")
 class PersonaPerturbation:
     def __init__(self, persona: str) -> None:
         if persona not in PERSONAS:
@@ -152,12 +156,12 @@ class CallerAudioTransform:
         return audio
 
 
-def build_perturbation(spec: dict[str, Any], where: str) -> Any:
+def build_perturbation(spec: dict[str, Any], where: str) -> Perturbation:
     if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
         raise ConfigError(f"{where}: a perturbation needs a 'name' ({', '.join(_known())})")
     options = {k: v for k, v in spec.items() if k != "name"}
     try:
-        cls = lookup("perturbation", spec["name"])
+        cls = PERTURBATIONS.lookup(spec["name"])
     except UnknownComponent as exc:
         raise ConfigError(f"{where}: {exc}") from exc
     try:
@@ -168,7 +172,7 @@ def build_perturbation(spec: dict[str, Any], where: str) -> Any:
 
 def _known() -> list[str]:
 
-    return names("perturbation")
+    return PERTURBATIONS.names()
 
 
 def parse_conditions(entries: Sequence[Any], where: str = "perturbations") -> list[Condition]:

@@ -22,8 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from voxeval.config import ProviderSpec, format_validation_error
 from voxeval.errors import ConfigError
 from voxeval.providers.factory import ProviderSource, harness_provider
-from voxeval.registry import lookup
 from voxeval.simulation.latency import LatencyModel
+from voxeval.simulation.parties import CALLERS, Caller
 from voxeval.simulation.personas import get_persona
 from voxeval.simulation.perturbations import Condition
 from voxeval.simulation.turn_detection import FrameVAD, ProviderVAD
@@ -50,10 +50,10 @@ class SimulationConfig(BaseModel):
 
     def build_caller(
         self, ctx: ProviderSource | None, condition: Condition | None, seed: int = 0
-    ) -> Any:
+    ) -> Caller:
         """The caller for one call; ``seed`` seeds an LLM caller's sampling (per call)."""
         persona = get_persona((condition.persona if condition else None) or self.persona)
-        cls = lookup("caller", self.caller)
+        cls = CALLERS.lookup(self.caller)
         options: dict[str, Any] = {"persona": persona}
         if self.mode == "audio":
             options["asr"] = harness_provider(ctx, "asr", self.caller_asr)

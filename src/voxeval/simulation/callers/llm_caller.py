@@ -14,8 +14,7 @@ from voxeval.audio import Audio
 from voxeval.benchmarks.scenario import Scenario
 from voxeval.errors import ConfigError
 from voxeval.providers.base import Message
-from voxeval.registry import register
-from voxeval.simulation.parties import CallerTurn
+from voxeval.simulation.parties import CALLERS, CallerTurn
 from voxeval.simulation.personas import Persona, get_persona
 
 END_CALL_TOOL: dict[str, Any] = {
@@ -82,7 +81,7 @@ How to behave on the call:
 """
 
 
-@register("caller", "llm")
+@CALLERS.register("llm")
 class LLMCaller:
     name = "llm"
     needs_llm = True

@@ -23,8 +23,7 @@ from rapidfuzz import fuzz
 from voxeval.audio import Audio
 from voxeval.benchmarks.scenario import Scenario
 from voxeval.errors import ConfigError
-from voxeval.registry import register
-from voxeval.simulation.parties import CallerTurn
+from voxeval.simulation.parties import CALLERS, CallerTurn
 from voxeval.simulation.personas import Persona, get_persona
 
 SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -108,7 +107,7 @@ def label_asked(label: str, heard: list[str]) -> bool:
     return bool(needed) and all(_has_word(w, heard) for w in needed)
 
 
-@register("caller", "scripted")
+@CALLERS.register("scripted")
 class ScriptedCaller:
     name = "scripted"
 
