@@ -10,7 +10,7 @@ from voxeval.benchmarks.clinic_calls import CLINIC_CALLS_PATH
 from voxeval.benchmarks.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.config import SystemSpec
-from voxeval.systems.base import Turn
+from voxeval.systems.base import CALL, REPLY, Turn
 from voxeval.systems.factory import build_system, missing_capability, open_call
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "extending.md"
@@ -27,8 +27,8 @@ def test_the_documented_system_serves_both_protocols() -> None:
     namespace: dict[str, object] = {"__name__": "docs_extending_example"}
     exec(compile(_system_example(), str(DOC), "exec"), namespace)
     spec = SystemSpec.model_validate({"name": "mine", "type": "echo", "prefix": "heard"})
-    assert missing_capability(spec, "single_turn") is None
-    assert missing_capability(spec, "live_call") is None
+    assert missing_capability(spec, "single_turn", REPLY) is None
+    assert missing_capability(spec, "live_call", CALL) is None
 
     system = build_system(spec, None)
     reply = system.reply([Turn(role="user", text="hello")])

@@ -68,13 +68,13 @@ def test_capabilities_are_declared_on_the_class(system: str, expected: set[str])
 
 def test_missing_capability_names_the_system_and_what_it_lacks() -> None:
     realtime = SystemSpec(name="rt", type="openai-realtime")
-    message = missing_capability(realtime, "single_turn")
+    message = missing_capability(realtime, "single_turn", REPLY)
     assert message is not None
     assert "'rt'" in message and "openai-realtime" in message and "reply(history)" in message
-    assert missing_capability(realtime, "live_call") is None
+    assert missing_capability(realtime, "live_call", CALL) is None
     replay = SystemSpec(name="rec", type="replay", folder="x")
-    assert "holding a live call" in str(missing_capability(replay, "live_call"))
-    assert missing_capability(SystemSpec(name="c", type="cascade"), "single_turn") is None
+    assert "holding a live call" in str(missing_capability(replay, "live_call", CALL))
+    assert missing_capability(SystemSpec(name="c", type="cascade"), "single_turn", REPLY) is None
 
 
 def test_the_cascade_serves_both_protocols_from_one_class() -> None:

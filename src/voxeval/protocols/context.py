@@ -17,13 +17,14 @@ from rich.console import Console
 
 from voxeval.benchmarks.suite_info import SuiteInfo
 from voxeval.config import ProviderSpec, RunConfig
-from voxeval.errors import ProviderUnavailable, VoxevalError
+from voxeval.errors import ConfigError, ProviderUnavailable, VoxevalError
 from voxeval.protocols.contract import EvaluationProtocol
 from voxeval.providers.base import ASR, LLM, MOS, TTS, VAD, AudioLLM, Provider
 from voxeval.providers.cache import ProviderCache, cache_disabled, cached, default_cache
 from voxeval.providers.factory import SpecLike, create_provider
 from voxeval.registry import lookup
 from voxeval.store import RunStore
+from voxeval.systems.base import SystemUnderTest, TurnSystem
 from voxeval.systems.factory import build_system
 
 NO_JUDGE_REASON = (
@@ -97,7 +98,7 @@ class RunContext:
     _providers: dict[str, Provider | VoxevalError] = field(default_factory=dict, repr=False)
     _cached_providers: dict[str, Provider] = field(default_factory=dict, repr=False)
     _provider_locks: dict[str, threading.Lock] = field(default_factory=dict, repr=False)
-    _systems: dict[str, Any] = field(default_factory=dict, repr=False)
+    _systems: dict[str, SystemUnderTest] = field(default_factory=dict, repr=False)
     _limits: dict[str, threading.BoundedSemaphore] = field(default_factory=dict, repr=False)
     _optional: dict[str, tuple[Provider | None, str | None]] = field(
         default_factory=dict, repr=False
@@ -219,17 +220,24 @@ class RunContext:
 
     # -- systems ----------------------------------------------------------------------------
 
-    def system(self, name: str) -> Any:
+    def system(self, name: str) -> SystemUnderTest:
         """The system under test named ``name`` in the config, built once."""
         key = f"system:{name}"
         with self._key_lock(key):
             if key not in self._systems:
                 instance = build_system(self.config.system(name), self)
                 self._systems[key] = instance
-                ident = getattr(instance, "identity", None)
-                if callable(ident):
-                    self.store.add_model_identity("system", {"name": name, **dict(ident())})
+                identity = {"name": name, **dict(instance.identity())}
+                self.store.add_model_identity("system", identity)
             return self._systems[key]
+
+    def turn_system(self, name: str) -> TurnSystem:
+        """The system ``name`` as a turn system (``reply(history)``); the plan check refuses
+        a run whose systems lack the capability, so a failure here is a bug."""
+        system = self.system(name)
+        if not isinstance(system, TurnSystem):
+            raise ConfigError(f"system {name!r} cannot reply to a turn (no reply(history))")
+        return system
 
     # -- judges -----------------------------------------------------------------------------
 

@@ -48,6 +48,8 @@ class EvaluationProtocol(Protocol[ContextT]):
     name: ClassVar[str]
     # The record its metrics score (a metric applies when its first parameter is this type).
     record_type: ClassVar[type]
+    # The capability it needs of a system (``voxeval.systems.base``: ``reply`` or ``call``).
+    system_needs: ClassVar[str]
 
     def plan(self, ctx: ContextT) -> list[WorkUnit]:
         """Load (and if needed build) the suite; return every unit, in a stable order."""

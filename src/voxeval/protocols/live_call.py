@@ -41,6 +41,7 @@ from voxeval.simulation.engine import EngineSettings, run_call
 from voxeval.simulation.perturbations import Condition, parse_conditions
 from voxeval.simulation.recorder import load_call, record_call
 from voxeval.simulation.simulation_config import SimulationConfig, parse_simulation
+from voxeval.systems.base import CALL
 from voxeval.systems.factory import build_system, missing_capability, open_call, system_class
 
 DEFAULT_METRICS = ["task_completion", "turn_taking"]
@@ -97,6 +98,7 @@ def build_agent(spec: Any, ctx: RunContext | None) -> Any:
 class LiveCallProtocol:
     name: ClassVar[str] = "live_call"
     record_type: ClassVar[type] = LiveCallRecord
+    system_needs: ClassVar[str] = CALL
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -150,7 +152,7 @@ class LiveCallProtocol:
                 system_class(system)
             except UnknownComponent as exc:
                 raise ConfigError(f"system {system.name!r}: {exc}") from exc
-            lacking = missing_capability(system, self.name)
+            lacking = missing_capability(system, self.name, self.system_needs)
             if lacking is not None:
                 raise ConfigError(lacking)
         suite = self.suite(ctx)

@@ -54,7 +54,7 @@ from voxeval.scoring.reply_record import ReplyRecord, ScoringResources
 from voxeval.scoring.score import Score
 from voxeval.scoring.system_fault import failure_scores
 from voxeval.scoring.transcripts import TranscriptSettings
-from voxeval.systems.base import Reply, Turn
+from voxeval.systems.base import REPLY, Reply, Turn
 from voxeval.systems.cascade import TINY_BASELINE_LABEL, CascadeOptions
 from voxeval.systems.replay import MissingReply
 
@@ -204,6 +204,7 @@ def _record_scoring_usage(
 class SingleTurnProtocol:
     name: ClassVar[str] = "single_turn"
     record_type: ClassVar[type] = ReplyRecord
+    system_needs: ClassVar[str] = REPLY
     comparison_steps: ClassVar[tuple[str, ...]] = (pairwise.PAIRWISE,)
 
     def __init__(self) -> None:
@@ -254,7 +255,7 @@ class SingleTurnProtocol:
 
     def interact(self, unit: WorkUnit, ctx: RunContext) -> None:
         item = self._item(ctx, unit)
-        system = ctx.system(unit.system)
+        system = ctx.turn_system(unit.system)
         source = item.audio_path
         unit_dir = ctx.store.unit_dir(unit)
         user_audio = read_audio(source)

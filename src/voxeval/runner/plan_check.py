@@ -169,7 +169,7 @@ def _plugin_checks(config: RunConfig, protocol: str, problems: Problems) -> None
 
 
 def _check_comparisons(config: RunConfig, protocol: str, problems: Problems) -> None:
-    for message in step_problems(config, lookup("protocol", protocol)(), protocol):
+    for message in step_problems(config, PROTOCOLS.lookup(protocol)(), protocol):
         problems.add(COMPARISONS_FIELD, message)
 
 
@@ -188,7 +188,7 @@ def _check_metrics(
     protocol: str, wanted: Sequence[str] | None, field_name: str, problems: Problems
 ) -> None:
     try:
-        record_type = getattr(lookup("protocol", protocol), "record_type", None)
+        record_type = getattr(PROTOCOLS.lookup(protocol), "record_type", None)
     except VoxevalError:
         return  # an unknown protocol is reported by the config check
     if record_type is None or not wanted:
@@ -286,7 +286,9 @@ def _check_systems(config: RunConfig, protocol: str, problems: Problems) -> None
         except UnknownComponent as exc:
             problems.add(f"{here}.type", str(exc))
             continue
-        lacking = missing_capability(spec, protocol)
+        lacking = missing_capability(
+            spec, protocol, getattr(PROTOCOLS.lookup(protocol), "system_needs", None)
+        )
         if lacking is not None:
             problems.add(f"{here}.type", lacking)
             continue

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, Self, runtime_checkable
 
 from voxeval.audio import Audio
+from voxeval.config import SystemSpec
+from voxeval.providers.factory import ProviderSource
+from voxeval.registry import Kind
 
 
 @dataclass(frozen=True)
@@ -67,3 +70,20 @@ def capabilities_of(cls: type) -> frozenset[str]:
     if callable(getattr(cls, "open_call", None)):
         found.add(CALL)
     return frozenset(found)
+
+
+@runtime_checkable
+class SystemUnderTest(Protocol):
+    """What every system offers, whatever its capabilities: a name, an identity for the
+    run's provenance, and a constructor from its config spec (``ctx`` builds components)."""
+
+    name: str
+
+    def identity(self) -> dict[str, Any]: ...
+
+    @classmethod
+    def from_spec(cls, spec: SystemSpec, ctx: ProviderSource | None = None) -> Self: ...
+
+
+# System classes by type name (``systems: [{type: NAME}]`` in the run config).
+SYSTEMS: Kind[type[SystemUnderTest]] = Kind("system")

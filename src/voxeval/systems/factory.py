@@ -6,18 +6,21 @@ is read as ``type: NAME`` and ``deprecation_note`` says so."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError, UnknownComponent
 from voxeval.providers.factory import ProviderSource
-from voxeval.registry import lookup, names
-from voxeval.systems.base import CALL, CAPABILITY_TEXT, REPLY, capabilities_of
+from voxeval.registry import names
+from voxeval.systems.base import (
+    CALL,
+    CAPABILITY_TEXT,
+    SYSTEMS,
+    SystemUnderTest,
+    TurnSystem,
+    capabilities_of,
+)
 from voxeval.systems.call import CallAgent
 from voxeval.systems.turn_call import TurnSystemCall
 
-# What each built-in protocol asks of a system.
-PROTOCOL_NEEDS = {"single_turn": REPLY, "live_call": CALL}
 _LEGACY_TYPE = "agent"
 
 
@@ -45,23 +48,21 @@ def deprecation_note(spec: SystemSpec) -> str | None:
     )
 
 
-def system_class(spec: SystemSpec) -> type:
+def system_class(spec: SystemSpec) -> type[SystemUnderTest]:
     """The registered class for ``spec``'s type (legacy specs resolved)."""
-    cls: type = lookup("system", resolve_spec(spec).type)
-    return cls
+    return SYSTEMS.lookup(resolve_spec(spec).type)
 
 
-def build_system(spec: SystemSpec, ctx: ProviderSource | None = None) -> Any:
+def build_system(spec: SystemSpec, ctx: ProviderSource | None = None) -> SystemUnderTest:
     """The system for ``spec``, built by its class's ``from_spec`` (options validated there)."""
     resolved = resolve_spec(spec)
-    cls = lookup("system", resolved.type)
-    return cls.from_spec(resolved, ctx)
+    return SYSTEMS.lookup(resolved.type).from_spec(resolved, ctx)
 
 
-def missing_capability(spec: SystemSpec, protocol: str) -> str | None:
-    """Why the system ``spec`` names cannot serve ``protocol`` (None when it can, or when the
-    protocol is not a built-in one). Looks at the class only: nothing is built."""
-    need = PROTOCOL_NEEDS.get(protocol)
+def missing_capability(spec: SystemSpec, protocol: str, need: str | None) -> str | None:
+    """Why the system ``spec`` names cannot serve ``protocol``, which needs the capability
+    ``need`` (None when it can, or when the protocol asks for none). Looks at the class only:
+    nothing is built."""
     if need is None:
         return None
     try:
@@ -78,14 +79,14 @@ def missing_capability(spec: SystemSpec, protocol: str) -> str | None:
     )
 
 
-def open_call(system: Any) -> CallAgent:
+def open_call(system: SystemUnderTest) -> CallAgent:
     """A fresh call session: the system's own ``open_call()``, else a turn system in the
     adapter. A system that can do neither is refused, naming it."""
     opener = getattr(system, "open_call", None)
     if callable(opener):
         session: CallAgent = opener()
         return session
-    if CALL in capabilities_of(type(system)) and callable(getattr(system, "reply", None)):
+    if CALL in capabilities_of(type(system)) and isinstance(system, TurnSystem):
         return TurnSystemCall(system)
     raise ConfigError(
         f"system {getattr(system, 'name', type(system).__name__)!r} cannot hold a live call"
