@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
@@ -44,6 +44,23 @@ DEFAULT_MAX_RETRIES = 4
 DEFAULT_BACKOFF_BASE_S = 0.5
 DEFAULT_BACKOFF_MAX_S = 30.0
 JITTER = 0.25  # each delay is stretched by up to 25%
+
+
+class EndpointOptions(TypedDict, total=False):
+    """The timeout, retry and concurrency options every OpenAI-compatible provider takes, written
+    flat in its provider spec (``max_retries: 2``, not nested). Providers declare them once as
+    ``**endpoint: Unpack[EndpointOptions]``; the plan check reads the fields and their types
+    from here. Defaults are those of ``HTTPEndpoint``; ``timeout_s: null`` means the default."""
+
+    timeout_s: float | None
+    max_retries: int
+    backoff_base_s: float
+    backoff_max_s: float
+    retry_after_max_s: float
+    backoff_seed: int
+    max_concurrency: int
+    sleep: Callable[[float], None]
+
 
 _limits: dict[tuple[str, int], threading.BoundedSemaphore] = {}
 _limits_lock = threading.Lock()
@@ -389,6 +406,18 @@ class HTTPEndpoint:
                 False, f"{shown}: HTTP {response.status_code}: {error_message(response)}"
             )
         return Availability(True, f"{self.shown()} answered")
+
+
+def open_endpoint(base_url: str, api_key_env: str | None, options: EndpointOptions) -> HTTPEndpoint:
+    """An ``HTTPEndpoint`` for ``base_url`` set up from a provider's ``EndpointOptions``."""
+    settings = cast(dict[str, Any], dict(options))
+    timeout_s = settings.pop("timeout_s", None)
+    return HTTPEndpoint(
+        base_url,
+        api_key_env=api_key_env,
+        timeout_s=DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s,
+        **settings,
+    )
 
 
 def decode_json_object(response: httpx.Response) -> dict[str, Any]:
