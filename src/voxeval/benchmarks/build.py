@@ -60,7 +60,12 @@ from voxeval.benchmarks.render import render_query
 from voxeval.benchmarks.spoken_query import SpeakerSpec, SpokenQuery
 from voxeval.errors import ConfigError
 from voxeval.providers.factory import create_provider
-from voxeval.providers.voices import SpeakerProfile, VoiceChoice, select_voice, voice_catalogue
+from voxeval.providers.voice_catalogue import (
+    SpeakerProfile,
+    VoiceChoice,
+    select_voice,
+    voice_catalogue,
+)
 from voxeval.registry import lookup
 
 RENDER_VERSION = 3  # bump when rendering changes so cached audio is rebuilt

@@ -8,7 +8,7 @@ import httpx
 
 from voxeval.audio import Audio, audio_to_wav_bytes
 from voxeval.providers.base import Transcript, Word
-from voxeval.providers.openai_audio import OpenAIAudioEndpoint
+from voxeval.providers.openai_audio_endpoint import OpenAIAudioEndpoint
 from voxeval.providers.openai_http import (
     EndpointOptions,
     MalformedReply,

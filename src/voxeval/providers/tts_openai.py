@@ -9,7 +9,7 @@ import httpx
 from voxeval.audio import Audio, audio_from_bytes
 from voxeval.errors import AudioError, ConfigError
 from voxeval.providers.base import Voice
-from voxeval.providers.openai_audio import OpenAIAudioEndpoint
+from voxeval.providers.openai_audio_endpoint import OpenAIAudioEndpoint
 from voxeval.providers.openai_http import (
     EndpointOptions,
     MalformedReply,

@@ -36,7 +36,7 @@ from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.reply_record import Metric, ReplyRecord, ScoringResources, run_metric
 from voxeval.scoring.score import Score
 from voxeval.scoring.task_completion import compare_final_state, task_completion
-from voxeval.scoring.text_normalizer import normalize_english
+from voxeval.scoring.text_normaliser import normalise_english
 from voxeval.scoring.transcripts import (
     TRANSCRIPTS_FILE,
     TranscriptSet,
@@ -83,7 +83,7 @@ __all__ = [
     "latency_score",
     "mos_score",
     "normalise",
-    "normalize_english",
+    "normalise_english",
     "numbers_in",
     "parse_score_line",
     "render_diff",

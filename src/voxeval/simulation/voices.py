@@ -13,7 +13,12 @@ import numpy as np
 
 from voxeval.audio import Audio
 from voxeval.providers.speaker_transform import SpeakerTransform
-from voxeval.providers.voices import SpeakerProfile, VoiceChoice, render_speech, select_voice
+from voxeval.providers.voice_catalogue import (
+    SpeakerProfile,
+    VoiceChoice,
+    render_speech,
+    select_voice,
+)
 from voxeval.simulation.bus import BUS_RATE, to_rate
 from voxeval.simulation.turn_detection import PAUSE_MARKER
 
