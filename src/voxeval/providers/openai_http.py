@@ -21,8 +21,8 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any, TypedDict, TypeVar, cast
@@ -32,6 +32,7 @@ import httpx
 
 from voxeval.errors import ConfigError, EndpointError, ProviderUnavailable
 from voxeval.providers.base import Availability
+from voxeval.providers.thread_stack import ThreadStack
 
 T = TypeVar("T")
 
@@ -170,29 +171,13 @@ class RequestCounts:
         return asdict(self)
 
 
-_tallies = threading.local()
+_tallies: ThreadStack[RequestCounts] = ThreadStack()
 
 
-def _open_tallies() -> list[RequestCounts]:
-    stack: list[RequestCounts] | None = getattr(_tallies, "stack", None)
-    if stack is None:
-        stack = []
-        _tallies.stack = stack
-    return stack
-
-
-@contextmanager
-def count_requests() -> Iterator[RequestCounts]:
+def count_requests() -> AbstractContextManager[RequestCounts]:
     """Count every request that endpoints send from this thread inside the block (nested
     blocks each see their own requests and those of the blocks inside them)."""
-    tally = RequestCounts()
-    stack = _open_tallies()
-    stack.append(tally)
-    try:
-        yield tally
-    finally:
-        # by identity: tallies are dataclasses, and an equal one may be open outside
-        del stack[next(i for i, t in enumerate(stack) if t is tally)]
+    return _tallies.opened(RequestCounts())
 
 
 class EndpointStats:
@@ -299,7 +284,7 @@ class HTTPEndpoint:
 
     def _count(self, **amounts: float) -> None:
         self.stats.add(**amounts)
-        for tally in _open_tallies():
+        for tally in _tallies.items():
             tally.add(**amounts)
 
     def post(
