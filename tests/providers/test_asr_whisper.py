@@ -10,7 +10,7 @@ from voxeval.errors import ConfigError
 from voxeval.providers import create_provider
 from voxeval.providers.asr_whisper import WhisperBase, WhisperTinyEn
 from voxeval.providers.model_files import whisper_base_dir, whisper_base_parts
-from voxeval.scoring.text_normalizer import normalize_english
+from voxeval.scoring.text_normaliser import normalise_english
 
 pytestmark = pytest.mark.models
 
@@ -42,8 +42,8 @@ def question(piper) -> Audio:  # type: ignore[no-untyped-def]
 
 def test_piper_to_whisper_round_trip_wer_at_most_5_percent(piper, tiny) -> None:  # type: ignore[no-untyped-def]
     hyps = [tiny.transcribe(piper.synthesize(s)).text for s in ROUND_TRIP]
-    refs_n = [normalize_english(s) for s in ROUND_TRIP]
-    hyps_n = [normalize_english(h) for h in hyps]
+    refs_n = [normalise_english(s) for s in ROUND_TRIP]
+    hyps_n = [normalise_english(h) for h in hyps]
     wer = jiwer.wer(refs_n, hyps_n)
     assert wer <= 0.05, list(zip(refs_n, hyps_n, strict=True))
 
@@ -96,8 +96,8 @@ def test_base_is_assembled_once_and_reused(tmp_cache, question) -> None:  # type
     assert model.stat().st_mtime_ns == stamp  # not rewritten
     assert not [p for p in folder.parent.iterdir() if p.name.startswith(".whisper-base-")]
     asr = WhisperBase()
-    text = normalize_english(asr.transcribe(question, beam_size=2).text)
-    assert text == normalize_english(ROUND_TRIP[1])
+    text = normalise_english(asr.transcribe(question, beam_size=2).text)
+    assert text == normalise_english(ROUND_TRIP[1])
 
 
 def test_availability_reports_present_weights() -> None:

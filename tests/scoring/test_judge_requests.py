@@ -61,7 +61,7 @@ def test_nested_tallies_and_ledgers_close_by_identity() -> None:
     with openai_http.count_requests() as outer:
         with openai_http.count_requests() as inner:
             assert outer == inner
-        assert [t is outer for t in openai_http._open_tallies()] == [True]
+        assert [t is outer for t in openai_http._tallies.items()] == [True]
     with usage_ledger() as outer_ledger:
         with usage_ledger() as inner_ledger:
             assert outer_ledger == inner_ledger

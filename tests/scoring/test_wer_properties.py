@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from voxeval.scoring.text_normalizer import normalize_english, normalizer_for
+from voxeval.scoring.text_normaliser import normalise_english, normaliser_for
 from voxeval.scoring.word_errors import word_errors
 
 _UNITS = [
@@ -63,16 +63,16 @@ _SENTENCE = st.lists(
 @settings(max_examples=400, deadline=None)
 @given(_ANY_TEXT)
 def test_english_normalising_is_idempotent(text: str) -> None:
-    once = normalize_english(text)
-    assert normalize_english(once) == once
+    once = normalise_english(text)
+    assert normalise_english(once) == once
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=40), st.sampled_from(["de", "fr", "hi", "ja"]))
 def test_basic_normalising_is_idempotent(text: str, language: str) -> None:
-    normalize = normalizer_for(language)
-    once = normalize(text)
-    assert normalize(once) == once
+    normalise = normaliser_for(language)
+    once = normalise(text)
+    assert normalise(once) == once
 
 
 @settings(max_examples=300, deadline=None)
@@ -114,4 +114,4 @@ def test_spelled_out_numbers_match_digits(number: int) -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.integers(min_value=1000, max_value=10**18))
 def test_a_thousands_separated_number_is_one_token(number: int) -> None:
-    assert normalize_english(f"{number:,}").split() == [str(number)]
+    assert normalise_english(f"{number:,}").split() == [str(number)]

@@ -12,6 +12,7 @@ from voxeval.benchmarks.clinic_calls import CLINIC_CALLS_PATH
 from voxeval.benchmarks.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.providers import create_provider
+from voxeval.providers.speech_renderer import SpeechRenderer
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.task_completion import task_completion
 from voxeval.scoring.turn_taking import turn_taking
@@ -19,7 +20,6 @@ from voxeval.simulation.callers.llm_caller import LLMCaller
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import run_call
 from voxeval.simulation.latency import ComponentLatency, LatencyModel
-from voxeval.simulation.voices import SpeechRenderer
 from voxeval.systems.cascade import CascadeAgent
 from voxeval.systems.scripted import ScriptedAgent
 

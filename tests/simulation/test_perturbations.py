@@ -3,10 +3,10 @@ import pytest
 
 from tests.simulation.parties import ListAgent, ListCaller, NoTools, tone_voice
 from voxeval.audio import Audio, rms_db
+from voxeval.audio.noise_environments import ENVIRONMENTS, environment_noise
 from voxeval.errors import ConfigError
 from voxeval.simulation.engine import run_call
 from voxeval.simulation.latency import ComponentLatency, LatencyModel
-from voxeval.simulation.noise_environments import ENVIRONMENTS, environment_noise
 from voxeval.simulation.perturbations import parse_conditions
 
 FIXED = LatencyModel(agent=ComponentLatency(kind="fixed", ms=800))

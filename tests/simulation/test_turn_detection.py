@@ -47,8 +47,8 @@ def test_words_spoken_cuts_proportionally() -> None:
 @pytest.mark.models
 def test_silero_frames_split_a_spoken_turn_at_a_long_pause() -> None:
     from voxeval.providers import create_provider
+    from voxeval.providers.speech_renderer import SpeechRenderer
     from voxeval.simulation.turn_detection import ProviderVAD
-    from voxeval.simulation.voices import SpeechRenderer
 
     audio = SpeechRenderer("piper:joe", pause_s=1.5)("I would like to book ... on Friday please")
     detector = TurnDetector(0.7, vad=ProviderVAD(create_provider("vad", "silero")))

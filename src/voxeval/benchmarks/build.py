@@ -61,7 +61,12 @@ from voxeval.benchmarks.spoken_query import SpeakerSpec, SpokenQuery
 from voxeval.errors import ConfigError
 from voxeval.providers.factory import create_provider
 from voxeval.providers.provider_kinds import TTS_PROVIDERS
-from voxeval.providers.voices import SpeakerProfile, VoiceChoice, select_voice, voice_catalogue
+from voxeval.providers.voice_catalogue import (
+    SpeakerProfile,
+    VoiceChoice,
+    select_voice,
+    voice_catalogue,
+)
 
 RENDER_VERSION = 3  # bump when rendering changes so cached audio is rebuilt
 SPEECH_RMS_DBFS = -20.0

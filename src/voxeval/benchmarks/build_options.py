@@ -9,8 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from voxeval.benchmarks.spoken_query import CONDITIONS, SpeakerSpec
 from voxeval.config import format_validation_error
 from voxeval.errors import ConfigError
-from voxeval.providers.voices import AGES as AGES
-from voxeval.providers.voices import GENDERS, TIMBRES, profile_fields
+from voxeval.providers.voice_catalogue import AGES as AGES
+from voxeval.providers.voice_catalogue import GENDERS, TIMBRES, profile_fields
 
 # Profiles in an order where every prefix is as diverse as possible (both genders first,
 # then age bands, then timbres), so ``profiles: N`` takes a balanced subset.

@@ -1,10 +1,10 @@
 """The noise library: natural-noise categories with the protocol's sampling ratios, and babble.
 
 ``NoiseLibrary`` gathers sources from installed packages, user folders (see
-``noise_sources``) and the synthetic generators. Recordings are preferred; a category with
-no recording falls back to its generated textures (``generated="fallback"``), or both are
-drawn from (``"mix"``), or only generated sounds are used (``"only"``, fully reproducible
-across machines). Every draw is a pure function of its seed.
+``noise_sources``) and the synthetic textures of ``voxeval.audio.sound_textures``.
+Recordings are preferred; a category with no recording falls back to its generated textures
+(``generated="fallback"``), or both are drawn from (``"mix"``), or only generated sounds are
+used (``"only"``, fully reproducible across machines). Every draw is a pure function of its seed.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any, Literal
 import numpy as np
 
 from voxeval.audio import Audio, babble, concatenate, normalise_peak, read_audio, resample
-from voxeval.benchmarks.noise_generators import GENERATORS, generate
+from voxeval.audio.sound_textures import SOUND_TEXTURES, render_texture
 from voxeval.benchmarks.noise_sources import (
     NOISE_CATEGORIES,
     NoiseSource,
@@ -91,7 +91,7 @@ class NoiseLibrary:
         recorded = [s for s in self.scan.sources if s.category == category]
         synthetic = [
             NoiseSource(category, name, "generated", generator=name)
-            for name, (cat, _) in GENERATORS.items()
+            for name, (cat, _) in SOUND_TEXTURES.items()
             if cat == category
         ]
         if self.generated == "only":
@@ -133,7 +133,9 @@ class NoiseLibrary:
             clicks = [self._load(p) for p in sorted(source.path.glob("*.wav"))]
             return self._events(clicks, rng, gap=(0.06, 0.3))
         if source.generator is not None:
-            return generate(source.generator, int(rng.integers(2**31)), self.duration_s, self.rate)
+            return render_texture(
+                source.generator, int(rng.integers(2**31)), self.duration_s, self.rate
+            )
         assert source.path is not None
         audio = self._load(source.path)
         if audio.duration < SHORT_EVENT_S:

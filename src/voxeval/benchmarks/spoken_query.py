@@ -38,8 +38,9 @@ def words_of(text: str) -> list[str]:
 
 
 class SpeakerSpec(BaseModel):
-    """Who speaks the query; the same fields as ``voxeval.providers.voices.SpeakerProfile``.
-    Unset fields are free for the builder's grid to fill."""
+    """Who speaks the query; the same fields as
+    ``voxeval.providers.voice_catalogue.SpeakerProfile``. Unset fields are free for the
+    builder's grid to fill."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     gender: Gender | None = None

@@ -45,7 +45,7 @@ from voxeval.providers.factory import PROVIDER_KINDS, availability, create_provi
 from voxeval.providers.llm_gguf import GGUFChat, SmolLM2Chat
 from voxeval.providers.llm_openai import OpenAIChat
 from voxeval.providers.speaker_transform import SpeakerTransform, apply_transform
-from voxeval.providers.voices import (
+from voxeval.providers.voice_catalogue import (
     SpeakerProfile,
     VoiceChoice,
     render_speech,

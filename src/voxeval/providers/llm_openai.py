@@ -10,21 +10,16 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 from voxeval.errors import ConfigError
 from voxeval.providers.base import Availability, ChatResponse, Message, Usage
 from voxeval.providers.llm_output import chat_with_schema, parse_tool_calls, with_schema_instruction
 from voxeval.providers.openai_http import (
-    DEFAULT_BACKOFF_BASE_S,
-    DEFAULT_BACKOFF_MAX_S,
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_TIMEOUT_S,
-    MAX_RETRY_AFTER_S,
+    EndpointOptions,
     EndpointStats,
-    HTTPEndpoint,
     MalformedReply,
+    open_endpoint,
 )
 from voxeval.registry import register
 
@@ -56,20 +51,13 @@ class OpenAIChat:
         base_url: str | None = None,
         model: str | None = None,
         api_key_env: str | None = None,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        backoff_base_s: float = DEFAULT_BACKOFF_BASE_S,
-        backoff_max_s: float = DEFAULT_BACKOFF_MAX_S,
-        retry_after_max_s: float = MAX_RETRY_AFTER_S,
-        backoff_seed: int = 0,
-        max_concurrency: int = 8,
         price_per_1k_input: float | None = None,
         price_per_1k_output: float | None = None,
         extra_body: dict[str, Any] | None = None,
         json_mode: JsonMode = "json_schema",
         schema_retries: int = 2,
         strict_schema: bool = False,
-        sleep: Callable[[float], None] = time.sleep,
+        **endpoint: Unpack[EndpointOptions],
     ) -> None:
         if not base_url or not model:
             raise ConfigError(f"{self.name} provider needs base_url and model")
@@ -84,18 +72,7 @@ class OpenAIChat:
         self.extra_body = dict(extra_body or {})
         self.price_per_1k_input = price_per_1k_input
         self.price_per_1k_output = price_per_1k_output
-        self.endpoint = HTTPEndpoint(
-            base_url,
-            api_key_env=api_key_env,
-            timeout_s=timeout_s,
-            max_retries=max_retries,
-            backoff_base_s=backoff_base_s,
-            backoff_max_s=backoff_max_s,
-            retry_after_max_s=retry_after_max_s,
-            backoff_seed=backoff_seed,
-            max_concurrency=max_concurrency,
-            sleep=sleep,
-        )
+        self.endpoint = open_endpoint(base_url, api_key_env, endpoint)
         self._counters = EndpointStats()
 
     @classmethod

@@ -21,17 +21,18 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
 
 from voxeval.errors import ConfigError, EndpointError, ProviderUnavailable
 from voxeval.providers.base import Availability
+from voxeval.providers.thread_stack import ThreadStack
 
 T = TypeVar("T")
 
@@ -44,6 +45,23 @@ DEFAULT_MAX_RETRIES = 4
 DEFAULT_BACKOFF_BASE_S = 0.5
 DEFAULT_BACKOFF_MAX_S = 30.0
 JITTER = 0.25  # each delay is stretched by up to 25%
+
+
+class EndpointOptions(TypedDict, total=False):
+    """The timeout, retry and concurrency options every OpenAI-compatible provider takes, written
+    flat in its provider spec (``max_retries: 2``, not nested). Providers declare them once as
+    ``**endpoint: Unpack[EndpointOptions]``; the plan check reads the fields and their types
+    from here. Defaults are those of ``HTTPEndpoint``; ``timeout_s: null`` means the default."""
+
+    timeout_s: float | None
+    max_retries: int
+    backoff_base_s: float
+    backoff_max_s: float
+    retry_after_max_s: float
+    backoff_seed: int
+    max_concurrency: int
+    sleep: Callable[[float], None]
+
 
 _limits: dict[tuple[str, int], threading.BoundedSemaphore] = {}
 _limits_lock = threading.Lock()
@@ -153,29 +171,13 @@ class RequestCounts:
         return asdict(self)
 
 
-_tallies = threading.local()
+_tallies: ThreadStack[RequestCounts] = ThreadStack()
 
 
-def _open_tallies() -> list[RequestCounts]:
-    stack: list[RequestCounts] | None = getattr(_tallies, "stack", None)
-    if stack is None:
-        stack = []
-        _tallies.stack = stack
-    return stack
-
-
-@contextmanager
-def count_requests() -> Iterator[RequestCounts]:
+def count_requests() -> AbstractContextManager[RequestCounts]:
     """Count every request that endpoints send from this thread inside the block (nested
     blocks each see their own requests and those of the blocks inside them)."""
-    tally = RequestCounts()
-    stack = _open_tallies()
-    stack.append(tally)
-    try:
-        yield tally
-    finally:
-        # by identity: tallies are dataclasses, and an equal one may be open outside
-        del stack[next(i for i, t in enumerate(stack) if t is tally)]
+    return _tallies.opened(RequestCounts())
 
 
 class EndpointStats:
@@ -282,7 +284,7 @@ class HTTPEndpoint:
 
     def _count(self, **amounts: float) -> None:
         self.stats.add(**amounts)
-        for tally in _open_tallies():
+        for tally in _tallies.items():
             tally.add(**amounts)
 
     def post(
@@ -389,6 +391,18 @@ class HTTPEndpoint:
                 False, f"{shown}: HTTP {response.status_code}: {error_message(response)}"
             )
         return Availability(True, f"{self.shown()} answered")
+
+
+def open_endpoint(base_url: str, api_key_env: str | None, options: EndpointOptions) -> HTTPEndpoint:
+    """An ``HTTPEndpoint`` for ``base_url`` set up from a provider's ``EndpointOptions``."""
+    settings = cast(dict[str, Any], dict(options))
+    timeout_s = settings.pop("timeout_s", None)
+    return HTTPEndpoint(
+        base_url,
+        api_key_env=api_key_env,
+        timeout_s=DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s,
+        **settings,
+    )
 
 
 def decode_json_object(response: httpx.Response) -> dict[str, Any]:

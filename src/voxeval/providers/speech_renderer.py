@@ -18,7 +18,12 @@ import numpy as np
 from voxeval.audio import Audio
 from voxeval.audio.resample import resample
 from voxeval.providers.speaker_transform import SpeakerTransform
-from voxeval.providers.voices import SpeakerProfile, VoiceChoice, render_speech, select_voice
+from voxeval.providers.voice_catalogue import (
+    SpeakerProfile,
+    VoiceChoice,
+    render_speech,
+    select_voice,
+)
 
 RENDER_RATE = 16000
 PAUSE_MARKER = re.compile(r"\s*(?:\.\.\.|…|\[pause\])\s*")

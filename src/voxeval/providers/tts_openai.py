@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Unpack
 
 import httpx
 
 from voxeval.audio import Audio, audio_from_bytes
 from voxeval.errors import AudioError, ConfigError
 from voxeval.providers.base import Voice
-from voxeval.providers.openai_audio import OpenAIAudioEndpoint, timeout_option
+from voxeval.providers.openai_audio_endpoint import OpenAIAudioEndpoint
 from voxeval.providers.openai_http import (
-    DEFAULT_BACKOFF_BASE_S,
-    DEFAULT_BACKOFF_MAX_S,
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_TIMEOUT_S,
-    MAX_RETRY_AFTER_S,
+    EndpointOptions,
     MalformedReply,
 )
 from voxeval.registry import register
@@ -41,32 +35,11 @@ class OpenAISpeechTTS(OpenAIAudioEndpoint):
         model: str = "tts-1",
         voice: str = "alloy",
         api_key_env: str | None = None,
-        timeout_s: float | None = None,
         speed: float = 1.0,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        backoff_base_s: float = DEFAULT_BACKOFF_BASE_S,
-        backoff_max_s: float = DEFAULT_BACKOFF_MAX_S,
-        retry_after_max_s: float = MAX_RETRY_AFTER_S,
-        backoff_seed: int = 0,
-        max_concurrency: int = 8,
-        sleep: Callable[[float], None] = time.sleep,
         timeout: float | None = None,  # older spelling of timeout_s
+        **endpoint: Unpack[EndpointOptions],
     ) -> None:
-        self._configure(
-            base_url,
-            model,
-            api_key_env,
-            timeout_option(timeout_s, timeout, DEFAULT_TIMEOUT_S),
-            {
-                "max_retries": max_retries,
-                "backoff_base_s": backoff_base_s,
-                "backoff_max_s": backoff_max_s,
-                "retry_after_max_s": retry_after_max_s,
-                "backoff_seed": backoff_seed,
-                "max_concurrency": max_concurrency,
-                "sleep": sleep,
-            },
-        )
+        self._configure(base_url, model, api_key_env, endpoint, timeout)
         self.default_voice = voice
         self.speed = float(speed)
 

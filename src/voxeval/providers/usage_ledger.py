@@ -11,13 +11,13 @@ component's entry of every ledger open on the thread, whether the call returned 
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from voxeval.providers.openai_http import RequestCounts, count_requests
+from voxeval.providers.thread_stack import ThreadStack
 
 
 @dataclass
@@ -49,27 +49,12 @@ class ComponentUsage:
 
 
 Ledger = dict[str, ComponentUsage]
-_open = threading.local()
+_ledgers: ThreadStack[Ledger] = ThreadStack()
 
 
-def _ledgers() -> list[Ledger]:
-    stack: list[Ledger] | None = getattr(_open, "stack", None)
-    if stack is None:
-        stack = []
-        _open.stack = stack
-    return stack
-
-
-@contextmanager
-def usage_ledger() -> Iterator[Ledger]:
+def usage_ledger() -> AbstractContextManager[Ledger]:
     """Collect, per component, the usage of attributed calls made on this thread inside."""
-    ledger: Ledger = {}
-    stack = _ledgers()
-    stack.append(ledger)
-    try:
-        yield ledger
-    finally:  # by identity: an equal (e.g. empty) ledger may be open outside
-        del stack[next(i for i, open_ledger in enumerate(stack) if open_ledger is ledger)]
+    return _ledgers.opened({})
 
 
 @contextmanager
@@ -83,7 +68,7 @@ def attributed(component: str, *, calls: int = 1) -> Iterator[ComponentUsage]:
             yield call
         finally:
             call.add_requests(tally)
-            for ledger in _ledgers():
+            for ledger in _ledgers.items():
                 entry = ledger.setdefault(component, ComponentUsage())
                 entry.calls += call.calls
                 entry.requests += call.requests

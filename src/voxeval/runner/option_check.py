@@ -2,8 +2,10 @@
 
 Providers and agents take their options as constructor keywords, so the constructor signature
 is their options model: parameter names, type annotations and defaults become a pydantic model
-(``extra="forbid"``). A constructor taking ``**kwargs`` forwards them to its base class, whose
-signature is used in turn; one that swallows them (no base ``__init__``) accepts any option.
+(``extra="forbid"``). Keywords declared as ``**options: Unpack[SomeTypedDict]`` (options shared
+by several providers, e.g. ``EndpointOptions``) are the typed dict's fields. A constructor taking
+plain ``**kwargs`` forwards them to its base class, whose signature is used in turn; one that
+swallows them (no base ``__init__``) accepts any option.
 Nothing here loads a model or sends a request.
 """
 
@@ -26,8 +28,21 @@ _KEYWORD_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEY
 _MODEL_CONFIG = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
 
+def _unpacked_fields(annotation: Any) -> dict[str, tuple[Any, Any]] | None:
+    """The fields of ``Unpack[SomeTypedDict]`` (all optional), None for any other annotation."""
+    if typing.get_origin(annotation) is not typing.Unpack:
+        return None
+    (typed_dict,) = typing.get_args(annotation)
+    if not typing.is_typeddict(typed_dict):
+        return None
+    hints = typing.get_type_hints(typed_dict)
+    # pydantic does not validate defaults, so None stands for "not given" whatever the type
+    return {name: (hint, None) for name, hint in hints.items()}
+
+
 def _init_fields(init: Any) -> tuple[dict[str, tuple[Any, Any]], bool]:
-    """(name -> (annotation, default)) of one ``__init__``, and whether it takes ``**kwargs``."""
+    """(name -> (annotation, default)) of one ``__init__``, and whether it forwards untyped
+    ``**kwargs`` to its base class."""
     try:
         hints = typing.get_type_hints(init)
     except Exception:  # an annotation that only resolves for type checkers: accept any value
@@ -38,7 +53,11 @@ def _init_fields(init: Any) -> tuple[dict[str, tuple[Any, Any]], bool]:
         if position == 0:
             continue  # self
         if param.kind is inspect.Parameter.VAR_KEYWORD:
-            forwards = True
+            unpacked = _unpacked_fields(hints.get(name))
+            if unpacked is None:
+                forwards = True
+            else:
+                fields.update(unpacked)
         elif param.kind in _KEYWORD_KINDS:
             default = ... if param.default is inspect.Parameter.empty else param.default
             fields[name] = (hints.get(name, Any), default)

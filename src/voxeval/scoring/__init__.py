@@ -31,7 +31,7 @@ from voxeval.scoring.metric_runner import run_metric, run_metrics
 from voxeval.scoring.reply_record import ReplyRecord, ScoringResources
 from voxeval.scoring.score import Score
 from voxeval.scoring.task_completion import compare_final_state, task_completion
-from voxeval.scoring.text_normalizer import normalize_english
+from voxeval.scoring.text_normaliser import normalise_english
 from voxeval.scoring.transcripts import (
     TRANSCRIPTS_FILE,
     TranscriptSet,
@@ -75,7 +75,7 @@ __all__ = [
     "language_score",
     "latency_score",
     "mos_score",
-    "normalize_english",
+    "normalise_english",
     "numbers_in",
     "parse_score_line",
     "response_latency",

@@ -18,7 +18,7 @@ from rapidfuzz import fuzz
 from voxeval.registry import register
 from voxeval.scoring.reply_record import AssertionLike, ReplyRecord, ScoringResources
 from voxeval.scoring.score import Score
-from voxeval.scoring.text_normalizer import normalize_english
+from voxeval.scoring.text_normaliser import normalise_english
 
 # After Whisper's normaliser the number 1 is the word "one" (both "1" and "one" end up so) and
 # "point five" is ".5".
@@ -27,8 +27,8 @@ _NUMBER = re.compile(r"-?(?:\d+(?:\.\d+)?|\.\d+)|\bone\b")
 
 def best_match(value: str, text: str) -> tuple[float, str]:
     """Best fuzzy score (0-100) of ``value`` against word windows of ``text``, and the window."""
-    target = normalize_english(value)
-    words = normalize_english(text).split()
+    target = normalise_english(value)
+    words = normalise_english(text).split()
     if not target or not words:
         return 0.0, ""
     n = len(target.split())
@@ -43,7 +43,7 @@ def best_match(value: str, text: str) -> tuple[float, str]:
 
 
 def numbers_in(text: str) -> list[float]:
-    return [1.0 if x == "one" else float(x) for x in _NUMBER.findall(normalize_english(text))]
+    return [1.0 if x == "one" else float(x) for x in _NUMBER.findall(normalise_english(text))]
 
 
 def check(assertion: AssertionLike, text: str) -> tuple[bool, dict[str, Any]]:

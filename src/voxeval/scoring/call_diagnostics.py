@@ -15,7 +15,7 @@ from voxeval.benchmarks.tools.db_compare import SESSION_KEY, session_check
 from voxeval.registry import register
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.score import Score
-from voxeval.scoring.text_normalizer import normalize_english
+from voxeval.scoring.text_normaliser import normalise_english
 from voxeval.scoring.turn_taking import segment_exchanges
 
 CLEAN_ENDS = ("user_end_call", "agent_end_call")
@@ -102,7 +102,7 @@ def stt_wer(record: LiveCallRecord, resources: object = None) -> Score:
     # A user segment with no transcript that the agent never answered (e.g. the caller's goodbye
     # as it hangs up) was never processed by the agent's ASR: it is not a deletion error.
     pairs = [
-        (normalize_english(s.intended_text), normalize_english(s.transcript))
+        (normalise_english(s.intended_text), normalise_english(s.transcript))
         for s in record.timeline.speech("user")
         if s.intended_text.strip()
         and (s.transcript.strip() or any(t >= s.end for t in agent_starts))

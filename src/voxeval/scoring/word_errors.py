@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import jiwer
 
-from voxeval.scoring.text_normalizer import normalizer_for
+from voxeval.scoring.text_normaliser import normaliser_for
 
 
 @dataclass(frozen=True)
@@ -35,8 +35,8 @@ class WordErrors:
 
 def word_errors(reference: str, hypothesis: str, language: str | None = "en") -> WordErrors:
     """Normalise both texts with the normaliser of ``language`` and align them."""
-    normalize = normalizer_for(language)
-    ref, hyp = normalize(reference), normalize(hypothesis)
+    normalise = normaliser_for(language)
+    ref, hyp = normalise(reference), normalise(hypothesis)
     if not ref:
         return WordErrors(ref, hyp, 0, 0, len(hyp.split()))
     out = jiwer.process_words(ref, hyp)

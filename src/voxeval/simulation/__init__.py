@@ -1,6 +1,7 @@
 """Live simulated calls."""
 
 from voxeval.benchmarks.tools import ToolRuntime, ToolSpec, load_tool_specs, parse_tool_specs
+from voxeval.providers.speech_renderer import SpeechRenderer
 from voxeval.simulation import callers
 from voxeval.simulation.bus import AudioBus
 from voxeval.simulation.clock import VirtualClock, WallClock
@@ -13,7 +14,6 @@ from voxeval.simulation.recorder import load_call, record_call
 from voxeval.simulation.simulation_config import SimulationConfig, parse_simulation
 from voxeval.simulation.timeline import EndEvent, SpeechSegment, Timeline, ToolEvent
 from voxeval.simulation.turn_detection import EnergyVAD, TurnDetector, Utterance
-from voxeval.simulation.voices import SpeechRenderer
 
 __all__ = [
     "PERSONAS",

@@ -24,9 +24,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from voxeval.audio import Audio, degrade_connection, mix_at_snr
+from voxeval.audio.noise_environments import ENVIRONMENTS, environment_noise
 from voxeval.errors import ConfigError, UnknownComponent
 from voxeval.registry import Kind
-from voxeval.simulation.noise_environments import ENVIRONMENTS, environment_noise
 from voxeval.simulation.personas import PERSONAS
 
 

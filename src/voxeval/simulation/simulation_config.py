@@ -22,12 +22,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from voxeval.config import ProviderSpec, format_validation_error
 from voxeval.errors import ConfigError
 from voxeval.providers.factory import ProviderSource, harness_provider
+from voxeval.providers.speech_renderer import SpeechRenderer, shared_renderer
 from voxeval.simulation.latency import LatencyModel
 from voxeval.simulation.parties import CALLERS, Caller
 from voxeval.simulation.personas import get_persona
 from voxeval.simulation.perturbations import Condition
 from voxeval.simulation.turn_detection import FrameVAD, ProviderVAD
-from voxeval.simulation.voices import SpeechRenderer, shared_renderer
 
 
 class SimulationConfig(BaseModel):

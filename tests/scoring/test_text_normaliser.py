@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from voxeval.scoring.text_normalizer import is_english, normalize_english, normalizer_for
+from voxeval.scoring.text_normaliser import is_english, normalise_english, normaliser_for
 from voxeval.scoring.word_errors import word_errors
 
 
 @pytest.mark.parametrize(
-    ("raw", "normalized"),
+    ("raw", "normalised"),
     [
         ("Hello, World!", "hello world"),
         ("It's $5.50 (laughs), um, OK.", "it is $5.50 okay"),
@@ -24,8 +24,8 @@ from voxeval.scoring.word_errors import word_errors
         ("7:30 p.m.", "730 pm"),
     ],
 )
-def test_normalize_english(raw: str, normalized: str) -> None:
-    assert normalize_english(raw) == normalized
+def test_normalise_english(raw: str, normalised: str) -> None:
+    assert normalise_english(raw) == normalised
 
 
 @pytest.mark.parametrize(
@@ -69,7 +69,7 @@ def test_normalize_english(raw: str, normalized: str) -> None:
     ],
 )
 def test_written_and_spoken_forms_normalise_identically(written: str, spoken: str) -> None:
-    assert normalize_english(written) == normalize_english(spoken)
+    assert normalise_english(written) == normalise_english(spoken)
 
 
 @pytest.mark.parametrize(
@@ -88,26 +88,26 @@ def test_written_and_spoken_forms_normalise_identically(written: str, spoken: st
 def test_documented_gaps_still_differ(one: str, other: str) -> None:
     """What docs/single-turn.md lists as not normalised; if a package upgrade closes a gap,
     this fails so the docs get updated."""
-    assert normalize_english(one) != normalize_english(other)
+    assert normalise_english(one) != normalise_english(other)
 
 
 def test_thousands_separated_number_is_one_token() -> None:
     # regression: the hand-rolled normaliser gave "1234 567"
-    assert normalize_english("1,234,567").split() == ["1234567"]
-    assert normalize_english("12,345,678,901").split() == ["12345678901"]
+    assert normalise_english("1,234,567").split() == ["1234567"]
+    assert normalise_english("12,345,678,901").split() == ["12345678901"]
 
 
 def test_clock_times_match_their_spoken_form() -> None:
     # regression: the package alone gives "7 30" for "7:30" and "730" for "seven thirty"
-    assert normalize_english("The train leaves at 7:30.") == "the train leaves at 730"
-    assert normalize_english("The train leaves at seven thirty.") == "the train leaves at 730"
+    assert normalise_english("The train leaves at 7:30.") == "the train leaves at 730"
+    assert normalise_english("The train leaves at seven thirty.") == "the train leaves at 730"
 
 
 def test_normalising_reaches_a_fixed_point() -> None:
     # Whisper's own output normalises further: "minus five" -> "-5" -> "5"
     for text in ("minus five", "twelve 1", "zero five", "plus fifty"):
-        once = normalize_english(text)
-        assert normalize_english(once) == once
+        once = normalise_english(text)
+        assert normalise_english(once) == once
 
 
 def test_ii01_reply_as_whisper_hears_it() -> None:
@@ -156,12 +156,12 @@ def test_ii01_quickstart_reply_scores_one_substitution() -> None:
 @pytest.mark.parametrize("tag", ["en", "EN", "en-US", "en_GB", "eng", None])
 def test_english_tags_use_the_english_normaliser(tag: str | None) -> None:
     assert is_english(tag)
-    assert normalizer_for(tag) is normalize_english
+    assert normaliser_for(tag) is normalise_english
 
 
 def test_other_languages_use_the_basic_normaliser() -> None:
-    german = normalizer_for("de")
-    assert german is not normalize_english
+    german = normaliser_for("de")
+    assert german is not normalise_english
     # case, punctuation and brackets go; letters, diacritics and numbers stay as written
     assert german("Die Straße (leise) ist 1.234 m lang!") == "die straße ist 1 234 m lang"
     assert german("zwölf") == "zwölf"  # not a number word outside English
@@ -169,6 +169,6 @@ def test_other_languages_use_the_basic_normaliser() -> None:
 
 def test_basic_normaliser_keeps_combining_marks() -> None:
     # Devanagari vowel signs are combining marks; Whisper's default turns them into spaces
-    hindi = normalizer_for("hi")
+    hindi = normaliser_for("hi")
     assert hindi("नमस्ते, दुनिया!") == "नमस्ते दुनिया"
     assert len(hindi("नमस्ते दुनिया").split()) == 2

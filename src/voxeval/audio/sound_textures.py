@@ -1,6 +1,7 @@
-"""Synthetic environmental sounds (seeded DSP), used when no recordings cover a category.
+"""Synthetic environmental sounds (seeded DSP) for suite building, by noise category.
 
-Each generator returns ``duration_s`` seconds at ``rate`` Hz, peak-normalised to 0.9. They
+The benchmark's noise library falls back on these when no recording covers a category. Each
+texture returns ``duration_s`` seconds at ``rate`` Hz, peak-normalised to 0.9. They
 are recognisable textures, not recordings: coloured noise shaped by filters and envelopes.
 """
 
@@ -9,43 +10,22 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import numpy.typing as npt
-from scipy import signal
 
-from voxeval.audio import Audio
+from voxeval.audio.synthetic_noise import (
+    Array,
+    bandpass,
+    brown_walk,
+    lowpass,
+    slow_envelope,
+)
+from voxeval.audio.value import Audio
 
-Array = npt.NDArray[np.float64]
-Generator = Callable[[np.random.Generator, float, int], Array]
-
-
-def _bandpass(x: Array, low: float, high: float, rate: int, order: int = 4) -> Array:
-    sos = signal.butter(
-        order, [low, min(high, rate / 2 * 0.95)], btype="band", fs=rate, output="sos"
-    )
-    return np.asarray(signal.sosfilt(sos, x))
-
-
-def _lowpass(x: Array, cutoff: float, rate: int, order: int = 4) -> Array:
-    sos = signal.butter(order, cutoff, btype="low", fs=rate, output="sos")
-    return np.asarray(signal.sosfilt(sos, x))
-
-
-def _brown(rng: np.random.Generator, n: int) -> Array:
-    x = np.cumsum(rng.standard_normal(n))
-    x -= np.convolve(x, np.ones(512) / 512, mode="same")  # remove the random-walk drift
-    return x
-
-
-def _slow_envelope(rng: np.random.Generator, n: int, rate: int, hz: float) -> Array:
-    """A smooth random envelope in [0, 1] varying at about ``hz``."""
-    points = max(4, int(n / rate * hz) + 2)
-    knots = rng.uniform(0.0, 1.0, points)
-    return np.interp(np.linspace(0, points - 1, n), np.arange(points), knots)
+TextureMaker = Callable[[np.random.Generator, float, int], Array]
 
 
 def rain(rng: np.random.Generator, duration_s: float, rate: int) -> Array:
     n = round(duration_s * rate)
-    hiss = _bandpass(rng.standard_normal(n), 800, 7000, rate) * 0.4
+    hiss = bandpass(rng.standard_normal(n), 800, 7000, rate) * 0.4
     drops = np.zeros(n)
     count = int(duration_s * 120)
     for pos in rng.integers(0, n, count):
@@ -60,17 +40,17 @@ def rain(rng: np.random.Generator, duration_s: float, rate: int) -> Array:
 
 def wind(rng: np.random.Generator, duration_s: float, rate: int) -> Array:
     n = round(duration_s * rate)
-    base = _lowpass(_brown(rng, n), 600, rate)
-    gusts = 0.3 + 0.7 * _slow_envelope(rng, n, rate, 0.6)
-    whistle = _bandpass(rng.standard_normal(n), 300, 900, rate) * _slow_envelope(rng, n, rate, 0.4)
+    base = lowpass(brown_walk(rng, n), 600, rate)
+    gusts = 0.3 + 0.7 * slow_envelope(rng, n, rate, 0.6)
+    whistle = bandpass(rng.standard_normal(n), 300, 900, rate) * slow_envelope(rng, n, rate, 0.4)
     base /= np.max(np.abs(base)) or 1.0
     return base * gusts + 0.3 * whistle
 
 
 def stream(rng: np.random.Generator, duration_s: float, rate: int) -> Array:
     n = round(duration_s * rate)
-    flow = _bandpass(rng.standard_normal(n), 300, 3000, rate)
-    bubbles = _lowpass(np.abs(rng.standard_normal(n)), 25, rate)  # fast random gurgle
+    flow = bandpass(rng.standard_normal(n), 300, 3000, rate)
+    bubbles = lowpass(np.abs(rng.standard_normal(n)), 25, rate)  # fast random gurgle
     bubbles /= np.max(bubbles) or 1.0
     return flow * (0.5 + bubbles)
 
@@ -82,7 +62,7 @@ def crickets(rng: np.random.Generator, duration_s: float, rate: int) -> Array:
     pulses = (np.sin(2 * np.pi * 30 * t) > 0.2).astype(float)  # syllables within a chirp
     chirp_rate = rng.uniform(1.5, 3.0)
     chirps = (np.mod(t * chirp_rate, 1.0) < 0.25).astype(float)
-    return _lowpass(carrier * pulses * chirps, 7000, rate) + 0.02 * rng.standard_normal(n)
+    return lowpass(carrier * pulses * chirps, 7000, rate) + 0.02 * rng.standard_normal(n)
 
 
 def clapping(rng: np.random.Generator, duration_s: float, rate: int) -> Array:
@@ -92,7 +72,7 @@ def clapping(rng: np.random.Generator, duration_s: float, rate: int) -> Array:
     clap_len = int(0.04 * rate)
     env = np.exp(-np.arange(clap_len) / rate * 120)
     for pos in rng.integers(0, max(1, n - clap_len), count):
-        burst = _bandpass(rng.standard_normal(clap_len), 800, 4000, rate, order=2)
+        burst = bandpass(rng.standard_normal(clap_len), 800, 4000, rate, order=2)
         out[pos : pos + clap_len] += rng.uniform(0.4, 1.0) * burst * env
     return out
 
@@ -106,8 +86,8 @@ def footsteps(rng: np.random.Generator, duration_s: float, rate: int) -> Array:
     pos = int(rng.uniform(0, step_s) * rate)
     while pos + step_len < n:
         thud = (
-            _lowpass(rng.standard_normal(step_len), 400, rate) * 3
-            + _bandpass(rng.standard_normal(step_len), 1500, 4000, rate, order=2) * 0.3
+            lowpass(rng.standard_normal(step_len), 400, rate) * 3
+            + bandpass(rng.standard_normal(step_len), 1500, 4000, rate, order=2) * 0.3
         )
         out[pos : pos + step_len] += thud * env
         pos += int((step_s + rng.normal(0, 0.03)) * rate)
@@ -120,11 +100,11 @@ def crowd_murmur(rng: np.random.Generator, duration_s: float, rate: int) -> Arra
     t = np.arange(n) / rate
     out = np.zeros(n)
     for _ in range(12):
-        voice = _bandpass(
+        voice = bandpass(
             rng.standard_normal(n), rng.uniform(200, 400), rng.uniform(2500, 3500), rate
         )
         syllables = 0.5 + 0.5 * np.sin(2 * np.pi * rng.uniform(3, 6) * t + rng.uniform(0, 6.3))
-        out += voice * syllables * _slow_envelope(rng, n, rate, 0.5)
+        out += voice * syllables * slow_envelope(rng, n, rate, 0.5)
     return out
 
 
@@ -145,20 +125,20 @@ def vacuum(rng: np.random.Generator, duration_s: float, rate: int) -> Array:
     t = np.arange(n) / rate
     motor = rng.uniform(180, 260)
     hum = sum(np.sin(2 * np.pi * motor * k * t) / k for k in range(1, 6))
-    air = _bandpass(rng.standard_normal(n), 1000, 6000, rate)
+    air = bandpass(rng.standard_normal(n), 1000, 6000, rate)
     return 0.3 * hum + air * 1.5
 
 
 def traffic(rng: np.random.Generator, duration_s: float, rate: int) -> Array:
     n = round(duration_s * rate)
-    rumble = _lowpass(_brown(rng, n), 200, rate)
+    rumble = lowpass(brown_walk(rng, n), 200, rate)
     rumble /= np.max(np.abs(rumble)) or 1.0
     out = 0.5 * rumble
     t = np.arange(n) / rate
     for _ in range(max(1, int(duration_s / 2.5))):
         center = rng.uniform(0, duration_s)
         swell = np.exp(-(((t - center) / rng.uniform(0.6, 1.2)) ** 2))
-        out += swell * _bandpass(rng.standard_normal(n), 80, 1500, rate)
+        out += swell * bandpass(rng.standard_normal(n), 80, 1500, rate)
     return out
 
 
@@ -170,10 +150,10 @@ def siren(rng: np.random.Generator, duration_s: float, rate: int) -> Array:
     phase = 2 * np.pi * np.cumsum(freq) / rate
     tone = np.sin(phase) + 0.4 * np.sin(2 * phase) + 0.2 * np.sin(3 * phase)
     approach = np.linspace(rng.uniform(0.2, 0.5), 1.0, n)
-    return tone * approach + 0.05 * _lowpass(rng.standard_normal(n), 300, rate)
+    return tone * approach + 0.05 * lowpass(rng.standard_normal(n), 300, rate)
 
 
-GENERATORS: dict[str, tuple[str, Generator]] = {
+SOUND_TEXTURES: dict[str, tuple[str, TextureMaker]] = {
     "crickets": ("animals", crickets),
     "rain": ("natural_soundscapes", rain),
     "wind": ("natural_soundscapes", wind),
@@ -188,9 +168,9 @@ GENERATORS: dict[str, tuple[str, Generator]] = {
 }
 
 
-def generate(name: str, seed: int, duration_s: float = 6.0, rate: int = 16000) -> Audio:
-    """Render generator ``name`` deterministically from ``seed``."""
-    _, fn = GENERATORS[name]
+def render_texture(name: str, seed: int, duration_s: float = 6.0, rate: int = 16000) -> Audio:
+    """Render texture ``name`` deterministically from ``seed``."""
+    _, fn = SOUND_TEXTURES[name]
     rng = np.random.default_rng(seed)
     data = fn(rng, duration_s, rate)
     top = float(np.max(np.abs(data))) or 1.0

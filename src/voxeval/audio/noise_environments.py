@@ -11,76 +11,44 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import numpy.typing as npt
 from scipy import signal
 
-from voxeval.audio import Audio
+from voxeval.audio.synthetic_noise import (
+    Array,
+    bandpass,
+    coloured_noise,
+    decaying_bursts,
+    event_bumps,
+    lowpass,
+)
+from voxeval.audio.value import Audio
 from voxeval.errors import ConfigError
-
-Array = npt.NDArray[np.float64]
-
-
-def _coloured(rng: np.random.Generator, n: int, exponent: float) -> Array:
-    """Noise with power spectrum ~ 1/f**exponent (0 white, 1 pink, 2 brown), unit RMS."""
-    spectrum = np.fft.rfft(rng.standard_normal(n))
-    f = np.fft.rfftfreq(n)
-    f[0] = f[1] if n > 1 else 1.0
-    out = np.fft.irfft(spectrum / f ** (exponent / 2), n)
-    return out / (np.sqrt(np.mean(out**2)) + 1e-12)
-
-
-def _lowpass(x: Array, hz: float, rate: int) -> Array:
-    sos = signal.butter(4, hz, btype="lowpass", fs=rate, output="sos")
-    return np.asarray(signal.sosfilt(sos, x))
-
-
-def _events(rng: np.random.Generator, n: int, rate: int, per_s: float, length_s: float) -> Array:
-    """Envelope with randomly placed smooth bumps (one per event)."""
-    env = np.zeros(n)
-    width = max(2, int(length_s * rate))
-    window = np.hanning(width)
-    for start in rng.integers(0, max(1, n - width), size=rng.poisson(per_s * n / rate) + 1):
-        seg = env[start : start + width]
-        seg += window[: seg.size]
-    return env
-
-
-def _decays(rng: np.random.Generator, n: int, rate: int, per_s: float, tau_s: float) -> Array:
-    """Impulse train of exponentially decaying bursts (hammer blows, clinks, crackle)."""
-    env = np.zeros(n)
-    decay = np.exp(-np.arange(int(tau_s * rate * 5)) / (tau_s * rate))
-    for start in rng.integers(0, max(1, n), size=rng.poisson(per_s * n / rate)):
-        seg = env[start : start + decay.size]
-        seg += decay[: seg.size]
-    return env
 
 
 def _street(rng: np.random.Generator, n: int, rate: int) -> Array:
     t = np.arange(n) / rate
-    cars = _events(rng, n, rate, 0.25, 3.0)
-    horn = _events(rng, n, rate, 0.05, 0.4) * np.sign(np.sin(2 * np.pi * 420 * t)) * 0.3
-    return _lowpass(_coloured(rng, n, 2.0), 800, rate) * (0.4 + cars) + horn
+    cars = event_bumps(rng, n, rate, 0.25, 3.0)
+    horn = event_bumps(rng, n, rate, 0.05, 0.4) * np.sign(np.sin(2 * np.pi * 420 * t)) * 0.3
+    return lowpass(coloured_noise(rng, n, 2.0), 800, rate) * (0.4 + cars) + horn
 
 
 def _road(rng: np.random.Generator, n: int, rate: int) -> Array:
     engine = np.sin(2 * np.pi * 55 * np.arange(n) / rate) * 0.3
-    return _lowpass(_coloured(rng, n, 1.5), 500, rate) + engine
+    return lowpass(coloured_noise(rng, n, 1.5), 500, rate) + engine
 
 
 def _coffee_shop(rng: np.random.Generator, n: int, rate: int) -> Array:
     t = np.arange(n) / rate
-    murmur = signal.sosfilt(
-        signal.butter(2, [200, 2500], btype="bandpass", fs=rate, output="sos"), _coloured(rng, n, 1)
-    )
+    murmur = bandpass(coloured_noise(rng, n, 1), 200, 2500, rate, order=2)
     murmur = murmur * (0.6 + 0.4 * np.abs(np.sin(2 * np.pi * 1.7 * t + rng.uniform(0, 6))))
-    clinks = _decays(rng, n, rate, 0.6, 0.03) * np.sin(2 * np.pi * 3100 * t)
-    return np.asarray(murmur) * 3 + clinks
+    clinks = decaying_bursts(rng, n, rate, 0.6, 0.03) * np.sin(2 * np.pi * 3100 * t)
+    return murmur * 3 + clinks
 
 
 def _airport(rng: np.random.Generator, n: int, rate: int) -> Array:
     t = np.arange(n) / rate
-    hum = _lowpass(_coloured(rng, n, 1.0), 1500, rate)
-    chime = _events(rng, n, rate, 0.08, 1.2) * (
+    hum = lowpass(coloured_noise(rng, n, 1.0), 1500, rate)
+    chime = event_bumps(rng, n, rate, 0.08, 1.2) * (
         np.sin(2 * np.pi * 660 * t) + np.sin(2 * np.pi * 880 * t)
     )
     return hum + chime
@@ -88,9 +56,9 @@ def _airport(rng: np.random.Generator, n: int, rate: int) -> Array:
 
 def _construction(rng: np.random.Generator, n: int, rate: int) -> Array:
     t = np.arange(n) / rate
-    hammer = _decays(rng, n, rate, 2.0, 0.05) * _coloured(rng, n, 0.5)
-    drill = _events(rng, n, rate, 0.15, 2.0) * signal.sawtooth(2 * np.pi * 140 * t) * 0.5
-    return hammer * 2 + drill + 0.2 * _coloured(rng, n, 1.0)
+    hammer = decaying_bursts(rng, n, rate, 2.0, 0.05) * coloured_noise(rng, n, 0.5)
+    drill = event_bumps(rng, n, rate, 0.15, 2.0) * signal.sawtooth(2 * np.pi * 140 * t) * 0.5
+    return hammer * 2 + drill + 0.2 * coloured_noise(rng, n, 1.0)
 
 
 def _baby(rng: np.random.Generator, n: int, rate: int) -> Array:
@@ -99,7 +67,7 @@ def _baby(rng: np.random.Generator, n: int, rate: int) -> Array:
     phase = 2 * np.pi * np.cumsum(f0) / rate
     voice = sum(np.sin(k * phase) / k for k in range(1, 6))
     cries = (np.sin(2 * np.pi * 0.6 * t + rng.uniform(0, 6)) > -0.2).astype(float)
-    return _lowpass(np.asarray(voice) * cries, 4000, rate)
+    return lowpass(np.asarray(voice) * cries, 4000, rate)
 
 
 def _music(rng: np.random.Generator, n: int, rate: int) -> Array:
@@ -112,9 +80,9 @@ def _music(rng: np.random.Generator, n: int, rate: int) -> Array:
 
 
 def _static(rng: np.random.Generator, n: int, rate: int) -> Array:
-    crackle = _decays(rng, n, rate, 8.0, 0.004) * rng.standard_normal(n) * 4
-    dropouts = _events(rng, n, rate, 0.3, 0.3)
-    return _coloured(rng, n, 0.0) * (0.5 + dropouts) + crackle
+    crackle = decaying_bursts(rng, n, rate, 8.0, 0.004) * rng.standard_normal(n) * 4
+    dropouts = event_bumps(rng, n, rate, 0.3, 0.3)
+    return coloured_noise(rng, n, 0.0) * (0.5 + dropouts) + crackle
 
 
 ENVIRONMENTS: dict[str, Callable[[np.random.Generator, int, int], Array]] = {

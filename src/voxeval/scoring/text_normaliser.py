@@ -14,7 +14,7 @@ Whisper's normalisers are the reference behaviour for ASR scoring, so we use the
 
 A thin layer around the English normaliser repeats it until its output stops changing (it is
 not idempotent on its own) and fixes what it gets wrong for our texts (tests in
-tests/scoring/test_text_normalizer.py):
+tests/scoring/test_text_normaliser.py):
 
 - clock times: the package turns "7:30" into "7 30" but "seven thirty" into "730", and reads
   "o'clock" as a zero; both sides now become "730" (and "7:00", "seven o'clock" become "7"),
@@ -39,7 +39,7 @@ from collections.abc import Callable
 from whisper_normalizer.basic import BasicTextNormalizer
 from whisper_normalizer.english import EnglishTextNormalizer
 
-Normalizer = Callable[[str], str]
+Normaliser = Callable[[str], str]
 
 _CLOCK_ON_THE_HOUR = re.compile(r"\b(\d{1,2}):00\b")
 _CLOCK = re.compile(r"\b(\d{1,2}):([0-5]\d)\b")
@@ -72,7 +72,7 @@ def _english_pass(text: str) -> str:
 
 
 @functools.lru_cache(maxsize=8192)
-def normalize_english(text: str) -> str:
+def normalise_english(text: str) -> str:
     """Lower-case words separated by single spaces, ready for jiwer (Whisper's English rules
     plus the fixes listed in the module docstring).
 
@@ -90,7 +90,7 @@ def normalize_english(text: str) -> str:
 
 
 @functools.lru_cache(maxsize=8192)
-def _normalize_basic(text: str) -> str:
+def _normalise_basic(text: str) -> str:
     return " ".join(_whisper_basic()(text).split())
 
 
@@ -100,7 +100,7 @@ def is_english(language: str | None) -> bool:
     return language is None or re.split(r"[-_]", language.strip().lower())[0] in ("en", "eng")
 
 
-def normalizer_for(language: str | None) -> Normalizer:
+def normaliser_for(language: str | None) -> Normaliser:
     """The normaliser to use for text in ``language``: Whisper's English one for English,
     Whisper's basic one otherwise."""
-    return normalize_english if is_english(language) else _normalize_basic
+    return normalise_english if is_english(language) else _normalise_basic

@@ -9,7 +9,7 @@ from voxeval.config import ProviderSpec
 from voxeval.errors import ConfigError
 from voxeval.providers import availability
 from voxeval.providers.tts_piper import PIPER_VOICES
-from voxeval.providers.voices import (
+from voxeval.providers.voice_catalogue import (
     AGES,
     GENDERS,
     TIMBRES,

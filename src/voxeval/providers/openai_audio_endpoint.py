@@ -10,7 +10,13 @@ import httpx
 
 from voxeval.errors import ConfigError, ProviderUnavailable
 from voxeval.providers.base import Availability
-from voxeval.providers.openai_http import HTTPEndpoint, remote_availability
+from voxeval.providers.openai_http import (
+    DEFAULT_TIMEOUT_S,
+    EndpointOptions,
+    HTTPEndpoint,
+    open_endpoint,
+    remote_availability,
+)
 
 T = TypeVar("T")
 
@@ -37,9 +43,12 @@ class OpenAIAudioEndpoint:
         base_url: str | None,
         model: str,
         api_key_env: str | None,
-        timeout_s: float,
-        retry: dict[str, Any],
+        endpoint: EndpointOptions,
+        legacy_timeout: float | None = None,
     ) -> None:
+        """Check the settings and open the endpoint; ``legacy_timeout`` is the older spelling
+        ``timeout``, used when ``timeout_s`` is not given."""
+        timeout_s = timeout_option(endpoint.get("timeout_s"), legacy_timeout, DEFAULT_TIMEOUT_S)
         avail = remote_availability(self.provider_label(), base_url, api_key_env)
         if not avail.available:
             raise ProviderUnavailable(avail.reason)
@@ -49,8 +58,8 @@ class OpenAIAudioEndpoint:
         self.model = model
         self.api_key_env = api_key_env
         self.timeout = float(timeout_s)
-        self.http = HTTPEndpoint(
-            self.base_url, api_key_env=api_key_env, timeout_s=self.timeout, **retry
+        self.http = open_endpoint(
+            self.base_url, api_key_env, {**endpoint, "timeout_s": self.timeout}
         )
 
     @classmethod
