@@ -26,15 +26,15 @@ from voxeval.scoring.call_diagnostics import (
     tool_call_validity,
 )
 from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.simulation.timeline import EndEvent, SpeechSegment, Timeline, ToolEvent
+from voxeval.simulation.timeline import EndEvent, SpeakerSegment, Timeline, ToolEvent
 
 
-def user(start: float, end: float, turn: int, said: str, heard: str) -> SpeechSegment:
-    return SpeechSegment("user", start, end, turn, intended_text=said, transcript=heard)
+def user(start: float, end: float, turn: int, said: str, heard: str) -> SpeakerSegment:
+    return SpeakerSegment("user", start, end, turn, intended_text=said, transcript=heard)
 
 
-def agent(start: float, end: float, turn: int) -> SpeechSegment:
-    return SpeechSegment("assistant", start, end, turn, intended_text="ok")
+def agent(start: float, end: float, turn: int) -> SpeakerSegment:
+    return SpeakerSegment("assistant", start, end, turn, intended_text="ok")
 
 
 def call_timeline() -> Timeline:

@@ -15,15 +15,17 @@ from voxeval.scoring.turn_taking import (
     turn_taking_score,
     yield_score,
 )
-from voxeval.simulation.timeline import EndEvent, SpeechSegment, Timeline, ToolEvent
+from voxeval.simulation.timeline import EndEvent, SpeakerSegment, Timeline, ToolEvent
 
 
-def user(start: float, end: float, turn: int, text: str = "hello") -> SpeechSegment:
-    return SpeechSegment("user", start, end, turn, intended_text=text, transcript=text)
+def user(start: float, end: float, turn: int, text: str = "hello") -> SpeakerSegment:
+    return SpeakerSegment("user", start, end, turn, intended_text=text, transcript=text)
 
 
-def agent(start: float, end: float, turn: int, interrupted: bool = False) -> SpeechSegment:
-    return SpeechSegment("assistant", start, end, turn, intended_text="ok", interrupted=interrupted)
+def agent(start: float, end: float, turn: int, interrupted: bool = False) -> SpeakerSegment:
+    return SpeakerSegment(
+        "assistant", start, end, turn, intended_text="ok", interrupted=interrupted
+    )
 
 
 def tool(t: float, turn: int) -> ToolEvent:

@@ -14,7 +14,7 @@ from voxeval.simulation.bus import BUS_RATE, AudioBus
 from voxeval.simulation.engine import CallResult, run_call
 from voxeval.simulation.latency import ComponentLatency, LatencyModel
 from voxeval.simulation.recorder import load_call, record_call
-from voxeval.simulation.timeline import EndEvent, SpeechSegment, Timeline
+from voxeval.simulation.timeline import EndEvent, SpeakerSegment, Timeline
 
 
 def test_recording_files_are_complete_and_match_the_audio(tmp_path: Path) -> None:
@@ -121,9 +121,9 @@ def test_the_recorder_cuts_a_result_that_runs_past_its_end(tmp_path: Path) -> No
     tone = np.full(3 * rate, 0.5, np.float32)
     timeline = Timeline(
         segments=[
-            SpeechSegment("assistant", 0.0, 1.0, 0, "hello"),
-            SpeechSegment("user", 1.5, 2.8, 0, "i was saying"),
-            SpeechSegment("user", 2.5, 3.0, 1, "never heard"),
+            SpeakerSegment("assistant", 0.0, 1.0, 0, "hello"),
+            SpeakerSegment("user", 1.5, 2.8, 0, "i was saying"),
+            SpeakerSegment("user", 2.5, 3.0, 1, "never heard"),
         ],
         end=EndEvent(2.0, "agent_end_call"),
     )

@@ -34,7 +34,7 @@ from typing import Any
 from voxeval.registry import register
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.score import Score
-from voxeval.simulation.timeline import SpeechSegment, Timeline
+from voxeval.simulation.timeline import SpeakerSegment, Timeline
 
 # latency curve breakpoints (ms): zero at/below EARLY_ZERO, 1 from ON_TIME to LATE_START,
 # zero from LATE_ZERO on; tool-call turns use the lenient upper pair
@@ -100,18 +100,18 @@ class Exchange:
     measures: dict[str, float] = field(default_factory=dict)  # overlap_ms, barge_ins, yield_ms
 
 
-def _overlap(a: SpeechSegment, b: SpeechSegment) -> float:
+def _overlap(a: SpeakerSegment, b: SpeakerSegment) -> float:
     return max(0.0, min(a.end, b.end) - max(a.start, b.start))
 
 
-def _user_turns(timeline: Timeline) -> list[list[SpeechSegment]]:
-    groups: dict[int, list[SpeechSegment]] = {}
+def _user_turns(timeline: Timeline) -> list[list[SpeakerSegment]]:
+    groups: dict[int, list[SpeakerSegment]] = {}
     for seg in timeline.speech("user"):
         groups.setdefault(seg.turn, []).append(seg)
     return sorted(groups.values(), key=lambda g: min(s.start for s in g))
 
 
-def segment_exchanges(timeline: Timeline) -> tuple[list[Exchange], list[SpeechSegment]]:
+def segment_exchanges(timeline: Timeline) -> tuple[list[Exchange], list[SpeakerSegment]]:
     """The exchanges of a call, plus the greeting segments (agent speech before any user turn).
     Conditions are assigned; scores are not (see ``score_exchanges``)."""
     turns = _user_turns(timeline)
@@ -144,7 +144,7 @@ def segment_exchanges(timeline: Timeline) -> tuple[list[Exchange], list[SpeechSe
 
 
 def _classify(
-    ex: Exchange, user: list[SpeechSegment], response: list[SpeechSegment], next_start: float
+    ex: Exchange, user: list[SpeakerSegment], response: list[SpeakerSegment], next_start: float
 ) -> None:
     if not response:
         ex.condition = "no_response"
@@ -235,7 +235,7 @@ def turn_taking_score(timeline: Timeline) -> Score:
     return Score(value=value, passed=value >= PASS_THRESHOLD, details=details)
 
 
-def _greeting_yield(greeting: list[SpeechSegment], exchanges: list[Exchange]) -> float | None:
+def _greeting_yield(greeting: list[SpeakerSegment], exchanges: list[Exchange]) -> float | None:
     if not greeting or not exchanges:
         return None
     end = max(a.end for a in greeting)

@@ -12,7 +12,7 @@ from voxeval.simulation.personas import PERSONAS, Persona
 from voxeval.simulation.perturbations import Condition, parse_conditions
 from voxeval.simulation.recorder import load_call, record_call
 from voxeval.simulation.simulation_config import SimulationConfig, parse_simulation
-from voxeval.simulation.timeline import EndEvent, SpeechSegment, Timeline, ToolEvent
+from voxeval.simulation.timeline import EndEvent, SpeakerSegment, Timeline, ToolEvent
 from voxeval.simulation.turn_detection import EnergyVAD, TurnDetector, Utterance
 
 __all__ = [
@@ -31,8 +31,8 @@ __all__ = [
     "LatencyModel",
     "Persona",
     "SimulationConfig",
+    "SpeakerSegment",
     "SpeechRenderer",
-    "SpeechSegment",
     "Timeline",
     "ToolCallRecord",
     "ToolEvent",

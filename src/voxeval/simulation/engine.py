@@ -41,7 +41,7 @@ from voxeval.simulation.call_end import timeline_until_end
 from voxeval.simulation.clock import Clock, make_clock
 from voxeval.simulation.latency import LatencyModel
 from voxeval.simulation.parties import AgentTurn, CallAgent, Caller, CallerTurn
-from voxeval.simulation.timeline import EndEvent, SpeechSegment, Timeline, ToolEvent
+from voxeval.simulation.timeline import EndEvent, SpeakerSegment, Timeline, ToolEvent
 from voxeval.simulation.turn_detection import (
     Chunk,
     FrameVAD,
@@ -268,7 +268,7 @@ class _Call:
     def _commit_agent(self, played: _Played, transcript: str = "") -> None:
         text = played.turn.text or ""
         self.timeline.segments.append(
-            SpeechSegment(
+            SpeakerSegment(
                 "assistant",
                 played.onset,
                 played.end,
@@ -289,7 +289,7 @@ class _Call:
         first_seg = len(self.timeline.segments)
         for n, c in enumerate(clean.chunks):
             self.timeline.segments.append(
-                SpeechSegment(
+                SpeakerSegment(
                     "user",
                     u0 + c.start,
                     u0 + c.end,
@@ -442,7 +442,7 @@ class _Call:
     def _place_user(self, clean: Utterance, heard: Utterance, u0: float) -> None:
         for c in clean.chunks:
             self.timeline.segments.append(
-                SpeechSegment("user", u0 + c.start, u0 + c.end, self.user_turns, clean.text)
+                SpeakerSegment("user", u0 + c.start, u0 + c.end, self.user_turns, clean.text)
             )
         if self.bus is not None and heard.audio is not None:
             self.bus.write("user", heard.audio, u0)

@@ -14,7 +14,7 @@ Speaker = Literal["user", "assistant"]
 
 
 @dataclass(frozen=True)
-class SpeechSegment:
+class SpeakerSegment:
     """A stretch of one party's speech as it was heard on the line.
 
     ``turn`` numbers the party's turns from 0; ``interrupted`` is true when the speaker stopped
@@ -49,11 +49,11 @@ class EndEvent:
 
 @dataclass
 class Timeline:
-    segments: list[SpeechSegment] = field(default_factory=list)
+    segments: list[SpeakerSegment] = field(default_factory=list)
     tools: list[ToolEvent] = field(default_factory=list)
     end: EndEvent | None = None
 
-    def speech(self, speaker: Speaker) -> list[SpeechSegment]:
+    def speech(self, speaker: Speaker) -> list[SpeakerSegment]:
         return sorted((s for s in self.segments if s.speaker == speaker), key=lambda s: s.start)
 
     def write_jsonl(self, path: Path) -> None:
@@ -73,7 +73,7 @@ class Timeline:
             row = json.loads(line)
             kind = row.pop("type", None)
             if kind == "speech":
-                timeline.segments.append(SpeechSegment(**row))
+                timeline.segments.append(SpeakerSegment(**row))
             elif kind == "tool_call":
                 timeline.tools.append(ToolEvent(**row))
             elif kind == "end":
