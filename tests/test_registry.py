@@ -159,3 +159,10 @@ def test_builtin_metrics_take_a_record_and_resources() -> None:
         positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         required = [p for p in params if p.default is p.empty]
         assert len(positional) >= 2 and len(required) <= 2, name
+
+
+def test_two_different_values_under_one_name_are_rejected() -> None:
+    register("test-kind-values", "v")({"a": 1})
+    register("test-kind-values", "v")({"a": 1})  # an equal value: a harmless re-import
+    with pytest.raises(ValueError, match="registered twice"):
+        register("test-kind-values", "v")({"a": 2})

@@ -45,8 +45,12 @@ def register(kind: str, name: str) -> Callable[[T], T]:
         table = _REGISTRY.setdefault(kind, {})
         existing = table.get(name)
         if existing is not None and existing is not obj:
-            same = getattr(existing, "__qualname__", None) == getattr(obj, "__qualname__", None)
-            if not same:  # re-import of the same module is harmless
+            qualname = getattr(obj, "__qualname__", None)
+            if qualname is None:  # a value (e.g. a suite): only an equal one may replace it
+                same = existing == obj
+            else:  # a class or function: re-importing its module registers it again
+                same = getattr(existing, "__qualname__", None) == qualname
+            if not same:
                 raise ValueError(f"{kind} {name!r} is registered twice: {existing!r} and {obj!r}")
         table[name] = obj
         return obj
