@@ -153,6 +153,17 @@ def test_validate_accepts_legacy_agent_config_with_a_deprecation_note(tmp_path: 
     assert "'type: agent, agent: scripted' is deprecated; write 'type: scripted'" in notes[0]
 
 
+def test_run_prints_the_deprecation_note_and_runs(tmp_path: Path) -> None:
+    config = live_call_config(tmp_path)
+    config["systems"] = [{"name": "old", "type": "agent", "agent": "scripted"}]
+    config["simulation"] = {**config.get("simulation", {}), "mode": "text"}
+    path = write(tmp_path, config)
+    result = CliRunner().invoke(app, ["run", str(path), "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert "'type: agent, agent: scripted' is deprecated; write 'type: scripted'" in result.output
+    assert (tmp_path / "run" / "report" / "summary.json").exists()
+
+
 def test_a_call_only_system_in_a_single_turn_run_is_refused_before_any_call(
     tmp_path: Path, server: FakeOpenAIServer
 ) -> None:

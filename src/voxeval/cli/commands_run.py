@@ -20,6 +20,7 @@ from voxeval.report.writer import SUMMARY_JSON, SUMMARY_MD, write_report
 from voxeval.runner.execute import open_run, rescore_run, run_evaluation
 from voxeval.runner.faults import DEFAULT_RETRY, RetryPolicy
 from voxeval.runner.health import RunHealth, run_health
+from voxeval.runner.plan_check import plan_notes
 from voxeval.store import RunStore
 
 MAX_TABLE_METRICS = 12
@@ -152,6 +153,8 @@ def run(
     interrupted."""
     overrides = {"seed": seed, "concurrency": concurrency, "trials": trials, "limit": limit}
     cfg = load_run_config(config, overrides)
+    for note in plan_notes(cfg):  # e.g. a deprecated spelling that still works
+        console.print(f"{config}: note: {note}", highlight=False, markup=False, soft_wrap=True)
     run_dir = out or Path("runs") / config.stem
     retry = RetryPolicy(
         attempts=retries + 1,
@@ -171,7 +174,7 @@ def run(
 @friendly_errors
 def validate(config: Path = typer.Argument(..., help="run config YAML")) -> None:
     """Check a run config completely without running anything (exit 2 listing every problem)."""
-    from voxeval.runner.plan_check import plan_notes, validate_plan
+    from voxeval.runner.plan_check import validate_plan
 
     cfg = load_run_config(config)
     suite = validate_plan(cfg)
