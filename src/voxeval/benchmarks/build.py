@@ -390,7 +390,14 @@ def prepare_suite_audio(
     """
     options = build if isinstance(build, BuildOptions) else parse_build_options(build)
     target = Path(options.dir) if options.dir else Path(run_dir) / "suite_audio"
-    if options.dir and options.model_fields_set <= {"dir"} and (target / MANIFEST).exists():
+    prebuilt = bool(options.dir) and options.model_fields_set <= {"dir"}
+    if prebuilt and not (target / MANIFEST).exists():
+        # the run check reports this first; a direct call must not quietly render either
+        raise ConfigError(
+            f"build.dir: {target}: no prebuilt suite there ({MANIFEST} missing); build it "
+            "first (voxeval build), or give build options to render into it"
+        )
+    if prebuilt:
         items = load_built_suite(target)
         if conditions:
             items = [i for i in items if i.condition in conditions]
