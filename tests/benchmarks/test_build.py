@@ -15,6 +15,7 @@ from voxeval.benchmarks.build import build_suite, prepare_suite_audio
 from voxeval.benchmarks.build_manifest import load_built_suite
 from voxeval.benchmarks.build_options import PROFILE_GRID, BuildOptions, profile_label
 from voxeval.config import ProviderSpec
+from voxeval.errors import ConfigError
 from voxeval.providers.factory import availability
 
 pytest.importorskip("librosa")
@@ -184,3 +185,10 @@ def test_babble_falls_back_to_other_tts_voices(
     assert len(noise["parts"]) >= 3
     assert all(part.startswith("espeak:") for part in noise["parts"])
     assert built.items[0].voice not in noise["parts"]
+
+
+def test_missing_prebuilt_folder_is_an_error_not_a_rebuild(tmp_path: Path) -> None:
+    missing = tmp_path / "pre"
+    with pytest.raises(ConfigError, match=r"build\.dir: .*pre: no prebuilt suite"):
+        prepare_suite_audio(_suite(tmp_path / "s"), tmp_path / "run", {"dir": str(missing)})
+    assert not missing.exists()

@@ -13,6 +13,7 @@ import soundfile as sf
 from voxeval.audio import Audio, read_audio, write_audio
 from voxeval.benchmarks import load_query_suite, resolve_suite
 from voxeval.benchmarks.wildspeech_loader import (
+    import_wildspeech,
     load_wildspeech,
     map_modification,
     map_task_type,
@@ -84,7 +85,9 @@ def test_loads_rows_with_path_and_array_audio(tmp_path: Path) -> None:
     del rows[1]  # bytes in JSONL are covered by the parquet-style test below
     queries = load_wildspeech(_jsonl(tmp_path, rows), audio_dir=tmp_path / "cache")
     assert [q.category for q in queries] == ["II", "TC"]
-    assert queries[0].id == "0" and queries[1].id == "ws-00001"
+    # no id in the row: derived from the text, never from the row's position
+    assert queries[0].id == "0" and queries[1].id.startswith("ws-")
+    assert queries[1].id != "ws-00001"
     assert queries[0].checklist == ["Gives example ratios", "Checks gear-inch maths"]
     assert queries[0].metadata["additional_info"] == {"theme": "sport"}
     assert read_audio(queries[1].audio or "").rate == 16000
@@ -92,26 +95,26 @@ def test_loads_rows_with_path_and_array_audio(tmp_path: Path) -> None:
 
 
 def test_embedded_bytes_are_decoded(tmp_path: Path) -> None:
-    from voxeval.benchmarks.wildspeech_loader import wildspeech_row_to_query
-
     row = _rows(tmp_path)[1]
-    row["audio"]["bytes"] = bytes(row["audio"]["bytes"])
-    query = wildspeech_row_to_query(row, 1, "t.parquet", tmp_path / "cache")
-    assert query.id == "pf-1" and query.subcategory == "pause"
+    row["additional_info"] = "pause"
+    result = import_wildspeech(_jsonl(tmp_path, [row]), audio_dir=tmp_path / "cache")
+    (query,) = result.queries
+    assert query.id == "pf-1" and query.subcategory == "pause" and query.condition == "clean"
     assert read_audio(query.audio or "").duration == pytest.approx(0.5)
 
 
-def test_errors_name_row_and_field(tmp_path: Path) -> None:
-    rows = _rows(tmp_path)[:1]
-    rows[0]["taskType"] = "Gardening"
-    with pytest.raises(ConfigError, match=r"row 1 \(id='0'\): taskType"):
-        load_wildspeech(_jsonl(tmp_path, rows))
-    rows[0].update(taskType="Paralinguistic", modification_type="whisper")
-    with pytest.raises(ConfigError, match="modification_type"):
-        load_wildspeech(_jsonl(tmp_path, rows))
-    rows[0].update(taskType="II", audio="missing.wav")
-    with pytest.raises(ConfigError, match="audio: file not found"):
-        load_wildspeech(_jsonl(tmp_path, rows))
+def test_bad_rows_are_reported_with_file_row_and_field(tmp_path: Path) -> None:
+    rows = _rows(tmp_path)[:1] * 4
+    rows[1] = {**rows[0], "id": "b", "taskType": "Paralinguistic", "modification_type": "x"}
+    rows[2] = {**rows[0], "id": "c", "audio": "missing.wav"}
+    rows[3] = {**rows[0], "id": "d", "taskType": "Gardening"}  # kept as its own category
+    data = _jsonl(tmp_path, rows)
+    result = import_wildspeech(data, audio_dir=tmp_path / "cache")
+    assert [(q.id, q.category) for q in result.queries] == [("0", "II"), ("d", "gardening")]
+    assert [(r.row, r.field) for r in result.rejects] == [(2, "additional_info"), (3, "audio")]
+    assert f"{data}: row 3: audio: file not found" in result.summary()
+    with pytest.raises(ConfigError, match=r"row 1: audio: file not found"):
+        load_wildspeech(_jsonl(tmp_path, [rows[2]]))
 
 
 def test_generated_suite_resolves_and_loads(tmp_path: Path) -> None:
@@ -123,15 +126,3 @@ def test_generated_suite_resolves_and_loads(tmp_path: Path) -> None:
     assert (info.name, info.protocol) == ("ws-test", "single_turn")
     assert len(load_query_suite(suite.parent)) == 2
     assert len(load_query_suite(data)) == 2  # the JSONL itself is recognised too
-
-
-def test_parquet_without_pyarrow_says_what_to_install(tmp_path: Path) -> None:
-    path = tmp_path / "test.parquet"
-    path.write_bytes(b"PAR1")
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        with pytest.raises(ConfigError, match="pip install pyarrow"):
-            load_wildspeech(path)
-    else:
-        pytest.skip("pyarrow is installed")

@@ -102,6 +102,7 @@ class SuiteBuilder:
         self._identities: dict[str, Any] = {}
         self._speech: dict[str, tuple[Audio, dict[str, Any]]] = {}
         self._babble_pool: list[Audio] | None = None
+        self._digests: dict[str, str] = {}
 
     def engine(self, name: str) -> Any:
         if name not in self._engines:
@@ -138,8 +139,7 @@ class SuiteBuilder:
             "seed": self.options.seed,
         }
         if job.query.audio is not None:
-            stat = Path(job.query.audio).stat()
-            params["recording"] = [stat.st_size, stat.st_mtime_ns]
+            params["recording"] = self.recording_digest(job.query.audio)
             params["input"] = {"channels": job.query.channels, "max_gain_db": MAX_GAIN_DB}
         else:
             choice = self.choice(job.profile)
@@ -148,11 +148,18 @@ class SuiteBuilder:
             params["voice"] = choice.voice.name
             params["transform"] = asdict(choice.transform)
             params["engine"] = self._identities[engine]
-        if job.condition != "clean":
+        if job.condition != "clean" and not is_released(job.query):
             params["level"] = {"ratio": self.options.ratio, "snr_db": self.options.snr_db}
             params["noise"] = {k: v for k, v in self.noise.describe().items() if k != "notes"}
         blob = json.dumps(params, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def recording_digest(self, path: str) -> str:
+        """The hash of a recording's bytes: a cache key that follows the content, not the
+        file's name, size or time."""
+        if path not in self._digests:
+            self._digests[path] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        return self._digests[path]
 
     def speech(self, job: RenderJob) -> tuple[Audio, dict[str, Any]]:
         """The clean utterance (cached across conditions) and how it was made."""
@@ -225,7 +232,10 @@ class SuiteBuilder:
             **info,
         }
         audio = speech
-        if job.condition != "clean":
+        if is_released(job.query):
+            # The recording already carries its condition: evaluated as released, no more noise.
+            entry["released"] = True
+        elif job.condition != "clean":
             seed = stable_seed(self.options.seed, job.query.id, job.label, job.condition)
             clip = self.noise_clip(job, speech, info["voice"], seed)
             offset = int(np.random.default_rng(seed).integers(clip.audio.num_samples))
@@ -246,6 +256,12 @@ class SuiteBuilder:
         entry["duration_s"] = round(audio.duration, 4)
         entry["query"] = job.query.model_dump(mode="json")
         return entry
+
+
+def is_released(query: SpokenQuery) -> bool:
+    """A recording that declares its own condition (e.g. a WildSpeech-Bench release row): it
+    is played only under that condition and never mixed with noise."""
+    return query.audio is not None and query.condition is not None
 
 
 def _loop_from(noise: Audio, offset: int, length: int) -> Audio:
@@ -374,7 +390,14 @@ def prepare_suite_audio(
     """
     options = build if isinstance(build, BuildOptions) else parse_build_options(build)
     target = Path(options.dir) if options.dir else Path(run_dir) / "suite_audio"
-    if options.dir and options.model_fields_set <= {"dir"} and (target / MANIFEST).exists():
+    prebuilt = bool(options.dir) and options.model_fields_set <= {"dir"}
+    if prebuilt and not (target / MANIFEST).exists():
+        # the run check reports this first; a direct call must not quietly render either
+        raise ConfigError(
+            f"build.dir: {target}: no prebuilt suite there ({MANIFEST} missing); build it "
+            "first (voxeval build), or give build options to render into it"
+        )
+    if prebuilt:
         items = load_built_suite(target)
         if conditions:
             items = [i for i in items if i.condition in conditions]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from voxeval.benchmarks.build_options import BuildOptions, profile_label
-from voxeval.benchmarks.spoken_query import SpeakerSpec, SpokenQuery
+from voxeval.benchmarks.spoken_query import OPEN_CATEGORIES, SpeakerSpec, SpokenQuery
 from voxeval.errors import ConfigError
 
 MANIFEST = "manifest.jsonl"
@@ -126,7 +126,9 @@ def plan_jobs(queries: list[SpokenQuery], options: BuildOptions) -> list[RenderJ
         if query.speaker_profile is not None and query.audio is None:
             fixed = query.speaker_profile.model_dump(exclude_none=True)
             profiles = [p.model_copy(update=fixed) for p in profiles]
-        conditions = [query.condition] if query.condition else options.conditions
+        conditions = options.conditions
+        if query.condition:  # a fixed condition: kept when the build asks for it
+            conditions = [query.condition] if query.condition in options.conditions else []
         seen: set[str] = set()
         for profile in profiles:
             label = profile_label(profile)
@@ -165,7 +167,8 @@ def iter_built(out_dir: Path) -> Iterator[RenderedQuery]:
     for key, entry in read_manifest(out_dir).items():
         where = f"{out_dir / MANIFEST}: {key}"
         try:
-            query = SpokenQuery.model_validate(entry["query"])
+            # categories were checked when the suite loaded (a release may keep its own)
+            query = SpokenQuery.model_validate(entry["query"], context=OPEN_CATEGORIES)
         except Exception as exc:
             raise ConfigError(f"{where}: query: invalid ({exc})") from exc
         yield RenderedQuery(

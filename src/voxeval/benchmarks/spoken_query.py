@@ -24,6 +24,10 @@ CATEGORY_NAMES: dict[str, str] = {
 }
 PF_SUBCATEGORIES: tuple[str, ...] = ("pause", "stress", "tone", "stutter", "near-homophone")
 CONDITIONS: tuple[str, ...] = ("clean", "natural_noise", "human_noise")
+# Validation context that accepts a category outside CATEGORIES: a released dataset's unknown
+# task type is kept as its own category (an authored suite must use the five codes).
+OPEN_CATEGORIES: dict[str, bool] = {"open_categories": True}
+_OWN_CATEGORY = re.compile(r"^[a-z0-9][a-z0-9\-]*$")
 
 Category = Literal["II", "SR", "OE", "TC", "PF"]
 Gender = Literal["male", "female"]
@@ -122,7 +126,7 @@ class SpokenQuery(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
     text: str = Field(min_length=1)
-    category: Category
+    category: str
     subcategory: str | None = None
     checklist: list[str] = Field(default_factory=list)
     assertions: list[Assertion] = Field(default_factory=list)
@@ -133,6 +137,15 @@ class SpokenQuery(BaseModel):
     channels: ChannelMode | None = None
     render: RenderSpec | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("category")
+    @classmethod
+    def _known_category(cls, value: str, info: ValidationInfo) -> str:
+        if value in CATEGORIES:
+            return value
+        if (info.context or {}).get("open_categories") and _OWN_CATEGORY.match(value):
+            return value
+        raise ValueError(f"category must be one of {list(CATEGORIES)}, got {value!r}")
 
     @field_validator("subcategory")
     @classmethod

@@ -1,10 +1,18 @@
-"""Read the released WildSpeech-Bench layout into ``SpokenQuery`` items.
+"""Read the released WildSpeech-Bench layout, unmodified, into ``SpokenQuery`` items.
 
-Rows carry ``audio``, ``user_query``, ``taskType``, ``checklist``, ``modification_type`` and
-``additional_info``; they come from parquet files (needs ``pyarrow``) or JSONL next to audio
-files. ``audio`` may be a path (relative to the data file), a ``{"bytes": ...}`` mapping
-(Hugging Face parquet) or ``{"array": [...], "sampling_rate": N}``; embedded audio is written
-once to WAV files under ``audio_dir``.
+One row per spoken query: ``user_query`` (text), ``taskType`` (``prosodical`` is the
+paralinguistic category; other names map to II/SR/OE/TC, an unknown one is kept as its own
+category), ``checklist``, ``conversation_hash`` (the id), ``modification_type`` (the condition
+of the released recording: ``natural_noise``, ``human_noise``, anything else = clean),
+``additional_info`` (names the PF subtype, e.g. "stuttering") and ``audio``: a path (relative
+to the data file), a ``{"bytes": ..., "path": ...}`` mapping (parquet) or
+``{"array": [...], "sampling_rate": N}``. Rows come from a file or a folder of ``.parquet``
+(needs ``pyarrow``), ``.jsonl`` or ``.json`` files.
+
+A row that cannot be read is reported (file, row, field) and the others still load.
+Embedded audio is written to WAV files named by the hash of their content, so a dataset
+rewritten with its rows in another order pairs every text with the same audio; a failed import
+removes the files it wrote.
 
 To run the dataset as a suite, point a small suite file at it
 (``write_wildspeech_suite`` or ``voxeval wildspeech-suite``)::
@@ -19,8 +27,11 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
+import logging
 import os
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +40,13 @@ import soundfile as sf
 import yaml
 from pydantic import ValidationError
 
-from voxeval.audio import Audio, write_audio
+from voxeval import atomic_files
+from voxeval.audio import Audio, audio_to_wav_bytes
 from voxeval.benchmarks.jsonl_file import read_jsonl
-from voxeval.benchmarks.spoken_query import PF_SUBCATEGORIES, SpokenQuery
-from voxeval.config import format_validation_error
+from voxeval.benchmarks.spoken_query import CATEGORIES, OPEN_CATEGORIES, SpokenQuery
 from voxeval.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 # Keyword -> category, checked in order on the lower-cased task type.
 TASK_KEYWORDS: list[tuple[str, str]] = [
@@ -58,12 +71,16 @@ MODIFICATION_KEYWORDS: list[tuple[str, str]] = [
     ("stutter", "stutter"),
     ("disfluen", "stutter"),
 ]
+RELEASED_CONDITIONS = ("natural_noise", "human_noise")
+DATA_SUFFIXES = (".parquet", ".jsonl", ".json")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
+_UNSAFE_ID = re.compile(r"[^A-Za-z0-9_.\-]")
 
 
 def map_task_type(value: Any) -> str | None:
+    """II/SR/OE/TC/PF for a task type the release (or a variant of it) uses, else None."""
     text = str(value or "").strip()
-    if text.upper() in ("II", "SR", "OE", "TC", "PF"):
+    if text.upper() in CATEGORIES:
         return text.upper()
     lowered = text.lower()
     for word, category in TASK_KEYWORDS:
@@ -74,12 +91,29 @@ def map_task_type(value: Any) -> str | None:
     return None
 
 
+def task_category(value: Any) -> str | None:
+    """The category of a row: a known code, or the task type itself (lower case, words joined
+    by '-') kept as its own category; None when the row has no task type."""
+    known = map_task_type(value)
+    if known is not None:
+        return known
+    own = re.sub(r"[^a-z0-9]+", "-", str(value or "").lower()).strip("-")
+    return own or None
+
+
 def map_modification(value: Any) -> str | None:
+    """The PF subtype named in ``value`` (e.g. "stuttering" -> "stutter"), else None."""
     lowered = str(value or "").lower()
     for word, sub in MODIFICATION_KEYWORDS:
         if word in lowered:
             return sub
     return None
+
+
+def released_condition(value: Any) -> str:
+    """The condition of a released recording from its ``modification_type``."""
+    normalised = re.sub(r"[\s\-]+", "_", str(value or "").strip().lower())
+    return normalised if normalised in RELEASED_CONDITIONS else "clean"
 
 
 def split_checklist(value: Any) -> list[str]:
@@ -91,13 +125,55 @@ def split_checklist(value: Any) -> list[str]:
     return [line for line in cleaned if line]
 
 
-def _read_rows(path: Path) -> list[dict[str, Any]]:
-    if path.is_dir():
-        files = sorted(path.rglob("*.parquet")) or sorted(path.glob("*.jsonl"))
-        if not files:
-            raise ConfigError(f"{path}: no .parquet or .jsonl files found")
-        return [row for f in files for row in _read_rows(f)]
-    if path.suffix.lower() == ".parquet":
+@dataclass(frozen=True)
+class RowReject:
+    """A row left out of the import, with the field that could not be read."""
+
+    file: str
+    row: int  # 1-based, in the file
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: row {self.row}: {self.field}: {self.message}"
+
+
+class RowError(ValueError):
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+@dataclass
+class WildSpeechImport:
+    queries: list[SpokenQuery] = field(default_factory=list)
+    rejects: list[RowReject] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """One line of counts, then one line per rejected row."""
+        head = f"loaded {len(self.queries)} rows, rejected {len(self.rejects)}"
+        return "\n".join([head, *(f"  {r}" for r in self.rejects)])
+
+
+@dataclass(frozen=True)
+class _Row:
+    file: Path
+    number: int  # 1-based
+    data: Any
+
+
+def data_files(path: Path) -> list[Path]:
+    if not path.is_dir():
+        return [path]
+    files = sorted(p for p in path.rglob("*") if p.suffix.lower() in DATA_SUFFIXES)
+    if not files:
+        raise ConfigError(f"{path}: no .parquet, .jsonl or .json files found")
+    return files
+
+
+def _read_file(path: Path) -> list[Any]:
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
         try:
             import pyarrow.parquet as pq
         except ImportError as exc:
@@ -105,113 +181,208 @@ def _read_rows(path: Path) -> list[dict[str, Any]]:
                 f"{path}: reading parquet needs pyarrow (pip install pyarrow), "
                 "or convert the dataset to JSONL + audio files"
             ) from exc
-        rows: list[dict[str, Any]] = pq.read_table(path).to_pylist()
-        for row in rows:
-            row["_base"] = str(path.parent)
-        return rows
-    rows = []
-    for row in read_jsonl(path):
-        if not isinstance(row, dict):
-            raise ConfigError(f"{path}: every line must be a JSON object")
-        rows.append({**row, "_base": str(path.parent)})
-    return rows
-
-
-def default_audio_dir(data: Path) -> Path:
-    root = Path(os.environ.get("VOXEVAL_CACHE_DIR", Path.home() / ".cache" / "voxeval"))
-    digest = hashlib.sha256(str(data.resolve()).encode()).hexdigest()[:12]
-    return root / "wildspeech" / digest
-
-
-def _materialise(audio: Any, base: Path, item_id: str, audio_dir: Path, where: str) -> str | None:
-    """A path to the item's audio file (writing embedded audio to ``audio_dir``)."""
-    if audio is None:
-        return None
-    if isinstance(audio, str):
-        path = Path(audio)
-        return str(path if path.is_absolute() else base / path)
-    if not isinstance(audio, dict):
-        raise ConfigError(
-            f"{where}: audio: expected a path or a mapping, got {type(audio).__name__}"
-        )
-    target = audio_dir / f"{item_id}.wav"
-    if target.exists():
-        return str(target)
-    if audio.get("bytes"):
         try:
-            data, rate = sf.read(io.BytesIO(audio["bytes"]), dtype="float32", always_2d=True)
-        except Exception as exc:
-            raise ConfigError(f"{where}: audio: cannot decode embedded bytes ({exc})") from exc
-        write_audio(Audio(data.mean(axis=1), int(rate), source=where), target)
-        return str(target)
-    if audio.get("array") is not None:
-        if not audio.get("sampling_rate"):
-            raise ConfigError(f"{where}: audio: 'array' needs 'sampling_rate'")
-        samples = np.asarray(audio["array"], dtype=np.float32)
-        write_audio(Audio(samples, int(audio["sampling_rate"]), source=where), target)
-        return str(target)
-    if audio.get("path"):
-        return _materialise(str(audio["path"]), base, item_id, audio_dir, where)
-    raise ConfigError(f"{where}: audio: mapping needs 'bytes', 'array' or 'path'")
+            return list(pq.read_table(path).to_pylist())
+        except Exception as exc:  # pyarrow raises its own types for a damaged file
+            raise ConfigError(f"{path}: cannot read parquet ({exc})") from exc
+    if suffix == ".json":
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{path}: invalid JSON ({exc})") from exc
+        if not isinstance(data, list):
+            raise ConfigError(f"{path}: expected a JSON list of rows")
+        return data
+    return list(read_jsonl(path))
 
 
-def wildspeech_row_to_query(
-    row: dict[str, Any], index: int, where: str, audio_dir: Path
-) -> SpokenQuery:
-    raw_id = row.get("id", row.get("idx", row.get("index")))
-    item_id = (
-        re.sub(r"[^A-Za-z0-9_.\-]", "-", str(raw_id)) if raw_id is not None else f"ws-{index:05d}"
-    )
-    label = f"{where}: row {index + 1} (id={item_id!r})"
-    category = map_task_type(row.get("taskType"))
+def default_audio_dir() -> Path:
+    """Where embedded audio is written; files are named by content, so one folder serves
+    every dataset."""
+    root = Path(os.environ.get("VOXEVAL_CACHE_DIR", Path.home() / ".cache" / "voxeval"))
+    return root / "wildspeech" / "audio"
+
+
+class _AudioWriter:
+    """Writes embedded recordings as ``<content hash>.wav``; remembers what it created so a
+    failed import can remove it."""
+
+    def __init__(self, audio_dir: Path) -> None:
+        self.audio_dir = audio_dir
+        self.created: list[Path] = []
+        self.created_dir = not audio_dir.exists()
+
+    def _write(self, name: str, encode: Any) -> str:
+        target = self.audio_dir / name
+        if not target.exists():
+            data: bytes = encode()
+            atomic_files.write_bytes_atomic(target, data)
+            self.created.append(target)
+        return str(target)
+
+    def materialise(self, audio: Any, base: Path) -> str:
+        if audio is None:
+            raise RowError("audio", "missing")
+        if isinstance(audio, str):
+            path = Path(audio)
+            return self._existing(path if path.is_absolute() else base / path)
+        if not isinstance(audio, dict):
+            raise RowError("audio", f"expected a path or a mapping, got {type(audio).__name__}")
+        if audio.get("bytes"):
+            data = bytes(audio["bytes"])
+            digest = hashlib.sha256(data).hexdigest()[:24]
+            # kept byte for byte (the release's own encoding), once checked to decode
+            return self._write(f"{digest}.{_audio_format(data)}", lambda: data)
+        if audio.get("array") is not None:
+            if not audio.get("sampling_rate"):
+                raise RowError("audio", "'array' needs 'sampling_rate'")
+            try:
+                samples = np.asarray(audio["array"], dtype=np.float32)
+                rate = int(audio["sampling_rate"])
+            except (TypeError, ValueError) as exc:
+                raise RowError("audio", f"unreadable array ({exc})") from exc
+            digest = hashlib.sha256(samples.tobytes() + str(rate).encode()).hexdigest()[:24]
+            return self._write(f"{digest}.wav", lambda: audio_to_wav_bytes(Audio(samples, rate)))
+        if audio.get("path"):
+            path = Path(str(audio["path"]))
+            return self._existing(path if path.is_absolute() else base / path)
+        raise RowError("audio", "mapping needs 'bytes', 'array' or 'path'")
+
+    @staticmethod
+    def _existing(path: Path) -> str:
+        if not path.is_file():
+            raise RowError("audio", f"file not found: {path}")
+        return str(path)
+
+    def discard(self) -> None:
+        for path in self.created:
+            path.unlink(missing_ok=True)
+        if self.created_dir and self.audio_dir.is_dir() and not any(self.audio_dir.iterdir()):
+            self.audio_dir.rmdir()
+
+
+def _audio_format(data: bytes) -> str:
+    """The file suffix of embedded audio (``wav``, ``flac``, ...); ``RowError`` when the bytes
+    are not a recording soundfile can read."""
+    try:
+        info = sf.info(io.BytesIO(data))
+    except Exception as exc:  # soundfile raises LibsndfileError / RuntimeError
+        raise RowError("audio", f"cannot decode embedded bytes ({exc})") from exc
+    if info.frames <= 0:
+        raise RowError("audio", "embedded recording is empty")
+    return str(info.format).lower()
+
+
+def _row_id(row: dict[str, Any]) -> str:
+    for key in ("conversation_hash", "id", "idx"):
+        value = row.get(key)
+        if value is not None and str(value).strip():
+            return _UNSAFE_ID.sub("-", str(value).strip()).lstrip("-_.") or "ws"
+    # No id in the row: derived from its text, never from its position in the file.
+    text = str(row.get("user_query") or "")
+    return "ws-" + hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def row_to_query(row: Any, base: Path, writer: _AudioWriter) -> SpokenQuery:
+    """One released row as a query; ``RowError`` names the field that could not be read."""
+    if not isinstance(row, dict):
+        raise RowError("<row>", f"expected a mapping, got {type(row).__name__}")
+    text = str(row.get("user_query") or "").strip()
+    if not text:
+        raise RowError("user_query", "missing or empty")
+    category = task_category(row.get("taskType"))
     if category is None:
-        raise ConfigError(f"{label}: taskType: unknown task type {row.get('taskType')!r}")
-    subcategory = map_modification(row.get("modification_type"))
-    if category == "PF" and subcategory not in PF_SUBCATEGORIES:
-        raise ConfigError(
-            f"{label}: modification_type: {row.get('modification_type')!r} is not one of "
-            f"{list(PF_SUBCATEGORIES)}"
+        raise RowError("taskType", "missing or empty")
+    subcategory = None
+    if category == "PF":
+        subcategory = map_modification(row.get("additional_info")) or map_modification(
+            row.get("modification_type")
         )
-    base = Path(row.get("_base", "."))
-    audio = _materialise(row.get("audio"), base, item_id, audio_dir, label)
-    if audio is not None and not Path(audio).exists():
-        raise ConfigError(f"{label}: audio: file not found: {audio}")
+        if subcategory is None:
+            raise RowError(
+                "additional_info",
+                f"names no paralinguistic subtype: {str(row.get('additional_info'))[:80]!r}",
+            )
     metadata = {
         "task_type": row.get("taskType"),
         "modification_type": row.get("modification_type"),
         "additional_info": row.get("additional_info"),
+        "conversation_hash": row.get("conversation_hash"),
         "source": "wildspeech",
     }
+    fields = {
+        "id": _row_id(row),
+        "text": text,
+        "category": category,
+        "subcategory": subcategory,
+        "checklist": split_checklist(row.get("checklist")),
+        "condition": released_condition(row.get("modification_type")),
+        "metadata": {k: _plain(v) for k, v in metadata.items() if v is not None},
+    }
     try:
-        return SpokenQuery.model_validate(
-            {
-                "id": item_id,
-                "text": str(row.get("user_query") or "").strip(),
-                "category": category,
-                "subcategory": subcategory if category == "PF" else None,
-                "checklist": split_checklist(row.get("checklist")),
-                "audio": audio,
-                "metadata": {k: v for k, v in metadata.items() if v is not None},
-            }
-        )
+        SpokenQuery.model_validate(fields, context=OPEN_CATEGORIES)
     except ValidationError as exc:
-        raise ConfigError(format_validation_error(label, exc)) from exc
+        first = exc.errors()[0]
+        raise RowError(str(first["loc"][0]) if first["loc"] else "<row>", first["msg"]) from exc
+    fields["audio"] = writer.materialise(row.get("audio"), base)
+    return SpokenQuery.model_validate(fields, context=OPEN_CATEGORIES)
 
 
-def load_wildspeech(data: str | Path, audio_dir: str | Path | None = None) -> list[SpokenQuery]:
-    """Every row of a WildSpeech-layout dataset (file or folder) as a ``SpokenQuery``."""
+def _plain(value: Any) -> Any:
+    """Metadata as JSON values (parquet may hold numpy or bytes values)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def import_wildspeech(data: str | Path, audio_dir: str | Path | None = None) -> WildSpeechImport:
+    """Every readable row of a WildSpeech-layout dataset (file or folder), and the rejects.
+
+    Raises ``ConfigError`` when a file cannot be read or no row loads; the audio files written
+    by the failed import are removed."""
     path = Path(data)
     if not path.exists():
         raise ConfigError(f"{path}: WildSpeech data not found")
-    target = Path(audio_dir) if audio_dir else default_audio_dir(path)
-    rows = _read_rows(path)
-    queries = [wildspeech_row_to_query(r, i, str(path), target) for i, r in enumerate(rows)]
-    seen: set[str] = set()
-    for query in queries:
-        if query.id in seen:
-            raise ConfigError(f"{path}: id: duplicate id {query.id!r}")
-        seen.add(query.id)
-    return queries
+    writer = _AudioWriter(Path(audio_dir) if audio_dir else default_audio_dir())
+    result = WildSpeechImport()
+    try:
+        rows = [
+            _Row(f, number, row)
+            for f in data_files(path)
+            for number, row in enumerate(_read_file(f), 1)
+        ]
+        seen: set[tuple[str, str | None]] = set()
+        ids: set[str] = set()
+        for row in rows:
+            try:
+                query = row_to_query(row.data, row.file.parent, writer)
+            except RowError as exc:
+                result.rejects.append(RowReject(str(row.file), row.number, exc.field, str(exc)))
+                continue
+            if (query.id, query.condition) in seen:
+                result.rejects.append(
+                    RowReject(
+                        str(row.file), row.number, "conversation_hash", f"duplicate {query.id!r}"
+                    )
+                )
+                continue
+            seen.add((query.id, query.condition))
+            if query.id in ids:  # the same query released in another condition
+                query = query.model_copy(update={"id": f"{query.id}.{query.condition}"})
+            ids.add(query.id)
+            result.queries.append(query)
+        if not result.queries:
+            raise ConfigError(f"{path}: no row could be read\n{result.summary()}")
+    except BaseException:
+        writer.discard()
+        raise
+    return result
+
+
+def load_wildspeech(data: str | Path, audio_dir: str | Path | None = None) -> list[SpokenQuery]:
+    """The readable rows of a WildSpeech-layout dataset; rejected rows are logged."""
+    result = import_wildspeech(data, audio_dir)
+    if result.rejects:
+        log.warning("%s: %s", data, result.summary())
+    return result.queries
 
 
 def write_wildspeech_suite(data: str | Path, out: str | Path, name: str = "wildspeech") -> Path:
@@ -232,5 +403,5 @@ def write_wildspeech_suite(data: str | Path, out: str | Path, name: str = "wilds
         "format": "wildspeech",
         "data": relative,
     }
-    out_path.write_text(yaml.safe_dump(header, sort_keys=False), encoding="utf-8")
+    atomic_files.write_text_atomic(out_path, yaml.safe_dump(header, sort_keys=False))
     return out_path

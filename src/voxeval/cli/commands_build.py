@@ -14,8 +14,7 @@ from voxeval.benchmarks.build_options import parse_build_options
 from voxeval.benchmarks.curate import curate as run_curation
 from voxeval.benchmarks.curate import write_curated
 from voxeval.benchmarks.noise import NoiseLibrary
-from voxeval.benchmarks.query_suite import load_query_suite
-from voxeval.benchmarks.wildspeech_loader import write_wildspeech_suite
+from voxeval.benchmarks.wildspeech_loader import import_wildspeech, write_wildspeech_suite
 from voxeval.cli.common import console, friendly_errors, print_json
 from voxeval.cli.main import app
 from voxeval.config import load_yaml
@@ -136,9 +135,10 @@ def wildspeech_suite(
     name: str = typer.Option("wildspeech", help="suite name"),
 ) -> None:
     """Write a suite file that runs a downloaded WildSpeech-Bench release unchanged."""
+    imported = import_wildspeech(data)  # before writing: a failed import leaves no suite file
     path = write_wildspeech_suite(data, out, name)
-    queries = load_query_suite(path)
-    console.print(f"wrote {path} ({len(queries)} queries)")
+    console.print(imported.summary())
+    console.print(f"wrote {path} ({len(imported.queries)} queries)")
 
 
 def _raters(config: Path | None) -> list[Any]:
