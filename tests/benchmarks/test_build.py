@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from voxeval.benchmarks.build import build_suite, prepare_suite_audio
 from voxeval.benchmarks.build_manifest import load_built_suite
 from voxeval.benchmarks.build_options import PROFILE_GRID, BuildOptions, profile_label
 from voxeval.config import ProviderSpec
+from voxeval.protocols.single_turn import SingleTurnProtocol
 from voxeval.providers.factory import availability
 
 pytest.importorskip("librosa")
@@ -184,3 +186,40 @@ def test_babble_falls_back_to_other_tts_voices(
     assert len(noise["parts"]) >= 3
     assert all(part.startswith("espeak:") for part in noise["parts"])
     assert built.items[0].voice not in noise["parts"]
+
+
+@pytest.mark.skipif(
+    not availability("tts", ProviderSpec(provider="flite")).available, reason="flite missing"
+)
+def test_balanced_voices_leave_no_dimension_confounded_with_the_engine(tmp_path: Path) -> None:
+    suite = _suite(tmp_path / "s", QUERIES[:1])
+    common = {"profiles": 4, "engines": ["espeak", "flite"], "conditions": ["clean"]}
+    closest = build_suite(
+        suite, tmp_path / "closest", {**common, "voice_choice": "closest"}, progress=False
+    )
+    # the closest voices: seniors are native espeak voices, adults flite
+    assert {i.entry["profile_fields"]["age"]: i.entry["engine"] for i in closest.items} == {
+        "adult": "flite",
+        "senior": "espeak",
+    }
+    summary = json.loads((tmp_path / "closest" / "build.json").read_text())
+    assert set(summary["confounded"]) == {"age", "timbre"}
+    # the single-turn protocol's hook reads the same from the rendered folder (summary.json)
+    ctx = SimpleNamespace(
+        config=SimpleNamespace(build={"dir": str(tmp_path / "closest")}, conditions=None),
+        store=SimpleNamespace(run_dir=tmp_path),
+    )
+    assert SingleTurnProtocol().confounded(ctx) == summary["confounded"]  # type: ignore[arg-type]
+    assert summary["confounded"]["age"]["engines"] == {"adult": ["flite"], "senior": ["espeak"]}
+
+    balanced = build_suite(suite, tmp_path / "balanced", common, progress=False)
+    assert json.loads((tmp_path / "balanced" / "build.json").read_text())["confounded"] == {}
+    ages: dict[str, set[str]] = {}
+    for item in balanced.items:
+        entry = item.entry
+        ages.setdefault(entry["engine"], set()).add(entry["profile_fields"]["age"])
+        assert entry["voice"].startswith(entry["engine"] + ":")
+        native = entry["voice_fields"]["age"] == entry["profile_fields"]["age"]
+        assert entry["speaker_source"] == ("native" if native else "transform")
+        assert (entry["transform_text"] == "none") == native
+    assert {"adult", "senior"} in ages.values()  # ages compared within one engine
