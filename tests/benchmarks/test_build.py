@@ -223,3 +223,19 @@ def test_balanced_voices_leave_no_dimension_confounded_with_the_engine(tmp_path:
         assert entry["speaker_source"] == ("native" if native else "transform")
         assert (entry["transform_text"] == "none") == native
     assert {"adult", "senior"} in ages.values()  # ages compared within one engine
+
+
+def test_cli_profiles_lists_engines_and_confounds() -> None:
+    from voxeval.cli.main import app
+
+    args = ["profiles", "--engines", "espeak,flite", "--json"]
+    closest = CliRunner().invoke(app, [*args, "--voice-choice", "closest"])
+    assert closest.exit_code == 0, closest.output
+    data = json.loads(closest.output)
+    assert {r["profile"]: r["engine"] for r in data["profiles"]}["female-senior-dark"] == "espeak"
+    assert "age" in data["confounded"]
+    balanced = json.loads(CliRunner().invoke(app, args).output)
+    assert balanced["confounded"] == {}
+    for row in balanced["profiles"]:
+        assert row["voice"].startswith(row["engine"] + ":")
+        assert (row["source"] == "native") == (row["transform"] == "none")

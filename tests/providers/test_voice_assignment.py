@@ -83,3 +83,31 @@ def test_large_sets_are_balanced_by_hill_climbing() -> None:
         for p, c in zip(profiles, choices, strict=True)
     ]
     assert engine_confounds(rows) == {}
+
+
+def test_within_one_engine_the_measured_f0_follows_the_labelled_transform() -> None:
+    import numpy as np
+    import pytest
+
+    from voxeval.config import ProviderSpec
+    from voxeval.providers.factory import availability
+    from voxeval.providers.voice_catalogue import render_speech, voice_catalogue
+
+    librosa = pytest.importorskip("librosa")
+    if not availability("tts", ProviderSpec(provider="flite")).available:
+        pytest.skip("flite missing")
+
+    def f0(audio) -> float:  # type: ignore[no-untyped-def]
+        track, voiced, _ = librosa.pyin(audio.samples, fmin=60, fmax=500, sr=audio.rate)
+        return float(np.nanmedian(track[voiced]))
+
+    text = "Could you tell me how to get to the station, please?"
+    ages = [SpeakerProfile("female", a) for a in ("senior", "adult", "child")]
+    senior, adult, child = assign_voices(ages, voice_catalogue(("flite",)))
+    assert {c.voice.name for c in (senior, adult, child)} == {"flite:slt"}
+    assert senior.transform.pitch_semitones < 0 < child.transform.pitch_semitones
+    measured = [f0(render_speech(text, c)) for c in (senior, adult, child)]
+    assert measured[0] < measured[1] < measured[2]  # lower / native / higher, as labelled
+    assert measured[2] / measured[1] == pytest.approx(
+        2 ** (child.transform.pitch_semitones / 12), rel=0.08
+    )

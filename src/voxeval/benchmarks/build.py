@@ -272,6 +272,19 @@ def _speaker_profile(spec: SpeakerSpec) -> SpeakerProfile:
     )
 
 
+def profile_voices(options: BuildOptions) -> list[tuple[str, VoiceChoice]]:
+    """The voice each profile of ``options`` gets (as a build would choose it), by label."""
+    by_label = {profile_label(s): s for s in options.profile_specs()}
+    labels = sorted(by_label)
+    catalogue = voice_catalogue(tuple(options.engines))
+    chosen = assign_voices(
+        [_speaker_profile(by_label[label]) for label in labels],
+        catalogue,
+        balanced=options.voice_choice == "balanced",
+    )
+    return list(zip(labels, chosen, strict=True))
+
+
 def suite_engine_confounds(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """``engine_confounds`` of a built suite's synthesized items (manifest entries)."""
     rows = [
