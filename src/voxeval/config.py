@@ -26,6 +26,7 @@ RESERVED_SUMMARY_KEYS = frozenset(
         "units",
         "comparisons",
         "pairwise",
+        "confounded",
     }
 )
 

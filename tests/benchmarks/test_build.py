@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from voxeval.benchmarks.build_manifest import load_built_suite
 from voxeval.benchmarks.build_options import PROFILE_GRID, BuildOptions, profile_label
 from voxeval.config import ProviderSpec
 from voxeval.errors import ConfigError
+from voxeval.protocols.single_turn import SingleTurnProtocol
 from voxeval.providers.factory import availability
 
 pytest.importorskip("librosa")
@@ -192,3 +194,56 @@ def test_missing_prebuilt_folder_is_an_error_not_a_rebuild(tmp_path: Path) -> No
     with pytest.raises(ConfigError, match=r"build\.dir: .*pre: no prebuilt suite"):
         prepare_suite_audio(_suite(tmp_path / "s"), tmp_path / "run", {"dir": str(missing)})
     assert not missing.exists()
+
+
+@pytest.mark.skipif(
+    not availability("tts", ProviderSpec(provider="flite")).available, reason="flite missing"
+)
+def test_balanced_voices_leave_no_dimension_confounded_with_the_engine(tmp_path: Path) -> None:
+    suite = _suite(tmp_path / "s", QUERIES[:1])
+    common = {"profiles": 4, "engines": ["espeak", "flite"], "conditions": ["clean"]}
+    closest = build_suite(
+        suite, tmp_path / "closest", {**common, "voice_choice": "closest"}, progress=False
+    )
+    # the closest voices: seniors are native espeak voices, adults flite
+    assert {i.entry["profile_fields"]["age"]: i.entry["engine"] for i in closest.items} == {
+        "adult": "flite",
+        "senior": "espeak",
+    }
+    summary = json.loads((tmp_path / "closest" / "build.json").read_text())
+    assert set(summary["confounded"]) == {"age", "timbre"}
+    # the single-turn protocol's hook reads the same from the rendered folder (summary.json)
+    ctx = SimpleNamespace(
+        config=SimpleNamespace(build={"dir": str(tmp_path / "closest")}, conditions=None),
+        store=SimpleNamespace(run_dir=tmp_path),
+    )
+    assert SingleTurnProtocol().confounded(ctx) == summary["confounded"]  # type: ignore[arg-type]
+    assert summary["confounded"]["age"]["engines"] == {"adult": ["flite"], "senior": ["espeak"]}
+
+    balanced = build_suite(suite, tmp_path / "balanced", common, progress=False)
+    assert json.loads((tmp_path / "balanced" / "build.json").read_text())["confounded"] == {}
+    ages: dict[str, set[str]] = {}
+    for item in balanced.items:
+        entry = item.entry
+        ages.setdefault(entry["engine"], set()).add(entry["profile_fields"]["age"])
+        assert entry["voice"].startswith(entry["engine"] + ":")
+        native = entry["voice_fields"]["age"] == entry["profile_fields"]["age"]
+        assert entry["speaker_source"] == ("native" if native else "transform")
+        assert (entry["transform_text"] == "none") == native
+    assert {"adult", "senior"} in ages.values()  # ages compared within one engine
+
+
+def test_cli_profiles_lists_engines_and_confounds() -> None:
+    from voxeval.cli.main import app
+
+    args = ["profiles", "--engines", "espeak,flite", "--json"]
+    closest = CliRunner().invoke(app, [*args, "--voice-choice", "closest"])
+    assert closest.exit_code == 0, closest.output
+    data = json.loads(closest.output)
+    assert {r["profile"]: r["engine"] for r in data["profiles"]}["female-senior-dark"] == "espeak"
+    assert "age" in data["confounded"]
+    balanced = json.loads(CliRunner().invoke(app, args).output)
+    assert balanced["confounded"] == {}
+    for row in balanced["profiles"]:
+        assert row["voice"].startswith(row["engine"] + ":")
+        assert (row["source"] == "native") == (row["transform"] == "none")

@@ -107,6 +107,7 @@ def test_run_report_resume_and_rescore(tmp_path, world) -> None:
     assert result.exit_code == 0, result.output
     summary = json.loads((out / "report" / "summary.json").read_text())
     systems = summary["systems"]
+    assert summary["confounded"] == {}  # recorded speech: no TTS engine to confound with
     live, recorded = systems["live"], systems["recorded"]
     for entry in (live, recorded):
         overall = entry["overall"]

@@ -58,15 +58,12 @@ from voxeval.benchmarks.query_suite import (
 )
 from voxeval.benchmarks.render import render_query
 from voxeval.benchmarks.spoken_query import SpeakerSpec, SpokenQuery
-from voxeval.errors import ConfigError
+from voxeval.errors import ConfigError, ProviderUnavailable
+from voxeval.providers.engine_confounds import engine_confounds
 from voxeval.providers.factory import create_provider
 from voxeval.providers.provider_kinds import TTS_PROVIDERS
-from voxeval.providers.voice_catalogue import (
-    SpeakerProfile,
-    VoiceChoice,
-    select_voice,
-    voice_catalogue,
-)
+from voxeval.providers.voice_assignment import assign_voices
+from voxeval.providers.voice_catalogue import SpeakerProfile, VoiceChoice, voice_catalogue
 
 RENDER_VERSION = 3  # bump when rendering changes so cached audio is rebuilt
 SPEECH_RMS_DBFS = -20.0
@@ -115,18 +112,29 @@ class SuiteBuilder:
             self._identities[name] = self._engines[name].identity()
         return self._engines[name]
 
+    def assign(self, specs: list[SpeakerSpec]) -> None:
+        """Choose the voices of every synthesized profile of the build together (see
+        ``voice_choice``). Profiles are taken in label order, so the choice does not depend
+        on the order queries meet them (``assign: rotate`` with another seed)."""
+        by_label = {profile_label(s): s for s in specs}
+        labels = sorted(label for label in by_label if label not in self._choices)
+        if not labels:
+            return
+        if self._catalogue is None:
+            self._catalogue = voice_catalogue(tuple(self.options.engines))
+        profiles = [_speaker_profile(by_label[label]) for label in labels]
+        balanced = self.options.voice_choice == "balanced"
+        chosen = assign_voices(profiles, self._catalogue, balanced=balanced)
+        if len(chosen) != len(labels):
+            raise ProviderUnavailable(
+                "no local TTS voice is available (install voxeval[embedded], espeak-ng or flite)"
+            )
+        self._choices.update(zip(labels, chosen, strict=True))
+
     def choice(self, spec: SpeakerSpec) -> VoiceChoice:
         label = profile_label(spec)
         if label not in self._choices:
-            if self._catalogue is None:
-                self._catalogue = voice_catalogue(tuple(self.options.engines))
-            profile = SpeakerProfile(
-                gender=spec.gender or "female",
-                age=spec.age or "adult",
-                accent=spec.accent,
-                timbre=spec.timbre,
-            )
-            self._choices[label] = select_voice(profile, self._catalogue)
+            self.assign([spec])
         return self._choices[label]
 
     def params_hash(self, job: RenderJob) -> str:
@@ -177,6 +185,13 @@ class SuiteBuilder:
                 info = {
                     "voice": choice.voice.name,
                     "engine": engine,
+                    "voice_fields": {
+                        "gender": choice.voice.gender,
+                        "age": choice.voice.age,
+                        "timbre": choice.voice.timbre,
+                    },
+                    # the profile is the voice as it is, or a transform of it
+                    "speaker_source": "native" if choice.transform.is_identity else "transform",
                     "transform": asdict(choice.transform),
                     "transform_text": choice.transform.describe(),
                     "distance": choice.distance,
@@ -264,6 +279,38 @@ def is_released(query: SpokenQuery) -> bool:
     return query.audio is not None and query.condition is not None
 
 
+def _speaker_profile(spec: SpeakerSpec) -> SpeakerProfile:
+    return SpeakerProfile(
+        gender=spec.gender or "female",
+        age=spec.age or "adult",
+        accent=spec.accent,
+        timbre=spec.timbre,
+    )
+
+
+def profile_voices(options: BuildOptions) -> list[tuple[str, VoiceChoice]]:
+    """The voice each profile of ``options`` gets (as a build would choose it), by label."""
+    by_label = {profile_label(s): s for s in options.profile_specs()}
+    labels = sorted(by_label)
+    catalogue = voice_catalogue(tuple(options.engines))
+    chosen = assign_voices(
+        [_speaker_profile(by_label[label]) for label in labels],
+        catalogue,
+        balanced=options.voice_choice == "balanced",
+    )
+    return list(zip(labels, chosen, strict=True))
+
+
+def suite_engine_confounds(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``engine_confounds`` of a built suite's synthesized items (manifest entries)."""
+    rows = [
+        (e.get("profile_fields") or {}, str(e["engine"]))
+        for e in entries
+        if e.get("engine") and e.get("voice") != "recorded"
+    ]
+    return engine_confounds(rows)
+
+
 def _loop_from(noise: Audio, offset: int, length: int) -> Audio:
     """``length`` samples of ``noise`` starting at ``offset``, wrapping around."""
     if rms(noise) == 0.0:
@@ -331,6 +378,7 @@ def build_suite(
     queries = load_query_suite(suite)
     builder = SuiteBuilder(options, queries, suite_audio_input(suite), str(suite_file_path(suite)))
     jobs = plan_jobs(queries, options)
+    builder.assign([j.profile for j in jobs if j.query.audio is None])
     existing = read_manifest(out)
     built = BuiltSuite(out_dir=out, name=suite_name(suite), noise=builder.noise.describe())
     entries: dict[str, dict[str, Any]] = {}
@@ -356,7 +404,8 @@ def build_suite(
         finally:
             if bar is not None:
                 bar.stop()
-    write_manifest(out, [entries[j.key] for j in jobs])
+    ordered = [entries[j.key] for j in jobs]
+    write_manifest(out, ordered)
     summary = {
         "suite": built.name,
         "suite_path": str(suite_file_path(suite)),
@@ -365,6 +414,7 @@ def build_suite(
         "items": len(jobs),
         "rendered": built.rendered,
         "cached": built.cached,
+        "confounded": suite_engine_confounds(ordered),
     }
     (out / "build.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     built.items = load_built_suite(out)

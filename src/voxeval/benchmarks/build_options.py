@@ -52,6 +52,11 @@ class BuildOptions(BaseModel):
         default="cross",
         description="cross: every query x every profile; rotate: one profile per query in turn",
     )
+    voice_choice: Literal["balanced", "closest"] = Field(
+        default="balanced",
+        description="balanced: voices chosen over all profiles so that no profile dimension is "
+        "confounded with the TTS engine; closest: the closest voice per profile on its own",
+    )
     conditions: list[str] = Field(default_factory=lambda: list(CONDITIONS))
     noise_ratio: float | None = Field(default=None, gt=0.0, le=4.0)
     snr_db: float | None = Field(default=None, ge=-20.0, le=60.0)

@@ -9,8 +9,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from voxeval.benchmarks.build import build_suite
-from voxeval.benchmarks.build_options import parse_build_options
+from voxeval.benchmarks.build import build_suite, profile_voices
+from voxeval.benchmarks.build_options import parse_build_options, parse_profile_label
 from voxeval.benchmarks.curate import curate as run_curation
 from voxeval.benchmarks.curate import write_curated
 from voxeval.benchmarks.noise import NoiseLibrary
@@ -19,6 +19,7 @@ from voxeval.cli.common import console, friendly_errors, print_json
 from voxeval.cli.main import app
 from voxeval.config import load_yaml
 from voxeval.errors import ConfigError
+from voxeval.providers.engine_confounds import engine_confounds
 from voxeval.providers.factory import create_provider
 from voxeval.redaction import register_config_secrets
 
@@ -58,6 +59,9 @@ def build(
     sampled_tts: bool = typer.Option(
         False, "--sampled-tts", help="keep Piper's sampling noise (more natural; drawn from --seed)"
     ),
+    voice_choice: str = typer.Option(
+        "balanced", help="balanced (no profile dimension confounded with the engine) | closest"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the build summary as JSON"),
 ) -> None:
     """Render a suite over speaker profiles and noise conditions into OUT (cached, resumable)."""
@@ -74,6 +78,7 @@ def build(
             "noise_dirs": [str(d) for d in noise_dir],
             "generated_noise": generated_noise,
             "deterministic_tts": not sampled_tts,
+            "voice_choice": voice_choice,
         },
         where="voxeval build",
     )
@@ -196,3 +201,53 @@ def curate(
         table.add_row(step["step"], str(step["kept"]), str(step["dropped"]), note)
     stdout.print(table)
     console.print(f"wrote {len(report.kept)} queries to {path}")
+
+
+@app.command()
+@friendly_errors
+def profiles(
+    profiles: str = typer.Option("4", help="N, 'all', or labels, as for `voxeval build`"),
+    engines: str = typer.Option("piper,espeak,flite", help="TTS engines voices may come from"),
+    voice_choice: str = typer.Option("balanced", help="balanced | closest"),
+    as_json: bool = typer.Option(False, "--json", help="print the profiles as JSON"),
+) -> None:
+    """List the speaker profiles a build renders: engine, voice, native or transform, and the
+    profile dimensions confounded with the engine."""
+    options = parse_build_options(
+        {
+            "profiles": _profiles(profiles),
+            "engines": [e.strip() for e in engines.split(",") if e.strip()],
+            "voice_choice": voice_choice,
+        },
+        where="voxeval profiles",
+    )
+    rows = [
+        {
+            "profile": label,
+            "engine": choice.voice.engine,
+            "voice": choice.voice.name,
+            "source": "native" if choice.transform.is_identity else "transform",
+            "transform": choice.transform.describe(),
+            "distance": choice.distance,
+        }
+        for label, choice in profile_voices(options)
+    ]
+    fields = [parse_profile_label(str(r["profile"])).model_dump(exclude_none=True) for r in rows]
+    confounded = engine_confounds(
+        [(f, str(r["engine"])) for f, r in zip(fields, rows, strict=True)]
+    )
+    if as_json:
+        print_json({"profiles": rows, "confounded": confounded})
+        return
+    table = Table(title=f"{len(rows)} speaker profiles ({options.voice_choice} voices)")
+    for column in ("profile", "engine", "voice", "source", "transform", "distance"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(
+            *(str(row[c]) for c in ("profile", "engine", "voice", "source")),
+            str(row["transform"]),
+            f"{row['distance']:.3f}",
+        )
+    stdout.print(table)
+    for entry in confounded.values():
+        stdout.print(f"[yellow]warning:[/] {entry['note']}")

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from voxeval import atomic_files
 from voxeval.audio import Audio, audio_to_wav_bytes, read_audio
+from voxeval.benchmarks.build import suite_engine_confounds
 from voxeval.config import ProviderSpec, RunConfig, format_validation_error
 from voxeval.errors import (
     ConfigError,
@@ -411,6 +412,10 @@ class SingleTurnProtocol:
             return self.items(ctx, build=False)
         except VoxevalError:
             return {}  # the rendered suite is gone: report without PF subcategories
+
+    def confounded(self, ctx: RunContext) -> dict[str, Any]:
+        """Speaker-profile dimensions confounded with the TTS engine in the rendered suite."""
+        return suite_engine_confounds([item.entry for item in self._stored_items(ctx).values()])
 
     def _query_ids(self, ctx: RunContext) -> dict[str, str]:
         """Rendered item id -> its query id (CIs resample whole queries)."""

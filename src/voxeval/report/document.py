@@ -276,6 +276,12 @@ def pairwise_blocks(pairwise: Mapping[str, Any]) -> list[Block]:
     return blocks
 
 
+def confound_blocks(confounded: Mapping[str, Any]) -> list[Block]:
+    """A warning per speaker-profile dimension confounded with the TTS engine."""
+    notes = [str(entry.get("note", name)) for name, entry in confounded.items()]
+    return [BulletList([f"**Warning:** {note}." for note in notes])] if notes else []
+
+
 def build_document(summary: Mapping[str, Any]) -> list[Block]:
     suite = summary.get("suite") or {}
     systems = summary.get("systems") or {}
@@ -288,6 +294,7 @@ def build_document(summary: Mapping[str, Any]) -> list[Block]:
         ),
         Paragraph(statistics_text(systems)),
     ]
+    blocks += confound_blocks(summary.get("confounded") or {})
     for name, entry in systems.items():
         blocks += system_blocks(name, entry)
     if summary.get("comparisons"):

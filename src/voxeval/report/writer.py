@@ -85,6 +85,10 @@ def build_summary(ctx: RunContext) -> dict[str, Any]:
         # {step: {"done", "pending", "failed", "not_run"}} of the comparisons across systems
         "comparisons": store.comparisons.counts(),
     }
+    # {dimension: {engines, separated, note}}: speaker-profile dimensions confounded with the
+    # TTS engine in the rendered suite (protocols that render speech say so)
+    confounded = getattr(ctx.protocol, "confounded", None)
+    document["confounded"] = confounded(ctx) if callable(confounded) else {}
     summarize_comparisons = getattr(ctx.protocol, "summarize_comparisons", None)
     if callable(summarize_comparisons):
         for step, step_summary in summarize_comparisons(ctx).items():
