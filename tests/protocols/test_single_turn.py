@@ -4,6 +4,7 @@ same replies, a scripted judge (some outputs malformed) and a scripted ASR, all 
 from __future__ import annotations
 
 import base64
+import csv
 import json
 from pathlib import Path
 from typing import Any
@@ -149,6 +150,15 @@ def test_run_report_resume_and_rescore(tmp_path, world) -> None:
     assert report.exit_code == 0 and "summary.md" in report.output
     markdown = (out / "report" / "summary.md").read_text()
     assert "checklist" in markdown and "by_pf_subcategory.tone" in markdown
+    assert "### Judge reliability" in markdown and "judge calls 9, parse failures 3" in markdown
+    assert "### Latency" in markdown
+    summary = json.loads((out / "report" / "summary.json").read_text())
+    for entry in summary["systems"].values():
+        assert entry["latency"]["wall_s"]["n"] == 2  # one answered reply per query
+    with (out / "report" / "scores.csv").open() as f:
+        csv_rows = list(csv.DictReader(f))
+    assert {r["query_id"] for r in csv_rows} == {"q1", "q2"}
+    assert all(r["profile"] and r["engine"] and r["noise_category"] == "none" for r in csv_rows)
 
 
 def test_without_judge_checklist_is_reported_not_run(tmp_path, world) -> None:
