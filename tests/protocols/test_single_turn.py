@@ -160,6 +160,18 @@ def test_run_report_resume_and_rescore(tmp_path, world) -> None:
     assert {r["query_id"] for r in csv_rows} == {"q1", "q2"}
     assert all(r["profile"] and r["engine"] and r["noise_category"] == "none" for r in csv_rows)
 
+    # Human ratings of the live system's replies, matched by item id and system.
+    items = sorted({r["item_id"] for r in csv_rows})
+    ratings = tmp_path / "human.csv"
+    ratings.write_text("item_id,system,score\n" + "".join(f"{i},live,7\n" for i in items))
+    human = cli.invoke(app, ["human-scores", str(out), str(ratings)])
+    assert human.exit_code == 0, human.output
+    validation = json.loads((out / "report" / "human_scores.json").read_text())
+    assert validation["overall"]["n"] == len(items) and validation["unit"] == "query"
+    ratings.write_text("item_id,system,score\nnope,live,7\n")
+    bad = cli.invoke(app, ["human-scores", str(out), str(ratings)])
+    assert bad.exit_code == 2 and "line 2: field item_id" in bad.output
+
 
 def test_without_judge_checklist_is_reported_not_run(tmp_path, world) -> None:
     server, _ = world
