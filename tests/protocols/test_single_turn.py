@@ -4,6 +4,7 @@ same replies, a scripted judge (some outputs malformed) and a scripted ASR, all 
 from __future__ import annotations
 
 import base64
+import csv
 import json
 from pathlib import Path
 from typing import Any
@@ -150,6 +151,27 @@ def test_run_report_resume_and_rescore(tmp_path, world) -> None:
     assert report.exit_code == 0 and "summary.md" in report.output
     markdown = (out / "report" / "summary.md").read_text()
     assert "checklist" in markdown and "by_pf_subcategory.tone" in markdown
+    assert "### Judge reliability" in markdown and "judge calls 9, parse failures 3" in markdown
+    assert "### Latency" in markdown
+    summary = json.loads((out / "report" / "summary.json").read_text())
+    for entry in summary["systems"].values():
+        assert entry["latency"]["wall_s"]["n"] == 2  # one answered reply per query
+    with (out / "report" / "scores.csv").open() as f:
+        csv_rows = list(csv.DictReader(f))
+    assert {r["query_id"] for r in csv_rows} == {"q1", "q2"}
+    assert all(r["profile"] and r["engine"] and r["noise_category"] == "none" for r in csv_rows)
+
+    # Human ratings of the live system's replies, matched by item id and system.
+    items = sorted({r["item_id"] for r in csv_rows})
+    ratings = tmp_path / "human.csv"
+    ratings.write_text("item_id,system,score\n" + "".join(f"{i},live,7\n" for i in items))
+    human = cli.invoke(app, ["human-scores", str(out), str(ratings)])
+    assert human.exit_code == 0, human.output
+    validation = json.loads((out / "report" / "human_scores.json").read_text())
+    assert validation["overall"]["n"] == len(items) and validation["unit"] == "query"
+    ratings.write_text("item_id,system,score\nnope,live,7\n")
+    bad = cli.invoke(app, ["human-scores", str(out), str(ratings)])
+    assert bad.exit_code == 2 and "line 2: field item_id" in bad.output
 
 
 def test_without_judge_checklist_is_reported_not_run(tmp_path, world) -> None:

@@ -202,3 +202,15 @@ def test_cli_run_reports_pairwise_win_rates_and_score_completes_pending(tmp_path
         markdown
     )
     assert "<h2>Pairwise</h2>" in (out / "report" / "index.html").read_text()
+
+
+def test_golden_paired_difference_is_the_mean_of_a_minus_b(tmp_path: Path) -> None:
+    store, config = stored_run(tmp_path)
+    compare_all(store, config)
+    (pair,) = summarize_pairwise(store.comparisons.records(PAIRWISE), seed=0)["pairs"]
+    wer = pair["metrics"]["wer"]["difference"]
+    # (0.1 - 0.3) + (0.2 - 0.2) + (0.5 - 0.0) over 3 common cells
+    assert wer["mean"] == pytest.approx(0.1)
+    assert (wer["n"], wer["clusters"]) == (3, 2)
+    checklist = pair["metrics"]["checklist"]["difference"]
+    assert checklist["mean"] == pytest.approx(((8.0 - 8.0) + (5.0 - 9.0)) / 2)

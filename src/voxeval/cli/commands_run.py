@@ -250,3 +250,36 @@ def suites(as_json: bool = typer.Option(False, "--json", help="machine-readable 
     for row in rows:
         table.add_row(row["name"], row["protocol"], row["description"])
     Console().print(table)
+
+
+@app.command("human-scores")
+@friendly_errors
+def human_scores(
+    run_dir: Path = typer.Argument(..., help="a run folder"),
+    ratings: Path = typer.Argument(..., help="human 1-10 ratings (.csv or .jsonl)"),
+) -> None:
+    """Correlate human 1-10 ratings (item_id, score[, system]) with the judge's checklist
+    scores: Pearson and Spearman with cluster-bootstrap CIs over queries, overall and per
+    category; written to report/human_scores.json."""
+    from voxeval import atomic_files
+    from voxeval.report.human_scores import human_validation, read_human_scores
+
+    ctx = open_run(run_dir, console)
+    parsed = read_human_scores(ratings)
+    attributes = getattr(ctx.protocol, "item_attributes", None)
+    known = attributes(ctx) if callable(attributes) else {}
+    query_ids = {item: str(attrs.get("query_id", item)) for item, attrs in known.items()}
+    result = human_validation(ratings, parsed, ctx.store.load_scores(), query_ids, seed=ctx.seed)
+    out = ctx.store.report_dir / "human_scores.json"
+    atomic_files.write_text_atomic(out, json.dumps(result, indent=2, allow_nan=False) + "\n")
+    table = Table("group", "n", "queries", "Pearson r [95% CI]", "Spearman rho [95% CI]")
+    groups = {"overall": result["overall"], **result.get("by_category", {})}
+    for group, stat in groups.items():
+        cells = []
+        for kind in ("pearson", "spearman"):
+            c = stat[kind]
+            ci = "–" if c["ci_low"] is None else f"[{c['ci_low']:.3f}, {c['ci_high']:.3f}]"
+            cells.append("–" if c["r"] is None else f"{c['r']:.3f} {ci}")
+        table.add_row(group, str(stat["n"]), str(stat["clusters"]), *cells)
+    console.print(table)
+    typer.echo(f"wrote {out}")

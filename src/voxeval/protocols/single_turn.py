@@ -38,6 +38,7 @@ from voxeval.protocols import single_turn_pairwise as pairwise
 from voxeval.protocols.comparison import Comparison
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
+from voxeval.protocols.single_turn_breakdowns import item_attributes
 from voxeval.protocols.single_turn_items import RenderedQuery, load_rendered_queries
 from voxeval.protocols.single_turn_summary import summarize_single_turn
 from voxeval.providers.openai_http import RequestCounts, count_requests
@@ -427,8 +428,18 @@ class SingleTurnProtocol:
         query_ids = {k: v.query.id for k, v in items.items()}  # CIs resample whole queries
         metrics = list(ctx.config.metrics or DEFAULT_METRICS)
         return summarize_single_turn(
-            ctx, metrics, subcategories, _system_labels(ctx), query_ids=query_ids
+            ctx,
+            metrics,
+            subcategories,
+            _system_labels(ctx),
+            query_ids=query_ids,
+            attributes={k: item_attributes(v) for k, v in items.items()},
+            reply_file=REPLY_JSON,
         )
+
+    def item_attributes(self, ctx: RunContext) -> dict[str, dict[str, str]]:
+        """Rendered item id -> its reporting attributes (the extra ``scores.csv`` columns)."""
+        return {k: item_attributes(v) for k, v in self._stored_items(ctx).items()}
 
 
 def _system_labels(ctx: RunContext) -> dict[str, str]:

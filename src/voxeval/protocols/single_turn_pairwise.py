@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from voxeval.analysis.bootstrap import metric_stats
 from voxeval.analysis.pairwise import Outcome, compare_values, win_rate_stats
 from voxeval.config import RunConfig
 from voxeval.protocols.comparison import Comparison
@@ -124,12 +125,14 @@ def summarize_pairwise(
     query_ids: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Per pair and metric: A's win rate (ties half) with a cluster-bootstrap CI resampling
-    the query, its wins/ties/losses and n; plus, per pair, the metrics not compared on some
+    the query, its wins/ties/losses and n, and ``difference``: the mean of A - B over the
+    common cells with the same kind of interval; plus, per pair, the metrics not compared on some
     cells (with the most common reason). Outcomes of pending comparisons that are in (other
     metrics than the pending ones) count; their pending scores do not."""
     known = query_ids or {}
     pairs: dict[tuple[str, str], dict[str, Any]] = {}
     outcomes: dict[tuple[str, str], dict[str, list[Outcome]]] = defaultdict(dict)
+    differences: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(dict)
     clusters: dict[tuple[str, str], dict[str, list[str]]] = defaultdict(dict)
     directions: dict[str, str] = {}
     skipped: dict[tuple[str, str], dict[str, list[str]]] = defaultdict(dict)
@@ -143,6 +146,7 @@ def summarize_pairwise(
         query = known.get(item) or query_id_from_item(item, condition)
         for metric, entry in (result.get("metrics") or {}).items():
             outcomes[pair].setdefault(metric, []).append(entry["outcome"])
+            differences[pair].setdefault(metric, []).append(float(entry["a"]) - float(entry["b"]))
             clusters[pair].setdefault(metric, []).append(query)
             directions[metric] = str(entry["better"])
         for metric, reason in (result.get("not_compared") or {}).items():
@@ -153,6 +157,10 @@ def summarize_pairwise(
             metric: {
                 "better": directions[metric],
                 **win_rate_stats(values, clusters=clusters[pair][metric], seed=seed),
+                # A - B on the same item, condition and trial (paired, same scoring seeds)
+                "difference": metric_stats(
+                    differences[pair][metric], clusters=clusters[pair][metric], seed=seed
+                ),
             }
             for metric, values in outcomes[pair].items()
         }

@@ -16,6 +16,11 @@ from voxeval.analysis.aggregate import group_stats, rate_metrics, standard_summa
 from voxeval.analysis.bootstrap import metric_stats
 from voxeval.analysis.corpus_wer import add_corpus_wer
 from voxeval.protocols.context import RunContext
+from voxeval.protocols.single_turn_breakdowns import (
+    add_breakdowns,
+    answered_timings,
+    latency_summary,
+)
 from voxeval.store.records import ScoreRow
 
 
@@ -88,8 +93,13 @@ def summarize_single_turn(
     subcategories: Mapping[str, str],
     labels: Mapping[str, str],
     query_ids: Mapping[str, str] | None = None,
+    attributes: Mapping[str, Mapping[str, str]] | None = None,
+    reply_file: str | None = None,
 ) -> dict[str, Any]:
-    """``query_ids`` maps rendered item ids to their query (see the module doc)."""
+    """``query_ids`` maps rendered item ids to their query (see the module doc);
+    ``attributes`` their reporting attributes (``single_turn_breakdowns.item_attributes``)
+    for the speaker, engine and noise breakdowns; ``reply_file`` names the stored reply in a
+    unit folder, whose timings give the latency summary."""
     store = ctx.store
     rows = store.load_scores()
     clusters = query_clusters(rows, query_ids)
@@ -107,6 +117,10 @@ def summarize_single_turn(
     by_system: dict[str, list[ScoreRow]] = defaultdict(list)
     for row in rows:
         by_system[row.system].append(row)
+    done_units: dict[str, list[Any]] = defaultdict(list)
+    if reply_file is not None:
+        for unit in store.units("done"):
+            done_units[unit.system].append(unit)
     for system, entry in summary.items():
         sys_rows = by_system.get(system, [])
         ran = list(entry.get("overall") or {})
@@ -130,6 +144,15 @@ def summarize_single_turn(
             cat: metric_stats(values, clusters=mos_queries[cat], seed=ctx.seed)
             for cat, values in sorted(mos_groups.items())
         }
+        if attributes:
+            add_breakdowns(
+                entry, sys_rows, attributes, seed=ctx.seed, clusters=clusters, rates=rates
+            )
+        if reply_file is not None:
+            files = [store.unit_dir(u) / reply_file for u in done_units.get(system, [])]
+            latency = latency_summary(answered_timings(files))
+            if latency:
+                entry["latency"] = latency
         entry["judge"] = judge_accounting(sys_rows)
         entry["transcripts"] = transcript_accounting(sys_rows)
         if system in labels:

@@ -42,6 +42,19 @@ STANDARD_KEYS = (
     "usage",
     "pass_rates",
     "statistics",
+    "latency",
+    "judge",
+    "transcripts",
+)
+# Groupings shown as their own "By ..." tables, in this order.
+GROUPINGS = (
+    "by_category",
+    "by_condition",
+    "by_gender",
+    "by_age",
+    "by_timbre",
+    "by_engine",
+    "by_noise_category",
 )
 # What one independent unit holds, for the header (protocols name their unit).
 UNIT_MEMBERS = {
@@ -160,7 +173,7 @@ def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
         blocks += [Heading(3, "Overall"), TableBlock(["metric", *STAT_HEADER], rows)]
     # Protocol-specific groupings (e.g. by_pf_subcategory) are listed under "Protocol
     # results" with their full path as label, like every other extra field.
-    grouped = [k for k in ("by_category", "by_condition") if k in entry]
+    grouped = [k for k in GROUPINGS if k in entry]
     for key in grouped:
         rows = [
             [group, metric_label(metric, s), *stat_cells(s, unit)]
@@ -185,6 +198,8 @@ def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
         blocks += [Heading(3, "Pass rates (threshold verdicts)"), TableBlock(header, rows)]
     if extra:
         blocks += [Heading(3, "Protocol results"), TableBlock(["result", *STAT_HEADER], extra)]
+    blocks += latency_blocks(entry.get("latency"))
+    blocks += reliability_blocks(entry.get("judge"), entry.get("transcripts"))
     if entry.get("not_run"):
         items = [f"{m}: {reason}" for m, reason in entry["not_run"].items()]
         blocks += [Heading(3, "Not run"), BulletList(items)]
@@ -198,6 +213,63 @@ def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
     if isinstance(usage, Mapping) and usage.get("calls"):
         blocks += [Heading(3, "Usage"), usage_table({name: usage}, "system")]
     return blocks
+
+
+def latency_blocks(latency: Any) -> list[Block]:
+    """p50/p90 of the stored reply timings (answered replies only)."""
+    if not isinstance(latency, Mapping) or not latency:
+        return []
+    rows = [
+        [name, fmt_num(q.get("p50")), fmt_num(q.get("p90")), str(q.get("n", 0))]
+        for name, q in latency.items()
+        if isinstance(q, Mapping)
+    ]
+    return [
+        Heading(3, "Latency (seconds, answered replies)"),
+        TableBlock(["timing", "p50", "p90", "n"], rows),
+    ]
+
+
+def reliability_blocks(judge: Any, transcripts: Any) -> list[Block]:
+    """Judge calls and parse failures, and transcripts the repetition filter dropped."""
+    items = []
+    if isinstance(judge, Mapping) and judge.get("calls"):
+        items.append(
+            f"judge calls {judge.get('calls', 0)}, parse failures "
+            f"{judge.get('parse_failures', 0)} (rate {fmt_num(judge.get('parse_failure_rate'))})"
+        )
+        items.append(
+            f"transcripts the judge gave no readable score: "
+            f"{judge.get('transcripts_without_score', 0)}; checklist scores over fewer than k "
+            f"transcripts: {judge.get('scores_over_fewer_than_k_transcripts', 0)}"
+        )
+    if isinstance(transcripts, Mapping) and transcripts.get("units_with_transcripts"):
+        items.append(
+            f"transcripts dropped by the repetition (hallucination) filter: "
+            f"{transcripts.get('rejected_by_repetition_filter', 0)} over "
+            f"{transcripts.get('units_with_transcripts', 0)} units"
+        )
+    return [Heading(3, "Judge reliability"), BulletList(items)] if items else []
+
+
+def side_by_side_blocks(systems: Mapping[str, Any]) -> list[Block]:
+    """One row per metric, one column per system: mean [95% CI] of ``overall``."""
+    entries = {n: e for n, e in systems.items() if isinstance(e, Mapping) and e.get("overall")}
+    if len(entries) < 2:
+        return []
+    metrics = list(dict.fromkeys(m for e in entries.values() for m in e["overall"]))
+    rows = []
+    for metric in metrics:
+        cells = [metric]
+        for entry in entries.values():
+            stat = entry["overall"].get(metric)
+            cells.append(f"{fmt_num(stat.get('mean'))} {fmt_ci(stat)}" if is_stat(stat) else "–")
+        rows.append(cells)
+    return [
+        Heading(2, "Systems side by side"),
+        Paragraph("Mean and 95% CI of each metric over each system's scored units."),
+        TableBlock(["metric", *entries], rows),
+    ]
 
 
 def statistics_text(systems: Mapping[str, Any]) -> str:
@@ -243,6 +315,10 @@ def comparison_count_text(counts: Mapping[str, Mapping[str, int]]) -> str:
     return text
 
 
+def _difference_cells(stat: Any) -> list[str]:
+    return [fmt_num(stat.get("mean")), fmt_ci(stat)] if is_stat(stat) else ["–", "–"]
+
+
 def pairwise_blocks(pairwise: Mapping[str, Any]) -> list[Block]:
     """The pairwise table: per pair and metric, A's wins/ties/losses and win rate."""
     rows = []
@@ -253,7 +329,8 @@ def pairwise_blocks(pairwise: Mapping[str, Any]) -> list[Block]:
             rows.append(
                 [a, b, metric, f"{stat.get('better')} is better",
                  str(stat.get("wins", 0)), str(stat.get("ties", 0)), str(stat.get("losses", 0)),
-                 *stat_cells(stat, _plural(str(pairwise.get("unit", "item"))))]
+                 *stat_cells(stat, _plural(str(pairwise.get("unit", "item")))),
+                 *_difference_cells(stat.get("difference"))]
             )  # fmt: skip
         for metric, skipped in (pair.get("not_compared") or {}).items():
             count, reason = skipped.get("count"), skipped.get("reason")
@@ -261,13 +338,14 @@ def pairwise_blocks(pairwise: Mapping[str, Any]) -> list[Block]:
     if not rows and not not_compared:
         return []
     header = ["A", "B", "metric", "direction", "A wins", "ties", "B wins"]
-    header += ["A win rate", "95% CI", "n"]
+    header += ["A win rate", "95% CI", "n", "mean A - B", "95% CI"]
     blocks: list[Block] = [
         Heading(2, "Pairwise"),
         Paragraph(
             "Each pair of systems compared on the same item, condition and trial, per metric: "
             "A wins when its value is better in the metric's direction. Win rate counts ties "
-            "as half; its interval resamples whole queries."
+            "as half; mean A - B is the paired difference on the common items; both "
+            "intervals resample whole queries."
         ),
         TableBlock(header, rows),
     ]
@@ -295,6 +373,7 @@ def build_document(summary: Mapping[str, Any]) -> list[Block]:
         Paragraph(statistics_text(systems)),
     ]
     blocks += confound_blocks(summary.get("confounded") or {})
+    blocks += side_by_side_blocks(systems)
     for name, entry in systems.items():
         blocks += system_blocks(name, entry)
     if summary.get("comparisons"):

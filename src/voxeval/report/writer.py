@@ -23,6 +23,10 @@ SCORES_CSV = "scores.csv"
 INDEX_HTML = "index.html"
 CSV_FIELDS = [
     "item_id",
+    "query_id",
+    "profile",
+    "engine",
+    "noise_category",
     "system",
     "trial",
     "condition",
@@ -104,10 +108,19 @@ def scores_csv(ctx: RunContext) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, lineterminator="\n")
     writer.writeheader()
+    # Protocols that render items (single-turn) name each item's query, speaker profile,
+    # engine and noise category; other protocols leave those columns empty.
+    item_attributes = getattr(ctx.protocol, "item_attributes", None)
+    attributes = item_attributes(ctx) if callable(item_attributes) else {}
     for row in ctx.store.load_scores():
+        attrs = attributes.get(row.item_id) or {}
         writer.writerow(
             {
                 "item_id": row.item_id,
+                "query_id": attrs.get("query_id", ""),
+                "profile": attrs.get("profile", ""),
+                "engine": attrs.get("engine", ""),
+                "noise_category": attrs.get("noise_category", ""),
                 "system": row.system,
                 "trial": row.trial,
                 "condition": row.condition,
