@@ -27,6 +27,7 @@ RESERVED_SUMMARY_KEYS = frozenset(
         "comparisons",
         "pairwise",
         "confounded",
+        "input_intelligibility",
     }
 )
 

@@ -38,6 +38,7 @@ from voxeval.protocols import single_turn_pairwise as pairwise
 from voxeval.protocols.comparison import Comparison
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
+from voxeval.protocols.input_intelligibility import input_error_rates
 from voxeval.protocols.single_turn_breakdowns import item_attributes
 from voxeval.protocols.single_turn_items import RenderedQuery, load_rendered_queries
 from voxeval.protocols.single_turn_summary import summarize_single_turn
@@ -417,6 +418,18 @@ class SingleTurnProtocol:
     def confounded(self, ctx: RunContext) -> dict[str, Any]:
         """Speaker-profile dimensions confounded with the TTS engine in the rendered suite."""
         return suite_engine_confounds([item.entry for item in self._stored_items(ctx).values()])
+
+    def input_intelligibility(self, ctx: RunContext) -> dict[str, Any]:
+        """The scoring ASR's WER on the rendered queries' audio, per condition (see
+        ``input_intelligibility``); empty when no rendered suite or scoring ASR is at hand."""
+        items = self._stored_items(ctx)
+        if not items:
+            return {}
+        try:
+            asr = ctx.provider("asr", ctx.config.asr or "whisper-tiny-en")
+        except VoxevalError as exc:
+            return {"not_run": f"no scoring ASR: {exc}"}
+        return input_error_rates(items, asr, seed=ctx.seed)
 
     def _query_ids(self, ctx: RunContext) -> dict[str, str]:
         """Rendered item id -> its query id (CIs resample whole queries)."""

@@ -360,6 +360,32 @@ def confound_blocks(confounded: Mapping[str, Any]) -> list[Block]:
     return [BulletList([f"**Warning:** {note}." for note in notes])] if notes else []
 
 
+def intelligibility_blocks(conditions: Mapping[str, Any]) -> list[Block]:
+    """The scoring ASR's WER on the user-side audio, per condition."""
+    if not conditions:
+        return []
+    if "not_run" in conditions:
+        return [Paragraph(f"User-side ASR error: not run ({conditions['not_run']}).")]
+    rows = [
+        [
+            condition,
+            fmt_num(stat["corpus_wer"]),
+            f"{fmt_num(stat['mean'])} {fmt_ci(stat)}",
+            fmt_num(stat["median"]),
+            fmt_n(stat, "queries"),
+        ]
+        for condition, stat in conditions.items()
+    ]
+    return [
+        Heading(2, "User-side ASR error by condition"),
+        Paragraph(
+            "How well the scoring ASR heard each rendered query (its WER against the query "
+            "text): a system cannot answer what it cannot hear."
+        ),
+        TableBlock(["condition", "corpus WER", "mean WER [95% CI]", "median", "n"], rows),
+    ]
+
+
 def build_document(summary: Mapping[str, Any]) -> list[Block]:
     suite = summary.get("suite") or {}
     systems = summary.get("systems") or {}
@@ -373,6 +399,7 @@ def build_document(summary: Mapping[str, Any]) -> list[Block]:
         Paragraph(statistics_text(systems)),
     ]
     blocks += confound_blocks(summary.get("confounded") or {})
+    blocks += intelligibility_blocks(summary.get("input_intelligibility") or {})
     blocks += side_by_side_blocks(systems)
     for name, entry in systems.items():
         blocks += system_blocks(name, entry)

@@ -93,6 +93,9 @@ def build_summary(ctx: RunContext) -> dict[str, Any]:
     # TTS engine in the rendered suite (protocols that render speech say so)
     confounded = getattr(ctx.protocol, "confounded", None)
     document["confounded"] = confounded(ctx) if callable(confounded) else {}
+    # {condition: stat}: how well the scoring ASR heard the user side (single-turn)
+    intelligibility = getattr(ctx.protocol, "input_intelligibility", None)
+    document["input_intelligibility"] = intelligibility(ctx) if callable(intelligibility) else {}
     summarize_comparisons = getattr(ctx.protocol, "summarize_comparisons", None)
     if callable(summarize_comparisons):
         for step, step_summary in summarize_comparisons(ctx).items():
