@@ -1,6 +1,7 @@
 """What reply metrics score (``ReplyRecord``) and the shared, lazily created scoring resources
-(ASR for transcripts, judge, MOS predictor, spoken-language identifier). Reply metrics are ``Metric[ReplyRecord]``
-(``voxeval.scoring.metric``) registered with ``@register("metric", NAME)``."""
+(ASR for transcripts, judge, MOS predictor, spoken-language identifier). Reply metrics are
+``Metric[ReplyRecord]`` (``voxeval.scoring.metric``) registered with
+``@register("metric", NAME)``."""
 
 from __future__ import annotations
 
