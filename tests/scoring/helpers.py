@@ -13,8 +13,11 @@ def transcription(text: str) -> FakeResponse:
     return FakeResponse(json_body={"text": text, "language": "en"})
 
 
-def remote_resources(server: Any, *, k: int = 3, with_judge: bool = True) -> ScoringResources:
-    """Scoring resources whose ASR and judge are the OpenAI clients talking to ``server``."""
+def remote_resources(
+    server: Any, *, k: int = 3, with_judge: bool = True, language_id: Any = None
+) -> ScoringResources:
+    """Scoring resources whose ASR and judge are the OpenAI clients talking to ``server``;
+    ``language_id`` (an identifier object) is the spoken-language identifier, if any."""
 
     def asr() -> Any:
         return create_provider("asr", {"provider": "openai", "base_url": server.url})
@@ -26,5 +29,6 @@ def remote_resources(server: Any, *, k: int = 3, with_judge: bool = True) -> Sco
     return ScoringResources(
         asr=asr,
         judge=judge if with_judge else None,
+        language_id=None if language_id is None else (lambda: language_id),
         transcript_settings=TranscriptSettings(k=k, max_decodes=10),
     )

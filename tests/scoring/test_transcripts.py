@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.scoring.helpers import remote_resources, transcription
 from voxeval.scoring import ReplyRecord, has_repeated_sentences
 
@@ -14,6 +16,36 @@ def test_repeated_sentence_filter() -> None:
     assert not has_repeated_sentences("Thanks. Thanks. Something else. Thanks.")
     assert not has_repeated_sentences("")
     assert has_repeated_sentences("A. A.", limit=2)
+
+
+@pytest.mark.parametrize(
+    "loop",
+    [
+        "Thank you.Thank you.Thank you.",  # no space after the full stop
+        "Thank you, thank you, thank you",  # commas only
+        "Thank you thank you Thank you",  # no punctuation at all
+        "Thank you… Thank you… Thank you…",  # ellipsis character
+        "Go home; GO HOME! go home",
+        "Yes.Yes.Yes.",
+        "It costs 3.5 dollars. It costs 3.5 dollars. It costs 3.5 dollars.",
+        "Sure, here it is. Thanks for watching, thanks for watching thanks for watching",
+    ],
+)
+def test_repeated_sentences_found_whatever_the_punctuation(loop: str) -> None:
+    assert has_repeated_sentences(loop)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It costs 3.5 dollars. 3.5 dollars is fine.",  # a decimal point ends no sentence
+        "That is very very very good.",  # a one-word repeat without full stops is emphasis
+        "Thanks. Thanks. Something else. Thanks.",
+        "Thank you, thank you.",
+    ],
+)
+def test_ordinary_replies_are_not_loops(text: str) -> None:
+    assert not has_repeated_sentences(text)
 
 
 def test_k_transcripts_skip_hallucinated_candidates(openai_server, tone, tmp_path) -> None:

@@ -72,6 +72,8 @@ DEFAULT_METRICS: tuple[str, ...] = (
 )
 DEFAULT_SCORING_ASR = ProviderSpec(provider="whisper-tiny-en")
 DEFAULT_MOS = ProviderSpec(provider="dnsmos")
+# Spoken-language identification of replies (language metric, judge gate): multilingual.
+LANGUAGE_ID_ASR = ProviderSpec(provider="whisper-base")
 USER_WAV, ASSISTANT_WAV, REPLY_JSON = "user.wav", "assistant.wav", "reply.json"
 # Raised while the system answers, yet not its fault: our side (retried by the runner), or a
 # setup problem that no reply could fix (a missing key or model, a replay source without
@@ -317,10 +319,15 @@ class SingleTurnProtocol:
                         return found
                     return AttributedProvider(found, "scoring_asr", ("transcribe",))
 
+                def language_id() -> Any:
+                    # the model itself (the call cache wraps transcription only)
+                    return ctx.provider("asr", LANGUAGE_ID_ASR, cache=False)
+
                 self._resources = ScoringResources(
                     asr=asr,
                     judge=judge,
                     mos=lambda: ctx.provider("mos", ctx.config.mos or DEFAULT_MOS),
+                    language_id=language_id,
                     transcript_settings=TranscriptSettings(
                         k=opts.k,
                         max_decodes=opts.max_decodes,

@@ -23,6 +23,7 @@ from voxeval.providers.model_files import (
     whisper_base_parts,
     whisper_tiny_en_dir,
 )
+from voxeval.providers.spoken_language import SpokenLanguage
 from voxeval.registry import register
 
 WHISPER_RATE = 16000
@@ -250,3 +251,15 @@ class WhisperBase(WhisperASR):
     def check_weights(cls) -> str:
         whisper_base_parts()  # the join itself happens on first use, not in doctor
         return ""
+
+    def identify_language(self, audio: Audio) -> SpokenLanguage:
+        """The spoken language of ``audio`` from Whisper's language-detection probabilities
+        (decoded from the first 30 s of audio)."""
+        samples = to_whisper_input(audio)
+        language, probability, ranked = self._model.detect_language(samples)
+        return SpokenLanguage(
+            language=str(language),
+            probability=float(probability),
+            probabilities={str(code): float(p) for code, p in ranked},
+            model=self.model_label,
+        )

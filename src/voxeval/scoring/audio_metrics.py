@@ -1,5 +1,6 @@
 """Metrics of the reply audio itself: predicted MOS, WER against the system's own text channel,
-duration, speaking rate and a language check (its own field; it never changes other scores).
+duration, speaking rate and the spoken-language check (the same verdict gates the checklist
+judge: see ``voxeval.scoring.checklist``).
 """
 
 from __future__ import annotations
@@ -15,16 +16,6 @@ from voxeval.scoring.reply_record import ReplyRecord, ScoringResources
 from voxeval.scoring.score import Score
 from voxeval.scoring.word_errors import word_errors
 
-# Frequent English function words; running English text is ~40-50% of them, other languages
-# written in Latin script well under 15%. Enough to flag a reply in the wrong language.
-_FUNCTION_WORDS_TEXT = """
-    a about after all also an and any are as at be because been but by can could do does
-    for from had has have he her here him his how i if in into is it its just like me more my
-    no not now of on one or our out she so some than that the their them then there these they
-    this to up us was we were what when where which who will with would you your yes"""
-_ENGLISH_FUNCTION_WORDS = frozenset(_FUNCTION_WORDS_TEXT.split())
-ENGLISH_MIN_SHARE = 0.2
-_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 _TOKEN = re.compile(r"\w+(?:'\w+)?")
 
 
@@ -106,35 +97,15 @@ def speaking_rate_score(record: ReplyRecord, resources: ScoringResources, audio:
     return Score(value=words / minutes, details={"words": words, "unit": "words/min"})
 
 
-def english_share(text: str) -> tuple[float, int]:
-    words = [w.lower() for w in _WORD.findall(text)]
-    if not words:
-        return 0.0, 0
-    return sum(w in _ENGLISH_FUNCTION_WORDS for w in words) / len(words), len(words)
-
-
 @register("metric", "language")
-def language_score(record: ReplyRecord, resources: ScoringResources) -> Score:
-    """1.0 when the reply is in the expected language, else 0.0 (reported on its own)."""
-    if record.expected_language != "en":
-        return Score.not_run(
-            f"the language check only knows English; expected {record.expected_language!r}"
-        )
-    missing = _no_audio(record)
-    if missing is not None:
-        return missing
-    transcripts = resources.transcripts(record)
-    share, n = english_share(transcripts.greedy)
-    if n < 3:
-        return Score.not_run("the reply transcript has fewer than 3 words", words=n)
-    ok = share >= ENGLISH_MIN_SHARE
-    return Score(
-        value=1.0 if ok else 0.0,
-        passed=ok,
-        details={
-            "expected": "en",
-            "function_word_share": round(share, 3),
-            "words": n,
-            "transcripts_rejected": transcripts.rejected,
-        },
-    )
+@_needs_audio
+def language_score(record: ReplyRecord, resources: ScoringResources, audio: Audio) -> Score:
+    """1.0 when the reply audio is spoken in the expected language, else 0.0, identified by a
+    spoken-language identifier (multilingual Whisper base). Not run, with the reason, when
+    no identifier is available: never a default verdict."""
+    verdict = resources.reply_language(record)
+    ok = verdict.in_expected_language
+    details = verdict.details()
+    if not ok:
+        details["reason"] = verdict.reason()
+    return Score(value=1.0 if ok else 0.0, passed=ok, details=details)

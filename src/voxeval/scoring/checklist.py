@@ -1,5 +1,8 @@
-"""Checklist judge: each transcript of the spoken reply is graded 1-10 against the query's
-checklist; the item score is the mean over the k transcripts.
+"""Checklist judge: each transcript of the spoken reply is graded 1-10 against a general
+checklist (what every spoken reply must do) followed by the query's own checklist; the item
+score is the mean over the k transcripts. A reply spoken in another language than the query
+scores the scale's minimum without a judge call: a user who cannot understand the answer got
+nothing from it, however good its content.
 
 The prompt is ours. It asks the judge to weigh what the reply gets right and wrong, not how
 much it says, because text judges tend to reward longer answers and a spoken reply should
@@ -11,6 +14,7 @@ from __future__ import annotations
 from statistics import mean
 from typing import Any
 
+from voxeval.errors import ProviderUnavailable
 from voxeval.providers.openai_http import RequestCounts
 from voxeval.registry import register
 from voxeval.scoring.judge import JudgeTemplate
@@ -34,7 +38,7 @@ The assistant replied (speech-recognition transcript, so ignore odd spelling or 
 {reply}
 [/reply]
 
-Points to check for this request:
+Points to check (the first ones apply to every request, the rest to this one):
 [checklist]
 {checklist}
 [/checklist]
@@ -60,7 +64,14 @@ Write a short analysis of what the user wants, then the reply's strengths and we
 End with one final line of exactly this form and nothing after it:
 Score: N"""
 
-NO_CHECKLIST = "(no checklist for this request: judge on correctness and usefulness alone)"
+# Prepended to every query's checklist (our wording): what any spoken answer must get right.
+GENERAL_CHECKLIST: tuple[str, ...] = (
+    "Answers what the user actually asked, not a neighbouring question.",
+    "States nothing false and invents no names, numbers or facts.",
+    "Is easy to follow by ear: to the point, no markup, symbols or long lists read aloud.",
+    "Uses the language the user spoke and a tone that suits the request.",
+)
+NO_CHECKLIST = "(no specific points for this request: judge on correctness and usefulness)"
 
 CHECKLIST_TEMPLATE = JudgeTemplate(
     name="wildspeech-checklist",
@@ -72,9 +83,42 @@ CHECKLIST_TEMPLATE = JudgeTemplate(
 )
 
 
+def checklist_items(items: Any) -> list[str]:
+    """The general checklist followed by the query's own points (blank ones dropped)."""
+    specific = [str(x).strip() for x in (items or ()) if str(x).strip()]
+    return [*GENERAL_CHECKLIST, *specific]
+
+
 def format_checklist(items: Any) -> str:
-    entries = [str(x).strip() for x in (items or ()) if str(x).strip()]
-    return "\n".join(f"- {x}" for x in entries) if entries else NO_CHECKLIST
+    lines = [f"- {x}" for x in checklist_items(items)]
+    if not any(str(x).strip() for x in (items or ())):
+        lines.append(f"- {NO_CHECKLIST}")
+    return "\n".join(lines)
+
+
+def _language_gate(
+    record: ReplyRecord, resources: ScoringResources
+) -> tuple[Score | None, dict[str, Any]]:
+    """(the minimum score, when the reply is off-language; the language details). Without an
+    identifier the judge grades as usual and the details say the check did not run."""
+    if record.reply_audio is None or record.reply_audio.is_empty():
+        return None, {"language_check": "not run: the reply has no audio"}
+    try:
+        verdict = resources.reply_language(record)
+    except ProviderUnavailable as exc:
+        return None, {"language_check": f"not run: {exc}"}
+    info: dict[str, Any] = {"language_check": "ran", "language": verdict.details()}
+    if verdict.in_expected_language:
+        return None, info
+    reason = verdict.reason()
+    details = {
+        **info,
+        "reason": f"{reason}: scored the minimum without a judge call",
+        "checklist": checklist_items(record.checklist),
+        "judge_calls": 0,
+        "parse_failures": 0,
+    }
+    return Score(value=float(CHECKLIST_TEMPLATE.min_score), details=details), info
 
 
 @register("metric", "checklist")
@@ -82,6 +126,9 @@ def checklist_score(record: ReplyRecord, resources: ScoringResources) -> Score:
     # ProviderUnavailable -> not run with the reason; an endpoint still failing after its
     # retries (EndpointError) -> pending, retried by the next run or score (see run_metric)
     judge = resources.judge()
+    off_language, language_info = _language_gate(record, resources)
+    if off_language is not None:
+        return off_language
     transcripts = resources.transcripts(record)
     checklist = format_checklist(record.checklist)
     values: list[float] = []
@@ -125,6 +172,8 @@ def checklist_score(record: ReplyRecord, resources: ScoringResources) -> Score:
         "transcripts_used": len(values),
         "k": transcripts.settings.k,
         "judge": judge.identity(),
+        "checklist": checklist_items(record.checklist),
+        **language_info,
     }
     if not values:
         return Score.not_run("the judge gave no readable score for any transcript", **details)

@@ -1,6 +1,7 @@
 """What reply metrics score (``ReplyRecord``) and the shared, lazily created scoring resources
-(ASR for transcripts, judge, MOS predictor). Reply metrics are ``Metric[ReplyRecord]``
-(``voxeval.scoring.metric``) registered with ``@register("metric", NAME)``."""
+(ASR for transcripts, judge, MOS predictor, spoken-language identifier). Reply metrics are
+``Metric[ReplyRecord]`` (``voxeval.scoring.metric``) registered with
+``@register("metric", NAME)``."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from typing import Any, Protocol
 from voxeval.audio import Audio
 from voxeval.errors import HarnessFault, ProviderUnavailable
 from voxeval.providers.base import ASR, MOS
+from voxeval.providers.spoken_language import LanguageIdentifier
 from voxeval.scoring.judge import Judge
+from voxeval.scoring.reply_language import LanguageVerdict
 from voxeval.scoring.transcripts import (
     TranscriptSet,
     TranscriptSettings,
@@ -70,13 +73,15 @@ class ScoringResources:
         judge: Factory | None = None,
         judge_unavailable: str = "no judge is configured (set `judge:` in the run config)",
         mos: Factory | None = None,
+        language_id: Factory | None = None,
         transcript_settings: TranscriptSettings | None = None,
     ) -> None:
-        self._factories = {"asr": asr, "judge": judge, "mos": mos}
+        self._factories = {"asr": asr, "judge": judge, "mos": mos, "language_id": language_id}
         self._missing = {
             "asr": "no ASR is configured for scoring",
             "judge": judge_unavailable,
             "mos": "no MOS predictor is configured",
+            "language_id": "no spoken-language identifier is configured",
         }
         self._made: dict[str, Any] = {}
         self._lock = threading.Lock()
@@ -84,6 +89,7 @@ class ScoringResources:
         # The few most recent sets, so the metrics of one record share one decode even
         # without a unit folder; entries hold their audio so ids stay unique while cached.
         self._recent: OrderedDict[_RecentKey, tuple[Audio, TranscriptSet]] = OrderedDict()
+        self._languages: OrderedDict[_RecentKey, tuple[Audio, LanguageVerdict]] = OrderedDict()
         self.transcript_settings = transcript_settings or TranscriptSettings()
 
     def _get(self, what: str) -> Any:
@@ -114,6 +120,38 @@ class ScoringResources:
     def mos(self) -> MOS:
         mos: MOS = self._get("mos")
         return mos
+
+    def language_id(self) -> LanguageIdentifier:
+        identifier: LanguageIdentifier = self._get("language_id")
+        return identifier
+
+    def reply_language(self, record: ReplyRecord) -> LanguageVerdict:
+        """The spoken language of the record's reply audio against its expected language
+        (the reply must have audio). Shared by the ``language`` metric and the judge gate."""
+        audio = record.reply_audio
+        if audio is None or audio.is_empty():
+            raise ValueError(f"{record.item_id}: the reply has no audio to identify")
+        identifier = self.language_id()
+        key = (str(record.unit_dir), record.item_id, id(audio))
+        with self._transcripts_lock:
+            known = self._languages.get(key)
+            if known is not None and known[1].expected == record.expected_language:
+                return known[1]
+        try:
+            detected = identifier.identify_language(audio)
+        except (ProviderUnavailable, HarnessFault):
+            raise
+        except Exception as exc:  # our scoring model failed, not the reply
+            raise HarnessFault(
+                f"spoken-language identification failed: {type(exc).__name__}: {exc}",
+                component="language_id",
+            ) from exc
+        verdict = LanguageVerdict(record.expected_language, detected)
+        with self._transcripts_lock:
+            self._languages[key] = (audio, verdict)
+            while len(self._languages) > 8:
+                self._languages.popitem(last=False)
+        return verdict
 
     def transcripts(self, record: ReplyRecord) -> TranscriptSet:
         """The record's k transcripts: read from ``transcripts.json`` when they were made with

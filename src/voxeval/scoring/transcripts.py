@@ -3,7 +3,8 @@
 A single ASR pass can mishear and unfairly sink a good reply, so the reply is transcribed k
 times (default 3) by temperature sampling with distinct seeds; each transcript is judged and
 the scores averaged. Whisper sometimes hallucinates loops of one sentence, so candidates with
->= 3 identical consecutive sentences are rejected; up to ``max_decodes`` (10) candidates are
+>= 3 identical consecutive sentences are rejected (compared without case or punctuation, and
+whether or not the sampler wrote the full stops); up to ``max_decodes`` (10) candidates are
 decoded to find k clean ones. The first decode is greedy: it also serves WER and speaking rate.
 """
 
@@ -21,7 +22,12 @@ from voxeval.audio import Audio
 from voxeval.providers.base import ASR
 
 TRANSCRIPTS_FILE = "transcripts.json"
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+# A sentence ends at . ! ? ; or an ellipsis (ASCII or CJK forms too), with or without a space
+# after it, but not at the point of a decimal number ("3.5").
+_SENTENCE_END = re.compile(r"(?:(?<!\d)[.]|[.](?!\d)|[!?;\u2026\u3002\uff01\uff1f\uff1b]|\n)+")
+_WORD = re.compile(r"\w+(?:'\w+)?")
+# A loop of a phrase this long or shorter is found even when no punctuation separates it.
+_MAX_LOOP_WORDS = 40
 
 
 @dataclass(frozen=True)
@@ -75,11 +81,10 @@ class TranscriptSet:
 
 
 def _sentence_key(sentence: str) -> str:
-    return " ".join(re.sub(r"[^\w\s]", " ", sentence.lower()).split())
+    return " ".join(_WORD.findall(sentence.lower()))
 
 
-def has_repeated_sentences(text: str, limit: int = 3) -> bool:
-    """True when ``limit`` or more identical sentences follow each other."""
+def _has_repeated_punctuated_sentences(text: str, limit: int) -> bool:
     sentences = [_sentence_key(s) for s in _SENTENCE_END.split(text)]
     sentences = [s for s in sentences if s]
     run = 1
@@ -88,6 +93,29 @@ def has_repeated_sentences(text: str, limit: int = 3) -> bool:
         if run >= limit:
             return True
     return False
+
+
+def _has_phrase_loop(words: list[str], limit: int) -> bool:
+    """True when a phrase of >= 2 words occurs ``limit`` times back to back, punctuation or
+    not ("Thank you, thank you thank you"). A phrase of n words repeated that way makes
+    ``words[j] == words[j + n]`` hold for (limit - 1) * n consecutive positions j."""
+    for n in range(2, min(_MAX_LOOP_WORDS, len(words) // limit) + 1):
+        run = 0
+        for j in range(len(words) - n):
+            run = run + 1 if words[j] == words[j + n] else 0
+            if run >= (limit - 1) * n:
+                return True
+    return False
+
+
+def has_repeated_sentences(text: str, limit: int = 3) -> bool:
+    """True when ``limit`` or more identical sentences follow each other. Case and
+    punctuation do not matter: "Thank you. THANK YOU! thank you" and "thank you thank you
+    thank you" are the same loop. A one-word sentence counts only where punctuation marks it
+    off ("Yes. Yes. Yes."), so emphasis such as "very very very" is not a loop."""
+    if _has_repeated_punctuated_sentences(text, limit):
+        return True
+    return _has_phrase_loop(_WORD.findall(text.lower()), limit)
 
 
 def transcribe_k(

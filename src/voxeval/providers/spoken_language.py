@@ -1,0 +1,45 @@
+"""What a spoken-language identifier returns, and the protocol it implements.
+
+The language is identified from the audio itself (the acoustic model's language-detection
+probabilities), never guessed from a transcript: text heuristics mistake contractions for a
+foreign language and foreign speech transcribed by an English-only model for English.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from voxeval.audio import Audio
+
+
+@dataclass(frozen=True)
+class SpokenLanguage:
+    """``probabilities`` maps language codes (``"en"``, ``"es"``, ...) to probabilities; the
+    most likely language is ``language`` with ``probability``."""
+
+    language: str
+    probability: float
+    probabilities: dict[str, float] = field(default_factory=dict)
+    model: str = ""
+
+    def probability_of(self, code: str) -> float:
+        return self.probabilities.get(base_language(code), 0.0)
+
+    def top(self, n: int = 5) -> dict[str, float]:
+        ranked = sorted(self.probabilities.items(), key=lambda kv: kv[1], reverse=True)
+        return {lang: round(p, 4) for lang, p in ranked[:n]}
+
+
+def base_language(code: str) -> str:
+    """``"en-US"`` / ``"en_GB"`` -> ``"en"``: identifiers tell languages, not regions."""
+    return code.replace("_", "-").split("-")[0].strip().lower()
+
+
+@runtime_checkable
+class LanguageIdentifier(Protocol):
+    name: str
+
+    def identity(self) -> dict[str, Any]: ...
+
+    def identify_language(self, audio: Audio) -> SpokenLanguage: ...
