@@ -93,6 +93,30 @@ def chat_audio(transcript: str, wav: bytes, *, text: str | None = None) -> FakeR
     return FakeResponse(json_body=_completion(message, 10, 5))
 
 
+def chat_omni_audio(
+    text: str, audio: bytes, *, audio_format: str | None = None, transcript: str | None = None
+) -> FakeResponse:
+    """A spoken reply as vLLM-Omni sends it: one choice per output modality, the text in
+    ``choices[0].message.content`` and the audio (base64 ``audio``: WAV or raw PCM bytes) in
+    ``choices[1].message.audio``."""
+    import base64
+
+    spoken: dict[str, Any] = {"id": "audio_1", "data": base64.b64encode(audio).decode("ascii")}
+    if audio_format is not None:
+        spoken["format"] = audio_format
+    if transcript is not None:
+        spoken["transcript"] = transcript
+    body = _completion({"role": "assistant", "content": text}, 10, 5)
+    body["choices"].append(
+        {
+            "index": 1,
+            "message": {"role": "assistant", "content": None, "audio": spoken},
+            "finish_reason": "stop",
+        }
+    )
+    return FakeResponse(json_body=body)
+
+
 def error(status: int, message: str = "scripted error", delay_s: float = 0.0) -> FakeResponse:
     return FakeResponse(status=status, json_body={"error": {"message": message}}, delay_s=delay_s)
 

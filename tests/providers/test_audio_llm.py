@@ -6,9 +6,11 @@ import base64
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer, chat_audio, chat_text
 from voxeval.audio import Audio, audio_from_bytes, audio_to_wav_bytes
+from voxeval.errors import ConfigError
 from voxeval.providers import ProviderCache, audio_message, create_provider
 from voxeval.providers.audio_llm_openai import OpenAIAudioChat
 
@@ -76,3 +78,15 @@ def test_audio_inputs_and_outputs_are_cached(
     other = llm.chat([audio_message(tone(0.5, hz=440.0))], output_audio=True)
     assert other.text == "for other audio" and len(openai_server.requests) == 2
     assert len(list((tmp_path / "calls" / "audio_llm").rglob("*.wav"))) == 1
+
+
+def test_audio_format_is_requested_and_a_bad_pcm_rate_is_a_config_error(
+    openai_server: FakeOpenAIServer,
+) -> None:
+    openai_server.push(chat_text("no audio"))
+    llm = OpenAIAudioChat(base_url=openai_server.url, model="m", audio_format="pcm16")
+    llm.chat([audio_message(tone(0.2))], output_audio=True)
+    assert openai_server.requests[0].body["audio"] == {"voice": "alloy", "format": "pcm16"}
+    assert llm.identity()["pcm_rate"] == 24000
+    with pytest.raises(ConfigError, match="pcm_rate"):
+        OpenAIAudioChat(base_url=openai_server.url, model="m", pcm_rate=0)

@@ -4,8 +4,15 @@ from typing import Any
 
 import pytest
 
-from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, FaultSchedule, chat_text
+from tests.fakes.openai_server import (
+    FakeOpenAIServer,
+    FakeResponse,
+    FaultSchedule,
+    chat_omni_audio,
+    chat_text,
+)
 from tests.systems.helpers import chirp, wav_b64
+from voxeval.audio import audio_to_pcm16, audio_to_wav_bytes
 from voxeval.config import SystemSpec
 from voxeval.errors import SystemFault
 from voxeval.systems import OpenAIAudioSystem, Turn
@@ -88,3 +95,28 @@ def test_an_unreachable_endpoint_is_a_disconnect() -> None:
     with pytest.raises(SystemFault) as caught:
         system.reply([Turn(role="user", audio=chirp())])
     assert caught.value.cause == "disconnect"
+
+
+def test_vllm_omni_reply_text_first_choice_audio_second(openai_server) -> None:
+    spoken = chirp(0.7, rate=24000)
+    openai_server.push(chat_omni_audio("It opens at nine.", audio_to_wav_bytes(spoken)))
+    reply = omni(openai_server.url).reply([Turn(role="user", audio=chirp())])
+    assert reply.text == "It opens at nine."
+    assert reply.audio is not None and reply.audio.rate == 24000
+    assert reply.audio.duration == pytest.approx(0.7)
+
+
+@pytest.mark.parametrize(("options", "rate"), [({}, 24000), ({"pcm_rate": 16000}, 16000)])
+def test_raw_pcm16_replies_use_the_configured_rate(openai_server, options, rate) -> None:
+    pcm = audio_to_pcm16(chirp(0.5), 16000)  # 8000 samples
+    openai_server.push(chat_omni_audio("Yes.", pcm, audio_format="pcm16"))
+    reply = omni(openai_server.url, **options).reply([Turn(role="user", audio=chirp())])
+    assert reply.audio is not None and reply.audio.rate == rate
+    assert reply.audio.num_samples == 8000
+
+
+def test_an_undecodable_audio_reply_is_malformed_output(openai_server) -> None:
+    openai_server.push(chat_omni_audio("Yes.", b"RIFF\x00\x00\x00\x00garbage!"))
+    with pytest.raises(SystemFault, match=r"choices\[1\]\.message\.audio") as caught:
+        omni(openai_server.url).reply([Turn(role="user", audio=chirp())])
+    assert caught.value.cause == "malformed_output"

@@ -37,6 +37,7 @@ from voxeval.audio.mix import (
     overlay,
     ratio_to_snr_db,
 )
+from voxeval.audio.pcm16 import audio_to_pcm16, pcm16_to_audio
 from voxeval.audio.resample import resample
 from voxeval.audio.speech_segments import segments_from_probabilities, speech_mask, speech_seconds
 from voxeval.audio.telephony import (
@@ -61,6 +62,7 @@ __all__ = [
     "ChannelMode",
     "LevelFit",
     "audio_from_bytes",
+    "audio_to_pcm16",
     "audio_to_wav_bytes",
     "babble",
     "concatenate",
@@ -86,6 +88,7 @@ __all__ = [
     "normalise_rms",
     "overlay",
     "packet_loss",
+    "pcm16_to_audio",
     "peak",
     "peak_db",
     "probe_audio",

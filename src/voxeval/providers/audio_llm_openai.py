@@ -9,13 +9,17 @@ the spoken reply is decoded into ``ChatResponse.audio``, its transcript into ``t
 from __future__ import annotations
 
 import base64
-import binascii
 from typing import Any
 
-from voxeval.audio import Audio, audio_from_bytes, audio_to_wav_bytes
-from voxeval.errors import AudioError, EndpointError
+from voxeval.audio import Audio, audio_to_wav_bytes
+from voxeval.errors import AudioError, ConfigError, EndpointError
 from voxeval.providers.base import ChatResponse, Message
 from voxeval.providers.llm_openai import OpenAIChat
+from voxeval.providers.spoken_reply import (
+    DEFAULT_PCM_RATE,
+    decode_spoken_payload,
+    find_reply_channels,
+)
 from voxeval.registry import register
 
 
@@ -47,17 +51,40 @@ def encode_audio_parts(messages: list[Message]) -> list[Message]:
 class OpenAIAudioChat(OpenAIChat):
     """Chat with audio in (and optionally out) against an OpenAI-compatible endpoint.
 
-    Extra options: ``output_audio`` (default False) and ``voice`` (default "alloy") for the
-    spoken reply. Everything else is as for the ``openai`` LLM provider.
+    Extra options for the spoken reply: ``output_audio`` (default False), ``voice`` (default
+    "alloy"), ``audio_format`` (the format asked for, default "wav") and ``pcm_rate`` (the
+    sample rate of headerless PCM16 replies, default 24000). Where the reply's audio may be
+    and how it is decoded: voxeval.providers.spoken_reply. Everything else is as for the
+    ``openai`` LLM provider.
     """
 
-    def __init__(self, *, output_audio: bool = False, voice: str = "alloy", **options: Any) -> None:
+    def __init__(
+        self,
+        *,
+        output_audio: bool = False,
+        voice: str = "alloy",
+        audio_format: str = "wav",
+        pcm_rate: int = DEFAULT_PCM_RATE,
+        **options: Any,
+    ) -> None:
         super().__init__(**options)
+        if not isinstance(pcm_rate, int) or isinstance(pcm_rate, bool) or pcm_rate < 1000:
+            raise ConfigError(f"audio_llm option pcm_rate must be a rate in Hz, got {pcm_rate!r}")
+        if not isinstance(audio_format, str) or not audio_format:
+            raise ConfigError(f"audio_llm option audio_format must be a name, got {audio_format!r}")
         self.output_audio = bool(output_audio)
         self.voice = voice
+        self.audio_format = audio_format
+        self.pcm_rate = pcm_rate
 
     def identity(self) -> dict[str, Any]:
-        return {**super().identity(), "output_audio": self.output_audio, "voice": self.voice}
+        return {
+            **super().identity(),
+            "output_audio": self.output_audio,
+            "voice": self.voice,
+            "audio_format": self.audio_format,
+            "pcm_rate": self.pcm_rate,
+        }
 
     def chat(
         self,
@@ -75,23 +102,21 @@ class OpenAIAudioChat(OpenAIChat):
         speak = self.output_audio if output_audio is None else output_audio
         if speak:
             body["modalities"] = ["text", "audio"]
-            body["audio"] = {"voice": voice or self.voice, "format": "wav"}
+            body["audio"] = {"voice": voice or self.voice, "format": self.audio_format}
         return self._chat(encode_audio_parts(messages), body, response_schema)
 
-    def _decode_message(self, message: dict[str, Any]) -> tuple[str, Audio | None]:
-        text = str(message.get("content") or "")
-        spoken = message.get("audio")
-        if not isinstance(spoken, dict) or not spoken.get("data"):
-            return text, None
+    def _decode_choices(self, choices: list[Any]) -> tuple[str, Audio | None]:
+        found = find_reply_channels(choices)
+        if found.spoken is None:
+            return found.text, None
         where = f"{self.endpoint.shown()} model {self.model} audio reply"
         try:
-            raw = base64.b64decode(spoken["data"], validate=True)
-        except (binascii.Error, ValueError) as exc:
-            raise EndpointError(
-                f"{where}: audio data is not base64 ({exc})", failure="malformed"
-            ) from exc
-        try:
-            audio = audio_from_bytes(raw, source=where)
+            audio = decode_spoken_payload(
+                found.spoken,
+                pcm_rate=self.pcm_rate,
+                source=where,
+                requested_format=self.audio_format,
+            )
         except AudioError as exc:
             raise EndpointError(str(exc), failure="malformed") from exc
-        return text or str(spoken.get("transcript") or ""), audio
+        return found.text, audio

@@ -185,7 +185,7 @@ class OpenAIChat:
         latency = time.perf_counter() - started
         message = data["choices"][0]["message"]
         usage = self._usage(data.get("usage"))
-        text, audio = self._decode_message(message)
+        text, audio = self._decode_choices(data["choices"])
         return ChatResponse(
             text=text,
             tool_calls=parse_tool_calls(message.get("tool_calls")),
@@ -195,9 +195,10 @@ class OpenAIChat:
             latency_s=latency,
         )
 
-    def _decode_message(self, message: dict[str, Any]) -> tuple[str, Any]:
-        """(text, audio) of a reply message; audio-capable subclasses decode speech."""
-        return str(message.get("content") or ""), None
+    def _decode_choices(self, choices: list[Any]) -> tuple[str, Any]:
+        """(text, audio) of a reply: the text of ``choices[0]``; audio-capable subclasses
+        decode speech, which some servers put in a later choice."""
+        return str(choices[0]["message"].get("content") or ""), None
 
     def _usage(self, raw: Any) -> Usage:
         if not isinstance(raw, dict):

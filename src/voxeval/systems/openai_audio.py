@@ -112,8 +112,8 @@ class OpenAIAudioSystem:
         total = time.perf_counter() - start
         if response.audio is None:
             raise SystemFault(
-                f"system {self.name!r}: the endpoint answered without audio "
-                f"(text: {response.text[:200]!r})",
+                f"system {self.name!r}: the endpoint answered without audio (no message.audio "
+                f"and no audio content part in any choice; text: {response.text[:200]!r})",
                 cause="no_audio",
             )
         details: dict[str, Any] = {

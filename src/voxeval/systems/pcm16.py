@@ -4,20 +4,11 @@ from __future__ import annotations
 
 import base64
 
-import numpy as np
-
 from voxeval.audio import Audio
-from voxeval.audio.resample import resample
+from voxeval.audio.pcm16 import audio_to_pcm16, pcm16_to_audio
 
-
-def audio_to_pcm16(audio: Audio, rate: int) -> bytes:
-    samples = resample(audio, rate).samples
-    return (np.clip(samples, -1.0, 1.0) * 32767).astype("<i2").tobytes()
-
-
-def pcm16_to_audio(data: bytes, rate: int, source: str = "<pcm16>") -> Audio:
-    samples = np.frombuffer(data[: len(data) - len(data) % 2], dtype="<i2").astype(np.float32)
-    return Audio(samples / 32768.0, rate, source)
+# The codec lives in voxeval.audio (providers decode PCM16 too); re-exported for the systems.
+__all__ = ["audio_to_pcm16", "pcm16_frames", "pcm16_to_audio"]
 
 
 def pcm16_frames(audio: Audio, rate: int, frame_ms: float = 20.0) -> list[str]:
