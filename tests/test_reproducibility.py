@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -43,8 +44,22 @@ def _needs(kind: str, provider: str) -> None:
         pytest.skip(f"{kind} {provider}: {found.reason}")
 
 
+def _drop_latency(data: object) -> object:
+    """Reply latency percentiles are measured wall times: they differ between any two runs."""
+    if isinstance(data, dict):
+        return {k: _drop_latency(v) for k, v in data.items() if k != "latency"}
+    if isinstance(data, list):
+        return [_drop_latency(v) for v in data]
+    return data
+
+
+_LATENCY_SECTION = re.compile(r"(?ms)^(#+ |<h\d>)[^\n]*Latency.*?(?=^#+ |^<h\d>|\Z)")
+
+
 def _stable_json(path: Path, text: str) -> str:
     data = json.loads(text)
+    if path.name == "summary.json":
+        data = _drop_latency(data)
     dropped = VOLATILE.get(path.name, set())
     if dropped and isinstance(data, dict):
         missing = dropped - set(data)
@@ -65,6 +80,7 @@ def artifact_digests(run_dir: Path) -> dict[str, str]:
             text = path.read_text(encoding="utf-8")
             for field in VOLATILE["summary.json"]:
                 text = text.replace(str(summary[field]), f"<{field}>")
+            text = _LATENCY_SECTION.sub("", text)
             content = text.encode()
         elif path.suffix == ".json":
             content = _stable_json(path, path.read_text(encoding="utf-8")).encode()
@@ -147,6 +163,7 @@ def single_turn_config(tmp_path: Path, url: str, seed: int = 0) -> Path:
         # Piper's sampled noise kept on: the seeded draw must reproduce.
         "build": {
             "profiles": ["male-adult-dark", "female-adult-dark"],  # Piper and espeak-ng
+            "voice_choice": "closest",  # the nearest native voices: Piper is one of them
             "conditions": ["clean", "natural_noise"],
             "deterministic_tts": False,
         },

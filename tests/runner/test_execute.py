@@ -56,7 +56,9 @@ def test_full_run_writes_report_with_standard_shape(tmp_path: Path) -> None:
     md = (run_dir / "report" / "summary.md").read_text()
     assert "| length |" in md and "no judge configured" in md
     csv_lines = (run_dir / "report" / "scores.csv").read_text().splitlines()
-    assert csv_lines[0].startswith("item_id,system,trial,condition,category,metric")
+    assert csv_lines[0].startswith(
+        "item_id,query_id,profile,engine,noise_category,system,trial,condition,category,metric"
+    )
     assert len(csv_lines) == 1 + 24 * 2
 
 

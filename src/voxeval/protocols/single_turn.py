@@ -52,7 +52,7 @@ from voxeval.providers.usage_ledger import (
 from voxeval.scoring.comparison_result import ComparisonResult
 from voxeval.scoring.judge import Judge
 from voxeval.scoring.metric import METRICS
-from voxeval.scoring.metric_runner import run_metrics
+from voxeval.scoring.metric_runner import is_transient_fault, run_metrics
 from voxeval.scoring.reply_record import ReplyRecord, ScoringResources
 from voxeval.scoring.score import Score
 from voxeval.scoring.system_fault import failure_scores
@@ -432,11 +432,27 @@ class SingleTurnProtocol:
         items = self._stored_items(ctx)
         if not items:
             return {}
+        spec = ctx.config.asr or "whisper-tiny-en"
         try:
-            asr = ctx.provider("asr", ctx.config.asr or "whisper-tiny-en")
-        except VoxevalError as exc:
-            return {"not_run": f"no scoring ASR: {exc}"}
-        return input_error_rates(items, asr, seed=ctx.seed)
+            if sends_requests(ctx.provider("asr", spec, cache=False)):
+                # a remote scoring ASR would send requests no unit accounts for: the embedded
+                # Whisper tiny.en measures the input instead (and is named in the result)
+                spec = "whisper-tiny-en"
+            asr = ctx.provider("asr", spec)
+            rates = input_error_rates(items, asr, seed=ctx.seed)
+            return {
+                c: {
+                    **stat,
+                    "asr": ProviderSpec.model_validate(
+                        {"provider": spec} if isinstance(spec, str) else spec
+                    ).provider,
+                }
+                for c, stat in rates.items()
+            }
+        except Exception as exc:  # a report is still written; the reason is shown instead
+            if not isinstance(exc, VoxevalError) and not is_transient_fault(exc):
+                raise
+            return {"not_run": f"the scoring ASR failed: {exc}"}
 
     def _query_ids(self, ctx: RunContext) -> dict[str, str]:
         """Rendered item id -> its query id (CIs resample whole queries)."""
