@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from voxeval.benchmarks.placeholders import fill_placeholders, has_placeholders, placeholder_values
 from voxeval.benchmarks.tools.tool_runtime import resolve_scenario_tools
 from voxeval.benchmarks.tools.tool_spec import HookTrust, ToolSpec, check_tables, load_tool_specs
 from voxeval.config import format_validation_error, load_yaml
@@ -95,6 +96,13 @@ class Scenario(_Strict):
     wrong_script: list[ScriptStep] | None = None
     # labels of information_required that are key entities (IDs, dates, codes); empty = all
     key_entities: list[str] = Field(default_factory=list)
+    # per-language values of <PLACEHOLDER> tokens in the fields above (benchmarks/placeholders.py)
+    culture_overrides: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    romanized_culture_overrides: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # the caller's opening line per language; wins over user_goal.starting_utterance
+    starting_utterances: dict[str, str] = Field(default_factory=dict)
+    # the language the caller speaks (placeholders are resolved for it by in_language)
+    language: str = "en"
 
     @model_validator(mode="before")
     @classmethod
@@ -122,6 +130,41 @@ class Scenario(_Strict):
             ):
                 raise ValueError(f"table {table!r} must map record keys to records (mappings)")
         return value
+
+    def languages(self) -> list[str]:
+        """Languages this scenario can be played in (its own plus every override)."""
+        return sorted({self.language, *self.culture_overrides, *self.starting_utterances})
+
+    def in_language(self, language: str, where: str = "") -> Scenario:
+        """This scenario for a caller speaking ``language``: placeholders resolved from the
+        overrides, the opening line taken from ``starting_utterances`` when it has one."""
+        label = f"{where or self.id}: "
+        if language not in self.languages():
+            raise ConfigError(
+                f"{label}no variant for language {language!r} (available: "
+                f"{', '.join(self.languages())}); add culture_overrides/starting_utterances for it"
+            )
+        data = self.model_dump(mode="json")
+        if self.culture_overrides:
+            values = placeholder_values(
+                self.culture_overrides, self.romanized_culture_overrides, language, label
+            )
+            keep = {"culture_overrides", "romanized_culture_overrides", "starting_utterances"}
+            for field, value in list(data.items()):
+                if field not in keep:
+                    data[field] = fill_placeholders(value, values, f"{label}{field}")
+            utterance = self.starting_utterances.get(language)
+            if utterance is not None:
+                text = fill_placeholders(utterance, values, f"{label}starting_utterances")
+                data["user_goal"]["starting_utterance"] = text
+        elif language in self.starting_utterances:
+            data["user_goal"]["starting_utterance"] = self.starting_utterances[language]
+        if not self.culture_overrides and has_placeholders(
+            {k: v for k, v in data.items() if k != "starting_utterances"}
+        ):
+            raise ConfigError(f"{label}holds <PLACEHOLDER> tokens but no culture_overrides")
+        data["language"] = language
+        return Scenario.model_validate(data)
 
     @property
     def expected_session(self) -> dict[str, Any]:
@@ -154,6 +197,7 @@ class ScenarioSuite:
     scenarios: list[Scenario]
     description: str = ""
     trust: HookTrust | None = None  # where the tools' python hooks may come from
+    language: str = "en"  # the callers' language; placeholders are resolved for it
 
     def get(self, scenario_id: str) -> Scenario:
         for scenario in self.scenarios:
@@ -166,7 +210,9 @@ class ScenarioSuite:
         return resolve_scenario_tools(scenario, self.tools, self.trust)
 
 
-def load_scenario_suite(path: str | Path, *, trusted_modules: Sequence[str] = ()) -> ScenarioSuite:
+def load_scenario_suite(
+    path: str | Path, *, trusted_modules: Sequence[str] = (), language: str | None = None
+) -> ScenarioSuite:
     """Load a suite file (or a folder holding ``suite.yaml``).
 
     Suite file: ``protocol: live_call``, ``domain: tools.yaml`` (the tool library, relative to
@@ -175,7 +221,10 @@ def load_scenario_suite(path: str | Path, *, trusted_modules: Sequence[str] = ()
     ``agent``; a scenario's own fields win). Scenario files hold one scenario or a list.
 
     Python tool hooks must come from ``trusted_modules`` or installed plugins, and every table
-    a scenario's tools name must be in its database; both are checked here."""
+    a scenario's tools name must be in its database; both are checked here.
+
+    ``language`` (default: the suite's ``language:``, else English) picks the callers'
+    language: each scenario's placeholders are resolved for it (``Scenario.in_language``)."""
 
     trust = HookTrust(tuple(trusted_modules))
 
@@ -210,6 +259,8 @@ def load_scenario_suite(path: str | Path, *, trusted_modules: Sequence[str] = ()
         else:
             raise ConfigError(f"{suite_path}: scenarios.{n}: expected a mapping or a path")
         scenarios += [_parse_scenario(item, where, defaults, tools, trust) for where, item in raw]
+    language = language or str(data.get("language") or "en")
+    scenarios = [s.in_language(language, f"{suite_path}: scenario {s.id}") for s in scenarios]
     seen: set[str] = set()
     for scenario in scenarios:
         if scenario.id in seen:
@@ -222,6 +273,7 @@ def load_scenario_suite(path: str | Path, *, trusted_modules: Sequence[str] = ()
         scenarios=scenarios,
         description=str(data.get("description", "")),
         trust=trust,
+        language=language,
     )
 
 
