@@ -17,7 +17,9 @@ CULTURE = {
         "companion": {"first_name": "Íñigo"},
     },
 }
-ROMANIZED = {"es": {"first_name": "Lucia", "last_name": "Nunez", "companion": {"first_name": "Inigo"}}}
+ROMANIZED = {
+    "es": {"first_name": "Lucia", "last_name": "Nunez", "companion": {"first_name": "Inigo"}}
+}
 
 
 def test_values_cover_plain_romanized_and_nested_tokens() -> None:
@@ -33,8 +35,14 @@ def test_values_cover_plain_romanized_and_nested_tokens() -> None:
 
 def test_fill_replaces_inside_nested_values_and_keys() -> None:
     values = placeholder_values(CULTURE, ROMANIZED, "es")
-    db = {"users": {"<LAST_NAME_ROMANIZED>-1": {"email": "<FIRST_NAME_ROMANIZED>@x.org",
-                                               "names": ["<FIRST_NAME> <LAST_NAME>"]}}}
+    db = {
+        "users": {
+            "<LAST_NAME_ROMANIZED>-1": {
+                "email": "<FIRST_NAME_ROMANIZED>@x.org",
+                "names": ["<FIRST_NAME> <LAST_NAME>"],
+            }
+        }
+    }
     assert fill_placeholders(db, values) == {
         "users": {"nunez-1": {"email": "lucia@x.org", "names": ["Lucía Núñez"]}}
     }
@@ -45,7 +53,7 @@ def test_unknown_token_and_missing_language_name_the_field() -> None:
     values = placeholder_values(CULTURE, ROMANIZED, "en")
     with pytest.raises(ConfigError, match=r"users\.u1\.name: placeholder <MIDDLE_NAME>"):
         fill_placeholders({"users": {"u1": {"name": "<MIDDLE_NAME>"}}}, values)
-    with pytest.raises(ConfigError, match="no entry for language 'fr'.*en, es"):
+    with pytest.raises(ConfigError, match=r"no entry for language 'fr'.*en, es"):
         placeholder_values(CULTURE, ROMANIZED, "fr")
 
 

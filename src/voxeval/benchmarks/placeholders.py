@@ -66,6 +66,7 @@ def fill_placeholders(value: Any, values: Mapping[str, str], where: str = "") ->
     """A copy of ``value`` (JSON-like) with every known token replaced; an unknown token left
     in a string raises :class:`ConfigError` naming the field path."""
     if isinstance(value, str):
+
         def swap(match: re.Match[str]) -> str:
             name = match.group(1)
             if name not in values:
