@@ -70,7 +70,10 @@ def test_authentication_success() -> None:
     bad = authentication_success(LiveCallRecord(expected_db=expected, final_db={"session": {}}))
     assert bad.value == 0.0 and "member_id" in bad.details["mismatched"]
     nobody = LiveCallRecord(expected_db={"session": {}}, final_db={"session": {"member_id": "X"}})
-    assert authentication_success(nobody).value == 0.0
+    not_applicable = authentication_success(nobody)  # nothing to check, not a pass
+    assert not_applicable.value is None and "expects no" in str(not_applicable.error)
+    absent = LiveCallRecord(expected_db={"session": {"pin": None}}, final_db={"session": {}})
+    assert authentication_success(absent).value == 1.0
     assert authentication_success(LiveCallRecord()).error
 
 

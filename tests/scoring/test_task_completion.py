@@ -1,4 +1,5 @@
-"""Task completion: normalisation, canonical hashing, structured diff, auth superset check."""
+"""Task completion: normalisation, hashing, structured diff, auth superset check (the hash and
+session rules themselves: tests/benchmarks/tools/test_db_compare.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from voxeval.benchmarks.tools.db_compare import (
-    canonical_json,
+    TaskCompletionSettings,
     db_hash,
     diff_databases,
     normalise,
@@ -23,7 +24,12 @@ from voxeval.scoring.task_completion import compare_final_state, task_completion
 
 EXPECTED: dict[str, Any] = {
     "appointments": {
-        "HT7Q2M": {"status": "booked", "start": "2026-03-19 08:30", "fee": 0, "tags": ["a", "b"]}
+        "HT7Q2M": {
+            "status": "booked",
+            "start": "2026-03-19 08:30",
+            "fee": 0,
+            "notifications": ["a", "b"],
+        }
     },
     "patients": {"KX4-92B7": {"balance": 45, "note": None}},
     "session": {"member_id": "KX4-92B7", "last_name": "lindqvist"},
@@ -44,9 +50,10 @@ def test_normalisation_rules() -> None:
     assert normalise("None") is None and normalise(" null ") is None
     assert normalise("nonexistent") == "nonexistent"
     assert normalise(True) is True
-    assert normalise([3, 1, 2]) == [1, 2, 3]
-    assert normalise([{"b": 1}, {"a": 2}]) == [{"a": 2}, {"b": 1}]
-    assert canonical_json({"b": 1, "a": [1, 2]}) == '{"a":[1,2],"b":1}'
+    assert normalise([3, 1, 2]) == [3, 1, 2]  # a list keeps its order ...
+    assert normalise({"bookings": [3, 1, 2]}) == {"bookings": [1, 2, 3]}  # ... unless order-free
+    loose = TaskCompletionSettings(sort_all_lists=True)
+    assert normalise([{"b": 1}, {"a": 2}], loose) == [{"a": 2}, {"b": 1}]
 
 
 def test_equivalent_representations_hash_alike() -> None:
@@ -55,7 +62,7 @@ def test_equivalent_representations_hash_alike() -> None:
         "patients": {"KX4-92B7": {"note": "null", "balance": 45.0}},
         "appointments": {
             "HT7Q2M": {
-                "tags": ["b", "a"],
+                "notifications": ["b", "a"],
                 "fee": 0.0,
                 "start": "2026-03-19 08:30",
                 "status": "booked",
@@ -100,6 +107,33 @@ def test_session_superset_check() -> None:
     assert score.details["session_mismatch"]["member_id"]["actual"] == "KX4-92B1"
 
 
+def test_no_expected_session_is_not_an_auth_check() -> None:
+    tables = {k: v for k, v in EXPECTED.items() if k != "session"}
+    score = compare_final_state(tables, {**copy.deepcopy(tables), "session": {"member_id": "X"}})
+    assert score.value == 1.0 and score.details["auth_success"] is None
+
+
+def test_list_order_and_settings_decide_the_verdict() -> None:
+    reordered = copy.deepcopy(EXPECTED)
+    reordered["appointments"]["HT7Q2M"]["codes"] = ["y", "x"]
+    expected = copy.deepcopy(EXPECTED)
+    expected["appointments"]["HT7Q2M"]["codes"] = ["x", "y"]
+    assert compare_final_state(expected, reordered).value == 0.0
+    loose = TaskCompletionSettings(sort_all_lists=True)
+    assert compare_final_state(expected, reordered, loose).value == 1.0
+    record = LiveCallRecord(expected_db=expected, final_db=reordered, task_completion=loose)
+    assert task_completion(record).value == 1.0
+
+
+def test_non_table_entries_are_scored_without_crashing() -> None:
+    expected = {**copy.deepcopy(EXPECTED), "_current_date": "2026-03-02", "log": [1, 2]}
+    actual = {**copy.deepcopy(EXPECTED), "_current_date": "2026-03-02", "log": [2, 1]}
+    score = compare_final_state(expected, actual)
+    assert score.value == 0.0
+    assert score.details["diff_text"] == "log[0]: expected 1, got 2\nlog[1]: expected 2, got 1"
+    assert compare_final_state(expected, copy.deepcopy(expected)).value == 1.0
+
+
 def test_missing_inputs_are_not_run_and_metric_is_registered() -> None:
     assert lookup("metric", "task_completion") is task_completion
     assert task_completion(LiveCallRecord(final_db={})).error
@@ -123,7 +157,8 @@ databases = st.dictionaries(
 
 
 def _scramble(value: Any, rng: random.Random) -> Any:
-    """Same content, different surface: key order shuffled, lists reversed, ints as floats."""
+    """Same content, different surface: key order shuffled, lists reversed, ints as floats
+    (list order is ignored only under ``sort_all_lists``)."""
     if isinstance(value, dict):
         items = list(value.items())
         rng.shuffle(items)
@@ -139,8 +174,9 @@ def _scramble(value: Any, rng: random.Random) -> Any:
 @given(databases, st.integers(0, 10_000))
 def test_hash_is_invariant_to_key_order_list_order_and_whole_floats(db: Any, seed: int) -> None:
     scrambled = _scramble(db, random.Random(seed))
-    assert db_hash(db) == db_hash(scrambled)
-    assert compare_final_state(db, scrambled).value == 1.0
+    loose = TaskCompletionSettings(sort_all_lists=True)
+    assert db_hash(db, loose) == db_hash(scrambled, loose)
+    assert compare_final_state(db, scrambled, loose).value == 1.0
 
 
 @settings(max_examples=40, deadline=None)

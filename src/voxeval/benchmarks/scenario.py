@@ -12,6 +12,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from voxeval.benchmarks.placeholders import fill_placeholders, has_placeholders, placeholder_values
+from voxeval.benchmarks.tools.database import Database
+from voxeval.benchmarks.tools.db_compare import REFERENCE_SETTINGS, TaskCompletionSettings
 from voxeval.benchmarks.tools.tool_runtime import resolve_scenario_tools
 from voxeval.benchmarks.tools.tool_spec import HookTrust, ToolSpec, check_tables, load_tool_specs
 from voxeval.config import format_validation_error, load_yaml
@@ -75,9 +77,6 @@ class AgentDefinition(_Strict):
         return [t if isinstance(t, str) else str(t.get("name", "")) for t in self.tools]
 
 
-Database = dict[str, dict[str, dict[str, Any]]]
-
-
 class Scenario(_Strict):
     id: str
     domain: str = ""
@@ -88,9 +87,10 @@ class Scenario(_Strict):
     user_persona: str
     # optional structured persona facts (name, gender, voice) for callers that need them
     persona_traits: dict[str, str] = Field(default_factory=dict)
+    # record tables (key -> record); plain values and list tables are kept as they are
     initial_db: Database
     # same shape as initial_db plus an optional ``session`` mapping for the auth check
-    expected_db: dict[str, Any]
+    expected_db: Database
     agent: AgentDefinition
     agent_script: list[ScriptStep] = Field(default_factory=list)
     wrong_script: list[ScriptStep] | None = None
@@ -119,16 +119,11 @@ class Scenario(_Strict):
 
     @field_validator("expected_db")
     @classmethod
-    def _expected_shape(cls, value: dict[str, Any]) -> dict[str, Any]:
-        for table, records in value.items():
-            if table == SESSION_KEY:
-                if not isinstance(records, dict):
-                    raise ValueError("'session' must be a mapping of field -> value")
-                continue
-            if not isinstance(records, dict) or not all(
-                isinstance(r, dict) for r in records.values()
-            ):
-                raise ValueError(f"table {table!r} must map record keys to records (mappings)")
+    def _expected_shape(cls, value: Database) -> Database:
+        # other entries may be record tables, lists or plain values (``_current_date``);
+        # tools that name one check its shape (``check_tables``)
+        if SESSION_KEY in value and not isinstance(value[SESSION_KEY], dict):
+            raise ValueError("'session' must be a mapping of field -> value")
         return value
 
     def languages(self) -> list[str]:
@@ -173,6 +168,7 @@ class Scenario(_Strict):
 
     @property
     def expected_tables(self) -> Database:
+        """The expected database without ``session`` (tables and plain values)."""
         return {k: v for k, v in self.expected_db.items() if k != SESSION_KEY}
 
     @property
@@ -198,6 +194,8 @@ class ScenarioSuite:
     description: str = ""
     trust: HookTrust | None = None  # where the tools' python hooks may come from
     language: str = "en"  # the callers' language; placeholders are resolved for it
+    # how final databases are compared (suite.yaml ``task_completion:``)
+    task_completion: TaskCompletionSettings = REFERENCE_SETTINGS
 
     def get(self, scenario_id: str) -> Scenario:
         for scenario in self.scenarios:
@@ -224,7 +222,11 @@ def load_scenario_suite(
     a scenario's tools name must be in its database; both are checked here.
 
     ``language`` (default: the suite's ``language:``, else English) picks the callers'
-    language: each scenario's placeholders are resolved for it (``Scenario.in_language``)."""
+    language: each scenario's placeholders are resolved for it (``Scenario.in_language``).
+
+    ``task_completion:`` (optional) sets how final databases are compared: ``order_free_lists``
+    (fields whose lists are compared regardless of order; default: the EVA-Bench set) and
+    ``sort_all_lists`` (ignore the order of every list; default false)."""
 
     trust = HookTrust(tuple(trusted_modules))
 
@@ -259,6 +261,7 @@ def load_scenario_suite(
         else:
             raise ConfigError(f"{suite_path}: scenarios.{n}: expected a mapping or a path")
         scenarios += [_parse_scenario(item, where, defaults, tools, trust) for where, item in raw]
+    completion = _task_completion_settings(data.get("task_completion"), suite_path)
     language = language or str(data.get("language") or "en")
     scenarios = [s.in_language(language, f"{suite_path}: scenario {s.id}") for s in scenarios]
     seen: set[str] = set()
@@ -274,7 +277,19 @@ def load_scenario_suite(
         description=str(data.get("description", "")),
         trust=trust,
         language=language,
+        task_completion=completion,
     )
+
+
+def _task_completion_settings(data: Any, suite_path: Path) -> TaskCompletionSettings:
+    if data is None:
+        return REFERENCE_SETTINGS
+    if not isinstance(data, dict):
+        raise ConfigError(f"{suite_path}: task_completion: expected a mapping")
+    try:
+        return TaskCompletionSettings.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(f"{suite_path}: task_completion", exc)) from exc
 
 
 def _read_scenario_files(path: Path) -> list[tuple[str, Any]]:
@@ -309,7 +324,7 @@ def _parse_scenario(
     except ValidationError as exc:
         raise ConfigError(format_validation_error(label, exc)) from exc
     available = resolve_scenario_tools(scenario, tools, trust)
-    check_tables(available, set(scenario.initial_db) | set(scenario.expected_tables), label)
+    check_tables(available, {**scenario.expected_tables, **scenario.initial_db}, label)
     for script_name in ("agent_script", "wrong_script"):
         for s, step in enumerate(getattr(scenario, script_name) or []):
             for c, call in enumerate(step.tool_calls):

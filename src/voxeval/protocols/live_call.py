@@ -185,6 +185,7 @@ class LiveCallProtocol:
             result,
             ctx.store.unit_dir(unit),
             expected_db=scenario.expected_db,
+            compare=suite.task_completion,
             meta={
                 "scenario": scenario.id,
                 "system": unit.system,
@@ -257,13 +258,15 @@ class LiveCallProtocol:
             # a recording from before faults were told apart: nobody knows whose it was
             reason = f"the call failed: {call.get('error')}"
             return {m: Score.not_run(reason) for m in wanted}
-        scenario = self.suite(ctx).get(unit.item_id)
+        suite = self.suite(ctx)
+        scenario = suite.get(unit.item_id)
         record = LiveCallRecord(
             timeline=timeline,
             final_db=final_db,
             expected_db=scenario.expected_db,
             initial_db=read_json(unit_dir / "initial_db.json"),
             scenario=scenario,
+            task_completion=suite.task_completion,
         )
         resources = self.resources(ctx)
         scores = run_metrics(wanted, record, resources)

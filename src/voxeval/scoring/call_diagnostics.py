@@ -32,16 +32,15 @@ _ORDINAL = re.compile(r"(\d+)(st|nd|rd|th)\b")
 
 @register("metric", "authentication_success")
 def authentication_success(record: LiveCallRecord, resources: object = None) -> Score:
-    """1 if the caller ended up authenticated as the scenario expects (expected session keys
-    present, strings case-insensitive). When the scenario expects no authentication, 1 only
-    if nobody was authenticated."""
+    """1 if the caller ended up authenticated as the scenario expects: every expected session
+    key holds its value (strings case-insensitive; an expected null matches an absent key).
+    A scenario that expects no session has nothing to check: not run (as in EVA-Bench)."""
     if record.expected_db is None or record.final_db is None:
         return Score.not_run("needs the expected and the final database")
     expected = record.expected_db.get(SESSION_KEY) or {}
     actual = record.final_db.get(SESSION_KEY) or {}
     if not expected:
-        ok = not actual
-        return Score(value=float(ok), passed=ok, details={"expected": {}, "actual": actual})
+        return Score.not_run("the scenario expects no authenticated session", actual=actual)
     check = session_check(expected, actual)
     details = {"expected": expected, "actual": actual, "mismatched": check["mismatched"]}
     return Score(value=float(check["ok"]), passed=check["ok"], details=details)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from voxeval.benchmarks.scenario import Scenario
+from voxeval.benchmarks.tools.db_compare import REFERENCE_SETTINGS, TaskCompletionSettings
 from voxeval.simulation.timeline import Timeline
 
 
@@ -13,10 +14,12 @@ from voxeval.simulation.timeline import Timeline
 class LiveCallRecord:
     """Any field may be missing; a metric whose inputs are missing returns ``Score.not_run``.
 
-    ``final_db``/``expected_db`` include the auth ``session`` mapping when there is one."""
+    ``final_db``/``expected_db`` include the auth ``session`` mapping when there is one;
+    ``task_completion`` holds the suite's settings for comparing them."""
 
     timeline: Timeline | None = None
     final_db: dict[str, Any] | None = None
     expected_db: dict[str, Any] | None = None
     initial_db: dict[str, Any] | None = None
     scenario: Scenario | None = None
+    task_completion: TaskCompletionSettings = REFERENCE_SETTINGS

@@ -1,14 +1,18 @@
 """Task completion (EVA-A): did the call leave the database in the expected state?
 
-Binary: the SHA-256 of the normalised canonical database (``session`` removed) must equal the
-expected one, and the expected auth ``session`` must be a subset of the actual session."""
+Binary: the SHA-256 of the normalised database (``session`` removed) must equal the expected
+one (``voxeval.benchmarks.tools.db_compare``: the EVA-Bench reference hash under the default
+settings; a suite may change which lists are order-free), and when the scenario expects an
+auth ``session``, each expected session key must hold its value in the actual session."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from voxeval.benchmarks.tools.db_compare import (
+    REFERENCE_SETTINGS,
     SESSION_KEY,
+    TaskCompletionSettings,
     db_hash,
     diff_databases,
     diff_is_empty,
@@ -20,15 +24,22 @@ from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.score import Score
 
 
-def compare_final_state(expected_db: dict[str, Any], final_db: dict[str, Any]) -> Score:
-    """Score a final database against the expected one (both may carry ``session``)."""
-    expected_hash, actual_hash = db_hash(expected_db), db_hash(final_db)
-    auth = session_check(expected_db.get(SESSION_KEY) or {}, final_db.get(SESSION_KEY) or {})
-    diff = diff_databases(expected_db, final_db)
+def compare_final_state(
+    expected_db: dict[str, Any],
+    final_db: dict[str, Any],
+    settings: TaskCompletionSettings = REFERENCE_SETTINGS,
+) -> Score:
+    """Score a final database against the expected one (both may carry ``session``).
+
+    ``auth_success`` is None when the scenario expects no session (nothing to check)."""
+    expected_hash, actual_hash = db_hash(expected_db, settings), db_hash(final_db, settings)
+    expected_session = expected_db.get(SESSION_KEY) or {}
+    auth = session_check(expected_session, final_db.get(SESSION_KEY) or {})
+    diff = diff_databases(expected_db, final_db, settings)
     db_match = expected_hash == actual_hash
     passed = db_match and auth["ok"]
     details: dict[str, Any] = {
-        "auth_success": auth["ok"],
+        "auth_success": auth["ok"] if expected_session else None,
         "db_match": db_match,
         "expected_hash": expected_hash,
         "actual_hash": actual_hash,
@@ -47,4 +58,4 @@ def task_completion(record: LiveCallRecord, resources: object = None) -> Score:
         return Score.not_run("no expected database for this call")
     if record.final_db is None:
         return Score.not_run("the call left no final database")
-    return compare_final_state(record.expected_db, record.final_db)
+    return compare_final_state(record.expected_db, record.final_db, record.task_completion)

@@ -15,7 +15,11 @@ from typing import Any
 
 from voxeval.atomic_files import read_json, write_json_atomic
 from voxeval.audio import write_audio
-from voxeval.benchmarks.tools.db_compare import diff_databases
+from voxeval.benchmarks.tools.db_compare import (
+    REFERENCE_SETTINGS,
+    TaskCompletionSettings,
+    diff_databases,
+)
 from voxeval.simulation.call_end import timeline_until_end, track_until
 from voxeval.simulation.engine import CallResult
 from voxeval.simulation.timeline import Timeline
@@ -34,7 +38,9 @@ def record_call(
     *,
     expected_db: dict[str, Any] | None = None,
     meta: dict[str, Any] | None = None,
+    compare: TaskCompletionSettings = REFERENCE_SETTINGS,
 ) -> None:
+    """``compare``: the suite's rules for the ``db_diff.json`` diff (as task completion)."""
     unit_dir.mkdir(parents=True, exist_ok=True)
     timeline = timeline_until_end(result.timeline)
     t_end = timeline.end.t if timeline.end is not None else result.duration_s
@@ -46,7 +52,9 @@ def record_call(
     write_json_atomic(unit_dir / INITIAL_DB_FILE, result.initial_db)
     write_json_atomic(unit_dir / FINAL_DB_FILE, result.final_db)
     if expected_db is not None:
-        write_json_atomic(unit_dir / DIFF_FILE, diff_databases(expected_db, result.final_db))
+        write_json_atomic(
+            unit_dir / DIFF_FILE, diff_databases(expected_db, result.final_db, compare)
+        )
     # call.json last: its presence marks a complete recording
     write_json_atomic(
         unit_dir / CALL_FILE,

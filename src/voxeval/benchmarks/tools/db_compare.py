@@ -1,73 +1,148 @@
-"""Canonical form, hashing and structured diffs of scenario databases (task completion)."""
+"""Normal form, hashing and structured diffs of scenario databases (task completion).
+
+The hash follows the EVA-Bench reference so that a database hashes to the same hex digest
+as there: the normalised database without ``session`` is serialised by ``json.dumps`` with
+sorted keys, compact separators, ASCII escapes and ``str`` for anything else, then SHA-256.
+Normalising turns whole finite floats into ints and the strings "none"/"null" (any case,
+surrounding blanks) into null. A list keeps its order unless it is the value of a field
+declared order-free (``TaskCompletionSettings.order_free_lists``); ``sort_all_lists`` is the
+older, looser rule where no list order matters."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from voxeval.benchmarks.tools.database import Database, is_record_table
 
 SESSION_KEY = "session"
 _NULL_STRINGS = {"none", "null"}
+# the fields whose list order the EVA-Bench reference ignores, in every domain
+REFERENCE_ORDER_FREE_LISTS = (
+    "asset_recoveries",
+    "bookings",
+    "group_memberships",
+    "notifications",
+    "standby_list",
+    "system_accounts",
+)
+_MISSING = "<missing>"
 
 
-def normalise(value: Any) -> Any:
-    """Whole floats -> int, strings "none"/"null" -> None, lists sorted (order-independent),
-    mappings normalised recursively (keys as strings)."""
-    if isinstance(value, bool) or value is None:
-        return value
+class TaskCompletionSettings(BaseModel):
+    """A suite's ``task_completion:`` settings (suite.yaml)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # fields (at any depth) whose list value is compared as a multiset
+    order_free_lists: tuple[str, ...] = Field(default=REFERENCE_ORDER_FREE_LISTS)
+    # every list is order-free (voxeval's rule before EVA parity; not the reference's)
+    sort_all_lists: bool = False
+
+
+REFERENCE_SETTINGS = TaskCompletionSettings()
+
+
+def normalise(value: Any, settings: TaskCompletionSettings = REFERENCE_SETTINGS) -> Any:
+    """The comparable form of ``value`` (see the module docstring); mapping keys as strings."""
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            name = str(key)
+            normal = normalise(item, settings)
+            if isinstance(normal, list) and name in settings.order_free_lists:
+                normal = sorted(normal, key=_order_key)
+            out[name] = normal
+        return out
+    if isinstance(value, list | tuple):
+        items = [normalise(v, settings) for v in value]
+        return sorted(items, key=_order_key) if settings.sort_all_lists else items
     if isinstance(value, float):
-        return int(value) if value.is_integer() else value
+        return int(value) if math.isfinite(value) and value.is_integer() else value
     if isinstance(value, str):
         return None if value.strip().lower() in _NULL_STRINGS else value
-    if isinstance(value, dict):
-        return {str(k): normalise(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        items = [normalise(v) for v in value]
-        return sorted(items, key=canonical_json)
     return value
 
 
-def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+def _order_key(item: Any) -> str:
+    # the reference sorts order-free lists by each item's JSON (default separators, ASCII)
+    return json.dumps(item, sort_keys=True, default=str)
 
 
-def without_session(db: dict[str, Any]) -> dict[str, Any]:
+def hash_json(value: Any) -> str:
+    """The serialisation that is hashed (the reference's ``json.dumps`` arguments)."""
+    return json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))
+
+
+def without_session(db: Database) -> Database:
     return {k: v for k, v in db.items() if k != SESSION_KEY}
 
 
-def db_hash(db: dict[str, Any]) -> str:
-    """SHA-256 of the canonical JSON of the normalised database without ``session``."""
-    return hashlib.sha256(canonical_json(normalise(without_session(db))).encode()).hexdigest()
+def db_hash(db: Database, settings: TaskCompletionSettings = REFERENCE_SETTINGS) -> str:
+    """SHA-256 hex digest of the normalised database without ``session``; with the default
+    settings equal to the EVA-Bench reference's hash of the same database."""
+    return hashlib.sha256(hash_json(normalise(without_session(db), settings)).encode()).hexdigest()
 
 
-def diff_databases(expected: dict[str, Any], actual: dict[str, Any]) -> dict[str, Any]:
-    """Structured diff of two normalised databases (session excluded)::
+def diff_databases(
+    expected: Database, actual: Database, settings: TaskCompletionSettings = REFERENCE_SETTINGS
+) -> dict[str, Any]:
+    """Structured diff of two databases after normalising (session excluded)::
 
     {"tables_added": [...], "tables_removed": [...],
      "tables": {table: {"records_added": [...], "records_removed": [...],
-                        "records_changed": {key: {field: {"expected", "actual"}}}}}}
-    """
-    exp = normalise(without_session(expected))
-    act = normalise(without_session(actual))
+                        "records_changed": {key: {field: {"expected", "actual"}}}}},
+     "lists": {name: [{"index": i, "expected", "actual"}]},   # tables stored as lists
+     "values": {name: {"expected", "actual"}}}                # plain values, changed kinds
+
+    Names in ``tables_added``/``tables_removed`` are any top-level entries, tables or not."""
+    exp = normalise(without_session(expected), settings)
+    act = normalise(without_session(actual), settings)
     out: dict[str, Any] = {
         "tables_added": sorted(set(act) - set(exp)),
         "tables_removed": sorted(set(exp) - set(act)),
         "tables": {},
+        "lists": {},
+        "values": {},
     }
-    for table in sorted(set(exp) & set(act)):
-        e_rows, a_rows = exp[table] or {}, act[table] or {}
-        changed: dict[str, Any] = {}
-        for key in sorted(set(e_rows) & set(a_rows)):
-            fields = _field_diff(e_rows[key], a_rows[key])
-            if fields:
-                changed[key] = fields
-        added, removed = sorted(set(a_rows) - set(e_rows)), sorted(set(e_rows) - set(a_rows))
-        if added or removed or changed:
-            out["tables"][table] = {
-                "records_added": added,
-                "records_removed": removed,
-                "records_changed": changed,
-            }
+    for name in sorted(set(exp) & set(act)):
+        want, got = exp[name], act[name]
+        if want == got:
+            continue
+        if is_record_table(want) and is_record_table(got):
+            out["tables"][name] = _table_diff(want, got)
+        elif isinstance(want, list) and isinstance(got, list):
+            out["lists"][name] = _list_diff(want, got)
+        else:
+            out["values"][name] = {"expected": want, "actual": got}
+    return out
+
+
+def _table_diff(expected: dict[str, Any], actual: dict[str, Any]) -> dict[str, Any]:
+    changed: dict[str, Any] = {}
+    for key in sorted(set(expected) & set(actual)):
+        fields = _field_diff(expected[key], actual[key])
+        if fields:
+            changed[key] = fields
+    return {
+        "records_added": sorted(set(actual) - set(expected)),
+        "records_removed": sorted(set(expected) - set(actual)),
+        "records_changed": changed,
+    }
+
+
+def _list_diff(expected: list[Any], actual: list[Any]) -> list[dict[str, Any]]:
+    """Element-wise differences; an item only one side has is ``<missing>`` on the other."""
+    out = []
+    for index in range(max(len(expected), len(actual))):
+        want = expected[index] if index < len(expected) else _MISSING
+        got = actual[index] if index < len(actual) else _MISSING
+        if want != got:
+            out.append({"index": index, "expected": want, "actual": got})
     return out
 
 
@@ -76,16 +151,17 @@ def _field_diff(expected: Any, actual: Any) -> dict[str, Any]:
         return {} if expected == actual else {"<record>": {"expected": expected, "actual": actual}}
     return {
         field: {
-            "expected": expected.get(field, "<missing>"),
-            "actual": actual.get(field, "<missing>"),
+            "expected": expected.get(field, _MISSING),
+            "actual": actual.get(field, _MISSING),
         }
         for field in sorted(set(expected) | set(actual))
-        if expected.get(field, "<missing>") != actual.get(field, "<missing>")
+        if expected.get(field, _MISSING) != actual.get(field, _MISSING)
     }
 
 
 def diff_is_empty(diff: dict[str, Any]) -> bool:
-    return not (diff["tables_added"] or diff["tables_removed"] or diff["tables"])
+    keys = ("tables_added", "tables_removed", "tables", "lists", "values")
+    return not any(diff.get(k) for k in keys)
 
 
 def render_diff(diff: dict[str, Any]) -> str:
@@ -100,21 +176,26 @@ def render_diff(diff: dict[str, Any]) -> str:
                 lines.append(
                     f"{table}[{key}].{field}: expected {pair['expected']!r}, got {pair['actual']!r}"
                 )
+    for name, items in diff.get("lists", {}).items():
+        lines += [
+            f"{name}[{d['index']}]: expected {d['expected']!r}, got {d['actual']!r}" for d in items
+        ]
+    for name, pair in diff.get("values", {}).items():
+        lines.append(f"{name}: expected {pair['expected']!r}, got {pair['actual']!r}")
     return "\n".join(lines) if lines else "no differences"
 
 
 def session_check(expected: dict[str, Any], actual: dict[str, Any]) -> dict[str, Any]:
-    """Superset check: every expected key/value is in ``actual`` (strings case-insensitive)."""
-    mismatched = {}
-    for key, want in expected.items():
-        got = actual.get(key, "<missing>")
-        if not _same(want, got):
-            mismatched[key] = {"expected": want, "actual": got}
+    """The reference's auth check: for every expected key, the actual value (None when the
+    key is absent) equals the expected one, strings compared lower-cased and otherwise as
+    they are ("None" is the string "none" here, not null). Extra actual keys are allowed."""
+    mismatched = {
+        key: {"expected": want, "actual": actual.get(key)}
+        for key, want in expected.items()
+        if _session_form(actual.get(key)) != _session_form(want)
+    }
     return {"ok": not mismatched, "mismatched": mismatched}
 
 
-def _same(want: Any, got: Any) -> bool:
-    want, got = normalise(want), normalise(got)
-    if isinstance(want, str) and isinstance(got, str):
-        return want.casefold() == got.casefold()
-    return bool(want == got)
+def _session_form(value: Any) -> Any:
+    return value.lower() if isinstance(value, str) else value

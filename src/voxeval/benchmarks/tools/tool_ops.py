@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from voxeval.benchmarks.tools.database import Database, RecordTable, describe_value, is_record_table
 from voxeval.benchmarks.tools.tool_expr import ExpressionError, evaluate, render
 from voxeval.benchmarks.tools.tool_spec import (
     DeleteOp,
@@ -32,7 +33,7 @@ class ToolContext:
     """What a tool sees: the working database and session, its parameters and bound variables.
     Python hooks receive this object and may read or change ``db``/``session``/``vars``."""
 
-    db: dict[str, dict[str, dict[str, Any]]]
+    db: Database
     session: dict[str, Any]
     params: dict[str, Any]
     now: str
@@ -50,10 +51,20 @@ class ToolContext:
             "db": self.db,
         }
 
-    def table(self, name: str) -> dict[str, dict[str, Any]]:
+    def table(self, name: str, create: bool = False) -> RecordTable:
+        """The record table ``name`` (made empty first when ``create`` and it is absent);
+        a list or plain value under that name is a tool error naming it, never a crash."""
         if name not in self.db:
-            raise ToolFailure("tool_error", f"table {name!r} does not exist")
-        return self.db[name]
+            if not create:
+                raise ToolFailure("tool_error", f"table {name!r} does not exist")
+            self.db[name] = {}
+        table = self.db[name]
+        if not is_record_table(table):
+            raise ToolFailure(
+                "tool_error",
+                f"{name!r} holds {describe_value(table)}, not a table of records by key",
+            )
+        return table
 
 
 _NO_RESULT = object()
@@ -144,7 +155,7 @@ def _locate(
 
 
 def _insert(op: InsertOp, ctx: ToolContext) -> None:
-    table = ctx.db.setdefault(op.table, {})
+    table = ctx.table(op.table, create=True)
     scope = ctx.scope()
     key = str(render(op.key, scope))
     if key in table:

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 import jsonschema
 
+from voxeval.benchmarks.tools.database import Database
 from voxeval.benchmarks.tools.tool_call import ToolCallRecord
 from voxeval.benchmarks.tools.tool_ops import ToolContext, ToolFailure, run_tool
 from voxeval.benchmarks.tools.tool_spec import HookTrust, ToolSpec, parse_tool_specs
@@ -31,7 +32,7 @@ class ToolScenario(Protocol):
     def agent(self) -> ToolAgent: ...
 
     @property
-    def initial_db(self) -> dict[str, dict[str, dict[str, Any]]]: ...
+    def initial_db(self) -> Database: ...
 
     @property
     def current_date_time(self) -> str: ...
@@ -80,7 +81,7 @@ class ToolRuntime:
     ) -> None:
         self.scenario = scenario
         self.tools = resolve_scenario_tools(scenario, tool_specs, trust)
-        self.db: dict[str, dict[str, dict[str, Any]]] = copy.deepcopy(scenario.initial_db)
+        self.db: Database = copy.deepcopy(scenario.initial_db)
         self.session: dict[str, Any] = {}
         self.log: list[ToolCallRecord] = []
         self._validators = {

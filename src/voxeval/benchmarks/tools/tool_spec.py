@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -26,6 +27,7 @@ from pydantic import (
     model_validator,
 )
 
+from voxeval.benchmarks.tools.database import describe_value, is_record_table
 from voxeval.benchmarks.tools.tool_expr import (
     ExpressionError,
     compile_expression,
@@ -322,9 +324,13 @@ def load_tool_specs(path: str | Path, trust: HookTrust | None = None) -> dict[st
     return parse_tool_specs(load_yaml(path), str(path), trust)
 
 
-def check_tables(tools: Mapping[str, ToolSpec], tables: set[str], where: str) -> None:
-    """Every table a tool names must be in the scenario's database (``tables``: those of its
-    initial and expected database); a typo fails at load instead of at the first call."""
+def check_tables(
+    tools: Mapping[str, ToolSpec], tables: Mapping[str, Any] | AbstractSet[str], where: str
+) -> None:
+    """Every table a tool names must be in the scenario's database (``tables``: the entries
+    of its initial and expected database, or just their names) and, when the entries are
+    given, be a record table rather than a list or a plain value such as ``_current_date``;
+    a typo fails at load instead of at the first call."""
     for spec in tools.values():
         for field_path, table in spec.tables():
             if table not in tables:
@@ -332,4 +338,10 @@ def check_tables(tools: Mapping[str, ToolSpec], tables: set[str], where: str) ->
                 raise ConfigError(
                     f"{where}: tool {spec.name!r}: {field_path}: table {table!r} is not defined "
                     f"in the scenario's database (tables: {known})"
+                )
+            if isinstance(tables, Mapping) and not is_record_table(tables[table]):
+                raise ConfigError(
+                    f"{where}: tool {spec.name!r}: {field_path}: {table!r} holds "
+                    f"{describe_value(tables[table])}, not records by key; declarative steps "
+                    "only work on record tables (use a python hook for other entries)"
                 )
