@@ -39,7 +39,7 @@ EXPECTED: dict[str, Any] = {
 def test_identical_state_passes() -> None:
     score = compare_final_state(EXPECTED, copy.deepcopy(EXPECTED))
     assert score.value == 1.0 and score.passed is True
-    assert score.details["auth_success"] is True
+    assert score.details["auth_success"] is True and score.details["auth_checked"] is True
     assert score.details["expected_hash"] == score.details["actual_hash"]
     assert "diff" not in score.details
 
@@ -110,7 +110,7 @@ def test_session_superset_check() -> None:
 def test_no_expected_session_is_not_an_auth_check() -> None:
     tables = {k: v for k, v in EXPECTED.items() if k != "session"}
     score = compare_final_state(tables, {**copy.deepcopy(tables), "session": {"member_id": "X"}})
-    assert score.value == 1.0 and score.details["auth_success"] is None
+    assert score.value == 1.0 and score.details["auth_checked"] is False
 
 
 def test_list_order_and_settings_decide_the_verdict() -> None:

@@ -31,7 +31,8 @@ def compare_final_state(
 ) -> Score:
     """Score a final database against the expected one (both may carry ``session``).
 
-    ``auth_success`` is None when the scenario expects no session (nothing to check)."""
+    ``auth_checked`` is False when the scenario expects no session: nothing to check, and
+    ``auth_success`` is then True only in the sense that no check failed."""
     expected_hash, actual_hash = db_hash(expected_db, settings), db_hash(final_db, settings)
     expected_session = expected_db.get(SESSION_KEY) or {}
     auth = session_check(expected_session, final_db.get(SESSION_KEY) or {})
@@ -39,7 +40,8 @@ def compare_final_state(
     db_match = expected_hash == actual_hash
     passed = db_match and auth["ok"]
     details: dict[str, Any] = {
-        "auth_success": auth["ok"] if expected_session else None,
+        "auth_success": auth["ok"],
+        "auth_checked": bool(expected_session),
         "db_match": db_match,
         "expected_hash": expected_hash,
         "actual_hash": actual_hash,
