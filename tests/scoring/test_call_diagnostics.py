@@ -84,16 +84,15 @@ def test_response_latency_split_by_tool_calls() -> None:
 
 
 def test_response_latency_counts_early_starts_apart() -> None:
-    """Golden: turn 1 is answered 0.8 s before the caller finished (the caller paused mid-turn
-    and resumed over the agent); it is an early start, not a latency of -0.8 s."""
+    """Golden: turn 2 is answered 0.8 s before the caller finished (the agent started talking
+    over the rest of the caller's turn); it is an early start, not a latency of -0.8 s."""
     timeline = Timeline(
         segments=[
-            agent(0.0, 1.0, 0),  # greeting
+            agent(0.0, 1.0, 0),  # greeting (turn 0)
             user(1.5, 3.0, 0, "hello", "hello"),
-            agent(4.0, 5.0, 1),  # +1.0 s after the user, with a tool call
-            user(6.0, 7.0, 1, "my member id is", "my member id is"),
-            agent(7.7, 8.6, 2),  # starts during the user's pause ...
-            user(8.0, 8.5, 1, "", ""),  # ... and the user's turn 1 ends at 8.5: 0.8 s early
+            agent(4.0, 5.0, 1),  # turn 1: +1.0 s after the user, with a tool call
+            user(6.0, 8.5, 1, "my member id is", "my member id is"),
+            agent(7.7, 8.6, 2),  # turn 2: starts 8.5 - 7.7 = 0.8 s before the caller ends
             user(9.0, 10.0, 2, "thanks", "thanks"),
             agent(10.5, 11.0, 3),  # +0.5 s, no tool
             user(11.5, 12.0, 3, "bye", ""),  # not answered: the caller hung up
@@ -116,16 +115,15 @@ def test_response_latency_counts_early_starts_apart() -> None:
 def test_response_latency_with_only_early_starts_is_not_run() -> None:
     timeline = Timeline(
         segments=[
-            user(0.0, 1.0, 0, "i need", "i need"),
-            agent(1.5, 2.5, 0),
-            user(2.0, 3.0, 0, "", ""),
+            user(0.0, 3.0, 0, "i need", "i need"),
+            agent(2.0, 2.5, 0),  # starts 1.0 s before the caller ends
         ],
         end=EndEvent(3.0, "agent_end_call"),
     )
     score = response_latency(LiveCallRecord(timeline=timeline))
     assert score.value is None and score.error is not None and "before" in score.error
     assert score.details["early_starts"] == 1 and score.details["answered_turns"] == 0
-    assert score.details["early_by_s"] == pytest.approx([1.5])
+    assert score.details["early_by_s"] == pytest.approx([1.0])  # 3.0 - 2.0
 
 
 def test_default_metric_lists_of_both_protocols_are_registered() -> None:
