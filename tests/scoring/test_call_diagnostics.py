@@ -225,3 +225,27 @@ def test_stt_wer_counts_an_unheard_turn_the_agent_answered() -> None:
     score = stt_wer(LiveCallRecord(timeline=timeline))
     assert score.details["deletions"] == 3
     assert score.value == pytest.approx(3 / 5)
+
+
+def test_response_latency_numbers_turns_like_turn_taking() -> None:
+    """Golden: the caller resuming over the agent opens a new turn (reference numbering), so
+    its speech after the pause is answered on its own latency, not an early start."""
+    timeline = Timeline(
+        segments=[
+            agent(0.0, 1.0, 0),  # greeting, turn 0
+            user(1.5, 3.0, 0, "hello", "hello"),
+            agent(4.0, 5.0, 1),  # turn 1: 4.0 - 3.0 = 1.0 s, with a tool call
+            user(6.0, 7.0, 1, "my member id is", "my member id is"),
+            agent(7.7, 8.6, 2),  # turn 2: 7.7 - 7.0 = 0.7 s
+            user(8.0, 8.5, 1, "", ""),  # starts over the agent: opens turn 3 ...
+            user(9.0, 10.0, 2, "thanks", "thanks"),  # ... which this joins (no reply between)
+            agent(10.5, 11.0, 3),  # turn 3: 10.5 - 10.0 = 0.5 s
+            user(11.5, 12.0, 3, "bye", ""),  # turn 4, unanswered: the caller hung up
+        ],
+        tools=[ToolEvent(3.5, 1, "verify_patient", {}, {}, "auth")],
+        end=EndEvent(12.0, "user_end_call"),
+    )
+    score = response_latency(LiveCallRecord(timeline=timeline))
+    assert score.details["per_turn_s"] == pytest.approx([1.0, 0.7, 0.5])
+    assert score.value == pytest.approx(2.2 / 3)  # (1.0 + 0.7 + 0.5) / 3
+    assert score.details["early_starts"] == 0 and score.details["unanswered_turns"] == 1
