@@ -130,7 +130,8 @@ def test_a_failing_agent_scores_like_one_that_fails_those_scenarios(tmp_path: Pa
     # turn-taking is scored over the partial call: the unanswered user turn scores 0
     turn_taking = scores["turn_taking"]
     assert turn_taking["value"] == 0.0 and turn_taking["details"]["system_fault"] == "exception"
-    assert turn_taking["details"]["timeouts"] == [1]
+    # turns numbered as the EVA-Bench reference does: the greeting is turn 0
+    assert turn_taking["details"]["timeouts"] == [2]
     silent = json.loads((out / "items" / FAILING / "silent" / "0" / "call.json").read_text())
     assert silent["end_reason"] == "agent_timeout" and silent["system_fault"]["cause"] == "timeout"
     tolerated = CliRunner().invoke(app, ["report", str(out), "--max-failures", "4"])

@@ -87,16 +87,15 @@ def test_response_latency_split_by_tool_calls() -> None:
 
 
 def test_response_latency_counts_early_starts_apart() -> None:
-    """Golden: turn 1 is answered 0.8 s before the caller finished (the caller paused mid-turn
-    and resumed over the agent); it is an early start, not a latency of -0.8 s."""
+    """Golden: turn 2 is answered 0.8 s before the caller finished (the agent started talking
+    over the rest of the caller's turn); it is an early start, not a latency of -0.8 s."""
     timeline = Timeline(
         segments=[
-            agent(0.0, 1.0, 0),  # greeting
+            agent(0.0, 1.0, 0),  # greeting (turn 0)
             user(1.5, 3.0, 0, "hello", "hello"),
-            agent(4.0, 5.0, 1),  # +1.0 s after the user, with a tool call
-            user(6.0, 7.0, 1, "my member id is", "my member id is"),
-            agent(7.7, 8.6, 2),  # starts during the user's pause ...
-            user(8.0, 8.5, 1, "", ""),  # ... and the user's turn 1 ends at 8.5: 0.8 s early
+            agent(4.0, 5.0, 1),  # turn 1: +1.0 s after the user, with a tool call
+            user(6.0, 8.5, 1, "my member id is", "my member id is"),
+            agent(7.7, 8.6, 2),  # turn 2: starts 8.5 - 7.7 = 0.8 s before the caller ends
             user(9.0, 10.0, 2, "thanks", "thanks"),
             agent(10.5, 11.0, 3),  # +0.5 s, no tool
             user(11.5, 12.0, 3, "bye", ""),  # not answered: the caller hung up
@@ -119,16 +118,15 @@ def test_response_latency_counts_early_starts_apart() -> None:
 def test_response_latency_with_only_early_starts_is_not_run() -> None:
     timeline = Timeline(
         segments=[
-            user(0.0, 1.0, 0, "i need", "i need"),
-            agent(1.5, 2.5, 0),
-            user(2.0, 3.0, 0, "", ""),
+            user(0.0, 3.0, 0, "i need", "i need"),
+            agent(2.0, 2.5, 0),  # starts 1.0 s before the caller ends
         ],
         end=EndEvent(3.0, "agent_end_call"),
     )
     score = response_latency(LiveCallRecord(timeline=timeline))
     assert score.value is None and score.error is not None and "before" in score.error
     assert score.details["early_starts"] == 1 and score.details["answered_turns"] == 0
-    assert score.details["early_by_s"] == pytest.approx([1.5])
+    assert score.details["early_by_s"] == pytest.approx([1.0])  # 3.0 - 2.0
 
 
 def test_default_metric_lists_of_both_protocols_are_registered() -> None:
@@ -230,3 +228,27 @@ def test_stt_wer_counts_an_unheard_turn_the_agent_answered() -> None:
     score = stt_wer(LiveCallRecord(timeline=timeline))
     assert score.details["deletions"] == 3
     assert score.value == pytest.approx(3 / 5)
+
+
+def test_response_latency_numbers_turns_like_turn_taking() -> None:
+    """Golden: the caller resuming over the agent opens a new turn (reference numbering), so
+    its speech after the pause is answered on its own latency, not an early start."""
+    timeline = Timeline(
+        segments=[
+            agent(0.0, 1.0, 0),  # greeting, turn 0
+            user(1.5, 3.0, 0, "hello", "hello"),
+            agent(4.0, 5.0, 1),  # turn 1: 4.0 - 3.0 = 1.0 s, with a tool call
+            user(6.0, 7.0, 1, "my member id is", "my member id is"),
+            agent(7.7, 8.6, 2),  # turn 2: 7.7 - 7.0 = 0.7 s
+            user(8.0, 8.5, 1, "", ""),  # starts over the agent: opens turn 3 ...
+            user(9.0, 10.0, 2, "thanks", "thanks"),  # ... which this joins (no reply between)
+            agent(10.5, 11.0, 3),  # turn 3: 10.5 - 10.0 = 0.5 s
+            user(11.5, 12.0, 3, "bye", ""),  # turn 4, unanswered: the caller hung up
+        ],
+        tools=[ToolEvent(3.5, 1, "verify_patient", {}, {}, "auth")],
+        end=EndEvent(12.0, "user_end_call"),
+    )
+    score = response_latency(LiveCallRecord(timeline=timeline))
+    assert score.details["per_turn_s"] == pytest.approx([1.0, 0.7, 0.5])
+    assert score.value == pytest.approx(2.2 / 3)  # (1.0 + 0.7 + 0.5) / 3
+    assert score.details["early_starts"] == 0 and score.details["unanswered_turns"] == 1

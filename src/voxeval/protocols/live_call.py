@@ -52,6 +52,8 @@ DIAGNOSTICS = (
     "tool_call_validity",
     "key_entity_accuracy",
     "conversation_finished",
+    "fallback_nudge_rate",
+    "pre_tool_speech_rate",
 )
 
 

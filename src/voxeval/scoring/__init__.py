@@ -12,11 +12,14 @@ from voxeval.scoring.audio_metrics import (
 from voxeval.scoring.call_diagnostics import (
     authentication_success,
     conversation_finished,
+    fallback_nudge_rate,
     key_entity_accuracy,
+    pre_tool_speech_rate,
     response_latency,
     stt_wer,
     tool_call_validity,
 )
+from voxeval.scoring.call_turns import CallTurns, number_turns
 from voxeval.scoring.checklist import CHECKLIST_TEMPLATE, checklist_score, format_checklist
 from voxeval.scoring.judge import (
     Judge,
@@ -41,7 +44,6 @@ from voxeval.scoring.transcripts import (
 )
 from voxeval.scoring.turn_taking import (
     latency_score,
-    segment_exchanges,
     turn_taking,
     turn_taking_score,
 )
@@ -50,6 +52,7 @@ __all__ = [
     "CHECKLIST_TEMPLATE",
     "METRICS",
     "TRANSCRIPTS_FILE",
+    "CallTurns",
     "Judge",
     "JudgeOutputError",
     "JudgeResult",
@@ -69,6 +72,7 @@ __all__ = [
     "compare_final_state",
     "conversation_finished",
     "duration_score",
+    "fallback_nudge_rate",
     "format_checklist",
     "has_repeated_sentences",
     "key_entity_accuracy",
@@ -76,12 +80,13 @@ __all__ = [
     "latency_score",
     "mos_score",
     "normalise_english",
+    "number_turns",
     "numbers_in",
     "parse_score_line",
+    "pre_tool_speech_rate",
     "response_latency",
     "run_metric",
     "run_metrics",
-    "segment_exchanges",
     "speaking_rate_score",
     "stt_wer",
     "task_completion",

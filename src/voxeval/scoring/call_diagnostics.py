@@ -1,6 +1,6 @@
 """Diagnostic metrics of a live call (not part of the EVA-A/EVA-X composites): they say *why*
 a call failed — authentication, latency, what the agent's ASR heard, tool-call formatting,
-key entities, how the call ended."""
+key entities, how the call ended, fallback nudges and speech before tool calls."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import jiwer
 
 from voxeval.benchmarks.tools.db_compare import SESSION_KEY, session_check
 from voxeval.registry import register
+from voxeval.scoring.call_turns import GREETING_TURN, number_turns
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.score import Score
 from voxeval.scoring.text_normaliser import normalise_english
-from voxeval.scoring.turn_taking import segment_exchanges
 
 CLEAN_ENDS = ("user_end_call", "agent_end_call")
 _DIGITS = {
@@ -48,27 +48,28 @@ def authentication_success(record: LiveCallRecord, resources: object = None) -> 
 
 @register("metric", "response_latency")
 def response_latency(record: LiveCallRecord, resources: object = None) -> Score:
-    """Mean agent response latency in seconds (agent onset - end of user speech) over the turns
-    the agent answered after the user finished, also split by whether the turn involved a tool
-    call.
+    """Mean agent response latency in seconds (agent onset - end of the caller's speech) over
+    the turns both sides spoke in (turns numbered as turn-taking numbers them), also split by
+    whether the turn involved a tool call.
 
-    A turn whose first agent speech started before the user's end of turn (the agent talked
-    over the rest of the turn) has no response latency: it is counted in ``early_starts`` with
-    how early it started (``early_by_s``), never averaged in as a negative latency. When every
-    answered turn was an early start there is no latency to report and the metric is not run.
+    A turn whose first agent speech started before the caller's speech of that turn ended (the
+    agent talked over the rest of the turn) has no response latency: it is counted in
+    ``early_starts`` with how early it started (``early_by_s``), never averaged in as a
+    negative latency. When every answered turn was an early start there is no latency to
+    report and the metric is not run.
     """
     if record.timeline is None:
         return Score.not_run("no event timeline for this call")
-    exchanges, _ = segment_exchanges(record.timeline)
-    # (exchange, agent onset - end of user speech in seconds) of every turn the agent answered
-    started = [(ex, ex.latency_ms / 1000.0) for ex in exchanges if ex.latency_ms is not None]
-    after_user = [(ex, s) for ex, s in started if s >= 0.0]
+    turns = number_turns(record.timeline)
+    # (turn, agent onset - end of the caller's speech in seconds) of every answered turn
+    started = [(t, turns.latency_s(t)) for t in turns.answered()]
+    after_user = [(t, s) for t, s in started if s >= 0.0]
     early_by_s = [-s for _, s in started if s < 0.0]
     counts = {
         "answered_turns": len(after_user),
         "early_starts": len(early_by_s),
         "early_by_s": early_by_s,
-        "unanswered_turns": len(exchanges) - len(started),
+        "unanswered_turns": len(turns.user.keys() - turns.agent.keys()),
     }
     if not started:
         return Score.not_run("no user turn was answered by the agent", **counts)
@@ -77,8 +78,8 @@ def response_latency(record: LiveCallRecord, resources: object = None) -> Score:
             f"the agent started all {len(early_by_s)} answers before the user finished", **counts
         )
     seconds = [s for _, s in after_user]
-    with_tool = [s for ex, s in after_user if ex.tool_call]
-    without = [s for ex, s in after_user if not ex.tool_call]
+    with_tool = [s for t, s in after_user if t in turns.tool_turns]
+    without = [s for t, s in after_user if t not in turns.tool_turns]
     details = {
         "mean_s": mean(seconds),
         "mean_with_tool_s": mean(with_tool) if with_tool else None,
@@ -89,6 +90,43 @@ def response_latency(record: LiveCallRecord, resources: object = None) -> Score:
         **counts,
     }
     return Score(value=mean(seconds), details=details)
+
+
+@register("metric", "fallback_nudge_rate")
+def fallback_nudge_rate(record: LiveCallRecord, resources: object = None) -> Score:
+    """Share of the agent's turns after the greeting in which it spoke a fallback nudge (a
+    reprompt such as "are you still there?" said because it detected no caller turn, marked
+    ``nudge`` on the speech segment) - a sign its turn detection dropped the caller's speech.
+    Lower is better."""
+    if record.timeline is None:
+        return Score.not_run("no event timeline for this call")
+    turns = number_turns(record.timeline)
+    agent_turns = [t for t in turns.agent if t != GREETING_TURN]
+    if not agent_turns:
+        return Score.not_run("the agent spoke no turn after its greeting")
+    nudged = sorted(t for t in agent_turns if t in turns.nudge_turns)
+    details = {"agent_turns": len(agent_turns), "nudge_turns": nudged}
+    return Score(value=len(nudged) / len(agent_turns), details=details)
+
+
+@register("metric", "pre_tool_speech_rate")
+def pre_tool_speech_rate(record: LiveCallRecord, resources: object = None) -> Score:
+    """Share of the turns with a tool call in which the agent spoke before its first tool call
+    of the turn (e.g. "let me look that up"). Descriptive: whether speaking first is better
+    depends on how long the tools take."""
+    if record.timeline is None:
+        return Score.not_run("no event timeline for this call")
+    turns = number_turns(record.timeline)
+    tool_turns = sorted(turns.tool_turns)
+    if not tool_turns:
+        return Score.not_run("the agent made no tool calls")
+    spoke_first = [
+        t
+        for t in tool_turns
+        if any(start < turns.first_tool_t[t] for start, _ in turns.agent.get(t, []))
+    ]
+    details = {"tool_turns": tool_turns, "pre_tool_speech_turns": spoke_first}
+    return Score(value=len(spoke_first) / len(tool_turns), details=details)
 
 
 @register("metric", "stt_wer")

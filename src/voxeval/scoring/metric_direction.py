@@ -33,6 +33,8 @@ BUILTIN_DIRECTIONS: dict[str, Better] = {
     "tool_call_validity": "higher",
     "key_entity_accuracy": "higher",
     "stt_wer": "lower",
+    "fallback_nudge_rate": "lower",
+    # pre_tool_speech_rate is descriptive (better depends on how long the tools take)
 }
 
 F = TypeVar("F", bound=Callable[..., object])

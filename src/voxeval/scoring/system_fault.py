@@ -56,6 +56,8 @@ FAILURE_VALUES: dict[str, FailureValue | Descriptive] = {
     "key_entity_accuracy": FailureValue(0.0, None, "no key entity heard correctly"),
     "stt_wer": FailureValue(1.0, None, "every word the caller said missed"),
     "response_latency": DESCRIPTIVE,
+    "fallback_nudge_rate": DESCRIPTIVE,  # a failed call says nothing about reprompts
+    "pre_tool_speech_rate": DESCRIPTIVE,
 }
 
 

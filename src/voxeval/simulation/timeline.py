@@ -18,7 +18,10 @@ class SpeakerSegment:
     """A stretch of one party's speech as it was heard on the line.
 
     ``turn`` numbers the party's turns from 0; ``interrupted`` is true when the speaker stopped
-    early because the other party barged in; ``end`` is where the audio actually stopped."""
+    early because the other party barged in; ``end`` is where the audio actually stopped;
+    ``nudge`` marks an agent's fallback reprompt (said because no caller turn was detected,
+    e.g. "are you still there?"), not a reply. Calls recorded before ``nudge`` existed read
+    as ``False``."""
 
     speaker: Speaker
     start: float
@@ -27,6 +30,7 @@ class SpeakerSegment:
     intended_text: str = ""
     transcript: str = ""  # what the other party's ASR heard
     interrupted: bool = False
+    nudge: bool = False
 
 
 @dataclass(frozen=True)
