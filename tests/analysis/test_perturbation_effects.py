@@ -12,9 +12,7 @@ from voxeval.analysis.perturbation_effects import holm_adjust, perturbation_effe
 
 
 def _effect(table: dict, condition: str, metric: str = "turn_taking") -> dict:
-    [found] = [
-        e for e in table["effects"] if e["condition"] == condition and e["metric"] == metric
-    ]
+    [found] = [e for e in table["effects"] if e["condition"] == condition and e["metric"] == metric]
     return found
 
 

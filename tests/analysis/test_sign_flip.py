@@ -63,9 +63,7 @@ def test_monte_carlo_is_seeded_and_close_to_the_exact_value() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    st.lists(
-        st.floats(min_value=-100, max_value=100, allow_nan=False), min_size=1, max_size=10
-    ),
+    st.lists(st.floats(min_value=-100, max_value=100, allow_nan=False), min_size=1, max_size=10),
     st.randoms(use_true_random=False),
 )
 def test_p_in_unit_interval_and_invariant_to_scenario_order(
