@@ -79,10 +79,12 @@ def test_holm_matches_hand_computation() -> None:
     adjusted, reject = holm_adjust([0.2, 0.001])
     assert adjusted == pytest.approx([0.2, 0.002]) and reject == [False, True]
     # one condition: Holm leaves the p-value as it is (the shortcut agrees with statsmodels)
-    assert holm_adjust([0.05]) == ([0.05], [True])
-    assert holm_adjust([0.051]) == ([0.051], [False])
-    sm_reject, sm_adjusted, _, _ = multipletests([0.05], alpha=0.05, method="holm")
-    assert list(sm_adjusted) == [0.05] and list(sm_reject) == [True]
+    assert holm_adjust([0.049]) == ([0.049], [True])
+    _, sm_adjusted, _, _ = multipletests([0.049], alpha=0.05, method="holm")
+    assert list(sm_adjusted) == [0.049]
+    # significant means adjusted p strictly below alpha (EVA-Bench's rule)
+    assert holm_adjust([0.05]) == ([0.05], [False])
+    assert holm_adjust([0.025, 0.5]) == ([0.05, 0.5], [False, False])
 
 
 def test_holm_is_applied_across_the_conditions_of_a_metric() -> None:

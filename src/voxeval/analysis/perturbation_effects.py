@@ -5,7 +5,7 @@ mean over its trials in the condition minus its mean in the baseline, over the s
 scored in both. Reported: the mean of those deltas with a bootstrap CI over scenarios, the
 two-sided paired sign-flip permutation p-value (``analysis.sign_flip``), and the Holm-adjusted
 p-value across the conditions of that system and metric (``statsmodels`` ``multipletests``);
-``significant`` = adjusted p <= alpha. Scores that did not run are left out and counted.
+``significant`` = adjusted p < alpha. Scores that did not run are left out and counted.
 """
 
 from __future__ import annotations
@@ -55,15 +55,19 @@ def condition_effect(
 
 
 def holm_adjust(p_values: list[float], alpha: float = ALPHA) -> tuple[list[float], list[bool]]:
-    """Holm–Bonferroni adjusted p-values and rejections (statsmodels: adjusted p <= alpha)."""
+    """Holm–Bonferroni adjusted p-values (statsmodels) and ``significant`` = adjusted p below
+    alpha (strictly, as EVA-Bench states it; statsmodels' own ``reject`` also accepts p equal
+    to alpha)."""
     if not p_values:
         return [], []
     if len(p_values) == 1:
         # Holm leaves a single p-value as it is; statsmodels' holm branch runs gc.collect()
         # (about 0.3 s in a large process), so the common one-condition run skips the call.
-        return [float(p_values[0])], [bool(p_values[0] <= alpha)]
-    reject, adjusted, _, _ = multipletests(p_values, alpha=alpha, method=CORRECTION)
-    return [float(p) for p in adjusted], [bool(r) for r in reject]
+        adjusted = [float(p_values[0])]
+    else:
+        _, corrected, _, _ = multipletests(p_values, alpha=alpha, method=CORRECTION)
+        adjusted = [float(p) for p in corrected]
+    return adjusted, [p < alpha for p in adjusted]
 
 
 def _effects_for_metric(

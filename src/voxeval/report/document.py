@@ -288,7 +288,7 @@ def perturbation_blocks(effects: Any) -> list[Block]:
             f"two-sided paired sign-flip permutation test (exact up to "
             f"{effects.get('exact_max_scenarios')} scenarios, else "
             f"{effects.get('monte_carlo_resamples'):,} seeded random sign assignments); Holm p "
-            f"adjusts across the conditions of each metric; significant = Holm p <= "
+            f"adjusts across the conditions of each metric; significant = Holm p < "
             f"{effects.get('alpha')}; not run = scores without a value in either condition, "
             "left out."
         ),
