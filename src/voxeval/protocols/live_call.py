@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from voxeval.analysis.aggregate import standard_summary
+from voxeval.analysis.call_statistics import call_statistics
 from voxeval.analysis.corpus_wer import add_corpus_wer
 from voxeval.analysis.passk import passk_summary
 from voxeval.atomic_files import read_json
@@ -335,4 +336,7 @@ class LiveCallProtocol:
             entry["pass_hat_k"] = main["pass_hat_k"] if main else []
             entry["pass_definition"] = "a trial passes when task_completion == 1"
             entry["passk_by_condition"] = curves
+            # Perturbation effects, variance components and CI width vs trials (issue #12).
+            system_rows = [row for row in rows if row.system == system]
+            entry.update(call_statistics(system_rows, seed=ctx.seed, metrics=ctx.config.metrics))
         return summary

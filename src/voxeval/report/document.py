@@ -45,6 +45,9 @@ STANDARD_KEYS = (
     "latency",
     "judge",
     "transcripts",
+    "perturbation_effects",
+    "variance_components",
+    "ci_width_by_trials",
 )
 # Groupings shown as their own "By ..." tables, in this order.
 GROUPINGS = (
@@ -200,6 +203,9 @@ def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
         blocks += [Heading(3, "Protocol results"), TableBlock(["result", *STAT_HEADER], extra)]
     blocks += latency_blocks(entry.get("latency"))
     blocks += reliability_blocks(entry.get("judge"), entry.get("transcripts"))
+    blocks += perturbation_blocks(entry.get("perturbation_effects"))
+    blocks += variance_blocks(entry.get("variance_components"))
+    blocks += trial_count_blocks(entry.get("ci_width_by_trials"))
     if entry.get("not_run"):
         items = [f"{m}: {reason}" for m, reason in entry["not_run"].items()]
         blocks += [Heading(3, "Not run"), BulletList(items)]
@@ -250,6 +256,108 @@ def reliability_blocks(judge: Any, transcripts: Any) -> list[Block]:
             f"{transcripts.get('units_with_transcripts', 0)} units"
         )
     return [Heading(3, "Judge reliability"), BulletList(items)] if items else []
+
+
+def perturbation_blocks(effects: Any) -> list[Block]:
+    """Per condition and metric: the mean per-scenario delta vs the baseline, its CI, the
+    sign-flip p-value and the Holm-adjusted one."""
+    if not isinstance(effects, Mapping):
+        return []
+    baseline = effects.get("baseline", "clean")
+    heading = Heading(3, f"Perturbation effects (vs {baseline})")
+    if effects.get("note"):
+        return [heading, Paragraph(str(effects["note"]) + ".")]
+    rows = [
+        [
+            str(e["condition"]),
+            str(e["metric"]),
+            f"{fmt_num(e['delta'].get('mean'))} {fmt_ci(e['delta'])}",
+            str(e.get("scenarios", 0)),
+            str(sum((e.get("not_run") or {}).values())),
+            f"{fmt_num(e['p_value'])} ({e.get('test')})",
+            fmt_num(e.get("p_holm")),
+            "yes" if e.get("significant") else "no",
+        ]
+        for e in effects.get("effects") or ()
+    ]
+    blocks: list[Block] = [
+        heading,
+        Paragraph(
+            f"delta = mean over scenarios of (scenario mean in the condition - scenario mean "
+            f"in {baseline}), scenarios scored in both; 95% bootstrap CI over scenarios; p = "
+            f"two-sided paired sign-flip permutation test (exact up to "
+            f"{effects.get('exact_max_scenarios')} scenarios, else "
+            f"{effects.get('monte_carlo_resamples'):,} seeded random sign assignments); Holm p "
+            f"adjusts across the conditions of each metric; significant = Holm p < "
+            f"{effects.get('alpha')}; not run = scores without a value in either condition, "
+            "left out."
+        ),
+    ]
+    if rows:
+        header = ["condition", "metric", "delta [95% CI]", "scenarios", "not run", "p", "Holm p"]
+        blocks.append(TableBlock([*header, "significant"], rows))
+    skipped = [
+        f"{s['condition']}, {s['metric']}: {s['reason']}" for s in effects.get("not_compared") or ()
+    ]
+    if skipped:
+        blocks += [Paragraph("Not compared:"), BulletList(skipped)]
+    return blocks
+
+
+def variance_blocks(components: Any) -> list[Block]:
+    """Variance between scenarios and between trials of a scenario, per metric and condition."""
+    if not isinstance(components, Mapping) or not components.get("by_metric"):
+        return []
+    rows = [
+        [
+            metric,
+            condition,
+            fmt_num(c.get("between_scenarios")),
+            fmt_num(c.get("within_scenario")),
+            fmt_num(c.get("scenario_share")),
+            str(c.get("scenarios", 0)),
+            str(c.get("n", 0)),
+            str(c.get("note", "")),
+        ]
+        for metric, by_condition in components["by_metric"].items()
+        for condition, c in by_condition.items()
+    ]
+    judge = components.get("judge_repeat") or {}
+    header = ["metric", "condition", "between scenarios", "within scenario (trials)"]
+    return [
+        Heading(3, "Variance components"),
+        Paragraph(
+            f"Estimator: {components.get('estimator')}; scenario share = between / (between "
+            f"+ within). Judge-repeat component: {judge.get('reason', 'not reported')}."
+        ),
+        TableBlock([*header, "scenario share", "scenarios", "n", "note"], rows),
+    ]
+
+
+def trial_count_blocks(curves: Any) -> list[Block]:
+    """Width of the 95% CI of the mean when only the first k trials of each scenario count."""
+    if not isinstance(curves, Mapping) or not curves:
+        return []
+    most = max(
+        (len(curve) for by_condition in curves.values() for curve in by_condition.values()),
+        default=0,
+    )
+    rows = [
+        [metric, condition]
+        + [fmt_num(point.get("width")) for point in curve]
+        + ["–"] * (most - len(curve))
+        for metric, by_condition in curves.items()
+        for condition, curve in by_condition.items()
+    ]
+    header = ["metric", "condition", *[f"k={k}" for k in range(1, most + 1)]]
+    return [
+        Heading(3, "CI width by trials per scenario"),
+        Paragraph(
+            "Width of the 95% bootstrap CI of the mean over scenarios using only each "
+            "scenario's first k trials (– = no interval, e.g. all values equal)."
+        ),
+        TableBlock(header, rows),
+    ]
 
 
 def side_by_side_blocks(systems: Mapping[str, Any]) -> list[Block]:

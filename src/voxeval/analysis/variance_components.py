@@ -1,0 +1,69 @@
+"""How much of a metric's variance lies between scenarios and how much between the trials of
+one scenario: the one-way random-effects ANOVA method-of-moments estimator.
+
+Model: value = overall mean + scenario effect (variance ``between``) + trial noise (variance
+``within``). With a groups (scenarios), n_i values in group i and N values in all::
+
+    MS_between = sum n_i (mean_i - mean)^2 / (a - 1)
+    MS_within  = sum (value - mean_i)^2 / (N - a)
+    n0         = (N - sum n_i^2 / N) / (a - 1)        # the effective group size (unbalanced)
+    within     = MS_within
+    between    = max(0, (MS_between - MS_within) / n0)
+
+A negative moment estimate of ``between`` is truncated at 0 (and ``truncated`` says so).
+``scenario_share`` = between / (between + within), the intraclass correlation: near 1 means
+more scenarios narrow the interval far more than more trials do.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+ESTIMATOR = "one-way random-effects ANOVA, method of moments"
+
+NOTE_TOO_FEW_SCENARIOS = "fewer than two scenarios with a value"
+NOTE_NO_REPEATS = "no scenario has two or more trials with a value"
+NOTE_NO_VARIANCE = "all values equal"
+
+
+def variance_components(groups: Mapping[Hashable, Sequence[float]]) -> dict[str, Any]:
+    """Variance between groups (scenarios) and within them (trials) for ``groups``
+    (group key -> its values). Without enough data the components are None and ``note``
+    says why."""
+    kept = {k: [float(v) for v in vals] for k, vals in groups.items() if vals}
+    a = len(kept)
+    n_total = sum(len(v) for v in kept.values())
+    out: dict[str, Any] = {
+        "scenarios": a,
+        "n": n_total,
+        "estimator": ESTIMATOR,
+        "between_scenarios": None,
+        "within_scenario": None,
+        "scenario_share": None,
+    }
+    if a < 2:
+        return {**out, "note": NOTE_TOO_FEW_SCENARIOS}
+    if n_total <= a:
+        return {**out, "note": NOTE_NO_REPEATS}
+    means = {k: math.fsum(v) / len(v) for k, v in kept.items()}
+    grand = math.fsum(x for v in kept.values() for x in v) / n_total
+    ss_between = math.fsum(len(v) * (means[k] - grand) ** 2 for k, v in kept.items())
+    ss_within = math.fsum((x - means[k]) ** 2 for k, v in kept.items() for x in v)
+    ms_between = ss_between / (a - 1)
+    ms_within = ss_within / (n_total - a)
+    n0 = (n_total - math.fsum(len(v) ** 2 for v in kept.values()) / n_total) / (a - 1)
+    raw_between = (ms_between - ms_within) / n0
+    between = max(0.0, raw_between)
+    total = between + ms_within
+    if total == 0:
+        out["note"] = NOTE_NO_VARIANCE
+    return {
+        **out,
+        "between_scenarios": between,
+        "within_scenario": ms_within,
+        "scenario_share": between / total if total > 0 else None,
+        "truncated": raw_between < 0,
+        "effective_trials": n0,
+    }
