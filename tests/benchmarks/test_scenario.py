@@ -98,7 +98,7 @@ def test_suite_defaults_inline_scenarios_and_date_coercion(tmp_path: Path) -> No
     [
         ({"user_goal": {"starting_utterance": "hi"}}, "user_goal.high_level_user_goal"),
         ({"category": "weird"}, "category"),
-        ({"expected_db": {"t": ["not", "records"]}}, "expected_db"),
+        ({"expected_db": {"session": ["not", "a mapping"]}}, "expected_db"),
         ({"surprise": 1}, "surprise"),
     ],
 )

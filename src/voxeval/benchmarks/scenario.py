@@ -75,7 +75,8 @@ class AgentDefinition(_Strict):
         return [t if isinstance(t, str) else str(t.get("name", "")) for t in self.tools]
 
 
-Database = dict[str, dict[str, dict[str, Any]]]
+# tables (key -> record) plus plain values such as EVA-Bench's ``_current_date``
+Database = dict[str, Any]
 
 
 class Scenario(_Strict):
@@ -125,9 +126,9 @@ class Scenario(_Strict):
                 if not isinstance(records, dict):
                     raise ValueError("'session' must be a mapping of field -> value")
                 continue
-            if not isinstance(records, dict) or not all(
-                isinstance(r, dict) for r in records.values()
-            ):
+            if not isinstance(records, dict):
+                continue  # a plain value (``_current_date``) or a list, compared as it is
+            if not all(isinstance(r, dict) for r in records.values()):
                 raise ValueError(f"table {table!r} must map record keys to records (mappings)")
         return value
 

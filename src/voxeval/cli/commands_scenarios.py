@@ -71,7 +71,7 @@ def validate(
                 r.scenario,
                 _mark(r.ok),
                 _mark(r.expected_reached),
-                _mark(r.wrong_rejected),
+                _wrong_mark(r.wrong_path),
                 problems,
             )
         stdout.print(table)
@@ -82,17 +82,104 @@ def validate(
 @scenarios_app.command("import-eva")
 @friendly_errors
 def import_eva(
-    records: Path = typer.Argument(..., help="EVA-Bench records: a .json/.jsonl file or folder"),
-    tools: Path = typer.Option(..., "--tools", help="tool definitions YAML for the records"),
+    source: Path = typer.Argument(
+        ...,
+        help="an EVA-Bench release folder (with --domain), or record files (.json/.jsonl or a "
+        "folder of them, with --tools)",
+    ),
     out: Path = typer.Option(..., "-o", "--out", help="folder for the new suite"),
+    domain: str | None = typer.Option(
+        None, "--domain", help="release domain to import (airline, itsm, medical_hr, ...)"
+    ),
+    lang: str = typer.Option("en", "--lang", help="the callers' language (suite language:)"),
+    python_tools: bool = typer.Option(
+        False,
+        "--python-tools",
+        help="use the release's tool functions (tool_module_path; put the release's src/ on "
+        "PYTHONPATH); load the suite with --trust MODULE",
+    ),
+    tools: Path | None = typer.Option(
+        None, "--tools", help="declarative tool definitions YAML (wins over --python-tools)"
+    ),
+    report: bool = typer.Option(
+        False, "--report", help="print converted/failed records and validation counts"
+    ),
+    strict: bool = typer.Option(False, "--strict", help="exit 1 if any record failed"),
+    as_json: bool = typer.Option(False, "--json", help="print the report as JSON on stdout"),
     name: str | None = typer.Option(None, help="suite name (default: the output folder name)"),
 ) -> None:
-    """Convert released EVA-Bench records into a voxeval live-call suite folder."""
-    from voxeval.benchmarks.eva_loader import write_eva_suite
+    """Convert EVA-Bench data into a voxeval live-call suite folder.
 
-    suite_file = write_eva_suite(records, tools, out, name=name)
-    console.print(f"wrote {suite_file}; check it with: voxeval scenarios validate {out}")
+    With --domain, SOURCE is a release folder as shipped (data/<domain>_dataset.json,
+    data/<domain>_scenarios/<id>.json, configs/agents/<domain>_agent.yaml). Every record
+    that can be converted is; each one that cannot is listed with its id and field. Exit 0
+    when at least one record converted, 1 when none did (or, with --strict, when any
+    failed), 2 on an unusable release folder or option."""
+    if domain is None:
+        if tools is None:
+            raise ConfigError("give --domain (a release folder) or --tools (record files)")
+        from voxeval.benchmarks.eva_loader import write_eva_suite
+
+        suite_file = write_eva_suite(source, tools, out, name=name)
+        console.print(f"wrote {suite_file}; check it with: voxeval scenarios validate {out}")
+        return
+    _import_release(source, out, domain, lang, python_tools, tools, report, strict, as_json, name)
+
+
+def _import_release(
+    root: Path,
+    out: Path,
+    domain: str,
+    lang: str,
+    python_tools: bool,
+    tools: Path | None,
+    report: bool,
+    strict: bool,
+    as_json: bool,
+    name: str | None,
+) -> None:
+    from voxeval.benchmarks.eva_release import import_release
+    from voxeval.benchmarks.eva_release_writer import write_release_suite
+    from voxeval.protocols.eva_import_report import build_import_report
+
+    result = import_release(root, domain, lang, python_tools=python_tools, tool_definitions=tools)
+    suite_file = write_release_suite(result, out, name) if result.scenarios else None
+    trusted = [result.python_module] if result.python_module else []
+    summary = build_import_report(result, suite_file if report else None, trusted)
+    if as_json:
+        print_json(summary.to_dict())
+    else:
+        stdout.print(
+            f"{domain}: {summary.converted}/{summary.records} records converted, "
+            f"{len(summary.failed)} failed"
+        )
+        for failure in summary.failed:
+            stdout.print(f"  record {failure['record']}: {failure['field']}: {failure['reason']}")
+        if summary.missing_tools:
+            stdout.print(f"  tools without a definition: {', '.join(summary.missing_tools)}")
+        for note in summary.notes:
+            stdout.print(f"  note: {note}")
+        if report and suite_file is not None:
+            stdout.print(
+                f"validate: {summary.reached_expected}/{summary.validated} reach the expected "
+                f"state; wrong path rejected {summary.wrong_rejected}, cannot change the state "
+                f"(read-only/refusal) {summary.wrong_cannot_change_state}, accepted "
+                f"{summary.wrong_accepted}"
+            )
+            for scenario_id, problems in summary.invalid.items():
+                stdout.print(f"  {scenario_id}: " + "; ".join(p for p in problems if p))
+    if suite_file is not None:
+        trust = "".join(f" --trust {m}" for m in trusted)
+        console.print(f"wrote {suite_file}; check it with: voxeval scenarios validate {out}{trust}")
+    if suite_file is None or (strict and summary.failed):
+        raise typer.Exit(1)
 
 
 def _mark(flag: bool) -> str:
     return "[green]yes[/]" if flag else "[red]no[/]"
+
+
+def _wrong_mark(wrong_path: str) -> str:
+    if wrong_path == "cannot_change_state":
+        return "[yellow]n/a (read-only)[/]"
+    return _mark(wrong_path == "rejected")
