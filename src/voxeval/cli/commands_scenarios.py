@@ -145,32 +145,39 @@ def _import_release(
     result = import_release(root, domain, lang, python_tools=python_tools, tool_definitions=tools)
     suite_file = write_release_suite(result, out, name) if result.scenarios else None
     trusted = [result.python_module] if result.python_module else []
+
+    def say(text: str) -> None:
+        stdout.print(text, soft_wrap=True, highlight=False)
+
     summary = build_import_report(result, suite_file if report else None, trusted)
     if as_json:
         print_json(summary.to_dict())
     else:
-        stdout.print(
+        say(
             f"{domain}: {summary.converted}/{summary.records} records converted, "
             f"{len(summary.failed)} failed"
         )
         for failure in summary.failed:
-            stdout.print(f"  record {failure['record']}: {failure['field']}: {failure['reason']}")
+            say(f"  record {failure['record']}: {failure['field']}: {failure['reason']}")
         if summary.missing_tools:
-            stdout.print(f"  tools without a definition: {', '.join(summary.missing_tools)}")
+            say(f"  tools without a definition: {', '.join(summary.missing_tools)}")
         for note in summary.notes:
-            stdout.print(f"  note: {note}")
+            say(f"  note: {note}")
         if report and suite_file is not None:
-            stdout.print(
+            say(
                 f"validate: {summary.reached_expected}/{summary.validated} reach the expected "
                 f"state; wrong path rejected {summary.wrong_rejected}, cannot change the state "
                 f"(read-only/refusal) {summary.wrong_cannot_change_state}, accepted "
                 f"{summary.wrong_accepted}"
             )
             for scenario_id, problems in summary.invalid.items():
-                stdout.print(f"  {scenario_id}: " + "; ".join(p for p in problems if p))
+                say(f"  {scenario_id}: " + "; ".join(p for p in problems if p))
     if suite_file is not None:
         trust = "".join(f" --trust {m}" for m in trusted)
-        console.print(f"wrote {suite_file}; check it with: voxeval scenarios validate {out}{trust}")
+        console.print(
+            f"wrote {suite_file}; check it with: voxeval scenarios validate {out}{trust}",
+            soft_wrap=True,
+        )
     if suite_file is None or (strict and summary.failed):
         raise typer.Exit(1)
 
