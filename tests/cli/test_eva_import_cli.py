@@ -96,3 +96,15 @@ def test_report_counts_validation_outcomes(tmp_path: Path, monkeypatch: pytest.M
         "validate: 4/4 reach the expected state; wrong path rejected 3, cannot change the "
         "state (read-only/refusal) 1, accepted 0"
     ) in stdout
+
+
+def test_record_files_form_still_works(tmp_path: Path) -> None:
+    from tests.benchmarks.test_scenario import TOOLS, eva_record
+
+    (tmp_path / "tools.yaml").write_text(yaml.safe_dump(TOOLS))
+    records = tmp_path / "records.jsonl"
+    records.write_text(json.dumps(eva_record()) + "\n")
+    out = tmp_path / "out"
+    code, _, output = _import(str(records), "--tools", str(tmp_path / "tools.yaml"), "-o", str(out))
+    assert code == 0, output
+    assert yaml.safe_load((out / "scenarios" / "1.2.1.yaml").read_text())["id"] == "1.2.1"
