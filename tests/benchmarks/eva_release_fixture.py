@@ -273,6 +273,8 @@ def write_release(
     agents = root / "configs" / "agents"
     agents.mkdir(parents=True, exist_ok=True)
     (agents / f"{DOMAIN}_agent.yaml").write_text(yaml.safe_dump(AGENT, sort_keys=False))
+    greetings = {"en": "Hello! How can I help you today?", "es": "¡Hola! ¿En qué le ayudo?"}
+    (agents / "initial_messages.yaml").write_text(yaml.safe_dump(greetings, allow_unicode=True))
     package = root / "src" / "parcelco_eva" / "tools"
     package.mkdir(parents=True, exist_ok=True)
     (root / "src" / "parcelco_eva" / "__init__.py").write_text("")

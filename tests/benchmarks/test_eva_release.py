@@ -49,6 +49,7 @@ def test_release_imports_every_record_with_python_tools(release: Path) -> None:
     ]
     assert first.agent_script[2].tool_calls[0].arguments["amount"] == 12.5
     assert first.agent.tools == ["get_parcel", "reroute_parcel", "issue_refund"]
+    assert first.agent.greeting == "Hello! How can I help you today?"  # initial_messages.yaml
     assert result.python_module == MODULE
     refund = next(t for t in result.tools if t["name"] == "issue_refund")
     assert refund["python"] == f"{MODULE}:issue_refund" and refund["python_call"] == "eva"
@@ -67,6 +68,7 @@ def test_written_suite_loads_in_any_language(release: Path, tmp_path: Path) -> N
     assert recipient["email"] == "lucia.nunez@example.com"  # romanized, lower case
     assert scenario.user_goal.starting_utterance == "Hola, llamo por mi paquete."
     assert scenario.agent_script[1].tool_calls[0].arguments["last_name"] == "Núñez"
+    assert scenario.agent.greeting == "¡Hola! ¿En qué le ayudo?"
     english = load_scenario_suite(suite_file, trusted_modules=[MODULE], language="en")
     assert english.get("1.1.1").expected_session["last_name"] == "Lopez"
 
@@ -162,6 +164,8 @@ def test_agent_parameter_types_map_to_json_schema() -> None:
         tool_declaration(
             {"id": "t", "required_parameters": [{"name": "a", "type": "decimal"}]}, "tools.3"
         )
+    assert tool_declaration({"id": "t", "tool_type": "auth"}, "x")["kind"] == "auth"
+    assert tool_declaration({"id": "t", "tool_type": "transfer"}, "x")["kind"] == "system"
     declared = tool_declaration(
         {
             "id": "add",

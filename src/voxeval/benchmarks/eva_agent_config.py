@@ -44,6 +44,7 @@ class EvaAgentConfig:
     tool_module_path: str
     # tool declarations (voxeval tools.yaml form, without steps or python hook yet)
     tools: list[dict[str, Any]] = field(default_factory=list)
+    greeting: str = ""  # from the release's initial_messages.yaml for the chosen language
 
     def tool_names(self) -> list[str]:
         return [str(t["name"]) for t in self.tools]
@@ -73,9 +74,8 @@ def tool_declaration(tool: dict[str, Any], where: str) -> dict[str, Any]:
     name = tool.get("id") or tool.get("name")
     if not isinstance(name, str) or not name:
         raise ConfigError(f"{where}: field 'id' is missing")
-    kind = _KINDS.get(str(tool.get("tool_type", "read")).lower())
-    if kind is None:
-        raise ConfigError(f"{where}: tool_type: expected read or write, got {tool['tool_type']!r}")
+    # other tool types (transfers, ...) are system tools: neither lookups nor writes
+    kind = _KINDS.get(str(tool.get("tool_type", "read")).lower(), "system")
     properties: dict[str, Any] = {}
     required: list[str] = []
     for group in ("required_parameters", "optional_parameters"):

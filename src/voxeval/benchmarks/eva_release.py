@@ -58,6 +58,7 @@ class ReleasePaths:
     dataset: Path
     scenarios: Path
     agent: Path
+    greetings: Path  # configs/agents/initial_messages.yaml: the agent's greeting per language
 
     @classmethod
     def of(cls, root: Path, domain: str) -> ReleasePaths:
@@ -65,6 +66,7 @@ class ReleasePaths:
             dataset=root / "data" / f"{domain}_dataset.json",
             scenarios=root / "data" / f"{domain}_scenarios",
             agent=root / "configs" / "agents" / f"{domain}_agent.yaml",
+            greetings=root / "configs" / "agents" / "initial_messages.yaml",
         )
         for path in (paths.dataset, paths.scenarios, paths.agent):
             if not path.exists():
@@ -109,6 +111,7 @@ def import_release(
     """Convert every record of ``domain`` it can; the rest become :class:`RecordFailure`."""
     paths = ReleasePaths.of(root, domain)
     agent = load_eva_agent_config(paths.agent)
+    agent.greeting = _greeting(paths.greetings, language)
     records = read_dataset(paths.dataset)
     result = EvaImport(domain=domain, language=language, records=len(records))
     available = _tool_library(agent, python_tools, tool_definitions, result)
@@ -219,6 +222,7 @@ def convert_record(
             "role": agent.role,
             "instructions": agent.instructions,
             "tools": [n for n in agent.tool_names() if n in available],
+            "greeting": agent.greeting,
         },
         "agent_script": script,
         "culture_overrides": record.get("culture_overrides") or {},
@@ -237,6 +241,16 @@ def convert_record(
     except ConfigError as exc:
         raise _RecordError("culture_overrides", str(exc).removeprefix("record: ")) from exc
     return scenario
+
+
+def _greeting(path: Path, language: str) -> str:
+    """The agent's opening line in ``language`` ("" when the release has none): the trace
+    starts with the caller, after this greeting."""
+    if not path.exists():
+        return ""
+    data = load_yaml(path)
+    value = data.get(language) if isinstance(data, dict) else None
+    return value if isinstance(value, str) else ""
 
 
 def _required(record: dict[str, Any], name: str) -> Any:
