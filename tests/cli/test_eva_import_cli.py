@@ -35,7 +35,7 @@ def test_release_import_writes_a_suite_and_lists_counts(
         str(root), "--domain", DOMAIN, "--lang", "es", "--python-tools", "-o", str(out), "--json"
     )
     assert code == 0, output
-    summary = json.loads(stdout)
+    (summary,) = json.loads(stdout)
     assert (summary["records"], summary["converted"], summary["failed"]) == (4, 4, [])
     assert sorted(p.stem for p in (out / "scenarios").glob("*.yaml")) == [
         "1.1.1",
@@ -96,6 +96,26 @@ def test_report_counts_validation_outcomes(tmp_path: Path, monkeypatch: pytest.M
         "validate: 4/4 reach the expected state; wrong path rejected 3, cannot change the "
         "state (read-only/refusal) 1, accepted 0"
     ) in stdout
+
+
+def test_several_domains_go_to_their_own_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = install_release(tmp_path / "eva", monkeypatch)
+    data = root / "data"
+    (data / "post_dataset.json").write_text((data / f"{DOMAIN}_dataset.json").read_text())
+    (data / f"{DOMAIN}_scenarios").rename(data / "post_scenarios")
+    (data / f"{DOMAIN}_scenarios").mkdir()
+    agents = root / "configs" / "agents"
+    (agents / "post_agent.yaml").write_text((agents / f"{DOMAIN}_agent.yaml").read_text())
+    out = tmp_path / "suites"
+    args = ["--domain", DOMAIN, "--domain", "post", "--python-tools", "-o", str(out), "--json"]
+    code, stdout, output = _import(str(root), *args)
+    assert code == 1, output  # parcel lost its initial databases: nothing converted
+    parcel, post = json.loads(stdout)
+    assert (parcel["domain"], parcel["converted"], len(parcel["failed"])) == (DOMAIN, 0, 4)
+    assert (post["domain"], post["converted"]) == ("post", 4)
+    assert (out / "post" / "suite.yaml").exists() and not (out / DOMAIN).exists()
 
 
 def test_record_files_form_still_works(tmp_path: Path) -> None:

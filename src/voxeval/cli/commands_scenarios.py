@@ -88,8 +88,11 @@ def import_eva(
         "folder of them, with --tools)",
     ),
     out: Path = typer.Option(..., "-o", "--out", help="folder for the new suite"),
-    domain: str | None = typer.Option(
-        None, "--domain", help="release domain to import (airline, itsm, medical_hr, ...)"
+    domain: list[str] = typer.Option(
+        [],
+        "--domain",
+        help="release domain to import (airline, itsm, medical_hr, ...); repeatable: with "
+        "several, each is written to OUT/<domain>/",
     ),
     lang: str = typer.Option("en", "--lang", help="the callers' language (suite language:)"),
     python_tools: bool = typer.Option(
@@ -113,9 +116,9 @@ def import_eva(
     With --domain, SOURCE is a release folder as shipped (data/<domain>_dataset.json,
     data/<domain>_scenarios/<id>.json, configs/agents/<domain>_agent.yaml). Every record
     that can be converted is; each one that cannot is listed with its id and field. Exit 0
-    when at least one record converted, 1 when none did (or, with --strict, when any
-    failed), 2 on an unusable release folder or option."""
-    if domain is None:
+    when at least one record of each domain converted, 1 when a domain converted none (or,
+    with --strict, when any record failed), 2 on an unusable release folder or option."""
+    if not domain:
         if tools is None:
             raise ConfigError("give --domain (a release folder) or --tools (record files)")
         from voxeval.benchmarks.eva_loader import write_eva_suite
@@ -123,62 +126,10 @@ def import_eva(
         suite_file = write_eva_suite(source, tools, out, name=name)
         console.print(f"wrote {suite_file}; check it with: voxeval scenarios validate {out}")
         return
-    _import_release(source, out, domain, lang, python_tools, tools, report, strict, as_json, name)
+    from voxeval.cli.eva_import_cli import ReleaseImportOptions, import_release_domains
 
-
-def _import_release(
-    root: Path,
-    out: Path,
-    domain: str,
-    lang: str,
-    python_tools: bool,
-    tools: Path | None,
-    report: bool,
-    strict: bool,
-    as_json: bool,
-    name: str | None,
-) -> None:
-    from voxeval.benchmarks.eva_release import import_release
-    from voxeval.benchmarks.eva_release_writer import write_release_suite
-    from voxeval.protocols.eva_import_report import build_import_report
-
-    result = import_release(root, domain, lang, python_tools=python_tools, tool_definitions=tools)
-    suite_file = write_release_suite(result, out, name) if result.scenarios else None
-    trusted = [result.python_module] if result.python_module else []
-
-    def say(text: str) -> None:
-        stdout.print(text, soft_wrap=True, highlight=False)
-
-    summary = build_import_report(result, suite_file if report else None, trusted)
-    if as_json:
-        print_json(summary.to_dict())
-    else:
-        say(
-            f"{domain}: {summary.converted}/{summary.records} records converted, "
-            f"{len(summary.failed)} failed"
-        )
-        for failure in summary.failed:
-            say(f"  record {failure['record']}: {failure['field']}: {failure['reason']}")
-        if summary.missing_tools:
-            say(f"  tools without a definition: {', '.join(summary.missing_tools)}")
-        for note in summary.notes:
-            say(f"  note: {note}")
-        if report and suite_file is not None:
-            say(
-                f"validate: {summary.reached_expected}/{summary.validated} reach the expected "
-                f"state; wrong path rejected {summary.wrong_rejected}, cannot change the state "
-                f"(read-only/refusal) {summary.wrong_cannot_change_state}, accepted "
-                f"{summary.wrong_accepted}"
-            )
-            for scenario_id, problems in summary.invalid.items():
-                say(f"  {scenario_id}: " + "; ".join(p for p in problems if p))
-    if suite_file is not None:
-        trust = "".join(f" --trust {m}" for m in trusted)
-        console.print(
-            f"wrote {suite_file}; check it with: voxeval scenarios validate {out}{trust}",
-            soft_wrap=True,
-        )
-    if suite_file is None or (strict and summary.failed):
+    options = ReleaseImportOptions(lang, python_tools, tools, report, strict, as_json, name)
+    if not import_release_domains(source, out, domain, options):
         raise typer.Exit(1)
 
 
