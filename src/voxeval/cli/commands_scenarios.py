@@ -71,7 +71,7 @@ def validate(
                 r.scenario,
                 _mark(r.ok),
                 _mark(r.expected_reached),
-                _mark(r.wrong_rejected),
+                _wrong_mark(r.wrong_path),
                 problems,
             )
         stdout.print(table)
@@ -82,17 +82,62 @@ def validate(
 @scenarios_app.command("import-eva")
 @friendly_errors
 def import_eva(
-    records: Path = typer.Argument(..., help="EVA-Bench records: a .json/.jsonl file or folder"),
-    tools: Path = typer.Option(..., "--tools", help="tool definitions YAML for the records"),
+    source: Path = typer.Argument(
+        ...,
+        help="an EVA-Bench release folder (with --domain), or record files (.json/.jsonl or a "
+        "folder of them, with --tools)",
+    ),
     out: Path = typer.Option(..., "-o", "--out", help="folder for the new suite"),
+    domain: list[str] = typer.Option(
+        [],
+        "--domain",
+        help="release domain to import (airline, itsm, medical_hr, ...); repeatable: with "
+        "several, each is written to OUT/<domain>/",
+    ),
+    lang: str = typer.Option("en", "--lang", help="the callers' language (suite language:)"),
+    python_tools: bool = typer.Option(
+        False,
+        "--python-tools",
+        help="use the release's tool functions (tool_module_path; put the release's src/ on "
+        "PYTHONPATH); load the suite with --trust MODULE",
+    ),
+    tools: Path | None = typer.Option(
+        None, "--tools", help="declarative tool definitions YAML (wins over --python-tools)"
+    ),
+    report: bool = typer.Option(
+        False, "--report", help="print converted/failed records and validation counts"
+    ),
+    strict: bool = typer.Option(False, "--strict", help="exit 1 if any record failed"),
+    as_json: bool = typer.Option(False, "--json", help="print the report as JSON on stdout"),
     name: str | None = typer.Option(None, help="suite name (default: the output folder name)"),
 ) -> None:
-    """Convert released EVA-Bench records into a voxeval live-call suite folder."""
-    from voxeval.benchmarks.eva_loader import write_eva_suite
+    """Convert EVA-Bench data into a voxeval live-call suite folder.
 
-    suite_file = write_eva_suite(records, tools, out, name=name)
-    console.print(f"wrote {suite_file}; check it with: voxeval scenarios validate {out}")
+    With --domain, SOURCE is a release folder as shipped (data/<domain>_dataset.json,
+    data/<domain>_scenarios/<id>.json, configs/agents/<domain>_agent.yaml). Every record
+    that can be converted is; each one that cannot is listed with its id and field. Exit 0
+    when at least one record of each domain converted, 1 when a domain converted none (or,
+    with --strict, when any record failed), 2 on an unusable release folder or option."""
+    if not domain:
+        if tools is None:
+            raise ConfigError("give --domain (a release folder) or --tools (record files)")
+        from voxeval.benchmarks.eva_loader import write_eva_suite
+
+        suite_file = write_eva_suite(source, tools, out, name=name)
+        console.print(f"wrote {suite_file}; check it with: voxeval scenarios validate {out}")
+        return
+    from voxeval.cli.eva_import_cli import ReleaseImportOptions, import_release_domains
+
+    options = ReleaseImportOptions(lang, python_tools, tools, report, strict, as_json, name)
+    if not import_release_domains(source, out, domain, options):
+        raise typer.Exit(1)
 
 
 def _mark(flag: bool) -> str:
     return "[green]yes[/]" if flag else "[red]no[/]"
+
+
+def _wrong_mark(wrong_path: str) -> str:
+    if wrong_path == "cannot_change_state":
+        return "[yellow]n/a (read-only)[/]"
+    return _mark(wrong_path == "rejected")

@@ -1,6 +1,10 @@
 """Prove each scenario is solvable and discriminating: the scripted expected path reaches the
 expected database (and session) from the initial one, and a wrong path does not. Every tool
-call of the expected path that was refused or failed is listed with its arguments."""
+call of the expected path that was refused or failed is listed with its arguments.
+
+A scenario whose expected database equals its initial one (a read-only or refusal scenario:
+the right outcome is that nothing changes) cannot reject a wrong path by its final state; its
+wrong path is reported as ``cannot_change_state``, not as a failure."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from voxeval.benchmarks.scenario import Scenario
+from voxeval.benchmarks.tools.db_compare import db_hash
 from voxeval.benchmarks.tools.tool_runtime import ToolRuntime
 from voxeval.benchmarks.tools.tool_spec import HookTrust, ToolSpec
 from voxeval.scoring.task_completion import compare_final_state
@@ -27,6 +32,9 @@ class ScenarioCheck:
     errors: list[str] = field(default_factory=list)
     # every call of the expected path that a tool refused or failed: "step N: tool(args): why"
     tool_errors: list[str] = field(default_factory=list)
+    # "rejected", "accepted" (a failure) or "cannot_change_state" (the expected database
+    # equals the initial one, so no final state can tell a wrong path apart; not a failure)
+    wrong_path: str = "rejected"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -94,20 +102,30 @@ def validate_scenario(
         return ScenarioCheck(scenario.id, False, False, False, errors=[message])
     reached = expected.value == 1.0
     rejected = wrong.value == 0.0
+    wrong_path = "rejected" if rejected else "accepted"
+    if not rejected and keeps_state(scenario):
+        wrong_path = "cannot_change_state"
     if not expected.details.get("auth_success", True):
         errors.append(f"session mismatch: {expected.details.get('session_mismatch')}")
-    if not rejected:
+    if wrong_path == "accepted":
         errors.append("the wrong path also reaches the expected state; add a wrong_script")
     return ScenarioCheck(
         scenario=scenario.id,
-        ok=reached and rejected and not errors,
+        ok=reached and wrong_path != "accepted" and not errors,
         expected_reached=reached,
         wrong_rejected=rejected,
         diff=str(expected.details.get("diff_text", "")),
         wrong_diff=_wrong_reason(wrong.details),
         errors=errors,
         tool_errors=tool_errors,
+        wrong_path=wrong_path,
     )
+
+
+def keeps_state(scenario: Scenario) -> bool:
+    """True if the expected database (session aside) is the initial one: a read-only or
+    refusal scenario, where a correct call changes nothing."""
+    return db_hash(scenario.initial_db) == db_hash(scenario.expected_db)
 
 
 def _wrong_reason(details: dict[str, Any]) -> str:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voxeval.benchmarks.tools.database import Database, RecordTable, describe_value, is_record_table
+from voxeval.benchmarks.tools.python_tools import call_eva_function
 from voxeval.benchmarks.tools.tool_expr import ExpressionError, evaluate, render
 from voxeval.benchmarks.tools.tool_spec import (
     DeleteOp,
@@ -40,6 +41,13 @@ class ToolContext:
     vars: dict[str, Any] = field(default_factory=dict)
     # variable -> (table, key) of a record bound by a single-record lookup
     bound: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # per-conversation state for python hooks: the arguments as the agent sent them (``params``
+    # adds defaults), this tool's call number in the conversation (1 = first), calls per tool
+    # so far, and a mapping kept across calls (like ``db``, changed only by successful calls)
+    arguments: dict[str, Any] = field(default_factory=dict)
+    call_index: int = 1
+    call_counts: dict[str, int] = field(default_factory=dict)
+    state: dict[str, Any] = field(default_factory=dict)
 
     def scope(self) -> dict[str, Any]:
         return {
@@ -73,7 +81,8 @@ _NO_RESULT = object()
 def run_tool(spec: ToolSpec, ctx: ToolContext) -> Any:
     """Run ``spec`` and return its result; raise ToolFailure for refusals/errors."""
     if spec.python:
-        return spec.hook(spec.python)(ctx)
+        hook = spec.hook(spec.python)
+        return call_eva_function(hook, ctx) if spec.python_call == "eva" else hook(ctx)
     for step in spec.steps:
         try:
             if step.when and not evaluate(step.when, ctx.scope()):

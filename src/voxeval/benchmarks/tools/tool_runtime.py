@@ -84,6 +84,10 @@ class ToolRuntime:
         self.db: Database = copy.deepcopy(scenario.initial_db)
         self.session: dict[str, Any] = {}
         self.log: list[ToolCallRecord] = []
+        # per-conversation state for python tools: calls per tool name (every call counts,
+        # refused ones too, as in the reference) and a free-form mapping (ToolContext.state)
+        self.call_counts: dict[str, int] = {}
+        self.state: dict[str, Any] = {}
         self._validators = {
             name: jsonschema.Draft202012Validator(spec.parameters)
             for name, spec in self.tools.items()
@@ -107,6 +111,7 @@ class ToolRuntime:
         return {**copy.deepcopy(self.db), "session": dict(self.session)}
 
     def _execute(self, name: str, arguments: Mapping[str, Any] | str | None) -> ToolCallRecord:
+        self.call_counts[name] = self.call_counts.get(name, 0) + 1
         spec = self.tools.get(name)
         args, parse_error = _parse_arguments(arguments)
         if spec is None:
@@ -134,6 +139,10 @@ class ToolRuntime:
             session=dict(self.session),
             params=_with_defaults(args, spec.parameters),
             now=self.scenario.current_date_time,
+            arguments=copy.deepcopy(args),
+            call_index=self.call_counts[name],
+            call_counts=dict(self.call_counts),
+            state=copy.deepcopy(self.state),
         )
         try:
             result = run_tool(spec, ctx)
@@ -148,7 +157,7 @@ class ToolRuntime:
                 valid=True,
                 error=exc.message,
             )
-        self.db, self.session = ctx.db, ctx.session
+        self.db, self.session, self.state = ctx.db, ctx.session, ctx.state
         return ToolCallRecord(
             name=name, arguments=args, result=copy.deepcopy(result), kind=spec.kind, valid=True
         )

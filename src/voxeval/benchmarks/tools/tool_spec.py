@@ -213,6 +213,9 @@ class ToolSpec(_Strict):
     requires_auth: bool = False  # refuse unless the session is non-empty
     steps: list[Step] = Field(default_factory=list)
     python: str | None = None  # "module:function" implementing the whole tool
+    # how the whole-tool hook is called: fn(ctx) ("context"), or fn(params, db, call_index)
+    # returning {"status": ...} like EVA-Bench's tools ("eva"; see tools/python_tools.py)
+    python_call: Literal["context", "eva"] = "context"
     _hooks: dict[str, Callable[..., Any]] = PrivateAttr(default_factory=dict)
 
     @field_validator("parameters")
@@ -230,6 +233,8 @@ class ToolSpec(_Strict):
     def _consistent(self) -> ToolSpec:
         if not self.steps and not self.python:
             raise ValueError("a tool needs 'steps' or a 'python' hook")
+        if self.python_call == "eva" and not self.python:
+            raise ValueError("python_call: eva needs a whole-tool 'python' hook")
         if self.kind == "read" and any(s.op in WRITE_OPS for s in self.steps):
             raise ValueError("a read tool may not insert, update or delete")
         for n, step in enumerate(self.steps):

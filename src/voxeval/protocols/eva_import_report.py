@@ -1,0 +1,75 @@
+"""The ``import-eva --report`` summary for one domain: records converted / failed (with the
+field and reason) and what ``scenarios validate`` finds on the written suite."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from voxeval.benchmarks.eva_release import EvaImport
+from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.errors import VoxevalError
+from voxeval.protocols.scenario_validation import ScenarioCheck, validate_scenario
+
+
+@dataclass
+class ImportReport:
+    domain: str
+    records: int
+    converted: int
+    failed: list[dict[str, str]]  # {"record", "field", "reason"}
+    missing_tools: list[str]
+    notes: list[str] = field(default_factory=list)
+    validated: int = 0
+    reached_expected: int = 0
+    wrong_rejected: int = 0
+    wrong_cannot_change_state: int = 0  # read-only / refusal scenarios (not failures)
+    wrong_accepted: int = 0
+    # scenario id -> what validation found wrong with it
+    invalid: dict[str, list[str]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def build_import_report(
+    result: EvaImport, suite_file: Path | None, trusted_modules: Sequence[str] = ()
+) -> ImportReport:
+    """Summarise ``result``; when a suite was written, load it (python tools of
+    ``trusted_modules`` allowed) and validate every scenario."""
+    report = ImportReport(
+        domain=result.domain,
+        records=result.records,
+        converted=len(result.scenarios),
+        failed=[asdict(f) for f in result.failures],
+        missing_tools=list(result.missing_tools),
+        notes=list(result.notes),
+    )
+    if suite_file is None:
+        return report
+    try:
+        suite = load_scenario_suite(suite_file, trusted_modules=trusted_modules)
+    except VoxevalError as exc:
+        report.notes.append(f"the written suite does not load: {exc}")
+        return report
+    for scenario in suite.scenarios:
+        check = validate_scenario(scenario, suite.tools_for(scenario), suite.trust)
+        _count(report, check)
+    return report
+
+
+def _count(report: ImportReport, check: ScenarioCheck) -> None:
+    report.validated += 1
+    report.reached_expected += check.expected_reached
+    if check.wrong_path == "rejected":
+        report.wrong_rejected += 1
+    elif check.wrong_path == "cannot_change_state":
+        report.wrong_cannot_change_state += 1
+    else:
+        report.wrong_accepted += 1
+    if not check.ok:
+        report.invalid[check.scenario] = (
+            [*check.problems(), check.diff] if check.diff else [*check.problems()]
+        )
