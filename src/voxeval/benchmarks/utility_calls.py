@@ -13,7 +13,7 @@ UTILITY_CALLS = SUITES.register("utility-calls")(
         name="utility-calls",
         protocol="live_call",
         description=(
-            "Original phone-line scenarios for a home internet and electricity provider "
+            "27 original phone-line scenarios for a home internet and electricity provider "
             "(single-intent, multi-intent, adversarial; English and Spanish callers) with "
             "declarative tools and entity-heavy verification"
         ),
