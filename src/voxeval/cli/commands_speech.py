@@ -30,7 +30,7 @@ from voxeval.registry import items
 
 # Optional Debian packages: what each one adds.
 DEBIAN_PACKAGES = {
-    "espeak-ng": "espeak TTS voices (8 English accents)",
+    "espeak-ng": "espeak TTS voices (8 English accents, 2 Spanish)",
     "flite": "flite TTS voices (slt, rms, awb, kal16)",
     "sox": "extra audio conversions",
     "asterisk-core-sounds-en-wav": "real human speech prompts (ASR checks, babble noise)",
