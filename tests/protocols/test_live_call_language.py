@@ -76,6 +76,16 @@ def test_english_only_voice_or_asr_fails_the_spanish_run_before_any_call(
     assert not list(out.rglob("call.json"))
 
 
+def test_an_english_perturbation_voice_fails_the_spanish_run(tmp_path: Path) -> None:
+    path = write_config(tmp_path)
+    config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    config["perturbations"] = [{"name": "accent", "voice": "espeak:en-gb-scotland+f3"}]
+    path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+    result = CliRunner().invoke(app, ["run", str(path), "--out", str(tmp_path / "run")])
+    assert result.exit_code == 2, result.output
+    assert "perturbations.0.voice" in result.output
+
+
 def test_validate_lang_resolves_the_scenarios_for_that_language(tmp_path: Path) -> None:
     suite = str(spanish_suite(tmp_path / "suite"))
     for lang in ("es", "en"):

@@ -128,3 +128,23 @@ def test_clinic_suite_plays_in_spanish_with_spanish_names() -> None:
     for item in spanish.scenarios:  # every clinic scenario has a Spanish variant
         assert "<" not in item.model_dump_json(exclude={"culture_overrides"})
         assert item.language == "es" and item.starting_utterances.get("es")
+
+
+def test_stt_wer_of_a_spanish_call_keeps_accents() -> None:
+    """English normalisation strips diacritics ("sí" == "si"); a Spanish call is normalised
+    with the basic normaliser, which keeps them, so a lost accent counts as an error."""
+    from voxeval.scoring.call_diagnostics import stt_wer
+    from voxeval.scoring.live_call_record import LiveCallRecord
+    from voxeval.simulation.timeline import SpeakerSegment, Timeline
+
+    said = SpeakerSegment(
+        "user", 0, 1, 0, intended_text="Sí, soy Lucía.", transcript="si soy lucia"
+    )
+    reply = SpeakerSegment("assistant", 1.5, 2.0, 0, intended_text="Vale.")
+    timeline = Timeline(segments=[said, reply])
+    spanish = stt_wer(LiveCallRecord(timeline=timeline, scenario=spanish_scenario()))
+    assert spanish.details["errors"] == 2 and spanish.details["ref_words"] == 3
+    english = stt_wer(
+        LiveCallRecord(timeline=timeline, scenario=Scenario.model_validate(scenario()))
+    )
+    assert english.value == 0.0

@@ -128,13 +128,12 @@ def voices(
         print_json([asdict(v) for v in catalogue])
         return
     table = Table(title=f"{len(catalogue)} voices")
-    for col in ("name", "gender", "age", "accent", "timbre", "MOS"):
+    for col in ("name", "language", "gender", "age", "accent", "timbre", "MOS"):
         table.add_column(col)
     for v in catalogue:
         mos = voice_quality(v)
-        table.add_row(
-            v.name, v.gender, v.age, v.accent, v.timbre, "" if mos is None else f"{mos:.2f}"
-        )
+        quality = "" if mos is None else f"{mos:.2f}"
+        table.add_row(v.name, v.language, v.gender, v.age, v.accent, v.timbre, quality)
     stdout.print(table)
 
 

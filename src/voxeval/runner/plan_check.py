@@ -38,6 +38,7 @@ from voxeval.protocols.live_call import scoring_asr
 from voxeval.protocols.single_turn import SingleTurnScoring
 from voxeval.providers.provider_kinds import TTS_PROVIDERS
 from voxeval.providers.spoken_language import base_language
+from voxeval.providers.voice_catalogue import voice_language
 from voxeval.registry import lookup
 from voxeval.runner.comparison_steps import CONFIG_FIELD as COMPARISONS_FIELD
 from voxeval.runner.comparison_steps import step_problems
@@ -402,6 +403,7 @@ def _check_simulation(config: RunConfig, problems: Problems) -> None:
                 problems.add(f"simulation.{field_name}", line)
     for field_path, why in sim.language_problems().items():  # voices/ASR vs the language
         problems.add(field_path, why)
+    _check_condition_voices(config, sim.language, problems)
     try:
         scoring_asr(config.asr, sim.language)
     except ConfigError as exc:
@@ -417,6 +419,24 @@ def _check_simulation(config: RunConfig, problems: Problems) -> None:
         get_persona(sim.persona)
     except ConfigError as exc:
         problems.add("simulation.persona", str(exc))
+
+
+def _check_condition_voices(config: RunConfig, language: str, problems: Problems) -> None:
+    """A perturbation's explicit ``voice`` must speak the run's language too."""
+    for n, entry in enumerate(config.perturbations):
+        voice = entry.get("voice") if isinstance(entry, dict) else None
+        if not isinstance(voice, str):
+            continue
+        try:
+            spoken = voice_language(voice)
+        except ConfigError as exc:
+            problems.add(f"perturbations.{n}.voice", str(exc))
+            continue
+        if spoken is not None and base_language(spoken) != base_language(language):
+            problems.add(
+                f"perturbations.{n}.voice",
+                f"voice {voice!r} speaks {spoken!r}, but simulation.language is {language!r}",
+            )
 
 
 def _condition_names(config: RunConfig, problems: Problems) -> set[str] | None:
