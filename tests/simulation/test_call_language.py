@@ -148,3 +148,13 @@ def test_stt_wer_of_a_spanish_call_keeps_accents() -> None:
         LiveCallRecord(timeline=timeline, scenario=Scenario.model_validate(scenario()))
     )
     assert english.value == 0.0
+
+
+def test_voices_cli_names_a_language_no_local_voice_speaks() -> None:
+    from typer.testing import CliRunner
+
+    from voxeval.cli.main import app
+
+    result = CliRunner().invoke(app, ["voices", "--profile", "female,adult,fr"])
+    assert result.exit_code == 2
+    assert "no local TTS voice speaks 'fr'" in result.output

@@ -107,7 +107,10 @@ def voices(
 ) -> None:
     """List the voice catalogue (every voice of every TTS engine available here)."""
     if profile:
-        choices = rank_voices(SpeakerProfile.parse(profile))[:top]
+        wanted = SpeakerProfile.parse(profile)
+        choices = rank_voices(wanted)[:top]
+        if not choices:  # the reason (e.g. no voice speaks the profile's language)
+            select_voice(wanted)
         data = [
             {
                 "voice": c.voice.name,

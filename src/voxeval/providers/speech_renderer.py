@@ -30,7 +30,7 @@ from voxeval.providers.voice_catalogue import (
 RENDER_RATE = 16000
 PAUSE_MARKER = re.compile(r"\s*(?:\.\.\.|…|\[pause\])\s*")
 
-_warmed: set[tuple[str, float]] = set()
+_warmed: set[tuple[str, float, str | None]] = set()
 
 
 class SpeechRenderer:
@@ -45,6 +45,7 @@ class SpeechRenderer:
         self.voice = voice
         self.rate = rate
         self.pause_s = pause_s
+        self.language = language
         self._speaker: str | VoiceChoice
         if ":" in voice:
             self._speaker = voice
@@ -69,7 +70,7 @@ class SpeechRenderer:
     def warm_up(self) -> None:
         """Load the voice's model now (once per process), so that loading time is not counted
         as a party's latency in its first turn."""
-        key = (self.voice, self.rate)
+        key = (self.voice, self.rate, self.language)
         if key not in _warmed:
             self("Hello.")
             _warmed.add(key)
