@@ -89,14 +89,13 @@ class SimulationConfig(BaseModel):
             )
         return voice
 
-    def language_problems(self, voices: dict[str, str] | None = None) -> dict[str, str]:
-        """Field -> why it cannot serve a call in ``language`` (empty when all can). ``voices``
-        adds other voice settings to check (e.g. a condition's voice)."""
+    def language_problems(self) -> dict[str, str]:
+        """Field -> why it cannot serve a call in ``language`` (empty when all can)."""
         problems: dict[str, str] = {}
         wanted = base_language(self.language)
         if self.mode == "audio":
             named = {"caller_voice": self.caller_voice_spec, "agent_voice": self.agent_voice_spec}
-            for field, voice in {**named, **(voices or {})}.items():
+            for field, voice in named.items():
                 if voice is None:
                     try:  # the language's default voice
                         self._default_voice(field)
