@@ -8,7 +8,7 @@ import pytest
 from voxeval.config import ProviderSpec
 from voxeval.errors import ConfigError
 from voxeval.providers import availability, create_provider
-from voxeval.providers.tts_espeak import ESPEAK_ACCENTS, espeak_catalogue
+from voxeval.providers.tts_espeak import ESPEAK_ACCENTS, ESPEAK_OTHER_LANGUAGES, espeak_catalogue
 
 needs_espeak = pytest.mark.skipif(
     not availability("tts", ProviderSpec(provider="espeak")).available,
@@ -25,8 +25,11 @@ def median_f0(samples: np.ndarray, rate: int) -> float:
 
 def test_catalogue_covers_accents_and_variants() -> None:
     voices = espeak_catalogue()
-    assert len(voices) == 8 * 15
-    assert {v.accent for v in voices} == set(ESPEAK_ACCENTS.values())
+    assert len(voices) == (8 + 2) * 15
+    other_accents = {accent for _, accent in ESPEAK_OTHER_LANGUAGES.values()}
+    assert {v.accent for v in voices} == set(ESPEAK_ACCENTS.values()) | other_accents
+    assert {v.language for v in voices if v.accent in other_accents} == {"es"}
+    assert {v.language for v in voices if v.accent in ESPEAK_ACCENTS.values()} == {"en"}
     scot = next(v for v in voices if v.name == "espeak:en-gb-scotland+f3")
     assert (scot.gender, scot.age, scot.accent) == ("female", "adult", "scottish")
     assert next(v for v in voices if v.name.endswith("+grandpa")).age == "senior"

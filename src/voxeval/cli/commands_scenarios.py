@@ -22,13 +22,16 @@ app.add_typer(scenarios_app, name="scenarios")
 stdout = RedactingConsole()
 
 
-def load_suite_ref(ref: str, trusted_modules: Sequence[str] = ()) -> ScenarioSuite:
+def load_suite_ref(
+    ref: str, trusted_modules: Sequence[str] = (), language: str | None = None
+) -> ScenarioSuite:
     """A registered live-call suite name, a suite file, or a folder holding ``suite.yaml``;
-    python tool hooks may come from ``trusted_modules`` (and installed plugins)."""
+    python tool hooks may come from ``trusted_modules`` (and installed plugins); ``language``
+    resolves the scenarios for callers speaking it (default: the suite's language)."""
     info = resolve_suite(ref)
     if info.protocol != "live_call":
         raise ConfigError(f"suite {ref!r} uses protocol {info.protocol!r}, not live_call")
-    return load_scenario_suite(info.path, trusted_modules=trusted_modules)
+    return load_scenario_suite(info.path, trusted_modules=trusted_modules, language=language)
 
 
 @scenarios_app.command("validate")
@@ -43,13 +46,19 @@ def validate(
         help="a module whose functions python tool hooks may call (repeatable); "
         "like trusted_modules in a run config",
     ),
+    lang: str | None = typer.Option(
+        None,
+        "--lang",
+        help="validate the scenarios as played in this language (placeholders resolved for "
+        "it, like simulation.language in a run config); default: the suite's language",
+    ),
 ) -> None:
     """Play each scenario's expected path on its tools (no audio) and prove it reaches the
     expected database and session; then prove a wrong path is rejected. Exit 1 on failure;
     the tool calls that failed on the expected path are listed with their arguments."""
     from voxeval.protocols.scenario_validation import validate_scenario
 
-    loaded = load_suite_ref(suite, trust)
+    loaded = load_suite_ref(suite, trust, language=lang)
     scenarios = [s for s in loaded.scenarios if only is None or s.id == only]
     if not scenarios:
         raise ConfigError(f"{loaded.path}: no scenario {only!r}")
@@ -62,7 +71,8 @@ def validate(
     if as_json:
         print_json([r.to_dict() for r in results])
     else:
-        table = Table(title=f"{loaded.name}: {sum(r.ok for r in results)}/{len(results)} valid")
+        valid = f"{sum(r.ok for r in results)}/{len(results)} valid"
+        table = Table(title=f"{loaded.name} ({loaded.language}): {valid}")
         for column in ("scenario", "ok", "expected reached", "wrong rejected", "problems"):
             table.add_column(column)
         for r in results:

@@ -30,7 +30,7 @@ from voxeval.registry import items
 
 # Optional Debian packages: what each one adds.
 DEBIAN_PACKAGES = {
-    "espeak-ng": "espeak TTS voices (8 English accents)",
+    "espeak-ng": "espeak TTS voices (8 English accents, 2 Spanish)",
     "flite": "flite TTS voices (slt, rms, awb, kal16)",
     "sox": "extra audio conversions",
     "asterisk-core-sounds-en-wav": "real human speech prompts (ASR checks, babble noise)",
@@ -107,7 +107,10 @@ def voices(
 ) -> None:
     """List the voice catalogue (every voice of every TTS engine available here)."""
     if profile:
-        choices = rank_voices(SpeakerProfile.parse(profile))[:top]
+        wanted = SpeakerProfile.parse(profile)
+        choices = rank_voices(wanted)[:top]
+        if not choices:  # the reason (e.g. no voice speaks the profile's language)
+            select_voice(wanted)
         data = [
             {
                 "voice": c.voice.name,
@@ -128,13 +131,12 @@ def voices(
         print_json([asdict(v) for v in catalogue])
         return
     table = Table(title=f"{len(catalogue)} voices")
-    for col in ("name", "gender", "age", "accent", "timbre", "MOS"):
+    for col in ("name", "language", "gender", "age", "accent", "timbre", "MOS"):
         table.add_column(col)
     for v in catalogue:
         mos = voice_quality(v)
-        table.add_row(
-            v.name, v.gender, v.age, v.accent, v.timbre, "" if mos is None else f"{mos:.2f}"
-        )
+        quality = "" if mos is None else f"{mos:.2f}"
+        table.add_row(v.name, v.language, v.gender, v.age, v.accent, v.timbre, quality)
     stdout.print(table)
 
 

@@ -22,9 +22,11 @@ from voxeval.analysis.passk import passk_summary
 from voxeval.atomic_files import read_json
 from voxeval.benchmarks.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
+from voxeval.config import ProviderSpec
 from voxeval.errors import ConfigError, ProviderUnavailable, SystemFault, UnknownComponent
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
+from voxeval.providers.spoken_language import base_language
 from voxeval.providers.usage_ledger import (
     AttributedProvider,
     Ledger,
@@ -41,7 +43,12 @@ from voxeval.scoring.system_fault import partial_call_score
 from voxeval.simulation.engine import EngineSettings, run_call
 from voxeval.simulation.perturbations import Condition, parse_conditions
 from voxeval.simulation.recorder import load_call, record_call
-from voxeval.simulation.simulation_config import SimulationConfig, parse_simulation
+from voxeval.simulation.simulation_config import (
+    ENGLISH_ONLY_ASR,
+    MULTILINGUAL_ASR,
+    SimulationConfig,
+    parse_simulation,
+)
 from voxeval.systems.base import CALL
 from voxeval.systems.factory import build_system, missing_capability, open_call, system_class
 
@@ -92,6 +99,21 @@ def default_metrics() -> list[str]:
     return wanted
 
 
+def scoring_asr(configured: ProviderSpec | None, language: str) -> ProviderSpec | str:
+    """The scoring ASR of a live-call run: the configured one, else Whisper tiny.en for English
+    and the multilingual Whisper base for any other language. An English-only model configured
+    for another language is a ConfigError naming ``asr``."""
+    english = base_language(language) == "en"
+    if configured is None:
+        return "whisper-tiny-en" if english else MULTILINGUAL_ASR
+    if not english and configured.provider in ENGLISH_ONLY_ASR:
+        raise ConfigError(
+            f"asr: {configured.provider!r} recognises English only, but the run's language is "
+            f"{language!r}; use the multilingual {MULTILINGUAL_ASR!r}"
+        )
+    return configured
+
+
 def build_agent(spec: Any, ctx: RunContext | None) -> Any:
     """A fresh call session with the system ``spec`` names (built by the one system factory)."""
     return open_call(build_system(spec, ctx))
@@ -113,12 +135,15 @@ class LiveCallProtocol:
     # ------------------------------------------------------------------ setup
     def suite(self, ctx: RunContext) -> Any:
 
+        language = self.simulation(ctx).language  # the callers' language (simulation.language)
         with self._lock:
             if self._suite is None:
                 if ctx.suite is None:
                     raise ConfigError("live_call: the run has no suite")
                 trusted = ctx.config.trusted_modules  # python tool hooks may come from these
-                self._suite = load_scenario_suite(ctx.suite.path, trusted_modules=trusted)
+                self._suite = load_scenario_suite(
+                    ctx.suite.path, trusted_modules=trusted, language=language
+                )
             return self._suite
 
     def simulation(self, ctx: RunContext) -> SimulationConfig:
@@ -159,7 +184,7 @@ class LiveCallProtocol:
             if lacking is not None:
                 raise ConfigError(lacking)
         suite = self.suite(ctx)
-        self.simulation(ctx)
+        scoring_asr(ctx.config.asr, self.simulation(ctx).language)  # before the first call
         conditions = self.conditions(ctx)
         return [
             WorkUnit(scenario.id, system.name, trial, condition, scenario.category)
@@ -288,10 +313,11 @@ class LiveCallProtocol:
                 raise ProviderUnavailable(ctx.judge_unavailable_reason() or "no judge configured")
             return Judge(llm)
 
+        asr = scoring_asr(ctx.config.asr, self.simulation(ctx).language)  # outside the lock
         with self._lock:
             if self._resources is None:
                 self._resources = ScoringResources(
-                    asr=lambda: ctx.provider("asr", ctx.config.asr or "whisper-tiny-en"),
+                    asr=lambda: ctx.provider("asr", asr),
                     judge=judge,
                 )
             return self._resources

@@ -95,6 +95,7 @@ class Voice:
     timbre: str = "default"
     quality: float | None = None  # measured naturalness MOS where known
     details: dict[str, Any] = field(default_factory=dict)
+    language: str = "en"  # the language the voice speaks (ISO 639-1)
 
 
 class Provider(Protocol):

@@ -10,6 +10,7 @@ systems under test that speak through a voice (cascade and hybrid agents)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 
@@ -23,24 +24,36 @@ from voxeval.providers.voice_catalogue import (
     VoiceChoice,
     render_speech,
     select_voice,
+    voice_language,
 )
 
 RENDER_RATE = 16000
 PAUSE_MARKER = re.compile(r"\s*(?:\.\.\.|…|\[pause\])\s*")
 
-_warmed: set[tuple[str, float]] = set()
+_warmed: set[tuple[str, float, str | None]] = set()
 
 
 class SpeechRenderer:
-    def __init__(self, voice: str = "piper:joe", *, rate: float = 1.0, pause_s: float = 1.0):
+    def __init__(
+        self,
+        voice: str = "piper:joe",
+        *,
+        rate: float = 1.0,
+        pause_s: float = 1.0,
+        language: str | None = None,
+    ):
         self.voice = voice
         self.rate = rate
         self.pause_s = pause_s
+        self.language = language
         self._speaker: str | VoiceChoice
         if ":" in voice:
             self._speaker = voice
         else:
-            self._speaker = select_voice(SpeakerProfile.parse(voice))
+            profile = SpeakerProfile.parse(voice)
+            if language and voice_language(voice) is None:  # the profile follows the run
+                profile = dataclasses.replace(profile, language=language)
+            self._speaker = select_voice(profile)
         self._tempo = SpeakerTransform(tempo=round(min(2.0, max(0.5, rate)), 2))
 
     def __call__(self, text: str) -> Audio:
@@ -57,13 +70,14 @@ class SpeechRenderer:
     def warm_up(self) -> None:
         """Load the voice's model now (once per process), so that loading time is not counted
         as a party's latency in its first turn."""
-        key = (self.voice, self.rate)
+        key = (self.voice, self.rate, self.language)
         if key not in _warmed:
             self("Hello.")
             _warmed.add(key)
 
 
 @functools.lru_cache(maxsize=64)
-def shared_renderer(voice: str, rate: float = 1.0) -> SpeechRenderer:
-    """One renderer per (voice, rate) per process: voice selection is done once."""
-    return SpeechRenderer(voice, rate=rate)
+def shared_renderer(voice: str, rate: float = 1.0, language: str | None = None) -> SpeechRenderer:
+    """One renderer per (voice, rate, language) per process: voice selection is done once. A
+    speaker profile that names no language gets a voice of ``language``."""
+    return SpeechRenderer(voice, rate=rate, language=language)

@@ -36,6 +36,26 @@ def base_language(code: str) -> str:
     return code.replace("_", "-").split("-")[0].strip().lower()
 
 
+# Language codes voxeval knows by name (prompts, voice profiles); others are passed through.
+LANGUAGE_NAMES: dict[str, str] = {
+    "en": "English",
+    "es": "Spanish",
+    "fr": "French",
+    "de": "German",
+    "it": "Italian",
+    "pt": "Portuguese",
+    "nl": "Dutch",
+    "pl": "Polish",
+    "ja": "Japanese",
+    "zh": "Chinese",
+}
+
+
+def language_name(code: str) -> str:
+    """``"es"`` -> ``"Spanish"``; an unknown code is returned as it is."""
+    return LANGUAGE_NAMES.get(base_language(code), code)
+
+
 @runtime_checkable
 class LanguageIdentifier(Protocol):
     name: str

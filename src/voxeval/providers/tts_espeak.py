@@ -1,4 +1,5 @@
-"""Formant speech synthesis with the Debian ``espeak-ng`` binary: 8 English accents x variants.
+"""Formant speech synthesis with the Debian ``espeak-ng`` binary: 8 English accents and 2
+Spanish ones x variants.
 
 Robotic (MOS ~2.2) but fast and varied; useful to widen the accent/speaker grid of a benchmark.
 """
@@ -26,6 +27,13 @@ ESPEAK_ACCENTS: dict[str, str] = {
     "en-gb-x-gbclan": "gb-lancaster",
     "en-gb-x-gbcwmd": "gb-west-midlands",
     "en-029": "caribbean",
+}
+
+# Voices in other languages: espeak-ng voice -> (language, accent label). Spanish from Spain
+# and Latin-American Spanish, for live calls in Spanish.
+ESPEAK_OTHER_LANGUAGES: dict[str, tuple[str, str]] = {
+    "es": ("es", "spain"),
+    "es-419": ("es", "latin-american"),
 }
 
 # espeak-ng resolves "en-gb" to a voice that ignores "+variant"; its British voice is "en".
@@ -61,7 +69,8 @@ def espeak_binary() -> str | None:
 def espeak_catalogue() -> list[Voice]:
     """Every accent x variant combination, named ``espeak:<accent voice>+<variant>``."""
     voices = []
-    for lang, accent in ESPEAK_ACCENTS.items():
+    languages = {lang: ("en", accent) for lang, accent in ESPEAK_ACCENTS.items()}
+    for lang, (language, accent) in {**languages, **ESPEAK_OTHER_LANGUAGES}.items():
         for variant, (gender, age, timbre) in ESPEAK_VARIANTS.items():
             voices.append(
                 Voice(
@@ -73,6 +82,7 @@ def espeak_catalogue() -> list[Voice]:
                     timbre=timbre,
                     quality=ESPEAK_MOS,
                     details={"rate": 22050, "license": "GPL-3.0-or-later", "natural": False},
+                    language=language,
                 )
             )
     return voices
@@ -81,8 +91,9 @@ def espeak_catalogue() -> list[Voice]:
 def _check_voice(voice: str) -> str:
     voice = voice.removeprefix("espeak:")
     lang, _, variant = voice.partition("+")
-    if lang not in ESPEAK_ACCENTS or (variant and variant not in ESPEAK_VARIANTS):
-        known = ", ".join(ESPEAK_ACCENTS)
+    known_voices = {**ESPEAK_ACCENTS, **ESPEAK_OTHER_LANGUAGES}
+    if lang not in known_voices or (variant and variant not in ESPEAK_VARIANTS):
+        known = ", ".join(known_voices)
         raise ConfigError(
             f"tts 'espeak': unknown voice {voice!r}; use <accent>+<variant> with accent in "
             f"{known} and variant in {', '.join(ESPEAK_VARIANTS)}"

@@ -23,6 +23,7 @@ from voxeval.errors import ConfigError, ProviderUnavailable
 from voxeval.providers.base import Voice
 from voxeval.providers.factory import availability, create_provider
 from voxeval.providers.speaker_transform import SpeakerTransform
+from voxeval.providers.spoken_language import LANGUAGE_NAMES, base_language
 from voxeval.providers.tts_espeak import espeak_catalogue
 from voxeval.providers.tts_flite import flite_catalogue
 from voxeval.providers.tts_piper import PIPER_VOICES
@@ -57,8 +58,9 @@ W_QUALITY = 0.4
 
 
 def profile_fields(text: str, words: Iterable[str], where: str) -> dict[str, str]:
-    """Sort profile ``words`` into gender/age/timbre slots by vocabulary; any other word is the
-    accent. A slot given twice raises ConfigError naming ``where`` and ``text``."""
+    """Sort profile ``words`` into gender/age/timbre/language slots by vocabulary (a language
+    is a known ISO 639-1 code such as ``es``); any other word is the accent. A slot given twice
+    raises ConfigError naming ``where`` and ``text``."""
     fields: dict[str, str] = {}
     for raw in words:
         word = raw.strip().lower()
@@ -71,6 +73,8 @@ def profile_fields(text: str, words: Iterable[str], where: str) -> dict[str, str
             if word in AGES
             else "timbre"
             if word in TIMBRES
+            else "language"
+            if word in LANGUAGE_NAMES
             else "accent"
         )
         if slot in fields:
@@ -81,12 +85,14 @@ def profile_fields(text: str, words: Iterable[str], where: str) -> dict[str, str
 
 @dataclass(frozen=True)
 class SpeakerProfile:
-    """A requested speaker: gender, age band, optional accent and timbre."""
+    """A requested speaker: gender, age band, optional accent and timbre, and the language the
+    voice must speak (only voices of that language are candidates)."""
 
     gender: str
     age: str = "adult"
     accent: str | None = None
     timbre: str | None = None
+    language: str = "en"
 
     def __post_init__(self) -> None:
         if self.gender not in GENDERS:
@@ -98,15 +104,18 @@ class SpeakerProfile:
 
     @classmethod
     def parse(cls, text: str) -> SpeakerProfile:
-        """``"female,senior,scottish,bright"``: known gender/age/timbre words are recognised in
-        any order; any other word is the accent."""
+        """``"female,senior,scottish,bright"``: known gender/age/timbre/language words are
+        recognised in any order (``"female,adult,es"`` asks for a Spanish voice); any other word
+        is the accent."""
         fields = profile_fields(text, text.split(","), "speaker profile")
         if "gender" not in fields:
             raise ConfigError(f"speaker profile {text!r}: needs a gender ({', '.join(GENDERS)})")
         return cls(**fields)
 
     def label(self) -> str:
-        return ",".join(x for x in (self.gender, self.age, self.accent, self.timbre) if x)
+        words = (self.gender, self.age, self.accent, self.timbre)
+        language = None if self.language == "en" else self.language
+        return ",".join(x for x in (*words, language) if x)
 
 
 @dataclass(frozen=True)
@@ -131,6 +140,26 @@ def voice_catalogue(engines: tuple[str, ...] = LOCAL_ENGINES) -> list[Voice]:
         if availability("tts", ProviderSpec(provider=engine)).available:
             voices.extend(builders[engine]())
     return sorted(voices, key=lambda v: v.name)
+
+
+def voice_language(voice: str) -> str | None:
+    """The language a configured voice speaks: for ``engine:voice``, the catalogue entry's
+    (None for a voice of a remote or unknown engine, whose language voxeval cannot know); for
+    a speaker profile, the language it names (None when it names none: it follows the run)."""
+    if ":" not in voice:
+        return profile_fields(voice, voice.split(","), "speaker profile").get("language")
+    engine, _, name = voice.partition(":")
+    static = {"piper": lambda: list(PIPER_VOICES.values()), "espeak": espeak_catalogue}
+    static["flite"] = flite_catalogue
+    if engine not in static:
+        return None
+    wanted = f"{engine}:{name}"
+    if engine == "espeak" and "+" not in name:
+        wanted += "+"  # a bare espeak language voice: any of its variants tells the language
+    for entry in static[engine]():
+        if entry.name == wanted or (entry.name.startswith(wanted) and wanted.endswith("+")):
+            return entry.language
+    return None
 
 
 def voice_quality(voice: Voice) -> float | None:
@@ -196,9 +225,11 @@ def _score(profile: SpeakerProfile, voice: Voice) -> VoiceChoice | None:
 
 
 def rank_voices(profile: SpeakerProfile, catalogue: list[Voice] | None = None) -> list[VoiceChoice]:
-    """Every matchable voice as a choice for ``profile``, closest first (ties: US accent
-    first when no accent was asked for, then by name)."""
+    """Every matchable voice of the profile's language as a choice for ``profile``, closest
+    first (ties: US accent first when no accent was asked for, then by name)."""
     voices = voice_catalogue() if catalogue is None else catalogue
+    wanted = base_language(profile.language)
+    voices = [v for v in voices if base_language(v.language) == wanted]
     choices = [c for c in (_score(profile, v) for v in voices) if c is not None]
     return sorted(
         choices,
@@ -209,6 +240,11 @@ def rank_voices(profile: SpeakerProfile, catalogue: list[Voice] | None = None) -
 def select_voice(profile: SpeakerProfile, catalogue: list[Voice] | None = None) -> VoiceChoice:
     """The closest real voice plus transform for ``profile``, with its distance (0 = exact)."""
     ranked = rank_voices(profile, catalogue)
+    if not ranked and profile.language != "en":
+        raise ConfigError(
+            f"speaker profile {profile.label()!r}: no local TTS voice speaks "
+            f"{profile.language!r} (espeak-ng has Spanish voices: espeak:es+f3, espeak:es-419+m3)"
+        )
     if not ranked:
         raise ProviderUnavailable(
             "no local TTS voice is available (install voxeval[embedded], espeak-ng or flite)"

@@ -34,8 +34,11 @@ from voxeval.config import RunConfig, SystemSpec
 from voxeval.errors import ConfigError, UnknownComponent, VoxevalError
 from voxeval.protocols.context import judge_refusal
 from voxeval.protocols.contract import PROTOCOLS
+from voxeval.protocols.live_call import scoring_asr
 from voxeval.protocols.single_turn import SingleTurnScoring
 from voxeval.providers.provider_kinds import TTS_PROVIDERS
+from voxeval.providers.spoken_language import base_language
+from voxeval.providers.voice_catalogue import voice_language
 from voxeval.registry import lookup
 from voxeval.runner.comparison_steps import CONFIG_FIELD as COMPARISONS_FIELD
 from voxeval.runner.comparison_steps import step_problems
@@ -398,10 +401,42 @@ def _check_simulation(config: RunConfig, problems: Problems) -> None:
         if spec is not None:
             for line in provider_problems(kind, spec):
                 problems.add(f"simulation.{field_name}", line)
+    for field_path, why in sim.language_problems().items():  # voices/ASR vs the language
+        problems.add(field_path, why)
+    _check_condition_voices(config, sim.language, problems)
+    try:
+        scoring_asr(config.asr, sim.language)
+    except ConfigError as exc:
+        problems.add("asr", str(exc).removeprefix("asr: "))
+    speaks: tuple[str, ...] | None = getattr(caller, "speaks", None)  # None: any language
+    if speaks is not None and base_language(sim.language) not in speaks:
+        problems.add(
+            "simulation.caller",
+            f"the {sim.caller!r} caller speaks {', '.join(speaks)}, not {sim.language!r}; "
+            "use caller: llm for other languages",
+        )
     try:
         get_persona(sim.persona)
     except ConfigError as exc:
         problems.add("simulation.persona", str(exc))
+
+
+def _check_condition_voices(config: RunConfig, language: str, problems: Problems) -> None:
+    """A perturbation's explicit ``voice`` must speak the run's language too."""
+    for n, entry in enumerate(config.perturbations):
+        voice = entry.get("voice") if isinstance(entry, dict) else None
+        if not isinstance(voice, str):
+            continue
+        try:
+            spoken = voice_language(voice)
+        except ConfigError as exc:
+            problems.add(f"perturbations.{n}.voice", str(exc))
+            continue
+        if spoken is not None and base_language(spoken) != base_language(language):
+            problems.add(
+                f"perturbations.{n}.voice",
+                f"voice {voice!r} speaks {spoken!r}, but simulation.language is {language!r}",
+            )
 
 
 def _condition_names(config: RunConfig, problems: Problems) -> set[str] | None:
@@ -444,8 +479,13 @@ def _check_live_call(config: RunConfig, suite: SuiteInfo, problems: Problems) ->
                     f"unknown condition {condition!r}; defined: {', '.join(sorted(defined))} "
                     "(add a perturbations: entry with condition: NAME)",
                 )
+    language = (config.simulation or {}).get("language")
     try:
-        load_scenario_suite(suite.path, trusted_modules=config.trusted_modules)
+        load_scenario_suite(
+            suite.path,
+            trusted_modules=config.trusted_modules,
+            language=language if isinstance(language, str) else None,
+        )
     except VoxevalError as exc:
         problems.add("suite", str(exc))
 

@@ -16,7 +16,7 @@ from voxeval.registry import register
 from voxeval.scoring.call_turns import GREETING_TURN, number_turns
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.score import Score
-from voxeval.scoring.text_normaliser import normalise_english
+from voxeval.scoring.text_normaliser import normaliser_for
 
 CLEAN_ENDS = ("user_end_call", "agent_end_call")
 _DIGITS = {
@@ -132,14 +132,16 @@ def pre_tool_speech_rate(record: LiveCallRecord, resources: object = None) -> Sc
 @register("metric", "stt_wer")
 def stt_wer(record: LiveCallRecord, resources: object = None) -> Score:
     """Word error rate of what the agent heard (user segments' ``transcript``) against what the
-    caller said (``intended_text``), Whisper-style normalised, pooled over the call."""
+    caller said (``intended_text``), Whisper-style normalised for the call's language (the
+    English normaliser for English, the basic one otherwise), pooled over the call."""
     if record.timeline is None:
         return Score.not_run("no event timeline for this call")
     agent_starts = [s.start for s in record.timeline.speech("assistant")]
+    normalise = normaliser_for(record.scenario.language if record.scenario else None)
     # A user segment with no transcript that the agent never answered (e.g. the caller's goodbye
     # as it hangs up) was never processed by the agent's ASR: it is not a deletion error.
     pairs = [
-        (normalise_english(s.intended_text), normalise_english(s.transcript))
+        (normalise(s.intended_text), normalise(s.transcript))
         for s in record.timeline.speech("user")
         if s.intended_text.strip()
         and (s.transcript.strip() or any(t >= s.end for t in agent_starts))

@@ -3,6 +3,7 @@
 simulation:
   caller: scripted            # or llm (then caller_llm: {provider: openai, ...})
   mode: audio                 # or text (no audio: word-count timing, same metrics)
+  language: en                # the callers' language (scenarios resolved for it; see below)
   caller_voice: piper:joe     # engine:voice, or a profile like "female,adult,scottish"
   agent_voice: piper:joe      # renders agents that return text only
   caller_asr: {provider: whisper-tiny-en}
@@ -11,6 +12,11 @@ simulation:
   latency_model: {agent: {kind: fixed, ms: 800}}
   max_duration_s: 600
   agent_timeout_s: 15
+
+Languages: with ``language: es`` the voices, when not given, default to a voice of that language
+(``DEFAULT_VOICES``) and the caller's ASR to the multilingual ``whisper-base``; a voice or ASR
+that cannot handle the language is a ConfigError naming the field (``check_language``), raised
+before the first call.
 """
 
 from __future__ import annotations
@@ -23,11 +29,19 @@ from voxeval.config import ProviderSpec, format_validation_error
 from voxeval.errors import ConfigError
 from voxeval.providers.factory import ProviderSource, harness_provider
 from voxeval.providers.speech_renderer import SpeechRenderer, shared_renderer
+from voxeval.providers.spoken_language import base_language, language_name
+from voxeval.providers.voice_catalogue import voice_language
 from voxeval.simulation.latency import LatencyModel
 from voxeval.simulation.parties import CALLERS, Caller
 from voxeval.simulation.personas import get_persona
 from voxeval.simulation.perturbations import Condition
 from voxeval.simulation.turn_detection import FrameVAD, ProviderVAD
+
+# The offline voice used for a language when the config names none.
+DEFAULT_VOICES = {"en": "piper:joe", "es": "espeak:es+m3"}
+# ASR models that only recognise English: wrong for a caller hearing another language.
+ENGLISH_ONLY_ASR = frozenset({"whisper-tiny-en"})
+MULTILINGUAL_ASR = "whisper-base"
 
 
 class SimulationConfig(BaseModel):
@@ -35,9 +49,12 @@ class SimulationConfig(BaseModel):
 
     caller: str = "scripted"
     caller_llm: ProviderSpec | None = None
-    caller_asr: ProviderSpec = ProviderSpec(provider="whisper-tiny-en")
-    caller_voice: str = "piper:joe"
-    agent_voice: str = "piper:joe"
+    # None: whisper-tiny-en for English, the multilingual whisper-base otherwise
+    caller_asr_spec: ProviderSpec | None = Field(default=None, alias="caller_asr")
+    language: str = Field(default="en", min_length=2)
+    # None: DEFAULT_VOICES for the language
+    caller_voice_spec: str | None = Field(default=None, alias="caller_voice")
+    agent_voice_spec: str | None = Field(default=None, alias="agent_voice")
     persona: str | None = None
     mode: Literal["audio", "text"] = "audio"
     eot_silence_ms: float = Field(default=700.0, gt=0)
@@ -47,6 +64,70 @@ class SimulationConfig(BaseModel):
     latency_model: LatencyModel | None = None
     max_duration_s: float = Field(default=600.0, gt=0)
     agent_timeout_s: float = Field(default=15.0, gt=0)
+
+    @property
+    def caller_asr(self) -> ProviderSpec:
+        if self.caller_asr_spec is not None:
+            return self.caller_asr_spec
+        english = base_language(self.language) == "en"
+        return ProviderSpec(provider="whisper-tiny-en" if english else MULTILINGUAL_ASR)
+
+    @property
+    def caller_voice(self) -> str:
+        return self.caller_voice_spec or self._default_voice("caller_voice")
+
+    @property
+    def agent_voice(self) -> str:
+        return self.agent_voice_spec or self._default_voice("agent_voice")
+
+    def _default_voice(self, field: str) -> str:
+        voice = DEFAULT_VOICES.get(base_language(self.language))
+        if voice is None:
+            raise ConfigError(
+                f"simulation.{field}: no built-in voice speaks {self.language!r}; give an "
+                "engine:voice that does (e.g. an espeak-ng or remote TTS voice)"
+            )
+        return voice
+
+    def language_problems(self) -> dict[str, str]:
+        """Field -> why it cannot serve a call in ``language`` (empty when all can)."""
+        problems: dict[str, str] = {}
+        wanted = base_language(self.language)
+        if self.mode == "audio":
+            named = {"caller_voice": self.caller_voice_spec, "agent_voice": self.agent_voice_spec}
+            for field, voice in named.items():
+                if voice is None:
+                    try:  # the language's default voice
+                        self._default_voice(field)
+                    except ConfigError as exc:
+                        problems[f"simulation.{field}"] = str(exc).partition(": ")[2]
+                    continue
+                try:
+                    spoken = voice_language(voice)
+                except ConfigError as exc:
+                    problems[f"simulation.{field}"] = str(exc)
+                    continue
+                if spoken is not None and base_language(spoken) != wanted:
+                    problems[f"simulation.{field}"] = (
+                        f"voice {voice!r} speaks {language_name(spoken)}, but the run's language "
+                        f"is {language_name(self.language)} ({self.language!r}); use a voice of "
+                        f"that language (e.g. {DEFAULT_VOICES.get(wanted, 'an engine:voice')})"
+                    )
+            asr = self.caller_asr.provider
+            if wanted != "en" and asr in ENGLISH_ONLY_ASR:
+                problems["simulation.caller_asr"] = (
+                    f"{asr!r} recognises English only, but the run's language is "
+                    f"{self.language!r}; use the multilingual {MULTILINGUAL_ASR!r}"
+                )
+        return problems
+
+    def check_language(self, where: str = "") -> None:
+        """Raise ConfigError naming every field that cannot serve the run's language."""
+        problems = self.language_problems()
+        if problems:
+            raise ConfigError(
+                "\n".join(f"{where}{field}: {why}" for field, why in sorted(problems.items()))
+            )
 
     def build_caller(
         self, ctx: ProviderSource | None, condition: Condition | None, seed: int = 0
@@ -68,11 +149,11 @@ class SimulationConfig(BaseModel):
 
         persona = get_persona((condition.persona if condition else None) or self.persona)
         voice = (condition.voice if condition else None) or persona.voice or self.caller_voice
-        return shared_renderer(voice, persona.speech_rate)
+        return shared_renderer(voice, persona.speech_rate, base_language(self.language))
 
     def agent_renderer(self) -> SpeechRenderer:
 
-        return shared_renderer(self.agent_voice)
+        return shared_renderer(self.agent_voice, 1.0, base_language(self.language))
 
     def frame_vad(self, ctx: ProviderSource | None) -> FrameVAD | None:
         if self.vad is None:
@@ -82,6 +163,8 @@ class SimulationConfig(BaseModel):
 
 def parse_simulation(data: dict[str, Any] | None, where: str = "simulation") -> SimulationConfig:
     try:
-        return SimulationConfig.model_validate(data or {})
+        sim = SimulationConfig.model_validate(data or {})
     except ValidationError as exc:
         raise ConfigError(format_validation_error(where, exc)) from exc
+    sim.check_language()
+    return sim

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from voxeval.benchmarks.scenario import Scenario
+from voxeval.providers.spoken_language import base_language, language_name
 
 VOICE_STYLE = """You are speaking on a phone call: everything you write is read aloud.
 - Keep each turn short: one or two sentences, one question at a time.
@@ -17,6 +18,18 @@ recognition errors. If something sounds garbled or implausible, ask the caller t
 spell it instead of guessing."""
 
 
+def language_addendum(language: str) -> str:
+    """What the agent is told about the caller's language (empty for English)."""
+    if base_language(language) == "en":
+        return ""
+    name = language_name(language)
+    return (
+        f"The caller speaks {name}. Hold the whole conversation in {name}: greet, ask and "
+        f"confirm in {name}, even though these instructions are written in English. Keep names, "
+        "codes and IDs exactly as they are."
+    )
+
+
 def agent_system_prompt(scenario: Scenario, *, hears_text: bool) -> str:
     agent = scenario.agent
     parts = [
@@ -27,4 +40,7 @@ def agent_system_prompt(scenario: Scenario, *, hears_text: bool) -> str:
     ]
     if hears_text:
         parts.append(TRANSCRIPTION_NOTE)
+    addendum = language_addendum(scenario.language)
+    if addendum:
+        parts.append(addendum)
     return "\n\n".join(parts)

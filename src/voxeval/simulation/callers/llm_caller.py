@@ -14,6 +14,8 @@ from voxeval.audio import Audio
 from voxeval.benchmarks.scenario import Scenario
 from voxeval.errors import ConfigError
 from voxeval.providers.base import Message
+from voxeval.providers.spoken_language import base_language, language_name
+from voxeval.simulation.callers.caller_phrases import ENGLISH, PHRASES
 from voxeval.simulation.parties import CALLERS, CallerTurn
 from voxeval.simulation.personas import Persona, get_persona
 
@@ -78,7 +80,18 @@ How to behave on the call:
   on; wait until it confirms.
 - When your goal is resolved (or clearly cannot be), and the agent has confirmed nothing is
   left, say a short goodbye and call the end_call tool.
-"""
+{language_rule(scenario.language)}"""
+
+
+def language_rule(language: str) -> str:
+    """The prompt line that keeps the caller in the call's language (empty for English)."""
+    if base_language(language) == "en":
+        return ""
+    name = language_name(language)
+    return (
+        f"- Speak only {name} for the whole call, even if the agent answers in another "
+        f"language; the facts above stay exactly as written.\n"
+    )
 
 
 @CALLERS.register("llm")
@@ -106,9 +119,13 @@ class LLMCaller:
         self.seed = seed  # each turn samples with seed + turn number: same call, same words
         self.messages: list[Message] = []
         self._turns = 0
+        self._language = "en"
+        self._phrases = ENGLISH
 
     def start(self, scenario: Scenario) -> CallerTurn:
         opening = scenario.user_goal.starting_utterance
+        self._language = scenario.language
+        self._phrases = PHRASES.get(base_language(scenario.language), ENGLISH)
         self.messages = [
             {"role": "system", "content": caller_prompt(scenario, self.persona)},
             {"role": "user", "content": "(the call connects)"},
@@ -124,11 +141,11 @@ class LLMCaller:
         if agent_audio is not None:
             if self.asr is None:
                 raise ConfigError("llm caller: audio mode needs an ASR (simulation.caller_asr)")
-            heard = self.asr.transcribe(agent_audio).text
+            heard = self.asr.transcribe(agent_audio, language=self._language).text
         self._turns += 1
         self.messages.append({"role": "user", "content": heard or "(silence)"})
         if self._turns > self.max_turns:
-            return CallerTurn(text="Sorry, I have to go. Goodbye.", end_call=True, heard=heard)
+            return CallerTurn(text=self._phrases.give_up, end_call=True, heard=heard)
         response = self.llm.chat(
             self.messages,
             tools=[END_CALL_TOOL],
@@ -136,7 +153,8 @@ class LLMCaller:
             seed=self.seed + self._turns,
         )
         ends = any(call.name == "end_call" for call in response.tool_calls)
-        text = response.text.strip() or ("Goodbye." if ends else "Sorry, could you say that again?")
+        fallback = self._phrases.hang_up if ends else self._phrases.repeat
+        text = response.text.strip() or fallback
         self.messages.append({"role": "assistant", "content": text})
         return CallerTurn(text=text, end_call=ends, heard=heard, compute_s=0.0)
 

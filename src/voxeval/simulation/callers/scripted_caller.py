@@ -11,7 +11,9 @@ It opens with the scenario's starting utterance, then for each agent turn:
    to decline it — and a which/when question with the must-have (else nice-to-have) criterion
    closest to the question;
 4. otherwise restates its goal when asked how it can be helped, or acknowledges.
-In audio mode it hears the agent through an ASR provider."""
+In audio mode it hears the agent through an ASR provider. It speaks the scenario's language:
+its fixed lines and the cues it listens for come from ``caller_phrases`` (English, Spanish);
+lines quoted from the scenario are spoken as written."""
 
 from __future__ import annotations
 
@@ -23,6 +25,12 @@ from rapidfuzz import fuzz
 from voxeval.audio import Audio
 from voxeval.benchmarks.scenario import Scenario
 from voxeval.errors import ConfigError
+from voxeval.simulation.callers.caller_phrases import (
+    ENGLISH,
+    PHRASES,
+    CallerPhrases,
+    phrases_for,
+)
 from voxeval.simulation.parties import CALLERS, CallerTurn
 from voxeval.simulation.personas import Persona, get_persona
 
@@ -36,31 +44,13 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "surname": ("last", "family"),
     "reference": ("confirmation", "booking", "code"),
 }
-# Whole-label aliases: a label containing the key is also asked for by any of these words.
-LABEL_ALIASES: dict[str, tuple[str, ...]] = {
-    "date of birth": ("birthday", "born", "dob", "birthdate"),
-    "phone number": ("phone", "telephone", "callback"),
-    "email address": ("email", "e-mail"),
-    "zip code": ("zip", "postcode"),
-}
 OPTIONAL_WORDS = {"full", "number", "no", "the", "of", "your", "my", "a", "an", "and"}
-GOODBYE = re.compile(r"\b(good ?bye|bye|have a (great|good|nice|lovely) (day|evening|one))\b", re.I)
-ANYTHING_ELSE = re.compile(r"\banything else\b|\bsomething else\b|\bother questions?\b", re.I)
-HELP_PROMPT = re.compile(r"\bhow (can|may) i help\b|\bwhat can i do for you\b", re.I)
-YES_NO = re.compile(
-    r"\b(would you like|do you want|shall i|should i|can i go ahead|may i|is that (correct|right)"
-    r"|does that (work|sound)|do you (confirm|agree)|okay with|ok with|confirm)\b",
-    re.I,
-)
 DECLINE_WORDS = re.compile(
     r"\b(decline|refuse|reject|do not accept|don't accept|not interested"
     r"|say no|won't accept|will not accept|turn down)\b",
     re.I,
 )
-CHOICE = re.compile(
-    r"\b(when|which|where|what (day|time|date)|what would you like|what do you need)\b", re.I
-)
-WORD = re.compile(r"[a-z0-9]+")
+WORD = re.compile(r"[^\W_]+")  # letters (accented too) and digits
 FOLLOW_UP = re.compile(
     r"^\s*(?:then |also )?(ask|request|mention|say)\b(.*?)(?:\s+(?:after|once|when)\b.*)?\.?\s*$",
     re.I,
@@ -74,7 +64,7 @@ def first_person(text: str) -> str:
     )
 
 
-def follow_ups(rules: list[str]) -> list[str]:
+def follow_ups(rules: list[str], phrases: CallerPhrases = ENGLISH) -> list[str]:
     """Requests a caller raises later in the call, from decision-tree lines like
     "Ask about your balance after the address is done"."""
     out = []
@@ -82,7 +72,7 @@ def follow_ups(rules: list[str]) -> list[str]:
         m = FOLLOW_UP.match(rule)
         if m and m.group(2).strip():
             request = f"{m.group(1).lower()}{first_person(m.group(2))}"
-            out.append(f"Yes, one more thing. I'd also like to {request}.")
+            out.append(phrases.follow_up.format(request=request))
     return out
 
 
@@ -95,10 +85,11 @@ def _has_word(word: str, heard: list[str]) -> bool:
     return any(fuzz.ratio(o, h) >= 85 for o in options for h in heard)
 
 
-def label_asked(label: str, heard: list[str]) -> bool:
-    """True when every content word of the field label (or a synonym) was heard."""
+def label_asked(label: str, heard: list[str], phrases: CallerPhrases = ENGLISH) -> bool:
+    """True when every content word of the field label (or a synonym) was heard, or a word
+    the language's phrases give as an alias of the label."""
     phrase = " ".join(_words(label.replace("_", " ")))
-    for key, aliases in LABEL_ALIASES.items():
+    for key, aliases in {**ENGLISH.label_aliases, **phrases.label_aliases}.items():
         if key in phrase and any(fuzz.ratio(a, h) >= 85 for a in aliases for h in heard):
             return True
     needed = [w for w in _words(label.replace("_", " ")) if w not in OPTIONAL_WORDS]
@@ -110,6 +101,7 @@ def label_asked(label: str, heard: list[str]) -> bool:
 @CALLERS.register("scripted")
 class ScriptedCaller:
     name = "scripted"
+    speaks = tuple(PHRASES)  # the languages it has lines and cues for
 
     def __init__(
         self, *, asr: Any = None, persona: str | Persona | None = None, max_turns: int = 40
@@ -123,12 +115,15 @@ class ScriptedCaller:
         self._turns = 0
         self._given: set[str] = set()
         self._follow_ups: list[str] = []
+        self._phrases = ENGLISH
 
     def start(self, scenario: Scenario) -> CallerTurn:
         self._scenario = scenario
+        self._phrases = phrases_for(scenario.language)
         self._turns = 0
         self._given = set()
-        self._follow_ups = follow_ups(scenario.user_goal.decision_tree.negotiation_behavior)
+        rules = scenario.user_goal.decision_tree.negotiation_behavior
+        self._follow_ups = follow_ups(rules, self._phrases)
         return CallerTurn(text=scenario.user_goal.starting_utterance)
 
     def respond(self, agent_audio: Audio | None, agent_text: str | None) -> CallerTurn:
@@ -136,7 +131,7 @@ class ScriptedCaller:
             raise ConfigError("scripted caller: respond() called before start()")
         heard = agent_text or ""
         if agent_audio is not None and self.asr is not None:
-            heard = self.asr.transcribe(agent_audio).text
+            heard = self.asr.transcribe(agent_audio, language=self._scenario.language).text
         elif agent_audio is not None and not heard:
             raise ConfigError("scripted caller: audio mode needs an ASR to hear the agent")
         self._turns += 1
@@ -146,35 +141,39 @@ class ScriptedCaller:
     def _reply(self, heard: str) -> tuple[str, bool]:
         assert self._scenario is not None
         goal = self._scenario.user_goal
+        say = self._phrases
         if self._turns > self.max_turns:
-            return "Sorry, I have to go now. Goodbye.", True
-        if GOODBYE.search(heard):
-            return "Thank you, goodbye.", True
-        if ANYTHING_ELSE.search(heard):
+            return say.give_up, True
+        if say.goodbye_cue.search(heard):
+            return say.goodbye, True
+        if say.anything_else_cue.search(heard):
             open_fields = set(goal.information_required) - self._given
             if open_fields and self._follow_ups:
                 return self._follow_ups.pop(0), False
-            return "No, that's everything. Thank you, goodbye.", True
+            return say.nothing_else, True
         words = _words(heard)
-        asked = [label for label in goal.information_required if label_asked(label, words)]
+        asked = [label for label in goal.information_required if label_asked(label, words, say)]
         self._given.update(asked)
         answers = [
-            f"my {label.replace('_', ' ')} is {goal.information_required[label]}" for label in asked
+            say.answer_item.format(
+                label=label.replace("_", " "), value=goal.information_required[label]
+            )
+            for label in asked
         ]
         if answers:
-            return self._style("Sure, " + ", and ".join(answers) + "."), False
-        if CHOICE.search(heard):
+            return self._style(say.answer_intro + say.answer_joiner.join(answers) + "."), False
+        if say.choice_cue.search(heard):
             wish = self._closest_criterion(heard)
             if wish:
-                return self._style(f"What I need is this: {wish}"), False
-        if YES_NO.search(heard) or heard.rstrip().endswith("?"):
+                return self._style(say.choice.format(wish=wish)), False
+        if say.yes_no_cue.search(heard) or heard.rstrip().endswith("?"):
             if self._should_decline(heard):
-                return self._style("No, thank you, I don't want that."), False
-            if YES_NO.search(heard):
-                return self._style("Yes, please go ahead."), False
-        if HELP_PROMPT.search(heard):
+                return self._style(say.decline), False
+            if say.yes_no_cue.search(heard):
+                return self._style(say.accept), False
+        if say.help_cue.search(heard):
             return self._style(goal.starting_utterance), False
-        return self._style("Okay."), False
+        return self._style(say.acknowledge), False
 
     def _closest_criterion(self, heard: str) -> str:
         assert self._scenario is not None
