@@ -177,6 +177,19 @@ def test_notifications_are_compared_as_an_order_free_list() -> None:
     assert compare_final_state(scenario.expected_db, final).value == 1.0
 
 
+def test_plan_history_keeps_its_order() -> None:
+    # plan_history is not in the order-free set: the same plans in the other order fail
+    scenario = EN.get("utility-s05-upgrade-prorated")
+    tools = ToolRuntime(scenario, EN.tools)
+    for step in scenario.agent_script:
+        for call in step.tool_calls:
+            assert tools.call(call.name, call.arguments).error is None
+    final = tools.final_state()
+    assert compare_final_state(scenario.expected_db, final).value == 1.0
+    final["accounts"]["LV-6T1-338H"]["plan_history"].reverse()
+    assert compare_final_state(scenario.expected_db, final).value == 0.0
+
+
 @pytest.mark.parametrize("scenario_id", [s.id for s in EN.scenarios])
 def test_scripted_text_call_completes_and_wrong_agent_fails(scenario_id: str) -> None:
     scenario = EN.get(scenario_id)
