@@ -101,7 +101,10 @@ def test_session_superset_check() -> None:
     assert set(failed["mismatched"]) == {"member_id", "last_name"}
     wrong_auth = copy.deepcopy(EXPECTED)
     wrong_auth["session"] = {"member_id": "KX4-92B1"}
-    score = compare_final_state(EXPECTED, wrong_auth)
+    # the reference scores the hash alone: the session mismatch is reported, not scored
+    reference = compare_final_state(EXPECTED, wrong_auth)
+    assert reference.value == 1.0 and reference.details["auth_success"] is False
+    score = compare_final_state(EXPECTED, wrong_auth, TaskCompletionSettings(require_session=True))
     assert score.value == 0.0
     assert score.details["db_match"] is True and score.details["auth_success"] is False
     assert score.details["session_mismatch"]["member_id"]["actual"] == "KX4-92B1"

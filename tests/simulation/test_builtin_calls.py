@@ -25,7 +25,10 @@ def test_expected_path_completes_and_wrong_path_fails(scenario) -> None:  # type
         )
         assert result.end_reason in ("user_end_call", "agent_end_call"), result.error
         record = LiveCallRecord(
-            timeline=result.timeline, final_db=result.final_db, expected_db=scenario.expected_db
+            timeline=result.timeline,
+            final_db=result.final_db,
+            expected_db=scenario.expected_db,
+            task_completion=SUITE.task_completion,  # the suite requires the session
         )
         scores[script] = task_completion(record)
     assert scores["expected"].value == 1.0, scores["expected"].details.get("diff_text")

@@ -66,7 +66,11 @@ def validate(
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task("validating scenarios", total=len(scenarios))
         for scenario in scenarios:
-            results.append(validate_scenario(scenario, loaded.tools_for(scenario), loaded.trust))
+            results.append(
+                validate_scenario(
+                    scenario, loaded.tools_for(scenario), loaded.trust, loaded.task_completion
+                )
+            )
             progress.advance(task)
     if as_json:
         print_json([r.to_dict() for r in results])

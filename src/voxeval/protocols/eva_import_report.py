@@ -55,7 +55,9 @@ def build_import_report(
         report.notes.append(f"the written suite does not load: {exc}")
         return report
     for scenario in suite.scenarios:
-        check = validate_scenario(scenario, suite.tools_for(scenario), suite.trust)
+        check = validate_scenario(
+            scenario, suite.tools_for(scenario), suite.trust, suite.task_completion
+        )
         _count(report, check)
     return report
 

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from voxeval.benchmarks.scenario import Scenario
-from voxeval.benchmarks.tools.db_compare import db_hash
+from voxeval.benchmarks.tools.db_compare import REFERENCE_SETTINGS, TaskCompletionSettings, db_hash
 from voxeval.benchmarks.tools.tool_runtime import ToolRuntime
 from voxeval.benchmarks.tools.tool_spec import HookTrust, ToolSpec
 from voxeval.scoring.task_completion import compare_final_state
@@ -63,7 +63,11 @@ def describe_call(name: str, arguments: Any) -> str:
 
 
 def _play(
-    scenario: Scenario, tools: Mapping[str, ToolSpec], wrong: bool, trust: HookTrust | None
+    scenario: Scenario,
+    tools: Mapping[str, ToolSpec],
+    wrong: bool,
+    trust: HookTrust | None,
+    settings: TaskCompletionSettings,
 ) -> tuple[Any, list[str], list[str]]:
     """(final-state comparison, invalid calls, tool errors) of the expected or wrong path."""
     runtime = ToolRuntime(scenario, tools, trust)
@@ -85,25 +89,30 @@ def _play(
             else:
                 code = record.result.get("error") if isinstance(record.result, dict) else None
                 tool_errors.append(f"{where}: {code or 'error'}: {record.error}")
-    return compare_final_state(scenario.expected_db, runtime.final_state()), invalid, tool_errors
+    final = runtime.final_state()
+    return compare_final_state(scenario.expected_db, final, settings), invalid, tool_errors
 
 
 def validate_scenario(
-    scenario: Scenario, tools: Mapping[str, ToolSpec], trust: HookTrust | None = None
+    scenario: Scenario,
+    tools: Mapping[str, ToolSpec],
+    trust: HookTrust | None = None,
+    settings: TaskCompletionSettings = REFERENCE_SETTINGS,
 ) -> ScenarioCheck:
-    """Play the expected and the wrong path; ``trust`` allows python hooks of inline tools."""
+    """Play the expected and the wrong path; ``trust`` allows python hooks of inline tools and
+    ``settings`` are the suite's ``task_completion:`` settings (list order, session)."""
     if not scenario.agent_script:
         return ScenarioCheck(scenario.id, False, False, False, errors=["agent_script is empty"])
     try:
-        expected, errors, tool_errors = _play(scenario, tools, False, trust)
-        wrong, _, _ = _play(scenario, tools, True, trust)
+        expected, errors, tool_errors = _play(scenario, tools, False, trust, settings)
+        wrong, _, _ = _play(scenario, tools, True, trust, settings)
     except Exception as exc:  # a broken tool definition must not abort the whole suite
         message = str(exc) if isinstance(exc, ToolCrash) else f"{type(exc).__name__}: {exc}"
         return ScenarioCheck(scenario.id, False, False, False, errors=[message])
     reached = expected.value == 1.0
     rejected = wrong.value == 0.0
     wrong_path = "rejected" if rejected else "accepted"
-    if not rejected and keeps_state(scenario):
+    if not rejected and keeps_state(scenario, settings):
         wrong_path = "cannot_change_state"
     if not expected.details.get("auth_success", True):
         errors.append(f"session mismatch: {expected.details.get('session_mismatch')}")
@@ -122,10 +131,10 @@ def validate_scenario(
     )
 
 
-def keeps_state(scenario: Scenario) -> bool:
+def keeps_state(scenario: Scenario, settings: TaskCompletionSettings = REFERENCE_SETTINGS) -> bool:
     """True if the expected database (session aside) is the initial one: a read-only or
     refusal scenario, where a correct call changes nothing."""
-    return db_hash(scenario.initial_db) == db_hash(scenario.expected_db)
+    return db_hash(scenario.initial_db, settings) == db_hash(scenario.expected_db, settings)
 
 
 def _wrong_reason(details: dict[str, Any]) -> str:

@@ -42,6 +42,9 @@ class TaskCompletionSettings(BaseModel):
     order_free_lists: tuple[str, ...] = Field(default=REFERENCE_ORDER_FREE_LISTS)
     # every list is order-free (voxeval's rule before EVA parity; not the reference's)
     sort_all_lists: bool = False
+    # also fail task completion when the expected ``session`` is not met; the reference scores
+    # the database hash alone and reports the session as ``authentication_success``
+    require_session: bool = False
 
 
 REFERENCE_SETTINGS = TaskCompletionSettings()
