@@ -42,8 +42,9 @@ def test_run_writes_perturbation_table_and_variance_components(tmp_path: Path) -
     report = (out / "report" / "summary.md").read_text()
     assert "### Perturbation effects (vs clean)" in report
     assert "| condition | metric | delta [95% CI] | scenarios | not run | p | Holm p |" in report
-    assert f"| {CONDITION} | task_completion | 0 none (all values equal) | 2 | 0 | 1 (exact) |" in (
-        report
+    assert (
+        f"| {CONDITION} | task_completion | 0 (no interval: all values equal) | 2 | 0 | 1 (exact) |"
+        in (report)
     )
     assert "### Variance components" in report and "### CI width by trials per scenario" in report
     html = (out / "report" / "index.html").read_text()

@@ -91,6 +91,15 @@ def fmt_ci(stat: Mapping[str, Any]) -> str:
     return f"[{fmt_num(stat['ci_low'])}, {fmt_num(stat['ci_high'])}]"
 
 
+def fmt_mean_ci(stat: Mapping[str, Any]) -> str:
+    """``mean [low, high]`` in one cell, or ``mean (no interval: reason)``."""
+    mean = fmt_num(stat.get("mean"))
+    if stat.get("ci_low") is None or stat.get("ci_high") is None:
+        note = stat.get("ci_note")
+        return f"{mean} (no interval: {note})" if note and stat.get("n") else mean
+    return f"{mean} {fmt_ci(stat)}"
+
+
 def _plural(noun: str) -> str:
     return noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
 
@@ -271,7 +280,7 @@ def perturbation_blocks(effects: Any) -> list[Block]:
         [
             str(e["condition"]),
             str(e["metric"]),
-            f"{fmt_num(e['delta'].get('mean'))} {fmt_ci(e['delta'])}",
+            fmt_mean_ci(e["delta"]),
             str(e.get("scenarios", 0)),
             str(sum((e.get("not_run") or {}).values())),
             f"{fmt_num(e['p_value'])} ({e.get('test')})",
@@ -371,7 +380,7 @@ def side_by_side_blocks(systems: Mapping[str, Any]) -> list[Block]:
         cells = [metric]
         for entry in entries.values():
             stat = entry["overall"].get(metric)
-            cells.append(f"{fmt_num(stat.get('mean'))} {fmt_ci(stat)}" if is_stat(stat) else "–")
+            cells.append(fmt_mean_ci(stat) if is_stat(stat) else "–")
         rows.append(cells)
     return [
         Heading(2, "Systems side by side"),
@@ -478,7 +487,7 @@ def intelligibility_blocks(conditions: Mapping[str, Any]) -> list[Block]:
         [
             condition,
             fmt_num(stat["corpus_wer"]),
-            f"{fmt_num(stat['mean'])} {fmt_ci(stat)}",
+            fmt_mean_ci(stat),
             fmt_num(stat["median"]),
             fmt_n(stat, "queries"),
         ]
