@@ -26,6 +26,7 @@ from voxeval.audio import Audio
 from voxeval.errors import HarnessFault, ProviderUnavailable
 from voxeval.registry import register
 from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.metric_direction import better_when
 from voxeval.scoring.score import Score
 from voxeval.scoring.spoken_entities import (
     extract_entities,
@@ -121,6 +122,7 @@ def _summary(rated: list[dict[str, Any]], cut: list[int]) -> dict[str, Any]:
 
 
 @register("metric", "agent_speech_fidelity_asr")
+@better_when("higher")
 def agent_speech_fidelity_asr(record: LiveCallRecord, resources: Any = None) -> Score:
     """Share of the agent's turns whose audio, transcribed by the scoring ASR, carries every
     key entity of the turn's intended text (the scenario's key entities and the codes, dates,
