@@ -33,7 +33,7 @@ from voxeval.scoring.spoken_entities import (
     known_entities_in,
     missed_entities,
 )
-from voxeval.simulation.timeline import Speaker
+from voxeval.simulation.timeline import Speaker, SpeakerSegment, Timeline
 
 AGENT_PASS = 0.95  # EVA-Bench's speech-fidelity threshold
 _PAD_S = 0.15  # audio kept around a segment so the ASR does not lose a clipped first word
@@ -50,12 +50,11 @@ class SpokenTurn:
     interrupted: bool
 
 
-def spoken_turns(record: LiveCallRecord, speaker: Speaker) -> list[SpokenTurn]:
+def spoken_turns(timeline: Timeline, speaker: Speaker) -> list[SpokenTurn]:
     """The party's turns in order; a caller turn split into several segments (pauses) is one
     turn from its first segment's start to its last one's end (its text sits on the first)."""
-    assert record.timeline is not None
-    by_turn: dict[int, list[Any]] = {}
-    for seg in record.timeline.speech(speaker):
+    by_turn: dict[int, list[SpeakerSegment]] = {}
+    for seg in timeline.speech(speaker):
         by_turn.setdefault(seg.turn, []).append(seg)
     return [
         SpokenTurn(
@@ -100,7 +99,7 @@ def _check(
     language = record.scenario.language if record.scenario is not None else "en"
     rated: list[dict[str, Any]] = []
     cut: list[int] = []
-    for turn in spoken_turns(record, speaker):
+    for turn in spoken_turns(record.timeline, speaker):
         entities = entities_of(turn.intended_text)
         if not entities:
             continue
