@@ -92,6 +92,14 @@ def test_audio_run_writes_tracks(tmp_path: Path) -> None:
         assert {"user.wav", "assistant.wav", "mixed.wav"} <= {p.name for p in unit.iterdir()}
     summary = json.loads((out / "report" / "summary.json").read_text())
     assert summary["systems"]["good"]["task_completion"]["n"] == 2
+    # the offline speech-fidelity checks read the recorded tracks: the scripted caller's ID
+    # and date of birth came through in both conditions; this scripted agent speaks no entity
+    good = summary["systems"]["good"]
+    assert good["overall"]["user_speech_fidelity_asr"]["n"] == 2
+    assert good["overall"]["user_speech_fidelity_asr"]["mean"] == 1.0
+    assert good["not_run"]["agent_speech_fidelity_asr"] == (
+        "no agent turn to rate: none spoke a key entity"
+    )
 
 
 def test_unknown_agent_fails_before_any_call(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ GOOD_VALUES = {
     "checklist": 8.0, "assertions": 1.0, "mos": 4.0, "wer": 0.05,
     "task_completion": 1.0, "turn_taking": 0.9, "authentication_success": 1.0,
     "conversation_finished": 1.0, "tool_call_validity": 1.0, "key_entity_accuracy": 0.9,
-    "stt_wer": 0.1,
+    "stt_wer": 0.1, "agent_speech_fidelity_asr": 1.0,
 }  # fmt: skip
 
 

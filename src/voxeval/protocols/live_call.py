@@ -12,6 +12,7 @@ per-trial pass lists."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -20,6 +21,7 @@ from voxeval.analysis.call_statistics import call_statistics
 from voxeval.analysis.corpus_wer import add_corpus_wer
 from voxeval.analysis.passk import passk_summary
 from voxeval.atomic_files import read_json
+from voxeval.audio import Audio, read_audio
 from voxeval.benchmarks.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.config import ProviderSpec
@@ -42,7 +44,7 @@ from voxeval.scoring.score import Score
 from voxeval.scoring.system_fault import partial_call_score
 from voxeval.simulation.engine import EngineSettings, run_call
 from voxeval.simulation.perturbations import Condition, parse_conditions
-from voxeval.simulation.recorder import load_call, record_call
+from voxeval.simulation.recorder import TRACK_FILES, load_call, record_call
 from voxeval.simulation.simulation_config import (
     ENGLISH_ONLY_ASR,
     MULTILINGUAL_ASR,
@@ -62,6 +64,8 @@ DIAGNOSTICS = (
     "conversation_finished",
     "fallback_nudge_rate",
     "pre_tool_speech_rate",
+    "agent_speech_fidelity_asr",
+    "user_speech_fidelity_asr",
 )
 
 
@@ -112,6 +116,30 @@ def scoring_asr(configured: ProviderSpec | None, language: str) -> ProviderSpec 
             f"{language!r}; use the multilingual {MULTILINGUAL_ASR!r}"
         )
     return configured
+
+
+class RecordedTracks(Mapping[str, Audio]):
+    """The ``user`` and ``assistant`` tracks of a recorded call, read on first use (most
+    metrics never need them); a text-mode call has none."""
+
+    def __init__(self, unit_dir: Path) -> None:
+        self._files = {
+            who: unit_dir / TRACK_FILES[who]
+            for who in ("user", "assistant")
+            if (unit_dir / TRACK_FILES[who]).is_file()
+        }
+        self._read: dict[str, Audio] = {}
+
+    def __getitem__(self, who: str) -> Audio:
+        if who not in self._read:
+            self._read[who] = read_audio(self._files[who])
+        return self._read[who]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._files)
+
+    def __len__(self) -> int:
+        return len(self._files)
 
 
 def build_agent(spec: Any, ctx: RunContext | None) -> Any:
@@ -295,6 +323,7 @@ class LiveCallProtocol:
             initial_db=read_json(unit_dir / "initial_db.json"),
             scenario=scenario,
             task_completion=suite.task_completion,
+            tracks=RecordedTracks(unit_dir),
         )
         resources = self.resources(ctx)
         scores = run_metrics(wanted, record, resources)

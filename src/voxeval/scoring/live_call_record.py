@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
+from voxeval.audio import Audio
 from voxeval.benchmarks.scenario import Scenario
 from voxeval.benchmarks.tools.db_compare import REFERENCE_SETTINGS, TaskCompletionSettings
 from voxeval.simulation.timeline import Timeline
@@ -15,7 +17,8 @@ class LiveCallRecord:
     """Any field may be missing; a metric whose inputs are missing returns ``Score.not_run``.
 
     ``final_db``/``expected_db`` include the auth ``session`` mapping when there is one;
-    ``task_completion`` holds the suite's settings for comparing them."""
+    ``task_completion`` holds the suite's settings for comparing them. ``tracks`` holds the
+    recorded ``user`` and ``assistant`` audio tracks (none for a text-mode call)."""
 
     timeline: Timeline | None = None
     final_db: dict[str, Any] | None = None
@@ -23,3 +26,4 @@ class LiveCallRecord:
     initial_db: dict[str, Any] | None = None
     scenario: Scenario | None = None
     task_completion: TaskCompletionSettings = REFERENCE_SETTINGS
+    tracks: Mapping[str, Audio] = field(default_factory=dict)

@@ -58,6 +58,8 @@ FAILURE_VALUES: dict[str, FailureValue | Descriptive] = {
     "response_latency": DESCRIPTIVE,
     "fallback_nudge_rate": DESCRIPTIVE,  # a failed call says nothing about reprompts
     "pre_tool_speech_rate": DESCRIPTIVE,
+    "agent_speech_fidelity_asr": FailureValue(0.0, False, "no agent turn carried its entities"),
+    "user_speech_fidelity_asr": DESCRIPTIVE,  # the caller is ours: a system fault says nothing
 }
 
 
