@@ -118,3 +118,47 @@ def test_validate_json_lists_notes(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert all(c["ok"] for c in checks.values())
     assert checks["2.1.1"]["notes"][0].startswith("session mismatch:")
     assert checks["3.1.1"]["notes"] == []  # the refusal record expects no session
+
+
+def assign_seat(params: dict, db: dict, call_index: int) -> dict:
+    """Released-tool style: optional fields default to None, so null means "not given"."""
+    seat = f"{20 + call_index}{'A' if params['seat_preference'] == 'window' else 'C'}"
+    if params.get("flight_number") is not None:
+        seat += "/" + params["flight_number"]
+    db["seats"]["PAX001"] = {"seat": seat}
+    return {"status": "success", "seat_assigned": seat}
+
+
+def test_optional_parameters_sent_as_null_are_not_given() -> None:
+    from tests.simulation.helpers import scenario as make_scenario
+    from voxeval.benchmarks.scenario import Scenario
+    from voxeval.benchmarks.tools import ToolRuntime, parse_tool_specs
+    from voxeval.benchmarks.tools.tool_spec import HookTrust
+
+    here = "tests.protocols.test_eva_release_shapes"
+    spec = {
+        "name": "assign_seat",
+        "kind": "write",
+        "python": f"{here}:assign_seat",
+        "python_call": "eva",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "seat_preference": {"type": "string", "enum": ["window", "aisle"]},
+                "flight_number": {"type": "string"},  # optional, as in the agent YAML
+            },
+            "required": ["seat_preference"],
+        },
+    }
+    tools = parse_tool_specs([spec], "tools.yaml", HookTrust((here,)))
+    data = make_scenario("seat-1")
+    data["initial_db"] = {"seats": {}}
+    data["agent"]["tools"] = []
+    runtime = ToolRuntime(Scenario.model_validate(data), tools, HookTrust((here,)))
+    ok = runtime.call("assign_seat", {"seat_preference": "window", "flight_number": None})
+    assert (ok.valid, ok.error, ok.result["seat_assigned"]) == (True, None, "21A")
+    assert ok.arguments == {"seat_preference": "window", "flight_number": None}  # as sent
+    # a required parameter sent as null is still refused
+    bad = runtime.call("assign_seat", {"seat_preference": None})
+    assert bad.valid is False and "seat_preference" in str(bad.error)
+    assert runtime.db["seats"] == {"PAX001": {"seat": "21A"}}
