@@ -30,6 +30,8 @@ from voxeval.benchmarks.scenario import Scenario
 from voxeval.config import load_yaml
 from voxeval.errors import ConfigError, VoxevalError
 
+CURRENT_DATE_KEY = "_current_date"
+
 
 @dataclass(frozen=True)
 class RecordFailure:
@@ -208,15 +210,16 @@ def convert_record(
                     f"tool {call['name']!r} has no definition; give --python-tools or a "
                     "declaration in --tools",
                 )
+    now = str(_required(record, "current_date_time"))
     data = {
         "id": str(record_id),
         "domain": domain,
         "description": str(record.get("expected_flow") or ""),
-        "current_date_time": str(_required(record, "current_date_time")),
+        "current_date_time": now,
         "user_goal": {**goal, "starting_utterance": goal.get("starting_utterance", opening)},
         "user_persona": persona,
         "persona_traits": _traits(user_config),
-        "initial_db": _initial_db(paths, str(record_id)),
+        "initial_db": _initial_db(paths, str(record_id), now),
         "expected_db": expected,
         "agent": {
             "role": agent.role,
@@ -265,7 +268,10 @@ def _traits(user_config: Any) -> dict[str, str]:
     return {k: str(user_config[k]) for k in ("name", "gender") if user_config.get(k) is not None}
 
 
-def _initial_db(paths: ReleasePaths, record_id: str) -> dict[str, Any]:
+def _initial_db(paths: ReleasePaths, record_id: str, now: str) -> dict[str, Any]:
+    """The record's initial database file, with ``_current_date`` set to the date part of the
+    record's ``current_date_time``: the reference's tool runtime sets it so before every call
+    (whatever the file holds), and the released tools read ``db["_current_date"]``."""
     path = paths.scenarios / f"{record_id}.json"
     where = f"{paths.scenarios.name}/{record_id}.json"
     if not path.exists():
@@ -276,7 +282,7 @@ def _initial_db(paths: ReleasePaths, record_id: str) -> dict[str, Any]:
         raise _RecordError(where, f"invalid JSON ({exc})") from exc
     if not isinstance(data, dict):
         raise _RecordError(where, "expected a JSON object (tables and values)")
-    return data
+    return {**data, CURRENT_DATE_KEY: now.split(" ")[0]}
 
 
 # scenario field -> the record field it came from, for failure messages

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from typing import IO, Any, TypeVar
 
 import click
+import typer
 from rich.console import Console
 from rich.text import Text
 
@@ -77,7 +78,13 @@ def friendly_errors(fn: F) -> F:
             except VoxevalError as exc:
                 console.print(f"[bold red]error:[/] {exc}", highlight=False)
                 raise SystemExit(2) from exc
-            except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            # typer.Exit is its own class, not click's Exit: both end the command with their code
+            except (
+                typer.Exit,
+                click.exceptions.Exit,
+                click.exceptions.Abort,
+                click.ClickException,
+            ):
                 raise
             except Exception as exc:
                 sys.stderr.write("".join(traceback.format_exception(exc)))

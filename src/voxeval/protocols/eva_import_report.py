@@ -71,6 +71,7 @@ def _count(report: ImportReport, check: ScenarioCheck) -> None:
         report.wrong_cannot_change_state += 1
     else:
         report.wrong_accepted += 1
+    report.notes += [f"{check.scenario}: {note}" for note in check.notes]
     if not check.ok:
         report.invalid[check.scenario] = (
             [*check.problems(), check.diff] if check.diff else [*check.problems()]

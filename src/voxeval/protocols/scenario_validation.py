@@ -35,6 +35,9 @@ class ScenarioCheck:
     # "rejected", "accepted" (a failure) or "cannot_change_state" (the expected database
     # equals the initial one, so no final state can tell a wrong path apart; not a failure)
     wrong_path: str = "rejected"
+    # findings that do not fail the check, e.g. a session mismatch when the suite scores
+    # task completion on the database alone (``task_completion.require_session: false``)
+    notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -114,8 +117,10 @@ def validate_scenario(
     wrong_path = "rejected" if rejected else "accepted"
     if not rejected and keeps_state(scenario, settings):
         wrong_path = "cannot_change_state"
+    notes: list[str] = []
     if not expected.details.get("auth_success", True):
-        errors.append(f"session mismatch: {expected.details.get('session_mismatch')}")
+        mismatch = f"session mismatch: {expected.details.get('session_mismatch')}"
+        (errors if settings.require_session else notes).append(mismatch)
     if wrong_path == "accepted":
         errors.append("the wrong path also reaches the expected state; add a wrong_script")
     return ScenarioCheck(
@@ -128,6 +133,7 @@ def validate_scenario(
         errors=errors,
         tool_errors=tool_errors,
         wrong_path=wrong_path,
+        notes=notes,
     )
 
 

@@ -121,7 +121,8 @@ class ToolRuntime:
             )
         if parse_error is not None:
             return _refusal(name, args, spec.kind, "invalid_parameters", parse_error)
-        problems = sorted(self._validators[name].iter_errors(args), key=lambda e: list(e.path))
+        given = _without_null_optionals(args, spec.parameters)
+        problems = sorted(self._validators[name].iter_errors(given), key=lambda e: list(e.path))
         if problems:
             message = "; ".join(_schema_message(e) for e in problems)
             return _refusal(name, args, spec.kind, "invalid_parameters", message)
@@ -137,7 +138,7 @@ class ToolRuntime:
         ctx = ToolContext(
             db=copy.deepcopy(self.db),
             session=dict(self.session),
-            params=_with_defaults(args, spec.parameters),
+            params=_with_defaults(given, spec.parameters),
             now=self.scenario.current_date_time,
             arguments=copy.deepcopy(args),
             call_index=self.call_counts[name],
@@ -177,6 +178,14 @@ def _parse_arguments(
             return {"_raw": arguments}, "arguments must be a JSON object"
         return parsed, None
     return dict(arguments), None
+
+
+def _without_null_optionals(args: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """``args`` without optional parameters sent as null: agents send ``"flight_number": null``
+    for "not given", which the EVA-Bench tools accept (their optional fields default to None)
+    and a JSON schema of ``type: string`` would refuse."""
+    required = set(schema.get("required") or ())
+    return {k: v for k, v in args.items() if v is not None or k in required}
 
 
 def _with_defaults(args: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
