@@ -15,7 +15,8 @@ class LiveCallRecord:
     """Any field may be missing; a metric whose inputs are missing returns ``Score.not_run``.
 
     ``final_db``/``expected_db`` include the auth ``session`` mapping when there is one;
-    ``task_completion`` holds the suite's settings for comparing them."""
+    ``task_completion`` holds the suite's settings for comparing them; ``pipeline`` is the
+    system's kind (``voxeval.scoring.call_pipeline``), which the judged metrics need."""
 
     timeline: Timeline | None = None
     final_db: dict[str, Any] | None = None
@@ -23,3 +24,4 @@ class LiveCallRecord:
     initial_db: dict[str, Any] | None = None
     scenario: Scenario | None = None
     task_completion: TaskCompletionSettings = REFERENCE_SETTINGS
+    pipeline: str = "unknown"
