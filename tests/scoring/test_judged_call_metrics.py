@@ -22,6 +22,7 @@ from voxeval.scoring import faithfulness as faithfulness_module
 from voxeval.scoring.call_pipeline import system_pipeline
 from voxeval.scoring.judge import Judge
 from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.metric_direction import metric_direction
 from voxeval.scoring.metric_runner import run_metric
 from voxeval.scoring.system_fault import failure_score
 from voxeval.simulation.timeline import EndEvent, SpeakerSegment, Timeline, ToolEvent
@@ -243,3 +244,7 @@ def test_a_failed_system_scores_the_judged_metrics_as_failures() -> None:
         failed = failure_score(metric, "timeout")
         assert (failed.value, failed.passed) == (0.0, False)
     assert failure_score("speakability", "timeout").error == "system fault: timeout"
+
+
+def test_judged_metrics_are_better_when_higher() -> None:
+    assert {metric_direction(m) for m in JUDGED_METRICS} == {"higher"}

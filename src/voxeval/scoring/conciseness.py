@@ -14,6 +14,7 @@ from voxeval.scoring.call_conversation import call_conversation
 from voxeval.scoring.judged_call import RatedTemplate, rating_property, run_judge, turn_items
 from voxeval.scoring.judged_ratings import RATING_MAX, mean_normalised, passes
 from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.metric_direction import better_when
 from voxeval.scoring.score import Score
 from voxeval.scoring.system_fault import FailureValue, failure_value
 
@@ -109,6 +110,7 @@ def _score(expected: list[int], value: float, answer: dict[str, Any]) -> Score:
 
 
 @register("metric", "conciseness")
+@better_when("higher")
 @failure_value(FailureValue(0.0, False, "the lowest conciseness rating on every turn"))
 def conciseness(record: LiveCallRecord, resources: Any) -> Score:
     judge = resources.judge()  # ProviderUnavailable -> not run with the reason

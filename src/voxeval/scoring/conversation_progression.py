@@ -18,6 +18,7 @@ from voxeval.scoring.judged_call import (
 )
 from voxeval.scoring.judged_ratings import normalise_rating, passes, progression_rating
 from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.metric_direction import better_when
 from voxeval.scoring.score import Score
 from voxeval.scoring.system_fault import FailureValue, failure_value
 
@@ -89,6 +90,7 @@ def _score(rating: float, answer: dict[str, Any]) -> Score:
 
 
 @register("metric", "conversation_progression")
+@better_when("higher")
 @failure_value(FailureValue(0.0, False, "the lowest progression rating"))
 def conversation_progression(record: LiveCallRecord, resources: Any) -> Score:
     judge = resources.judge()  # ProviderUnavailable -> not run with the reason

@@ -20,6 +20,7 @@ from voxeval.scoring.judged_call import (
 )
 from voxeval.scoring.judged_ratings import faithfulness_rating, normalise_rating, passes
 from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.metric_direction import better_when
 from voxeval.scoring.score import Score
 from voxeval.scoring.system_fault import FailureValue, failure_value
 
@@ -131,6 +132,7 @@ def _score(rating: float, answer: dict[str, Any]) -> Score:
 
 
 @register("metric", "faithfulness")
+@better_when("higher")
 @failure_value(FailureValue(0.0, False, "the lowest faithfulness rating"))
 def faithfulness(record: LiveCallRecord, resources: Any) -> Score:
     judge = resources.judge()  # ProviderUnavailable -> not run with the reason

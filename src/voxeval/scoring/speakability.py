@@ -18,6 +18,7 @@ from voxeval.scoring.call_conversation import call_conversation
 from voxeval.scoring.judged_call import RatedTemplate, run_judge, turn_items
 from voxeval.scoring.judged_ratings import binary_share
 from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.metric_direction import better_when
 from voxeval.scoring.score import Score
 from voxeval.scoring.system_fault import DESCRIPTIVE, failure_value
 
@@ -84,6 +85,7 @@ def _score(expected: list[int], value: float, answer: dict[str, Any]) -> Score:
 
 
 @register("metric", "speakability")
+@better_when("higher")
 @failure_value(DESCRIPTIVE)  # a failed call says nothing about how its text reads
 def speakability(record: LiveCallRecord, resources: Any) -> Score:
     if record.pipeline == "speech_to_speech":
