@@ -35,6 +35,7 @@ from voxeval.providers.usage_ledger import (
     attributed,
     usage_ledger,
 )
+from voxeval.scoring.call_pipeline import system_pipeline
 from voxeval.scoring.judge import Judge
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.metric import METRICS
@@ -88,11 +89,16 @@ def _record_call_usage(ctx: RunContext, unit: WorkUnit, ledger: Ledger) -> None:
         ctx.store.record_component_usage(unit, label, used)
 
 
-def default_metrics() -> list[str]:
-    """Task completion, turn-taking and every call diagnostic. A default that is not a
-    registered metric is a bug in voxeval: it raises rather than being skipped, so the metric
-    can never silently drop out of every run."""
-    wanted = [*DEFAULT_METRICS, *DIAGNOSTICS]
+# Judged call metrics (issue #12): defaults only when the run configures a judge.
+JUDGED_METRICS = ("faithfulness", "conversation_progression", "conciseness", "speakability")
+
+
+def default_metrics(judged: bool = False) -> list[str]:
+    """Task completion, turn-taking and every call diagnostic, plus the judged metrics when
+    ``judged`` (a judge is configured). A default that is not a registered metric is a bug in
+    voxeval: it raises rather than being skipped, so the metric can never silently drop out
+    of every run."""
+    wanted = [*DEFAULT_METRICS, *DIAGNOSTICS, *(JUDGED_METRICS if judged else ())]
     known = set(METRICS.names())
     missing = [m for m in wanted if m not in known]
     if missing:
@@ -198,7 +204,8 @@ class LiveCallProtocol:
 
     # ------------------------------------------------------------------ protocol
     def plan(self, ctx: RunContext) -> list[WorkUnit]:
-        for metric in ctx.config.metrics or default_metrics():  # a bad default fails here
+        judged = ctx.config.judge is not None
+        for metric in ctx.config.metrics or default_metrics(judged):  # a bad default fails here
             try:
                 METRICS.lookup(metric)
             except UnknownComponent as exc:
@@ -303,7 +310,7 @@ class LiveCallProtocol:
 
     def score(self, unit: WorkUnit, ctx: RunContext, metrics: list[str] | None) -> dict[str, Score]:
 
-        wanted = metrics or default_metrics()
+        wanted = metrics or default_metrics(ctx.config.judge is not None)
         unit_dir: Path = ctx.store.unit_dir(unit)
         try:
             call, timeline, final_db = load_call(unit_dir)
@@ -324,6 +331,7 @@ class LiveCallProtocol:
             scenario=scenario,
             task_completion=suite.task_completion,
             tracks=RecordedTracks(unit_dir),
+            pipeline=system_pipeline(ctx.config.system(unit.system)),
         )
         resources = self.resources(ctx)
         scores = run_metrics(wanted, record, resources)

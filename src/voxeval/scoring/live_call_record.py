@@ -18,7 +18,8 @@ class LiveCallRecord:
 
     ``final_db``/``expected_db`` include the auth ``session`` mapping when there is one;
     ``task_completion`` holds the suite's settings for comparing them. ``tracks`` holds the
-    recorded ``user`` and ``assistant`` audio tracks (none for a text-mode call)."""
+    recorded ``user`` and ``assistant`` audio tracks (none for a text-mode call); ``pipeline`` is
+    the system's kind (``voxeval.scoring.call_pipeline``), which the judged metrics need."""
 
     timeline: Timeline | None = None
     final_db: dict[str, Any] | None = None
@@ -27,3 +28,4 @@ class LiveCallRecord:
     scenario: Scenario | None = None
     task_completion: TaskCompletionSettings = REFERENCE_SETTINGS
     tracks: Mapping[str, Audio] = field(default_factory=dict)
+    pipeline: str = "unknown"

@@ -1,0 +1,46 @@
+"""Which kind of pipeline a system under test is, as the judged call metrics need to know it:
+a ``cascade`` works from its own speech-to-text transcript of the caller, while a
+``speech_to_speech`` or ``hybrid`` system hears the caller's audio itself, so mishearing is
+its own fault. A system class may say so with a ``pipeline`` attribute; the built-in types
+are listed here."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from voxeval.config import SystemSpec
+from voxeval.errors import UnknownComponent
+from voxeval.systems.factory import resolve_spec, system_class
+
+Pipeline = Literal["cascade", "hybrid", "speech_to_speech", "unknown"]
+PIPELINES: tuple[str, ...] = ("cascade", "hybrid", "speech_to_speech", "unknown")
+
+BUILT_IN_PIPELINES: dict[str, Pipeline] = {
+    "cascade": "cascade",
+    "hybrid": "hybrid",
+    "openai-realtime": "speech_to_speech",
+    "openai-audio": "speech_to_speech",
+}
+
+
+def system_pipeline(spec: SystemSpec) -> str:
+    """The pipeline of the system ``spec`` names: the class's ``pipeline`` attribute, else the
+    built-in table, else ``unknown`` (a remote bridge or a scripted agent)."""
+    try:
+        declared = getattr(system_class(spec), "pipeline", None)
+    except UnknownComponent:
+        declared = None
+    if isinstance(declared, str) and declared in PIPELINES:
+        return declared
+    return BUILT_IN_PIPELINES.get(resolve_spec(spec).type, "unknown")
+
+
+def hears_audio(pipeline: str, has_user_transcripts: bool) -> bool:
+    """True when the agent heard the caller's audio itself (no transcript of its own to be
+    judged against): speech-to-speech and hybrid systems, or an unknown system that left no
+    transcript of the caller."""
+    if pipeline in ("speech_to_speech", "hybrid"):
+        return True
+    if pipeline == "cascade":
+        return False
+    return not has_user_transcripts

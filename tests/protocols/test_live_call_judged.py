@@ -1,0 +1,72 @@
+"""A live-call run with a judge configured: the judged metrics score the recorded call
+through the protocol (the loopback judge answers by metric with known ratings), with the
+system's pipeline in the details."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from typer.testing import CliRunner
+
+from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
+from tests.simulation.helpers import scenario, write_suite
+from voxeval.cli.main import app
+from voxeval.scoring import conciseness, conversation_progression, faithfulness, speakability
+
+METRICS = ["task_completion", "faithfulness", "conversation_progression", "conciseness",
+           "speakability"]  # fmt: skip
+
+
+def _dims(names: tuple[str, ...], ratings: tuple[int, ...]) -> dict[str, Any]:
+    pairs = zip(names, ratings, strict=True)
+    return {"dimensions": {n: {"rating": r, "evidence": "-"} for n, r in pairs}}
+
+
+def judge(path: str, body: dict[str, Any]) -> FakeResponse:
+    system, user = (str(m["content"]) for m in body["messages"][:2])
+    turns = sorted({int(n) for n in re.findall(r"^\[agent turn (\d+)\]$", user, re.M)})
+    if system == faithfulness.SYSTEM:
+        answer = _dims(faithfulness.DIMENSIONS, (3, 3, 2, 3, 3))  # -> 0.5
+    elif system == conversation_progression.SYSTEM:
+        answer = _dims(conversation_progression.DIMENSIONS, (3, 3, 3, 3))  # -> 1.0
+    elif system == conciseness.SYSTEM:  # first turn 3, the rest 1
+        answer = {"turns": [{"turn": t, "rating": 3 if t == turns[0] else 1, "failure_tags": []}
+                            for t in turns]}  # fmt: skip
+    else:
+        assert system == speakability.SYSTEM
+        answer = {"turns": [{"turn": t, "speakable": 1, "reason": ""} for t in turns]}
+    return chat_text(json.dumps(answer))
+
+
+def test_judged_metrics_score_a_recorded_call(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path / "suite", [scenario("book-1")])
+    with FakeOpenAIServer(judge) as server:
+        config = {
+            "suite": str(suite),
+            "systems": [{"name": "bot", "type": "scripted"}],
+            "trials": 1,
+            "seed": 1,
+            "metrics": METRICS,
+            "judge": {"provider": "openai", "base_url": server.url, "model": "j",
+                      "schema_retries": 0},
+            "simulation": {"caller": "scripted", "mode": "text"},
+        }  # fmt: skip
+        path = tmp_path / "run.yaml"
+        path.write_text(yaml.safe_dump(config), encoding="utf-8")
+        result = CliRunner().invoke(app, ["run", str(path), "--out", str(tmp_path / "run")])
+        assert result.exit_code == 0, result.output
+        assert len(server.posts("/chat/completions")) == 4  # one judge call per metric
+    (scores_file,) = (tmp_path / "run").rglob("scores.json")
+    scores = json.loads(scores_file.read_text())
+    assert scores["faithfulness"]["value"] == 0.5 and scores["faithfulness"]["passed"]
+    assert scores["conversation_progression"]["value"] == 1.0
+    n = scores["conciseness"]["details"]["agent_turns"]
+    assert n >= 2
+    assert scores["conciseness"]["value"] == (1.0 + 0.0 * (n - 1)) / n
+    assert scores["speakability"]["value"] == 1.0
+    assert scores["faithfulness"]["details"]["pipeline"] == "unknown"  # scripted agent
+    assert scores["faithfulness"]["details"]["parse_failures"] == 0
