@@ -13,7 +13,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from voxeval.benchmarks.scenario import ScenarioSuite, load_scenario_suite
+from voxeval.benchmarks.scenario import Scenario, ScenarioSuite, load_scenario_suite
 from voxeval.benchmarks.suite_info import resolve_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.benchmarks.tools.tool_spec import load_tool_specs
@@ -164,13 +164,18 @@ def test_adversarial_scenarios_leave_the_tables_unchanged_or_log_the_transfer() 
     assert helper == {"account_number": "LV-7U5-431G", "caller_role": "authorised_user"}
 
 
-def test_notifications_are_compared_as_an_order_free_list() -> None:
-    scenario = EN.get("utility-m01-fault-and-outage-credit")
+def expected_path_state(scenario: Scenario) -> dict:  # type: ignore[type-arg]
+    """The final database after playing the scenario's expected path on its tools."""
     tools = ToolRuntime(scenario, EN.tools)
     for step in scenario.agent_script:
         for call in step.tool_calls:
             assert tools.call(call.name, call.arguments).error is None
-    final = tools.final_state()
+    return tools.final_state()
+
+
+def test_notifications_are_compared_as_an_order_free_list() -> None:
+    scenario = EN.get("utility-m01-fault-and-outage-credit")
+    final = expected_path_state(scenario)
     notes = final["accounts"]["LV-6K1-903J"]["notifications"]
     assert len(notes) == 2 and notes[0].startswith("sms:fault-ticket:")
     notes.reverse()  # the same notifications in the other order still complete the task
@@ -180,11 +185,7 @@ def test_notifications_are_compared_as_an_order_free_list() -> None:
 def test_plan_history_keeps_its_order() -> None:
     # plan_history is not in the order-free set: the same plans in the other order fail
     scenario = EN.get("utility-s05-upgrade-prorated")
-    tools = ToolRuntime(scenario, EN.tools)
-    for step in scenario.agent_script:
-        for call in step.tool_calls:
-            assert tools.call(call.name, call.arguments).error is None
-    final = tools.final_state()
+    final = expected_path_state(scenario)
     assert compare_final_state(scenario.expected_db, final).value == 1.0
     final["accounts"]["LV-6T1-338H"]["plan_history"].reverse()
     assert compare_final_state(scenario.expected_db, final).value == 0.0
