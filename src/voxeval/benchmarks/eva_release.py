@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 from voxeval.benchmarks.eva_agent_config import EvaAgentConfig, load_eva_agent_config
 from voxeval.benchmarks.eva_trace import TRACE_FIELD, trace_events, trace_to_script
+from voxeval.benchmarks.jsonl_file import read_json_list
 from voxeval.benchmarks.scenario import Scenario
 from voxeval.config import load_yaml
 from voxeval.errors import ConfigError, VoxevalError
@@ -92,16 +93,6 @@ class _RecordError(VoxevalError):
         self.reason = reason
 
 
-def read_dataset(path: Path) -> list[Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: invalid JSON ({exc})") from exc
-    if not isinstance(data, list):
-        raise ConfigError(f"{path}: expected a JSON list of records")
-    return data
-
-
 def import_release(
     root: Path,
     domain: str,
@@ -114,7 +105,7 @@ def import_release(
     paths = ReleasePaths.of(root, domain)
     agent = load_eva_agent_config(paths.agent)
     agent.greeting = _greeting(paths.greetings, language)
-    records = read_dataset(paths.dataset)
+    records = read_json_list(paths.dataset, "records")
     result = EvaImport(domain=domain, language=language, records=len(records))
     available = _tool_library(agent, python_tools, tool_definitions, result)
     for n, record in enumerate(records):

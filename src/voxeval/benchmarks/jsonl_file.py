@@ -1,4 +1,4 @@
-"""Reading JSON Lines files with errors that name the line."""
+"""Reading JSON Lines files (errors name the line) and JSON list files (errors name the file)."""
 
 from __future__ import annotations
 
@@ -20,3 +20,14 @@ def read_jsonl(path: Path) -> list[Any]:
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{path}: line {number}: invalid JSON ({exc.msg})") from exc
     return rows
+
+
+def read_json_list(path: Path, items: str = "rows") -> list[Any]:
+    """A JSON file whose top level is a list of ``items``; anything else names the file."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: invalid JSON ({exc})") from exc
+    if not isinstance(data, list):
+        raise ConfigError(f"{path}: expected a JSON list of {items}")
+    return data

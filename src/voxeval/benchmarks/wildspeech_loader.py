@@ -42,7 +42,7 @@ from pydantic import ValidationError
 
 from voxeval import atomic_files
 from voxeval.audio import Audio, audio_to_wav_bytes
-from voxeval.benchmarks.jsonl_file import read_jsonl
+from voxeval.benchmarks.jsonl_file import read_json_list, read_jsonl
 from voxeval.benchmarks.spoken_query import CATEGORIES, OPEN_CATEGORIES, SpokenQuery
 from voxeval.errors import ConfigError
 
@@ -186,13 +186,7 @@ def _read_file(path: Path) -> list[Any]:
         except Exception as exc:  # pyarrow raises its own types for a damaged file
             raise ConfigError(f"{path}: cannot read parquet ({exc})") from exc
     if suffix == ".json":
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{path}: invalid JSON ({exc})") from exc
-        if not isinstance(data, list):
-            raise ConfigError(f"{path}: expected a JSON list of rows")
-        return data
+        return read_json_list(path, "rows")
     return list(read_jsonl(path))
 
 
