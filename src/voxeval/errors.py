@@ -76,11 +76,14 @@ class HarnessFault(VoxevalError):
     """A fault on voxeval's own side (user simulator, renderer, scoring ASR, judge, network to
     a judge). It is retried; when it persists the unit is reported as failed with this cause
     and excluded from the scores with a visible warning. ``component`` names the part at
-    fault (``simulator``, ``renderer``, ``judge``, ``scoring``, ...)."""
+    fault (``simulator``, ``renderer``, ``judge``, ``scoring``, ...). ``retryable=False``
+    marks a fault another try cannot cure (e.g. every deterministic regeneration of a call
+    already failed validation): the unit fails at once."""
 
-    def __init__(self, message: str, *, component: str = "harness") -> None:
+    def __init__(self, message: str, *, component: str = "harness", retryable: bool = True) -> None:
         super().__init__(message)
         self.component = component
+        self.retryable = retryable
 
 
 def _exception_chain(exc: BaseException) -> list[BaseException]:

@@ -15,7 +15,13 @@ from typer.testing import CliRunner
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
 from tests.simulation.helpers import scenario, write_suite
 from voxeval.cli.main import app
-from voxeval.scoring import conciseness, conversation_progression, faithfulness, speakability
+from voxeval.scoring import (
+    conciseness,
+    conversation_progression,
+    faithfulness,
+    speakability,
+    user_behaviour,
+)
 
 METRICS = ["task_completion", "faithfulness", "conversation_progression", "conciseness",
            "speakability"]  # fmt: skip
@@ -33,6 +39,9 @@ def judge(path: str, body: dict[str, Any]) -> FakeResponse:
         answer = _dims(faithfulness.DIMENSIONS, (3, 3, 2, 3, 3))  # -> 0.5
     elif system == conversation_progression.SYSTEM:
         answer = _dims(conversation_progression.DIMENSIONS, (3, 3, 3, 3))  # -> 1.0
+    elif system == user_behaviour.SYSTEM:  # the simulation validation gate: a clean caller
+        answer = {"corruption": {t: {"detected": False, "evidence": "-"}
+                                 for t in user_behaviour.CORRUPTION_TYPES}}  # fmt: skip
     elif system == conciseness.SYSTEM:  # first turn 3, the rest 1
         answer = {"turns": [{"turn": t, "rating": 3 if t == turns[0] else 1, "failure_tags": []}
                             for t in turns]}  # fmt: skip
@@ -59,7 +68,8 @@ def test_judged_metrics_score_a_recorded_call(tmp_path: Path) -> None:
         path.write_text(yaml.safe_dump(config), encoding="utf-8")
         result = CliRunner().invoke(app, ["run", str(path), "--out", str(tmp_path / "run")])
         assert result.exit_code == 0, result.output
-        assert len(server.posts("/chat/completions")) == 4  # one judge call per metric
+        # one judge call per metric, and one for the caller's behaviour (validation gate)
+        assert len(server.posts("/chat/completions")) == 5
     (scores_file,) = (tmp_path / "run").rglob("scores.json")
     scores = json.loads(scores_file.read_text())
     assert scores["faithfulness"]["value"] == 0.5 and scores["faithfulness"]["passed"]

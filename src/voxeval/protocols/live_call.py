@@ -26,6 +26,11 @@ from voxeval.benchmarks.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.config import ProviderSpec
 from voxeval.errors import ConfigError, ProviderUnavailable, SystemFault, UnknownComponent
+from voxeval.protocols.call_validation import (
+    run_validated_call,
+    stored_gate_scores,
+    validation_summary,
+)
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.providers.spoken_language import base_language
@@ -42,10 +47,11 @@ from voxeval.scoring.metric import METRICS
 from voxeval.scoring.metric_runner import run_metrics
 from voxeval.scoring.reply_record import ScoringResources
 from voxeval.scoring.score import Score
+from voxeval.scoring.simulation_gates import run_gates
 from voxeval.scoring.system_fault import partial_call_score
 from voxeval.simulation.engine import EngineSettings, run_call
 from voxeval.simulation.perturbations import Condition, parse_conditions
-from voxeval.simulation.recorder import TRACK_FILES, load_call, record_call
+from voxeval.simulation.recorder import CALL_FILE, TRACK_FILES, load_call, record_call
 from voxeval.simulation.simulation_config import (
     ENGLISH_ONLY_ASR,
     MULTILINGUAL_ASR,
@@ -91,6 +97,8 @@ def _record_call_usage(ctx: RunContext, unit: WorkUnit, ledger: Ledger) -> None:
 
 # Judged call metrics (issue #12): defaults only when the run configures a judge.
 JUDGED_METRICS = ("faithfulness", "conversation_progression", "conciseness", "speakability")
+# The simulation-validation judge's verdict, stored with the call's scores when judged.
+JUDGED_VALIDATION_METRICS = ("user_behavioural_fidelity",)
 
 
 def default_metrics(judged: bool = False) -> list[str]:
@@ -98,7 +106,8 @@ def default_metrics(judged: bool = False) -> list[str]:
     ``judged`` (a judge is configured). A default that is not a registered metric is a bug in
     voxeval: it raises rather than being skipped, so the metric can never silently drop out
     of every run."""
-    wanted = [*DEFAULT_METRICS, *DIAGNOSTICS, *(JUDGED_METRICS if judged else ())]
+    judged_names = (*JUDGED_METRICS, *JUDGED_VALIDATION_METRICS) if judged else ()
+    wanted = [*DEFAULT_METRICS, *DIAGNOSTICS, *judged_names]
     known = set(METRICS.names())
     missing = [m for m in wanted if m not in known]
     if missing:
@@ -230,14 +239,38 @@ class LiveCallProtocol:
         ]
 
     def interact(self, unit: WorkUnit, ctx: RunContext) -> None:
+        """Run the call, validate the recording and regenerate it while a gate fails
+        (``voxeval.protocols.call_validation``)."""
+        unit_dir = ctx.store.unit_dir(unit)
+        gates = self.simulation(ctx).validation
+        run_validated_call(
+            unit_dir,
+            gates,
+            seed_for=lambda attempt: self._seed(ctx, unit, attempt),
+            call_once=lambda seed: self._call_and_record(unit, ctx, seed),
+            check=lambda: run_gates(
+                gates.gates,
+                read_json(unit_dir / CALL_FILE) or {},
+                lambda: self._record(unit, ctx, unit_dir),
+                self.resources(ctx),
+            ),
+        )
 
+    @staticmethod
+    def _seed(ctx: RunContext, unit: WorkUnit, attempt: int) -> int:
+        """The call's seed: the unit's for the first attempt, one derived from it and the
+        attempt number for a regeneration (deterministic, distinct per attempt)."""
+        keys: tuple[Any, ...] = ("call", unit.item_id, unit.system, unit.trial, unit.condition)
+        if attempt > 1:
+            keys = (*keys, "attempt", attempt)
+        return int(ctx.rng(*keys).integers(2**31))
+
+    def _call_and_record(self, unit: WorkUnit, ctx: RunContext, seed: int) -> SystemFault | None:
+        """One call attempt, recorded into the unit folder; the system's fault, if any."""
         suite = self.suite(ctx)
         sim = self.simulation(ctx)
         scenario = suite.get(unit.item_id)
         condition = self.conditions(ctx)[unit.condition]
-        seed = int(
-            ctx.rng("call", unit.item_id, unit.system, unit.trial, unit.condition).integers(2**31)
-        )
         tools = ToolRuntime(scenario, suite.tools, suite.trust)
         with usage_ledger() as ledger:
             try:
@@ -261,8 +294,7 @@ class LiveCallProtocol:
                 "system_fault": _fault_json(result.system_fault),
             },
         )
-        if result.system_fault is not None:  # recorded: the runner scores it as a failure
-            raise result.system_fault
+        return result.system_fault  # recorded: the runner scores it as a failure
 
     def _call(
         self,
@@ -321,9 +353,33 @@ class LiveCallProtocol:
             # a recording from before faults were told apart: nobody knows whose it was
             reason = f"the call failed: {call.get('error')}"
             return {m: Score.not_run(reason) for m in wanted}
+        record = self._record(unit, ctx, unit_dir, (timeline, final_db))
+        # What the validation gates already computed on this call is its score, not asked twice.
+        stored = {m: s for m, s in stored_gate_scores(unit_dir).items() if m in wanted and s.ran}
+        computed = run_metrics([m for m in wanted if m not in stored], record, self.resources(ctx))
+        scores = {m: stored[m] if m in stored else computed[m] for m in wanted}
+        if isinstance(fault, dict):
+            # The agent failed: scored on the partial call where possible, else as a failure.
+            cause = str(fault.get("cause") or "exception")
+            scores = {m: partial_call_score(m, score, cause) for m, score in scores.items()}
+        return scores
+
+    def _record(
+        self,
+        unit: WorkUnit,
+        ctx: RunContext,
+        unit_dir: Path,
+        loaded: tuple[Any, dict[str, Any] | None] | None = None,
+    ) -> LiveCallRecord:
+        """The recorded call in ``unit_dir`` as metrics read it (``loaded``: its timeline
+        and final database when already read)."""
+        if loaded is None:
+            _, timeline, final_db = load_call(unit_dir)
+        else:
+            timeline, final_db = loaded
         suite = self.suite(ctx)
         scenario = suite.get(unit.item_id)
-        record = LiveCallRecord(
+        return LiveCallRecord(
             timeline=timeline,
             final_db=final_db,
             expected_db=scenario.expected_db,
@@ -333,13 +389,6 @@ class LiveCallProtocol:
             tracks=RecordedTracks(unit_dir),
             pipeline=system_pipeline(ctx.config.system(unit.system)),
         )
-        resources = self.resources(ctx)
-        scores = run_metrics(wanted, record, resources)
-        if isinstance(fault, dict):
-            # The agent failed: scored on the partial call where possible, else as a failure.
-            cause = str(fault.get("cause") or "exception")
-            scores = {m: partial_call_score(m, score, cause) for m, score in scores.items()}
-        return scores
 
     def resources(self, ctx: RunContext) -> Any:
         """Providers that judge-based call metrics share (scoring ASR, judge), made on first use."""
@@ -402,4 +451,8 @@ class LiveCallProtocol:
             # Perturbation effects, variance components and CI width vs trials (issue #12).
             system_rows = [row for row in rows if row.system == system]
             entry.update(call_statistics(system_rows, seed=ctx.seed, metrics=ctx.config.metrics))
+            ran = [u for u in ctx.store.units() if u.system == system and u.status != "planned"]
+            entry["simulation_validation"] = validation_summary(
+                (ctx.store.unit_dir(u) for u in ran), self.simulation(ctx).validation
+            )
         return summary

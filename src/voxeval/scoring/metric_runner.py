@@ -15,8 +15,11 @@ from voxeval.scoring.score import Score
 
 def is_transient_fault(exc: BaseException) -> bool:
     """A fault on our side that another attempt may not hit: a ``HarnessFault``, or a remote
-    provider (judge, scoring ASR) that kept failing after its own retries."""
-    return isinstance(exc, HarnessFault | EndpointError | httpx.TransportError | TimeoutError)
+    provider (judge, scoring ASR) that kept failing after its own retries. A HarnessFault
+    marked not retryable is not transient."""
+    if isinstance(exc, HarnessFault):
+        return exc.retryable
+    return isinstance(exc, EndpointError | httpx.TransportError | TimeoutError)
 
 
 def guarded_metric(name: str, run: Callable[[], Score]) -> Score:

@@ -12,6 +12,9 @@ simulation:
   latency_model: {agent: {kind: fixed, ms: 800}}
   max_duration_s: 600
   agent_timeout_s: 15
+  validation:                 # simulation validation gates and regeneration
+    attempts: 3               # calls per unit at most; 1 = no regeneration
+    gates: [valid_end, user_behaviour, user_speech]
 
 Languages: with ``language: es`` the voices, when not given, default to a voice of that language
 (``DEFAULT_VOICES``) and the caller's ASR to the multilingual ``whisper-base``; a voice or ASR
@@ -44,6 +47,21 @@ ENGLISH_ONLY_ASR = frozenset({"whisper-tiny-en"})
 MULTILINGUAL_ASR = "whisper-base"
 
 
+# The simulation validation gates, in the order they run (``voxeval.scoring.simulation_gates``).
+GateName = Literal["valid_end", "user_behaviour", "user_speech"]
+VALIDATION_GATES: tuple[GateName, ...] = ("valid_end", "user_behaviour", "user_speech")
+
+
+class ValidationConfig(BaseModel):
+    """``simulation.validation``: the gates every recorded call must pass before it is scored,
+    and how many calls a unit may make to pass them (the first plus regenerations)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    attempts: int = Field(default=3, ge=1)
+    gates: list[GateName] = Field(default_factory=lambda: list(VALIDATION_GATES))
+
+
 class SimulationConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -64,6 +82,7 @@ class SimulationConfig(BaseModel):
     latency_model: LatencyModel | None = None
     max_duration_s: float = Field(default=600.0, gt=0)
     agent_timeout_s: float = Field(default=15.0, gt=0)
+    validation: ValidationConfig = Field(default_factory=ValidationConfig)
 
     @property
     def caller_asr(self) -> ProviderSpec:

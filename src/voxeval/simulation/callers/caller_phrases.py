@@ -29,7 +29,6 @@ class CallerPhrases:
     accept: str
     acknowledge: str
     follow_up: str  # {request}: a decision-tree follow-up
-    repeat: str  # the LLM caller produced no text
     hang_up: str  # the LLM caller ended the call without words
     # cues
     goodbye_cue: re.Pattern[str]
@@ -54,7 +53,6 @@ ENGLISH = CallerPhrases(
     accept="Yes, please go ahead.",
     acknowledge="Okay.",
     follow_up="Yes, one more thing. I'd also like to {request}.",
-    repeat="Sorry, could you say that again?",
     hang_up="Goodbye.",
     goodbye_cue=re.compile(
         r"\b(good ?bye|bye|have a (great|good|nice|lovely) (day|evening|one))\b", re.I
@@ -93,7 +91,6 @@ SPANISH = CallerPhrases(
     accept="Sí, adelante, por favor.",
     acknowledge="De acuerdo.",
     follow_up="Sí, una cosa más. También quisiera {request}.",
-    repeat="Perdone, ¿puede repetirlo?",
     hang_up="Adiós.",
     goodbye_cue=re.compile(r"\b(adi[oó]s|hasta luego|que tenga un buen d[ií]a)\b", re.I),
     anything_else_cue=re.compile(

@@ -12,12 +12,16 @@ from typing import Any
 
 from voxeval.audio import Audio
 from voxeval.benchmarks.scenario import Scenario
-from voxeval.errors import ConfigError
+from voxeval.errors import ConfigError, HarnessFault
 from voxeval.providers.base import Message
 from voxeval.providers.spoken_language import base_language, language_name
 from voxeval.simulation.callers.caller_phrases import ENGLISH, PHRASES
 from voxeval.simulation.parties import CALLERS, CallerTurn
 from voxeval.simulation.personas import Persona, get_persona
+
+# How often one turn is asked when the model answers with nothing (and does not hang up).
+EMPTY_ANSWER_TRIES = 3
+_RETRY_SEED_STEP = 100_003  # retry seeds stay clear of the next turns' seeds
 
 END_CALL_TOOL: dict[str, Any] = {
     "type": "function",
@@ -146,17 +150,34 @@ class LLMCaller:
         self.messages.append({"role": "user", "content": heard or "(silence)"})
         if self._turns > self.max_turns:
             return CallerTurn(text=self._phrases.give_up, end_call=True, heard=heard)
-        response = self.llm.chat(
-            self.messages,
-            tools=[END_CALL_TOOL],
-            temperature=self.temperature,
-            seed=self.seed + self._turns,
-        )
-        ends = any(call.name == "end_call" for call in response.tool_calls)
-        fallback = self._phrases.hang_up if ends else self._phrases.repeat
-        text = response.text.strip() or fallback
+        text, ends = self._answer()
         self.messages.append({"role": "assistant", "content": text})
         return CallerTurn(text=text, end_call=ends, heard=heard, compute_s=0.0)
+
+    def _answer(self) -> tuple[str, bool]:
+        """The model's next line and whether it hangs up. An empty line that hangs up gets
+        the usual short goodbye; an empty line that does not is the simulator failing (a
+        stand-in phrase would put words in the caller's mouth that change the call): it is
+        asked again with other seeds, then the call fails on our side."""
+        for attempt in range(EMPTY_ANSWER_TRIES):
+            response = self.llm.chat(
+                self.messages,
+                tools=[END_CALL_TOOL],
+                temperature=self.temperature,
+                # a distinct seed per try: a cached empty answer must not come back
+                seed=self.seed + self._turns + _RETRY_SEED_STEP * attempt,
+            )
+            ends = any(call.name == "end_call" for call in response.tool_calls)
+            text = response.text.strip()
+            if ends:
+                return text or self._phrases.hang_up, True
+            if text:
+                return text, False
+        raise HarnessFault(
+            f"llm caller: the model gave an empty answer without ending the call "
+            f"{EMPTY_ANSWER_TRIES} times (turn {self._turns})",
+            component="simulator",
+        )
 
 
 def transcript_json(messages: list[Message]) -> str:
