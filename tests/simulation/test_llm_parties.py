@@ -2,15 +2,18 @@
 
 from pathlib import Path
 
+import pytest
+
 from tests.fakes.openai_server import FakeOpenAIServer, chat_text, chat_tool_call
 from tests.simulation.helpers import write_suite
 from tests.simulation.test_live_calls_models import responder
 from voxeval.benchmarks.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
+from voxeval.errors import HarnessFault
 from voxeval.providers import create_provider
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.task_completion import task_completion
-from voxeval.simulation.callers.llm_caller import LLMCaller, caller_prompt
+from voxeval.simulation.callers.llm_caller import EMPTY_ANSWER_TRIES, LLMCaller, caller_prompt
 from voxeval.simulation.engine import run_call
 from voxeval.simulation.personas import get_persona
 from voxeval.systems.hybrid import HybridAgent
@@ -79,3 +82,43 @@ def test_llm_caller_samples_with_a_per_call_seed(tmp_path: Path) -> None:
         caller.respond(None, "Which day?")
         seeds = [r.body.get("seed") for r in server.requests]
     assert seeds == [42, 43]  # the call's seed plus the turn number: reruns sample the same words
+
+
+def test_an_empty_caller_answer_is_asked_again_with_new_seeds(tmp_path: Path) -> None:
+    sc = suite(tmp_path).scenarios[0]
+    with FakeOpenAIServer() as server:
+        server.push(chat_text(""), chat_text("   "), chat_text("My member ID is KX4."))
+        llm = create_provider("llm", {"provider": "openai", "base_url": server.url, "model": "m"})
+        caller = LLMCaller(llm=llm, seed=41)
+        caller.start(sc)
+        turn = caller.respond(None, "Your member ID?")
+        seeds = [r.body.get("seed") for r in server.requests]
+    assert (turn.text, turn.end_call) == ("My member ID is KX4.", False)
+    assert len(seeds) == 3 and len(set(seeds)) == 3 and seeds[0] == 42
+    # the empty answers left no trace in what the caller remembers
+    assert [m["content"] for m in caller.messages[-2:]] == ["Your member ID?", turn.text]
+
+
+def test_a_caller_that_keeps_answering_nothing_is_a_simulator_fault(tmp_path: Path) -> None:
+    sc = suite(tmp_path).scenarios[0]
+    with FakeOpenAIServer() as server:
+        server.push(*[chat_text("") for _ in range(EMPTY_ANSWER_TRIES)])
+        llm = create_provider("llm", {"provider": "openai", "base_url": server.url, "model": "m"})
+        caller = LLMCaller(llm=llm)
+        caller.start(sc)
+        with pytest.raises(HarnessFault, match="empty answer") as raised:
+            caller.respond(None, "Your member ID?")
+        assert len(server.requests) == EMPTY_ANSWER_TRIES
+    assert raised.value.component == "simulator" and raised.value.retryable
+
+
+def test_a_wordless_hang_up_says_goodbye(tmp_path: Path) -> None:
+    sc = suite(tmp_path).scenarios[0]
+    with FakeOpenAIServer() as server:
+        server.push(chat_tool_call("end_call", {}))
+        llm = create_provider("llm", {"provider": "openai", "base_url": server.url, "model": "m"})
+        caller = LLMCaller(llm=llm)
+        caller.start(sc)
+        turn = caller.respond(None, "Anything else?")
+        assert len(server.requests) == 1
+    assert (turn.text, turn.end_call) == ("Goodbye.", True)
