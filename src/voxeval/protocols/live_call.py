@@ -4,7 +4,9 @@ Plan: scenarios x systems x trials x conditions (``clean`` plus one per ``pertur
 entry). A system is ``{name: LABEL, type: SYSTEM, ...options}`` for any system that can hold a
 live call (``voxeval.systems``; a turn system such as ``http`` is put in the call adapter);
 the legacy ``type: agent, agent: SYSTEM`` still works. Interact runs the
-call (``voxeval.simulation.engine``) and records it; score reads only the recording; summarize
+call (``voxeval.simulation.engine``), records it and validates the simulation, regenerating a
+call that fails a gate (``voxeval.protocols.call_validation``); score reads only the final
+recording; summarize
 adds, per system, ``task_completion``/``turn_taking`` stats and the pass@k / pass^k curves
 (a trial passes when task completion is 1). Later composites (EVA-A/EVA-X) plug into the same
 per-trial pass lists."""

@@ -7,8 +7,8 @@ transcribed with the run's scoring ASR; the entities are those of ``extract_enti
   the rest of the wording).
 - ``user_speech_fidelity_asr``: the caller's turns against the scenario's key entities it
   said. This validates the *simulation* (our caller's TTS), so a failure is never a failure of
-  the system under test: it marks the call for regeneration (a later step of issue #12) and is
-  reported as a diagnostic for now.
+  the system under test: the ``user_speech`` validation gate regenerates the call
+  (``voxeval.scoring.simulation_gates``).
 
 A turn is rated 1 when its transcript carries every entity, else 0; turns without entities,
 and agent turns cut short by the caller (their audio never held the whole text), are not
