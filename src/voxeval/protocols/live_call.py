@@ -28,6 +28,7 @@ from voxeval.config import ProviderSpec
 from voxeval.errors import ConfigError, ProviderUnavailable, SystemFault, UnknownComponent
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
+from voxeval.protocols.live_call_scoring import live_call_scoring
 from voxeval.providers.spoken_language import base_language
 from voxeval.providers.usage_ledger import (
     AttributedProvider,
@@ -205,6 +206,7 @@ class LiveCallProtocol:
     # ------------------------------------------------------------------ protocol
     def plan(self, ctx: RunContext) -> list[WorkUnit]:
         judged = ctx.config.judge is not None
+        live_call_scoring(ctx.config)  # a bad scoring: section fails before any call
         for metric in ctx.config.metrics or default_metrics(judged):  # a bad default fails here
             try:
                 METRICS.lookup(metric)
@@ -348,7 +350,8 @@ class LiveCallProtocol:
             llm = ctx.judge()
             if llm is None:
                 raise ProviderUnavailable(ctx.judge_unavailable_reason() or "no judge configured")
-            return Judge(llm)
+            opts = live_call_scoring(ctx.config)
+            return Judge(llm, max_attempts=opts.judge_attempts, repeats=opts.judge_repeats)
 
         asr = scoring_asr(ctx.config.asr, self.simulation(ctx).language)  # outside the lock
         with self._lock:
