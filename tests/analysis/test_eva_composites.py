@@ -215,7 +215,7 @@ def test_a_component_missing_on_one_trial_only_still_blocks_the_condition() -> N
 def test_a_component_never_scored_in_the_run_is_named() -> None:
     rows = [r for r in trial_rows("a", 0) if r.metric != "faithfulness"]
     entry = eva_composites(rows)["eva_a"]
-    reason = "no score stored: the run did not score this metric (it needs a judge (`judge:`))"
+    reason = "no score stored: the run did not score this metric (it needs a judge: set `judge:`)"
     assert entry["missing"] == {"faithfulness": {"trials": 1, "reasons": {reason: 1}}}
 
 

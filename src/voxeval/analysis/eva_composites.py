@@ -32,9 +32,9 @@ from voxeval.store.records import ScoreRow, UnitRecord
 # threshold (0.5) must not fail by a rounding error.
 TOLERANCE = 1e-9
 
-JUDGE = "a judge (`judge:`)"
-AUDIO_JUDGE = "an audio judge (`audio_judge:`)"
-AUDIO_ASR = "audio mode and the scoring ASR"
+JUDGE = "a judge: set `judge:`"
+AUDIO_JUDGE = "an audio judge: set `audio_judge:`"
+AUDIO_ASR = "an audio-mode call and the scoring ASR"
 
 
 @dataclass(frozen=True)
