@@ -18,13 +18,18 @@ from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
 from tests.protocols import test_live_call_faults as faults
 from tests.simulation.helpers import scenario, write_suite
 from voxeval.cli.main import app
-from voxeval.scoring import conciseness, conversation_progression, faithfulness, speakability
+from voxeval.scoring import conciseness, conversation_progression, faithfulness
 
 TRIALS = 2
+# The composites' components that can run on a text-mode call with a text judge, plus the ASR
+# proxy (not run on text: no audio); agent_speech_fidelity needs an audio judge.
+METRICS = ["task_completion", "faithfulness", "agent_speech_fidelity_asr",
+           "conversation_progression", "turn_taking", "conciseness"]  # fmt: skip
 
 
 def all_threes(path: str, body: dict[str, Any]) -> FakeResponse:
-    """Every judged metric rated "no problem" on every dimension and turn."""
+    """Every judged metric of the composites rated "no problem" on every dimension and turn
+    (any other prompt is refused: the test asks for these metrics only)."""
     system, user = (str(m["content"]) for m in body["messages"][:2])
     turns = sorted({int(n) for n in re.findall(r"^\[agent turn (\d+)\]$", user, re.M)})
     answer: dict[str, Any]
@@ -34,8 +39,7 @@ def all_threes(path: str, body: dict[str, Any]) -> FakeResponse:
     elif system == conciseness.SYSTEM:
         answer = {"turns": [{"turn": t, "rating": 3, "failure_tags": []} for t in turns]}
     else:
-        assert system == speakability.SYSTEM
-        answer = {"turns": [{"turn": t, "speakable": 1, "reason": ""} for t in turns]}
+        return FakeResponse(status=400, json_body={"error": {"message": "not a composite judge"}})
     return chat_text(json.dumps(answer))
 
 
@@ -48,6 +52,7 @@ def test_live_call_summary_claims_eva_x_and_not_eva_a(tmp_path: Path) -> None:
             "systems": [{"name": "bot", "type": "scripted"}],
             "trials": TRIALS,
             "seed": 1,
+            "metrics": METRICS,
             "judge": {"provider": "openai", "base_url": server.url, "model": "j",
                       "schema_retries": 0},
             "simulation": {"caller": "scripted", "mode": "text"},
@@ -102,6 +107,7 @@ def test_live_call_summary_claims_eva_x_and_not_eva_a(tmp_path: Path) -> None:
 def _with_judge(config: Path, url: str) -> Path:
     data = yaml.safe_load(config.read_text())
     data["judge"] = {"provider": "openai", "base_url": url, "model": "j", "schema_retries": 0}
+    data["metrics"] = METRICS
     config.write_text(yaml.safe_dump(data), encoding="utf-8")
     return config
 
