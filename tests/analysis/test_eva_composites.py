@@ -244,6 +244,12 @@ def test_a_unit_not_run_yet_is_not_scored() -> None:
     assert entry["not_scored"]["reasons"] == {"not run yet (planned)": 1}
 
 
+def test_rows_of_two_systems_are_refused() -> None:
+    other = UnitRecord("a", "other", 0, "clean", "c", "done")
+    with pytest.raises(ValueError, match="one system"):
+        eva_composites(trial_rows("a", 0), [other])
+
+
 def test_no_trials_claims_nothing() -> None:
     entry = eva_composites([], [])["eva_x"]
     assert entry["claimed"] is False and entry["by_condition"] == {}

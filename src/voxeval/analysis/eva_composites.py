@@ -157,8 +157,13 @@ def collect_trials(
     """One ``TrialScores`` per planned unit of ``units`` (in their order), or, without units,
     per (scenario, condition, trial) that has score rows. Rows of one system only."""
     by_trial: dict[tuple[str, str, int], dict[str, ScoreRow]] = {}
+    systems = set()
     for row in rows:
+        systems.add(row.system)
         by_trial.setdefault((row.item_id, row.condition, row.trial), {})[row.metric] = row
+    systems.update(unit.system for unit in units or ())
+    if len(systems) > 1:  # trials of different systems would be merged into one
+        raise ValueError(f"composites take one system's scores, got {sorted(systems)}")
     trials: list[TrialScores] = []
     seen: set[tuple[str, str, int]] = set()
     for unit in units or ():
