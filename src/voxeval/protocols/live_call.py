@@ -6,8 +6,8 @@ live call (``voxeval.systems``; a turn system such as ``http`` is put in the cal
 the legacy ``type: agent, agent: SYSTEM`` still works. Interact runs the
 call (``voxeval.simulation.engine``) and records it; score reads only the recording; summarize
 adds, per system, ``task_completion``/``turn_taking`` stats and the pass@k / pass^k curves
-(a trial passes when task completion is 1). Later composites (EVA-A/EVA-X) plug into the same
-per-trial pass lists."""
+(a trial passes when task completion is 1) and the EVA-A / EVA-X composites
+(``analysis.composite_summary``; claimed only where every component ran on every trial)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 from voxeval.analysis.aggregate import standard_summary
 from voxeval.analysis.call_statistics import call_statistics
+from voxeval.analysis.composite_summary import eva_composites
 from voxeval.analysis.corpus_wer import add_corpus_wer
 from voxeval.analysis.passk import passk_summary
 from voxeval.atomic_files import read_json
@@ -373,6 +374,7 @@ class LiveCallProtocol:
             cluster_unit="scenario",
         )
         add_corpus_wer(summary, rows, "stt_wer")
+        units = ctx.store.units()
         for system, entry in summary.items():
             for metric in ("task_completion", "turn_taking"):
                 stat = entry["overall"].get(metric)
@@ -405,4 +407,6 @@ class LiveCallProtocol:
             # Perturbation effects, variance components and CI width vs trials (issue #12).
             system_rows = [row for row in rows if row.system == system]
             entry.update(call_statistics(system_rows, seed=ctx.seed, metrics=ctx.config.metrics))
+            system_units = [unit for unit in units if unit.system == system]
+            entry["composites"] = eva_composites(system_rows, system_units, seed=ctx.seed)
         return summary

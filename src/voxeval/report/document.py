@@ -4,33 +4,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
-
-@dataclass(frozen=True)
-class Heading:
-    level: int
-    text: str
-
-
-@dataclass(frozen=True)
-class Paragraph:
-    text: str
-
-
-@dataclass(frozen=True)
-class TableBlock:
-    header: list[str]
-    rows: list[list[str]]
-
-
-@dataclass(frozen=True)
-class BulletList:
-    items: list[str]
-
-
-Block = Heading | Paragraph | TableBlock | BulletList
+from voxeval.report.blocks import (
+    Block,
+    BulletList,
+    Heading,
+    Paragraph,
+    TableBlock,
+    fmt_ci,
+    fmt_mean_ci,
+    fmt_num,
+)
+from voxeval.report.composite_blocks import composite_blocks
 
 STANDARD_KEYS = (
     "overall",
@@ -48,6 +34,7 @@ STANDARD_KEYS = (
     "perturbation_effects",
     "variance_components",
     "ci_width_by_trials",
+    "composites",
 )
 # Groupings shown as their own "By ..." tables, in this order.
 GROUPINGS = (
@@ -69,35 +56,6 @@ STAT_HEADER = ["mean", "95% CI", "n"]
 
 def is_stat(value: Any) -> bool:
     return isinstance(value, Mapping) and "mean" in value and "n" in value
-
-
-def fmt_num(value: Any, digits: int = 3) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return f"{value:.{digits}g}" if abs(value) < 1e4 else f"{value:.0f}"
-    return str(value)
-
-
-def fmt_ci(stat: Mapping[str, Any]) -> str:
-    """``[low, high]``, or the reason there is no interval (e.g. "all values equal")."""
-    if stat.get("ci_low") is None or stat.get("ci_high") is None:
-        note = stat.get("ci_note")
-        return f"none ({note})" if note and stat.get("n") else "–"
-    return f"[{fmt_num(stat['ci_low'])}, {fmt_num(stat['ci_high'])}]"
-
-
-def fmt_mean_ci(stat: Mapping[str, Any]) -> str:
-    """``mean [low, high]`` in one cell, or ``mean (no interval: reason)``."""
-    mean = fmt_num(stat.get("mean"))
-    if stat.get("ci_low") is None or stat.get("ci_high") is None:
-        note = stat.get("ci_note")
-        return f"{mean} (no interval: {note})" if note and stat.get("n") else mean
-    return f"{mean} {fmt_ci(stat)}"
 
 
 def _plural(noun: str) -> str:
@@ -210,6 +168,7 @@ def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
         blocks += [Heading(3, "Pass rates (threshold verdicts)"), TableBlock(header, rows)]
     if extra:
         blocks += [Heading(3, "Protocol results"), TableBlock(["result", *STAT_HEADER], extra)]
+    blocks += composite_blocks(entry.get("composites"))
     blocks += latency_blocks(entry.get("latency"))
     blocks += reliability_blocks(entry.get("judge"), entry.get("transcripts"))
     blocks += perturbation_blocks(entry.get("perturbation_effects"))
