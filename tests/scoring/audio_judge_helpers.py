@@ -42,7 +42,9 @@ def clip_seconds(start: float, end: float) -> float:
 def audio_resources(server: FakeOpenAIServer, max_attempts: int = 3) -> ScoringResources:
     spec = {"provider": "openai", "base_url": server.url, "model": "audio-judge", **FAST}
     llm = create_provider("audio_llm", {**spec, "schema_retries": 0})
-    return ScoringResources(audio_judge=lambda: Judge(llm, modality="audio", max_attempts=max_attempts))
+    return ScoringResources(
+        audio_judge=lambda: Judge(llm, modality="audio", max_attempts=max_attempts)
+    )
 
 
 def answer(obj: Any) -> FakeResponse:

@@ -200,10 +200,13 @@ def agent_speech_fidelity(record: LiveCallRecord, resources: Any) -> Score:
     graded = judge_each_turn(judge, template, requests)
     if isinstance(graded, Score):
         return replace(graded, details={**graded.details, **facts})
-    turns = []
+    turns: list[dict[str, Any]] = []
+    verdicts: dict[int, int] = {}  # rated turns only
     for number, answer in graded.answers.items():
         rated = bool(answer.get("entities_spoken", True))
-        if not rated:
+        if rated:
+            verdicts[number] = int(answer["verdict"])
+        else:
             unrated[str(number)] = "speaks none of the given entities"
         turns.append(
             {
@@ -215,15 +218,14 @@ def agent_speech_fidelity(record: LiveCallRecord, resources: Any) -> Score:
                 "entities": entities[number],
             }
         )
-    verdicts = [t["verdict"] for t in turns if t["rated"]]
     details = {
         **facts,
         "turns": turns,
         "rated_turns": len(verdicts),
-        "failed_turns": [t["turn"] for t in turns if t["rated"] and not t["verdict"]],
+        "failed_turns": [n for n, v in verdicts.items() if not v],
         **graded.bookkeeping,
     }
     if not verdicts:
         return Score.not_run("no agent turn spoke an entity it had been given", **details)
-    value = sum(verdicts) / len(verdicts)
+    value = sum(verdicts.values()) / len(verdicts)
     return Score(value=value, passed=value >= AGENT_PASS, details=details)

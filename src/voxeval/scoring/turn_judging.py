@@ -58,7 +58,7 @@ def audio_judge_of(resources: Any) -> Judge:
     judge = get()
     if getattr(judge, "modality", None) != "audio":
         raise ProviderUnavailable("the audio judge must hear audio (a Judge with modality='audio')")
-    return judge  # type: ignore[no-any-return]
+    return judge
 
 
 def summed_accounting(results: Iterable[JudgeResult]) -> dict[str, Any]:

@@ -118,24 +118,25 @@ def user_speech_fidelity(record: LiveCallRecord, resources: Any) -> Score:
     graded = judge_each_turn(judge, TEMPLATE, requests)
     if isinstance(graded, Score):
         return replace(graded, details={**graded.details, **facts})
+    ratings = {number: int(answer["rating"]) for number, answer in graded.answers.items()}
     turns = [
         {
             "turn": number,
-            "rating": int(answer["rating"]),
+            "rating": ratings[number],
             "evidence": str(answer["evidence"]),
             "transcript": str(answer["transcript"]),
             "entities": entities[number],
         }
         for number, answer in graded.answers.items()
     ]
-    lowest = min(t["rating"] for t in turns)
+    lowest = min(ratings.values())
     value = 0.0 if lowest == RATING_MIN else 1.0
     details = {
         **facts,
         "turns": turns,
         "lowest_rating": lowest,
         "rated_turns": len(turns),
-        "failed_turns": [t["turn"] for t in turns if t["rating"] == RATING_MIN],
+        "failed_turns": [n for n, r in ratings.items() if r == RATING_MIN],
         "regenerate": value == 0.0,
         **graded.bookkeeping,
     }
