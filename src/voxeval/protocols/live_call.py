@@ -42,7 +42,7 @@ from voxeval.scoring.judge import Judge
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.metric import METRICS
 from voxeval.scoring.metric_runner import run_metrics
-from voxeval.scoring.reply_record import ScoringResources
+from voxeval.scoring.reply_record import NO_AUDIO_JUDGE, ScoringResources
 from voxeval.scoring.score import Score
 from voxeval.scoring.system_fault import partial_call_score
 from voxeval.simulation.engine import EngineSettings, run_call
@@ -91,16 +91,23 @@ def _record_call_usage(ctx: RunContext, unit: WorkUnit, ledger: Ledger) -> None:
         ctx.store.record_component_usage(unit, label, used)
 
 
-# Judged call metrics (issue #12): defaults only when the run configures a judge.
+# Judged call metrics (issue #12): defaults only when the run configures a judge
+# (``judge:``) or an audio judge (``audio_judge:``).
 JUDGED_METRICS = ("faithfulness", "conversation_progression", "conciseness", "speakability")
+AUDIO_JUDGED_METRICS = ("agent_speech_fidelity", "user_speech_fidelity")
 
 
-def default_metrics(judged: bool = False) -> list[str]:
+def default_metrics(judged: bool = False, audio_judged: bool = False) -> list[str]:
     """Task completion, turn-taking and every call diagnostic, plus the judged metrics when
-    ``judged`` (a judge is configured). A default that is not a registered metric is a bug in
-    voxeval: it raises rather than being skipped, so the metric can never silently drop out
-    of every run."""
-    wanted = [*DEFAULT_METRICS, *DIAGNOSTICS, *(JUDGED_METRICS if judged else ())]
+    ``judged`` (a judge is configured) and the audio-judged ones when ``audio_judged``. A
+    default that is not a registered metric is a bug in voxeval: it raises rather than being
+    skipped, so the metric can never silently drop out of every run."""
+    wanted = [
+        *DEFAULT_METRICS,
+        *DIAGNOSTICS,
+        *(JUDGED_METRICS if judged else ()),
+        *(AUDIO_JUDGED_METRICS if audio_judged else ()),
+    ]
     known = set(METRICS.names())
     missing = [m for m in wanted if m not in known]
     if missing:
@@ -109,6 +116,10 @@ def default_metrics(judged: bool = False) -> list[str]:
             f"known: {', '.join(sorted(known))}"
         )
     return wanted
+
+
+def _run_defaults(ctx: RunContext) -> list[str]:
+    return default_metrics(ctx.config.judge is not None, ctx.config.audio_judge is not None)
 
 
 def scoring_asr(configured: ProviderSpec | None, language: str) -> ProviderSpec | str:
@@ -206,9 +217,8 @@ class LiveCallProtocol:
 
     # ------------------------------------------------------------------ protocol
     def plan(self, ctx: RunContext) -> list[WorkUnit]:
-        judged = ctx.config.judge is not None
         live_call_scoring(ctx.config)  # a bad scoring: section fails before any call
-        for metric in ctx.config.metrics or default_metrics(judged):  # a bad default fails here
+        for metric in ctx.config.metrics or _run_defaults(ctx):  # a bad default fails here
             try:
                 METRICS.lookup(metric)
             except UnknownComponent as exc:
@@ -313,7 +323,7 @@ class LiveCallProtocol:
 
     def score(self, unit: WorkUnit, ctx: RunContext, metrics: list[str] | None) -> dict[str, Score]:
 
-        wanted = metrics or default_metrics(ctx.config.judge is not None)
+        wanted = metrics or _run_defaults(ctx)
         unit_dir: Path = ctx.store.unit_dir(unit)
         try:
             call, timeline, final_db = load_call(unit_dir)
@@ -345,14 +355,22 @@ class LiveCallProtocol:
         return scores
 
     def resources(self, ctx: RunContext) -> Any:
-        """Providers that judge-based call metrics share (scoring ASR, judge), made on first use."""
+        """Providers that judge-based call metrics share (scoring ASR, judge, audio judge), made
+        on first use. Audio-judged metrics grade per turn and are not repeated."""
+        opts = live_call_scoring(ctx.config)
 
         def judge() -> Judge:
             llm = ctx.judge()
             if llm is None:
                 raise ProviderUnavailable(ctx.judge_unavailable_reason() or "no judge configured")
-            opts = live_call_scoring(ctx.config)
             return Judge(llm, max_attempts=opts.judge_attempts, repeats=opts.judge_repeats)
+
+        def audio_judge() -> Judge:
+            heard = ctx.audio_judge()
+            if heard is None:
+                reason = ctx.audio_judge_unavailable_reason() or NO_AUDIO_JUDGE
+                raise ProviderUnavailable(reason)
+            return Judge(heard, modality="audio", max_attempts=opts.judge_attempts)
 
         asr = scoring_asr(ctx.config.asr, self.simulation(ctx).language)  # outside the lock
         with self._lock:
@@ -360,6 +378,7 @@ class LiveCallProtocol:
                 self._resources = ScoringResources(
                     asr=lambda: ctx.provider("asr", asr),
                     judge=judge,
+                    audio_judge=audio_judge,
                 )
             return self._resources
 
