@@ -16,6 +16,7 @@ from voxeval.report.blocks import (
     fmt_mean_ci,
     fmt_num,
 )
+from voxeval.report.composite_blocks import composite_blocks
 from voxeval.report.validation_blocks import validation_blocks
 
 STANDARD_KEYS = (
@@ -34,6 +35,7 @@ STANDARD_KEYS = (
     "perturbation_effects",
     "variance_components",
     "ci_width_by_trials",
+    "composites",
     "simulation_validation",
 )
 # Groupings shown as their own "By ..." tables, in this order.
@@ -168,6 +170,7 @@ def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
         blocks += [Heading(3, "Pass rates (threshold verdicts)"), TableBlock(header, rows)]
     if extra:
         blocks += [Heading(3, "Protocol results"), TableBlock(["result", *STAT_HEADER], extra)]
+    blocks += composite_blocks(entry.get("composites"))
     blocks += validation_blocks(entry.get("simulation_validation"))
     blocks += latency_blocks(entry.get("latency"))
     blocks += reliability_blocks(entry.get("judge"), entry.get("transcripts"))
@@ -273,7 +276,8 @@ def perturbation_blocks(effects: Any) -> list[Block]:
 
 
 def variance_blocks(components: Any) -> list[Block]:
-    """Variance between scenarios and between trials of a scenario, per metric and condition."""
+    """Variance between scenarios, between trials of a scenario and, for metrics graded
+    repeatedly, between the judge's gradings of one call; per metric and condition."""
     if not isinstance(components, Mapping) or not components.get("by_metric"):
         return []
     rows = [
@@ -282,6 +286,7 @@ def variance_blocks(components: Any) -> list[Block]:
             condition,
             fmt_num(c.get("between_scenarios")),
             fmt_num(c.get("within_scenario")),
+            fmt_num(c.get("judge_repeat")) if "judge_repeat" in c else "–",
             fmt_num(c.get("scenario_share")),
             str(c.get("scenarios", 0)),
             str(c.get("n", 0)),
@@ -291,12 +296,17 @@ def variance_blocks(components: Any) -> list[Block]:
         for condition, c in by_condition.items()
     ]
     judge = components.get("judge_repeat") or {}
-    header = ["metric", "condition", "between scenarios", "within scenario (trials)"]
+    judge_note = (
+        f"measured for {', '.join(judge.get('metrics', []))} ({judge.get('estimator')})"
+        if judge.get("available")
+        else judge.get("reason", "not reported")
+    )
+    header = ["metric", "condition", "between scenarios", "within scenario (trials)", "judge"]
     return [
         Heading(3, "Variance components"),
         Paragraph(
-            f"Estimator: {components.get('estimator')}; scenario share = between / (between "
-            f"+ within). Judge-repeat component: {judge.get('reason', 'not reported')}."
+            f"Estimator: {components.get('estimator')}; scenario share = between scenarios / "
+            f"the sum of the components. Judge-repeat component: {judge_note}."
         ),
         TableBlock([*header, "scenario share", "scenarios", "n", "note"], rows),
     ]
