@@ -218,3 +218,31 @@ def test_unknown_gate_names_are_refused() -> None:
 
 
 GATES_ALL = ["valid_end", "user_behaviour", "user_speech"]
+
+
+def test_user_speech_fails_when_the_audio_judge_rates_a_caller_turn_1(
+    server: FakeOpenAIServer, scenario: Scenario
+) -> None:
+    def rated(r: int, evidence: str = "all clear") -> FakeResponse:
+        return chat_text(json.dumps({"transcript": "words", "rating": r, "evidence": evidence}))
+
+    server.push(rated(3), rated(1, "heard K X 4 9 3 B 7"), rated(2))  # caller turns 0, 1, 2
+    spec = {"provider": "openai", "base_url": server.url, "model": "audio-judge", **FAST}
+    heard = create_provider("audio_llm", {**spec, "schema_retries": 0})
+    asr = ScriptedASR(["My member ID is KX492B7."])  # the ASR check alone would pass
+    resources = ScoringResources(
+        asr=lambda: asr, audio_judge=lambda: Judge(heard, modality="audio")
+    )
+    gate = user_speech(record(scenario, tracks=True), resources)
+    assert gate.status == "fail"
+    assert gate.reason == "user_speech_fidelity: caller turn(s) 1 rated 1"
+    assert gate.scores["user_speech_fidelity_asr"].value == 1.0
+    assert gate.scores["user_speech_fidelity"].value == 0.0
+    assert len(server.posts("/chat/completions")) == 3
+
+
+def test_without_an_audio_judge_the_asr_check_decides(scenario: Scenario) -> None:
+    asr = ScriptedASR(["My member ID is KX492B7."])
+    gate = user_speech(record(scenario, tracks=True), ScoringResources(asr=lambda: asr))
+    assert gate.status == "pass"
+    assert gate.details["user_speech_fidelity"]["error"].startswith("no audio judge")
