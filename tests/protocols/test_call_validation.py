@@ -119,7 +119,7 @@ def test_a_system_fault_is_not_regenerated_and_its_gates_are_skipped(tmp_path: P
     data = json.loads((tmp_path / VALIDATION_FILE).read_text())
     assert data["skipped"].startswith("the system under test faulted (exception)")
     assert {g["status"] for g in data["gates"].values()} == {"skipped"}
-    assert data["passed"]  # skipped gates do not fail a call: it is scored as the system's failure
+    assert data["passed"] is None and data["failed_gates"] == []  # scored as the system's failure
 
 
 def test_a_retried_interaction_starts_over(tmp_path: Path) -> None:

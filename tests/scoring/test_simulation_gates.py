@@ -234,15 +234,31 @@ def test_user_speech_fails_when_the_audio_judge_rates_a_caller_turn_1(
         asr=lambda: asr, audio_judge=lambda: Judge(heard, modality="audio")
     )
     gate = user_speech(record(scenario, tracks=True), resources)
-    assert gate.status == "fail"
+    assert gate.status == "fail" and gate.details["decided_by"] == "user_speech_fidelity"
     assert gate.reason == "user_speech_fidelity: caller turn(s) 1 rated 1"
     assert gate.scores["user_speech_fidelity_asr"].value == 1.0
     assert gate.scores["user_speech_fidelity"].value == 0.0
     assert len(server.posts("/chat/completions")) == 3
 
 
+def test_the_audio_judge_overrules_the_asr_proxy(
+    server: FakeOpenAIServer, scenario: Scenario
+) -> None:
+    rated = chat_text(json.dumps({"transcript": "words", "rating": 3, "evidence": "clear"}))
+    server.push(rated, rated, rated)
+    spec = {"provider": "openai", "base_url": server.url, "model": "audio-judge", **FAST}
+    heard = create_provider("audio_llm", {**spec, "schema_retries": 0})
+    asr = ScriptedASR(["My member ID is KX493B7."])  # the scoring ASR misheard
+    resources = ScoringResources(
+        asr=lambda: asr, audio_judge=lambda: Judge(heard, modality="audio")
+    )
+    gate = user_speech(record(scenario, tracks=True), resources)
+    assert gate.status == "pass" and gate.details["decided_by"] == "user_speech_fidelity"
+    assert gate.scores["user_speech_fidelity_asr"].value == 0.0  # kept, but not decisive
+
+
 def test_without_an_audio_judge_the_asr_check_decides(scenario: Scenario) -> None:
     asr = ScriptedASR(["My member ID is KX492B7."])
     gate = user_speech(record(scenario, tracks=True), ScoringResources(asr=lambda: asr))
-    assert gate.status == "pass"
+    assert gate.status == "pass" and gate.details["decided_by"] == "user_speech_fidelity_asr"
     assert gate.details["user_speech_fidelity"]["error"].startswith("no audio judge")

@@ -77,7 +77,7 @@ class AttemptValidation:
             "attempt": self.attempt,
             "attempts_allowed": attempts_allowed,
             "seed": self.seed,
-            "passed": self.passed,
+            "passed": None if self.skipped else self.passed,  # not validated: not a pass
             "failed_gates": self.failed_gates,
             "skipped": self.skipped,
             "gates": {name: r.to_dict() for name, r in self.gates.items()},

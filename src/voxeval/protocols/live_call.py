@@ -257,14 +257,14 @@ class LiveCallProtocol:
         """Run the call, validate the recording and regenerate it while a gate fails
         (``voxeval.protocols.call_validation``)."""
         unit_dir = ctx.store.unit_dir(unit)
-        gates = self.simulation(ctx).validation
+        validation = self.simulation(ctx).validation
         run_validated_call(
             unit_dir,
-            gates,
+            validation,
             seed_for=lambda attempt: self._seed(ctx, unit, attempt),
             call_once=lambda seed: self._call_and_record(unit, ctx, seed),
             check=lambda: run_gates(
-                gates.gates,
+                validation.gates,
                 read_json(unit_dir / CALL_FILE) or {},
                 lambda: self._record(unit, ctx, unit_dir),
                 self.resources(ctx),

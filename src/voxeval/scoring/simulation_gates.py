@@ -18,7 +18,9 @@ system under test faulted):
 - ``user_speech``: the caller's audio carried its key entities: the offline
   ``user_speech_fidelity_asr`` (fails when any caller turn misses an entity) and, when the
   metric is registered and an audio judge is configured, ``user_speech_fidelity`` (fails
-  when any caller turn is rated 1). Fails when either check that ran fails.
+  when any caller turn is rated 1). When the audio judge ran it decides (the reference's
+  check; the ASR proxy's own mishearings must not overrule it), else the ASR check decides;
+  both scores are kept.
 
 The metric-backed gates keep the scores they computed, so the protocol stores them with the
 call's scores instead of asking the judge twice."""
@@ -132,13 +134,17 @@ def user_speech(record: LiveCallRecord, resources: Any) -> GateResult:
         names.append(SPEECH_JUDGE_METRIC)
     scores = {name: run_metric(name, record, resources) for name in names}
     ran = {name: s for name, s in scores.items() if s.ran}
-    details = {name: _score_summary(s) for name, s in scores.items()}
+    details: dict[str, Any] = {name: _score_summary(s) for name, s in scores.items()}
     if not ran:
         why = "; ".join(f"{name}: {s.error}" for name, s in scores.items())
         return GateResult("user_speech", "not_run", why, details, scores)
-    failures = [f for f in (_speech_failure(n, s) for n, s in ran.items()) if f]
-    if failures:
-        return GateResult("user_speech", "fail", "; ".join(failures), details, scores)
+    # The audio judge, when it ran, decides (it is the reference's check); the ASR proxy
+    # decides otherwise. Its own mishearings must not overrule the judge that listened.
+    decisive = SPEECH_JUDGE_METRIC if SPEECH_JUDGE_METRIC in ran else SPEECH_ASR_METRIC
+    details["decided_by"] = decisive
+    failure = _speech_failure(decisive, ran[decisive])
+    if failure:
+        return GateResult("user_speech", "fail", failure, details, scores)
     return GateResult("user_speech", "pass", None, details, scores)
 
 
