@@ -127,6 +127,13 @@ def band_gain_db(device: DevicePreset, rate: int, freq_hz: float) -> float:
     return gain
 
 
+def device_band(audio: Audio, device: str = "phone") -> Audio:
+    """``audio`` through the band limit of ``device`` alone (step 2 of the notes)."""
+    require_samples(audio, "device_band")
+    sos = band_sos(device_preset(device), audio.rate)
+    return audio.with_samples(signal.sosfilt(sos, audio.samples.astype(np.float64)))
+
+
 def soft_clip(samples: npt.ArrayLike, knee: float) -> npt.NDArray[np.float64]:
     """``k tanh(x / k)`` with ``k = knee * peak(x)`` (identity for silence)."""
     x = np.asarray(samples, dtype=np.float64)
