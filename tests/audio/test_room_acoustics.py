@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.audio.helpers import white_noise
-from voxeval.audio import Audio, rms_db
+from voxeval.audio import Audio, loudness_lufs, resample, rms_db
 from voxeval.audio.room_acoustics import (
     FRACTIONAL_DELAY_LEAD,
     ROOM_PRESETS,
@@ -172,3 +172,18 @@ def test_any_input_gives_finite_audio_of_the_promised_length(
     assert out.num_samples == expected
     assert np.all(np.isfinite(out.samples))
     assert float(np.max(np.abs(out.samples))) <= 1.0
+
+
+def test_speech_keeps_its_energy_and_loudness_in_every_room() -> None:
+    from voxeval.config import ProviderSpec
+    from voxeval.providers.factory import availability, create_provider
+
+    if not availability("tts", ProviderSpec(provider="espeak")).available:
+        pytest.skip("espeak-ng is not installed")
+    tts = create_provider("tts", {"provider": "espeak"})
+    speech = resample(tts.synthesize("Please book a table for two at seven tonight."), RATE)
+    energy = lambda a: float(np.sum(np.square(a.samples.astype(np.float64))))  # noqa: E731
+    for room in ("car", "small_office", "living_room", "hall"):  # meeting_room: slowest
+        wet = apply_room(speech, room, seed=1)
+        assert 10 * math.log10(energy(wet) / energy(speech)) == pytest.approx(0.0, abs=2.0)
+        assert loudness_lufs(wet) == pytest.approx(loudness_lufs(speech), abs=1.5)
