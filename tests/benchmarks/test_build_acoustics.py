@@ -134,6 +134,7 @@ def test_playback_without_a_room_and_bad_options(tmp_path: Path) -> None:
         ({"device": "gramophone"}, "device"),
         ({"playback_room": "cave"}, "playback_room"),
         ({"room": "car", "distance_m": 4.0}, "distance_m"),
+        ({"conditions": ["reverb"], "room": "car", "rt60_s": 2.0}, "image order"),
         ({"conditions": ["rainy"]}, "unknown conditions"),
     ]:
         with pytest.raises(ConfigError, match=match):

@@ -119,6 +119,7 @@ def test_room_and_playback_conditions_parse_with_their_options() -> None:
         ({"name": "reverb", "room": "cave"}, "unknown room"),
         ({"name": "reverb", "room": "car", "distance_m": 5}, "distance_m"),
         ({"name": "reverb", "tail": "fade"}, "tail"),
+        ({"name": "reverb", "room": "car", "rt60_s": 2.0}, "image order"),
         ({"name": "playback", "device": "gramophone"}, "unknown device"),
         ({"name": "playback", "room": "none", "distance_m": 1}, "need a room"),
     ]:

@@ -305,7 +305,10 @@ def _simulate(
     return np.asarray(room.rir[0][0], dtype=np.float64)
 
 
-def _design(setup: RoomSetup) -> tuple[float, int]:
+def design(setup: RoomSetup) -> tuple[float, int]:
+    """Sabine absorption and image order for ``setup`` (before calibration); raises when the
+    RT60 cannot be reached in that room or would need more than ``MAX_IMAGE_ORDER``. Cheap:
+    call it to check a configuration before any simulation."""
     pra = _pyroomacoustics()
     try:
         absorption, order = pra.inverse_sabine(setup.rt60_s, list(setup.dimensions_m))
@@ -329,7 +332,7 @@ def room_response(setup: RoomSetup, rate: int, seed: int) -> RoomResponse:
     Cached: a call applies the same room to every caller utterance."""
     pra = _pyroomacoustics()
     talker, mic = place(setup, seed)
-    absorption, order = _design(setup)
+    absorption, order = design(setup)
     raw = _simulate(pra, setup, rate, absorption, order, talker, mic)
     measured = measure_rt60(raw, rate)
     for _ in range(CALIBRATION_STEPS):

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from voxeval.audio.loudspeaker import DEVICE_PRESETS
-from voxeval.audio.room_acoustics import ROOM_PRESETS, RoomSetup, room_setup
+from voxeval.audio.room_acoustics import ROOM_PRESETS, RoomSetup, design, room_setup
 from voxeval.benchmarks.spoken_query import CONDITIONS, DEFAULT_CONDITIONS, SpeakerSpec
 from voxeval.config import format_validation_error
 from voxeval.errors import AudioError, ConfigError
@@ -120,7 +120,9 @@ class BuildOptions(BaseModel):
                 f"playback_room {self.playback_room!r} is unknown; known: {list(ROOM_PRESETS)}"
             )
         try:
-            self.reverb_room()
+            reverb = self.reverb_room()
+            if "reverb" in self.conditions:
+                design(reverb)  # an RT60 the room cannot have is refused before building
         except AudioError as exc:
             raise ValueError(str(exc)) from exc
         return self

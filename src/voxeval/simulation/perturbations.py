@@ -32,6 +32,7 @@ from voxeval.audio.noise_environments import ENVIRONMENTS, environment_noise
 from voxeval.audio.room_acoustics import (
     RoomSetup,
     Tail,
+    design,
     reverberate,
     room_response,
     room_setup,
@@ -98,7 +99,9 @@ def _room(
     if tail not in ("keep", "cut"):
         raise ConfigError(f"perturbation {name}: tail must be 'keep' or 'cut', not {tail!r}")
     try:
-        return room_setup(room, rt60_s=rt60_s, distance_m=distance_m)
+        setup = room_setup(room, rt60_s=rt60_s, distance_m=distance_m)
+        design(setup)  # refused here, at plan time, rather than in the middle of a call
+        return setup
     except AudioError as exc:
         raise ConfigError(f"perturbation {name}: {exc}") from exc
 
