@@ -4,7 +4,8 @@ are the clean examples of the development sets and the base the defects are inje
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,12 +57,15 @@ class CleanCall:
         return LiveCallRecord(**{**fields, **changes})
 
 
-def builtin_suites() -> list[ScenarioSuite]:
-    return [load_scenario_suite(path) for path in BUILTIN_DOMAINS]
+@functools.lru_cache(maxsize=1)
+def builtin_suites() -> tuple[ScenarioSuite, ...]:
+    """The built-in domains, loaded once per process (read only: calls copy what they
+    change)."""
+    return tuple(load_scenario_suite(path) for path in BUILTIN_DOMAINS)
 
 
 def scenario_order(
-    suites: list[ScenarioSuite], seed: int
+    suites: Sequence[ScenarioSuite], seed: int
 ) -> Iterator[tuple[ScenarioSuite, Scenario]]:
     """Every scenario once: each domain's scenarios in a seeded shuffle, the domains taken in
     turn, so that a small set still covers every domain."""

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from voxeval.config import ProviderSpec, format_validation_error, load_yaml
-from voxeval.errors import ConfigError
+from voxeval.errors import ConfigError, VoxevalError
 from voxeval.protocols.context import judge_refusal
 from voxeval.providers.factory import create_provider
 from voxeval.scoring.judge import Judge
@@ -50,5 +50,8 @@ def build_judge(path: str | Path, key: str) -> Judge:
     refusal = judge_refusal(kind, spec)
     if refusal is not None:
         raise ConfigError(f"{path}: {key}: refused as a judge: {refusal}")
-    llm = create_provider(kind, spec)
+    try:
+        llm = create_provider(kind, spec)
+    except VoxevalError as exc:
+        raise ConfigError(f"{path}: {key}: {exc}") from exc
     return Judge(llm, modality="audio" if key == "audio_judge" else "text")  # type: ignore[arg-type]

@@ -98,10 +98,10 @@ def calibrate_command(
 ) -> None:
     from voxeval.calibration import build_judge, calibrate, plan_metrics, write_results
 
+    requested = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
+    plan = plan_metrics(requested, audio_judge=audio_judge is not None)
     text_judge = build_judge(judge, "judge")
     sound_judge = build_judge(audio_judge, "audio_judge") if audio_judge is not None else None
-    requested = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
-    plan = plan_metrics(requested, audio_judge=sound_judge is not None)
     for metric, reason in plan.skipped.items():
         console.print(f"[yellow]skipped[/] {metric}: {reason}", highlight=False)
     if not plan.metrics:
