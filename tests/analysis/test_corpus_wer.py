@@ -88,7 +88,7 @@ def test_added_beside_the_mean_overall_and_by_condition() -> None:
 
 
 def _context(rows: list[ScoreRow], metrics: list[str]) -> Any:
-    store = SimpleNamespace(load_scores=lambda: rows, status_counts=dict)
+    store = SimpleNamespace(load_scores=lambda: rows, status_counts=dict, units=list)
     return SimpleNamespace(store=store, seed=0, config=SimpleNamespace(metrics=metrics))
 
 

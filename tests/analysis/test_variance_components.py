@@ -1,5 +1,7 @@
 """Variance between scenarios vs between trials: golden values and recovery on simulations."""
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -8,9 +10,11 @@ import statsmodels.formula.api as smf
 from tests.analysis.perturbation_rows import row, simulated_rows
 from voxeval.analysis.call_statistics import variance_summary
 from voxeval.analysis.variance_components import (
+    NOTE_NO_JUDGE_REPEATS,
     NOTE_NO_REPEATS,
     NOTE_NO_VARIANCE,
     NOTE_TOO_FEW_SCENARIOS,
+    nested_variance_components,
     variance_components,
 )
 
@@ -82,4 +86,57 @@ def test_summary_per_metric_and_condition_and_no_judge_repeats() -> None:
     assert set(out["by_metric"]["turn_taking"]) == {"clean", "noisy"}
     assert out["by_metric"]["turn_taking"]["clean"]["n"] == 18  # the not-run score left out
     assert out["judge_repeat"]["available"] is False
-    assert "one score per unit" in out["judge_repeat"]["reason"]
+    assert "judge_repeats" in out["judge_repeat"]["reason"]
+
+
+def test_nested_golden_values() -> None:
+    # every call graded twice, 1 apart -> judge = (4 cells * 2 * 1^2) / 4 = 2
+    # call means a: [2, 5], b: [6, 9] -> one-way: between = (16 - 4.5) / 2 = 5.75, within 4.5
+    # trial = 4.5 - judge / 2 = 3.5; total 11.25
+    groups = {"a": {0: [1.0, 3.0], 1: [4.0, 6.0]}, "b": {0: [5.0, 7.0], 1: [8.0, 10.0]}}
+    out = nested_variance_components(groups)
+    assert out["judge_repeat"] == pytest.approx(2.0)
+    assert out["between_scenarios"] == pytest.approx(5.75)
+    assert out["within_scenario"] == pytest.approx(3.5)
+    assert out["gradings_per_call"] == pytest.approx(2.0)
+    assert out["scenario_share"] == pytest.approx(5.75 / 11.25)
+    assert out["trial_share"] == pytest.approx(3.5 / 11.25)
+    assert out["judge_share"] == pytest.approx(2.0 / 11.25)
+    assert (out["calls"], out["n"]) == (4, 8)
+
+
+def test_nested_without_repeats_says_so() -> None:
+    out = nested_variance_components({"a": {0: [1.0], 1: [2.0]}, "b": {0: [3.0]}})
+    assert out["judge_repeat"] is None and out["note"] == NOTE_NO_JUDGE_REPEATS
+
+
+def test_nested_recovers_simulated_components() -> None:
+    # scenario sd 1, trial sd 0.5, judge sd 0.3: 300 scenarios x 4 trials x 3 gradings
+    rng = np.random.default_rng(11)
+    groups = {
+        s: {
+            t: list(mu_s + mu_t + rng.normal(0, 0.3, 3))
+            for t, mu_t in enumerate(rng.normal(0, 0.5, 4))
+        }
+        for s, mu_s in enumerate(rng.normal(0, 1.0, 300))
+    }
+    out = nested_variance_components(groups)
+    assert out["judge_repeat"] == pytest.approx(0.09, rel=0.1)
+    assert out["within_scenario"] == pytest.approx(0.25, rel=0.15)
+    assert out["between_scenarios"] == pytest.approx(1.0, rel=0.2)
+
+
+def test_summary_uses_judge_repeats_when_stored() -> None:
+    rows = []
+    for s, base in (("a", 0.0), ("b", 1.0)):
+        for t in range(2):
+            gradings = [base + t * 0.5, base + t * 0.5 + 0.5]
+            r = row(s, "clean", "faithfulness", gradings[0], trial=t)
+            rows.append(replace(r, details={"judge_repeat_values": gradings}))
+            rows.append(row(s, "clean", "turn_taking", base + t, trial=t))
+    out = variance_summary(rows)
+    assert out["judge_repeat"]["available"] is True
+    assert out["judge_repeat"]["metrics"] == ["faithfulness"]
+    faith = out["by_metric"]["faithfulness"]["clean"]
+    assert faith["judge_repeat"] == pytest.approx(0.125)  # (4 * 2 * 0.25^2) / 4
+    assert "judge_repeat" not in out["by_metric"]["turn_taking"]["clean"]

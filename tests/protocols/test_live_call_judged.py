@@ -70,3 +70,42 @@ def test_judged_metrics_score_a_recorded_call(tmp_path: Path) -> None:
     assert scores["speakability"]["value"] == 1.0
     assert scores["faithfulness"]["details"]["pipeline"] == "unknown"  # scripted agent
     assert scores["faithfulness"]["details"]["parse_failures"] == 0
+
+
+def test_judge_repeats_reach_the_variance_decomposition(tmp_path: Path) -> None:
+    """Two scenarios x two trials, each call graded twice by a judge whose faithfulness
+    rating alternates with the seed: the summary measures a judge component."""
+    suite = write_suite(tmp_path / "suite", [scenario("book-1"), scenario("book-2")])
+
+    def alternating(path: str, body: dict[str, Any]) -> FakeResponse:
+        ratings = (3, 3, 3, 3, 3) if int(body.get("seed") or 0) < 100 else (2, 3, 3, 3, 3)
+        return chat_text(json.dumps(_dims(faithfulness.DIMENSIONS, ratings)))
+
+    with FakeOpenAIServer(alternating) as server:
+        config = {
+            "suite": str(suite),
+            "systems": [{"name": "bot", "type": "scripted"}],
+            "trials": 2,
+            "seed": 1,
+            "metrics": ["task_completion", "faithfulness"],
+            "scoring": {"judge_repeats": 2},
+            "judge": {"provider": "openai", "base_url": server.url, "model": "j",
+                      "schema_retries": 0},
+            "simulation": {"caller": "scripted", "mode": "text"},
+        }  # fmt: skip
+        path = tmp_path / "run.yaml"
+        path.write_text(yaml.safe_dump(config), encoding="utf-8")
+        result = CliRunner().invoke(app, ["run", str(path), "--out", str(tmp_path / "run")])
+        assert result.exit_code == 0, result.output
+        # 2 scenarios x 2 gradings: a scripted call's two trials are identical, so the
+        # scoring cache answers the second trial's gradings
+        assert sorted(p.body["seed"] for p in server.posts("/chat/completions")) == [0, 0, 100, 100]
+    summary = json.loads((tmp_path / "run" / "report" / "summary.json").read_text())
+    components = summary["bot"]["variance_components"]
+    assert components["judge_repeat"]["metrics"] == ["faithfulness"]
+    faith = components["by_metric"]["faithfulness"]["clean"]
+    # every call graded 1.0 then 0.5: judge variance (4 x 2 x 0.25^2) / 4 = 0.125, no other
+    assert faith["judge_repeat"] == 0.125
+    assert faith["between_scenarios"] == 0.0 and faith["within_scenario"] == 0.0
+    assert faith["judge_share"] == 1.0
+    assert "measured for faithfulness" in (tmp_path / "run" / "report" / "summary.md").read_text()

@@ -57,6 +57,6 @@ def test_note_instead_of_a_table_and_variance_rows() -> None:
     }  # fmt: skip
     text = render_markdown(_summary(entry))
     assert "no perturbation condition." in text
-    assert "| turn_taking | clean | 0.5 | 0.25 | 0.667 | 4 | 8 |  |" in text
+    assert "| turn_taking | clean | 0.5 | 0.25 | – | 0.667 | 4 | 8 |  |" in text
     assert "Judge-repeat component: no repeats." in text
     assert "| turn_taking | clean | 0.4 | 0.3 |" in text

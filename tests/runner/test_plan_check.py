@@ -195,6 +195,16 @@ LIVE_CALL_MISTAKES = {
         "does not apply to the live_call protocol",
     ),
     "undefined condition": (_set("conditions", ["clean", "noisy"]), "conditions.1", "'noisy'"),
+    "judge repeats below one": (
+        _set("scoring", {"judge_repeats": 0}),
+        "scoring",
+        "judge_repeats: Input should be greater than or equal to 1",
+    ),
+    "unknown live-call scoring option": (
+        _set("scoring", {"judge_repeat": 2}),
+        "scoring",
+        "judge_repeat: Extra inputs are not permitted",
+    ),
     "build section in live call": (
         _set("build", {"profiles": 2}),
         "build",

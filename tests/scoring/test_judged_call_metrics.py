@@ -248,3 +248,22 @@ def test_a_failed_system_scores_the_judged_metrics_as_failures() -> None:
 
 def test_judged_metrics_are_better_when_higher() -> None:
     assert {metric_direction(m) for m in JUDGED_METRICS} == {"higher"}
+
+
+def test_judge_repeats_keep_the_first_grading_and_every_value(
+    server: FakeOpenAIServer, scenario: Scenario
+) -> None:
+    server.push(answer(dims(FAITH_DIMS, (3, 3, 3, 3, 3))))
+    server.push(chat_text("not json"))  # the second grading needs a retry
+    server.push(answer(dims(FAITH_DIMS, (3, 2, 3, 3, 3))))
+    server.push(answer(dims(FAITH_DIMS, (1, 3, 3, 3, 3))))
+    spec = {"provider": "openai", "base_url": server.url, "model": "judge", **FAST}
+    llm = create_provider("llm", {**spec, "schema_retries": 0})
+    res = SimpleNamespace(judge=lambda: Judge(llm, max_attempts=3, repeats=3))
+    score = run_metric("faithfulness", record(scenario), res)
+    assert (score.value, score.passed) == (1.0, True)  # the first grading
+    assert score.details["judge_repeat_values"] == [1.0, 0.5, 0.0]
+    assert score.details["judge_repeat_failures"] == 0
+    assert score.details["judge_calls"] == 4 and score.details["parse_failures"] == 1
+    seeds = [post.body.get("seed") for post in server.posts("/chat/completions")]
+    assert seeds == [0, 100, 101, 200]  # distinct seeds: no grading reuses a cached answer

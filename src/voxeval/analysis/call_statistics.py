@@ -10,35 +10,71 @@ from typing import Any
 from voxeval.analysis.perturbation_effects import perturbation_effects
 from voxeval.analysis.scenario_values import scenario_values
 from voxeval.analysis.trial_count import ci_width_by_trials
-from voxeval.analysis.variance_components import ESTIMATOR, variance_components
+from voxeval.analysis.variance_components import (
+    ESTIMATOR,
+    NESTED_ESTIMATOR,
+    nested_variance_components,
+    variance_components,
+)
 from voxeval.store.records import ScoreRow
 
 JUDGE_REPEATS_UNAVAILABLE = (
-    "not available: the store keeps one score per unit and metric, so no metric has "
-    "repeated judge scores to separate judge noise from trial noise (it is inside the "
-    "within-scenario component)"
+    "not measured: no judged metric was graded more than once per call, so judge noise is "
+    "inside the within-scenario component (set scoring.judge_repeats >= 2 to separate it)"
 )
+REPEATS_KEY = "judge_repeat_values"  # written by scoring.judged_call.run_judge
+
+
+Gradings = dict[str, dict[int, list[float]]]
+"""scenario -> trial -> the judge's gradings of that call."""
+
+
+def _repeat_groups(rows: Iterable[ScoreRow]) -> dict[str, dict[str, Gradings]]:
+    """metric -> condition -> scenario -> trial -> the judge's gradings, for the metrics where
+    some call was graded at least twice (a call graded once counts with its stored value)."""
+    found: dict[str, dict[str, Gradings]] = {}
+    repeated: set[str] = set()
+    for row in rows:
+        if not row.ran:
+            continue
+        values = row.details.get(REPEATS_KEY)
+        gradings = [float(v) for v in values] if isinstance(values, list) and values else []
+        if len(gradings) >= 2:
+            repeated.add(row.metric)
+        per_trial = found.setdefault(row.metric, {}).setdefault(row.condition, {})
+        per_trial.setdefault(row.item_id, {})[row.trial] = gradings or [float(row.value)]  # type: ignore[arg-type]
+    return {metric: found[metric] for metric in found if metric in repeated}
 
 
 def variance_summary(rows: Iterable[ScoreRow]) -> dict[str, Any]:
-    """Per metric and condition, the scenario and trial variance components."""
+    """Per metric and condition, the scenario and trial variance components, and the judge
+    component for the metrics whose calls were graded repeatedly."""
+    rows = list(rows)
     data = scenario_values(rows)
+    repeated = _repeat_groups(rows)
     by_metric: dict[str, dict[str, Any]] = {}
     for metric in data.metrics:
-        per_condition = {
-            condition: variance_components(
-                {s: list(t.values()) for s, t in data.get(condition, metric).items()}
-            )
-            for condition in data.conditions
-            if data.get(condition, metric)
-        }
+        if metric in repeated:
+            per_condition = {
+                condition: nested_variance_components(groups)
+                for condition, groups in sorted(repeated[metric].items())
+            }
+        else:
+            per_condition = {
+                condition: variance_components(
+                    {s: list(t.values()) for s, t in data.get(condition, metric).items()}
+                )
+                for condition in data.conditions
+                if data.get(condition, metric)
+            }
         if per_condition:
             by_metric[metric] = per_condition
-    return {
-        "estimator": ESTIMATOR,
-        "judge_repeat": {"available": False, "reason": JUDGE_REPEATS_UNAVAILABLE},
-        "by_metric": by_metric,
-    }
+    judge_repeat: dict[str, Any] = (
+        {"available": True, "metrics": sorted(repeated), "estimator": NESTED_ESTIMATOR}
+        if repeated
+        else {"available": False, "reason": JUDGE_REPEATS_UNAVAILABLE}
+    )
+    return {"estimator": ESTIMATOR, "judge_repeat": judge_repeat, "by_metric": by_metric}
 
 
 def trial_count_summary(rows: Iterable[ScoreRow], *, seed: int = 0) -> dict[str, Any]:

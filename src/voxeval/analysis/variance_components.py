@@ -67,3 +67,77 @@ def variance_components(groups: Mapping[Hashable, Sequence[float]]) -> dict[str,
         "truncated": raw_between < 0,
         "effective_trials": n0,
     }
+
+
+NESTED_ESTIMATOR = (
+    "nested method of moments: pooled within-call variance of the judge repeats, then the "
+    "one-way ANOVA over the calls' mean gradings"
+)
+NOTE_NO_JUDGE_REPEATS = "no call has two or more judge gradings"
+
+
+def nested_variance_components(
+    groups: Mapping[str, Mapping[int, Sequence[float]]],
+) -> dict[str, Any]:
+    """Scenario, trial and judge-repeat variance for ``groups`` (scenario -> trial -> the
+    values of the judge's repeated gradings of that call).
+
+    judge    = pooled within-call variance of the gradings: sum (x - call mean)^2 / sum (r - 1)
+    The calls' mean gradings then go through ``variance_components``: its ``between`` is the
+    scenario component; its ``within`` holds trial variance plus judge variance / r, so
+    trial = max(0, within - judge / r_h), with r_h the harmonic mean of gradings per call
+    (exact when every call has the same number). Shares are each component over their sum."""
+    cells = {
+        (s, t): [float(v) for v in vals]
+        for s, trials in groups.items()
+        for t, vals in trials.items()
+        if vals
+    }
+    df_judge = sum(len(v) - 1 for v in cells.values())
+    if df_judge == 0:
+        return {
+            "scenarios": len({s for s, _t in cells}),
+            "n": len(cells),
+            "estimator": NESTED_ESTIMATOR,
+            "between_scenarios": None,
+            "within_scenario": None,
+            "judge_repeat": None,
+            "scenario_share": None,
+            "note": NOTE_NO_JUDGE_REPEATS,
+        }
+    ss_judge = math.fsum((x - math.fsum(v) / len(v)) ** 2 for v in cells.values() for x in v)
+    judge = ss_judge / df_judge
+    means: dict[Hashable, list[float]] = {}
+    for (s, _t), vals in cells.items():
+        means.setdefault(s, []).append(math.fsum(vals) / len(vals))
+    calls = variance_components(means)
+    r_h = len(cells) / math.fsum(1 / len(v) for v in cells.values())
+    out = {
+        **calls,
+        "estimator": NESTED_ESTIMATOR,
+        "n": sum(len(v) for v in cells.values()),
+        "calls": len(cells),
+        "judge_repeat": judge,
+        "gradings_per_call": r_h,
+    }
+    if calls["within_scenario"] is None:
+        return out
+    raw_trial = calls["within_scenario"] - judge / r_h
+    trial = max(0.0, raw_trial)
+    between = calls["between_scenarios"]
+    total = between + trial + judge
+    shares = (
+        {
+            "scenario_share": between / total,
+            "trial_share": trial / total,
+            "judge_share": judge / total,
+        }
+        if total > 0
+        else {"scenario_share": None, "trial_share": None, "judge_share": None}
+    )
+    return {
+        **out,
+        "within_scenario": trial,
+        "trial_truncated": raw_trial < 0,
+        **shares,
+    }

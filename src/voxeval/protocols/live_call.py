@@ -6,8 +6,8 @@ live call (``voxeval.systems``; a turn system such as ``http`` is put in the cal
 the legacy ``type: agent, agent: SYSTEM`` still works. Interact runs the
 call (``voxeval.simulation.engine``) and records it; score reads only the recording; summarize
 adds, per system, ``task_completion``/``turn_taking`` stats and the pass@k / pass^k curves
-(a trial passes when task completion is 1). Later composites (EVA-A/EVA-X) plug into the same
-per-trial pass lists."""
+(a trial passes when task completion is 1) and the EVA-A / EVA-X composites
+(``analysis.composite_summary``; claimed only where every component ran on every trial)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 from voxeval.analysis.aggregate import standard_summary
 from voxeval.analysis.call_statistics import call_statistics
+from voxeval.analysis.composite_summary import eva_composites
 from voxeval.analysis.corpus_wer import add_corpus_wer
 from voxeval.analysis.passk import passk_summary
 from voxeval.atomic_files import read_json
@@ -28,6 +29,7 @@ from voxeval.config import ProviderSpec
 from voxeval.errors import ConfigError, ProviderUnavailable, SystemFault, UnknownComponent
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
+from voxeval.protocols.live_call_scoring import live_call_scoring
 from voxeval.providers.spoken_language import base_language
 from voxeval.providers.usage_ledger import (
     AttributedProvider,
@@ -40,7 +42,7 @@ from voxeval.scoring.judge import Judge
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.metric import METRICS
 from voxeval.scoring.metric_runner import run_metrics
-from voxeval.scoring.reply_record import ScoringResources
+from voxeval.scoring.reply_record import NO_AUDIO_JUDGE, ScoringResources
 from voxeval.scoring.score import Score
 from voxeval.scoring.system_fault import partial_call_score
 from voxeval.simulation.engine import EngineSettings, run_call
@@ -89,16 +91,23 @@ def _record_call_usage(ctx: RunContext, unit: WorkUnit, ledger: Ledger) -> None:
         ctx.store.record_component_usage(unit, label, used)
 
 
-# Judged call metrics (issue #12): defaults only when the run configures a judge.
+# Judged call metrics (issue #12): defaults only when the run configures a judge
+# (``judge:``) or an audio judge (``audio_judge:``).
 JUDGED_METRICS = ("faithfulness", "conversation_progression", "conciseness", "speakability")
+AUDIO_JUDGED_METRICS = ("agent_speech_fidelity", "user_speech_fidelity")
 
 
-def default_metrics(judged: bool = False) -> list[str]:
+def default_metrics(judged: bool = False, audio_judged: bool = False) -> list[str]:
     """Task completion, turn-taking and every call diagnostic, plus the judged metrics when
-    ``judged`` (a judge is configured). A default that is not a registered metric is a bug in
-    voxeval: it raises rather than being skipped, so the metric can never silently drop out
-    of every run."""
-    wanted = [*DEFAULT_METRICS, *DIAGNOSTICS, *(JUDGED_METRICS if judged else ())]
+    ``judged`` (a judge is configured) and the audio-judged ones when ``audio_judged``. A
+    default that is not a registered metric is a bug in voxeval: it raises rather than being
+    skipped, so the metric can never silently drop out of every run."""
+    wanted = [
+        *DEFAULT_METRICS,
+        *DIAGNOSTICS,
+        *(JUDGED_METRICS if judged else ()),
+        *(AUDIO_JUDGED_METRICS if audio_judged else ()),
+    ]
     known = set(METRICS.names())
     missing = [m for m in wanted if m not in known]
     if missing:
@@ -107,6 +116,10 @@ def default_metrics(judged: bool = False) -> list[str]:
             f"known: {', '.join(sorted(known))}"
         )
     return wanted
+
+
+def _run_defaults(ctx: RunContext) -> list[str]:
+    return default_metrics(ctx.config.judge is not None, ctx.config.audio_judge is not None)
 
 
 def scoring_asr(configured: ProviderSpec | None, language: str) -> ProviderSpec | str:
@@ -204,8 +217,8 @@ class LiveCallProtocol:
 
     # ------------------------------------------------------------------ protocol
     def plan(self, ctx: RunContext) -> list[WorkUnit]:
-        judged = ctx.config.judge is not None
-        for metric in ctx.config.metrics or default_metrics(judged):  # a bad default fails here
+        live_call_scoring(ctx.config)  # a bad scoring: section fails before any call
+        for metric in ctx.config.metrics or _run_defaults(ctx):  # a bad default fails here
             try:
                 METRICS.lookup(metric)
             except UnknownComponent as exc:
@@ -310,7 +323,7 @@ class LiveCallProtocol:
 
     def score(self, unit: WorkUnit, ctx: RunContext, metrics: list[str] | None) -> dict[str, Score]:
 
-        wanted = metrics or default_metrics(ctx.config.judge is not None)
+        wanted = metrics or _run_defaults(ctx)
         unit_dir: Path = ctx.store.unit_dir(unit)
         try:
             call, timeline, final_db = load_call(unit_dir)
@@ -342,13 +355,22 @@ class LiveCallProtocol:
         return scores
 
     def resources(self, ctx: RunContext) -> Any:
-        """Providers that judge-based call metrics share (scoring ASR, judge), made on first use."""
+        """Providers that judge-based call metrics share (scoring ASR, judge, audio judge), made
+        on first use. Audio-judged metrics grade per turn and are not repeated."""
+        opts = live_call_scoring(ctx.config)
 
         def judge() -> Judge:
             llm = ctx.judge()
             if llm is None:
                 raise ProviderUnavailable(ctx.judge_unavailable_reason() or "no judge configured")
-            return Judge(llm)
+            return Judge(llm, max_attempts=opts.judge_attempts, repeats=opts.judge_repeats)
+
+        def audio_judge() -> Judge:
+            heard = ctx.audio_judge()
+            if heard is None:
+                reason = ctx.audio_judge_unavailable_reason() or NO_AUDIO_JUDGE
+                raise ProviderUnavailable(reason)
+            return Judge(heard, modality="audio", max_attempts=opts.judge_attempts)
 
         asr = scoring_asr(ctx.config.asr, self.simulation(ctx).language)  # outside the lock
         with self._lock:
@@ -356,6 +378,7 @@ class LiveCallProtocol:
                 self._resources = ScoringResources(
                     asr=lambda: ctx.provider("asr", asr),
                     judge=judge,
+                    audio_judge=audio_judge,
                 )
             return self._resources
 
@@ -370,6 +393,7 @@ class LiveCallProtocol:
             cluster_unit="scenario",
         )
         add_corpus_wer(summary, rows, "stt_wer")
+        units = ctx.store.units()
         for system, entry in summary.items():
             for metric in ("task_completion", "turn_taking"):
                 stat = entry["overall"].get(metric)
@@ -402,4 +426,6 @@ class LiveCallProtocol:
             # Perturbation effects, variance components and CI width vs trials (issue #12).
             system_rows = [row for row in rows if row.system == system]
             entry.update(call_statistics(system_rows, seed=ctx.seed, metrics=ctx.config.metrics))
+            system_units = [unit for unit in units if unit.system == system]
+            entry["composites"] = eva_composites(system_rows, system_units, seed=ctx.seed)
         return summary

@@ -4,33 +4,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
-
-@dataclass(frozen=True)
-class Heading:
-    level: int
-    text: str
-
-
-@dataclass(frozen=True)
-class Paragraph:
-    text: str
-
-
-@dataclass(frozen=True)
-class TableBlock:
-    header: list[str]
-    rows: list[list[str]]
-
-
-@dataclass(frozen=True)
-class BulletList:
-    items: list[str]
-
-
-Block = Heading | Paragraph | TableBlock | BulletList
+from voxeval.report.blocks import (
+    Block,
+    BulletList,
+    Heading,
+    Paragraph,
+    TableBlock,
+    fmt_ci,
+    fmt_mean_ci,
+    fmt_num,
+)
+from voxeval.report.composite_blocks import composite_blocks
 
 STANDARD_KEYS = (
     "overall",
@@ -48,6 +34,7 @@ STANDARD_KEYS = (
     "perturbation_effects",
     "variance_components",
     "ci_width_by_trials",
+    "composites",
 )
 # Groupings shown as their own "By ..." tables, in this order.
 GROUPINGS = (
@@ -69,35 +56,6 @@ STAT_HEADER = ["mean", "95% CI", "n"]
 
 def is_stat(value: Any) -> bool:
     return isinstance(value, Mapping) and "mean" in value and "n" in value
-
-
-def fmt_num(value: Any, digits: int = 3) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return f"{value:.{digits}g}" if abs(value) < 1e4 else f"{value:.0f}"
-    return str(value)
-
-
-def fmt_ci(stat: Mapping[str, Any]) -> str:
-    """``[low, high]``, or the reason there is no interval (e.g. "all values equal")."""
-    if stat.get("ci_low") is None or stat.get("ci_high") is None:
-        note = stat.get("ci_note")
-        return f"none ({note})" if note and stat.get("n") else "–"
-    return f"[{fmt_num(stat['ci_low'])}, {fmt_num(stat['ci_high'])}]"
-
-
-def fmt_mean_ci(stat: Mapping[str, Any]) -> str:
-    """``mean [low, high]`` in one cell, or ``mean (no interval: reason)``."""
-    mean = fmt_num(stat.get("mean"))
-    if stat.get("ci_low") is None or stat.get("ci_high") is None:
-        note = stat.get("ci_note")
-        return f"{mean} (no interval: {note})" if note and stat.get("n") else mean
-    return f"{mean} {fmt_ci(stat)}"
 
 
 def _plural(noun: str) -> str:
@@ -210,6 +168,7 @@ def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
         blocks += [Heading(3, "Pass rates (threshold verdicts)"), TableBlock(header, rows)]
     if extra:
         blocks += [Heading(3, "Protocol results"), TableBlock(["result", *STAT_HEADER], extra)]
+    blocks += composite_blocks(entry.get("composites"))
     blocks += latency_blocks(entry.get("latency"))
     blocks += reliability_blocks(entry.get("judge"), entry.get("transcripts"))
     blocks += perturbation_blocks(entry.get("perturbation_effects"))
@@ -314,7 +273,8 @@ def perturbation_blocks(effects: Any) -> list[Block]:
 
 
 def variance_blocks(components: Any) -> list[Block]:
-    """Variance between scenarios and between trials of a scenario, per metric and condition."""
+    """Variance between scenarios, between trials of a scenario and, for metrics graded
+    repeatedly, between the judge's gradings of one call; per metric and condition."""
     if not isinstance(components, Mapping) or not components.get("by_metric"):
         return []
     rows = [
@@ -323,6 +283,7 @@ def variance_blocks(components: Any) -> list[Block]:
             condition,
             fmt_num(c.get("between_scenarios")),
             fmt_num(c.get("within_scenario")),
+            fmt_num(c.get("judge_repeat")) if "judge_repeat" in c else "–",
             fmt_num(c.get("scenario_share")),
             str(c.get("scenarios", 0)),
             str(c.get("n", 0)),
@@ -332,12 +293,17 @@ def variance_blocks(components: Any) -> list[Block]:
         for condition, c in by_condition.items()
     ]
     judge = components.get("judge_repeat") or {}
-    header = ["metric", "condition", "between scenarios", "within scenario (trials)"]
+    judge_note = (
+        f"measured for {', '.join(judge.get('metrics', []))} ({judge.get('estimator')})"
+        if judge.get("available")
+        else judge.get("reason", "not reported")
+    )
+    header = ["metric", "condition", "between scenarios", "within scenario (trials)", "judge"]
     return [
         Heading(3, "Variance components"),
         Paragraph(
-            f"Estimator: {components.get('estimator')}; scenario share = between / (between "
-            f"+ within). Judge-repeat component: {judge.get('reason', 'not reported')}."
+            f"Estimator: {components.get('estimator')}; scenario share = between scenarios / "
+            f"the sum of the components. Judge-repeat component: {judge_note}."
         ),
         TableBlock([*header, "scenario share", "scenarios", "n", "note"], rows),
     ]

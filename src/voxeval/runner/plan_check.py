@@ -35,6 +35,7 @@ from voxeval.errors import ConfigError, UnknownComponent, VoxevalError
 from voxeval.protocols.context import judge_refusal
 from voxeval.protocols.contract import PROTOCOLS
 from voxeval.protocols.live_call import scoring_asr
+from voxeval.protocols.live_call_scoring import LiveCallScoring
 from voxeval.protocols.single_turn import SingleTurnScoring
 from voxeval.providers.provider_kinds import TTS_PROVIDERS
 from voxeval.providers.spoken_language import base_language
@@ -54,7 +55,7 @@ from voxeval.systems.factory import deprecation_note, missing_capability, resolv
 _SECTIONS = ("build", "simulation", "perturbations", "scoring")
 _SECTIONS_USED = {
     "single_turn": frozenset({"build", "scoring"}),
-    "live_call": frozenset({"simulation", "perturbations"}),
+    "live_call": frozenset({"simulation", "perturbations", "scoring"}),
 }
 # Scoring providers of the config: field -> provider kind.
 _SCORING_PROVIDERS = {"judge": "llm", "audio_judge": "audio_llm", "asr": "asr", "mos": "mos"}
@@ -115,6 +116,8 @@ def validate_scoring(
     protocol = suite.protocol if suite is not None else ""
     if protocol == "single_turn":
         _check_single_turn_scoring(config, problems)
+    if protocol == "live_call":
+        _check_live_call_scoring(config, problems)
     if metrics is None:
         _check_metrics(protocol, config.metrics, "metrics", problems)
     else:
@@ -319,6 +322,13 @@ def _check_single_turn_scoring(config: RunConfig, problems: Problems) -> None:
         problems.add_validation_error("scoring", exc)
 
 
+def _check_live_call_scoring(config: RunConfig, problems: Problems) -> None:
+    try:
+        LiveCallScoring.model_validate(config.scoring)
+    except ValidationError as exc:
+        problems.add_validation_error("scoring", exc)
+
+
 def _check_build(config: RunConfig, problems: Problems) -> bool:
     """Problems of ``build:``; True when it names a prebuilt folder (no rendering)."""
 
@@ -469,6 +479,7 @@ def _check_live_call(config: RunConfig, suite: SuiteInfo, problems: Problems) ->
 
     _check_systems(config, "live_call", problems)
     _check_simulation(config, problems)
+    _check_live_call_scoring(config, problems)
     _check_metrics("live_call", config.metrics, "metrics", problems)
     defined = _condition_names(config, problems)
     if defined is not None:

@@ -148,7 +148,10 @@ _RETRY_NOTE = (
 class Judge:
     """Grades with an LLM (``modality="text"``) or an audio-capable LLM (``"audio"``, the audio
     goes in as an ``input_audio`` part). Malformed answers are retried up to ``max_attempts``
-    calls in total; each retry shows the model its previous answer and what was wrong."""
+    calls in total; each retry shows the model its previous answer and what was wrong.
+
+    ``repeats``: how many independent gradings a metric asks for (``judged_call.run_judge``
+    keeps all of them so that judge noise can be measured); ``grade`` itself grades once."""
 
     def __init__(
         self,
@@ -158,23 +161,28 @@ class Judge:
         max_attempts: int = 3,
         temperature: float = 0.0,
         max_tokens: int | None = 1024,
+        repeats: int = 1,
     ) -> None:
         if max_attempts < 1:
             raise VoxevalError("judge max_attempts must be >= 1")
+        if repeats < 1:
+            raise VoxevalError("judge repeats must be >= 1")
         self.llm = llm
         self.modality = modality
         self.max_attempts = max_attempts
         self.temperature = temperature
         self.max_tokens = max_tokens
+        self.repeats = repeats
 
     def identity(self) -> dict[str, Any]:
         ident = getattr(self.llm, "identity", None)
-        return {
+        found = {
             "llm": ident() if callable(ident) else str(self.llm),
             "modality": self.modality,
             "max_attempts": self.max_attempts,
             "temperature": self.temperature,
         }
+        return found if self.repeats == 1 else {**found, "repeats": self.repeats}
 
     def _messages(self, system: str, user: str, audio: Audio | None) -> list[Message]:
         content: Any = user

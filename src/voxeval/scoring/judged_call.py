@@ -89,6 +89,11 @@ def turn_items(answer: dict[str, Any], expected: list[int]) -> dict[int, dict[st
     return items
 
 
+# Seeds of repeat r start at r * stride: a grading's retries use seed + attempt, so repeats never
+# share a seed (nor a cached answer) while attempts stay below the stride.
+REPEAT_SEED_STRIDE = 100
+
+
 def run_judge(
     judge: Judge,
     template: RatedTemplate,
@@ -96,18 +101,46 @@ def run_judge(
     build: Callable[[float, dict[str, Any]], Score],
     facts: dict[str, Any],
 ) -> Score:
-    """Grade once and build the score from (rating, parsed answer); a judge that gave no
-    answer in format after its attempts leaves the metric pending."""
-    result: JudgeResult = judge.grade(template, variables)
-    bookkeeping = {**facts, **result.accounting(), "judge": judge.identity()}
-    if result.value is None or not isinstance(result.parsed, dict):
+    """Grade ``judge.repeats`` times and build the score from the first grading's (rating,
+    parsed answer); a judge that gave no answer in format on the first grading leaves the
+    metric pending. Further gradings only add ``judge_repeat_values`` (the value of each
+    grading that answered in format, the first included) for the variance decomposition;
+    the accounting covers every call."""
+    results: list[JudgeResult] = [
+        judge.grade(template, variables, seed=r * REPEAT_SEED_STRIDE) for r in range(judge.repeats)
+    ]
+    first = results[0]
+    bookkeeping = {**facts, **_summed_accounting(results), "judge": judge.identity()}
+    if first.value is None or not isinstance(first.parsed, dict):
         return Score.pending_retry(
-            f"{template.name}: {result.error or 'no answer'}", **bookkeeping, raw=list(result.raw)
+            f"{template.name}: {first.error or 'no answer'}", **bookkeeping, raw=list(first.raw)
         )
-    score = build(result.value, result.parsed)
+    score = build(first.value, first.parsed)
+    if judge.repeats > 1:
+        repeats = [
+            build(r.value, r.parsed).value
+            for r in results
+            if r.value is not None and isinstance(r.parsed, dict)
+        ]
+        bookkeeping["judge_repeat_values"] = [v for v in repeats if v is not None]
+        bookkeeping["judge_repeat_failures"] = len(results) - len(repeats)
     return Score(
         value=score.value,
         passed=score.passed,
         details={**score.details, **bookkeeping},
         error=score.error,
     )
+
+
+def _summed_accounting(results: list[JudgeResult]) -> dict[str, Any]:
+    """The accounting fields of several gradings added up (a cost stays None when no grading
+    reported one)."""
+    total: dict[str, Any] = dict(results[0].accounting())
+    for result in results[1:]:
+        for key, value in result.accounting().items():
+            if key == "cost_usd":
+                if value is not None:
+                    total[key] = (total[key] or 0.0) + value
+            else:
+                total[key] += value
+    return total

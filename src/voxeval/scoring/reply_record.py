@@ -1,6 +1,6 @@
 """What reply metrics score (``ReplyRecord``) and the shared, lazily created scoring resources
-(ASR for transcripts, judge, MOS predictor, spoken-language identifier). Reply metrics are
-``Metric[ReplyRecord]`` (``voxeval.scoring.metric``) registered with
+(ASR for transcripts, judge, audio judge, MOS predictor, spoken-language identifier). Reply
+metrics are ``Metric[ReplyRecord]`` (``voxeval.scoring.metric``) registered with
 ``@register("metric", NAME)``."""
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ class ReplyRecord:
 
 
 Factory = Callable[[], Any]
+NO_AUDIO_JUDGE = "no audio judge configured (set `audio_judge:`)"
 _RecentKey = tuple[str, str, int]
 
 
@@ -74,12 +75,20 @@ class ScoringResources:
         judge_unavailable: str = "no judge is configured (set `judge:` in the run config)",
         mos: Factory | None = None,
         language_id: Factory | None = None,
+        audio_judge: Factory | None = None,
         transcript_settings: TranscriptSettings | None = None,
     ) -> None:
-        self._factories = {"asr": asr, "judge": judge, "mos": mos, "language_id": language_id}
+        self._factories = {
+            "asr": asr,
+            "judge": judge,
+            "mos": mos,
+            "language_id": language_id,
+            "audio_judge": audio_judge,
+        }
         self._missing = {
             "asr": "no ASR is configured for scoring",
             "judge": judge_unavailable,
+            "audio_judge": NO_AUDIO_JUDGE,
             "mos": "no MOS predictor is configured",
             "language_id": "no spoken-language identifier is configured",
         }
@@ -115,6 +124,11 @@ class ScoringResources:
 
     def judge(self) -> Judge:
         judge: Judge = self._get("judge")
+        return judge
+
+    def audio_judge(self) -> Judge:
+        """The audio-capable judge (a ``Judge`` with ``modality="audio"``)."""
+        judge: Judge = self._get("audio_judge")
         return judge
 
     def mos(self) -> MOS:

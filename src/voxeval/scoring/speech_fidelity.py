@@ -36,7 +36,7 @@ from voxeval.scoring.spoken_entities import (
 from voxeval.simulation.timeline import Speaker, SpeakerSegment, Timeline
 
 AGENT_PASS = 0.95  # EVA-Bench's speech-fidelity threshold
-_PAD_S = 0.15  # audio kept around a segment so the ASR does not lose a clipped first word
+_PAD_S = 0.15  # audio kept around a segment so a clipped first word is not lost
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,11 @@ def spoken_turns(timeline: Timeline, speaker: Speaker) -> list[SpokenTurn]:
         )
         for turn, segs in sorted(by_turn.items())
     ]
+
+
+def turn_audio(track: Audio, turn: SpokenTurn) -> Audio:
+    """The turn's audio cut from its party's track, with a small margin on both sides."""
+    return track.slice(max(0.0, turn.start - _PAD_S), turn.end + _PAD_S)
 
 
 def _transcribe(resources: Any, audio: Audio, language: str) -> str:
@@ -106,7 +111,7 @@ def _check(
         if turn.interrupted and speaker == "assistant":
             cut.append(turn.turn)
             continue
-        audio = track.slice(max(0.0, turn.start - _PAD_S), turn.end + _PAD_S)
+        audio = turn_audio(track, turn)
         heard = _transcribe(resources, audio, language) if not audio.is_empty() else ""
         missed = missed_entities(entities, heard, language)
         rated.append(
@@ -117,7 +122,13 @@ def _check(
 
 def _summary(rated: list[dict[str, Any]], cut: list[int]) -> dict[str, Any]:
     failed = [r["turn"] for r in rated if r["missed"]]
-    return {"turns": rated, "failed_turns": failed, "rated_turns": len(rated), "cut_turns": cut}
+    return {
+        "method": "asr_proxy",  # never the audio judge's ``agent_speech_fidelity``
+        "turns": rated,
+        "failed_turns": failed,
+        "rated_turns": len(rated),
+        "cut_turns": cut,
+    }
 
 
 @register("metric", "agent_speech_fidelity_asr")

@@ -25,6 +25,8 @@ from voxeval.registry import register
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.score import Score
 
+COMPLETED = 1.0  # the value of a completed task (0.0 otherwise); EVA-A requires it
+
 
 def compare_final_state(
     expected_db: dict[str, Any],
@@ -53,7 +55,7 @@ def compare_final_state(
     if not diff_is_empty(diff):
         details["diff"] = diff
         details["diff_text"] = render_diff(diff)
-    return Score(value=1.0 if passed else 0.0, passed=passed, details=details)
+    return Score(value=COMPLETED if passed else 0.0, passed=passed, details=details)
 
 
 @register("metric", "task_completion")

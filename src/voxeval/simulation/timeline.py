@@ -20,8 +20,10 @@ class SpeakerSegment:
     ``turn`` numbers the party's turns from 0; ``interrupted`` is true when the speaker stopped
     early because the other party barged in; ``end`` is where the audio actually stopped;
     ``nudge`` marks an agent's fallback reprompt (said because no caller turn was detected,
-    e.g. "are you still there?"), not a reply. Calls recorded before ``nudge`` existed read
-    as ``False``."""
+    e.g. "are you still there?"), not a reply; ``backchannel`` marks a listener's short
+    acknowledgement ("mm-hm") said while the other party talks, which is not a turn and does
+    not ask the other party to stop. Calls recorded before these fields existed read them as
+    ``False``."""
 
     speaker: Speaker
     start: float
@@ -31,6 +33,7 @@ class SpeakerSegment:
     transcript: str = ""  # what the other party's ASR heard
     interrupted: bool = False
     nudge: bool = False
+    backchannel: bool = False
 
 
 @dataclass(frozen=True)
