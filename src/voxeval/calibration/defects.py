@@ -100,7 +100,7 @@ DEFECTS: dict[str, Defect] = {
                 "premature_ending": True,
                 "missing_information": None,
                 "duplicate_modifications": False,
-                "decision_tree_violations": None,
+                "decision_tree_violation": None,
             },
             text_defects.abandoned_goal,
         ),

@@ -123,13 +123,14 @@ CONCISENESS_TAGS = (
     "over_enumeration",
     "disproportionate_detail",
 )
-# The five corruption types of a simulated caller (EVA-Bench user behavioural fidelity).
+# The five corruption types of a simulated caller (EVA-Bench user behavioural fidelity), as
+# the metric names them in ``details["corruption"][TYPE]["detected"]``.
 CALLER_CORRUPTIONS = (
     "extra_modifications",
     "premature_ending",
     "missing_information",
     "duplicate_modifications",
-    "decision_tree_violations",
+    "decision_tree_violation",
 )
 
 METRIC_LABELS: dict[str, MetricLabels] = {
