@@ -5,7 +5,6 @@ judge's full answer)."""
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -63,12 +62,12 @@ def plan_metrics(
 
 
 def scoring_resources(judge: Judge, audio_judge: Judge | None) -> ScoringResources:
-    """The resources the metrics read; the audio judge goes in where this version of
-    ``ScoringResources`` takes one."""
-    kwargs: dict[str, Any] = {"judge": lambda: judge}
-    if audio_judge is not None and "audio_judge" in inspect.signature(ScoringResources).parameters:
-        kwargs["audio_judge"] = lambda: audio_judge
-    return ScoringResources(**kwargs)
+    """The resources the metrics read: the judges, nothing else (no scoring ASR: a
+    calibrated metric must not fall back to anything but its judge)."""
+    return ScoringResources(
+        judge=lambda: judge,
+        audio_judge=(lambda: audio_judge) if audio_judge is not None else None,
+    )
 
 
 def audio_builder(render: Renderer | None = None) -> Callable[..., Any]:
