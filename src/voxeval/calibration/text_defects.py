@@ -203,6 +203,19 @@ def misread_tool_result(call: CleanCall, rng: np.random.Generator) -> Injected |
 
 
 _VERIFICATION_TALK = re.compile(r"\b(verif\w*|one-time code|texted)\b", re.I)
+# "First I need to verify you: your account number, ..." keeps its request for the details
+_VERIFY_THEN_ASK = re.compile(r"^.*?\bverify you\s*:\s*(?P<ask>.+)$", re.I)
+
+
+def _without_verification(sentence: str) -> str:
+    """The sentence with its talk of verifying removed: gone entirely, or, when it also asks
+    for the caller's details, only the asking part left."""
+    if not _VERIFICATION_TALK.search(sentence):
+        return sentence
+    asked = _VERIFY_THEN_ASK.match(sentence)
+    if asked and len(asked.group("ask").split()) >= 3:
+        return f"Please give me {asked.group('ask')}"
+    return ""
 
 
 def skipped_policy_step(call: CleanCall, rng: np.random.Generator) -> Injected | None:
@@ -228,10 +241,11 @@ def skipped_policy_step(call: CleanCall, rng: np.random.Generator) -> Injected |
     dropped: list[str] = []
     for turn in _agent_turns(out):
         text = turn_text(out, "assistant", turn)
-        kept = [s for s in sentences(text) if not _VERIFICATION_TALK.search(s)]
-        if len(kept) == len(sentences(text)):
+        said = sentences(text)
+        kept = [k for k in (_without_verification(s) for s in said) if k]
+        if kept == said:
             continue
-        dropped += [s for s in sentences(text) if _VERIFICATION_TALK.search(s)]
+        dropped += [s for s in said if s not in kept]
         out = set_turn_text(out, "assistant", turn, " ".join(kept) or "Thank you.")
     return Injected(
         out,
@@ -250,9 +264,10 @@ def redundant_question(call: CleanCall, rng: np.random.Generator) -> Injected | 
     """After verifying the caller, the agent loses track: it asks again what the call is
     about and for the details the caller already gave, and the caller has to repeat them."""
     timeline = call.timeline
-    auth = next((e for e in _auth_events(timeline) if _succeeded(e)), None)
-    if auth is None:
+    verified = [e for e in _auth_events(timeline) if _succeeded(e)]
+    if not verified:
         return None
+    auth = verified[-1]  # the step that completed verification
     later = sorted({e.turn for e in timeline.tools if e.turn > auth.turn})
     if not later:
         return None
