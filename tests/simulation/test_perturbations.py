@@ -7,7 +7,12 @@ from voxeval.audio.noise_environments import ENVIRONMENTS, environment_noise
 from voxeval.errors import ConfigError
 from voxeval.simulation.engine import run_call
 from voxeval.simulation.latency import ComponentLatency, LatencyModel
-from voxeval.simulation.perturbations import parse_conditions
+from voxeval.simulation.perturbations import (
+    CallerAudioTransform,
+    PlaybackPerturbation,
+    ReverbPerturbation,
+    parse_conditions,
+)
 
 FIXED = LatencyModel(agent=ComponentLatency(kind="fixed", ms=800))
 
@@ -60,7 +65,7 @@ def test_bad_perturbations_are_reported() -> None:
     with pytest.raises(ConfigError, match="environment"):
         parse_conditions([{"name": "noise", "environment": "moon"}])
     with pytest.raises(ConfigError, match="unknown perturbation"):
-        parse_conditions([{"name": "reverb"}])
+        parse_conditions([{"name": "echo-chamber"}])
     with pytest.raises(ConfigError, match="twice"):
         parse_conditions([{"name": "connection"}, {"name": "connection"}])
 
@@ -89,3 +94,105 @@ def test_perturbations_touch_only_the_caller_track() -> None:
     assert [s.start for s in base.timeline.segments] == [
         s.start for s in perturbed.timeline.segments
     ]
+
+
+def test_room_and_playback_conditions_parse_with_their_options() -> None:
+    conditions = parse_conditions(
+        [
+            {"name": "reverb"},
+            {"name": "reverb", "room": "hall", "rt60_s": 1.2, "distance_m": 4},
+            {"name": "playback"},
+            {"name": "playback", "device": "laptop", "room": "none"},
+            {"condition": "far-noisy", "apply": [{"name": "reverb"}, {"name": "noise"}]},
+        ]
+    )
+    assert [c.name for c in conditions[1:]] == [
+        "reverb-living_room",
+        "reverb-hall-1.2s-4m",
+        "playback-phone-small_office",
+        "playback-laptop",
+        "far-noisy",
+    ]
+    assert conditions[2].perturbations[0].setup.rt60_s == 1.2
+    assert conditions[4].perturbations[0].setup is None  # played back without a room
+    for bad, match in [
+        ({"name": "reverb", "room": "cave"}, "unknown room"),
+        ({"name": "reverb", "room": "car", "distance_m": 5}, "distance_m"),
+        ({"name": "reverb", "tail": "fade"}, "tail"),
+        ({"name": "reverb", "room": "car", "rt60_s": 2.0}, "image order"),
+        ({"name": "playback", "device": "gramophone"}, "unknown device"),
+        ({"name": "playback", "room": "none", "distance_m": 1}, "need a room"),
+    ]:
+        with pytest.raises(ConfigError, match=match):
+            parse_conditions([bad])
+
+
+def test_a_caller_keeps_their_place_in_the_room_for_the_whole_call() -> None:
+    (_, reverb) = parse_conditions([{"name": "reverb", "room": "small_office"}])
+    call = reverb.transform(7)
+    assert call is not None
+    first, second = call(speech()), call(speech())
+    assert first == second  # utterance 2 is picked up from the same place as utterance 1
+    assert first.num_samples > speech().num_samples  # the room rings on after the words
+    other_call = reverb.transform(8)
+    assert other_call is not None
+    assert other_call(speech()) != first
+
+
+def test_reverb_composes_with_noise_added_at_the_microphone() -> None:
+    (_, far_noisy) = parse_conditions(
+        [
+            {
+                "condition": "far-noisy",
+                "apply": [
+                    {"name": "reverb", "room": "small_office", "distance_m": 2},
+                    {"name": "noise", "environment": "street", "snr_db": 10},
+                ],
+            }
+        ]
+    )
+    call = far_noisy.transform(3)
+    assert isinstance(call, CallerAudioTransform)
+    heard = call(speech())
+    room = call.perturbations[0]
+    assert isinstance(room, ReverbPerturbation)
+    reverberant = room.apply(speech(), int(call.call_seeds[0]))
+    assert heard.num_samples == reverberant.num_samples
+    residual = heard.with_samples(heard.samples - reverberant.samples)
+    assert rms_db(reverberant) - rms_db(residual) == pytest.approx(10.0, abs=0.1)
+    # a second utterance: same room, new noise
+    again = call(speech())
+    assert again != heard
+    assert room.apply(speech(), int(call.call_seeds[0])) == reverberant
+
+
+def test_playback_changes_what_the_agent_hears_only() -> None:
+    (clean, played) = parse_conditions([{"name": "playback", "device": "phone"}])
+    assert isinstance(played.perturbations[0], PlaybackPerturbation)
+
+    def run(condition):  # type: ignore[no-untyped-def]
+        return run_call(
+            None,
+            ListCaller("i need help", ["thanks"]),
+            ListAgent(["a b c"]),
+            NoTools(),
+            mode="audio",
+            latency_model=FIXED,
+            caller_voice=tone_voice,
+            agent_voice=tone_voice,
+            caller_transform=condition.transform(5),
+            seed=5,
+        )
+
+    base, perturbed, again = run(clean), run(played), run(played)
+    agent = lambda r: [  # noqa: E731
+        (s.intended_text, round(s.end - s.start, 3))
+        for s in r.timeline.segments
+        if s.speaker == "assistant"
+    ]
+    assert agent(base) == agent(perturbed)  # the agent says the same, for as long
+    assert base.user_track != perturbed.user_track
+    assert perturbed.user_track == again.user_track  # seeded
+    # the agent hears the room ring out after each caller turn, so it answers a little later
+    starts = lambda r: [s.start for s in r.timeline.segments if s.speaker == "assistant"]  # noqa: E731
+    assert all(p >= b for p, b in zip(starts(perturbed), starts(base), strict=True))

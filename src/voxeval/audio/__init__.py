@@ -27,6 +27,7 @@ from voxeval.audio.levels import (
     rms,
     rms_db,
 )
+from voxeval.audio.loudspeaker import DEVICE_PRESETS, play_through, playback
 from voxeval.audio.mix import (
     babble,
     concatenate,
@@ -39,6 +40,15 @@ from voxeval.audio.mix import (
 )
 from voxeval.audio.pcm16 import audio_to_pcm16, pcm16_to_audio
 from voxeval.audio.resample import resample
+from voxeval.audio.room_acoustics import (
+    ROOM_PRESETS,
+    RoomResponse,
+    RoomSetup,
+    apply_room,
+    reverberate,
+    room_response,
+    room_setup,
+)
 from voxeval.audio.speech_segments import segments_from_probabilities, speech_mask, speech_seconds
 from voxeval.audio.telephony import (
     degrade_connection,
@@ -56,11 +66,16 @@ from voxeval.audio.value import Audio
 
 __all__ = [
     "CHANNEL_MODES",
+    "DEVICE_PRESETS",
     "MAX_GAIN_DB",
+    "ROOM_PRESETS",
     "Audio",
     "AudioLimits",
     "ChannelMode",
     "LevelFit",
+    "RoomResponse",
+    "RoomSetup",
+    "apply_room",
     "audio_from_bytes",
     "audio_to_pcm16",
     "audio_to_wav_bytes",
@@ -91,12 +106,17 @@ __all__ = [
     "pcm16_to_audio",
     "peak",
     "peak_db",
+    "play_through",
+    "playback",
     "probe_audio",
     "ratio_to_snr_db",
     "read_audio",
     "resample",
+    "reverberate",
     "rms",
     "rms_db",
+    "room_response",
+    "room_setup",
     "segments_from_probabilities",
     "speech_bounds",
     "speech_mask",

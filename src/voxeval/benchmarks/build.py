@@ -3,7 +3,8 @@
 Output folder::
 
     DIR/manifest.jsonl   one line per rendered item: every choice made (voice, transform,
-                         noise source and offset, ratio/SNR, seeds, durations, params hash)
+                         noise source and offset, ratio/SNR, room and device, seeds,
+                         durations, params hash)
     DIR/audio/<query>/<profile>__<condition>.wav
     DIR/build.json       options, noise-library description, counts
 
@@ -31,11 +32,15 @@ from voxeval.audio import (
     fit_rms,
     mix_at_ratio,
     mix_at_snr,
+    play_through,
     ratio_to_snr_db,
     resample,
+    reverberate,
     rms,
+    room_response,
     write_audio,
 )
+from voxeval.audio.loudspeaker import device_preset
 from voxeval.benchmarks.build_manifest import (
     MANIFEST,
     BuiltSuite,
@@ -57,7 +62,7 @@ from voxeval.benchmarks.query_suite import (
     suite_name,
 )
 from voxeval.benchmarks.render import render_query
-from voxeval.benchmarks.spoken_query import SpeakerSpec, SpokenQuery
+from voxeval.benchmarks.spoken_query import ACOUSTIC_CONDITIONS, SpeakerSpec, SpokenQuery
 from voxeval.errors import ConfigError, ProviderUnavailable
 from voxeval.providers.engine_confounds import engine_confounds
 from voxeval.providers.factory import create_provider
@@ -66,6 +71,7 @@ from voxeval.providers.voice_assignment import assign_voices
 from voxeval.providers.voice_catalogue import SpeakerProfile, VoiceChoice, voice_catalogue
 
 RENDER_VERSION = 3  # bump when rendering changes so cached audio is rebuilt
+ACOUSTICS_VERSION = 1  # bump when the room or loudspeaker simulation changes
 SPEECH_RMS_DBFS = -20.0
 BABBLE_TTS_CLIPS = 6
 # Piper's sampled noise makes speech a little livelier (DistillMOS 3.9 instead of 3.6 on one
@@ -156,11 +162,51 @@ class SuiteBuilder:
             params["voice"] = choice.voice.name
             params["transform"] = asdict(choice.transform)
             params["engine"] = self._identities[engine]
-        if job.condition != "clean" and not is_released(job.query):
+        if job.condition in ACOUSTIC_CONDITIONS and not is_released(job.query):
+            params["acoustics"] = self.acoustics_params(job.condition)
+        elif job.condition != "clean" and not is_released(job.query):
             params["level"] = {"ratio": self.options.ratio, "snr_db": self.options.snr_db}
             params["noise"] = {k: v for k, v in self.noise.describe().items() if k != "notes"}
         blob = json.dumps(params, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def acoustics_params(self, condition: str) -> dict[str, Any]:
+        """What an acoustic condition's audio depends on besides the speech and the seed."""
+        params: dict[str, Any] = {
+            "version": ACOUSTICS_VERSION,
+            "placements": self.options.room_placements,
+        }
+        if condition == "reverb":
+            params["room"] = self.options.reverb_room().describe()
+        else:
+            recapture = self.options.recapture_room()
+            params["device"] = device_preset(self.options.device).describe()
+            params["room"] = recapture.describe() if recapture else None
+        return params
+
+    def acoustics(self, job: RenderJob, speech: Audio) -> tuple[Audio, dict[str, Any]]:
+        """``speech`` through the room (``reverb``) or the loudspeaker and room (``playback``),
+        and what the manifest records about it. Each item uses one of ``room_placements``
+        placements of the condition, picked from (seed, query, profile): a few simulated rooms
+        serve a whole suite."""
+        placements = self.options.room_placements
+        index = stable_seed(self.options.seed, job.query.id, job.label) % placements
+        seed = stable_seed(self.options.seed, job.condition, index)
+        info: dict[str, Any] = {"placement": index, "placements": placements}
+        if job.condition == "reverb":
+            setup = self.options.reverb_room()
+            audio = speech
+        else:
+            preset = device_preset(self.options.device)
+            info["device"] = preset.describe()
+            audio = play_through(speech, preset.name)
+            recapture = self.options.recapture_room()
+            if recapture is None:
+                return audio, info
+            setup = recapture
+        response = room_response(setup, speech.rate, seed)
+        info["room"] = response.describe()
+        return reverberate(audio, response), info
 
     def recording_digest(self, path: str) -> str:
         """The hash of a recording's bytes: a cache key that follows the content, not the
@@ -250,6 +296,8 @@ class SuiteBuilder:
         if is_released(job.query):
             # The recording already carries its condition: evaluated as released, no more noise.
             entry["released"] = True
+        elif job.condition in ACOUSTIC_CONDITIONS:
+            audio, entry["acoustics"] = self.acoustics(job, speech)
         elif job.condition != "clean":
             seed = stable_seed(self.options.seed, job.query.id, job.label, job.condition)
             clip = self.noise_clip(job, speech, info["voice"], seed)

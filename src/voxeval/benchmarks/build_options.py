@@ -6,9 +6,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from voxeval.benchmarks.spoken_query import CONDITIONS, SpeakerSpec
+from voxeval.audio.loudspeaker import DEVICE_PRESETS
+from voxeval.audio.room_acoustics import ROOM_PRESETS, RoomSetup, design, room_setup
+from voxeval.benchmarks.spoken_query import CONDITIONS, DEFAULT_CONDITIONS, SpeakerSpec
 from voxeval.config import format_validation_error
-from voxeval.errors import ConfigError
+from voxeval.errors import AudioError, ConfigError
 from voxeval.providers.voice_catalogue import AGES as AGES
 from voxeval.providers.voice_catalogue import GENDERS, TIMBRES, profile_fields
 
@@ -57,7 +59,7 @@ class BuildOptions(BaseModel):
         description="balanced: voices chosen over all profiles so that no profile dimension is "
         "confounded with the TTS engine; closest: the closest voice per profile on its own",
     )
-    conditions: list[str] = Field(default_factory=lambda: list(CONDITIONS))
+    conditions: list[str] = Field(default_factory=lambda: list(DEFAULT_CONDITIONS))
     noise_ratio: float | None = Field(default=None, gt=0.0, le=4.0)
     snr_db: float | None = Field(default=None, ge=-20.0, le=60.0)
     seed: int = Field(default=0, ge=0, strict=True)
@@ -75,6 +77,23 @@ class BuildOptions(BaseModel):
         default=True,
         description="turn off engine sampling noise (Piper); when on, it is drawn from the seed",
     )
+    room: str = Field(default="living_room", description="room of the 'reverb' condition")
+    rt60_s: float | None = Field(default=None, description="reverb: RT60 instead of the room's")
+    distance_m: float | None = Field(
+        default=None, description="reverb: talker-microphone distance instead of the room's"
+    )
+    device: str = Field(default="phone", description="loudspeaker of the 'playback' condition")
+    playback_room: str | None = Field(
+        default="small_office",
+        description="playback: room the loudspeaker is recaptured in (null: none)",
+    )
+    room_placements: int = Field(
+        default=8,
+        ge=1,
+        le=64,
+        description="talker/microphone placements drawn per acoustic condition; each item "
+        "uses one of them",
+    )
 
     @field_validator("conditions")
     @classmethod
@@ -91,6 +110,31 @@ class BuildOptions(BaseModel):
         if self.noise_ratio is not None and self.snr_db is not None:
             raise ValueError("give either noise_ratio or snr_db, not both")
         return self
+
+    @model_validator(mode="after")
+    def _acoustics(self) -> BuildOptions:
+        if self.device not in DEVICE_PRESETS:
+            raise ValueError(f"device {self.device!r} is unknown; known: {list(DEVICE_PRESETS)}")
+        if self.playback_room is not None and self.playback_room not in ROOM_PRESETS:
+            raise ValueError(
+                f"playback_room {self.playback_room!r} is unknown; known: {list(ROOM_PRESETS)}"
+            )
+        try:
+            reverb = self.reverb_room()
+            if "reverb" in self.conditions:
+                design(reverb)  # an RT60 the room cannot have is refused before building
+        except AudioError as exc:
+            raise ValueError(str(exc)) from exc
+        return self
+
+    def reverb_room(self) -> RoomSetup:
+        """The room of the ``reverb`` condition (``room`` with ``rt60_s`` / ``distance_m``)."""
+        return room_setup(self.room, rt60_s=self.rt60_s, distance_m=self.distance_m)
+
+    def recapture_room(self) -> RoomSetup | None:
+        """The room the ``playback`` condition is recaptured in (None: straight from the
+        loudspeaker's output)."""
+        return room_setup(self.playback_room) if self.playback_room else None
 
     @property
     def ratio(self) -> float | None:

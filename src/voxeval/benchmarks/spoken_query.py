@@ -23,7 +23,12 @@ CATEGORY_NAMES: dict[str, str] = {
     "PF": "Paralinguistic-Featured",
 }
 PF_SUBCATEGORIES: tuple[str, ...] = ("pause", "stress", "tone", "stutter", "near-homophone")
-CONDITIONS: tuple[str, ...] = ("clean", "natural_noise", "human_noise")
+NOISE_CONDITIONS: tuple[str, ...] = ("clean", "natural_noise", "human_noise")
+# The acoustic channel: speech in a room picked up from afar (``reverb``), or played through a
+# loudspeaker and picked up again (``playback``). Built only when asked for.
+ACOUSTIC_CONDITIONS: tuple[str, ...] = ("reverb", "playback")
+CONDITIONS: tuple[str, ...] = NOISE_CONDITIONS + ACOUSTIC_CONDITIONS
+DEFAULT_CONDITIONS: tuple[str, ...] = NOISE_CONDITIONS
 # Validation context that accepts a category outside CATEGORIES: a released dataset's unknown
 # task type is kept as its own category (an authored suite must use the five codes).
 OPEN_CATEGORIES: dict[str, bool] = {"open_categories": True}

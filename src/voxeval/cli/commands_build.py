@@ -46,7 +46,10 @@ def build(
     assign: str = typer.Option(
         "cross", help="cross: every query x profile; rotate: one profile per query"
     ),
-    conditions: str = typer.Option("clean,natural_noise,human_noise", help="comma-separated"),
+    conditions: str = typer.Option(
+        "clean,natural_noise,human_noise",
+        help="comma-separated; also reverb (room, far field) and playback (loudspeaker)",
+    ),
     snr: float | None = typer.Option(None, "--snr", help="mix noise at this SNR (dB)"),
     noise_ratio: float | None = typer.Option(
         None, "--noise-ratio", help="noise amplitude vs speech 1.0 (default 0.5)"
@@ -62,11 +65,29 @@ def build(
     voice_choice: str = typer.Option(
         "balanced", help="balanced (no profile dimension confounded with the engine) | closest"
     ),
+    room: str | None = typer.Option(
+        None, help="room of the reverb condition (car, small_office, living_room, ...)"
+    ),
+    rt60: float | None = typer.Option(None, "--rt60", help="reverb: RT60 in seconds"),
+    distance: float | None = typer.Option(
+        None, "--distance", help="reverb: talker-microphone distance in metres"
+    ),
+    device: str | None = typer.Option(
+        None, help="loudspeaker of the playback condition (phone, laptop, smart_speaker)"
+    ),
+    playback_room: str | None = typer.Option(
+        None, help="room the playback is recaptured in ('none': no room)"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the build summary as JSON"),
 ) -> None:
     """Render a suite over speaker profiles and noise conditions into OUT (cached, resumable)."""
+    given = {"room": room, "rt60_s": rt60, "distance_m": distance, "device": device}
+    acoustics: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
+    if playback_room is not None:
+        acoustics["playback_room"] = None if playback_room == "none" else playback_room
     options = parse_build_options(
         {
+            **acoustics,
             "profiles": _profiles(profiles),
             "assign": assign,
             "conditions": [c.strip() for c in conditions.split(",") if c.strip()],

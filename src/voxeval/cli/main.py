@@ -19,6 +19,7 @@ app = typer.Typer(
 # ``from voxeval.cli.main import app``). Add a new module's name here.
 COMMAND_MODULES = (
     "commands_build",
+    "commands_judges",
     "commands_run",
     "commands_scenarios",
     "commands_speech",

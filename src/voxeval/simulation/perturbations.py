@@ -1,9 +1,10 @@
 """Caller-side perturbations and the conditions built from them.
 
 A perturbation changes only the caller: its voice (``accent``), its behaviour and speech rate
-(``persona``), or the audio the agent receives (``noise``, ``connection``). Perturbations are
-registered as ``@PERTURBATIONS.register(NAME)``, compose freely and are seeded: the same run
-seed gives the same noise, packet losses and gains.
+(``persona``), or the audio the agent receives (``noise``, ``connection``, ``reverb``,
+``playback``). Perturbations are registered as ``@PERTURBATIONS.register(NAME)``, compose
+freely (in the order listed) and are seeded: the same run seed gives the same noise, packet
+losses, gains and room placements.
 
 Config (``perturbations:`` in the run config) — each entry is one condition, run next to
 ``clean``; a composition lists several perturbations under ``apply``:
@@ -13,6 +14,8 @@ Config (``perturbations:`` in the run config) — each entry is one condition, r
       - {name: accent, accent: scottish, gender: female}
       - condition: noisy-line
         apply: [{name: noise, environment: coffee_shop}, {name: connection}]
+      - condition: far-field
+        apply: [{name: reverb, room: living_room, distance_m: 3}, {name: noise}]
 """
 
 from __future__ import annotations
@@ -24,8 +27,17 @@ from typing import Any, Protocol
 import numpy as np
 
 from voxeval.audio import Audio, degrade_connection, mix_at_snr
+from voxeval.audio.loudspeaker import device_preset, play_through
 from voxeval.audio.noise_environments import ENVIRONMENTS, environment_noise
-from voxeval.errors import ConfigError, UnknownComponent
+from voxeval.audio.room_acoustics import (
+    RoomSetup,
+    Tail,
+    design,
+    reverberate,
+    room_response,
+    room_setup,
+)
+from voxeval.errors import AudioError, ConfigError, UnknownComponent
 from voxeval.registry import Kind
 from voxeval.simulation.personas import PERSONAS
 
@@ -79,6 +91,90 @@ class ConnectionPerturbation:
             gain_low=self.gain_low,
             gain_high=self.gain_high,
         )
+
+
+def _room(
+    name: str, room: str, rt60_s: float | None, distance_m: float | None, tail: str
+) -> RoomSetup:
+    if tail not in ("keep", "cut"):
+        raise ConfigError(f"perturbation {name}: tail must be 'keep' or 'cut', not {tail!r}")
+    try:
+        setup = room_setup(room, rt60_s=rt60_s, distance_m=distance_m)
+        design(setup)  # refused here, at plan time, rather than in the middle of a call
+        return setup
+    except AudioError as exc:
+        raise ConfigError(f"perturbation {name}: {exc}") from exc
+
+
+def _room_label(room: str, rt60_s: float | None, distance_m: float | None) -> str:
+    parts = [room]
+    if rt60_s is not None:
+        parts.append(f"{float(rt60_s):g}s")
+    if distance_m is not None:
+        parts.append(f"{float(distance_m):g}m")
+    return "-".join(parts)
+
+
+@PERTURBATIONS.register("reverb")
+class ReverbPerturbation:
+    """The caller talks in a room and the phone's microphone is ``distance_m`` away (far-field
+    pickup): a simulated room impulse response (``voxeval.audio.room_acoustics``)."""
+
+    # The caller does not move during a call: one placement per call, not per utterance.
+    per_call = True
+
+    def __init__(
+        self,
+        room: str = "living_room",
+        rt60_s: float | None = None,
+        distance_m: float | None = None,
+        tail: Tail = "keep",
+    ) -> None:
+        self.setup = _room("reverb", room, rt60_s, distance_m, tail)
+        self.tail: Tail = tail
+        self.label = f"reverb-{_room_label(room, rt60_s, distance_m)}"
+
+    def apply(self, audio: Audio, seed: int) -> Audio:
+        if audio.is_empty():
+            return audio
+        return reverberate(audio, room_response(self.setup, audio.rate, seed), tail=self.tail)
+
+
+@PERTURBATIONS.register("playback")
+class PlaybackPerturbation:
+    """The caller's voice is played through a loudspeaker (``device``) and picked up again by
+    a microphone in ``room`` (``room: none`` for no room): ``voxeval.audio.loudspeaker``."""
+
+    per_call = True
+
+    def __init__(
+        self,
+        device: str = "phone",
+        room: str | None = "small_office",
+        rt60_s: float | None = None,
+        distance_m: float | None = None,
+        tail: Tail = "keep",
+    ) -> None:
+        try:
+            device_preset(device)
+        except AudioError as exc:
+            raise ConfigError(f"perturbation playback: {exc}") from exc
+        self.device = device
+        self.room = None if room in (None, "none") else str(room)
+        if self.room is None and (rt60_s is not None or distance_m is not None):
+            raise ConfigError("perturbation playback: rt60_s and distance_m need a room")
+        self.setup = _room("playback", self.room, rt60_s, distance_m, tail) if self.room else None
+        self.tail: Tail = tail
+        where = f"-{_room_label(self.room, rt60_s, distance_m)}" if self.room else ""
+        self.label = f"playback-{device}{where}"
+
+    def apply(self, audio: Audio, seed: int) -> Audio:
+        if audio.is_empty():
+            return audio
+        played = play_through(audio, self.device)
+        if self.setup is None:
+            return played
+        return reverberate(played, room_response(self.setup, audio.rate, seed), tail=self.tail)
 
 
 @PERTURBATIONS.register("accent")
@@ -139,20 +235,26 @@ class Condition:
 
 class CallerAudioTransform:
     """Applies audio perturbations to each caller utterance in turn; utterance ``k`` of a call
-    uses seeds derived from (call seed, k, perturbation index), so runs repeat exactly."""
+    uses seeds derived from (call seed, k, perturbation index), so runs repeat exactly. A
+    perturbation with ``per_call = True`` (a room: the caller stays where they are) gets one
+    seed for the whole call, derived from (call seed, perturbation index) in its own stream."""
 
     def __init__(self, perturbations: Sequence[Any], seed: int) -> None:
         self.perturbations = list(perturbations)
         self.seed = seed
         self.count = 0
+        self.call_seeds = np.random.SeedSequence(seed, spawn_key=(0,)).generate_state(
+            len(self.perturbations)
+        )
 
     def __call__(self, audio: Audio) -> Audio:
         seeds = np.random.SeedSequence([self.seed, self.count]).generate_state(
             len(self.perturbations)
         )
         self.count += 1
-        for p, s in zip(self.perturbations, seeds, strict=True):
-            audio = p.apply(audio, int(s))
+        for i, p in enumerate(self.perturbations):
+            seed = self.call_seeds[i] if getattr(p, "per_call", False) else seeds[i]
+            audio = p.apply(audio, int(seed))
         return audio
 
 

@@ -1,0 +1,159 @@
+"""``voxeval judges``: check whether a judge endpoint is fit before trusting its scores."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from voxeval.cli.common import RedactingConsole, console, friendly_errors, print_json
+from voxeval.cli.main import app
+
+judges_app = typer.Typer(
+    help="LLM judges: calibrate a judge endpoint against labelled development sets.",
+    no_args_is_help=True,
+)
+app.add_typer(judges_app, name="judges")
+stdout = RedactingConsole()
+SHOWN_FAILURES = 10
+
+_CALIBRATE_TEXT = """\
+Run a judge over labelled development sets and report how well it agrees with the labels.
+
+The sets are generated offline from the built-in live-call domains (clinic, helpdesk,
+utility): for scenarios picked with --seed, the correct call (the scripted agent's expected
+path) is a clean example for every metric, and copies with one injected defect are examples
+the defect's metric must fail: fabricated tool parameter, misread tool result, skipped
+verification (faithfulness); redundant questions (conversation_progression); verbose turns
+(conciseness); markdown, raw ids and a URL in a turn (speakability); a caller abandoning its
+goal (user_behavioural_fidelity); with --audio-judge, a turn whose audio says an entity one
+character off its intended text (agent_speech_fidelity, rendered with the embedded TTS).
+
+Each example is scored by the registered metric exactly as in a run. Per metric and per
+dimension the report gives n (examples the judge answered), the base rate (share of
+defect examples), accuracy (share agreeing with the label, with an interval that treats
+the scenario as the independent unit), F1 of the defect class, Cohen's kappa and the judge's
+parse failures. Read kappa first: 0 means no better than chance (a judge that always says
+"pass" gets accuracy = 1 - base rate and kappa 0), 1 perfect agreement; below about 0.6 do
+not trust the metric's numbers. Examples the judge failed to answer are counted and listed,
+never scored. Exit 3 when a judge could not be reached at all."""
+# one line per paragraph: the help formatter keeps line breaks as they are written
+CALIBRATE_HELP = "\n\n".join(" ".join(p.split()) for p in _CALIBRATE_TEXT.split("\n\n"))
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _row(table: Table, label: str, stats: dict[str, Any], extra: dict[str, Any]) -> None:
+    table.add_row(
+        label,
+        str(stats["n"]),
+        _pct(stats["base_rate"]),
+        _pct(stats["accuracy"]),
+        _pct(stats["f1"]),
+        _pct(stats["kappa"]),
+        str(extra.get("parse_failures", "")),
+        str(extra.get("judge_failures", "")),
+    )
+
+
+def _table(report: dict[str, Any]) -> Table:
+    table = Table(title=f"Judge calibration (seed {report['seed']})")
+    for column in ("metric / dimension", "n", "base rate", "accuracy", "F1", "kappa"):
+        table.add_column(column, justify="left" if column.startswith("metric") else "right")
+    table.add_column("parse failures", justify="right")
+    table.add_column("judge failures", justify="right")
+    for metric, stats in report["metrics"].items():
+        _row(table, metric, stats, stats)
+        for name, dim in stats["dimensions"].items():
+            _row(table, f"  {name}", dim, {})
+    return table
+
+
+@judges_app.command("calibrate", help=CALIBRATE_HELP)
+@friendly_errors
+def calibrate_command(
+    judge: Path = typer.Option(
+        ..., "--judge", help="YAML with the text judge: a provider spec or a file with `judge:`"
+    ),
+    audio_judge: Path | None = typer.Option(
+        None,
+        "--audio-judge",
+        help="YAML with an audio-capable judge (a spec or `audio_judge:`); adds the audio sets",
+    ),
+    metrics: str | None = typer.Option(
+        None, "--metrics", help="comma-separated metrics to calibrate (default: all)"
+    ),
+    per_defect: int = typer.Option(3, "--per-defect", min=1, help="examples per defect type"),
+    seed: int = typer.Option(0, "--seed", help="picks the scenarios and the edits"),
+    out: Path = typer.Option(
+        Path("judge-calibration"), "--out", help="folder for calibration.json and answers.jsonl"
+    ),
+    concurrency: int = typer.Option(4, "--concurrency", min=1, help="judge requests at once"),
+    as_json: bool = typer.Option(False, "--json", help="print calibration.json on stdout"),
+) -> None:
+    from voxeval.calibration import build_judge, calibrate, plan_metrics, write_results
+
+    requested = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
+    plan = plan_metrics(requested, audio_judge=audio_judge is not None)
+    text_judge = build_judge(judge, "judge")
+    sound_judge = build_judge(audio_judge, "audio_judge") if audio_judge is not None else None
+    for metric, reason in plan.skipped.items():
+        console.print(f"[yellow]skipped[/] {metric}: {reason}", highlight=False)
+    if not plan.metrics:
+        console.print("[bold red]error:[/] no metric left to calibrate", highlight=False)
+        raise typer.Exit(2)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        building = progress.add_task("building development sets", total=None)
+        task: list[Any] = []
+
+        def built(dev_set: Any) -> None:
+            progress.remove_task(building)
+            task.append(progress.add_task("judging examples", total=len(dev_set.examples)))
+            for defect, missing in dev_set.shortfall.items():
+                console.print(
+                    f"[yellow]note[/] {defect}: {missing} example(s) short, the built-in "
+                    "scenarios offer no more places for it",
+                    highlight=False,
+                )
+
+        result = calibrate(
+            plan,
+            text_judge,
+            sound_judge,
+            per_defect=per_defect,
+            seed=seed,
+            concurrency=concurrency,
+            on_built=built,
+            on_done=lambda _: progress.advance(task[0]),
+        )
+    write_results(result, out)
+    if as_json:
+        print_json(result.report)
+    else:
+        stdout.print(_table(result.report))
+        console.print(f"written: {out / 'calibration.json'}, {out / 'answers.jsonl'}")
+    failures = [f for stats in result.report["metrics"].values() for f in stats["failures"]]
+    for failure in failures[:SHOWN_FAILURES]:
+        console.print(
+            f"[red]judge failure[/] {failure['id']}: {failure['reason']}", highlight=False
+        )
+    if len(failures) > SHOWN_FAILURES:
+        console.print(f"... {len(failures) - SHOWN_FAILURES} more judge failures in answers.jsonl")
+    if result.unreachable_metrics:
+        console.print(
+            "[bold red]error:[/] the judge answered no example of "
+            f"{', '.join(result.unreachable_metrics)} (unreachable or never in format)",
+            highlight=False,
+        )
+        raise typer.Exit(3)
