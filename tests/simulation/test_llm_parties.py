@@ -122,3 +122,15 @@ def test_a_wordless_hang_up_says_goodbye(tmp_path: Path) -> None:
         turn = caller.respond(None, "Anything else?")
         assert len(server.requests) == 1
     assert (turn.text, turn.end_call) == ("Goodbye.", True)
+
+
+def test_caller_temperature_reaches_the_llm_caller() -> None:
+    from voxeval.simulation.simulation_config import parse_simulation
+
+    sim = parse_simulation(
+        {"caller": "llm", "mode": "text", "caller_temperature": 0.8,
+         "caller_llm": {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"}}
+    )  # fmt: skip
+    caller = sim.build_caller(None, None, seed=5)
+    assert caller.temperature == 0.8 and caller.seed == 5  # type: ignore[attr-defined]
+    assert parse_simulation({}).caller_temperature == 0.0

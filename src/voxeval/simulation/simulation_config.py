@@ -2,6 +2,7 @@
 
 simulation:
   caller: scripted            # or llm (then caller_llm: {provider: openai, ...})
+  caller_temperature: 0.0     # LLM caller sampling; > 0 lets a regenerated call differ
   mode: audio                 # or text (no audio: word-count timing, same metrics)
   language: en                # the callers' language (scenarios resolved for it; see below)
   caller_voice: piper:joe     # engine:voice, or a profile like "female,adult,scottish"
@@ -74,6 +75,9 @@ class SimulationConfig(BaseModel):
     caller_voice_spec: str | None = Field(default=None, alias="caller_voice")
     agent_voice_spec: str | None = Field(default=None, alias="agent_voice")
     persona: str | None = None
+    # 0 keeps an LLM caller's words fixed; with > 0 (seeded per call and attempt) a call
+    # regenerated after failing a validation gate can go differently
+    caller_temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     mode: Literal["audio", "text"] = "audio"
     eot_silence_ms: float = Field(default=700.0, gt=0)
     caller_gap_ms: float = Field(default=600.0, ge=0)
@@ -162,6 +166,7 @@ class SimulationConfig(BaseModel):
                 raise ConfigError(f"simulation.caller_llm: caller {self.caller!r} needs an LLM")
             options["llm"] = harness_provider(ctx, "llm", self.caller_llm)
             options["seed"] = seed
+            options["temperature"] = self.caller_temperature
         return cls(**options)
 
     def caller_renderer(self, condition: Condition | None) -> SpeechRenderer:
