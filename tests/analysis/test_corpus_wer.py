@@ -89,7 +89,8 @@ def test_added_beside_the_mean_overall_and_by_condition() -> None:
 
 def _context(rows: list[ScoreRow], metrics: list[str]) -> Any:
     store = SimpleNamespace(load_scores=lambda: rows, status_counts=dict, units=list)
-    return SimpleNamespace(store=store, seed=0, config=SimpleNamespace(metrics=metrics))
+    config = SimpleNamespace(metrics=metrics, simulation={})
+    return SimpleNamespace(store=store, seed=0, config=config)
 
 
 def test_single_turn_summary_reports_corpus_wer() -> None:

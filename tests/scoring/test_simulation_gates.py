@@ -176,7 +176,8 @@ def test_without_a_judge_the_behaviour_gate_is_not_run(scenario: Scenario) -> No
 
 def test_user_speech_fails_when_a_caller_turn_misses_its_entity(scenario: Scenario) -> None:
     asr = ScriptedASR(["My member ID is KX493B7."])  # misheard: the caller's audio was wrong
-    gate = user_speech(record(scenario, tracks=True), ScoringResources(asr=lambda: asr))
+    resources = ScoringResources(asr=lambda: asr)
+    gate = user_speech(record(scenario, tracks=True), resources, asr_decides=True)
     assert gate.status == "fail"
     assert "user_speech_fidelity_asr: turn 1 missed ['KX492B7']" in str(gate.reason)
     assert gate.scores["user_speech_fidelity_asr"].value == 0.0
@@ -184,7 +185,8 @@ def test_user_speech_fails_when_a_caller_turn_misses_its_entity(scenario: Scenar
 
 def test_user_speech_passes_when_every_entity_was_heard(scenario: Scenario) -> None:
     asr = ScriptedASR(["My member ID is KX492B7."])
-    gate = user_speech(record(scenario, tracks=True), ScoringResources(asr=lambda: asr))
+    resources = ScoringResources(asr=lambda: asr)
+    gate = user_speech(record(scenario, tracks=True), resources, asr_decides=True)
     assert gate.status == "pass" and gate.reason is None
     assert gate.scores["user_speech_fidelity_asr"].value == 1.0
 
@@ -257,8 +259,17 @@ def test_the_audio_judge_overrules_the_asr_proxy(
     assert gate.scores["user_speech_fidelity_asr"].value == 0.0  # kept, but not decisive
 
 
-def test_without_an_audio_judge_the_asr_check_decides(scenario: Scenario) -> None:
-    asr = ScriptedASR(["My member ID is KX492B7."])
-    gate = user_speech(record(scenario, tracks=True), ScoringResources(asr=lambda: asr))
+def test_without_an_audio_judge_the_asr_check_decides_only_when_asked(scenario: Scenario) -> None:
+    asr = ScriptedASR(["My member ID is KX492B7."] * 2)
+    resources = ScoringResources(asr=lambda: asr)
+    gate = user_speech(record(scenario, tracks=True), resources, asr_decides=True)
     assert gate.status == "pass" and gate.details["decided_by"] == "user_speech_fidelity_asr"
     assert gate.details["user_speech_fidelity"]["error"].startswith("no audio judge")
+
+
+def test_by_default_the_asr_check_is_advisory(scenario: Scenario) -> None:
+    asr = ScriptedASR(["My member ID is KX493B7."])  # a miss, which may be the ASR's own
+    gate = user_speech(record(scenario, tracks=True), ScoringResources(asr=lambda: asr))
+    assert gate.status == "not_run" and "asr_speech_gate: false" in str(gate.reason)
+    assert gate.details["asr_check"].startswith("user_speech_fidelity_asr: turn 1 missed")
+    assert gate.scores["user_speech_fidelity_asr"].value == 0.0  # still stored as a diagnostic

@@ -268,6 +268,7 @@ class LiveCallProtocol:
                 read_json(unit_dir / CALL_FILE) or {},
                 lambda: self._record(unit, ctx, unit_dir),
                 self.resources(ctx),
+                asr_speech_gate=validation.asr_speech_gate,
             ),
         )
 

@@ -15,12 +15,12 @@ system under test faulted):
   and, if it always hangs up, drop its failure from the mean. So it counts as a valid end.
   Invalid: ``max_duration`` (nobody concluded) and any other reason.
 - ``user_behaviour``: the text judge's ``user_behavioural_fidelity`` (five corruption types).
-- ``user_speech``: the caller's audio carried its key entities: the offline
-  ``user_speech_fidelity_asr`` (fails when any caller turn misses an entity) and, when the
-  metric is registered and an audio judge is configured, ``user_speech_fidelity`` (fails
-  when any caller turn is rated 1). When the audio judge ran it decides (the reference's
-  check; the ASR proxy's own mishearings must not overrule it), else the ASR check decides;
-  both scores are kept.
+- ``user_speech``: the caller's audio carried its key entities: the audio judge's
+  ``user_speech_fidelity`` (fails when any caller turn is rated 1) decides when it ran (the
+  reference's check). Otherwise the offline ``user_speech_fidelity_asr`` (fails when any
+  caller turn misses an entity) decides only when ``asr_speech_gate`` is on; by default it is
+  advisory and the gate is not run, because the scoring ASR's own mishearings of rare names
+  and codes would fail sound calls. Both scores are kept either way.
 
 The metric-backed gates keep the scores they computed, so the protocol stores them with the
 call's scores instead of asking the judge twice."""
@@ -126,9 +126,15 @@ def _speech_failure(name: str, score: Score) -> str | None:
     return f"{name}: caller turn(s) {', '.join(low) or '?'} rated 1"
 
 
-def user_speech(record: LiveCallRecord, resources: Any) -> GateResult:
-    """The caller's audio carried its entities: the offline ASR check, plus the audio judge
-    when its metric exists; fails when a check that ran failed, not run when none ran."""
+ASR_ADVISORY = (
+    "no audio judge ran, and the offline ASR check is advisory "
+    "(simulation.validation.asr_speech_gate: false)"
+)
+
+
+def user_speech(record: LiveCallRecord, resources: Any, *, asr_decides: bool = False) -> GateResult:
+    """The caller's audio carried its entities: the audio judge decides when it ran, the
+    offline ASR check only with ``asr_decides``; not run when no deciding check ran."""
     names = [SPEECH_ASR_METRIC]
     if SPEECH_JUDGE_METRIC in METRICS.names():  # the audio-judge check may not exist yet
         names.append(SPEECH_JUDGE_METRIC)
@@ -138,9 +144,16 @@ def user_speech(record: LiveCallRecord, resources: Any) -> GateResult:
     if not ran:
         why = "; ".join(f"{name}: {s.error}" for name, s in scores.items())
         return GateResult("user_speech", "not_run", why, details, scores)
-    # The audio judge, when it ran, decides (it is the reference's check); the ASR proxy
-    # decides otherwise. Its own mishearings must not overrule the judge that listened.
-    decisive = SPEECH_JUDGE_METRIC if SPEECH_JUDGE_METRIC in ran else SPEECH_ASR_METRIC
+    # The audio judge, when it ran, decides (it is the reference's check); the ASR proxy's
+    # own mishearings must not overrule the judge that listened, nor fail calls by default.
+    if SPEECH_JUDGE_METRIC in ran:
+        decisive = SPEECH_JUDGE_METRIC
+    elif asr_decides:
+        decisive = SPEECH_ASR_METRIC
+    else:
+        advisory = _speech_failure(SPEECH_ASR_METRIC, ran[SPEECH_ASR_METRIC])
+        details["asr_check"] = advisory or "pass"
+        return GateResult("user_speech", "not_run", ASR_ADVISORY, details, scores)
     details["decided_by"] = decisive
     failure = _speech_failure(decisive, ran[decisive])
     if failure:
@@ -148,22 +161,22 @@ def user_speech(record: LiveCallRecord, resources: Any) -> GateResult:
     return GateResult("user_speech", "pass", None, details, scores)
 
 
-RecordedGate = Callable[[LiveCallRecord, Any], GateResult]
-RECORD_GATES: dict[str, RecordedGate] = {
-    "user_behaviour": user_behaviour,
-    "user_speech": user_speech,
-}
-
-
 def run_gates(
     gates: Iterable[str],
     call: Mapping[str, Any],
     record: Callable[[], LiveCallRecord],
     resources: Any,
+    *,
+    asr_speech_gate: bool = False,
 ) -> dict[str, GateResult]:
     """The wanted gates in the fixed order; once the call's end is invalid the gates that
     read the conversation are skipped (a truncated call says little about the caller, and a
-    judge call on it would be wasted: it is regenerated anyway)."""
+    judge call on it would be wasted: it is regenerated anyway). ``asr_speech_gate``: the
+    offline ASR check may fail ``user_speech`` when no audio judge ran."""
+    record_gates: dict[str, Callable[[LiveCallRecord, Any], GateResult]] = {
+        "user_behaviour": user_behaviour,
+        "user_speech": lambda rec, res: user_speech(rec, res, asr_decides=asr_speech_gate),
+    }
     wanted = set(gates)
     unknown = wanted - set(GATES)
     if unknown:
@@ -180,7 +193,7 @@ def run_gates(
             results[gate] = GateResult(gate, "skipped", "valid_end failed")
             continue
         loaded = loaded or record()
-        results[gate] = RECORD_GATES[gate](loaded, resources)
+        results[gate] = record_gates[gate](loaded, resources)
     return results
 
 

@@ -61,6 +61,10 @@ class ValidationConfig(BaseModel):
 
     attempts: int = Field(default=3, ge=1)
     gates: list[GateName] = Field(default_factory=lambda: list(VALIDATION_GATES))
+    # Without an audio judge, may the offline ASR check fail a call? Off by default: with the
+    # embedded Whisper tiny it mishears rare surnames and codes on most calls (measured:
+    # docs/live-calls.md, "Simulation validation"), which would discard sound calls.
+    asr_speech_gate: bool = False
 
 
 class SimulationConfig(BaseModel):
