@@ -14,7 +14,7 @@ from voxeval.providers.llm_openai import OpenAIChat
 from voxeval.providers.usage_ledger import usage_ledger
 from voxeval.simulation.caller_behaviour import BargeIn, ListeningPlan
 from voxeval.simulation.callers.llm_caller import LLMCaller
-from voxeval.simulation.llm_behaviour import LLMBehaviour, after_word_s
+from voxeval.simulation.llm_behaviour import DECISION_PROMPT_OPENING, LLMBehaviour, after_word_s
 from voxeval.simulation.personas import BACKCHANNELS, get_persona
 from voxeval.simulation.rule_behaviour import RuleBehaviour
 
@@ -64,6 +64,7 @@ def test_word_positions_become_seconds_in_proportion_to_words() -> None:
     assert body["response_format"]["type"] == "json_schema"
     assert body["seed"] == 100 + 1000
     system, user = body["messages"][0]["content"], body["messages"][1]["content"]
+    assert system.startswith(DECISION_PROMPT_OPENING)
     assert get_persona("aggressive_impatient").prompt in system
     assert "caller: Hi, I would like to book a visit." in user
     assert "agent: (the call connects)" in user and "caller instructions" not in user
@@ -111,26 +112,31 @@ def test_a_word_the_utterance_does_not_have_is_a_parse_failure() -> None:
 def test_persistent_failure_falls_back_to_the_rules_and_is_counted() -> None:
     with FakeOpenAIServer() as server:
         server.push(chat_text("no"), chat_text('{"barge_in_after_word": 3}'), chat_text("{}"))
-        chosen = behaviour(server)
+        chosen = behaviour(server, persona="elderly_slow")
         plan = chosen.listening_plan(AGENT, 8.0)
-    expected = RuleBehaviour("aggressive_impatient", "en", seed=5).listening_plan(AGENT, 8.0)
-    assert plan == expected
+    expected = RuleBehaviour("elderly_slow", "en", seed=5).listening_plan(AGENT, 8.0)
+    assert plan == expected and expected.backchannels  # the rules' own (non-empty) plan
     assert chosen.stats.as_dict() == {
         "decisions": 1, "skipped": 0, "llm_calls": 3, "parse_failures": 3, "fallbacks": 1,
     }  # fmt: skip
 
 
-def test_failures_inside_the_provider_retries_are_counted_too() -> None:
+def test_the_provider_retries_count_towards_the_same_budget() -> None:
     with FakeOpenAIServer() as server:
-        # the provider tries three times (schema_retries=2) before giving up on the first call
-        server.push(chat_text("x"), chat_text("y"), chat_text("z"), answer([], None))
-        chosen = behaviour(server, schema_retries=2)
+        # the provider tries twice (schema_retries=1) before giving up; one answer is left
+        server.push(chat_text("x"), chat_text("y"), answer([5], None))
+        chosen = behaviour(server, schema_retries=1)
         plan = chosen.listening_plan(AGENT, 8.0)
-        calls = len(server.requests)
-    assert plan == ListeningPlan()
-    assert calls == 4
-    assert chosen.stats.llm_calls == 4 and chosen.stats.parse_failures == 3
-    assert chosen.stats.fallbacks == 0
+        assert len(server.requests) == 3
+    assert [b.at_s for b in plan.backchannels] == [2.0]
+    assert chosen.stats.llm_calls == 3 and chosen.stats.parse_failures == 2
+    with FakeOpenAIServer() as server:
+        # three failed tries inside one provider call spend the whole budget: no fourth request
+        server.push(chat_text("x"), chat_text("y"), chat_text("z"), answer([5], None))
+        chosen = behaviour(server, schema_retries=2)
+        chosen.listening_plan(AGENT, 8.0)
+        assert len(server.requests) == 3
+    assert chosen.stats.fallbacks == 1 and chosen.stats.parse_failures == 3
 
 
 def test_short_utterances_get_an_empty_plan_without_a_call() -> None:

@@ -5,8 +5,10 @@ ones get an empty plan without a call), one extra chat call asks the LLM, in rol
 of the agent's numbered words it would give short listener feedback and after which word, if
 any, it would cut in. The answer is JSON validated against ``DECISION_SCHEMA``; a malformed
 answer, or one naming a word the utterance does not have, is retried with a note saying what
-was wrong (``max_attempts`` calls in all). When every attempt fails the plan comes from the
-persona's ``RuleBehaviour`` instead; ``stats`` counts calls, parse failures and fallbacks.
+was wrong, until ``max_attempts`` answers (default 3) have been spent on the decision. A
+provider's own JSON retries count towards that budget, so the two retry loops do not
+multiply. When no answer is usable the plan comes from the persona's ``RuleBehaviour``;
+``stats`` counts decisions, calls, parse failures and fallbacks.
 
 Word positions become seconds in proportion to the word count: after word ``n`` of ``m`` is
 ``n / m`` of the utterance's duration. That is the engine's text-mode timing (a constant word
@@ -58,7 +60,11 @@ DECISION_SCHEMA: dict[str, Any] = {
 # bounded so that the extra call stays cheap in long calls.
 CONTEXT_MESSAGES = 12
 
-_SYSTEM = """You play a caller on a phone call with a company's voice agent. You are now \
+# The decision prompt's first words (loopback tests that script the caller's LLM look for them).
+DECISION_PROMPT_OPENING = "You play a caller"
+_SYSTEM = (
+    DECISION_PROMPT_OPENING
+    + """ on a phone call with a company's voice agent. You are now \
 listening to the agent speak, and you decide how you react while it talks.
 
 Your persona: {persona}
@@ -72,6 +78,7 @@ callers let the agent finish most of the time.
 Answer with JSON only: {{"backchannel_after_words": [word numbers], \
 "barge_in_after_word": a word number or null}}. Word numbers refer to the numbered words of \
 the agent's utterance; use [] and null when you would just listen."""
+)
 
 _USER = """The conversation so far (you are "caller"):
 {conversation}
@@ -177,24 +184,27 @@ class LLMBehaviour:
         validator = schema_validator(DECISION_SCHEMA)
         call_seed = self.seed + 1000 * self.stats.decisions
         problem: str | None = None
-        for attempt in range(self.max_attempts):
+        used = 0  # model answers spent on this decision, the provider's own retries included
+        while used < self.max_attempts:
             with attributed("caller") as usage:
                 try:
                     response = self.llm.chat(
                         messages,
                         response_schema=DECISION_SCHEMA,
                         temperature=self.temperature,
-                        seed=call_seed + attempt,
+                        seed=call_seed + used,
                     )
                 except LLMOutputError as exc:
                     # The provider checked the JSON itself (and may have retried): each of its
                     # attempts failed. Its tokens are not reported for a failed call.
+                    used += max(1, exc.attempts)
                     self.stats.llm_calls += max(1, exc.attempts)
                     self.stats.parse_failures += max(1, exc.attempts)
                     problem = str(exc).rpartition("last problem: ")[2]
                     messages = _with_note(messages, exc.raw_text, problem)
                     continue
                 usage.add_tokens(response.usage)
+            used += 1
             self.stats.llm_calls += 1
             value = response.parsed
             problem = None
