@@ -9,7 +9,7 @@ import pytest
 from tests.simulation.helpers import write_suite
 from voxeval.benchmarks.scenario import Scenario, load_scenario_suite
 from voxeval.errors import ConfigError
-from voxeval.simulation.behaviour_choice import build_behaviour, resolve_kind
+from voxeval.simulation.behaviour_choice import behaviour_record, build_behaviour, resolve_kind
 from voxeval.simulation.caller_behaviour import ListeningPlan, ScheduledBehaviour
 from voxeval.simulation.llm_behaviour import LLMBehaviour
 from voxeval.simulation.personas import BACKCHANNELS, get_persona
@@ -71,3 +71,16 @@ def test_the_scripted_caller_backchannels_in_the_scenario_language(tmp_path: Pat
     behaviour = caller.behaviour
     said = {b.text for _ in range(40) for b in behaviour.listening_plan("x", 15.0).backchannels}
     assert said and said <= set(BACKCHANNELS["es"])
+
+
+def test_call_json_keeps_the_kind_and_the_llm_behaviour_counts() -> None:
+    sim = parse_simulation({"mode": "text", "caller": "llm", "caller_llm": LLM_SPEC})
+    caller = sim.build_caller(None, None, seed=9)
+    caller.behaviour.stats.fallbacks = 2
+    assert behaviour_record(caller) == {
+        "kind": "llm", "decisions": 0, "skipped": 0, "llm_calls": 0, "parse_failures": 0,
+        "fallbacks": 2,
+    }  # fmt: skip
+    scripted = parse_simulation({"mode": "text"}).build_caller(None, None, seed=1)
+    assert behaviour_record(scripted) == {"kind": "rules"}
+    assert behaviour_record(object()) is None

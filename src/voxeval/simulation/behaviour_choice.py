@@ -62,3 +62,16 @@ def build_behaviour(
             raise ConfigError("simulation.behaviour: 'llm' needs the caller's LLM")
         return LLMBehaviour(llm, rules, conversation=conversation, seed=seed)
     raise ConfigError(f"simulation.behaviour: {kind!r} is not one of rules, llm, none")
+
+
+def behaviour_record(caller: Any) -> dict[str, Any] | None:
+    """What ``call.json`` keeps about the caller's behaviour: its kind and, for the LLM
+    behaviour, its counts (decisions, calls, parse failures, fallbacks). None without one."""
+    behaviour = getattr(caller, "behaviour", None)
+    if behaviour is None:
+        return None
+    record: dict[str, Any] = {"kind": getattr(caller, "behaviour_kind", type(behaviour).__name__)}
+    stats = getattr(behaviour, "stats", None)
+    if stats is not None:
+        record.update(stats.as_dict())
+    return record
