@@ -11,8 +11,8 @@ Where the numbers come from (conversation-analysis and phonetics ranges, scaled 
 
 * Pause lengths. Silent pauses inside a speaker's turn are roughly log-normal and mostly
   between 0.2 and 1 s, with a tail of long (> 1 s) hesitation pauses (Campione & Véronis
-  2002, a seven-language corpus study; Heldner & Edlund 2010 for conversational Swedish and
-  English). We draw log-normal pauses (``pause_median_s``, ``pause_sigma``), clipped to
+  2002, a multilingual corpus study; Heldner & Edlund 2010, pauses and gaps in dialogue
+  corpora). We draw log-normal pauses (``pause_median_s``, ``pause_sigma``), clipped to
   ``PAUSE_RANGE_S``. About 1 s of silence is where listeners start treating a silence as a
   problem (Jefferson's 1989 "standard maximum"): elderly and forgetful medians sit around or
   above it on purpose, to test whether the agent waits out a caller who is mid-thought.
