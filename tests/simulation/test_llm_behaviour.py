@@ -139,12 +139,14 @@ def test_the_provider_retries_count_towards_the_same_budget() -> None:
     assert chosen.stats.fallbacks == 1 and chosen.stats.parse_failures == 3
 
 
-def test_short_utterances_get_an_empty_plan_without_a_call() -> None:
+def test_short_utterances_get_the_rule_plan_without_a_call() -> None:
     with FakeOpenAIServer() as server:
-        chosen = behaviour(server)
-        assert chosen.listening_plan("Sure, one moment.", 1.5) == ListeningPlan()
+        chosen = behaviour(server, persona="elderly_slow")
+        plans = [chosen.listening_plan("Sure, one moment please.", 1.9) for _ in range(30)]
         assert not server.requests
-    assert chosen.stats.skipped == 1 and chosen.stats.decisions == 0
+    rules = RuleBehaviour("elderly_slow", "en", seed=5)
+    assert plans == [rules.listening_plan("Sure, one moment please.", 1.9) for _ in range(30)]
+    assert chosen.stats.skipped == 30 and chosen.stats.decisions == 0
 
 
 def test_spanish_decisions_backchannel_in_spanish() -> None:

@@ -1,7 +1,7 @@
 """Caller behaviour decided by the caller's own LLM, with the persona's rules as the fallback.
 
 For each agent utterance long enough to react to (``min_utterance_s``, default 2 s; shorter
-ones get an empty plan without a call), one extra chat call asks the LLM, in role, after which
+ones get the rule plan without a call), one extra chat call asks the LLM, in role, after which
 of the agent's numbered words it would give short listener feedback and after which word, if
 any, it would cut in. The answer is JSON validated against ``DECISION_SCHEMA``; a malformed
 answer, or one naming a word the utterance does not have, is retried with a note saying what
@@ -96,7 +96,7 @@ class BehaviourStats:
     """What the LLM behaviour cost and how reliable it was, for the caller's report."""
 
     decisions: int = 0  # agent utterances decided by the LLM (calls made)
-    skipped: int = 0  # utterances too short to react to: empty plan, no call
+    skipped: int = 0  # utterances too short to ask about: rule plan, no call
     llm_calls: int = 0  # chat calls, retries included
     parse_failures: int = 0  # answers that were not valid JSON or broke the schema/range
     fallbacks: int = 0  # decisions where every attempt failed: the rule plan was used
@@ -151,8 +151,8 @@ class LLMBehaviour:
     def listening_plan(self, agent_text: str, agent_duration_s: float) -> ListeningPlan:
         words = agent_words(agent_text)
         if agent_duration_s < self.min_utterance_s or len(words) < 2:
-            self.stats.skipped += 1
-            return ListeningPlan()
+            self.stats.skipped += 1  # not worth a call: the rules decide, for free
+            return self.rules.listening_plan(agent_text, agent_duration_s)
         self.stats.decisions += 1
         decision = self._decide(words)
         if decision is None:
