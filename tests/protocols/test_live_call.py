@@ -64,6 +64,8 @@ def test_run_writes_recordings_and_summary(tmp_path: Path) -> None:
         u for u in unit_dirs if json.loads((u / "call.json").read_text())["system"] == "wrong"
     ]
     assert len(wrong_units) == 8
+    for unit in unit_dirs:  # the scripted caller's behaviour: seeded rules
+        assert json.loads((unit / "call.json").read_text())["caller_behaviour"] == {"kind": "rules"}
     for unit in wrong_units:  # the wrong agent leaves a readable structured diff
         assert json.loads((unit / "db_diff.json").read_text())
 

@@ -3,6 +3,7 @@ from pathlib import Path
 from tests.simulation.helpers import write_suite
 from voxeval.benchmarks.scenario import load_scenario_suite
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller, label_asked
+from voxeval.simulation.rule_behaviour import RuleBehaviour
 
 
 def scenario(tmp_path: Path):  # type: ignore[no-untyped-def]
@@ -42,7 +43,9 @@ def test_persona_changes_style_and_timing(tmp_path: Path) -> None:
     caller.start(scenario(tmp_path))
     turn = caller.respond(None, "What is your member ID and date of birth?")
     assert "..." in turn.text and caller.speech_rate < 1.0
-    assert ScriptedCaller(persona="aggressive_impatient").barge_in_after_s == 4.0
+    assert isinstance(caller.behaviour, RuleBehaviour)
+    assert caller.behaviour.persona.name == "elderly_slow"
+    assert not hasattr(ScriptedCaller(persona="aggressive_impatient"), "barge_in_after_s")
 
 
 def test_deterministic(tmp_path: Path) -> None:

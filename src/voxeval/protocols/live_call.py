@@ -53,6 +53,7 @@ from voxeval.scoring.reply_record import NO_AUDIO_JUDGE, ScoringResources
 from voxeval.scoring.score import Score
 from voxeval.scoring.simulation_gates import run_gates
 from voxeval.scoring.system_fault import partial_call_score
+from voxeval.simulation.behaviour_choice import behaviour_record
 from voxeval.simulation.engine import EngineSettings, run_call
 from voxeval.simulation.perturbations import Condition, parse_conditions
 from voxeval.simulation.recorder import CALL_FILE, TRACK_FILES, load_call, record_call
@@ -307,6 +308,7 @@ class LiveCallProtocol:
                 "agent": getattr(agent, "name", ""),
                 "mode": sim.mode,
                 "seed": seed,
+                "caller_behaviour": behaviour_record(caller),
                 "system_fault": _fault_json(result.system_fault),
             },
         )

@@ -1,15 +1,53 @@
 """Behavioural caller personas (EVA's behavioural perturbation axis).
 
-Each persona changes what the caller says (LLM prompt text, scripted-caller style), how fast it
-speaks (``speech_rate``: 1 = normal) and whether it talks over the agent
-(``barge_in_after_s``: cut in after that much uninterrupted agent speech); a persona may also
-bring its own voice (an accent perturbation still takes precedence)."""
+A persona changes what the caller says (LLM prompt text, scripted-caller fillers), how fast it
+speaks (``speech_rate``: 1 = normal), may bring its own voice (an accent perturbation still
+takes precedence), and sets the *rates* from which the caller's on-line behaviour is drawn:
+pauses inside its own turns, backchannels ("mm-hm") while the agent speaks and barge-ins.
+No timing is fixed: ``RuleBehaviour`` draws every plan from these rates with a seeded
+generator, and ``LLMBehaviour`` lets the caller's LLM decide, with the rates as its fallback.
+
+Where the numbers come from (conversation-analysis and phonetics ranges, scaled per persona):
+
+* Pause lengths. Silent pauses inside a speaker's turn are roughly log-normal and mostly
+  between 0.2 and 1 s, with a tail of long (> 1 s) hesitation pauses (Campione & Véronis
+  2002, a multilingual corpus study; Heldner & Edlund 2010, pauses and gaps in dialogue
+  corpora). We draw log-normal pauses (``pause_median_s``, ``pause_sigma``), clipped to
+  ``PAUSE_RANGE_S``. About 1 s of silence is where listeners start treating a silence as a
+  problem (Jefferson's 1989 "standard maximum"): elderly and forgetful medians sit around or
+  above it on purpose, to test whether the agent waits out a caller who is mid-thought.
+* Older speakers talk more slowly and pause more often and longer (see the review by
+  Mortensen, Meyer & Humphreys 2006): ``elderly_slow`` pauses at a third of its clause
+  boundaries, with a 1.1 s median.
+* Hesitations cluster before hard-to-retrieve words (Beattie & Butterworth 1979): the
+  ``forgetful_disorganized`` caller pauses before most numbers and codes
+  (``number_pause_rate``), for longer (``number_pause_median_s``: finding the card).
+* Backchannels. In English telephone conversation reactive tokens ("uh-huh", "right",
+  "yeah") are a large share of what listeners say (about a fifth of the Switchboard dialogue
+  acts, Jurafsky et al. 1997) and come at a rate of very roughly one every 5-20 s of the
+  other's speech, depending on speaker and task (Ward & Tsukahara 2000 study where they fall).
+  ``backchannel_rate`` is per second of agent speech: 0.06 (one per ~17 s) by default, more for
+  the attentive elderly caller, almost none for the impatient one.
+* Barge-ins. Callers rarely cut a well-behaved agent off; impatient ones do so once they have
+  the gist, usually in the first half of a long answer. ``barge_in_rate`` is the chance per
+  agent utterance of at least ``barge_in_min_s``; the point is a Beta(``barge_in_beta``)
+  fraction of the utterance (never before ``BARGE_IN_EARLIEST_S``). These are design choices
+  for a stress test rather than corpus figures: no corpus we know gives interruption rates
+  for voice-agent callers.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from voxeval.errors import ConfigError
+from voxeval.providers.spoken_language import base_language
+
+# Drawn pauses are clipped to this range (s): shorter silences are not heard as pauses, and a
+# caller silent for more than 4 s mid-sentence is no longer "thinking" but gone.
+PAUSE_RANGE_S = (0.2, 4.0)
+# A listener needs to hear something before objecting to it: no barge-in before this (s).
+BARGE_IN_EARLIEST_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -17,30 +55,70 @@ class Persona:
     name: str
     prompt: str  # added to the LLM caller's instructions
     speech_rate: float = 1.0
-    barge_in_after_s: float | None = None
-    pauses: bool = False  # scripted caller inserts long pauses (...) inside answers
     fillers: tuple[str, ...] = ()  # scripted caller opens answers with these
     voice: str | None = None  # speaker profile that replaces the caller voice (accent wins)
+    # pauses inside the caller's own turns
+    pause_rate: float = 0.05  # chance of a pause at each clause boundary (",", ";", ".", ...)
+    pause_median_s: float = 0.5  # log-normal length of a pause (also for explicit "...")
+    pause_sigma: float = 0.4
+    number_pause_rate: float = 0.0  # chance of a pause just before a number or code
+    number_pause_median_s: float = 1.5
+    # listening
+    backchannel_rate: float = 0.06  # backchannels per second of agent speech
+    barge_in_rate: float = 0.02  # chance of cutting into an agent utterance ...
+    barge_in_min_s: float = 6.0  # ... that lasts at least this long
+    barge_in_beta: tuple[float, float] = (6.0, 2.0)  # where: Beta(a, b) fraction of it
+
+    def __post_init__(self) -> None:
+        for field in ("pause_rate", "number_pause_rate", "barge_in_rate"):
+            value = getattr(self, field)
+            if not 0.0 <= value <= 1.0:
+                raise ConfigError(f"persona {self.name!r}: {field} must be in [0, 1], got {value}")
+        for field in ("pause_median_s", "number_pause_median_s", "speech_rate"):
+            if getattr(self, field) <= 0:
+                raise ConfigError(f"persona {self.name!r}: {field} must be positive")
+        if self.pause_sigma < 0 or self.backchannel_rate < 0 or self.barge_in_min_s < 0:
+            raise ConfigError(
+                f"persona {self.name!r}: pause_sigma, backchannel_rate and barge_in_min_s "
+                "cannot be negative"
+            )
+        if min(self.barge_in_beta) <= 0:
+            raise ConfigError(f"persona {self.name!r}: barge_in_beta parameters must be positive")
 
 
 PERSONAS: dict[str, Persona] = {
+    # Direct and efficient: short medium pauses now and then, the occasional "mm-hm", and
+    # very rarely a cut-in near the end of a long answer (anticipating where it goes).
     "default": Persona("default", "You are direct and efficient and speak without disfluencies."),
     "aggressive_impatient": Persona(
         "aggressive_impatient",
         "You are impatient and irritable. You speak fast, cut the agent off when it talks for "
         "long, and say so when progress stalls. You still give correct information when asked.",
         speech_rate=1.25,
-        barge_in_after_s=4.0,
         fillers=("Look,", "Come on,"),
+        pause_rate=0.02,
+        pause_median_s=0.35,
+        pause_sigma=0.3,
+        backchannel_rate=0.02,
+        # Half of the answers of 3 s or more get cut, typically 30-60 % of the way in.
+        barge_in_rate=0.5,
+        barge_in_min_s=3.0,
+        barge_in_beta=(2.0, 3.0),
     ),
     "elderly_slow": Persona(
         "elderly_slow",
         "You are an elderly caller. You speak slowly with deliberate pauses (write them as "
         "'...') and sometimes ask the agent to repeat itself.",
         speech_rate=0.75,
-        pauses=True,
         fillers=("Well...", "Let me see..."),
         voice="male,senior",
+        pause_rate=0.35,
+        pause_median_s=1.1,
+        pause_sigma=0.35,
+        number_pause_rate=0.2,
+        number_pause_median_s=1.3,
+        backchannel_rate=0.15,  # one every ~7 s: an attentive, polite listener
+        barge_in_rate=0.0,
     ),
     "forgetful_disorganized": Persona(
         "forgetful_disorganized",
@@ -48,10 +126,32 @@ PERSONAS: dict[str, Persona] = {
         "thought, and need a moment to find codes and numbers in the middle of a sentence "
         "(write pauses as '...'). The values you finally give are always correct.",
         speech_rate=0.95,
-        pauses=True,
         fillers=("Um...", "Uh, hold on..."),
+        pause_rate=0.2,
+        pause_median_s=0.8,
+        pause_sigma=0.5,
+        number_pause_rate=0.7,
+        number_pause_median_s=1.8,
+        backchannel_rate=0.06,
+        # "Oh wait, ..." in the middle of an answer now and then.
+        barge_in_rate=0.08,
+        barge_in_min_s=5.0,
+        barge_in_beta=(3.0, 3.0),
     ),
 }
+
+# Short listener feedback per language (base language code). Non-lexical "mm-hm" is understood
+# across languages, so it is the fallback for a language without a list.
+BACKCHANNELS: dict[str, tuple[str, ...]] = {
+    "en": ("mm-hm", "uh-huh", "right", "okay", "yeah"),
+    "es": ("ajá", "sí", "vale", "claro", "mm-hm"),
+}
+NEUTRAL_BACKCHANNEL = "mm-hm"
+
+
+def backchannel_phrases(language: str) -> tuple[str, ...]:
+    """The backchannels of ``language`` (region ignored), else the neutral one."""
+    return BACKCHANNELS.get(base_language(language), (NEUTRAL_BACKCHANNEL,))
 
 
 def get_persona(name: str | None) -> Persona:

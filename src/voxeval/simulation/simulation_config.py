@@ -9,6 +9,7 @@ simulation:
   agent_voice: piper:joe      # renders agents that return text only
   caller_asr: {provider: whisper-tiny-en}
   persona: null               # default behavioural persona (conditions may override)
+  behaviour: auto             # rules | llm | none | auto (llm for the LLM caller, else rules)
   eot_silence_ms: 700         # agent end-of-turn silence threshold
   latency_model: {agent: {kind: fixed, ms: 800}}
   max_duration_s: 600
@@ -30,11 +31,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from voxeval.config import ProviderSpec, format_validation_error
-from voxeval.errors import ConfigError
+from voxeval.errors import ConfigError, UnknownComponent
 from voxeval.providers.factory import ProviderSource, harness_provider
 from voxeval.providers.speech_renderer import SpeechRenderer, shared_renderer
 from voxeval.providers.spoken_language import base_language, language_name
 from voxeval.providers.voice_catalogue import voice_language
+from voxeval.simulation.behaviour_choice import BehaviourKind, resolve_kind
 from voxeval.simulation.latency import LatencyModel
 from voxeval.simulation.parties import CALLERS, Caller
 from voxeval.simulation.personas import get_persona
@@ -82,6 +84,9 @@ class SimulationConfig(BaseModel):
     # 0 keeps an LLM caller's words fixed; with > 0 (seeded per call and attempt) a call
     # regenerated after failing a validation gate can go differently
     caller_temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    # pauses, backchannels, barge-ins: rules | llm | none (behaviour_choice); auto: the
+    # caller's default (llm for the LLM caller, rules for the scripted one)
+    behaviour: BehaviourKind = "auto"
     mode: Literal["audio", "text"] = "audio"
     eot_silence_ms: float = Field(default=700.0, gt=0)
     caller_gap_ms: float = Field(default=600.0, ge=0)
@@ -156,13 +161,34 @@ class SimulationConfig(BaseModel):
                 "\n".join(f"{where}{field}: {why}" for field, why in sorted(problems.items()))
             )
 
+    def check_behaviour(self) -> None:
+        """ConfigError when the caller cannot use ``behaviour`` (e.g. ``llm`` with the
+        scripted caller), raised before the first call."""
+        try:
+            cls = CALLERS.lookup(self.caller)
+        except UnknownComponent:  # reported where the caller is built
+            return
+        kinds = getattr(cls, "behaviour_kinds", None)
+        if kinds is not None:
+            resolve_kind(self.behaviour, kinds, self.caller)
+        elif self.behaviour not in ("auto", "none"):
+            raise ConfigError(
+                f"simulation.behaviour: the {self.caller!r} caller has no behaviour to set"
+            )
+
     def build_caller(
         self, ctx: ProviderSource | None, condition: Condition | None, seed: int = 0
     ) -> Caller:
-        """The caller for one call; ``seed`` seeds an LLM caller's sampling (per call)."""
+        """The caller for one call; ``seed`` (per call) seeds its behaviour and an LLM
+        caller's sampling."""
         persona = get_persona((condition.persona if condition else None) or self.persona)
         cls = CALLERS.lookup(self.caller)
         options: dict[str, Any] = {"persona": persona}
+        self.check_behaviour()
+        kinds = getattr(cls, "behaviour_kinds", None)
+        if kinds is not None:  # a caller with a behaviour: which one, seeded per call
+            options["behaviour_kind"] = resolve_kind(self.behaviour, kinds, self.caller)
+            options["seed"] = seed
         if self.mode == "audio":
             options["asr"] = harness_provider(ctx, "asr", self.caller_asr)
         if getattr(cls, "needs_llm", False):
@@ -195,4 +221,5 @@ def parse_simulation(data: dict[str, Any] | None, where: str = "simulation") -> 
     except ValidationError as exc:
         raise ConfigError(format_validation_error(where, exc)) from exc
     sim.check_language()
+    sim.check_behaviour()
     return sim

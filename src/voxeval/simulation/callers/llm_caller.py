@@ -15,6 +15,8 @@ from voxeval.benchmarks.scenario import Scenario
 from voxeval.errors import ConfigError, HarnessFault
 from voxeval.providers.base import Message
 from voxeval.providers.spoken_language import base_language, language_name
+from voxeval.simulation.behaviour_choice import build_behaviour, resolve_kind
+from voxeval.simulation.caller_behaviour import CallerBehaviour
 from voxeval.simulation.callers.caller_phrases import ENGLISH, PHRASES
 from voxeval.simulation.parties import CALLERS, CallerTurn
 from voxeval.simulation.personas import Persona, get_persona
@@ -102,6 +104,7 @@ def language_rule(language: str) -> str:
 class LLMCaller:
     name = "llm"
     needs_llm = True
+    behaviour_kinds = ("llm", "rules", "none")  # simulation.behaviour it supports; first: default
 
     def __init__(
         self,
@@ -112,12 +115,12 @@ class LLMCaller:
         temperature: float = 0.0,
         max_turns: int = 40,
         seed: int = 0,
+        behaviour_kind: str = "auto",
     ) -> None:
         self.llm = llm
         self.asr = asr
         self.persona = persona if isinstance(persona, Persona) else get_persona(persona)
         self.speech_rate = self.persona.speech_rate
-        self.barge_in_after_s = self.persona.barge_in_after_s
         self.temperature = temperature
         self.max_turns = max_turns
         self.seed = seed  # each turn samples with seed + turn number: same call, same words
@@ -125,6 +128,20 @@ class LLMCaller:
         self._turns = 0
         self._language = "en"
         self._phrases = ENGLISH
+        self.behaviour_kind = resolve_kind(behaviour_kind, self.behaviour_kinds, self.name)
+        self.behaviour = self._behaviour("en")
+
+    def _behaviour(self, language: str) -> CallerBehaviour:
+        """Pauses, backchannels and barge-ins (``behaviour_choice``); an LLM behaviour sees
+        this caller's conversation."""
+        return build_behaviour(
+            self.behaviour_kind,
+            persona=self.persona,
+            language=language,
+            seed=self.seed,
+            llm=self.llm,
+            conversation=lambda: self.messages,
+        )
 
     def start(self, scenario: Scenario) -> CallerTurn:
         opening = scenario.user_goal.starting_utterance
@@ -136,6 +153,7 @@ class LLMCaller:
             {"role": "assistant", "content": opening},
         ]
         self._turns = 0
+        self.behaviour = self._behaviour(scenario.language)  # fresh draws for each call
         return CallerTurn(text=opening)
 
     def respond(self, agent_audio: Audio | None, agent_text: str | None) -> CallerTurn:

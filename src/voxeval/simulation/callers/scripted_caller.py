@@ -25,6 +25,8 @@ from rapidfuzz import fuzz
 from voxeval.audio import Audio
 from voxeval.benchmarks.scenario import Scenario
 from voxeval.errors import ConfigError
+from voxeval.simulation.behaviour_choice import build_behaviour, resolve_kind
+from voxeval.simulation.caller_behaviour import CallerBehaviour
 from voxeval.simulation.callers.caller_phrases import (
     ENGLISH,
     PHRASES,
@@ -102,15 +104,24 @@ def label_asked(label: str, heard: list[str], phrases: CallerPhrases = ENGLISH) 
 class ScriptedCaller:
     name = "scripted"
     speaks = tuple(PHRASES)  # the languages it has lines and cues for
+    behaviour_kinds = ("rules", "none")  # simulation.behaviour it supports; first: default
 
     def __init__(
-        self, *, asr: Any = None, persona: str | Persona | None = None, max_turns: int = 40
+        self,
+        *,
+        asr: Any = None,
+        persona: str | Persona | None = None,
+        max_turns: int = 40,
+        seed: int = 0,
+        behaviour_kind: str = "auto",
     ) -> None:
         self.asr = asr
         self.persona = persona if isinstance(persona, Persona) else get_persona(persona)
         self.speech_rate = self.persona.speech_rate
-        self.barge_in_after_s = self.persona.barge_in_after_s
         self.max_turns = max_turns
+        self.seed = seed  # seeds the behaviour (pauses, backchannels, barge-ins)
+        self.behaviour_kind = resolve_kind(behaviour_kind, self.behaviour_kinds, self.name)
+        self.behaviour = self._behaviour("en")
         self._scenario: Scenario | None = None
         self._turns = 0
         self._given: set[str] = set()
@@ -124,7 +135,13 @@ class ScriptedCaller:
         self._given = set()
         rules = scenario.user_goal.decision_tree.negotiation_behavior
         self._follow_ups = follow_ups(rules, self._phrases)
+        self.behaviour = self._behaviour(scenario.language)  # fresh draws for each call
         return CallerTurn(text=scenario.user_goal.starting_utterance)
+
+    def _behaviour(self, language: str) -> CallerBehaviour:
+        return build_behaviour(
+            self.behaviour_kind, persona=self.persona, language=language, seed=self.seed
+        )
 
     def respond(self, agent_audio: Audio | None, agent_text: str | None) -> CallerTurn:
         if self._scenario is None:
@@ -199,6 +216,4 @@ class ScriptedCaller:
         persona = self.persona
         if persona.fillers:
             text = f"{persona.fillers[self._turns % len(persona.fillers)]} {text}"
-        if persona.pauses and ", and " in text:
-            text = text.replace(", and ", "... and ", 1)
         return text
