@@ -78,9 +78,7 @@ def barge_in_handling_rate(record: LiveCallRecord, resources: object = None) -> 
     found = barge_ins(record.timeline)
     if not found:
         return Score.not_run("the caller never barged in while the agent spoke")
-    judged = [
-        b for b in found if not (b.cut_by_call_end and b.stop_ms <= BARGE_IN_HANDLED_MS)
-    ]
+    judged = [b for b in found if not (b.cut_by_call_end and b.stop_ms <= BARGE_IN_HANDLED_MS)]
     handled = [b for b in judged if b.stop_ms <= BARGE_IN_HANDLED_MS]
     details = {
         "threshold_ms": BARGE_IN_HANDLED_MS,

@@ -80,11 +80,7 @@ def _playing_at(segments: list[SpeakerSegment], t: float) -> SpeakerSegment | No
 
 def _cut_by_end(timeline: Timeline, segment: SpeakerSegment) -> bool:
     end = timeline.end
-    return (
-        end is not None
-        and not segment.interrupted
-        and segment.end >= end.t - SAME_INSTANT_S
-    )
+    return end is not None and not segment.interrupted and segment.end >= end.t - SAME_INSTANT_S
 
 
 def barge_ins(timeline: Timeline) -> list[BargeIn]:
