@@ -198,7 +198,13 @@ def test_waiting_out_a_pause_is_not_a_false_end_of_turn_and_jumping_in_is() -> N
     patient = false_end_of_turn_rate(paused_call(agent(6.0, 7.0, 1)))
     assert patient.value == 0.0
     assert patient.details["per_pause"] == [
-        {"turn": 0, "start": 3.0, "length_ms": pytest.approx(1200.0), "agent_onset_ms": None}
+        {
+            "turn": 0,
+            "start": 3.0,
+            "length_ms": pytest.approx(1200.0),
+            "agent_onset_ms": None,
+            "onset_in_pause": False,
+        }
     ]
     # the agent takes the pause for the end of the turn 700 ms in and talks until the caller
     # resumes over it; then answers again after the caller is done
@@ -208,6 +214,16 @@ def test_waiting_out_a_pause_is_not_a_false_end_of_turn_and_jumping_in_is() -> N
     assert jumpy.value == 1.0
     assert jumpy.details["false_ends"] == 1
     assert jumpy.details["per_pause"][0]["agent_onset_ms"] == pytest.approx(700.0)
+    assert jumpy.details["per_pause"][0]["onset_in_pause"] is True
+
+
+def test_an_answer_to_the_pause_that_lands_after_the_caller_resumed_is_a_false_end() -> None:
+    # the agent took the pause at 3.0 for the end of the turn, but its response time put its
+    # onset at 4.6, after the caller resumed at 4.2 and before it finished at 5.5
+    late = false_end_of_turn_rate(paused_call(agent(4.6, 5.0, 1), agent(6.0, 7.0, 2)))
+    assert late.value == 1.0
+    assert late.details["per_pause"][0]["agent_onset_ms"] == pytest.approx(1600.0)
+    assert late.details["per_pause"][0]["onset_in_pause"] is False
     assert metric_direction("false_end_of_turn_rate") == "lower"
 
 

@@ -80,7 +80,9 @@ def test_caller_pauses_are_gaps_inside_one_caller_turn() -> None:
         ]
     )
     pauses = caller_pauses(timeline)
-    assert [(p.turn, p.start, p.end, p.agent_onset, p.agent_speaking) for p in pauses] == [
-        (0, 1.0, 1.5, 1.2, False),
-        (1, 4.5, 5.0, None, False),
+    assert [
+        (p.turn, p.start, p.end, p.resumed_until, p.agent_onset, p.agent_speaking) for p in pauses
+    ] == [
+        (0, 1.0, 1.5, 2.0, 1.2, False),
+        (1, 4.5, 5.0, 6.0, None, False),
     ]

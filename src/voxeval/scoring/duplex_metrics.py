@@ -134,8 +134,10 @@ def backchannel_yield_rate(record: LiveCallRecord, resources: object = None) -> 
 @register("metric", "false_end_of_turn_rate")
 def false_end_of_turn_rate(record: LiveCallRecord, resources: object = None) -> Score:
     """Share of the caller's within-turn pauses (between consecutive segments of one caller
-    turn) into which the agent started speaking, over the pauses it was silent at. A pause the
-    agent was already talking through is ``overlapped`` (turn-taking scores that as the agent
+    turn) the agent took for the end of the turn: it started speaking in the pause, or after
+    the caller resumed but before it finished the resumed piece (its response time carried
+    its onset past the resumption). Over the pauses it was silent at: a pause the agent was
+    already talking through is ``overlapped`` (turn-taking scores that as the agent
     interrupting the caller) and left out."""
     if record.timeline is None:
         return Score.not_run(_NO_TIMELINE)
@@ -148,7 +150,8 @@ def false_end_of_turn_rate(record: LiveCallRecord, resources: object = None) -> 
         "overlapped": len(pauses) - len(open_pauses),
         "per_pause": [
             {"turn": p.turn, "start": p.start, "length_ms": round(p.length_ms, 3),
-             "agent_onset_ms": None if p.agent_onset is None else _ms(p.agent_onset - p.start)}
+             "agent_onset_ms": None if p.agent_onset is None else _ms(p.agent_onset - p.start),
+             "onset_in_pause": p.onset_in_pause}
             for p in open_pauses
         ],
     }  # fmt: skip

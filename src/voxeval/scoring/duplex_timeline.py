@@ -56,19 +56,28 @@ class HeardBackchannel:
 
 @dataclass(frozen=True)
 class CallerPause:
-    """A silence between two consecutive floor segments of the same caller turn.
-    ``agent_onset``: when the agent started speaking into it (None: it waited);
-    ``agent_speaking``: the agent was already talking when the pause began."""
+    """A silence between two consecutive floor segments of the same caller turn (``start``
+    to ``end``, where the caller resumed until ``resumed_until``). ``agent_onset``: the first
+    time the agent started speaking from the start of the pause until the caller finished the
+    resumed piece (None: it waited). An onset after the caller resumed still counts: an agent
+    that took the pause for the end of the turn and then spent its response time may start
+    only once the caller is talking again. ``agent_speaking``: the agent was already talking
+    when the pause began."""
 
     turn: int
     start: float
     end: float
+    resumed_until: float
     agent_onset: float | None
     agent_speaking: bool
 
     @property
     def length_ms(self) -> float:
         return (self.end - self.start) * 1000.0
+
+    @property
+    def onset_in_pause(self) -> bool:
+        return self.agent_onset is not None and self.agent_onset < self.end
 
 
 def _playing_at(segments: list[SpeakerSegment], t: float) -> SpeakerSegment | None:
@@ -144,9 +153,10 @@ def caller_pauses(timeline: Timeline) -> list[CallerPause]:
             start, end = before.end, after.start
             if end - start <= SAME_INSTANT_S:
                 continue  # touching or overlapping pieces: no silence to wait out
-            onsets = [a.start for a in agent if start <= a.start < end]
+            onsets = [a.start for a in agent if start <= a.start < after.end]
             speaking = any(a.start < start < a.end for a in agent)
-            pauses.append(CallerPause(turn, start, end, min(onsets, default=None), speaking))
+            onset = min(onsets, default=None)
+            pauses.append(CallerPause(turn, start, end, after.end, onset, speaking))
     return sorted(pauses, key=lambda p: p.start)
 
 
