@@ -117,6 +117,7 @@ def test_a_barge_in_the_call_end_cut_short_is_unresolved() -> None:
     assert handling.value is None and handling.details["unresolved"] == 1
     latency = yield_latency(rec)
     assert latency.value is None and latency.details["unresolved"] == 1
+    assert latency.error == "every barge-in was cut short by the end of the call"
     # cut only after 2 s of ignoring the caller: that is not handled whatever came next
     late = record(GREETING, FIRST, agent(3.5, 7.0, 1), user(5.0, 7.0, 1), end_t=7.0)
     assert barge_in_handling_rate(late).value == 0.0

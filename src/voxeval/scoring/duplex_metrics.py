@@ -55,6 +55,8 @@ def yield_latency(record: LiveCallRecord, resources: object = None) -> Score:
         "ignored_run_on_ms": [round(b.stop_ms, 3) for b in ignored],
         "unresolved": sum(1 for b in found if b.cut_by_call_end and not b.yielded),
     }
+    if not yielded and not ignored:
+        return Score.not_run("every barge-in was cut short by the end of the call", **counts)
     if not yielded:
         return Score.not_run(f"the agent yielded to none of {len(found)} barge-ins", **counts)
     latencies = [round(b.stop_ms, 3) for b in yielded]
