@@ -252,3 +252,41 @@ def test_response_latency_numbers_turns_like_turn_taking() -> None:
     assert score.details["per_turn_s"] == pytest.approx([1.0, 0.7, 0.5])
     assert score.value == pytest.approx(2.2 / 3)  # (1.0 + 0.7 + 0.5) / 3
     assert score.details["early_starts"] == 0 and score.details["unanswered_turns"] == 1
+
+
+def backchannel(start: float, end: float, turn: int, heard: str = "") -> SpeakerSegment:
+    return SpeakerSegment("user", start, end, turn, "mm-hm", heard, backchannel=True)
+
+
+def test_stt_wer_leaves_out_the_callers_backchannels() -> None:
+    """Golden: the caller's "mm-hm" over the agent's reply is not transcribed by the agent;
+    it is not a deletion (counted, it would add 2 missing words to the 3 said)."""
+    timeline = Timeline(
+        segments=[
+            user(0, 1, 0, "hello there", "hello there"),
+            agent(1.5, 4.0, 0),
+            backchannel(2.0, 2.3, 0),
+            user(4.5, 5.0, 1, "thanks", "thanks"),
+            agent(5.5, 6.0, 1),
+        ]
+    )
+    score = stt_wer(LiveCallRecord(timeline=timeline))
+    assert score.value == 0.0
+    assert score.details["segments"] == 2 and score.details["ref_words"] == 3
+
+
+def test_a_backchannel_is_not_an_unanswered_turn() -> None:
+    """Golden: greeting; caller 1.5-3.0; agent 3.5-6.0 with the caller's "mm-hm" at 5.0-5.3;
+    the call ends. One answered turn (0.5 s), nothing left unanswered."""
+    timeline = Timeline(
+        segments=[
+            agent(0.0, 1.0, 0),
+            user(1.5, 3.0, 0, "hello", "hello"),
+            agent(3.5, 6.0, 1),
+            backchannel(5.0, 5.3, 0, "mm-hm"),
+        ],
+        end=EndEvent(7.0, "user_end_call"),
+    )
+    score = response_latency(LiveCallRecord(timeline=timeline))
+    assert score.details["per_turn_s"] == [pytest.approx(0.5)]
+    assert score.details["unanswered_turns"] == 0

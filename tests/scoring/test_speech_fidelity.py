@@ -15,7 +15,11 @@ from voxeval.benchmarks.scenario import Scenario, load_scenario_suite
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.metric_runner import run_metric
 from voxeval.scoring.reply_record import ScoringResources
-from voxeval.scoring.speech_fidelity import agent_speech_fidelity_asr, user_speech_fidelity_asr
+from voxeval.scoring.speech_fidelity import (
+    agent_speech_fidelity_asr,
+    spoken_turns,
+    user_speech_fidelity_asr,
+)
 from voxeval.simulation.timeline import SpeakerSegment, Timeline
 
 AGENT = "agent_speech_fidelity_asr"
@@ -172,3 +176,24 @@ def test_a_scenario_without_key_entities_is_not_run_for_the_caller(tmp_path: Pat
     record = _record(suite.scenarios[0])
     score = user_speech_fidelity_asr(record, _resources(ScriptedASR([])))
     assert score.error == "the scenario lists no key entities"
+
+
+def test_backchannels_are_not_part_of_a_spoken_turn() -> None:
+    """Golden: the caller's "mm-hm" at 5.0-5.4 carries its current turn number (0) but neither
+    stretches turn 0 (1.5-4.0, both pieces) nor joins its text; the agent's "mm-hm" during
+    the caller's pause is not an agent turn."""
+    timeline = _timeline()
+    timeline.segments += [
+        SpeakerSegment("user", 5.0, 5.4, 0, "mm-hm", backchannel=True),
+        SpeakerSegment("assistant", 2.6, 2.9, 0, "mm-hm", backchannel=True),
+    ]
+    caller = spoken_turns(timeline, "user")
+    assert [(t.turn, t.start, t.end) for t in caller] == [
+        (0, 1.5, 4.0),
+        (1, 6.0, 7.0),
+        (2, 9.0, 10.0),
+    ]
+    assert caller[0].intended_text == "My member ID is K X 4 9 2 B 7."
+    agent_turn_0 = spoken_turns(timeline, "assistant")[0]
+    assert (agent_turn_0.start, agent_turn_0.end) == (0.0, 1.0)
+    assert agent_turn_0.intended_text == "Hello, clinic line, how can I help you?"

@@ -311,3 +311,67 @@ def test_metric_entry_point_and_events_file(tmp_path: Path) -> None:
     assert missing.value is None and missing.error
     no_user = turn_taking(LiveCallRecord(timeline=call(GREETING)))
     assert no_user.value is None and no_user.error
+
+
+def mm_hm(start: float, end: float, speaker: str = "user", turn: int = 1) -> SpeakerSegment:
+    """A backchannel; the listener's segment carries its own current turn number."""
+    return SpeakerSegment(
+        speaker,  # type: ignore[arg-type]
+        start,
+        end,
+        turn,
+        intended_text="mm-hm",
+        transcript="mm-hm",
+        backchannel=True,
+    )
+
+
+def test_a_caller_backchannel_is_neither_a_turn_nor_an_interruption() -> None:
+    """Golden: greeting; caller 1.5-3.0; agent 3.6-8.0 with the caller's "mm-hm" at 5.0-5.4;
+    caller 8.6-9.5; agent 10.1-11.0. Turn 1: 600 ms -> 1; turn 2: 600 ms -> 1 -> call 1.
+    (Counted as speech, the "mm-hm" would open turn 2 as a caller interrupt with a 3000 ms
+    yield -> 0, and the call would score 0.5.)"""
+    timeline = call(
+        GREETING, user(1.5, 3.0, 1), agent(3.6, 8.0, 1), mm_hm(5.0, 5.4),
+        user(8.6, 9.5, 2), agent(10.1, 11.0, 2),
+    )  # fmt: skip
+    turns = number_turns(timeline)
+    assert turns.user == {1: [(1.5, 3.0)], 2: [(8.6, 9.5)]}
+    assert turns.user_interrupted == set()
+    score = turn_taking_score(timeline)
+    assert score.value == 1.0
+    assert score.details["num_evaluated"] == 2
+    assert score.details["user_interruption_rate"] == 0.0
+
+
+def test_a_caller_pause_stays_inside_its_turn_when_the_agent_only_backchannels() -> None:
+    """Golden: caller 1.5-3.0 and 4.2-5.5 (one turn, a 1.2 s pause); the agent says "mm-hm"
+    at 3.5-3.8 and answers at 6.0 -> one turn, latency 6.0 - 5.5 = 500 ms -> 1."""
+    timeline = call(
+        GREETING, user(1.5, 3.0, 1), mm_hm(3.5, 3.8, "assistant", 0), user(4.2, 5.5, 1),
+        agent(6.0, 7.0, 1),
+    )  # fmt: skip
+    turns = number_turns(timeline)
+    assert turns.user == {1: [(1.5, 3.0), (4.2, 5.5)]}
+    assert turns.agent == {0: [(0.0, 1.0)], 1: [(6.0, 7.0)]}
+    assert turns.agent_interrupted == set()
+    score = turn_taking_score(timeline)
+    assert score.value == 1.0 and score.details["turns"][0]["latency_ms"] == pytest.approx(500.0)
+
+
+def test_a_closing_backchannel_does_not_make_the_caller_the_last_speaker() -> None:
+    """Golden: greeting; caller 1.5-3.0; agent 3.6-6.0 with the caller's "mm-hm" at 5.8-6.2;
+    the call ends by agent timeout. The agent spoke last (the "mm-hm" is no turn to answer),
+    so the call is not zeroed: turn 1 at 600 ms -> 1."""
+    timeline = call(
+        GREETING, user(1.5, 3.0, 1), agent(3.6, 6.0, 1), mm_hm(5.8, 6.2), end="agent_timeout"
+    )
+    score = turn_taking_score(timeline)
+    assert score.details["missed_turn"] is False
+    assert score.value == 1.0
+
+
+def test_backchannels_alone_are_not_caller_speech() -> None:
+    timeline = call(GREETING, mm_hm(0.5, 0.8))
+    score = turn_taking(LiveCallRecord(timeline=timeline))
+    assert score.value is None and "backchannels aside" in str(score.error)

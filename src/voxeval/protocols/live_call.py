@@ -78,6 +78,13 @@ DIAGNOSTICS = (
     "pre_tool_speech_rate",
     "agent_speech_fidelity_asr",
     "user_speech_fidelity_asr",
+    # full-duplex turn handling (scoring.duplex_metrics)
+    "yield_latency",
+    "barge_in_handling_rate",
+    "backchannel_rate",
+    "backchannel_yield_rate",
+    "false_end_of_turn_rate",
+    "talk_over_ratio",
 )
 
 

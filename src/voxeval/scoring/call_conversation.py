@@ -4,7 +4,9 @@
 Caller speech is shown as the agent received it: for a cascade, its own speech-to-text
 transcript (it cannot be blamed for what its ASR got wrong, only for not clarifying); for a
 system that hears audio itself, the words the caller meant to say (mishearing is its fault).
-Agent speech is the text the agent intended to say."""
+Agent speech is the text the agent intended to say. Backchannels ("mm-hm" said while the
+other party talks) are shown as such, outside the turn numbering, so the judge reads them as
+acknowledgements, not as turns to answer; they are not part of the agent's turn texts."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from voxeval.scoring.call_pipeline import hears_audio
+from voxeval.scoring.floor_speech import floor_speech
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.simulation.timeline import SpeakerSegment, ToolEvent
 
@@ -46,10 +49,14 @@ def _json(value: Any) -> str:
 
 def _caller_line(seg: SpeakerSegment, audio_native: bool) -> str:
     text = seg.intended_text if audio_native or not seg.transcript else seg.transcript
+    if seg.backchannel:
+        return f"[caller backchannel] {text.strip() or '(inaudible)'}"
     return f"[caller turn {seg.turn}] {text.strip() or '(inaudible)'}"
 
 
 def _agent_line(seg: SpeakerSegment) -> str:
+    if seg.backchannel:
+        return f"[agent backchannel] {seg.intended_text.strip() or '(inaudible)'}"
     notes = [n for n, on in (("fallback reprompt", seg.nudge), ("cut off", seg.interrupted)) if on]
     suffix = f" ({', '.join(notes)})" if notes else ""
     return f"[agent turn {seg.turn}]{suffix} {seg.intended_text.strip() or '(silence)'}"
@@ -79,7 +86,7 @@ def call_conversation(record: LiveCallRecord) -> CallConversation | None:
     events += [(tool.t, 0, _tool_line(tool)) for tool in timeline.tools]
     events.sort(key=lambda e: (e[0], e[1]))
     agent_turns: dict[int, list[str]] = {}
-    for seg in timeline.speech("assistant"):
+    for seg in floor_speech(timeline, "assistant"):
         if seg.intended_text.strip():
             agent_turns.setdefault(seg.turn, []).append(seg.intended_text.strip())
     scenario = record.scenario

@@ -14,6 +14,7 @@ import jiwer
 from voxeval.benchmarks.tools.db_compare import SESSION_KEY, session_check
 from voxeval.registry import register
 from voxeval.scoring.call_turns import GREETING_TURN, number_turns
+from voxeval.scoring.floor_speech import floor_speech
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.score import Score
 from voxeval.scoring.text_normaliser import normaliser_for
@@ -133,16 +134,18 @@ def pre_tool_speech_rate(record: LiveCallRecord, resources: object = None) -> Sc
 def stt_wer(record: LiveCallRecord, resources: object = None) -> Score:
     """Word error rate of what the agent heard (user segments' ``transcript``) against what the
     caller said (``intended_text``), Whisper-style normalised for the call's language (the
-    English normaliser for English, the basic one otherwise), pooled over the call."""
+    English normaliser for English, the basic one otherwise), pooled over the call. The
+    caller's backchannels ("mm-hm" while the agent talks) are left out: an agent need not
+    transcribe them."""
     if record.timeline is None:
         return Score.not_run("no event timeline for this call")
-    agent_starts = [s.start for s in record.timeline.speech("assistant")]
+    agent_starts = [s.start for s in floor_speech(record.timeline, "assistant")]
     normalise = normaliser_for(record.scenario.language if record.scenario else None)
     # A user segment with no transcript that the agent never answered (e.g. the caller's goodbye
     # as it hangs up) was never processed by the agent's ASR: it is not a deletion error.
     pairs = [
         (normalise(s.intended_text), normalise(s.transcript))
-        for s in record.timeline.speech("user")
+        for s in floor_speech(record.timeline, "user")
         if s.intended_text.strip()
         and (s.transcript.strip() or any(t >= s.end for t in agent_starts))
     ]
@@ -206,7 +209,7 @@ def key_entity_accuracy(record: LiveCallRecord, resources: object = None) -> Sco
     entities = record.scenario.entities
     if not entities:
         return Score.not_run("the scenario lists no key entities")
-    segments = [s for s in record.timeline.speech("user") if s.intended_text.strip()]
+    segments = [s for s in floor_speech(record.timeline, "user") if s.intended_text.strip()]
     if not any(s.transcript.strip() for s in segments):
         return Score.not_run("the agent exposed no transcript of the user (e.g. speech-to-speech)")
     checks: list[dict[str, Any]] = []

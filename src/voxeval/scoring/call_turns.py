@@ -13,6 +13,11 @@ One pass over the call's speech in time order:
   flag goes on the new turn the caller opens (the turn that follows the interrupted reply);
 - a tool call belongs to the turn that is current at its timestamp.
 
+Backchannels ("mm-hm" said while the other party talks, ``SpeakerSegment.backchannel``) are
+left out: they are neither a turn, nor a reply, nor an interruption. So a caller's pause
+stays inside its turn when the agent only backchannels into it, and a caller's "mm-hm" during
+the agent's reply neither opens a turn nor counts as the caller interrupting the agent.
+
 At equal timestamps a segment ending is processed before one starting (touching segments do
 not overlap), tool calls come between ends and starts, and caller starts before agent starts.
 """
@@ -66,6 +71,8 @@ class CallTurns:
 def number_turns(timeline: Timeline) -> CallTurns:
     events: list[tuple[float, int, int, SpeakerSegment | None]] = []
     for n, speech in enumerate(timeline.segments):
+        if speech.backchannel:
+            continue
         start_kind = _USER_START if speech.speaker == "user" else _AGENT_START
         events.append((speech.start, start_kind, n, speech))
         events.append((speech.end, _END, n, speech))

@@ -35,6 +35,12 @@ BUILTIN_DIRECTIONS: dict[str, Better] = {
     "stt_wer": "lower",
     "fallback_nudge_rate": "lower",
     # pre_tool_speech_rate is descriptive (better depends on how long the tools take)
+    "yield_latency": "lower",
+    "barge_in_handling_rate": "higher",
+    "backchannel_yield_rate": "lower",
+    "false_end_of_turn_rate": "lower",
+    "talk_over_ratio": "lower",
+    # backchannel_rate is descriptive (it describes the caller, voxeval's simulator)
 }
 
 F = TypeVar("F", bound=Callable[..., object])

@@ -25,6 +25,7 @@ from typing import Any
 from voxeval.audio import Audio
 from voxeval.errors import HarnessFault, ProviderUnavailable
 from voxeval.registry import register
+from voxeval.scoring.floor_speech import floor_speech
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.metric_direction import better_when
 from voxeval.scoring.score import Score
@@ -52,9 +53,11 @@ class SpokenTurn:
 
 def spoken_turns(timeline: Timeline, speaker: Speaker) -> list[SpokenTurn]:
     """The party's turns in order; a caller turn split into several segments (pauses) is one
-    turn from its first segment's start to its last one's end (its text sits on the first)."""
+    turn from its first segment's start to its last one's end (its text sits on the first).
+    Backchannels are not turns: they carry the listener's current turn number but are left out,
+    so an "mm-hm" neither stretches that turn's audio nor joins its text."""
     by_turn: dict[int, list[SpeakerSegment]] = {}
-    for seg in timeline.speech(speaker):
+    for seg in floor_speech(timeline, speaker):
         by_turn.setdefault(seg.turn, []).append(seg)
     return [
         SpokenTurn(

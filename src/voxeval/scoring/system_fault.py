@@ -60,6 +60,13 @@ FAILURE_VALUES: dict[str, FailureValue | Descriptive] = {
     "pre_tool_speech_rate": DESCRIPTIVE,
     "agent_speech_fidelity_asr": FailureValue(0.0, False, "no agent turn carried its entities"),
     "user_speech_fidelity_asr": DESCRIPTIVE,  # the caller is ours: a system fault says nothing
+    # full-duplex turn handling: a call that failed before the event has nothing to measure
+    "yield_latency": DESCRIPTIVE,
+    "barge_in_handling_rate": DESCRIPTIVE,
+    "backchannel_rate": DESCRIPTIVE,
+    "backchannel_yield_rate": DESCRIPTIVE,
+    "false_end_of_turn_rate": DESCRIPTIVE,
+    "talk_over_ratio": DESCRIPTIVE,
 }
 
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from voxeval.registry import register
 from voxeval.scoring.call_turns import CallTurns, number_turns
+from voxeval.scoring.floor_speech import floor_speech
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.score import Score
 from voxeval.simulation.timeline import Timeline
@@ -210,6 +211,6 @@ def _details(turns: CallTurns, scored: list[TurnScore], missed: bool) -> dict[st
 def turn_taking(record: LiveCallRecord, resources: object = None) -> Score:
     if record.timeline is None:
         return Score.not_run("no event timeline for this call")
-    if not record.timeline.speech("user"):
-        return Score.not_run("the timeline has no user speech")
+    if not floor_speech(record.timeline, "user"):  # backchannels alone are not a turn
+        return Score.not_run("the timeline has no user speech (backchannels aside)")
     return turn_taking_score(record.timeline)
