@@ -44,14 +44,15 @@ def remote_asr(server: FakeOpenAIServer, **options: Any) -> ASR:
     return asr
 
 
+def upload_audio(body: bytes) -> Audio:
+    """The audio file of one multipart transcription request body, decoded."""
+    found = _FILE_PART.search(body)
+    assert found is not None, "a transcription request without a file part"
+    start = found.end()
+    end = body.index(b"\r\n--", start)  # the multipart boundary after the file
+    return audio_from_bytes(body[start:end], source="upload")
+
+
 def uploaded_audio(server: FakeOpenAIServer) -> list[Audio]:
     """The audio of every transcription request the server received, in order."""
-    out = []
-    for request in server.posts(TRANSCRIPTIONS):
-        body: bytes = request.body
-        found = _FILE_PART.search(body)
-        assert found is not None, "a transcription request without a file part"
-        start = found.end()
-        end = body.index(b"\r\n--", start)  # the multipart boundary after the file
-        out.append(audio_from_bytes(body[start:end], source="upload"))
-    return out
+    return [upload_audio(request.body) for request in server.posts(TRANSCRIPTIONS)]
