@@ -3,11 +3,12 @@ the report row."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.protocols.stored_runs import stored_context
 from voxeval.analysis.aggregate import standard_summary
 from voxeval.analysis.corpus_wer import add_corpus_wer, corpus_wer_fields
 from voxeval.protocols.live_call import LiveCallProtocol
@@ -87,25 +88,20 @@ def test_added_beside_the_mean_overall_and_by_condition() -> None:
     assert summary["t"]["overall"]["wer"]["wer_corpus"] == 1.0
 
 
-def _context(rows: list[ScoreRow], metrics: list[str]) -> Any:
-    store = SimpleNamespace(load_scores=lambda: rows, status_counts=dict, units=list)
-    config = SimpleNamespace(metrics=metrics, simulation={})
-    return SimpleNamespace(store=store, seed=0, config=config)
-
-
-def test_single_turn_summary_reports_corpus_wer() -> None:
-    summary = summarize_single_turn(_context(OUTLIER_ROWS, ["wer"]), ["wer"], {}, {})
+def test_single_turn_summary_reports_corpus_wer(tmp_path: Path) -> None:
+    ctx = stored_context(tmp_path, OUTLIER_ROWS, ["wer"])
+    summary = summarize_single_turn(ctx, ["wer"], {}, {})
     stat = summary["s"]["overall"]["wer"]
     assert stat["wer_corpus"] == pytest.approx(19 / 40) and stat["median"] == pytest.approx(0.05)
     assert summary["s"]["by_condition"]["clean"]["wer"]["wer_corpus"] == pytest.approx(19 / 40)
 
 
-def test_live_call_summary_reports_corpus_stt_wer() -> None:
+def test_live_call_summary_reports_corpus_stt_wer(tmp_path: Path) -> None:
     rows = [
         wer_row("call-1", 4, 10, metric="stt_wer"),
         wer_row("call-2", 0, 30, metric="stt_wer"),
     ]
-    summary = LiveCallProtocol().summarize(_context(rows, ["stt_wer"]))
+    summary = LiveCallProtocol().summarize(stored_context(tmp_path, rows, ["stt_wer"]))
     stat = summary["s"]["overall"]["stt_wer"]
     assert stat["wer_corpus"] == pytest.approx(4 / 40)
     assert stat["mean"] == pytest.approx(0.2) and stat["median"] == pytest.approx(0.2)

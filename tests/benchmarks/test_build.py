@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -15,10 +14,12 @@ from voxeval.audio import read_audio
 from voxeval.benchmarks.build import build_suite, prepare_suite_audio
 from voxeval.benchmarks.build_manifest import load_built_suite
 from voxeval.benchmarks.build_options import PROFILE_GRID, BuildOptions, profile_label
-from voxeval.config import ProviderSpec
+from voxeval.config import ProviderSpec, parse_run_config
 from voxeval.errors import ConfigError
+from voxeval.protocols.context import RunContext
 from voxeval.protocols.single_turn import SingleTurnProtocol
 from voxeval.providers.factory import availability
+from voxeval.store import RunStore
 
 pytest.importorskip("librosa")
 if not availability("tts", ProviderSpec(provider="espeak")).available:
@@ -213,11 +214,15 @@ def test_balanced_voices_leave_no_dimension_confounded_with_the_engine(tmp_path:
     summary = json.loads((tmp_path / "closest" / "build.json").read_text())
     assert set(summary["confounded"]) == {"age", "timbre"}
     # the single-turn protocol's hook reads the same from the rendered folder (summary.json)
-    ctx = SimpleNamespace(
-        config=SimpleNamespace(build={"dir": str(tmp_path / "closest")}, conditions=None),
-        store=SimpleNamespace(run_dir=tmp_path),
+    config = parse_run_config(
+        {
+            "suite": str(suite),
+            "systems": [{"name": "s", "type": "scripted"}],
+            "build": {"dir": str(tmp_path / "closest")},
+        }
     )
-    assert SingleTurnProtocol().confounded(ctx) == summary["confounded"]  # type: ignore[arg-type]
+    ctx = RunContext(config=config, store=RunStore(tmp_path / "run"))
+    assert SingleTurnProtocol().confounded(ctx) == summary["confounded"]
     assert summary["confounded"]["age"]["engines"] == {"adult": ["flite"], "senior": ["espeak"]}
 
     balanced = build_suite(suite, tmp_path / "balanced", common, progress=False)

@@ -36,7 +36,11 @@ TYPES = user_behaviour.CORRUPTION_TYPES
 
 # ------------------------------------------------------------------ the attempt loop
 class FakeAttempts:
-    """Records a 'call' (call.json with its seed) per attempt; gates fail on listed attempts."""
+    """Records a 'call' (call.json with its seed) per attempt; gates fail on listed attempts.
+
+    ``run_validated_call`` takes the call and the gate check as plain callables, so its loop
+    (archive, seeds, stop rules) is tested over these two; the end-to-end tests below run the
+    same loop with the real engine, scripted parties and a loopback judge."""
 
     def __init__(self, unit_dir: Path, failing: set[int], fault_on: int | None = None) -> None:
         self.unit_dir, self.failing, self.fault_on = unit_dir, failing, fault_on

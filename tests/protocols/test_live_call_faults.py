@@ -1,7 +1,7 @@
 """Live calls that fail: an agent that crashes or goes silent on a fixed third of the
 scenarios scores exactly like an agent that completes those calls with a wrong database;
-a caller (our side) that breaks is retried, then the unit is failed with its cause,
-excluded and warned about."""
+a caller (our side) that breaks — the LLM caller whose loopback model answers nothing on those
+scenarios — is retried, then the unit is failed with its cause, excluded and warned about."""
 
 from __future__ import annotations
 
@@ -12,16 +12,18 @@ from typing import Any
 import yaml
 from typer.testing import CliRunner
 
+from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
 from tests.simulation.helpers import scenario, write_suite
 from voxeval.cli.main import app
 from voxeval.registry import register
-from voxeval.simulation.callers.scripted_caller import ScriptedCaller
-from voxeval.simulation.parties import AgentTurn, CallerTurn
+from voxeval.simulation.parties import AgentTurn
 from voxeval.store import RunStore
 from voxeval.systems.scripted import ScriptedAgent, ScriptedSystem
 
 SCENARIOS = ("book-1", "book-2", "book-3")
 FAILING = "book-3"  # the fixed third of the suite where the systems fail
+# The failing scenario's caller persona: how the loopback caller model recognises it.
+FAILING_PERSONA = "A parent phoning from a tunnel."
 
 
 class CrashingAgent(ScriptedAgent):
@@ -68,29 +70,33 @@ _system("test-silent", SilentAgent)
 _system("test-wrong-there", WrongThereAgent)
 
 
-@register("caller", "test-breaking")
-class BreakingCaller(ScriptedCaller):
-    """The scripted caller, except that it raises (our side) in the failing scenario."""
-
-    def respond(self, agent_audio: Any, agent_text: str | None) -> CallerTurn:
-        assert self._scenario is not None
-        if self._scenario.id == FAILING:
-            raise RuntimeError("caller model returned nothing")
-        return super().respond(agent_audio, agent_text)
+def caller_model(path: str, body: dict[str, Any]) -> FakeResponse:
+    """The LLM caller's model: agrees with whatever the agent says, and answers nothing at all
+    in the failing scenario (the scripted agent ends each call when its script is done)."""
+    if FAILING_PERSONA in body["messages"][0]["content"]:
+        return chat_text("")
+    return chat_text("Yes, please.")
 
 
-def write_config(tmp_path: Path, systems: list[str], caller: str = "scripted") -> Path:
-    suite = write_suite(tmp_path / "suite", [scenario(sid) for sid in SCENARIOS])
+def write_config(
+    tmp_path: Path, systems: list[str], caller_llm: dict[str, Any] | None = None
+) -> Path:
+    scenarios = [scenario(sid) for sid in SCENARIOS]
+    scenarios[SCENARIOS.index(FAILING)]["user_persona"] = FAILING_PERSONA
+    suite = write_suite(tmp_path / "suite", scenarios)
+    simulation: dict[str, Any] = {
+        "caller": "scripted",
+        "mode": "text",
+        "latency_model": {"agent": {"kind": "fixed", "ms": 700}},
+    }
+    if caller_llm is not None:
+        simulation.update(caller="llm", caller_llm=caller_llm, behaviour="none")
     config = {
         "suite": str(suite),
         "systems": [{"name": name, "type": "agent", "agent": f"test-{name}"} for name in systems],
         "trials": 2,
         "seed": 1,
-        "simulation": {
-            "caller": caller,
-            "mode": "text",
-            "latency_model": {"agent": {"kind": "fixed", "ms": 700}},
-        },
+        "simulation": simulation,
     }
     path = tmp_path / "live.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
@@ -140,9 +146,14 @@ def test_a_failing_agent_scores_like_one_that_fails_those_scenarios(tmp_path: Pa
 
 def test_a_breaking_caller_is_retried_then_the_unit_fails_with_its_cause(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    config = write_config(tmp_path, ["wrong-there"], caller="test-breaking")
-    args = ["run", str(config), "--out", str(out), "--retries", "2", "--retry-backoff", "0"]
-    result = CliRunner().invoke(app, args)
+    with FakeOpenAIServer(caller_model) as server:
+        llm = {"provider": "openai", "base_url": server.url, "model": "caller"}
+        config = write_config(tmp_path, ["wrong-there"], caller_llm=llm)
+        args = ["run", str(config), "--out", str(out), "--retries", "2", "--retry-backoff", "0"]
+        result = CliRunner().invoke(app, args)
+        asked = [r.body["messages"][0]["content"] for r in server.posts("/chat/completions")]
+    # the failing scenario's model was really asked: 3 tries per call before giving up
+    assert sum(FAILING_PERSONA in prompt for prompt in asked) >= 2 * 3
     assert result.exit_code == 1, result.output
     assert "failed (simulator): 2 units" in result.output
     assert "retrying" in result.output
@@ -152,7 +163,9 @@ def test_a_breaking_caller_is_retried_then_the_unit_fails_with_its_cause(tmp_pat
         (FAILING, "simulator", 3),
         (FAILING, "simulator", 3),
     ]
-    assert "caller model returned nothing" in (failed[0].error or "")
+    assert "the model gave an empty answer without ending the call 3 times" in (
+        failed[0].error or ""
+    )
     entry = summary(out)["systems"]["wrong-there"]
     assert entry["units"]["failed_by_cause"] == {"simulator": 2}
     # excluded from the means: the two healthy scenarios both pass

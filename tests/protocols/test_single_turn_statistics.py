@@ -1,12 +1,13 @@
-"""The single-turn summary resamples whole queries (all voices, conditions and trials)."""
+"""The single-turn summary resamples whole queries (all voices, conditions and trials), read
+from a real run folder."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
 
 import pytest
 
+from tests.protocols.stored_runs import stored_context
 from voxeval.benchmarks.build_manifest import RenderJob
 from voxeval.benchmarks.spoken_query import SpeakerSpec, SpokenQuery
 from voxeval.protocols.single_turn_summary import query_id_from_item, summarize_single_turn
@@ -31,24 +32,6 @@ def test_other_item_ids_are_their_own_query() -> None:
     assert query_id_from_item("q1__clean", "clean") == "q1__clean"
 
 
-@dataclass
-class FakeStore:
-    rows: list[ScoreRow]
-
-    def load_scores(self) -> list[ScoreRow]:
-        return self.rows
-
-    def status_counts(self) -> dict[str, dict[str, int]]:
-        return {"s": {"done": len({(r.item_id, r.trial) for r in self.rows})}}
-
-
-@dataclass
-class FakeContext:
-    store: FakeStore
-    seed: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
 def rows_for(queries: dict[str, float]) -> list[ScoreRow]:
     rows = []
     for query, base in queries.items():
@@ -67,15 +50,16 @@ def rows_for(queries: dict[str, float]) -> list[ScoreRow]:
     return rows
 
 
-def test_summary_clusters_by_query() -> None:
+def test_summary_clusters_by_query(tmp_path: Path) -> None:
     rows = rows_for({"q1": 3.0, "q2": 6.0, "q3": 8.0, "q4": 4.0})
-    ctx = FakeContext(FakeStore(rows))
     metrics = ["checklist", "mos", "language"]
-    parsed = summarize_single_turn(ctx, metrics, {}, {})  # type: ignore[arg-type]
+    ctx = stored_context(tmp_path, rows, metrics)
+    parsed = summarize_single_turn(ctx, metrics, {}, {})
     manifest = {r.item_id: r.item_id.split("__")[0] for r in rows}
-    given = summarize_single_turn(ctx, metrics, {}, {}, query_ids=manifest)  # type: ignore[arg-type]
+    given = summarize_single_turn(ctx, metrics, {}, {}, query_ids=manifest)
     assert parsed == given
     entry = given["s"]
+    assert entry["units"]["done"] == 32  # 4 queries x 2 voices x 2 conditions x 2 trials
     assert entry["statistics"]["unit"] == "query" and entry["statistics"]["clusters"] == 4
     checklist = entry["overall"]["checklist"]
     assert checklist["n"] == 32 and checklist["clusters"] == 4

@@ -3,11 +3,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import yaml
 from typer.testing import CliRunner
 
 import tests.runner.toy_protocol  # noqa: F401  (registers the toy protocol and suite)
 from tests.runner.test_execute import log_counts
-from tests.runner.toy_protocol import write_config, write_suite
+from tests.runner.toy_protocol import TOY_JUDGE, write_config, write_suite
 from voxeval.cli.main import app
 
 runner = CliRunner()
@@ -36,7 +37,7 @@ def test_run_report_score_commands(tmp_path: Path) -> None:
     assert "parity" in summary["systems"]["echo"]["overall"]
 
     judge = tmp_path / "judge.yaml"
-    judge.write_text("judge: {provider: toy-llm}\n")
+    judge.write_text(yaml.safe_dump({"judge": TOY_JUDGE}))
     result = runner.invoke(app, ["score", str(out), "--metrics", "judge", "--config", str(judge)])
     assert result.exit_code == 0, result.output
     summary = json.loads((out / "report" / "summary.json").read_text())

@@ -16,7 +16,14 @@ import yaml
 from sqlalchemy import text
 from typer.testing import CliRunner
 
-from tests.runner.toy_protocol import ToyProtocol, healed, log, suite_data, write_suite
+from tests.runner.toy_protocol import (
+    TOY_JUDGE,
+    ToyProtocol,
+    healed,
+    log,
+    suite_data,
+    write_suite,
+)
 from voxeval.cli.main import app
 from voxeval.config import RunConfig, load_run_config
 from voxeval.errors import ConfigError
@@ -83,9 +90,7 @@ def setup(tmp_path: Path, n_items: int = 3, **knobs: Any) -> tuple[RunConfig, Pa
     suite.write_text(yaml.safe_dump({**data, "protocol": "toy-compare"}))
     config = tmp_path / "cfg.yaml"
     systems = [{"name": "echo", "type": "toy"}, {"name": "other", "type": "toy"}]
-    config.write_text(
-        yaml.safe_dump({"suite": str(suite), "systems": systems, "judge": {"provider": "toy-llm"}})
-    )
+    config.write_text(yaml.safe_dump({"suite": str(suite), "systems": systems, "judge": TOY_JUDGE}))
     return load_run_config(config), config, log_path
 
 

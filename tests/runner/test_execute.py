@@ -9,7 +9,7 @@ import pytest
 import yaml
 from rich.console import Console
 
-from tests.runner.toy_protocol import write_config, write_suite
+from tests.runner.toy_protocol import TOY_JUDGE, write_config, write_suite
 from voxeval.config import load_run_config
 from voxeval.protocols.contract import WorkUnit
 from voxeval.runner import first_items, rescore, run_evaluation
@@ -124,13 +124,13 @@ def test_rescore_with_a_new_judge(tmp_path: Path) -> None:
     run_dir = run_evaluation(load_run_config(config_path), tmp_path / "run")
     summary = json.loads((run_dir / "report" / "summary.json").read_text())
     assert "judge" in summary["systems"]["echo"]["not_run"]
-    rescore(run_dir, ["judge"], overrides={"judge": {"provider": "toy-llm"}})
+    rescore(run_dir, ["judge"], overrides={"judge": TOY_JUDGE})
     summary = json.loads((run_dir / "report" / "summary.json").read_text())
     assert summary["systems"]["echo"]["overall"]["judge"]["mean"] == 7.0
     assert summary["systems"]["echo"]["not_run"] == {}
     assert sum(log_counts(log, "interact").values()) == 8
     extra = yaml.safe_load((run_dir / "run.yaml").read_text())["extra"]
-    assert extra["rescored"][-1]["overrides"] == {"judge": {"provider": "toy-llm"}}
+    assert extra["rescored"][-1]["overrides"] == {"judge": TOY_JUDGE}
 
 
 def test_resume_with_changed_config_warns(tmp_path: Path) -> None:

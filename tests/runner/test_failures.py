@@ -11,7 +11,7 @@ import yaml
 from typer.testing import CliRunner
 
 from tests.runner.test_execute import log_counts
-from tests.runner.toy_protocol import write_config, write_suite
+from tests.runner.toy_protocol import TOY_JUDGE, write_config, write_suite
 from voxeval.cli.main import app
 from voxeval.config import load_run_config
 from voxeval.runner import RetryPolicy, run_evaluation, run_health
@@ -25,7 +25,7 @@ def toy_run(tmp_path: Path, n_items: int = 6, **knobs: object) -> tuple[Path, Pa
     """A config of ``n_items`` toy items (1 trial, clean only: one unit per item)."""
     log = tmp_path / "log.txt"
     suite = write_suite(tmp_path / "suite", n_items=n_items, log=str(log), **knobs)
-    return write_config(tmp_path / "cfg.yaml", suite, judge={"provider": "toy-llm"}), log
+    return write_config(tmp_path / "cfg.yaml", suite, judge=TOY_JUDGE), log
 
 
 def summary_of(run_dir: Path) -> dict:  # type: ignore[type-arg]

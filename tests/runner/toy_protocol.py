@@ -31,14 +31,10 @@ from voxeval.scoring.score import Score
 DEFAULT_METRICS = ["length", "judge"]
 
 
-@register("llm", "toy-llm")
-class ToyLLM:
-    """A judge that is never called: its presence is what the toy ``judge`` metric checks."""
-
-    name = "toy-llm"
-
-    def identity(self) -> dict[str, Any]:
-        return {"model": "toy"}
+# The judge of toy runs: the real ``openai`` LLM provider. The toy ``judge`` metric only checks
+# that the run has a judge and never sends it a request, so the loopback address it names has
+# no server behind it (a request would fail loudly with a refused connection).
+TOY_JUDGE = {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "toy-judge"}
 
 
 def suite_data(ctx: RunContext) -> dict[str, Any]:

@@ -4,20 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.fakes.openai_server import FakeResponse
+from tests.fakes.transcription_endpoint import transcription as transcription
 from voxeval.providers.factory import create_provider
 from voxeval.scoring import Judge, ScoringResources, TranscriptSettings
-
-
-def transcription(text: str) -> FakeResponse:
-    return FakeResponse(json_body={"text": text, "language": "en"})
 
 
 def remote_resources(
     server: Any, *, k: int = 3, with_judge: bool = True, language_id: Any = None
 ) -> ScoringResources:
     """Scoring resources whose ASR and judge are the OpenAI clients talking to ``server``;
-    ``language_id`` (an identifier object) is the spoken-language identifier, if any."""
+    ``language_id`` (a real identifier, e.g. the embedded Whisper base) is the spoken-language
+    identifier, if any."""
 
     def asr() -> Any:
         return create_provider("asr", {"provider": "openai", "base_url": server.url})

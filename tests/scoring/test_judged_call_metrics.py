@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -24,6 +23,7 @@ from voxeval.scoring.judge import Judge
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.metric_direction import metric_direction
 from voxeval.scoring.metric_runner import run_metric
+from voxeval.scoring.reply_record import ScoringResources
 from voxeval.scoring.system_fault import failure_score
 from voxeval.simulation.timeline import EndEvent, SpeakerSegment, Timeline, ToolEvent
 
@@ -70,11 +70,11 @@ def server() -> Iterator[FakeOpenAIServer]:
         yield fake
 
 
-def resources(server: FakeOpenAIServer) -> SimpleNamespace:
+def resources(server: FakeOpenAIServer) -> ScoringResources:
     spec = {"provider": "openai", "base_url": server.url, "model": "judge", **FAST}
     # schema_retries 0: every malformed answer reaches the Judge's own retry loop
     llm = create_provider("llm", {**spec, "schema_retries": 0})
-    return SimpleNamespace(judge=lambda: Judge(llm, max_attempts=3))
+    return ScoringResources(judge=lambda: Judge(llm, max_attempts=3))
 
 
 def answer(obj: Any) -> FakeResponse:
@@ -219,7 +219,7 @@ def test_no_judge_is_not_run_with_the_reason(metric: str, scenario: Scenario) ->
     def no_judge() -> Judge:
         raise ProviderUnavailable("no judge configured (set judge: in the run config)")
 
-    score = run_metric(metric, record(scenario), SimpleNamespace(judge=no_judge))
+    score = run_metric(metric, record(scenario), ScoringResources(judge=no_judge))
     assert score.value is None and not score.pending
     assert score.error == "no judge configured (set judge: in the run config)"
 
@@ -259,7 +259,7 @@ def test_judge_repeats_keep_the_first_grading_and_every_value(
     server.push(answer(dims(FAITH_DIMS, (1, 3, 3, 3, 3))))
     spec = {"provider": "openai", "base_url": server.url, "model": "judge", **FAST}
     llm = create_provider("llm", {**spec, "schema_retries": 0})
-    res = SimpleNamespace(judge=lambda: Judge(llm, max_attempts=3, repeats=3))
+    res = ScoringResources(judge=lambda: Judge(llm, max_attempts=3, repeats=3))
     score = run_metric("faithfulness", record(scenario), res)
     assert (score.value, score.passed) == (1.0, True)  # the first grading
     assert score.details["judge_repeat_values"] == [1.0, 0.5, 0.0]

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tests.fakes.openai_server import chat_text, error
 from tests.scoring.helpers import transcription
 from voxeval.audio import Audio
+from voxeval.providers.asr_whisper import WhisperTinyEn
 from voxeval.providers.factory import create_provider
 from voxeval.scoring import (
     Judge,
@@ -30,13 +33,13 @@ def record(tone: Audio) -> ReplyRecord:
     )
 
 
-def resources(server: Any, asr: Any = None) -> ScoringResources:
+def resources(server: Any) -> ScoringResources:
     """ASR and judge on the fake server, without provider retries (the test is about what
     happens once they are exhausted)."""
-    spec = {"provider": "openai", "base_url": server.url}
-    llm = {**spec, "model": "j", "max_retries": 0}
+    spec = {"provider": "openai", "base_url": server.url, "max_retries": 0}
+    llm = {**spec, "model": "j"}
     return ScoringResources(
-        asr=asr or (lambda: create_provider("asr", spec)),
+        asr=lambda: create_provider("asr", spec),
         judge=lambda: Judge(create_provider("llm", llm), max_attempts=2),
         transcript_settings=TranscriptSettings(k=3, max_decodes=10),
     )
@@ -62,18 +65,18 @@ def test_a_scoring_asr_down_leaves_transcript_metrics_pending(openai_server, ton
         assert score.pending, metric
 
 
-class BrokenASR:
-    def identity(self) -> dict[str, Any]:
-        return {"model": "broken"}
-
-    def transcribe(self, audio: Audio, **_: Any) -> Any:
-        raise RuntimeError("decoder crashed")
-
-
 def test_a_local_scoring_asr_failure_is_ours_and_pending(openai_server, tone) -> None:
-    score = run_metric("speaking_rate", record(tone), resources(openai_server, BrokenASR))
-    assert score.pending
-    assert score.error is not None and "scoring ASR failed" in score.error
+    """The embedded English-only Whisper refuses a Spanish decode: an error of our scoring
+    model (not an endpoint's), which still leaves the metric pending, not scored."""
+    if not WhisperTinyEn.availability().available:
+        pytest.skip(WhisperTinyEn.availability().reason)
+    spanish = TranscriptSettings(k=3, max_decodes=10, language="es")
+    local = ScoringResources(asr=WhisperTinyEn, transcript_settings=spanish)
+    score = run_metric("speaking_rate", record(tone), local)
+    assert score.pending and score.value is None
+    assert score.error is not None
+    assert "scoring ASR failed: ConfigError: asr 'whisper-tiny-en' is English-only" in score.error
+    assert openai_server.requests == []
 
 
 def test_a_metric_bug_is_still_not_run() -> None:

@@ -1,18 +1,18 @@
 """The simulation validation gates on hand-built recordings: valid and invalid ends, the
 behaviour judge (a loopback server scripted to find each corruption type), parse failures
-counted, no judge -> not run, and the offline user-speech check through a scripted ASR."""
+counted, no judge -> not run, and the offline user-speech check through the ``openai`` scoring
+ASR against the same kind of loopback server, scripted with transcripts."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
-from tests.scoring.test_speech_fidelity import ScriptedASR
+from tests.fakes.transcription_endpoint import remote_asr, transcription
 from tests.simulation.helpers import scenario as scenario_data
 from tests.simulation.helpers import write_suite
 from voxeval.audio import Audio
@@ -70,10 +70,22 @@ def server() -> Iterator[FakeOpenAIServer]:
         yield fake
 
 
-def judge_resources(server: FakeOpenAIServer, asr: Any = None) -> ScoringResources:
+@pytest.fixture
+def asr_server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as fake:
+        yield fake
+
+
+def judge_resources(server: FakeOpenAIServer) -> ScoringResources:
     spec = {"provider": "openai", "base_url": server.url, "model": "judge", **FAST}
     llm = create_provider("llm", {**spec, "schema_retries": 0})
-    return ScoringResources(judge=lambda: Judge(llm, max_attempts=3), asr=lambda: asr)
+    return ScoringResources(judge=lambda: Judge(llm, max_attempts=3))
+
+
+def hearing(asr_server: FakeOpenAIServer, *heard: str, **resources: Any) -> ScoringResources:
+    """Resources whose scoring ASR hears ``heard`` (one transcript per request, in order)."""
+    asr_server.push(*(transcription(text) for text in heard))
+    return ScoringResources(asr=lambda: remote_asr(asr_server), **resources)
 
 
 def verdict(*detected: str) -> FakeResponse:
@@ -165,7 +177,7 @@ def test_without_a_judge_the_behaviour_gate_is_not_run(scenario: Scenario) -> No
         raise ProviderUnavailable("no judge is configured (set `judge:` in the run config)")
 
     results = run_gates(
-        ["user_behaviour"], {}, lambda: record(scenario), SimpleNamespace(judge=no_judge)
+        ["user_behaviour"], {}, lambda: record(scenario), ScoringResources(judge=no_judge)
     )
     gate = results["user_behaviour"]
     assert gate.status == "not_run"
@@ -174,27 +186,32 @@ def test_without_a_judge_the_behaviour_gate_is_not_run(scenario: Scenario) -> No
     )
 
 
-def test_user_speech_fails_when_a_caller_turn_misses_its_entity(scenario: Scenario) -> None:
-    asr = ScriptedASR(["My member ID is KX493B7."])  # misheard: the caller's audio was wrong
-    resources = ScoringResources(asr=lambda: asr)
+def test_user_speech_fails_when_a_caller_turn_misses_its_entity(
+    asr_server: FakeOpenAIServer, scenario: Scenario
+) -> None:
+    resources = hearing(asr_server, "My member ID is KX493B7.")  # the caller's audio was wrong
     gate = user_speech(record(scenario, tracks=True), resources, asr_decides=True)
     assert gate.status == "fail"
     assert "user_speech_fidelity_asr: turn 1 missed ['KX492B7']" in str(gate.reason)
     assert gate.scores["user_speech_fidelity_asr"].value == 0.0
 
 
-def test_user_speech_passes_when_every_entity_was_heard(scenario: Scenario) -> None:
-    asr = ScriptedASR(["My member ID is KX492B7."])
-    resources = ScoringResources(asr=lambda: asr)
+def test_user_speech_passes_when_every_entity_was_heard(
+    asr_server: FakeOpenAIServer, scenario: Scenario
+) -> None:
+    resources = hearing(asr_server, "My member ID is KX492B7.")
     gate = user_speech(record(scenario, tracks=True), resources, asr_decides=True)
     assert gate.status == "pass" and gate.reason is None
     assert gate.scores["user_speech_fidelity_asr"].value == 1.0
 
 
-def test_user_speech_is_not_run_on_a_text_mode_call(scenario: Scenario) -> None:
-    gate = user_speech(record(scenario), ScoringResources(asr=lambda: ScriptedASR([])))
+def test_user_speech_is_not_run_on_a_text_mode_call(
+    asr_server: FakeOpenAIServer, scenario: Scenario
+) -> None:
+    gate = user_speech(record(scenario), hearing(asr_server))
     assert gate.status == "not_run"
     assert "no user audio track" in str(gate.reason)
+    assert asr_server.requests == []
 
 
 def test_an_invalid_end_skips_the_gates_that_read_the_call(scenario: Scenario) -> None:
@@ -223,7 +240,7 @@ GATES_ALL = ["valid_end", "user_behaviour", "user_speech"]
 
 
 def test_user_speech_fails_when_the_audio_judge_rates_a_caller_turn_1(
-    server: FakeOpenAIServer, scenario: Scenario
+    server: FakeOpenAIServer, asr_server: FakeOpenAIServer, scenario: Scenario
 ) -> None:
     def rated(r: int, evidence: str = "all clear") -> FakeResponse:
         return chat_text(json.dumps({"transcript": "words", "rating": r, "evidence": evidence}))
@@ -231,10 +248,9 @@ def test_user_speech_fails_when_the_audio_judge_rates_a_caller_turn_1(
     server.push(rated(3), rated(1, "heard K X 4 9 3 B 7"), rated(2))  # caller turns 0, 1, 2
     spec = {"provider": "openai", "base_url": server.url, "model": "audio-judge", **FAST}
     heard = create_provider("audio_llm", {**spec, "schema_retries": 0})
-    asr = ScriptedASR(["My member ID is KX492B7."])  # the ASR check alone would pass
-    resources = ScoringResources(
-        asr=lambda: asr, audio_judge=lambda: Judge(heard, modality="audio")
-    )
+    judge = Judge(heard, modality="audio")
+    # the ASR check alone would pass
+    resources = hearing(asr_server, "My member ID is KX492B7.", audio_judge=lambda: judge)
     gate = user_speech(record(scenario, tracks=True), resources)
     assert gate.status == "fail" and gate.details["decided_by"] == "user_speech_fidelity"
     assert gate.reason == "user_speech_fidelity: caller turn(s) 1 rated 1"
@@ -244,32 +260,36 @@ def test_user_speech_fails_when_the_audio_judge_rates_a_caller_turn_1(
 
 
 def test_the_audio_judge_overrules_the_asr_proxy(
-    server: FakeOpenAIServer, scenario: Scenario
+    server: FakeOpenAIServer, asr_server: FakeOpenAIServer, scenario: Scenario
 ) -> None:
     rated = chat_text(json.dumps({"transcript": "words", "rating": 3, "evidence": "clear"}))
     server.push(rated, rated, rated)
     spec = {"provider": "openai", "base_url": server.url, "model": "audio-judge", **FAST}
     heard = create_provider("audio_llm", {**spec, "schema_retries": 0})
-    asr = ScriptedASR(["My member ID is KX493B7."])  # the scoring ASR misheard
-    resources = ScoringResources(
-        asr=lambda: asr, audio_judge=lambda: Judge(heard, modality="audio")
-    )
+    judge = Judge(heard, modality="audio")
+    # the scoring ASR misheard
+    resources = hearing(asr_server, "My member ID is KX493B7.", audio_judge=lambda: judge)
     gate = user_speech(record(scenario, tracks=True), resources)
     assert gate.status == "pass" and gate.details["decided_by"] == "user_speech_fidelity"
     assert gate.scores["user_speech_fidelity_asr"].value == 0.0  # kept, but not decisive
 
 
-def test_without_an_audio_judge_the_asr_check_decides_only_when_asked(scenario: Scenario) -> None:
-    asr = ScriptedASR(["My member ID is KX492B7."] * 2)
-    resources = ScoringResources(asr=lambda: asr)
+def test_without_an_audio_judge_the_asr_check_decides_only_when_asked(
+    asr_server: FakeOpenAIServer, scenario: Scenario
+) -> None:
+    resources = hearing(asr_server, "My member ID is KX492B7.")
     gate = user_speech(record(scenario, tracks=True), resources, asr_decides=True)
     assert gate.status == "pass" and gate.details["decided_by"] == "user_speech_fidelity_asr"
     assert gate.details["user_speech_fidelity"]["error"].startswith("no audio judge")
 
 
-def test_by_default_the_asr_check_is_advisory(scenario: Scenario) -> None:
-    asr = ScriptedASR(["My member ID is KX493B7."])  # a miss, which may be the ASR's own
-    gate = user_speech(record(scenario, tracks=True), ScoringResources(asr=lambda: asr))
+def test_by_default_the_asr_check_is_advisory(
+    asr_server: FakeOpenAIServer, scenario: Scenario
+) -> None:
+    # a miss, which may be the ASR's own
+    gate = user_speech(
+        record(scenario, tracks=True), hearing(asr_server, "My member ID is KX493B7.")
+    )
     assert gate.status == "not_run" and "asr_speech_gate: false" in str(gate.reason)
     assert gate.details["asr_check"].startswith("user_speech_fidelity_asr: turn 1 missed")
     assert gate.scores["user_speech_fidelity_asr"].value == 0.0  # still stored as a diagnostic

@@ -3,13 +3,14 @@ asked to hear audio is taken as the audio judge."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
+from tests.fakes.openai_server import FakeOpenAIServer
 from voxeval.errors import ProviderUnavailable
+from voxeval.providers.factory import create_provider
 from voxeval.providers.openai_http import RequestCounts
 from voxeval.scoring.judge import Judge, JudgeResult
+from voxeval.scoring.reply_record import ScoringResources
 from voxeval.scoring.turn_judging import audio_judge_of, summed_accounting
 
 
@@ -33,12 +34,13 @@ def test_accounting_is_summed_over_turns() -> None:
     assert summed_accounting([result(1, 0, None, 1)])["cost_usd"] is None
 
 
-def test_a_text_judge_is_not_taken_as_the_audio_judge() -> None:
-    llm = SimpleNamespace()
-    text = SimpleNamespace(audio_judge=lambda: Judge(llm))  # type: ignore[arg-type]
+def test_a_text_judge_is_not_taken_as_the_audio_judge(openai_server: FakeOpenAIServer) -> None:
+    spec = {"provider": "openai", "base_url": openai_server.url, "model": "j"}
+    text_judge = Judge(create_provider("llm", spec))
     with pytest.raises(ProviderUnavailable, match="must hear audio"):
-        audio_judge_of(text)
+        audio_judge_of(ScoringResources(audio_judge=lambda: text_judge))
     with pytest.raises(ProviderUnavailable, match="no audio judge configured"):
-        audio_judge_of(SimpleNamespace())
-    audio = Judge(llm, modality="audio")  # type: ignore[arg-type]
-    assert audio_judge_of(SimpleNamespace(audio_judge=lambda: audio)) is audio
+        audio_judge_of(ScoringResources())
+    audio = Judge(create_provider("audio_llm", spec), modality="audio")
+    assert audio_judge_of(ScoringResources(audio_judge=lambda: audio)) is audio
+    assert openai_server.requests == []  # choosing a judge asks it nothing

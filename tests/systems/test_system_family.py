@@ -17,9 +17,11 @@ from tests.runner.test_plan_check import (
     write,
 )
 from voxeval.cli.main import app
-from voxeval.config import SystemSpec
+from voxeval.config import RunConfig, SystemSpec
 from voxeval.errors import ConfigError, UnknownComponent
+from voxeval.protocols.context import RunContext
 from voxeval.registry import lookup, names
+from voxeval.store import RunStore
 from voxeval.systems import (
     CALL,
     REPLY,
@@ -77,13 +79,16 @@ def test_missing_capability_names_the_system_and_what_it_lacks() -> None:
     assert missing_capability(SystemSpec(name="c", type="cascade"), "single_turn", REPLY) is None
 
 
-def test_the_cascade_serves_both_protocols_from_one_class() -> None:
-    system = build_system(
-        SystemSpec(
-            name="c", type="cascade", llm="smollm2", asr=None, max_tool_rounds=3, voice=None
-        ),
-        _PlaceholderSource(),
+def test_the_cascade_serves_both_protocols_from_one_class(
+    tmp_path: Path, openai_server: FakeOpenAIServer
+) -> None:
+    llm = {"provider": "openai", "base_url": openai_server.url, "model": "m"}
+    spec = dict(
+        name="c", type="cascade", llm=llm, asr=None, tts="espeak", max_tool_rounds=3, voice=None
     )
+    config = RunConfig(suite="x", systems=[spec])
+    ctx = RunContext(config=config, store=RunStore(tmp_path / "run"))
+    system = build_system(SystemSpec(**spec), ctx)  # type: ignore[arg-type]
     assert isinstance(system, CascadeSystem)
     assert callable(system.reply)
     session = system.open_call()
@@ -93,21 +98,7 @@ def test_the_cascade_serves_both_protocols_from_one_class() -> None:
     assert session.system_prompt is None  # calls use the scenario's prompt
     assert session.tts is None  # an explicit voice: null means no voice of its own
     assert system.open_call() is not session  # a fresh session per call
-
-
-class _PlaceholderSource:
-    """Providers that are never called (the ASR warm-up is answered)."""
-
-    def provider(self, kind: str, spec: object, *, cache: bool = True) -> object:
-        return _Silent()
-
-
-class _Silent:
-    def transcribe(self, audio: object, **_: object) -> object:
-        return type("T", (), {"text": ""})()
-
-    def warm_up(self) -> None:
-        return None
+    assert openai_server.requests == []  # building and opening ask the LLM nothing
 
 
 @pytest.mark.parametrize(

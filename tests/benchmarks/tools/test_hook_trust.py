@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import json
-from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any
 
@@ -85,12 +84,21 @@ def test_inline_agent_tools_follow_the_same_rule(tmp_path: Path) -> None:
     assert runtime.call("peek", {}).result == {"stamped": True}
 
 
+def install_plugin(site: Path, name: str, module: str) -> None:
+    """A distribution installed in ``site`` (a folder on sys.path) that declares ``module`` a
+    voxeval plugin, as ``pip install`` would leave it."""
+    info = site / f"{name}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[{tool_spec.PLUGIN_GROUP}]\nacme = {module}\n")
+
+
 def test_installed_plugins_are_trusted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    plugin = EntryPoint(name="acme", value=f"{THIS}", group=tool_spec.PLUGIN_GROUP)
-    monkeypatch.setattr(
-        tool_spec, "entry_points", lambda group: [plugin] if group == plugin.group else []
-    )
-    assert tool_spec.plugin_packages() == ("tests",)
+    before = tool_spec.plugin_packages()
+    assert "tests" not in before
+    install_plugin(tmp_path / "site", "acme_plugin", THIS)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    assert tool_spec.plugin_packages() == tuple(sorted({*before, "tests"}))
     suite = load_scenario_suite(write_hooked_suite(tmp_path / "s", hooked_tools()))
     assert suite.tools["book_visit"].hook(f"{THIS}:stamp") is stamp
 
