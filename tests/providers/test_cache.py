@@ -64,6 +64,19 @@ def test_second_identical_call_sends_no_request(
     assert again.chat(USER).cached and len(openai_server.requests) == 2
 
 
+def test_an_empty_chat_answer_is_not_stored(
+    openai_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    # a simulator that said nothing is retried: the retry must reach the model again
+    openai_server.push(chat_text(""), chat_text("hello"))
+    llm = create_provider("llm", llm_spec(openai_server), cache=ProviderCache(tmp_path))
+    assert llm.chat(USER, seed=3).text == ""
+    again = llm.chat(USER, seed=3)
+    assert again.text == "hello" and not again.cached
+    assert len(openai_server.requests) == 2
+    assert llm.chat(USER, seed=3).cached  # a real answer is stored as usual
+
+
 def test_sampling_calls_are_not_cached(openai_server: FakeOpenAIServer, tmp_path: Path) -> None:
     openai_server.push(chat_text("a"), chat_text("b"), chat_text("c"), chat_text("d"))
     llm = create_provider("llm", llm_spec(openai_server), cache=ProviderCache(tmp_path))

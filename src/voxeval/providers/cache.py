@@ -228,6 +228,10 @@ class CachedProvider:
             "compute_s": round(time.perf_counter() - started, 6),
             "voxeval_version": _version(),
         }
+        if _empty_answer(result):
+            # An empty chat answer is a failed call to its consumer (a simulator that said
+            # nothing is retried); stored, every retry of the run would get it back.
+            return result
         try:
             self.cache.save(self.kind, key, result, provenance)
         except (OSError, TypeError, ValueError) as exc:  # caching must never break a call
@@ -238,6 +242,16 @@ class CachedProvider:
     def _key(self, method: str, parameters: dict[str, Any], inputs: dict[str, Any]) -> str:
         # Auth material does not change a result: rotating a key keeps the cache valid.
         return cache_key(self.kind, method, without_auth(self._identity), parameters, inputs)
+
+
+def _empty_answer(result: Any) -> bool:
+    return (
+        isinstance(result, ChatResponse)
+        and not (result.text or "").strip()
+        and not result.tool_calls
+        and result.parsed is None
+        and result.audio is None
+    )
 
 
 def _version() -> str:
