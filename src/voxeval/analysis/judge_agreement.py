@@ -17,7 +17,7 @@ Win rates count a tie as half a win for each side (as the Bradley-Terry fit does
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from scipy import stats
@@ -176,3 +176,48 @@ def rating_win_rate_spearman(
     """Spearman between a rating (Elo, Bradley-Terry, ...) and the overall win rates."""
     rates = win_rates(judgements)
     return {**ranking_spearman(ratings, rates), "win_rates": rates}
+
+
+def agreement_summary(
+    judgements: Sequence[PairwiseJudgement],
+    *,
+    rubric_scores: Mapping[CaseKey, float] | None = None,
+    rankings: Mapping[str, Mapping[str, float]] | None = None,
+    rating: Mapping[str, float] | None = None,
+    human_raters: Collection[str] = (),
+) -> dict[str, Any]:
+    """JSON-ready agreement tables; each part is None when its input is not given.
+
+    - ``arena_vs_rubric``: kappa per rater (needs ``rubric_scores``);
+    - ``rankings``: Spearman between every two named rankings (``{name: {system: score}}``,
+      e.g. human Bradley-Terry, judge Bradley-Terry, rubric scores);
+    - ``rating_vs_win_rate``: Spearman between ``rating`` and the overall win rates;
+    - ``pseudo_agreement``: the human raters' votes pooled against each other rater's."""
+    names = sorted(rankings or {})
+    humans = [j for j in judgements if j.rater in human_raters]
+    others = sorted({j.rater for j in judgements} - set(human_raters))
+    return {
+        "arena_vs_rubric": (
+            arena_rubric_kappa(judgements, rubric_scores) if rubric_scores is not None else None
+        ),
+        "rankings": (
+            {
+                f"{a} vs {b}": ranking_spearman(rankings[a], rankings[b])
+                for i, a in enumerate(names)
+                for b in names[i + 1 :]
+            }
+            if rankings
+            else None
+        ),
+        "rating_vs_win_rate": (
+            rating_win_rate_spearman(rating, judgements) if rating is not None else None
+        ),
+        "pseudo_agreement": (
+            {
+                rater: pseudo_agreement_table(humans, [j for j in judgements if j.rater == rater])
+                for rater in others
+            }
+            if humans
+            else None
+        ),
+    }

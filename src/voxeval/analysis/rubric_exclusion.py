@@ -49,6 +49,8 @@ class _RubricTable:
         self.values = np.full((len(self.systems), len(cells)), np.nan)
         for v in rows:
             self.values[system_index[v.system], cell_index[(v.item, v.criterion)]] = v.value
+        self.present = ~np.isnan(self.values)
+        self.filled = np.nan_to_num(self.values)
         items = [item for item, _ in cells]
         self.item_starts = np.flatnonzero(
             [i == 0 or items[i] != items[i - 1] for i in range(len(items))]
@@ -65,11 +67,8 @@ class _RubricTable:
 
     def scores(self, keep_cells: np.ndarray) -> np.ndarray:
         """Scores (resamples x systems) for boolean masks of kept cells (resamples x cells)."""
-        present = ~np.isnan(self.values)
-        kept = keep_cells[:, None, :] & present[None, :, :]
-        sums = np.add.reduceat(
-            np.where(kept, np.nan_to_num(self.values)[None], 0.0), self.item_starts, axis=2
-        )
+        kept = keep_cells[:, None, :] & self.present[None, :, :]
+        sums = np.add.reduceat(np.where(kept, self.filled[None], 0.0), self.item_starts, axis=2)
         counts = np.add.reduceat(kept.astype(float), self.item_starts, axis=2)
         with np.errstate(invalid="ignore", divide="ignore"):
             case_scores = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
