@@ -5,9 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from voxeval.analysis.human_votes import load_votes
+from voxeval.analysis.human_votes import load_rubric_values, load_votes
 from voxeval.analysis.pairwise_judgement import PairwiseJudgement
 from voxeval.analysis.preference_bias import position_bias
+from voxeval.analysis.rubric_values import RubricValue, case_scores
 from voxeval.errors import ConfigError
 
 HEADER = "rater,item,first,second,winner,first_length,second_length,dimension\n"
@@ -73,7 +74,7 @@ def test_jsonl_errors(tmp_path: Path) -> None:
     path.write_text("[1, 2]\n")
     with pytest.raises(ConfigError, match="JSON object"):
         load_votes(path)
-    with pytest.raises(ConfigError, match=r"votes\.txt: votes must be a \.csv or \.jsonl"):
+    with pytest.raises(ConfigError, match=r"votes\.txt: records must be in a \.csv or \.jsonl"):
         (tmp_path / "votes.txt").write_text("x")
         load_votes(tmp_path / "votes.txt")
     with pytest.raises(ConfigError, match="no such file"):
@@ -88,3 +89,22 @@ def test_judgement_record_refuses_a_winner_outside_the_pair() -> None:
     judgement = PairwiseJudgement("r", "i", "y", "x", "x")
     assert judgement.pair == ("x", "y")
     assert (judgement.score_of("x"), judgement.score_of("y")) == (1.0, 0.0)
+
+
+def test_rubric_values_load_from_csv_and_jsonl(tmp_path: Path) -> None:
+    path = tmp_path / "rubrics.csv"
+    path.write_text(
+        "rater,item,system,criterion,value\n"
+        "ann,3-2,gpt,criteria_s_1,1\n"
+        "ann,3-2,gpt,criteria_d_1,false\n"
+    )
+    values = load_rubric_values(path)
+    assert values[0] == RubricValue("ann", "3-2", "gpt", "criteria_s_1", 1)
+    assert case_scores(values) == {("ann", "3-2", "gpt"): 0.5}
+    jsonl = tmp_path / "rubrics.jsonl"
+    jsonl.write_text(
+        '{"rater": "a", "item": "1", "system": "x", "criterion": "c", "value": true}\n'
+        '{"rater": "a", "item": "1", "system": "x", "criterion": "d", "value": 0.5}\n'
+    )
+    with pytest.raises(ConfigError, match=r"rubrics\.jsonl:2: field 'value' must be 1 or 0"):
+        load_rubric_values(jsonl)

@@ -126,6 +126,8 @@ def test_empty_and_invalid_inputs() -> None:
     assert result["n"] == 0 and result["delta"] is None and result["p_value"] is None
     with pytest.raises(ValueError, match="ties"):
         preference_bias([1, -1], ties="half")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="verdict"):
+        preference_bias([2, -1])
 
 
 def test_summary_is_json_ready() -> None:

@@ -105,3 +105,9 @@ def test_row_spearman_matches_scipy() -> None:
             assert np.isnan(rho)
         else:
             assert rho == pytest.approx(stats.spearmanr(row, reference).statistic)
+
+
+def test_duplicate_values_are_refused() -> None:
+    values = [RubricValue("j", "i", "s", "c", 1), RubricValue("j", "i", "s", "c", 0)]
+    with pytest.raises(ValueError, match="two values for system 's', item 'i', criterion 'c'"):
+        rubric_exclusion(values)

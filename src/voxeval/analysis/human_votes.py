@@ -1,6 +1,7 @@
-"""Import pairwise votes (human raters, or any other judge) from CSV or JSONL.
+"""Import pairwise votes and rubric verdicts (human raters, or any other judge) from CSV or
+JSONL: one record per row (CSV, with a header) or per line (JSONL, one object each).
 
-One vote per row (CSV, with a header) or per line (JSONL, one object each). Fields:
+Vote fields (``load_votes``):
 
 - ``rater`` (required): who voted;
 - ``item`` (required): what was judged (a dialogue id, possibly with its dimension);
@@ -11,6 +12,10 @@ One vote per row (CSV, with a header) or per line (JSONL, one object each). Fiel
   neither; empty means unknown;
 - ``dimension`` (optional).
 
+Rubric fields (``load_rubric_values``), all required: ``rater``, ``item``, ``system``,
+``criterion`` (its id, e.g. ``criteria_d_2``) and ``value``: 1 / 0 (also ``true`` / ``false``,
+``yes`` / ``no``).
+
 Unknown fields are an error (they are usually a misspelt column). Errors name the file, the
 line and the field.
 """
@@ -20,15 +25,19 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from voxeval.analysis.pairwise_judgement import TIE, PairwiseJudgement
+from voxeval.analysis.rubric_values import RubricValue
 from voxeval.errors import ConfigError
 
 REQUIRED_FIELDS = ("rater", "item", "first", "second", "winner")
 OPTIONAL_FIELDS = ("first_length", "second_length", "dimension")
+RUBRIC_FIELDS = ("rater", "item", "system", "criterion", "value")
+_TRUE = {"1", "true", "yes"}
+_FALSE = {"0", "false", "no"}
 
 
 def _text(row: Mapping[str, Any], field: str, where: str) -> str:
@@ -85,22 +94,36 @@ def vote_from_row(row: Mapping[str, Any], where: str) -> PairwiseJudgement:
     )
 
 
-def _csv_votes(path: Path) -> list[PairwiseJudgement]:
+def rubric_value_from_row(row: Mapping[str, Any], where: str) -> RubricValue:
+    """One rubric verdict from a parsed row; ``where`` ("file:line") prefixes every error."""
+    unknown = sorted(set(row) - set(RUBRIC_FIELDS))
+    if unknown:
+        raise ConfigError(f"{where}: unknown field(s) {unknown}; expected {list(RUBRIC_FIELDS)}")
+    rater, item, system, criterion = (_text(row, f, where) for f in RUBRIC_FIELDS[:4])
+    raw = row.get("value")
+    text = str(raw).strip().lower() if raw is not None else ""
+    if raw is True or raw == 1 or text in _TRUE:
+        value = 1
+    elif raw is False or raw == 0 or text in _FALSE:
+        value = 0
+    else:
+        raise ConfigError(f"{where}: field 'value' must be 1 or 0 (true/false), not {raw!r}")
+    return RubricValue(rater=rater, item=item, system=system, criterion=criterion, value=value)
+
+
+def _csv_rows(path: Path) -> Iterator[tuple[dict[str, Any], str]]:
     with path.open(newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
         if reader.fieldnames is None:
             raise ConfigError(f"{path}: empty file (a header line is needed)")
-        votes = []
         for row in reader:
             where = f"{path}:{reader.line_num}"
             if None in row:
                 raise ConfigError(f"{where}: more values than header columns")
-            votes.append(vote_from_row(row, where))
-        return votes
+            yield row, where
 
 
-def _jsonl_votes(path: Path) -> list[PairwiseJudgement]:
-    votes = []
+def _jsonl_rows(path: Path) -> Iterator[tuple[dict[str, Any], str]]:
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
@@ -111,19 +134,27 @@ def _jsonl_votes(path: Path) -> list[PairwiseJudgement]:
             except json.JSONDecodeError as exc:
                 raise ConfigError(f"{where}: not JSON ({exc.msg})") from None
             if not isinstance(row, dict):
-                raise ConfigError(f"{where}: a vote must be a JSON object")
-            votes.append(vote_from_row(row, where))
-    return votes
+                raise ConfigError(f"{where}: a record must be a JSON object")
+            yield row, where
 
 
-def load_votes(path: str | Path) -> list[PairwiseJudgement]:
-    """Votes from a ``.csv`` or ``.jsonl`` file (see the module doc for the fields)."""
+def _rows(path: str | Path) -> Iterator[tuple[dict[str, Any], str]]:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: no such file")
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        return _csv_votes(path)
+        return _csv_rows(path)
     if suffix in (".jsonl", ".ndjson"):
-        return _jsonl_votes(path)
-    raise ConfigError(f"{path}: votes must be a .csv or .jsonl file")
+        return _jsonl_rows(path)
+    raise ConfigError(f"{path}: records must be in a .csv or .jsonl file")
+
+
+def load_votes(path: str | Path) -> list[PairwiseJudgement]:
+    """Pairwise votes from a ``.csv`` or ``.jsonl`` file (see the module doc for the fields)."""
+    return [vote_from_row(row, where) for row, where in _rows(path)]
+
+
+def load_rubric_values(path: str | Path) -> list[RubricValue]:
+    """Rubric verdicts from a ``.csv`` or ``.jsonl`` file (see the module doc for the fields)."""
+    return [rubric_value_from_row(row, where) for row, where in _rows(path)]

@@ -57,6 +57,8 @@ def preference_bias(
     keys = list(clusters) if clusters is not None else list(range(len(verdicts)))
     if len(keys) != len(verdicts):
         raise ValueError(f"{len(verdicts)} verdicts but {len(keys)} cluster keys")
+    if any(v not in (-1, 0, 1) for v in verdicts):
+        raise ValueError("a verdict is +1 (category 1 preferred), -1 (category 2) or 0 (tie)")
     n_ties = sum(1 for v in verdicts if v == 0)
     kept = [(v, k) for v, k in zip(verdicts, keys, strict=True) if v != 0 or ties == "count"]
     out: dict[str, Any] = {

@@ -16,6 +16,7 @@ resamples per condition without giving the shares in its text; ``DEFAULT_FRACTIO
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -48,7 +49,13 @@ class _RubricTable:
         system_index = {s: i for i, s in enumerate(self.systems)}
         self.values = np.full((len(self.systems), len(cells)), np.nan)
         for v in rows:
-            self.values[system_index[v.system], cell_index[(v.item, v.criterion)]] = v.value
+            at = system_index[v.system], cell_index[(v.item, v.criterion)]
+            if not np.isnan(self.values[at]):
+                raise ValueError(
+                    f"two values for system {v.system!r}, item {v.item!r}, criterion "
+                    f"{v.criterion!r}"
+                )
+            self.values[at] = v.value
         self.present = ~np.isnan(self.values)
         self.filled = np.nan_to_num(self.values)
         items = [item for item, _ in cells]
@@ -70,8 +77,10 @@ class _RubricTable:
         kept = keep_cells[:, None, :] & self.present[None, :, :]
         sums = np.add.reduceat(np.where(kept, self.filled[None], 0.0), self.item_starts, axis=2)
         counts = np.add.reduceat(kept.astype(float), self.item_starts, axis=2)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            case_scores = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+        case_scores = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+        with warnings.catch_warnings():
+            # A system with no kept criterion anywhere has no score (NaN, no rho): expected.
+            warnings.simplefilter("ignore", RuntimeWarning)
             return np.nanmean(case_scores, axis=2)
 
 
