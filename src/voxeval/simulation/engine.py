@@ -238,7 +238,7 @@ class _Call:
     def _behaviour(caller: Caller, settings: EngineSettings) -> CallerBehaviour:
         own = getattr(caller, "behaviour", None)
         if own is not None:
-            return own  # type: ignore[no-any-return]
+            return own
         barge = getattr(caller, "barge_in_after_s", None)
         return ScheduledBehaviour(
             pause_s=settings.pause_s, barge_in_at_s=None if barge is None else float(barge)
@@ -696,10 +696,9 @@ class _Call:
         bus = self.agent_bus
         if bus is None:
             return None
-        if self.playing is not None and self.playing.utterance.audio is not None:
-            p = self.playing
+        p = self.playing
+        if p is not None and p.utterance.audio is not None:
             bus.write("assistant", p.utterance.audio, self._s(p.onset), self._s(p.end))
-            self.playing = None
         return bus.track("assistant", length)
 
 

@@ -127,11 +127,6 @@ class StreamingCallAgent(Protocol):
         the frames after ``action.frame``), or None once every frame is taken in."""
         ...
 
-    def quiet_frames(self) -> int | None:
-        """How many frames of a silent line the agent can take in without acting (None: any
-        number). Lets the engine jump over silence."""
-        ...
-
     def utterance_done(self, text: str, spoken_fraction: float) -> None:
         """The agent's last reply left the line: ``text`` is what it meant to say and
         ``spoken_fraction`` how much of it was played (1: all; 0: nothing or no speech)."""

@@ -89,7 +89,8 @@ class _SlidingExtreme:
 
 class EnergyFrameVAD:
     """Speech where a frame's level is above ``floor_db`` dBFS, ``margin_db`` above the
-    line's noise floor (the quietest frame of the last ``noise_window_s``) and within
+    line's noise floor (the quietest frame of the last ``noise_window_s``: speech without a
+    dip for longer than that stops counting) and within
     ``range_db`` of the loudest frame of the last ``peak_window_s`` (the caller's speech
     level). Digital silence counts only as a stretch of three frames or more, so a lost packet
     on a noisy line does not drop the floor. Needs no model; fooled by loud bursts of
@@ -100,7 +101,7 @@ class EnergyFrameVAD:
         floor_db: float = -50.0,
         margin_db: float = 10.0,
         range_db: float = 25.0,
-        noise_window_s: float = 2.0,
+        noise_window_s: float = 5.0,
         peak_window_s: float = 30.0,
         rate: int = 16000,
     ) -> None:
@@ -108,6 +109,7 @@ class EnergyFrameVAD:
         self.noise_window_s, self.peak_window_s, self.rate = noise_window_s, peak_window_s, rate
         self._noise: _SlidingExtreme | None = None
         self._peak: _SlidingExtreme | None = None
+        self._floor: float | None = None
         self._silent_run = 0
 
     def _levels(self, frame_len: int) -> tuple[_SlidingExtreme, _SlidingExtreme]:
@@ -124,17 +126,17 @@ class EnergyFrameVAD:
         if db < DIGITAL_SILENCE_DB:
             self._silent_run += 1
             if self._silent_run >= 3:
-                noise.push(DIGITAL_SILENCE_DB)
+                self._floor = noise.push(DIGITAL_SILENCE_DB)
             return False
         self._silent_run = 0
-        floor, top = noise.push(db), peak.push(db)
+        top, floor = peak.push(db), noise.push(db)
         return db > max(self.floor_db, floor + self.margin_db, top - self.range_db)
 
     def silence(self, frames: int, frame_len: int) -> None:
         noise, _ = self._levels(frame_len)
         self._silent_run += frames
         if self._silent_run >= 3:
-            noise.push(DIGITAL_SILENCE_DB)
+            self._floor = noise.push(DIGITAL_SILENCE_DB)
 
 
 class SileroFrameVAD:
@@ -336,7 +338,7 @@ def as_streaming(
     handling: its own ``turn_policy`` and ``turn_vad()`` when it has them, else ``policy`` and
     ``vad`` (the run's defaults)."""
     if callable(getattr(agent, "hear", None)):
-        return agent  # type: ignore[no-any-return]
+        return agent
     own_policy = getattr(agent, "turn_policy", None)
     make_vad = getattr(agent, "turn_vad", None)
     own_vad = make_vad() if callable(make_vad) else None
