@@ -40,6 +40,7 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 
 from voxeval.audio import Audio, rms
+from voxeval.audio.mix import mix_tracks
 from voxeval.benchmarks.scenario import Scenario
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.errors import (
@@ -772,10 +773,7 @@ def run_call(
         user_track = call.line.track(length)
         assistant_track = call.assistant_track(length)
         assert assistant_track is not None
-        bus = AudioBus(BUS_RATE)
-        bus.write("user", user_track, 0.0)
-        bus.write("assistant", assistant_track, 0.0)
-        mixed = bus.mixed(length)
+        mixed = mix_tracks([user_track, assistant_track], source="<bus:mixed>")
     final = tools.final_state() if hasattr(tools, "final_state") else {}
     return CallResult(
         timeline=timeline,
