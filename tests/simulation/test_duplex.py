@@ -242,3 +242,23 @@ def test_frame_and_turn_settings_are_checked() -> None:
     settings = sim.engine_settings()
     assert (settings.frame_ms, settings.patience_s, settings.barge_in_s) == (40, 0.5, None)
     assert settings.turn_policy() == TurnPolicy(patience_ms=500, barge_in_ms=None)
+
+
+def test_a_streaming_agent_that_never_takes_in_the_line_is_a_system_fault() -> None:
+    from voxeval.systems.call import StopSpeaking
+
+    class Stuck:
+        name = "stuck"
+
+        def start(self, scenario: Any, tools: Any) -> Any:
+            return None
+
+        def hear(self, block: Any) -> Any:
+            return StopSpeaking(block.start - 1)
+
+        def utterance_done(self, text: str, fraction: float) -> None:
+            return None
+
+    result = call(ListCaller("hi", []), Stuck())
+    assert result.end_reason == "agent_error"
+    assert result.system_fault is not None and result.system_fault.cause == "malformed_output"

@@ -579,6 +579,12 @@ class _Call:
         later = [t for t in due if t > now]
         return min(later) if later else now + self.frame
 
+    def _stuck(self) -> SystemFault:
+        return SystemFault(
+            f"agent {self.agent_name}: returned actions without taking in the line",
+            cause="malformed_output",
+        )
+
     def _silent(self, deadline: int) -> _CallEnded:
         """The agent said nothing within ``agent_timeout_s`` of the caller's turn end."""
         fault = SystemFault(
@@ -605,7 +611,7 @@ class _Call:
                 self.decided_at = self._aligned(max(start, self._samples(LINE_OPEN_S)))
             if self.mode == "audio" and self.line.effects:
                 self._calibrate(opening)
-            k = 0
+            k = stalled = 0
             while True:
                 now = k * self.frame
                 self._events(now)
@@ -624,6 +630,9 @@ class _Call:
                 )
                 action = self.agent.hear(block)
                 used = frames if action is None else max(0, action.frame - k + 1)
+                stalled = stalled + 1 if used == 0 else 0
+                if stalled > 3:  # acts again and again without taking in the line
+                    raise _CallEnded("agent_error", self._s(now), fault=self._stuck())
                 self.line.record(k, used, samples)
                 k += used
                 if isinstance(action, StopSpeaking):
