@@ -262,3 +262,52 @@ def test_a_streaming_agent_that_never_takes_in_the_line_is_a_system_fault() -> N
     result = call(ListCaller("hi", []), Stuck())
     assert result.end_reason == "agent_error"
     assert result.system_fault is not None and result.system_fault.cause == "malformed_output"
+
+
+class Eager:
+    """A streaming agent that answers 0.2 s into the caller's speech (talking over it) and
+    stops its reply once the caller has gone on talking over it for two frames."""
+
+    name = "eager"
+
+    def __init__(self) -> None:
+        self.run = 0
+        self.answered = False
+        self.was_playing = False
+        self.done: tuple[str, float] | None = None
+
+    def start(self, scenario: Any, tools: Any) -> Any:
+        return None
+
+    def hear(self, block: Any) -> Any:
+        from voxeval.simulation.parties import AgentTurn
+        from voxeval.systems.call import Reply, StopSpeaking
+
+        if block.playing != self.was_playing:
+            self.run, self.was_playing = 0, block.playing
+        if block.speech is None:
+            self.run = 0
+            return None
+        for i, speaking in enumerate(block.speech):
+            self.run = self.run + 1 if speaking else 0
+            if block.playing and self.run >= 2:
+                return StopSpeaking(block.start + i)
+            if not self.answered and not block.playing and self.run >= 10:
+                self.answered = True
+                return Reply(block.start + i, lambda: AgentTurn("sure sure sure"))
+        return None
+
+    def utterance_done(self, text: str, fraction: float) -> None:
+        self.done = (text, fraction)
+
+
+def test_a_streaming_agent_may_talk_over_the_caller_and_decides_its_own_yield() -> None:
+    """Caller 0.1-2.1 (no greeting, the line opens at 0.1); the agent decides after 10 frames
+    (0.3), speaks at 0.3 + 0.8 = 1.1 over the caller and stops 2 frames later (1.14). It says
+    nothing more: timed out 1 s after the caller's turn."""
+    agent = Eager()
+    result = call(ListCaller("one two three four five", []), agent, agent_timeout_s=1.0)
+    assert spans(result, "user")[0] == (0.1, 2.1, False)
+    assert spans(result, "assistant")[0] == (1.1, 1.14, False)  # the caller started first
+    assert agent.done == ("sure sure sure", pytest.approx(0.04 / 1.2))
+    assert (result.end_reason, result.duration_s) == ("agent_timeout", pytest.approx(3.1))

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
 from tests.simulation.helpers import scenario, write_suite
@@ -17,6 +18,7 @@ from voxeval.config import SystemSpec
 from voxeval.providers import create_provider
 from voxeval.simulation.caller_behaviour import ScheduledBehaviour
 from voxeval.simulation.engine import run_call
+from voxeval.simulation.latency import ComponentLatency, LatencyModel
 from voxeval.simulation.parties import CallerTurn
 from voxeval.systems.base import Turn
 from voxeval.systems.call import AgentTurn, LineBlock, Reply, StopSpeaking
@@ -214,3 +216,87 @@ def test_a_cascade_cut_short_keeps_only_the_heard_words_in_its_llm_history(
     answer = [m for m in second if m["role"] == "assistant" and "one two" in str(m["content"])]
     assert answer and answer[-1]["content"] == "one two three"
     assert "four" not in json.dumps(second)
+
+
+@pytest.mark.models
+def test_silero_streams_speech_decisions_frame_by_frame() -> None:
+    from voxeval.providers.speech_renderer import SpeechRenderer
+    from voxeval.simulation.bus import to_rate
+    from voxeval.systems.turn_handling import frame_vad_from
+
+    speech = to_rate(SpeechRenderer("piper:joe")("Hello, I would like to book a visit.")).samples
+    line = np.concatenate([np.zeros(8000, np.float32), speech, np.zeros(16000, np.float32)])
+    vad = frame_vad_from(create_provider("vad", "silero"))
+    decided = np.array(
+        [vad.is_speech(line[i : i + FRAME]) for i in range(0, line.size - FRAME + 1, FRAME)]
+    )
+    head, tail = decided[:20], decided[-30:]  # 0.4 s before, the last 0.6 s after
+    body = decided[25 : 25 + speech.size // FRAME - 10]
+    assert not head.any() and not tail.any()
+    assert body.mean() > 0.7
+
+
+@pytest.mark.models
+@pytest.mark.slow
+def test_a_spoken_cascade_stops_for_a_barge_in_and_remembers_what_was_heard(
+    tmp_path: Path,
+) -> None:
+    """Audio mode, Piper voices, Whisper tiny ASR, streaming Silero VAD: the caller cuts in
+    1 s into the cascade's long answer; the cascade stops within its 300 ms threshold (plus
+    Silero's reaction) and its next LLM request holds only the start of that answer."""
+    from voxeval.providers.speech_renderer import SpeechRenderer
+
+    long_answer = (
+        "Certainly. We have many openings this week on Monday Tuesday Wednesday Thursday and "
+        "Friday in the morning and in the afternoon."
+    )
+
+    def responder(path: str, body: Any) -> FakeResponse:
+        users = sum(1 for m in body["messages"] if m["role"] == "user")
+        return chat_text(long_answer if users == 1 else "Okay, Friday it is.")
+
+    suite = load_scenario_suite(write_suite(tmp_path / "suite", [scenario()]))
+    scene = suite.scenarios[0]
+
+    class Caller:
+        name = "barger"
+        behaviour = ScheduledBehaviour(barge_in_at_s=1.0)
+        barge_in_after_s = None
+
+        def __init__(self) -> None:
+            self.turns = ["Friday please", "Thanks, goodbye."]
+
+        def start(self, scenario: Any) -> CallerTurn:
+            return CallerTurn("I would like to book a visit.")
+
+        def respond(self, agent_audio: Any, agent_text: Any) -> CallerTurn:
+            text = self.turns.pop(0)
+            return CallerTurn(text, end_call=text.startswith("Thanks"))
+
+    voice = SpeechRenderer("piper:joe")
+    with FakeOpenAIServer(responder) as server:
+        llm = create_provider("llm", {"provider": "openai", "base_url": server.url, "model": "m"})
+        agent = CascadeAgent(
+            llm=llm,
+            asr=create_provider("asr", "whisper-tiny-en"),
+            tts=voice,
+            vad=create_provider("vad", "silero"),
+            turn_policy=TurnPolicy(barge_in_ms=300),
+        )
+        result = run_call(
+            scene,
+            Caller(),
+            agent,
+            ToolRuntime(scene, suite.tools),
+            mode="audio",
+            caller_voice=voice,
+            agent_voice=voice,
+            latency_model=LatencyModel(agent=ComponentLatency(kind="fixed", ms=500)),
+        )
+        bodies = [r.body for r in server.requests]
+    cut = [s for s in result.timeline.speech("assistant") if s.intended_text == long_answer]
+    barge = [s for s in result.timeline.speech("user") if s.intended_text == "Friday please"]
+    assert cut and barge and cut[0].interrupted
+    assert 0.3 <= cut[0].end - barge[0].start <= 0.8  # its own threshold, Silero's delay
+    kept = [m["content"] for m in bodies[1]["messages"] if m["role"] == "assistant"]
+    assert kept and kept[-1].startswith("Certainly.") and "afternoon" not in kept[-1]
