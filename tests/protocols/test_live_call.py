@@ -84,7 +84,13 @@ def test_audio_run_writes_tracks(tmp_path: Path) -> None:
         tmp_path,
         trials=1,
         systems=[{"name": "good", "type": "agent", "agent": "scripted"}],
-        simulation={"caller": "scripted", "mode": "audio"},
+        # a fixed agent latency: the noise under the line then meets the same speech in
+        # every run (measured latency would move the agent's turns with the machine's load)
+        simulation={
+            "caller": "scripted",
+            "mode": "audio",
+            "latency_model": {"agent": {"kind": "fixed", "ms": 700}},
+        },
         perturbations=[{"name": "noise", "environment": "street", "snr_db": 20}],
     )
     out = tmp_path / "run"

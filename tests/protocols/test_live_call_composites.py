@@ -116,11 +116,13 @@ def test_system_faults_fail_trials_and_our_failures_leave_the_composite_unclaime
     tmp_path: Path,
 ) -> None:
     crashing_out, breaking_out = tmp_path / "crashing", tmp_path / "breaking"
-    with FakeOpenAIServer(all_threes) as server:
+    with FakeOpenAIServer(all_threes) as server, FakeOpenAIServer(faults.caller_model) as caller:
         config = _with_judge(faults.write_config(tmp_path / "a", ["crashing"]), server.url)
         result = CliRunner().invoke(app, ["run", str(config), "--out", str(crashing_out)])
         assert result.exit_code == 1, result.output  # system faults, --max-failures 0
-        config = faults.write_config(tmp_path / "b", ["wrong-there"], caller="test-breaking")
+        # an LLM caller whose model answers nothing on one scenario: our side fails there
+        caller_llm = {"provider": "openai", "base_url": caller.url, "model": "caller"}
+        config = faults.write_config(tmp_path / "b", ["wrong-there"], caller_llm=caller_llm)
         args = ["run", str(_with_judge(config, server.url)), "--out", str(breaking_out)]
         result = CliRunner().invoke(app, [*args, "--retries", "0"])
         assert result.exit_code == 1, result.output  # our caller broke on one scenario
@@ -140,6 +142,6 @@ def test_system_faults_fail_trials_and_our_failures_leave_the_composite_unclaime
     assert eva_x["not_scored"]["trials"] == 2
     (reason,) = eva_x["not_scored"]["reasons"]
     assert reason.startswith("failed on our side (simulator)")
-    assert "caller model returned nothing" in reason
+    assert "empty answer without ending the call" in reason
     report = (breaking_out / "report" / "summary.md").read_text()
     assert "EVA-X, clean: 2 of 6 planned trials not scored (the design is incomplete)" in report

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from voxeval.audio import Audio
+from voxeval.simulation.caller_behaviour import ScheduledBehaviour
 from voxeval.simulation.parties import AgentTurn, CallerTurn, ToolCallRecord
 from voxeval.simulation.turn_detection import PAUSE_MARKER
 
@@ -66,7 +67,8 @@ class ListCaller:
 
     def __init__(self, opening: str, lines: list[str], barge_in_after_s: float | None = None):
         self.opening, self.lines = opening, list(lines)
-        self.barge_in_after_s = barge_in_after_s
+        # a fixed barge-in point in every agent utterance long enough (the engine reads it)
+        self.behaviour = ScheduledBehaviour(pause_s=PAUSE_S, barge_in_at_s=barge_in_after_s)
         self.heard: list[str | None] = []
 
     def start(self, scenario):  # type: ignore[no-untyped-def]

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from tests.simulation.parties import ListAgent, ListCaller, NoTools, tone_voice
-from voxeval.audio import Audio, rms_db
+from voxeval.audio import Audio, rms, rms_db
 from voxeval.audio.noise_environments import ENVIRONMENTS, environment_noise
 from voxeval.errors import ConfigError
 from voxeval.simulation.engine import run_call
@@ -46,18 +46,28 @@ def test_conditions_parse_compose_and_are_seeded() -> None:
         "persona-elderly_slow",
         "accent-scottish",
     ]
-    assert conditions[0].transform(1) is None
+    assert conditions[0].transform(1) is None and conditions[0].line_effects(1) == []
     assert conditions[3].persona == "elderly_slow" and conditions[3].transform(1) is None
     assert conditions[4].voice == "female,adult,scottish"
-    a, b = conditions[2].transform(7), conditions[2].transform(7)
-    assert a is not None and b is not None
-    assert a(speech()) == b(speech())
-    assert a(speech()) != a.__class__(a.perturbations, 8)(speech())  # another call, other noise
-    noisy = conditions[1].transform(3)
-    assert noisy is not None
-    mixed = noisy(speech())
-    noise = mixed.samples - speech().samples
-    snr = rms_db(speech()) - rms_db(speech().with_samples(noise))
+    # noise and connection act on the caller's whole line in a call, not per utterance
+    assert conditions[2].transform(7) is None
+
+    def line(effects, start=0):  # type: ignore[no-untyped-def]
+        out = speech().samples
+        for effect in effects:
+            effect.calibrate(rms(speech()))
+            out = effect.apply(out, start, 16000)
+        return out
+
+    a, b = conditions[2].line_effects(7), conditions[2].line_effects(7)
+    assert np.array_equal(line(a), line(b))
+    assert not np.array_equal(line(a), line(conditions[2].line_effects(8)))  # other call
+    assert not np.array_equal(line(a), line(conditions[2].line_effects(7), 16000))  # later
+    # the noise under the line is 10 dB below the caller's speech level
+    (noise,) = conditions[1].line_effects(3)
+    noise.calibrate(rms(speech()))
+    alone = noise.apply(np.zeros(16000 * 10, np.float32), 0, 16000)  # one noise block
+    snr = rms_db(speech()) - rms_db(Audio(alone, 16000))
     assert snr == pytest.approx(10.0, abs=0.1)
 
 
@@ -83,7 +93,7 @@ def test_perturbations_touch_only_the_caller_track() -> None:
             latency_model=FIXED,
             caller_voice=tone_voice,
             agent_voice=tone_voice,
-            caller_transform=condition.transform(5),
+            line_effects=condition.line_effects(5),
             seed=5,
         )
 
@@ -151,19 +161,22 @@ def test_reverb_composes_with_noise_added_at_the_microphone() -> None:
             }
         ]
     )
+    # the room acts on each utterance; the noise runs on the whole line after it
     call = far_noisy.transform(3)
     assert isinstance(call, CallerAudioTransform)
-    heard = call(speech())
-    room = call.perturbations[0]
+    (room,) = call.perturbations
     assert isinstance(room, ReverbPerturbation)
+    heard = call(speech())
     reverberant = room.apply(speech(), int(call.call_seeds[0]))
-    assert heard.num_samples == reverberant.num_samples
-    residual = heard.with_samples(heard.samples - reverberant.samples)
-    assert rms_db(reverberant) - rms_db(residual) == pytest.approx(10.0, abs=0.1)
-    # a second utterance: same room, new noise
-    again = call(speech())
-    assert again != heard
-    assert room.apply(speech(), int(call.call_seeds[0])) == reverberant
+    assert heard == reverberant
+    (noise,) = far_noisy.line_effects(3)
+    noise.calibrate(rms(reverberant))
+    # over one whole 10 s noise block the line's noise sits exactly 10 dB under the speech
+    silence = np.zeros(10 * reverberant.rate, np.float32)
+    line_noise = Audio(noise.apply(silence, 0, reverberant.rate), reverberant.rate)
+    assert rms_db(reverberant) - rms_db(line_noise) == pytest.approx(10.0, abs=0.01)
+    # a second utterance: same room, so the same reverberant speech
+    assert call(speech()) == heard
 
 
 def test_playback_changes_what_the_agent_hears_only() -> None:

@@ -48,7 +48,7 @@ def test_an_http_system_holds_a_text_mode_call_through_the_adapter(tmp_path: Pat
         assert isinstance(agent, TurnSystemCall)
         result = run_call(
             scene,
-            ScriptedCaller(),
+            ScriptedCaller(behaviour_kind="none"),  # no drawn pauses: each turn is one request
             agent,
             ToolRuntime(scene, suite.tools),
             mode="text",

@@ -54,7 +54,7 @@ from voxeval.scoring.score import Score
 from voxeval.scoring.simulation_gates import run_gates
 from voxeval.scoring.system_fault import partial_call_score
 from voxeval.simulation.behaviour_choice import behaviour_record
-from voxeval.simulation.engine import EngineSettings, run_call
+from voxeval.simulation.engine import run_call
 from voxeval.simulation.perturbations import Condition, parse_conditions
 from voxeval.simulation.recorder import CALL_FILE, TRACK_FILES, load_call, record_call
 from voxeval.simulation.simulation_config import (
@@ -356,12 +356,10 @@ class LiveCallProtocol:
             caller_voice=caller_voice,
             agent_voice=agent_voice,
             caller_transform=condition.transform(seed) if sim.mode == "audio" else None,
+            line_effects=condition.line_effects(seed) if sim.mode == "audio" else [],
             vad=sim.frame_vad(ctx),
-            settings=EngineSettings(
-                eot_silence_s=sim.eot_silence_ms / 1000,
-                caller_gap_s=sim.caller_gap_ms / 1000,
-                yield_s=sim.yield_ms / 1000,
-            ),
+            agent_vad=sim.agent_vad(ctx) if sim.mode == "audio" else None,
+            settings=sim.engine_settings(),
         )
         return result, caller, agent
 

@@ -28,7 +28,9 @@ def to_rate(audio: Audio, rate: int = BUS_RATE) -> Audio:
 class AudioBus:
     def __init__(self, rate: int = BUS_RATE) -> None:
         self.rate = rate
+        # storage grows geometrically; ``_length`` is how much of it is the track
         self._tracks: dict[str, np.ndarray] = {s: np.zeros(0, np.float32) for s in SPEAKERS}
+        self._length: dict[str, int] = dict.fromkeys(SPEAKERS, 0)
 
     def write(self, speaker: str, audio: Audio, start_s: float, end_s: float | None = None) -> None:
         """Add ``audio`` to ``speaker``'s track from ``start_s``; stop at ``end_s`` if given
@@ -42,18 +44,20 @@ class AudioBus:
         b = a + data.size
         track = self._tracks[speaker]
         if track.size < b:
-            track = np.concatenate([track, np.zeros(b - track.size, np.float32)])
+            grown = np.zeros(max(b, 2 * track.size), np.float32)
+            grown[: track.size] = track
+            track = self._tracks[speaker] = grown
         track[a:b] += data
-        self._tracks[speaker] = track
+        self._length[speaker] = max(self._length[speaker], b)
 
     @property
     def duration(self) -> float:
-        return max(t.size for t in self._tracks.values()) / self.rate
+        return max(self._length.values()) / self.rate
 
     def track(self, speaker: str, length_s: float | None = None) -> Audio:
         """The speaker's track, padded with silence to ``length_s`` (default: the longer one)."""
         n = round((length_s if length_s is not None else self.duration) * self.rate)
-        data = self._tracks[speaker][:n]
+        data = self._tracks[speaker][: min(n, self._length[speaker])]
         return Audio(np.pad(data, (0, n - data.size)), self.rate, f"<bus:{speaker}>")
 
     def mixed(self, length_s: float | None = None) -> Audio:

@@ -1,24 +1,37 @@
-"""The call engine: runs a spoken (or text-only) call between a caller and an agent.
+"""The call engine: a full-duplex phone line between a simulated caller and an agent.
 
-Time model. Every event time is computed, not observed: an utterance occupies the line for its
-audio duration (text-only: its word count at a speaking rate); the agent starts speaking at the
-end of turn its detector heard (speech followed by ``eot_silence_s`` of silence) plus its
-compute time (measured around ``respond`` and speech synthesis, or a configured latency
-model); the caller answers ``caller_gap_s`` after the agent stops. A ``VirtualClock`` jumps
-between events; a ``WallClock`` sleeps until them (external real-time agents).
+Frames. The line moves in frames of ``frame_ms`` (default 20 ms) on the call's clock, in both
+directions: the agent receives the caller's line (speech, backchannels, the continuous
+acoustic environment) frame by frame whether or not it is talking itself, and its own replies
+go out from a frame boundary. An agent either listens to the line itself
+(``StreamingCallAgent``) or answers whole turns and gets turn handling from
+``voxeval.systems.turn_handling`` (streaming VAD, end-of-turn silence and patience, barge-in
+threshold, history of what the caller heard). Nothing about yielding or barging in is a
+constant of the engine: it records what each party did.
 
-Overlaps. A pause inside a caller utterance longer than the silence threshold ends the turn
-early: the agent answers the first part and may be talking when the caller resumes (the agent
-interrupted the user). When the caller talks over the agent — because it resumed, or because
-its persona barges in after ``barge_in_after_s`` of agent speech — the agent yields
-``yield_s`` after the overlap starts: the rest of its audio is cut and its segment is marked
-``interrupted``.
+Time. A ``VirtualClock`` jumps: a stretch where the line is empty (no speech, no noise) is one
+block for the agent, and nothing in between costs time. A ``WallClock`` waits for each
+decision point, so external real-time agents meet a real-time caller. An agent's reply starts
+at the first frame after its decision plus its compute time (measured around its work and
+our rendering of its text, or a configured latency model).
+
+The caller follows its behaviour (``voxeval.simulation.caller_behaviour``): a turn is said as
+its ``SpeakingPlan`` (pieces with silences between them, one caller turn); while an agent
+utterance plays, its ``ListeningPlan`` adds backchannels and a barge-in, which starts the
+caller's next turn having heard only what came before. Otherwise the caller answers
+``caller_gap_s`` after an agent utterance ends that reached past the end of its turn. If the
+agent starts talking over the caller's turn and is still talking ``caller_yield_s`` later, the
+caller gives up the rest of its turn (tau2-bench's full-duplex user yields when talked over
+for 1 s; None: the caller never yields).
+
+Endings: ``user_end_call``, ``agent_end_call``, ``agent_timeout`` (the agent said nothing for
+``agent_timeout_s`` after the caller's turn ended; a pause inside a turn never counts),
+``agent_error`` and ``max_duration``.
 """
 
 from __future__ import annotations
 
 import copy
-import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -26,7 +39,8 @@ from typing import Any, Literal, TypeVar
 
 import numpy as np
 
-from voxeval.audio import Audio
+from voxeval.audio import Audio, rms
+from voxeval.audio.mix import mix_tracks
 from voxeval.benchmarks.scenario import Scenario
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.errors import (
@@ -38,31 +52,53 @@ from voxeval.errors import (
 )
 from voxeval.simulation.bus import BUS_RATE, AudioBus, to_rate
 from voxeval.simulation.call_end import timeline_until_end
+from voxeval.simulation.caller_behaviour import (
+    CallerBehaviour,
+    ListeningPlan,
+    ScheduledBehaviour,
+    SpeakingPlan,
+)
 from voxeval.simulation.clock import Clock, make_clock
 from voxeval.simulation.latency import LatencyModel
-from voxeval.simulation.parties import AgentTurn, CallAgent, Caller, CallerTurn
+from voxeval.simulation.line import CallerLine, LineEffect, LinePiece
+from voxeval.simulation.parties import AgentTurn, Caller, CallerTurn
 from voxeval.simulation.timeline import EndEvent, SpeakerSegment, Timeline, ToolEvent
-from voxeval.simulation.turn_detection import (
-    Chunk,
-    FrameVAD,
-    TurnDetector,
-    Utterance,
-    words_spoken,
-)
+from voxeval.simulation.turn_detection import FrameVAD, TurnDetector, Utterance, words_spoken
+from voxeval.systems.call import LineBlock, Reply, StopSpeaking, StreamingCallAgent
+from voxeval.systems.turn_handling import FrameVAD as StreamingVAD
+from voxeval.systems.turn_handling import TurnPolicy, as_streaming
 
 Renderer = Callable[[str], Audio]
 AudioTransform = Callable[[Audio], Audio]
 Mode = Literal["audio", "text"]
 
+MAX_BLOCK_FRAMES = 250  # longest stretch handed to the agent at once
+LINE_OPEN_S = 0.1  # the caller never speaks in the line's first 100 ms
+
 
 @dataclass(frozen=True)
 class EngineSettings:
-    eot_silence_s: float = 0.7  # agent's end-of-turn silence threshold
+    """Timing of the line and the defaults of adapted agents' turn handling (seconds)."""
+
+    eot_silence_s: float = 0.7  # adapted agents: silence that ends the caller's turn
+    patience_s: float = 0.0  # adapted agents: extra listening before taking the turn
+    barge_in_s: float | None = 0.3  # adapted agents: caller speech that stops their reply
     caller_gap_s: float = 0.6  # caller's pause after the agent stops before answering
-    yield_s: float = 0.3  # agent stops this long after the caller starts talking over it
-    min_overlap_s: float = 0.2  # shorter caller speech over the agent does not make it yield
+    caller_yield_s: float | None = 1.0  # caller stops after being talked over this long
+    frame_ms: float = 20.0
     words_per_s: float = 2.5  # text-only speaking rate
-    pause_s: float = 1.0  # text-only length of a pause marker
+    pause_s: float = 1.0  # pause inside a caller turn (default behaviour, text markers)
+
+    def __post_init__(self) -> None:
+        if not 10.0 <= self.frame_ms <= 100.0:
+            raise ConfigError(f"simulation.frame_ms must be within 10-100, got {self.frame_ms}")
+
+    def turn_policy(self) -> TurnPolicy:
+        return TurnPolicy(
+            eot_silence_ms=self.eot_silence_s * 1000,
+            patience_ms=self.patience_s * 1000,
+            barge_in_ms=None if self.barge_in_s is None else self.barge_in_s * 1000,
+        )
 
 
 @dataclass
@@ -98,20 +134,46 @@ class _CallEnded(Exception):
 _NOT_AGENT_FAULTS = (HarnessFault, ConfigError, ProviderUnavailable)
 
 
-@dataclass
-class _Played:
-    """One agent turn on the line (not yet committed to the timeline and bus)."""
+@dataclass(eq=False)
+class _Spoken:
+    """One agent utterance on the line (sample times)."""
 
     turn: AgentTurn
     index: int
     utterance: Utterance
-    onset: float
-    end: float
-    interrupted: bool = False
+    onset: int
+    length: int
+    stop: int | None = None  # the agent stopped here (it yielded)
+    transcript: str = ""
+    plan: list[tuple[int, str, str]] = field(default_factory=list)  # caller's reactions
 
-    def heard_fraction(self) -> float:
-        full = self.utterance.duration
-        return 1.0 if full <= 0 else min(1.0, (self.end - self.onset) / full)
+    @property
+    def end(self) -> int:
+        return self.onset + self.length if self.stop is None else self.stop
+
+    def fraction(self) -> float:
+        return 1.0 if self.length <= 0 else min(1.0, (self.end - self.onset) / self.length)
+
+    def heard_text(self) -> str:
+        text = self.turn.text or ""
+        return text if self.stop is None else words_spoken(text, self.fraction())
+
+
+class _TimedTools:
+    """The scenario's tools with the moment of each call noted (observed tool-call times)."""
+
+    def __init__(self, tools: Any) -> None:
+        self._tools = tools
+        self.stamps: dict[int, float] = {}
+
+    def call(self, *args: Any, **kwargs: Any) -> Any:
+        stamp = time.perf_counter()
+        record = self._tools.call(*args, **kwargs)
+        self.stamps[id(record)] = stamp
+        return record
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._tools, name)
 
 
 class _Call:
@@ -119,7 +181,7 @@ class _Call:
         self,
         scenario: Scenario,
         caller: Caller,
-        agent: CallAgent,
+        agent: Any,
         tools: ToolRuntime,
         *,
         mode: Mode,
@@ -130,15 +192,19 @@ class _Call:
         caller_voice: Renderer | None,
         agent_voice: Renderer | None,
         caller_transform: AudioTransform | None,
+        line_effects: list[LineEffect],
         vad: FrameVAD | None,
+        agent_vad: StreamingVAD | None,
         settings: EngineSettings,
         clock: Clock,
     ) -> None:
         if mode not in ("audio", "text"):
             raise ConfigError(f"simulation.mode must be 'audio' or 'text', got {mode!r}")
-        self.scenario, self.caller, self.agent, self.tools = scenario, caller, agent, tools
+        self.scenario, self.caller, self.tools = scenario, caller, _TimedTools(tools)
+        self.agent_name = str(getattr(agent, "name", "agent"))
+        self.agent: StreamingCallAgent = as_streaming(agent, settings.turn_policy(), agent_vad)
         self.mode, self.latency, self.settings, self.clock = mode, latency, settings, clock
-        self.max_duration_s, self.agent_timeout_s = max_duration_s, agent_timeout_s
+        self.agent_timeout_s = agent_timeout_s
         self.rng = np.random.default_rng(seed)
         self.caller_voice, self.agent_voice = caller_voice, agent_voice
         self.caller_transform = caller_transform
@@ -148,38 +214,117 @@ class _Call:
             words_per_s=settings.words_per_s,
             pause_s=settings.pause_s,
         )
-        self.bus = AudioBus(BUS_RATE) if mode == "audio" else None
-        self.timeline = Timeline()
-        self.user_turns = 0
-        self.agent_turns = 0
-        self.agent_detects_turns = bool(getattr(agent, "detects_turns", False))
+        self.rate = BUS_RATE
+        self.frame = max(1, round(settings.frame_ms / 1000 * self.rate))
+        self.max_samples = round(max_duration_s * self.rate)
+        self.max_duration_s = max_duration_s
+        self.line = CallerLine(mode, self.frame, self.rate, list(line_effects))
+        self.agent_bus = AudioBus(BUS_RATE) if mode == "audio" else None
         self.agent_reports_latency = bool(getattr(agent, "reports_latency", False))
+        self._fallback_behaviour = ScheduledBehaviour(pause_s=settings.pause_s)
+        self.timeline = Timeline()
+        self.spoken: list[_Spoken] = []
+        self.pending: _Spoken | None = None
+        self.playing: _Spoken | None = None
+        self.agent_turns = 0
+        self.user_turns = 0
+        # caller state
+        self.decided: CallerTurn | None = None  # its next turn, decided, not yet said
+        self.decided_at: int | None = None  # when it starts saying it
+        self.turn_end: int | None = None  # end of the turn it is saying (None: not speaking)
+        self.turn_pieces: list[LinePiece] = []
+        self.awaiting = False  # finished a turn, waits for the agent
+        self.last_turn_end = 0
+        self.hangs_up = False
+        self.heard: list[_Spoken] = []  # agent speech since its last decision
+        self.yield_at: int | None = None
+        self.last_agent_end = 0
+
+    @property
+    def behaviour(self) -> CallerBehaviour:
+        """The caller's own behaviour, read each time (a caller rebuilds it at ``start()``,
+        e.g. for the scenario's language); a caller without one pauses only where its text
+        marks a pause and never barges in or backchannels."""
+        own = getattr(self.caller, "behaviour", None)
+        return own if own is not None else self._fallback_behaviour
+
+    def _speaking_plan(self, text: str) -> SpeakingPlan:
+        return _ours("simulator", "caller speaking plan", self.behaviour.speaking_plan, text)
+
+    def _listening_plan(self, text: str, duration_s: float) -> ListeningPlan:
+        plan: ListeningPlan = _ours(
+            "simulator", "caller listening plan", self.behaviour.listening_plan, text, duration_s
+        )
+        return plan
+
+    # ---------------------------------------------------------------- time helpers
+    def _s(self, sample: int) -> float:
+        return sample / self.rate
+
+    def _samples(self, seconds: float) -> int:
+        return round(seconds * self.rate)
+
+    def _frame_ceil(self, sample: int) -> int:
+        return -(-sample // self.frame)
+
+    def _aligned(self, sample: int) -> int:
+        """The first frame boundary at or after ``sample`` (speech goes out in frames)."""
+        return self._frame_ceil(sample) * self.frame
 
     # ---------------------------------------------------------------- rendering
-    def _caller_utterances(self, turn: CallerTurn) -> tuple[Utterance, Utterance]:
-        """(what the caller said, what the agent hears after perturbations)."""
-        if self.mode == "text":
-            rate = float(getattr(self.caller, "speech_rate", 1.0))
-            utt = self.detector.from_text(turn.text, rate_factor=rate)
-            return utt, utt
-        audio = turn.audio
+    def _caller_pieces(self, turn: CallerTurn, start: int, backchannel: bool = False) -> None:
+        """Place the caller's ``turn`` on the line from ``start`` (its speaking plan)."""
+        if turn.audio is not None and self.mode == "audio":
+            parts: list[tuple[str, float]] = [(turn.text, 0.0)]
+        else:
+            plan = self._speaking_plan(turn.text)
+            pauses = (*plan.pauses_s, 0.0)
+            parts = list(zip(plan.pieces, pauses, strict=True))
+        t = start
+        index = self.user_turns if not backchannel else max(0, self.user_turns - 1)
+        placed: list[LinePiece] = []
+        rate_factor = float(getattr(self.caller, "speech_rate", 1.0))
+        for n, (text, pause) in enumerate(parts):
+            if self.mode == "text":
+                words = max(1, len(text.split()))
+                length = self._samples(words / (self.settings.words_per_s * rate_factor))
+                piece = LinePiece(t, length, text, index, None, backchannel, n == 0)
+            else:
+                samples = self._caller_audio(turn if len(parts) == 1 else None, text)
+                if samples is None:
+                    continue
+                piece = LinePiece(t, samples.size, text, index, samples, backchannel, n == 0)
+            placed.append(piece)
+            t = piece.start + piece.length + self._samples(pause)
+        if not placed:
+            raise HarnessFault(
+                f"the caller's turn contains no speech: {turn.text!r}",
+                component="renderer" if self.mode == "audio" else "simulator",
+            )
+        for piece in placed:
+            self.line.add(piece)
+        if not backchannel:
+            self.turn_pieces = placed
+            self.turn_end = placed[-1].end
+            self.user_turns += 1
+
+    def _caller_audio(self, turn: CallerTurn | None, text: str) -> np.ndarray | None:
+        audio = turn.audio if turn is not None else None
         if audio is None:
             if self.caller_voice is None:
                 raise ConfigError("audio mode needs a caller voice (simulation.caller_voice)")
-            audio = _ours("renderer", "caller voice", self.caller_voice, turn.text)
-        clean = self.detector.from_audio(to_rate(audio), turn.text)
-        if clean.audio is None or not clean.chunks:
-            return clean, clean
-        heard_audio = clean.audio
+            audio = _ours("renderer", "caller voice", self.caller_voice, text)
+        clean = self.detector.from_audio(to_rate(audio), text)
+        if clean.audio is None or clean.duration <= 0:
+            return None
+        heard = clean.audio
         if self.caller_transform is not None:
-            perturbed = _ours(
-                "perturbation", "caller transform", self.caller_transform, clean.audio
-            )
-            heard_audio = to_rate(perturbed)
-        groups = self.detector.group(self.detector.speech_runs(heard_audio))
-        chunks = tuple(Chunk(a, b) for a, b in groups) or clean.chunks
-        heard = Utterance(heard_audio.duration, chunks, heard_audio, turn.text)
-        return clean, heard
+            perturbed = _ours("perturbation", "caller transform", self.caller_transform, heard)
+            heard = to_rate(perturbed)
+        samples = heard.samples.astype(np.float32)[: clean.audio.num_samples]
+        for effect in self.line.effects:
+            effect.calibrate(rms(clean.audio))
+        return samples
 
     def _agent_utterance(self, turn: AgentTurn) -> tuple[Utterance | None, float]:
         """The agent's speech and the seconds spent synthesising it (part of its latency)."""
@@ -200,43 +345,63 @@ class _Call:
         return (utt if utt.chunks else None), spent
 
     # ---------------------------------------------------------------- agent side
-    def _agent_turn(
-        self, call: Callable[[], AgentTurn | None], eot: float, wait_at: float | None = None
-    ) -> _Played | None:
-        """Run one agent decision at end-of-turn ``eot``; None when it chose not to speak.
-        ``wait_at``: when to hand the audio over (real-time streaming agents get it as soon as
-        the caller starts speaking)."""
-        self.clock.wait_until(eot if wait_at is None else wait_at)
+    def _agent_acts(self, produce: Callable[[], AgentTurn | None], at: int) -> None:
+        """The agent took the turn at sample ``at``: run its work, schedule its speech."""
+        self.clock.wait_until(self._s(at))
         t0 = time.perf_counter()
+        self.tools.stamps.clear()
         try:
-            turn = call()
+            turn = produce()
         except _NOT_AGENT_FAULTS:
             raise
         except Exception as exc:  # the agent failed: the call ends, scored as a failure
-            fault = classify_system_fault(exc, f"agent {self.agent.name}")
+            fault = classify_system_fault(exc, f"agent {self.agent_name}")
             reason = "agent_timeout" if fault.cause == "timeout" else "agent_error"
-            raise _CallEnded(reason, eot, fault=fault) from exc
+            raise _CallEnded(reason, self._s(at), fault=fault) from exc
         measured = time.perf_counter() - t0
         if turn is None:
-            return None
+            self.agent.utterance_done("", 0.0)
+            return
+        if turn.heard:
+            self._user_transcript(turn.heard)
         try:
             utt, render_s = self._agent_utterance(turn)
         except _NOT_AGENT_FAULTS:
             raise  # e.g. our renderer failed on the agent's text
         except Exception as exc:  # the agent's own audio cannot be played
             fault = SystemFault(
-                f"agent {self.agent.name}: unusable audio: {type(exc).__name__}: {exc}",
+                f"agent {self.agent_name}: unusable audio: {type(exc).__name__}: {exc}",
                 cause="malformed_output",
             )
-            raise _CallEnded("agent_error", eot, fault=fault) from exc
+            raise _CallEnded("agent_error", self._s(at), fault=fault) from exc
         base = turn.compute_s if self.agent_reports_latency else measured + turn.compute_s
         delay = self.latency.agent_delay(base + render_s, len(turn.tool_calls), self.rng)
         if self.clock.kind == "wall" and not self.agent_reports_latency:
-            delay = max(delay, self.clock.now() - eot)
+            delay = max(delay, self.clock.now() - self._s(at))
+        self._tool_events(turn, at, t0, delay)
+        onset = self._aligned(at + self._samples(delay))
+        if utt is None:
+            self.agent.utterance_done(turn.text or "", 0.0)
+            if turn.end_call:  # hung up without a word
+                raise _CallEnded("agent_end_call", self._s(onset))
+            return
+        self.pending = _Spoken(turn, self.agent_turns, utt, onset, self._samples(utt.duration))
+        self.agent_turns += 1
+
+    def _tool_events(self, turn: AgentTurn, at: int, t0: float, delay: float) -> None:
+        """Tool calls at their observed times (measured agents calling our tools), else spread
+        over the agent's modelled working time."""
+        n = len(turn.tool_calls)
+        observed = self.latency.agent.kind == "measured"
         for k, record in enumerate(turn.tool_calls):
+            stamp = self.tools.stamps.get(id(record))
+            if observed and stamp is not None:
+                t = self._s(at) + (stamp - t0)
+            else:
+                t = self._s(at) + delay * (k + 1) / (n + 1)
             self.timeline.tools.append(
                 ToolEvent(
-                    t=eot + delay * (k + 1) / (len(turn.tool_calls) + 1),
+                    t=t,
                     turn=self.agent_turns,
                     name=record.name,
                     arguments=dict(record.arguments),
@@ -246,213 +411,323 @@ class _Call:
                     error=record.error,
                 )
             )
-        if utt is None and not turn.end_call:
-            raise self._silent(eot)
-        if delay > self.agent_timeout_s:
-            raise self._silent(eot)
-        onset = eot + delay
-        if utt is None:  # hung up without a word
-            raise _CallEnded("agent_end_call", onset)
-        played = _Played(turn, self.agent_turns, utt, onset, onset + utt.duration)
-        self.agent_turns += 1
-        return played
 
-    def _silent(self, eot: float) -> _CallEnded:
-        """The agent said nothing within ``agent_timeout_s`` of the caller's turn end."""
-        fault = SystemFault(
-            f"agent {self.agent.name}: no answer within {self.agent_timeout_s:g} s",
-            cause="timeout",
-        )
-        return _CallEnded("agent_timeout", eot + self.agent_timeout_s, fault=fault)
+    def _user_transcript(self, heard: str) -> None:
+        """What the agent heard of the caller's latest turn (its ASR), for STT metrics."""
+        firsts = [p for p in self.line.pieces if p.first_of_turn and not p.backchannel]
+        if firsts:
+            piece = firsts[-1]
+            piece.transcript = f"{piece.transcript} {heard}".strip()
 
-    def _commit_agent(self, played: _Played, transcript: str = "") -> None:
-        text = played.turn.text or ""
-        self.timeline.segments.append(
-            SpeakerSegment(
-                "assistant",
-                played.onset,
-                played.end,
-                played.index,
-                intended_text=text,
-                transcript=transcript,
-                interrupted=played.interrupted,
-            )
-        )
-        if self.bus is not None and played.utterance.audio is not None:
-            self.bus.write("assistant", played.utterance.audio, played.onset, played.end)
+    def _start_playing(self, at: int) -> None:
+        spoken = self.pending
+        assert spoken is not None
+        self.pending, self.playing = None, spoken
+        if self.turn_end is not None and self.settings.caller_yield_s is not None:
+            # the agent talks over the caller's turn
+            self.yield_at = at + self._samples(self.settings.caller_yield_s)
+        elif self.turn_end is None:
+            plan = self._listening_plan(spoken.turn.text or "", self._s(spoken.length))
+            for bc in plan.backchannels:
+                spoken.plan.append((at + self._samples(bc.at_s), "backchannel", bc.text))
+            if plan.barge_in is not None:
+                spoken.plan.append((at + self._samples(plan.barge_in.at_s), "barge", ""))
+            spoken.plan.sort()
 
-    def _answer(self, clean: Utterance, heard: Utterance, u0: float) -> list[_Played]:
-        """The agent answers each chunk of the caller's turn it detected as a turn end."""
-        chunks: tuple[Chunk, ...] = heard.chunks
-        if self.agent_detects_turns:  # the agent finds turn ends itself: it gets the whole turn
-            chunks = (Chunk(0.0, heard.duration, heard.text),)
-        first_seg = len(self.timeline.segments)
-        for n, c in enumerate(clean.chunks):
-            self.timeline.segments.append(
-                SpeakerSegment(
-                    "user",
-                    u0 + c.start,
-                    u0 + c.end,
-                    self.user_turns,
-                    intended_text=c.text if self.mode == "text" else (clean.text if n == 0 else ""),
-                )
+    def _stop_playing(self, at: int, yielded: bool) -> None:
+        spoken = self.playing
+        assert spoken is not None
+        if yielded and at < spoken.onset + spoken.length:
+            spoken.stop = at
+        self.playing = None
+        self.spoken.append(spoken)
+        self.heard.append(spoken)
+        self.last_agent_end = spoken.end
+        self.yield_at = None
+        if self.agent_bus is not None and spoken.utterance.audio is not None:
+            self.agent_bus.write(
+                "assistant", spoken.utterance.audio, self._s(spoken.onset), self._s(spoken.end)
             )
-        if self.bus is not None and heard.audio is not None:
-            self.bus.write("user", heard.audio, u0)
-        self.user_turns += 1
-        played: list[_Played] = []
-        heard_texts: list[str] = []
-        last_end = -1.0
-        for i, chunk in enumerate(chunks):
-            eot = u0 + chunk.end + (0.0 if self.agent_detects_turns else self.detector.silence_s)
-            eot = max(eot, last_end)
-            if eot > self.max_duration_s:
-                raise _CallEnded("max_duration", self.max_duration_s)
-            audio_in = (
-                heard.audio.slice(chunk.start, chunk.end) if heard.audio is not None else None
-            )
-            text_in = chunk.text if self.mode == "text" else None
-            streams = self.clock.kind == "wall" and self.agent_reports_latency
-            part = self._agent_turn(
-                functools.partial(self.agent.respond, audio_in, text_in),
-                eot,
-                wait_at=u0 + chunk.start if streams else None,
-            )
-            if part is None:
-                raise self._silent(eot)
-            heard_texts.append(part.turn.heard or "")
-            for later in chunks[i + 1 :]:  # caller resumes over the agent: the agent yields
-                s, e = u0 + later.start, u0 + later.end
-                overlap_start = max(part.onset, s)
-                if s < part.end and e - overlap_start >= self.settings.min_overlap_s:
-                    cut = overlap_start + self.settings.yield_s
-                    if cut < part.end:
-                        # barged in on only if the caller started after the agent did
-                        part.end, part.interrupted = cut, s > part.onset
-                    break
-            played.append(part)
-            last_end = part.end
-            if part.turn.end_call:
-                break
-        self._set_user_transcripts(first_seg, len(clean.chunks), heard_texts)
-        for part in played[:-1]:
-            self._commit_agent(part)
-        return played
-
-    def _set_user_transcripts(self, first: int, count: int, heard: list[str]) -> None:
-        if self.mode == "text" and count == len(heard):  # text: one intended text per chunk
-            pairs = list(zip(range(first, first + count), heard, strict=True))
-        else:  # audio: the turn's intended text sits on its first segment, so its transcript too
-            pairs = [(first, " ".join(h for h in heard if h))] if count else []
-        for idx, text in pairs:
-            if text:
-                self.timeline.segments[idx] = replace(self.timeline.segments[idx], transcript=text)
+        if spoken.turn.end_call:
+            raise _CallEnded("agent_end_call", self._s(spoken.end))
+        self.agent.utterance_done(spoken.turn.text or "", spoken.fraction())
+        answered = self.awaiting and spoken.end > self.last_turn_end
+        if answered and self.decided is None:
+            self._caller_decides(spoken.end)
+        elif self.decided is not None:
+            # a turn already decided (the opening, or one held while the agent spoke) is
+            # said a gap after the agent stops
+            after = self._aligned(spoken.end + self._samples(self.settings.caller_gap_s))
+            self.decided_at = max(self.decided_at or 0, after)
 
     # ---------------------------------------------------------------- caller side
-    def _caller_hears(self, last: _Played, earlier: list[_Played]) -> tuple[Audio | None, str]:
-        parts = [*earlier, last]
-        text = " ".join(
-            words_spoken(p.turn.text or "", p.heard_fraction())
-            if p.interrupted
-            else p.turn.text or ""
-            for p in parts
-        ).strip()
+    def _what_caller_heard(self, until: int | None = None) -> tuple[Audio | None, str]:
+        """The agent speech the caller heard since its last decision (``until``: it is
+        barging in on the agent's current utterance at that sample)."""
+        parts = list(self.heard)
+        if until is not None and self.playing is not None:
+            parts.append(self.playing)
+        texts = []
+        for p in parts:
+            if until is not None and p is self.playing:
+                frac = (until - p.onset) / p.length if p.length else 1.0
+                texts.append(words_spoken(p.turn.text or "", frac))
+            else:
+                texts.append(p.heard_text())
+        text = " ".join(t for t in texts if t).strip()
         if self.mode == "text":
             return None, text
         pieces: list[np.ndarray] = []
-        gap = np.zeros(round(0.3 * BUS_RATE), np.float32)
+        gap = np.zeros(round(0.3 * self.rate), np.float32)
         for p in parts:
-            if p.utterance.audio is not None:
-                pieces += [p.utterance.audio.slice(0, p.end - p.onset).samples, gap]
-        audio = Audio(np.concatenate(pieces) if pieces else gap, BUS_RATE, "<agent speech>")
+            if p.utterance.audio is None:
+                continue
+            end = p.end if until is None else min(p.end, until)
+            pieces += [p.utterance.audio.samples[: max(0, end - p.onset)], gap]
+        audio = Audio(np.concatenate(pieces) if pieces else gap, self.rate, "<agent speech>")
         return audio, text
 
-    def _caller_turn(self, played: list[_Played]) -> tuple[CallerTurn, float]:
-        """The caller's next turn and when it starts; commits the agent's last turn."""
-        last = played[-1]
-        patience = getattr(self.caller, "barge_in_after_s", None)
-        barge = None
-        if patience is not None and last.end - last.onset > patience + self.settings.min_overlap_s:
-            barge = last.onset + float(patience)
-            last.end = min(last.end, barge + self.settings.yield_s)
-            last.interrupted = True
-        audio, text = self._caller_hears(last, played[:-1] if barge is None else [])
-        if barge is not None:  # the caller only heard up to the moment it cut in
-            text = words_spoken(
-                last.turn.text or "", (barge - last.onset) / last.utterance.duration
-            )
-            if audio is not None:
-                audio = audio.slice(0, barge - last.onset)
-        self.clock.wait_until(last.end if barge is None else barge)
+    def _caller_decides(self, at: int, barge: bool = False) -> None:
+        """The caller decides its next turn at ``at`` (after hearing the agent)."""
+        self.clock.wait_until(self._s(at))
+        audio, text = self._what_caller_heard(at if barge else None)
         t0 = time.perf_counter()
         turn = _ours("simulator", f"caller {self.caller.name}", self.caller.respond, audio, text)
         measured = time.perf_counter() - t0 + turn.compute_s
-        self._commit_agent(last, turn.heard or "")
-        if barge is not None:
-            return turn, barge
+        last = self.playing if barge else (self.heard[-1] if self.heard else None)
+        if turn.heard and last is not None:
+            last.transcript = turn.heard
+        self.heard = []
+        self.decided = turn
+        if barge:
+            return
         start = (
-            last.end + self.settings.caller_gap_s + self.latency.caller_delay(measured, self.rng)
+            at
+            + self._samples(self.settings.caller_gap_s)
+            + self._samples(self.latency.caller_delay(measured, self.rng))
         )
         if self.clock.kind == "wall":
-            start = max(start, self.clock.now())
-        return turn, start
+            start = max(start, self._samples(self.clock.now()))
+        self.decided_at = self._aligned(start)
+
+    def _caller_speaks(self, at: int) -> None:
+        turn = self.decided
+        assert turn is not None
+        self.decided, self.decided_at = None, None
+        self.awaiting = False
+        self.heard = []
+        self._caller_pieces(turn, at)
+        self.hangs_up = turn.end_call
+
+    def _caller_turn_over(self) -> None:
+        assert self.turn_end is not None
+        self.last_turn_end = self.turn_end
+        self.turn_end = None
+        self.turn_pieces = []
+        self.awaiting = True
+        if self.hangs_up:
+            raise _CallEnded("user_end_call", self._s(self.last_turn_end))
+
+    def _caller_yields(self, at: int) -> None:
+        self.yield_at = None
+        if self.turn_end is None or self.turn_end <= at:
+            return
+        self.line.cut(at)
+        kept = [p.end for p in self.turn_pieces if any(p is q for q in self.line.pieces)]
+        self.turn_end = min(at, max(kept)) if kept else at
+
+    # ---------------------------------------------------------------- events
+    def _deadline(self) -> int | None:
+        """When the agent's silence after the caller's turn becomes a timeout."""
+        if not self.awaiting or self.playing is not None or self.decided is not None:
+            return None
+        silent_since = max(self.last_turn_end, self.last_agent_end)
+        return silent_since + self._samples(self.agent_timeout_s)
+
+    def _events(self, now: int) -> None:
+        """Everything due at sample ``now`` (a frame boundary), in a fixed order."""
+        if now >= self.max_samples:
+            raise _CallEnded("max_duration", self.max_duration_s)
+        deadline = self._deadline()
+        late = self.pending is None or self.pending.onset > (deadline or 0)
+        if deadline is not None and deadline <= now and late:
+            raise self._silent(deadline)
+        if self.playing is not None and self.playing.onset + self.playing.length <= now:
+            self._stop_playing(self.playing.onset + self.playing.length, yielded=False)
+        if self.playing is not None and self.yield_at is not None and self.yield_at <= now:
+            self._caller_yields(now)
+        if self.turn_end is not None and self.turn_end <= now:
+            self._caller_turn_over()
+        if self.pending is not None and self.pending.onset <= now and self.playing is None:
+            self._start_playing(now)
+        playing = self.playing
+        while playing is not None and playing.plan and playing.plan[0][0] <= now:
+            _, kind, text = playing.plan.pop(0)
+            if kind == "backchannel" and self.turn_end is None and self.decided is None:
+                self._caller_pieces(CallerTurn(text), now, backchannel=True)
+            elif kind == "barge" and self.turn_end is None:
+                if self.decided is None:
+                    self._caller_decides(now, barge=True)
+                self._caller_speaks(now)  # cuts in: talks over the agent
+                playing.plan.clear()
+        if self.decided_at is not None and self.decided_at <= now:
+            if self.playing is None:
+                self._caller_speaks(now)
+            else:  # the agent is talking: the caller holds its turn until it stops
+                self.decided_at = None
+
+    def _next_event(self, now: int) -> int:
+        """The next sample after ``now`` at which something is due."""
+        due = [self.max_samples]
+        if self.pending is not None:
+            due.append(self.pending.onset)
+        if self.playing is not None:
+            due.append(self.playing.onset + self.playing.length)
+            due += [t for t, _, _ in self.playing.plan]
+        for t in (self.yield_at, self.turn_end, self.decided_at, self._deadline()):
+            if t is not None:
+                due.append(t)
+        due += self.line.boundaries_after(now)
+        later = [t for t in due if t > now]
+        return min(later) if later else now + self.frame
+
+    def _stuck(self) -> SystemFault:
+        return SystemFault(
+            f"agent {self.agent_name}: returned actions without taking in the line",
+            cause="malformed_output",
+        )
+
+    def _silent(self, deadline: int) -> _CallEnded:
+        """The agent said nothing within ``agent_timeout_s`` of the caller's turn end."""
+        fault = SystemFault(
+            f"agent {self.agent_name}: no answer within {self.agent_timeout_s:g} s",
+            cause="timeout",
+        )
+        return _CallEnded("agent_timeout", self._s(deadline), fault=fault)
 
     # ---------------------------------------------------------------- main loop
     def run(self) -> _CallEnded:
         """Play the call to its end; how it ended. Faults on our side (caller, renderers)
         raise ``HarnessFault``: there is no call to score, the runner retries it."""
         try:
-            greeting = self._agent_turn(lambda: self.agent.start(self.scenario, self.tools), 0.0)
+            self._agent_acts(lambda: self.agent.start(self.scenario, self.tools), 0)  # type: ignore[arg-type]
             t0 = time.perf_counter()
-            turn = _ours(
+            opening = _ours(
                 "simulator", f"caller {self.caller.name}", self.caller.start, self.scenario
             )
-            measured = time.perf_counter() - t0 + turn.compute_s
-            if greeting is not None:
-                turn, start = self._after_greeting(greeting, turn)
-            else:
-                start = self.latency.caller_delay(measured, self.rng)
+            measured = time.perf_counter() - t0 + opening.compute_s
+            self.decided = opening
+            self.awaiting = True
+            if self.pending is None:  # no greeting: the caller opens
+                start = self._samples(self.latency.caller_delay(measured, self.rng))
+                self.decided_at = self._aligned(max(start, self._samples(LINE_OPEN_S)))
+            if self.mode == "audio" and self.line.effects:
+                self._calibrate(opening)
+            k = stalled = 0
             while True:
-                if start >= self.max_duration_s:
-                    raise _CallEnded("max_duration", self.max_duration_s)
-                clean, heard = self._caller_utterances(turn)
-                if turn.end_call:
-                    self._place_user(clean, heard, start)
-                    raise _CallEnded("user_end_call", start + clean.duration)
-                if not clean.chunks:
-                    raise HarnessFault(
-                        f"the caller's turn contains no speech: {turn.text!r}",
-                        component="renderer" if self.mode == "audio" else "simulator",
-                    )
-                played = self._answer(clean, heard, start)
-                if played[-1].turn.end_call:
-                    self._commit_agent(played[-1])
-                    raise _CallEnded("agent_end_call", played[-1].end)
-                turn, start = self._caller_turn(played)
+                now = k * self.frame
+                self._events(now)
+                nxt = self._frame_ceil(self._next_event(now))
+                frames = max(1, min(nxt - k, MAX_BLOCK_FRAMES))
+                samples, speech, words = self.line.block(k, frames)
+                block = LineBlock(
+                    k,
+                    frames,
+                    self.frame,
+                    self.rate,
+                    samples,
+                    speech,
+                    words,
+                    playing=self.playing is not None,
+                )
+                action = self.agent.hear(block)
+                used = frames if action is None else max(0, action.frame - k + 1)
+                stalled = stalled + 1 if used == 0 else 0
+                if stalled > 3:  # acts again and again without taking in the line
+                    raise _CallEnded("agent_error", self._s(now), fault=self._stuck())
+                self.line.record(k, used, samples)
+                k += used
+                if isinstance(action, StopSpeaking):
+                    if self.playing is not None:
+                        self._stop_playing(k * self.frame, yielded=True)
+                elif isinstance(action, Reply):
+                    self._agent_acts(action.produce, k * self.frame)
         except _CallEnded as end:
             return end
 
-    def _after_greeting(self, greeting: _Played, opening: CallerTurn) -> tuple[CallerTurn, float]:
-        """The caller waits for the greeting, then says its opening line (already decided)."""
-        self._commit_agent(greeting)
-        if greeting.turn.end_call:
-            raise _CallEnded("agent_end_call", greeting.end)
-        return opening, greeting.end + self.settings.caller_gap_s
+    def _calibrate(self, opening: CallerTurn) -> None:
+        """Set the level of SNR-defined line effects from the caller's opening line."""
+        if opening.audio is not None:
+            level = rms(to_rate(opening.audio))
+        else:
+            if self.caller_voice is None:
+                raise ConfigError("audio mode needs a caller voice (simulation.caller_voice)")
+            text = self._speaking_plan(opening.text).text
+            audio = _ours("renderer", "caller voice", self.caller_voice, text)
+            trimmed = self.detector.from_audio(to_rate(audio), text).audio
+            level = rms(trimmed) if trimmed is not None and trimmed.num_samples else 0.1
+        for effect in self.line.effects:
+            effect.calibrate(level)
 
-    def _place_user(self, clean: Utterance, heard: Utterance, u0: float) -> None:
-        for c in clean.chunks:
-            self.timeline.segments.append(
-                SpeakerSegment("user", u0 + c.start, u0 + c.end, self.user_turns, clean.text)
+    # ---------------------------------------------------------------- result
+    def segments(self) -> list[SpeakerSegment]:
+        spoken = list(self.spoken)
+        for live in (self.playing,):
+            if live is not None:
+                spoken.append(live)
+        segs: list[SpeakerSegment] = []
+        caller_starts = [p.start for p in self.line.pieces]
+        for s in spoken:
+            interrupted = s.stop is not None and any(s.onset < c <= s.stop for c in caller_starts)
+            segs.append(
+                SpeakerSegment(
+                    "assistant",
+                    self._s(s.onset),
+                    self._s(s.end),
+                    s.index,
+                    intended_text=s.turn.text or "",
+                    transcript=s.transcript,
+                    interrupted=interrupted,
+                )
             )
-        if self.bus is not None and heard.audio is not None:
-            self.bus.write("user", heard.audio, u0)
-        self.user_turns += 1
+        texts: dict[int, list[LinePiece]] = {}
+        for p in self.line.pieces:
+            if not p.backchannel:
+                texts.setdefault(p.turn, []).append(p)
+        for p in self.line.pieces:
+            if self.mode == "text" or p.backchannel:
+                intended = p.text
+            else:
+                turn_pieces = texts.get(p.turn, [])
+                intended = " ".join(q.text for q in turn_pieces) if p is turn_pieces[0] else ""
+            segs.append(
+                SpeakerSegment(
+                    "user",
+                    self._s(p.start),
+                    self._s(p.end),
+                    p.turn,
+                    intended_text=intended,
+                    transcript=p.transcript,
+                    interrupted=p.cut is not None and p.cut < p.start + p.length,
+                    backchannel=p.backchannel,
+                )
+            )
+        return segs
+
+    def assistant_track(self, length: float) -> Audio | None:
+        bus = self.agent_bus
+        if bus is None:
+            return None
+        p = self.playing
+        if p is not None and p.utterance.audio is not None:
+            bus.write("assistant", p.utterance.audio, self._s(p.onset), self._s(p.end))
+        return bus.track("assistant", length)
 
 
 def run_call(
     scenario: Scenario,
     caller: Caller,
-    agent: CallAgent,
+    agent: Any,
     tools: ToolRuntime,
     *,
     mode: Mode = "audio",
@@ -463,14 +738,19 @@ def run_call(
     caller_voice: Renderer | None = None,
     agent_voice: Renderer | None = None,
     caller_transform: AudioTransform | None = None,
+    line_effects: list[LineEffect] | None = None,
     vad: FrameVAD | None = None,
+    agent_vad: StreamingVAD | None = None,
     settings: EngineSettings | None = None,
     clock: str | None = None,
 ) -> CallResult:
     """Run one call to its end and return the timeline, the tracks and the database state.
 
-    ``clock`` defaults to the agent's ``clock`` attribute (``"wall"`` for external real-time
-    agents) or ``"virtual"``. ``caller_transform`` perturbs only what the agent hears."""
+    ``agent`` is a ``StreamingCallAgent`` or a turn-based ``CallAgent`` (given turn handling
+    with ``settings``' defaults and ``agent_vad``). ``clock`` defaults to the agent's
+    ``clock`` attribute (``"wall"`` for external real-time agents) or ``"virtual"``.
+    ``caller_transform`` perturbs each caller utterance, ``line_effects`` the whole caller
+    line (continuous noise, connection); both change only what the agent hears."""
     wall0 = time.perf_counter()
     initial_db = copy.deepcopy(getattr(tools, "db", {}))
     clock_kind = clock or str(getattr(agent, "clock", "virtual"))
@@ -487,7 +767,9 @@ def run_call(
         caller_voice=caller_voice,
         agent_voice=agent_voice,
         caller_transform=caller_transform,
+        line_effects=list(line_effects or []),
         vad=vad,
+        agent_vad=agent_vad,
         settings=settings or EngineSettings(),
         clock=make_clock(clock_kind),
     )
@@ -498,21 +780,27 @@ def run_call(
         closer = getattr(agent, "close", None)
         if callable(closer):
             closer()
-    call.timeline.end = EndEvent(round(t_end, 4), reason)
-    call.timeline.segments = sorted(
-        (replace(s, start=round(s.start, 4), end=round(s.end, 4)) for s in call.timeline.segments),
+    length = round(t_end, 4)  # tracks end with the call: a hang-up cuts the other side
+    timeline = call.timeline
+    timeline.segments = sorted(
+        (replace(s, start=round(s.start, 4), end=round(s.end, 4)) for s in call.segments()),
         key=lambda s: (s.start, s.speaker),
     )
-    call.timeline.tools = [replace(t, t=round(t.t, 4)) for t in call.timeline.tools]
-    call.timeline = timeline_until_end(call.timeline)  # nothing after the end was on the line
-    bus = call.bus
-    length = round(t_end, 4)  # tracks end with the call: a hang-up cuts the other side
+    timeline.end = EndEvent(length, reason)
+    timeline.tools = [replace(t, t=round(t.t, 4)) for t in timeline.tools]
+    timeline = timeline_until_end(timeline)  # nothing after the end was on the line
+    user_track = assistant_track = mixed = None
+    if mode == "audio":
+        user_track = call.line.track(length)
+        assistant_track = call.assistant_track(length)
+        assert assistant_track is not None
+        mixed = mix_tracks([user_track, assistant_track], source="<bus:mixed>")
     final = tools.final_state() if hasattr(tools, "final_state") else {}
     return CallResult(
-        timeline=call.timeline,
-        user_track=bus.track("user", length) if bus is not None else None,
-        assistant_track=bus.track("assistant", length) if bus is not None else None,
-        mixed=bus.mixed(length) if bus is not None else None,
+        timeline=timeline,
+        user_track=user_track,
+        assistant_track=assistant_track,
+        mixed=mixed,
         initial_db=initial_db,
         final_db=copy.deepcopy(final),
         session=copy.deepcopy(dict(getattr(tools, "session", {}) or {})),

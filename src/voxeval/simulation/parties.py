@@ -1,10 +1,11 @@
 """What the two sides of a live call exchange, and the interfaces they implement (the
 agent side, ``AgentTurn`` and ``CallAgent``, lives with the systems in ``voxeval.systems.call``).
 
-The call engine (``voxeval.simulation.engine``) owns time: it plays each party's speech on the
-audio bus, detects end of turn, adds each party's measured ``compute_s`` (or a configured
-latency model) to the virtual clock and handles overlaps. Parties only decide what to say.
-In text-only mode the engine passes ``audio=None`` and parties work on text.
+The call engine (``voxeval.simulation.engine``) owns time: it carries each party's speech on
+the line in frames, adds each party's measured ``compute_s`` (or a configured latency model)
+to the clock and records what happened. A caller decides what to say; how it says it (pauses,
+backchannels, barge-ins) comes from its ``behaviour`` (``voxeval.simulation.caller_behaviour``)
+when it has one. In text-only mode the engine passes ``audio=None`` and parties work on text.
 """
 
 from __future__ import annotations

@@ -39,6 +39,7 @@ from voxeval.audio.room_acoustics import (
 )
 from voxeval.errors import AudioError, ConfigError, UnknownComponent
 from voxeval.registry import Kind
+from voxeval.simulation.line import ContinuousNoise, LineConnection, LineEffect
 from voxeval.simulation.personas import PERSONAS
 
 
@@ -70,6 +71,10 @@ class NoisePerturbation:
         noise = environment_noise(self.environment, audio.duration, rate=audio.rate, seed=seed)
         return mix_at_snr(audio, noise, self.snr_db, seed=seed)
 
+    def line_effect(self, seed: int) -> LineEffect:
+        """In a call the noise runs for the whole call on the caller's line."""
+        return ContinuousNoise(self.environment, self.snr_db, seed)
+
 
 @PERTURBATIONS.register("connection")
 class ConnectionPerturbation:
@@ -91,6 +96,10 @@ class ConnectionPerturbation:
             gain_low=self.gain_low,
             gain_high=self.gain_high,
         )
+
+    def line_effect(self, seed: int) -> LineEffect:
+        """In a call the whole caller line goes through the degraded connection."""
+        return LineConnection(self.loss_rate, self.gain_low, self.gain_high, seed)
 
 
 def _room(
@@ -228,9 +237,21 @@ class Condition:
         return found[-1] if found else None
 
     def transform(self, seed: int) -> CallerAudioTransform | None:
+        """Per-utterance audio perturbations (those that do not act on the whole line)."""
         voice_only = AccentPerturbation | PersonaPerturbation
-        audio_ops = [p for p in self.perturbations if not isinstance(p, voice_only)]
+        audio_ops = [
+            p
+            for p in self.perturbations
+            if not isinstance(p, voice_only) and not callable(getattr(p, "line_effect", None))
+        ]
         return CallerAudioTransform(audio_ops, seed) if audio_ops else None
+
+    def line_effects(self, seed: int) -> list[LineEffect]:
+        """Perturbations of the caller's whole line in a call (continuous noise, connection),
+        in the order listed, each seeded from (``seed``, its position)."""
+        ops = [p for p in self.perturbations if callable(getattr(p, "line_effect", None))]
+        seeds = np.random.SeedSequence([seed, 7]).generate_state(max(1, len(ops)))
+        return [p.line_effect(int(s)) for p, s in zip(ops, seeds, strict=False)]
 
 
 class CallerAudioTransform:

@@ -10,7 +10,12 @@ simulation:
   caller_asr: {provider: whisper-tiny-en}
   persona: null               # default behavioural persona (conditions may override)
   behaviour: auto             # rules | llm | none | auto (llm for the LLM caller, else rules)
-  eot_silence_ms: 700         # agent end-of-turn silence threshold
+  frame_ms: 20                # the line's frame (10-100 ms), both directions
+  eot_silence_ms: 700         # adapted agents: silence that ends the caller's turn
+  patience_ms: 0              # adapted agents: extra listening before taking the turn
+  barge_in_ms: 300            # adapted agents: caller speech that stops their reply (null: never)
+  caller_gap_ms: 600          # the caller answers this long after the agent stops
+  caller_yield_ms: 1000       # the caller stops when talked over this long (null: never)
   latency_model: {agent: {kind: fixed, ms: 800}}
   max_duration_s: 600
   agent_timeout_s: 15
@@ -28,7 +33,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from voxeval.config import ProviderSpec, format_validation_error
 from voxeval.errors import ConfigError, UnknownComponent
@@ -37,11 +42,14 @@ from voxeval.providers.speech_renderer import SpeechRenderer, shared_renderer
 from voxeval.providers.spoken_language import base_language, language_name
 from voxeval.providers.voice_catalogue import voice_language
 from voxeval.simulation.behaviour_choice import BehaviourKind, resolve_kind
+from voxeval.simulation.engine import EngineSettings
 from voxeval.simulation.latency import LatencyModel
 from voxeval.simulation.parties import CALLERS, Caller
 from voxeval.simulation.personas import get_persona
 from voxeval.simulation.perturbations import Condition
 from voxeval.simulation.turn_detection import FrameVAD, ProviderVAD
+from voxeval.systems.turn_handling import FrameVAD as StreamingVAD
+from voxeval.systems.turn_handling import frame_vad_from
 
 # The offline voice used for a language when the config names none.
 DEFAULT_VOICES = {"en": "piper:joe", "es": "espeak:es+m3"}
@@ -88,14 +96,42 @@ class SimulationConfig(BaseModel):
     # caller's default (llm for the LLM caller, rules for the scripted one)
     behaviour: BehaviourKind = "auto"
     mode: Literal["audio", "text"] = "audio"
+    frame_ms: float = Field(default=20.0, ge=10, le=100)
     eot_silence_ms: float = Field(default=700.0, gt=0)
+    patience_ms: float = Field(default=0.0, ge=0)
+    barge_in_ms: float | None = Field(default=300.0, ge=0)
     caller_gap_ms: float = Field(default=600.0, ge=0)
-    yield_ms: float = Field(default=300.0, ge=0)
+    caller_yield_ms: float | None = Field(default=1000.0, ge=0)
     vad: ProviderSpec | None = None
     latency_model: LatencyModel | None = None
     max_duration_s: float = Field(default=600.0, gt=0)
     agent_timeout_s: float = Field(default=15.0, gt=0)
     validation: ValidationConfig = Field(default_factory=ValidationConfig)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _removed_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "yield_ms" in data:
+            raise ValueError(
+                "yield_ms was removed: the agent's yield is no longer a constant of the "
+                "simulator; an adapted agent stops after barge_in_ms of caller speech"
+            )
+        return data
+
+    def engine_settings(self) -> EngineSettings:
+        """The engine's timing and the default turn handling of adapted agents."""
+
+        def seconds(ms: float | None) -> float | None:
+            return None if ms is None else ms / 1000
+
+        return EngineSettings(
+            eot_silence_s=self.eot_silence_ms / 1000,
+            patience_s=self.patience_ms / 1000,
+            barge_in_s=seconds(self.barge_in_ms),
+            caller_gap_s=self.caller_gap_ms / 1000,
+            caller_yield_s=seconds(self.caller_yield_ms),
+            frame_ms=self.frame_ms,
+        )
 
     @property
     def caller_asr(self) -> ProviderSpec:
@@ -213,6 +249,16 @@ class SimulationConfig(BaseModel):
         if self.vad is None:
             return None
         return ProviderVAD(harness_provider(ctx, "vad", self.vad))
+
+    def agent_vad(self, ctx: ProviderSource | None) -> StreamingVAD | None:
+        """The streaming VAD of adapted agents (per call): ``vad`` when it streams (Silero),
+        else None (the energy VAD)."""
+        if self.vad is None:
+            return None
+        provider = harness_provider(ctx, "vad", self.vad)
+        if not callable(getattr(provider, "open_stream", None)):
+            return None
+        return frame_vad_from(provider)
 
 
 def parse_simulation(data: dict[str, Any] | None, where: str = "simulation") -> SimulationConfig:

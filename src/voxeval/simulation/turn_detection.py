@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from voxeval.audio import Audio
 from voxeval.providers.speech_renderer import PAUSE_MARKER
+from voxeval.systems.turn_handling import words_spoken
 
 FRAME_S = 0.02
 
@@ -180,8 +181,12 @@ class TurnDetector:
         return Utterance(t, tuple(chunks), None, text)
 
 
-def words_spoken(text: str, fraction: float) -> str:
-    """The first ``fraction`` of ``text``'s words (what a listener heard before a cut)."""
-    words = PAUSE_MARKER.sub(" ", text).split()
-    keep = int(np.floor(len(words) * max(0.0, min(1.0, fraction)) + 1e-9))
-    return " ".join(words[:keep])
+__all__ = [
+    "Chunk",
+    "EnergyVAD",
+    "FrameVAD",
+    "ProviderVAD",
+    "TurnDetector",
+    "Utterance",
+    "words_spoken",
+]

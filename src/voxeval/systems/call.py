@@ -1,14 +1,27 @@
-"""What a system under test exchanges in a live call, and the per-call session interface.
+"""What a system under test exchanges in a live call, and the per-call session interfaces.
 
-The call engine owns time: it plays each party's speech, detects end of turn, adds each
-party's measured ``compute_s`` (or a configured latency model) to the virtual clock. A call
-session only decides what to say. In text-only mode the engine passes ``audio=None``.
+Two interfaces:
+
+* ``CallAgent`` answers whole caller turns (``respond``). The call engine puts it behind the
+  turn-handling adapter (``voxeval.systems.turn_handling``), which listens to the line frame by
+  frame and decides when to answer, when to stop talking and what the caller heard.
+* ``StreamingCallAgent`` receives the caller's line itself, in blocks of frames, including
+  while it speaks (``hear``), and returns actions: ``Reply`` (take the turn: the engine runs
+  the given function, measures it and plays the answer) or ``StopSpeaking`` (yield now).
+  Returning None means keep doing what it does (listen, or keep talking).
+
+The engine owns time: frames, playback, measured compute (or a latency model) on the call's
+clock. In text-only mode frames carry the caller's words instead of audio.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
 
 from voxeval.audio import Audio
 from voxeval.benchmarks.scenario import Scenario
@@ -44,4 +57,77 @@ class CallAgent(Protocol):
 
     def respond(self, user_audio: Audio | None, user_text: str | None) -> AgentTurn:
         """Answer the caller's last turn (audio in audio mode, text in text-only mode)."""
+        ...
+
+
+@dataclass(frozen=True)
+class LineBlock:
+    """Consecutive frames of the caller's line as the agent receives them.
+
+    Frames are numbered on the call's frame clock (frame ``k`` covers ``[k, k + 1) *
+    frame_s``). ``samples`` holds ``frames * frame_len`` samples at ``rate`` (audio mode), or
+    None when the line carried nothing at all (digital silence, which the engine may deliver
+    as one long block). In text mode ``speech`` flags the frames in which the caller talks and
+    ``words`` maps a frame index to the words the caller finished in it. ``playing``: the
+    agent's own speech is on the line during the whole block."""
+
+    start: int
+    frames: int
+    frame_len: int
+    rate: int
+    samples: npt.NDArray[np.float32] | None = None
+    speech: npt.NDArray[np.bool_] | None = None
+    words: dict[int, str] = field(default_factory=dict)
+    playing: bool = False
+
+    @property
+    def frame_s(self) -> float:
+        return self.frame_len / self.rate
+
+    @property
+    def silent(self) -> bool:
+        return self.samples is None and (self.speech is None or not self.speech.any())
+
+    def frame(self, i: int) -> npt.NDArray[np.float32] | None:
+        """Samples of the block's ``i``-th frame (None on a silent block)."""
+        if self.samples is None:
+            return None
+        return self.samples[i * self.frame_len : (i + 1) * self.frame_len]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """Take the turn after frame ``frame``: the engine calls ``produce`` (measured as the
+    agent's compute), then plays the ``AgentTurn`` it returns (None: say nothing)."""
+
+    frame: int
+    produce: Callable[[], AgentTurn | None]
+
+
+@dataclass(frozen=True)
+class StopSpeaking:
+    """Stop the agent's playback after frame ``frame`` (the agent yields)."""
+
+    frame: int
+
+
+AgentAction = Reply | StopSpeaking
+
+
+@runtime_checkable
+class StreamingCallAgent(Protocol):
+    """An agent that listens to the line itself (see the module docstring)."""
+
+    name: str
+
+    def start(self, scenario: Scenario, tools: ToolRuntime) -> AgentTurn | None: ...
+
+    def hear(self, block: LineBlock) -> AgentAction | None:
+        """Take in ``block`` frame by frame; return the first action (the engine then resends
+        the frames after ``action.frame``), or None once every frame is taken in."""
+        ...
+
+    def utterance_done(self, text: str, spoken_fraction: float) -> None:
+        """The agent's last reply left the line: ``text`` is what it meant to say and
+        ``spoken_fraction`` how much of it was played (1: all; 0: nothing or no speech)."""
         ...

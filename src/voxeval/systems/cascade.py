@@ -34,10 +34,12 @@ from voxeval.systems.base import CALL, REPLY, Reply, Turn
 from voxeval.systems.call import AgentTurn
 from voxeval.systems.llm_call import DEFAULT_CALL_VOICE, LLMToolAgent, renderer_from, warm_asr
 from voxeval.systems.options import ComponentSpec, endpoint_fault, parse_options, provider_identity
+from voxeval.systems.turn_handling import FrameVAD, TurnPolicy, frame_vad_from
 
 DEFAULT_ASR = ProviderSpec(provider="whisper-tiny-en")
 DEFAULT_LLM = ProviderSpec(provider="smollm2")
 DEFAULT_TTS = ProviderSpec(provider="piper")
+DEFAULT_VAD = ProviderSpec(provider="silero")
 TINY_BASELINE_LABEL = "tiny baseline"
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -62,6 +64,9 @@ class CascadeOptions(BaseModel):
     voice: str | None = None
     language: str | None = "en"
     max_tool_rounds: int = Field(default=8, ge=0)  # live calls: tool rounds per caller turn
+    # live calls: streaming VAD (None: the energy VAD) and turn handling (None: the run's)
+    vad: ComponentSpec | None = DEFAULT_VAD
+    turn: TurnPolicy | None = None
 
     def call_voice(self) -> str | None:
         """The agent's voice in calls; an explicit null means none (the engine's agent voice
@@ -95,12 +100,14 @@ class CascadeSystem:
         llm: LLM,
         tts: TTS,
         options: CascadeOptions,
+        vad: Any = None,
     ) -> None:
         self.name = name
         self.asr = asr
         self.llm = llm
         self.tts = tts
         self.options = options
+        self.vad = vad
 
     @classmethod
     def from_spec(cls, spec: SystemSpec, ctx: Any = None) -> CascadeSystem:
@@ -111,6 +118,8 @@ class CascadeSystem:
             system_component(ctx, "llm", opts.llm),
             system_component(ctx, "tts", opts.tts),
             opts,
+            # the VAD listens to the caller's audio: no speech input, no VAD
+            system_component(ctx, "vad", opts.vad) if opts.asr is not None else None,
         )
 
     @property
@@ -128,6 +137,8 @@ class CascadeSystem:
             "max_tokens": self.options.max_tokens,
             "temperature": self.options.temperature,
             "voice": self.options.voice,
+            "vad": None if self.vad is None else provider_identity(self.vad),
+            "turn": None if self.options.turn is None else self.options.turn.model_dump(),
         }
         if self.is_tiny_baseline:
             ident["label"] = TINY_BASELINE_LABEL
@@ -146,6 +157,8 @@ class CascadeSystem:
             system_prompt=o.call_system_prompt(),
             max_tokens=o.call_max_tokens(),
             language=o.language,
+            vad=self.vad,
+            turn_policy=o.turn,
         )
 
     def _messages(self, history: Sequence[Turn]) -> tuple[list[Message], float, str]:
@@ -215,7 +228,10 @@ class CascadeSystem:
 
 class CascadeAgent(LLMToolAgent):
     """One call's session: the caller is transcribed by ``asr``, the LLM answers with the
-    scenario's tools, ``tts`` (a speech renderer) speaks the answer."""
+    scenario's tools, ``tts`` (a speech renderer) speaks the answer. In a call it listens
+    through ``vad`` (a streaming Silero VAD) with ``turn_policy`` (the run's when None): it
+    finds end of turn, stops its playback when the caller talks over it and keeps only the
+    words the caller heard in its LLM history."""
 
     name = "cascade"
     hears_text = True
@@ -231,10 +247,18 @@ class CascadeAgent(LLMToolAgent):
         system_prompt: str | None = None,
         max_tokens: int | None = None,
         language: str | None = "en",
+        vad: Any = None,
+        turn_policy: TurnPolicy | None = None,
     ) -> None:
         super().__init__(llm, tts, temperature, max_tool_rounds, system_prompt, max_tokens)
         self.asr = asr
         self.language = language
+        self.vad = vad
+        self.turn_policy = turn_policy
+
+    def turn_vad(self) -> FrameVAD | None:
+        """A fresh streaming VAD for this call (None: the engine's default)."""
+        return None if self.vad is None else frame_vad_from(self.vad)
 
     def _hear(self, user_audio: Audio | None, user_text: str | None) -> str:
         if user_audio is None:

@@ -78,6 +78,11 @@ class LLMToolAgent:
         self.messages.append({"role": "assistant", "content": greeting})
         return AgentTurn(text=greeting)
 
+    def heard_by_caller(self, text: str) -> None:
+        """The caller cut the last answer short: the history keeps only what it heard."""
+        if self.messages and self.messages[-1].get("role") == "assistant":
+            self.messages[-1] = {**self.messages[-1], "content": text}
+
     def _check_started(self) -> ToolRuntime:
         if self._tools is None:
             raise ConfigError(f"agent {self.name}: respond() called before start()")

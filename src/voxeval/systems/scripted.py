@@ -22,6 +22,7 @@ from voxeval.registry import register
 from voxeval.systems.base import CALL
 from voxeval.systems.call import AgentTurn
 from voxeval.systems.options import parse_options
+from voxeval.systems.turn_handling import TurnPolicy
 
 ScriptChoice = Literal["expected", "wrong"]
 _WRITE_VERBS = ("update", "cancel", "book", "create", "submit", "reschedule", "request", "make")
@@ -83,13 +84,19 @@ class ScriptedAgent:
 
     name = "scripted"
 
-    def __init__(self, script: ScriptChoice = "expected", greet: bool = True) -> None:
+    def __init__(
+        self,
+        script: ScriptChoice = "expected",
+        greet: bool = True,
+        turn_policy: TurnPolicy | None = None,
+    ) -> None:
         if script not in ("expected", "wrong"):
             raise ConfigError(
                 f"agent scripted: script: expected 'expected' or 'wrong', got {script!r}"
             )
         self.script = script
         self.greet = greet
+        self.turn_policy = turn_policy  # None: the run's turn handling
         self._steps: list[ScriptStep] = []
         self._next = 0
         self._tools: ToolRuntime | None = None
@@ -144,6 +151,7 @@ class ScriptedOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
     script: ScriptChoice = "expected"  # or "wrong": the expected path with one slip
     greet: bool = True
+    turn: TurnPolicy | None = None  # turn handling in calls (None: the run's)
 
 
 @register("system", "scripted")
@@ -162,7 +170,15 @@ class ScriptedSystem:
         return cls(spec.name, parse_options(spec, ScriptedOptions))
 
     def identity(self) -> dict[str, Any]:
-        return {"type": "scripted", "script": self.options.script, "greet": self.options.greet}
+        ident: dict[str, Any] = {
+            "type": "scripted",
+            "script": self.options.script,
+            "greet": self.options.greet,
+        }
+        if self.options.turn is not None:
+            ident["turn"] = self.options.turn.model_dump()
+        return ident
 
     def open_call(self) -> ScriptedAgent:
-        return self.agent_class(script=self.options.script, greet=self.options.greet)
+        o = self.options
+        return self.agent_class(script=o.script, greet=o.greet, turn_policy=o.turn)

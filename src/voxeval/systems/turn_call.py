@@ -41,3 +41,8 @@ class TurnSystemCall:
             audio=reply.audio if user_audio is not None else None,
             heard=heard if isinstance(heard, str) else None,
         )
+
+    def heard_by_caller(self, text: str) -> None:
+        """The caller cut the last reply short: the history keeps only the words it heard."""
+        if self.history and self.history[-1].role == "assistant":
+            self.history[-1] = Turn(role="assistant", text=text)
