@@ -95,7 +95,7 @@ def test_audio_judged_metrics_score_a_recorded_audio_call(tmp_path: Path) -> Non
     # each request carried the recorded audio of the turn it asked about
     for party, turn, seconds in clips:
         speaker = "assistant" if party == "agent" else "user"
-        segs = [s for s in timeline.speech(speaker) if s.turn == turn]
+        segs = [s for s in timeline.speech(speaker) if s.turn == turn and not s.backchannel]
         start, end = min(s.start for s in segs), max(s.end for s in segs)
         # the margin after the call's last turn is cut by the end of the track
         overrun = max(0.0, end + PAD_S - read_audio(unit / f"{speaker}.wav").duration)
