@@ -26,7 +26,6 @@ To run the dataset as a suite, point a small suite file at it
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import logging
 import os
@@ -35,13 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import soundfile as sf
 import yaml
 from pydantic import ValidationError
 
 from voxeval import atomic_files
-from voxeval.audio import Audio, audio_to_wav_bytes
+from voxeval.benchmarks.embedded_audio import EmbeddedAudioWriter, RowError
 from voxeval.benchmarks.jsonl_file import read_json_list, read_jsonl
 from voxeval.benchmarks.spoken_query import CATEGORIES, OPEN_CATEGORIES, SpokenQuery
 from voxeval.errors import ConfigError
@@ -138,12 +135,6 @@ class RowReject:
         return f"{self.file}: row {self.row}: {self.field}: {self.message}"
 
 
-class RowError(ValueError):
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-
-
 @dataclass
 class WildSpeechImport:
     queries: list[SpokenQuery] = field(default_factory=list)
@@ -197,76 +188,6 @@ def default_audio_dir() -> Path:
     return root / "wildspeech" / "audio"
 
 
-class _AudioWriter:
-    """Writes embedded recordings as ``<content hash>.wav``; remembers what it created so a
-    failed import can remove it."""
-
-    def __init__(self, audio_dir: Path) -> None:
-        self.audio_dir = audio_dir
-        self.created: list[Path] = []
-        self.created_dir = not audio_dir.exists()
-
-    def _write(self, name: str, encode: Any) -> str:
-        target = self.audio_dir / name
-        if not target.exists():
-            data: bytes = encode()
-            atomic_files.write_bytes_atomic(target, data)
-            self.created.append(target)
-        return str(target)
-
-    def materialise(self, audio: Any, base: Path) -> str:
-        if audio is None:
-            raise RowError("audio", "missing")
-        if isinstance(audio, str):
-            path = Path(audio)
-            return self._existing(path if path.is_absolute() else base / path)
-        if not isinstance(audio, dict):
-            raise RowError("audio", f"expected a path or a mapping, got {type(audio).__name__}")
-        if audio.get("bytes"):
-            data = bytes(audio["bytes"])
-            digest = hashlib.sha256(data).hexdigest()[:24]
-            # kept byte for byte (the release's own encoding), once checked to decode
-            return self._write(f"{digest}.{_audio_format(data)}", lambda: data)
-        if audio.get("array") is not None:
-            if not audio.get("sampling_rate"):
-                raise RowError("audio", "'array' needs 'sampling_rate'")
-            try:
-                samples = np.asarray(audio["array"], dtype=np.float32)
-                rate = int(audio["sampling_rate"])
-            except (TypeError, ValueError) as exc:
-                raise RowError("audio", f"unreadable array ({exc})") from exc
-            digest = hashlib.sha256(samples.tobytes() + str(rate).encode()).hexdigest()[:24]
-            return self._write(f"{digest}.wav", lambda: audio_to_wav_bytes(Audio(samples, rate)))
-        if audio.get("path"):
-            path = Path(str(audio["path"]))
-            return self._existing(path if path.is_absolute() else base / path)
-        raise RowError("audio", "mapping needs 'bytes', 'array' or 'path'")
-
-    @staticmethod
-    def _existing(path: Path) -> str:
-        if not path.is_file():
-            raise RowError("audio", f"file not found: {path}")
-        return str(path)
-
-    def discard(self) -> None:
-        for path in self.created:
-            path.unlink(missing_ok=True)
-        if self.created_dir and self.audio_dir.is_dir() and not any(self.audio_dir.iterdir()):
-            self.audio_dir.rmdir()
-
-
-def _audio_format(data: bytes) -> str:
-    """The file suffix of embedded audio (``wav``, ``flac``, ...); ``RowError`` when the bytes
-    are not a recording soundfile can read."""
-    try:
-        info = sf.info(io.BytesIO(data))
-    except Exception as exc:  # soundfile raises LibsndfileError / RuntimeError
-        raise RowError("audio", f"cannot decode embedded bytes ({exc})") from exc
-    if info.frames <= 0:
-        raise RowError("audio", "embedded recording is empty")
-    return str(info.format).lower()
-
-
 def _row_id(row: dict[str, Any]) -> str:
     for key in ("conversation_hash", "id", "idx"):
         value = row.get(key)
@@ -277,7 +198,7 @@ def _row_id(row: dict[str, Any]) -> str:
     return "ws-" + hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def row_to_query(row: Any, base: Path, writer: _AudioWriter) -> SpokenQuery:
+def row_to_query(row: Any, base: Path, writer: EmbeddedAudioWriter) -> SpokenQuery:
     """One released row as a query; ``RowError`` names the field that could not be read."""
     if not isinstance(row, dict):
         raise RowError("<row>", f"expected a mapping, got {type(row).__name__}")
@@ -335,7 +256,7 @@ def import_wildspeech(data: str | Path, audio_dir: str | Path | None = None) -> 
     path = Path(data)
     if not path.exists():
         raise ConfigError(f"{path}: WildSpeech data not found")
-    writer = _AudioWriter(Path(audio_dir) if audio_dir else default_audio_dir())
+    writer = EmbeddedAudioWriter(Path(audio_dir) if audio_dir else default_audio_dir())
     result = WildSpeechImport()
     try:
         rows = [
