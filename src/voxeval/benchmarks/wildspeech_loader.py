@@ -38,8 +38,8 @@ import yaml
 from pydantic import ValidationError
 
 from voxeval import atomic_files
+from voxeval.benchmarks.dataset_files import data_files, read_data_file
 from voxeval.benchmarks.embedded_audio import EmbeddedAudioWriter, RowError
-from voxeval.benchmarks.jsonl_file import read_json_list, read_jsonl
 from voxeval.benchmarks.spoken_query import CATEGORIES, OPEN_CATEGORIES, SpokenQuery
 from voxeval.errors import ConfigError
 
@@ -69,7 +69,6 @@ MODIFICATION_KEYWORDS: list[tuple[str, str]] = [
     ("disfluen", "stutter"),
 ]
 RELEASED_CONDITIONS = ("natural_noise", "human_noise")
-DATA_SUFFIXES = (".parquet", ".jsonl", ".json")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
 _UNSAFE_ID = re.compile(r"[^A-Za-z0-9_.\-]")
 
@@ -153,34 +152,6 @@ class _Row:
     data: Any
 
 
-def data_files(path: Path) -> list[Path]:
-    if not path.is_dir():
-        return [path]
-    files = sorted(p for p in path.rglob("*") if p.suffix.lower() in DATA_SUFFIXES)
-    if not files:
-        raise ConfigError(f"{path}: no .parquet, .jsonl or .json files found")
-    return files
-
-
-def _read_file(path: Path) -> list[Any]:
-    suffix = path.suffix.lower()
-    if suffix == ".parquet":
-        try:
-            import pyarrow.parquet as pq
-        except ImportError as exc:
-            raise ConfigError(
-                f"{path}: reading parquet needs pyarrow (pip install pyarrow), "
-                "or convert the dataset to JSONL + audio files"
-            ) from exc
-        try:
-            return list(pq.read_table(path).to_pylist())
-        except Exception as exc:  # pyarrow raises its own types for a damaged file
-            raise ConfigError(f"{path}: cannot read parquet ({exc})") from exc
-    if suffix == ".json":
-        return read_json_list(path, "rows")
-    return list(read_jsonl(path))
-
-
 def default_audio_dir() -> Path:
     """Where embedded audio is written; files are named by content, so one folder serves
     every dataset."""
@@ -262,7 +233,7 @@ def import_wildspeech(data: str | Path, audio_dir: str | Path | None = None) -> 
         rows = [
             _Row(f, number, row)
             for f in data_files(path)
-            for number, row in enumerate(_read_file(f), 1)
+            for number, row in enumerate(read_data_file(f), 1)
         ]
         seen: set[tuple[str, str | None]] = set()
         ids: set[str] = set()
