@@ -66,6 +66,13 @@ class MTalkImport:
     dialogues: list[Dialogue] = field(default_factory=list)
     replies: dict[str, list[ReleasedReply]] = field(default_factory=dict)
     problems: list[ImportProblem] = field(default_factory=list)
+    # Audio files the import created (embedded recordings), removed by ``discard_written``.
+    written: list[str] = field(default_factory=list)
+
+    def discard_written(self) -> None:
+        for name in self.written:
+            Path(name).unlink(missing_ok=True)
+        self.written = []
 
     def problem(self, file: Path | str, where: str, field_name: str, message: str) -> None:
         self.problems.append(ImportProblem(str(file), where, field_name, message))
