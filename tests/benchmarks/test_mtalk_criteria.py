@@ -47,3 +47,18 @@ def test_problems_name_the_prompt_field() -> None:
         ("rubric_prompt_specific", "criteria_d_1: named without a criterion text"),
     ]
     assert list(parsed.criteria) == ["criteria_s_1"]
+
+
+def test_table_rows_next_line_text_and_kept_final_punctuation() -> None:
+    prompt = (
+        "| id | criterion |\n"
+        "| criteria_s_1 | Does the reply keep the facts straight (names, dates). |\n"
+        "criteria_d_1:\n"
+        "    Does the reply mention the rain (or the forecast)?\n"
+    )
+    parsed = parse_criteria([("rubric_prompt_general", prompt)])
+    assert parsed.problems == []
+    assert {c.id: c.text for c in parsed.criteria.values()} == {
+        "criteria_s_1": "Does the reply keep the facts straight (names, dates).",
+        "criteria_d_1": "Does the reply mention the rain (or the forecast)?",
+    }

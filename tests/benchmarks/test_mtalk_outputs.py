@@ -99,3 +99,22 @@ def test_unknown_top_level_key_and_pathless_question_are_reported(tmp_path: Path
         ("'Ambient sound'[0] turn 2", "question_transcription"),
     ]
     assert "amb-1-1" not in [d.id for d in result.dialogues]
+
+
+def test_audio_root_progress_and_an_empty_recording(tmp_path: Path) -> None:
+    sample = write_model_outputs(tmp_path)
+    # the reference scripts resolve paths from the folder above data/: same file, moved audio
+    for child in ("audio_new", "model_output"):
+        (sample.parent / child).rename(tmp_path / child)
+    calls: list[tuple[int, int]] = []
+    result = import_model_outputs(sample, lambda d, t: calls.append((d, t)), audio_root=tmp_path)
+    assert result.problems == [] and len(result.dialogues) == 4
+    assert calls == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    with pytest.raises(ConfigError, match="no dialogue could be read"):
+        import_model_outputs(sample)  # relative to data/: nothing is there
+    empty = tmp_path / "model_output/GPT4o/scene1/record_1-1/1-1-turn1_sem_answer.wav"
+    empty.write_bytes(b"")
+    result = import_model_outputs(sample, audio_root=tmp_path)
+    [problem] = result.problems
+    assert problem.field == "dialogue.GPT-4o"
+    assert problem.message == f"{empty}: empty file"

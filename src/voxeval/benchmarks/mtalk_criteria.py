@@ -2,8 +2,9 @@
 
 The dataset's ``rubric_prompt_general`` and ``rubric_prompt_specific`` list criteria by id —
 ``criteria_s_N`` (general), ``criteria_m_N`` (dimension), ``criteria_d_N`` (sample) — each
-followed on its line by the criterion's text, e.g. ``"criteria_s_1": "Is the reply fluent?"``
-or ``- criteria_d_2: Does the reply ...``. A prompt may name an id again without text (an
+followed on its line by the criterion's text, e.g. ``"criteria_s_1": "Is the reply fluent?"``,
+``- criteria_d_2: Does the reply ...`` or ``| criteria_m_1 | Does ... |`` (or, when the id
+ends its line, on the next line). A prompt may name an id again without text (an
 answer template such as ``{"criteria_s_1": 0 or 1}``): the first mention with text defines
 the criterion. A token that starts with ``criteria_`` but is no valid id is reported, as is an
 id whose text never appears or differs between two definitions.
@@ -17,7 +18,10 @@ from dataclasses import dataclass, field
 from voxeval.benchmarks.dialogue import CRITERION_ID, Criterion
 
 _TOKEN = re.compile(r"criteria_\w*", re.IGNORECASE)
-_EDGES = " \t\"'`:=：-–—>,.;)]}{[(*"
+# Separators around a criterion's text: after the id (": ", " - ", "| ") and at the end of
+# the line (quotes, commas, braces of a JSON object, table bars); a closing ')' or '.' is kept.
+_LEAD = " \t\"'`:=：-–—>,.;)]}|*"
+_TRAIL = " \t\"'`,;{[(|*}]"
 # Words of an answer template rather than of a criterion.
 _TEMPLATE_WORDS = frozenset(
     {"true", "false", "yes", "no", "or", "and", "score", "value", "bool", "boolean", "int"}
@@ -32,9 +36,17 @@ class ParsedCriteria:
 
 
 def _text_after(segment: str) -> str | None:
-    text = segment.strip(_EDGES).strip()
+    text = segment.lstrip(_LEAD).rstrip(_TRAIL).strip()
     words = [w for w in re.findall(r"[A-Za-z]+", text) if w.lower() not in _TEMPLATE_WORDS]
     return text if len(words) >= 2 else None
+
+
+def _next_line(lines: list[str], number: int) -> str:
+    """The next non-empty line after ``number`` when it names no criterion id, else ''."""
+    for line in lines[number + 1 :]:
+        if line.strip():
+            return "" if _TOKEN.search(line) else line
+    return ""
 
 
 def parse_criteria(prompts: list[tuple[str, str]]) -> ParsedCriteria:
@@ -43,7 +55,8 @@ def parse_criteria(prompts: list[tuple[str, str]]) -> ParsedCriteria:
     parsed = ParsedCriteria()
     mentioned: dict[str, str] = {}  # id -> field of its first mention
     for field_name, prompt in prompts:
-        for line in prompt.splitlines():
+        lines = prompt.splitlines()
+        for number, line in enumerate(lines):
             tokens = list(_TOKEN.finditer(line))
             for index, token in enumerate(tokens):
                 ident = token.group(0)
@@ -58,7 +71,10 @@ def parse_criteria(prompts: list[tuple[str, str]]) -> ParsedCriteria:
                     continue
                 mentioned.setdefault(ident, field_name)
                 end = tokens[index + 1].start() if index + 1 < len(tokens) else len(line)
-                text = _text_after(line[token.end() : end])
+                segment = line[token.end() : end]
+                if not segment.lstrip(_LEAD).strip() and index + 1 == len(tokens):
+                    segment = _next_line(lines, number)  # "criteria_s_1:" then the text below
+                text = _text_after(segment)
                 if text is None:
                     continue
                 known = parsed.criteria.get(ident)

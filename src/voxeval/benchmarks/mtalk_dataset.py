@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from voxeval.audio import AudioLimits, probe_audio
 from voxeval.benchmarks.dataset_files import data_files, read_data_file
 from voxeval.benchmarks.dialogue import Dialogue, turn_item_id
 from voxeval.benchmarks.embedded_audio import EmbeddedAudioWriter, RowError
@@ -35,7 +36,7 @@ from voxeval.benchmarks.mtalk_taxonomy import (
     Dimension,
     scenario_of_scene,
 )
-from voxeval.errors import ConfigError
+from voxeval.errors import AudioError, ConfigError
 
 QUESTION_SOURCE = "question"
 PROMPT_FIELDS = ("rubric_prompt_general", "rubric_prompt_specific")
@@ -123,15 +124,26 @@ class _Reader:
             if turn in group.questions:
                 first = group.questions[turn].row
                 raise RowError("turn", f"turn{turn} of {number} already read at {first.where}")
-            audio = self.writer.materialise(data.get("audio"), row.file.parent)
+            audio = self._audio(data.get("audio"), row.file.parent)
             prompts = {k: _text(data, k) for k in ("arena_prompt", *PROMPT_FIELDS)}
             group.questions[turn] = _Question(row, transcript, audio, prompts)
             return
         replies = group.replies.setdefault(source, {})
         if turn in replies:
             raise RowError("turn", f"{source} turn{turn} of {number} already read")
-        audio = self.writer.materialise(data.get("audio"), row.file.parent)
+        audio = self._audio(data.get("audio"), row.file.parent)
         replies[turn] = (row, audio, transcript or None)
+
+    def _audio(self, value: Any, base: Path) -> str:
+        """The row's recording as a checked file (size and header within the limits)."""
+        path = Path(self.writer.materialise(value, base))
+        try:
+            if path.stat().st_size == 0:
+                raise AudioError(f"{path}: empty file")
+            probe_audio(path, AudioLimits())
+        except AudioError as exc:
+            raise RowError("audio", str(exc)) from exc
+        return str(path)
 
     def dialogue(self, group: _Group) -> Dialogue | None:
         code = next(k for k, v in DIMENSION_CODES.items() if v == group.dimension)

@@ -70,8 +70,13 @@ class MTalkImport:
     written: list[str] = field(default_factory=list)
 
     def discard_written(self) -> None:
+        """Remove the recordings the import wrote (and their folder, once empty)."""
+        folders = {Path(name).parent for name in self.written}
         for name in self.written:
             Path(name).unlink(missing_ok=True)
+        for folder in folders:
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
         self.written = []
 
     def problem(self, file: Path | str, where: str, field_name: str, message: str) -> None:

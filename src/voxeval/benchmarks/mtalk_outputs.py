@@ -11,9 +11,10 @@ The top level has the keys ``"Semantic information"``, ``"Paralinguistic informa
 
 The dialogue number is only in the question path (``record_(\\d+-\\d+)``); the dialogue id is
 the dimension code and that number (``sem-1-1``). Its first part is the scene, which names the
-scenario (scenes 1..9 in the paper's order). Paths are relative to the file's folder. A missing
-recording is a problem naming the file: a missing question drops its dialogue, a missing
-reply drops that model's reply to that turn (its replay then fails on it, visibly).
+scenario (scenes 1..9 in the paper's order). Paths are relative to the file's folder (or to a
+given audio root). A missing, empty or over-long recording is a problem naming the file: a
+bad question recording drops its dialogue, a bad reply drops that model's reply to that turn
+(its replay then fails on that turn, visibly).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from voxeval.audio import AudioLimits, probe_audio
 from voxeval.benchmarks.dialogue import Dialogue, turn_item_id
 from voxeval.benchmarks.mtalk_import import MTalkImport, Progress, ReleasedReply
 from voxeval.benchmarks.mtalk_taxonomy import (
@@ -33,7 +35,7 @@ from voxeval.benchmarks.mtalk_taxonomy import (
     Dimension,
     scenario_of_scene,
 )
-from voxeval.errors import ConfigError
+from voxeval.errors import AudioError, ConfigError
 
 RECORD_ID = re.compile(r"record_(\d+-\d+)")
 
@@ -80,10 +82,10 @@ def is_model_outputs_file(path: Path) -> bool:
 class _Turns:
     """Reads one dialogue's turns, recording problems in the import."""
 
-    def __init__(self, result: MTalkImport, file: Path, where: str) -> None:
+    def __init__(self, result: MTalkImport, file: Path, base: Path, where: str) -> None:
         self.result = result
         self.file = file
-        self.base = file.parent
+        self.base = base
         self.where = where
         self.user_ok = True
 
@@ -100,17 +102,23 @@ class _Turns:
         if not target.is_file():
             self.problem(where, field_name, f"audio file not found: {target}", user=user)
             return None
+        try:
+            if target.stat().st_size == 0:
+                raise AudioError(f"{target}: empty file")
+            probe_audio(target, AudioLimits())
+        except AudioError as exc:
+            self.problem(where, field_name, str(exc), user=user)
+            return None
         return str(target)
 
 
 def _read_dialogue(
-    raw: Any, dimension: Dimension, key: str, index: int, file: Path, result: MTalkImport
+    raw: Any, dimension: Dimension, where: str, file: Path, base: Path, result: MTalkImport
 ) -> tuple[Dialogue, dict[str, list[ReleasedReply]]] | None:
-    where = f"{key!r}[{index}]"
     if not isinstance(raw, list) or not raw:
         result.problem(file, where, "<dialogue>", "expected a non-empty list of turns")
         return None
-    reader = _Turns(result, file, where)
+    reader = _Turns(result, file, base, where)
     numbers: set[str] = set()
     turns: list[dict[str, Any]] = []
     replies: dict[str, list[tuple[int, str, str | None]]] = {}
@@ -177,11 +185,18 @@ def _read_dialogue(
     return dialogue, released
 
 
-def import_model_outputs(path: str | Path, progress: Progress | None = None) -> MTalkImport:
+def import_model_outputs(
+    path: str | Path, progress: Progress | None = None, audio_root: str | Path | None = None
+) -> MTalkImport:
     """Every readable dialogue and reply of a model-outputs file, and the problems found.
 
+    Audio paths are relative to the file's folder, or to ``audio_root`` when given (the
+    reference scripts resolve them from the repository root, one level above ``data/``).
     Raises ``ConfigError`` when the file itself cannot be read or no dialogue loads."""
     file = Path(path).resolve()
+    base = Path(audio_root).resolve() if audio_root is not None else file.parent
+    if not base.is_dir():
+        raise ConfigError(f"{base}: audio root folder not found")
     data = read_model_outputs_file(file)
     result = MTalkImport(source=str(file), layout="model-outputs")
     work: list[tuple[str, int, Any]] = []
@@ -192,13 +207,13 @@ def import_model_outputs(path: str | Path, progress: Progress | None = None) -> 
         work += [(key, index, raw) for index, raw in enumerate(value)]
     seen: dict[str, str] = {}
     for done, (key, index, raw) in enumerate(work, 1):
-        read = _read_dialogue(raw, OUTPUT_FILE_KEYS[key], key, index, file, result)
+        where = f"{key!r}[{index}]"
+        read = _read_dialogue(raw, OUTPUT_FILE_KEYS[key], where, file, base, result)
         if progress is not None:
             progress(done, len(work))
         if read is None:
             continue
         dialogue, released = read
-        where = f"{key!r}[{index}]"
         if dialogue.id in seen:
             result.problem(
                 file, where, "question", f"dialogue {dialogue.id} also at {seen[dialogue.id]}"

@@ -23,10 +23,17 @@ def detect_layout(path: Path) -> Layout:
 
 
 def import_mtalk_release(
-    path: str | Path, audio_dir: str | Path | None = None, progress: Progress | None = None
+    path: str | Path,
+    audio_dir: str | Path | None = None,
+    progress: Progress | None = None,
+    audio_root: str | Path | None = None,
 ) -> MTalkImport:
-    """Read either layout; ``audio_dir`` receives the dataset's embedded recordings."""
+    """Read either layout; ``audio_dir`` receives the dataset's embedded recordings and
+    ``audio_root`` is what a model-outputs file's paths are relative to (default: its
+    folder)."""
     source = Path(path)
     if detect_layout(source) == "model-outputs":
-        return import_model_outputs(source, progress)
+        return import_model_outputs(source, progress, audio_root)
+    if audio_root is not None:
+        raise ConfigError(f"{source}: --audio-root applies to a model-outputs file only")
     return import_mtalk_dataset(source, audio_dir, progress)

@@ -26,6 +26,11 @@ def mtalk_suite(
     ),
     out: Path = typer.Option(..., "-o", "--out", help="suite folder to write"),
     name: str | None = typer.Option(None, help="suite name (default: the folder's name)"),
+    audio_root: Path | None = typer.Option(
+        None,
+        "--audio-root",
+        help="folder a model-outputs file's audio paths are relative to (default: its folder)",
+    ),
     skip_unreadable: bool = typer.Option(
         False,
         "--skip-unreadable",
@@ -49,7 +54,7 @@ def mtalk_suite(
         def advance(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
 
-        imported = import_mtalk_release(path, out / AUDIO_DIR, advance)
+        imported = import_mtalk_release(path, out / AUDIO_DIR, advance, audio_root)
     if imported.problems and not skip_unreadable:
         imported.discard_written()
         raise ConfigError(
