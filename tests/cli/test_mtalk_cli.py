@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import yaml
 from typer.testing import CliRunner
 
@@ -99,3 +101,17 @@ def test_unreadable_turns_stop_the_import_unless_skipped(tmp_path: Path) -> None
     assert problem["field"] == "question" and problem["message"].endswith("1-1-turn2_para.wav")
     report = json.loads((out / "import.json").read_text())
     assert report["problem_list"] == written["problem_list"]
+
+
+def test_a_refused_dataset_import_leaves_no_audio_behind(tmp_path: Path) -> None:
+    folder = write_dataset_parquet(tmp_path)
+    [data_file] = folder.rglob("*.parquet")
+    rows = pq.read_table(data_file).to_pylist()
+    rows[3]["turn"] = "third"  # para 2-3's second question row
+    pq.write_table(pa.Table.from_pylist(rows), data_file)
+    out = tmp_path / "mt"
+    result = runner.invoke(app, ["mtalk-suite", str(folder), "-o", str(out)])
+    assert result.exit_code == 2
+    compact = "".join(result.output.split())
+    assert "row4:turn:expectedturn1,turn2,...,got'third'" in compact
+    assert not (out / "audio").exists() and not (out / "suite.yaml").exists()
