@@ -31,6 +31,11 @@ def mtalk_suite(
         "--audio-root",
         help="folder a model-outputs file's audio paths are relative to (default: its folder)",
     ),
+    outputs: list[Path] = typer.Option(
+        [],
+        "--outputs",
+        help="model-outputs file whose replies supplement a dataset PATH (repeatable)",
+    ),
     skip_unreadable: bool = typer.Option(
         False,
         "--skip-unreadable",
@@ -54,7 +59,7 @@ def mtalk_suite(
         def advance(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
 
-        imported = import_mtalk_release(path, out / AUDIO_DIR, advance, audio_root)
+        imported = import_mtalk_release(path, out / AUDIO_DIR, advance, audio_root, outputs)
     if imported.problems and not skip_unreadable:
         imported.discard_written()
         raise ConfigError(
