@@ -87,8 +87,12 @@ def test_bad_criteria_ids_are_reported_with_their_field(tmp_path: Path) -> None:
     bad = sorted(m for _, f, m in messages if f == "rubric_prompt_specific")
     assert any("'criteria_x_2' is not a criterion id" in m for m in bad)
     assert any("'criteria_d_0' is not a criterion id" in m for m in bad)
-    # the second question row still defines d_1 and d_2 with other words: a conflict
-    assert any("criteria_d_1: defined twice" in m for m in bad)
+    # the first question row's prompts serve the dialogue: the second row's are not read
+    assert not any("defined twice" in m for m in bad)
+    para = next(d for d in result.dialogues if d.id == "para-2-3")
+    assert [(c.id, c.text) for c in para.rubrics.sample] == [
+        ("criteria_d_1", "Does the reply offer a plan for rain?")
+    ]
     with pytest.raises(ConfigError, match="criteria_x_2"):
         load_mtalk_dataset(folder, audio_dir=tmp_path / "cache")
 
@@ -128,3 +132,22 @@ def test_a_missing_folder_or_parquet_without_rows_is_an_error(tmp_path: Path) ->
     (tmp_path / "empty").mkdir()
     with pytest.raises(ConfigError, match=r"no \.parquet, \.jsonl or \.json files"):
         import_mtalk_dataset(tmp_path / "empty")
+
+
+def test_criteria_come_from_the_first_question_row_with_prompts(tmp_path: Path) -> None:
+    folder = write_dataset_jsonl(tmp_path)
+
+    def edit(rows: list) -> None:
+        for key in ("rubric_prompt_general", "rubric_prompt_specific", "arena_prompt"):
+            rows[0][key] = ""  # para 2-3 turn 1
+        rows[3]["rubric_prompt_specific"] = "criteria_d_1: Does it name the venue?\ncriteria_d_x"
+
+    _rewrite(folder, edit)
+    result = import_mtalk_dataset(folder, audio_dir=tmp_path / "cache")
+    para = next(d for d in result.dialogues if d.id == "para-2-3")
+    assert [c.text for c in para.rubrics.sample] == ["Does it name the venue?"]
+    assert [c.id for c in para.rubrics.general] == ["criteria_s_1", "criteria_s_2"]
+    assert para.metadata["reference_prompts"]["arena_prompt"].startswith("Compare the two")
+    [problem] = result.problems
+    assert (problem.where, problem.field) == ("row 4", "rubric_prompt_specific")
+    assert "'criteria_d_x' is not a criterion id" in problem.message

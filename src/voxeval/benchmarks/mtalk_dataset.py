@@ -6,7 +6,8 @@ first part is the scene, i.e. the scenario), ``turn`` (``turn1``..``turn3``), ``
 ``audio`` (24 kHz; a path relative to the data file, a ``{"bytes", "path"}`` mapping as
 parquet stores it, or ``{"array", "sampling_rate"}``), ``transcription``, ``arena_prompt``,
 ``rubric_prompt_general`` and ``rubric_prompt_specific`` (the judge prompts of a question row;
-the rubric criteria are read out of them, see ``mtalk_criteria``).
+the rubric criteria are read out of those of the first question row that has them, as the
+reference does; see ``mtalk_criteria``).
 
 Files are ``.parquet`` (read with pyarrow), ``.jsonl`` or ``.json``; nothing is downloaded.
 Embedded audio is written under ``audio_dir`` as files named by their content. Question rows
@@ -160,15 +161,24 @@ class _Reader:
             have = ", ".join(f"turn{t}" for t in turns)
             self.problem(first, "turn", f"{ident}: user turns are not 1..n ({have})")
             return None
-        parsed = parse_criteria(
-            [(k, q.prompts[k]) for q in group.questions.values() for k in PROMPT_FIELDS]
+        # As the reference does, the rubric prompts of the first question row that has them
+        # serve the whole dialogue (later rows usually repeat them).
+        graded = next(
+            (
+                group.questions[t]
+                for t in turns
+                if any(group.questions[t].prompts[k] for k in PROMPT_FIELDS)
+            ),
+            None,
         )
+        parsed = parse_criteria([(k, graded.prompts[k]) for k in PROMPT_FIELDS] if graded else [])
         for field_name, message in parsed.problems:
-            self.problem(first, field_name, f"{ident}: {message}")
-        prompts = next(
-            (q.prompts for _, q in sorted(group.questions.items()) if any(q.prompts.values())),
-            {},
-        )
+            assert graded is not None  # no prompts, no problems
+            self.problem(graded.row, field_name, f"{ident}: {message}")
+        prompts = dict(graded.prompts) if graded else {}
+        if not prompts.get("arena_prompt"):
+            arena = [group.questions[t].prompts["arena_prompt"] for t in turns]
+            prompts["arena_prompt"] = next((a for a in arena if a), "")
         scene = int(group.number.split("-")[0])
         fields = {
             "id": ident,
