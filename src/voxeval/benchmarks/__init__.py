@@ -4,6 +4,21 @@ from voxeval.benchmarks.build import build_suite, prepare_suite_audio
 from voxeval.benchmarks.build_manifest import BuiltSuite, RenderedQuery, load_built_suite
 from voxeval.benchmarks.build_options import PROFILE_GRID, BuildOptions, parse_build_options
 from voxeval.benchmarks.clinic_calls import CLINIC_CALLS
+from voxeval.benchmarks.dialogue import (
+    Capability,
+    Criterion,
+    Dialogue,
+    Rubrics,
+    UserTurn,
+    turn_item_id,
+)
+from voxeval.benchmarks.dialogue_suite import (
+    DialogueSuite,
+    load_dialogue_suite,
+    write_dialogue_suite,
+)
+from voxeval.benchmarks.mtalk_import import MTalkImport, write_mtalk_suite
+from voxeval.benchmarks.mtalk_release import import_mtalk_release
 from voxeval.benchmarks.noise import NoiseClip, NoiseLibrary
 from voxeval.benchmarks.noise_sources import NOISE_CATEGORIES
 from voxeval.benchmarks.query_suite import load_query_suite
@@ -33,24 +48,36 @@ __all__ = [
     "Assertion",
     "BuildOptions",
     "BuiltSuite",
+    "Capability",
+    "Criterion",
+    "Dialogue",
+    "DialogueSuite",
+    "MTalkImport",
     "NoiseClip",
     "NoiseLibrary",
     "ProsodyMark",
     "RenderSpec",
     "RenderedQuery",
+    "Rubrics",
     "Scenario",
     "ScenarioSuite",
     "ScriptStep",
     "SpeakerSpec",
     "SpokenQuery",
     "SuiteInfo",
+    "UserTurn",
     "build_suite",
+    "import_mtalk_release",
     "list_suites",
     "load_built_suite",
+    "load_dialogue_suite",
     "load_query_suite",
     "load_scenario_suite",
     "parse_build_options",
     "prepare_suite_audio",
     "render_query",
     "resolve_suite",
+    "turn_item_id",
+    "write_dialogue_suite",
+    "write_mtalk_suite",
 ]

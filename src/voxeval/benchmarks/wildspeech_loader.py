@@ -26,7 +26,6 @@ To run the dataset as a suite, point a small suite file at it
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import logging
 import os
@@ -35,14 +34,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import soundfile as sf
 import yaml
 from pydantic import ValidationError
 
 from voxeval import atomic_files
-from voxeval.audio import Audio, audio_to_wav_bytes
-from voxeval.benchmarks.jsonl_file import read_json_list, read_jsonl
+from voxeval.benchmarks.dataset_files import data_files, read_data_file
+from voxeval.benchmarks.embedded_audio import EmbeddedAudioWriter, RowError
 from voxeval.benchmarks.spoken_query import CATEGORIES, OPEN_CATEGORIES, SpokenQuery
 from voxeval.errors import ConfigError
 
@@ -72,7 +69,6 @@ MODIFICATION_KEYWORDS: list[tuple[str, str]] = [
     ("disfluen", "stutter"),
 ]
 RELEASED_CONDITIONS = ("natural_noise", "human_noise")
-DATA_SUFFIXES = (".parquet", ".jsonl", ".json")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
 _UNSAFE_ID = re.compile(r"[^A-Za-z0-9_.\-]")
 
@@ -138,12 +134,6 @@ class RowReject:
         return f"{self.file}: row {self.row}: {self.field}: {self.message}"
 
 
-class RowError(ValueError):
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-
-
 @dataclass
 class WildSpeechImport:
     queries: list[SpokenQuery] = field(default_factory=list)
@@ -162,109 +152,11 @@ class _Row:
     data: Any
 
 
-def data_files(path: Path) -> list[Path]:
-    if not path.is_dir():
-        return [path]
-    files = sorted(p for p in path.rglob("*") if p.suffix.lower() in DATA_SUFFIXES)
-    if not files:
-        raise ConfigError(f"{path}: no .parquet, .jsonl or .json files found")
-    return files
-
-
-def _read_file(path: Path) -> list[Any]:
-    suffix = path.suffix.lower()
-    if suffix == ".parquet":
-        try:
-            import pyarrow.parquet as pq
-        except ImportError as exc:
-            raise ConfigError(
-                f"{path}: reading parquet needs pyarrow (pip install pyarrow), "
-                "or convert the dataset to JSONL + audio files"
-            ) from exc
-        try:
-            return list(pq.read_table(path).to_pylist())
-        except Exception as exc:  # pyarrow raises its own types for a damaged file
-            raise ConfigError(f"{path}: cannot read parquet ({exc})") from exc
-    if suffix == ".json":
-        return read_json_list(path, "rows")
-    return list(read_jsonl(path))
-
-
 def default_audio_dir() -> Path:
     """Where embedded audio is written; files are named by content, so one folder serves
     every dataset."""
     root = Path(os.environ.get("VOXEVAL_CACHE_DIR", Path.home() / ".cache" / "voxeval"))
     return root / "wildspeech" / "audio"
-
-
-class _AudioWriter:
-    """Writes embedded recordings as ``<content hash>.wav``; remembers what it created so a
-    failed import can remove it."""
-
-    def __init__(self, audio_dir: Path) -> None:
-        self.audio_dir = audio_dir
-        self.created: list[Path] = []
-        self.created_dir = not audio_dir.exists()
-
-    def _write(self, name: str, encode: Any) -> str:
-        target = self.audio_dir / name
-        if not target.exists():
-            data: bytes = encode()
-            atomic_files.write_bytes_atomic(target, data)
-            self.created.append(target)
-        return str(target)
-
-    def materialise(self, audio: Any, base: Path) -> str:
-        if audio is None:
-            raise RowError("audio", "missing")
-        if isinstance(audio, str):
-            path = Path(audio)
-            return self._existing(path if path.is_absolute() else base / path)
-        if not isinstance(audio, dict):
-            raise RowError("audio", f"expected a path or a mapping, got {type(audio).__name__}")
-        if audio.get("bytes"):
-            data = bytes(audio["bytes"])
-            digest = hashlib.sha256(data).hexdigest()[:24]
-            # kept byte for byte (the release's own encoding), once checked to decode
-            return self._write(f"{digest}.{_audio_format(data)}", lambda: data)
-        if audio.get("array") is not None:
-            if not audio.get("sampling_rate"):
-                raise RowError("audio", "'array' needs 'sampling_rate'")
-            try:
-                samples = np.asarray(audio["array"], dtype=np.float32)
-                rate = int(audio["sampling_rate"])
-            except (TypeError, ValueError) as exc:
-                raise RowError("audio", f"unreadable array ({exc})") from exc
-            digest = hashlib.sha256(samples.tobytes() + str(rate).encode()).hexdigest()[:24]
-            return self._write(f"{digest}.wav", lambda: audio_to_wav_bytes(Audio(samples, rate)))
-        if audio.get("path"):
-            path = Path(str(audio["path"]))
-            return self._existing(path if path.is_absolute() else base / path)
-        raise RowError("audio", "mapping needs 'bytes', 'array' or 'path'")
-
-    @staticmethod
-    def _existing(path: Path) -> str:
-        if not path.is_file():
-            raise RowError("audio", f"file not found: {path}")
-        return str(path)
-
-    def discard(self) -> None:
-        for path in self.created:
-            path.unlink(missing_ok=True)
-        if self.created_dir and self.audio_dir.is_dir() and not any(self.audio_dir.iterdir()):
-            self.audio_dir.rmdir()
-
-
-def _audio_format(data: bytes) -> str:
-    """The file suffix of embedded audio (``wav``, ``flac``, ...); ``RowError`` when the bytes
-    are not a recording soundfile can read."""
-    try:
-        info = sf.info(io.BytesIO(data))
-    except Exception as exc:  # soundfile raises LibsndfileError / RuntimeError
-        raise RowError("audio", f"cannot decode embedded bytes ({exc})") from exc
-    if info.frames <= 0:
-        raise RowError("audio", "embedded recording is empty")
-    return str(info.format).lower()
 
 
 def _row_id(row: dict[str, Any]) -> str:
@@ -277,7 +169,7 @@ def _row_id(row: dict[str, Any]) -> str:
     return "ws-" + hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def row_to_query(row: Any, base: Path, writer: _AudioWriter) -> SpokenQuery:
+def row_to_query(row: Any, base: Path, writer: EmbeddedAudioWriter) -> SpokenQuery:
     """One released row as a query; ``RowError`` names the field that could not be read."""
     if not isinstance(row, dict):
         raise RowError("<row>", f"expected a mapping, got {type(row).__name__}")
@@ -335,13 +227,13 @@ def import_wildspeech(data: str | Path, audio_dir: str | Path | None = None) -> 
     path = Path(data)
     if not path.exists():
         raise ConfigError(f"{path}: WildSpeech data not found")
-    writer = _AudioWriter(Path(audio_dir) if audio_dir else default_audio_dir())
+    writer = EmbeddedAudioWriter(Path(audio_dir) if audio_dir else default_audio_dir())
     result = WildSpeechImport()
     try:
         rows = [
             _Row(f, number, row)
             for f in data_files(path)
-            for number, row in enumerate(_read_file(f), 1)
+            for number, row in enumerate(read_data_file(f), 1)
         ]
         seen: set[tuple[str, str | None]] = set()
         ids: set[str] = set()

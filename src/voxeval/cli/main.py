@@ -20,6 +20,7 @@ app = typer.Typer(
 COMMAND_MODULES = (
     "commands_build",
     "commands_judges",
+    "commands_mtalk",
     "commands_run",
     "commands_scenarios",
     "commands_speech",

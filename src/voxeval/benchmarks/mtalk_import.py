@@ -1,0 +1,170 @@
+"""What an import of a released MTalk-Bench layout yields, and how it is written out.
+
+Both loaders (``mtalk_outputs`` for the model-outputs ``sample.json`` layout, ``mtalk_dataset``
+for the one-row-per-turn dataset) give an ``MTalkImport``: the dialogues, the released replies
+of every model (one per user turn, looked up by ``turn_item_id``) and every problem found,
+each naming the file, where in it, and the field.
+
+``write_mtalk_suite`` turns an import into a suite folder::
+
+    DIR/suite.yaml, DIR/dialogues.jsonl     the dialogue suite (protocol: multi_turn)
+    DIR/replies/<model>.jsonl               a replay manifest per model
+    DIR/systems.yaml                        ``systems:`` with one ``replay`` system per model
+    DIR/import.json                         counts and problems of the import
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from voxeval import atomic_files
+from voxeval.benchmarks.dialogue import Dialogue
+from voxeval.benchmarks.dialogue_suite import relative_path, write_dialogue_suite
+
+# Called as progress(done, total) while rows or dialogues are read.
+Progress = Callable[[int, int], None]
+REPLIES_DIR = "replies"
+SYSTEMS_FILE = "systems.yaml"
+IMPORT_REPORT = "import.json"
+_UNSAFE = re.compile(r"[^a-z0-9_.\-]+")
+
+
+@dataclass(frozen=True)
+class ImportProblem:
+    """A part of the release that could not be read: ``where`` is the dialogue/turn (or row)
+    and ``field`` the key at fault."""
+
+    file: str
+    where: str
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.where}: {self.field}: {self.message}"
+
+
+@dataclass(frozen=True)
+class ReleasedReply:
+    """One model's released reply to one user turn."""
+
+    item_id: str
+    audio: str  # absolute path
+    text: str | None = None
+
+
+@dataclass
+class MTalkImport:
+    source: str
+    layout: str  # "model-outputs" or "dataset"
+    dialogues: list[Dialogue] = field(default_factory=list)
+    replies: dict[str, list[ReleasedReply]] = field(default_factory=dict)
+    problems: list[ImportProblem] = field(default_factory=list)
+    # Audio files the import created (embedded recordings), removed by ``discard_written``.
+    written: list[str] = field(default_factory=list)
+
+    def discard_written(self) -> None:
+        """Remove the recordings the import wrote (and their folder, once empty)."""
+        folders = {Path(name).parent for name in self.written}
+        for name in self.written:
+            Path(name).unlink(missing_ok=True)
+        for folder in folders:
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+        self.written = []
+
+    def problem(self, file: Path | str, where: str, field_name: str, message: str) -> None:
+        self.problems.append(ImportProblem(str(file), where, field_name, message))
+
+    def counts(self) -> dict[str, Any]:
+        return {
+            "dialogues": len(self.dialogues),
+            "turns": sum(len(d.turns) for d in self.dialogues),
+            "models": {name: len(rows) for name, rows in sorted(self.replies.items())},
+            "problems": len(self.problems),
+        }
+
+    def summary(self) -> str:
+        """One line of counts, then one line per problem."""
+        counts = self.counts()
+        head = (
+            f"{self.layout} {self.source}: {counts['dialogues']} dialogues, "
+            f"{counts['turns']} user turns, {len(self.replies)} models, "
+            f"{counts['problems']} problems"
+        )
+        return "\n".join([head, *(f"  {p}" for p in self.problems)])
+
+
+def model_file_name(model: str, taken: set[str]) -> str:
+    """A file stem for a model name, unique among ``taken``."""
+    base = _UNSAFE.sub("-", model.lower()).strip("-.") or "model"
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}-{n}", n + 1
+    taken.add(name)
+    return name
+
+
+def write_mtalk_suite(
+    imported: MTalkImport, out_dir: str | Path, name: str, description: str = ""
+) -> dict[str, Any]:
+    """Write the suite folder (see the module doc); returns what was written."""
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    suite_file = write_dialogue_suite(
+        imported.dialogues,
+        folder,
+        name,
+        description or f"MTalk-Bench {imported.layout} release read from {imported.source}",
+        metadata={"imported_from": imported.source, "layout": imported.layout},
+    )
+    systems: list[dict[str, Any]] = []
+    manifests: dict[str, str] = {}
+    taken: set[str] = set()
+    for model in sorted(imported.replies):
+        stem = model_file_name(model, taken)
+        manifest = folder / REPLIES_DIR / f"{stem}.jsonl"
+        rows = []
+        for reply in imported.replies[model]:
+            row: dict[str, Any] = {
+                "item_id": reply.item_id,
+                "audio": relative_path(reply.audio, manifest.parent),
+            }
+            if reply.text is not None:
+                row["text"] = reply.text
+            rows.append(row)
+        manifest.parent.mkdir(parents=True, exist_ok=True)
+        atomic_files.write_text_atomic(
+            manifest, "".join(_json_line(r) for r in rows) if rows else ""
+        )
+        manifests[model] = str(manifest)
+        systems.append(
+            {"name": model, "type": "replay", "manifest": f"{REPLIES_DIR}/{manifest.name}"}
+        )
+    systems_file = folder / SYSTEMS_FILE
+    note = (
+        "# Released replies as replay systems; manifest paths are relative to this folder\n"
+        "# (copy these entries into a run config placed here, or adjust the paths).\n"
+    )
+    atomic_files.write_text_atomic(
+        systems_file, note + yaml.safe_dump({"systems": systems}, sort_keys=False)
+    )
+    written = {
+        "suite": str(suite_file),
+        "systems": str(systems_file),
+        "manifests": manifests,
+        **imported.counts(),
+        "problem_list": [asdict(p) for p in imported.problems],
+    }
+    atomic_files.write_json_atomic(folder / IMPORT_REPORT, written)
+    return written
+
+
+def _json_line(row: dict[str, Any]) -> str:
+    return json.dumps(row, ensure_ascii=False) + "\n"

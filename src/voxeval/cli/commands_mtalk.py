@@ -1,0 +1,78 @@
+"""``voxeval mtalk-suite``: a released MTalk-Bench layout as a dialogue suite plus one
+``replay`` system per model (see docs/multi-turn.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from voxeval.benchmarks.mtalk_import import write_mtalk_suite
+from voxeval.benchmarks.mtalk_release import detect_layout, import_mtalk_release
+from voxeval.cli.common import console, friendly_errors, print_json
+from voxeval.cli.main import app
+from voxeval.errors import ConfigError
+
+AUDIO_DIR = "audio"
+
+
+@app.command("mtalk-suite")
+@friendly_errors
+def mtalk_suite(
+    path: Path = typer.Argument(
+        ..., help="model-outputs file (sample.json layout) or dataset folder/file"
+    ),
+    out: Path = typer.Option(..., "-o", "--out", help="suite folder to write"),
+    name: str | None = typer.Option(None, help="suite name (default: the folder's name)"),
+    audio_root: Path | None = typer.Option(
+        None,
+        "--audio-root",
+        help="folder a model-outputs file's audio paths are relative to (default: its folder)",
+    ),
+    outputs: list[Path] = typer.Option(
+        [],
+        "--outputs",
+        help="model-outputs file whose replies supplement a dataset PATH (repeatable)",
+    ),
+    skip_unreadable: bool = typer.Option(
+        False,
+        "--skip-unreadable",
+        help="write the readable part when some turns cannot be read (they are listed)",
+    ),
+    as_json: bool = typer.Option(False, "--json", help="print what was written as JSON"),
+) -> None:
+    """Wrap a released MTalk-Bench layout as a dialogue suite and its replay systems."""
+    layout = detect_layout(path)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=console,
+        transient=True,
+        disable=as_json,
+    ) as progress:
+        unit = "dialogues" if layout == "model-outputs" else "rows"
+        task = progress.add_task(f"reading {layout} {unit}", total=None)
+
+        def advance(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        imported = import_mtalk_release(path, out / AUDIO_DIR, advance, audio_root, outputs)
+    if imported.problems and not skip_unreadable:
+        imported.discard_written()
+        raise ConfigError(
+            f"{imported.summary()}\n{len(imported.problems)} unreadable part(s): fix them, or "
+            "pass --skip-unreadable to write the readable dialogues"
+        )
+    written: dict[str, Any] = write_mtalk_suite(imported, out, name or out.resolve().name)
+    if as_json:
+        print_json(written)
+        return
+    console.print(imported.summary(), highlight=False)
+    console.print(
+        f"wrote {written['suite']} ({written['dialogues']} dialogues) and "
+        f"{written['systems']} ({len(written['manifests'])} replay systems)",
+        highlight=False,
+    )
