@@ -52,8 +52,9 @@ def test_unbattled_system_keeps_initial_and_parameters_apply() -> None:
 
 
 outcomes = st.lists(
-    st.tuples(st.sampled_from("ABCD"), st.sampled_from("ABCD"), st.sampled_from(["a", "b", "tie"]))
-    .filter(lambda t: t[0] != t[1]),
+    st.tuples(
+        st.sampled_from("ABCD"), st.sampled_from("ABCD"), st.sampled_from(["a", "b", "tie"])
+    ).filter(lambda t: t[0] != t[1]),
     max_size=40,
 )
 

@@ -50,9 +50,7 @@ def fit_paired_logit(
         # d nll / d z: the expected minus the observed A-wins of each row
         dz = wins_b * expit(z) - wins_a * expit(-z)
         grad = np.empty_like(params)
-        grad[:n_systems] = np.bincount(index_a, dz, n_systems) - np.bincount(
-            index_b, dz, n_systems
-        )
+        grad[:n_systems] = np.bincount(index_a, dz, n_systems) - np.bincount(index_b, dz, n_systems)
         if features is not None:
             grad[n_systems:] = features.T @ dz
         value = nll + 0.5 * ridge * float(params @ params)

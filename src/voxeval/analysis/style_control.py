@@ -60,9 +60,7 @@ def style_covariates(
         if lacking:
             dropped[name] = f"missing on {lacking} of {len(battles)} battles"
             continue
-        raw = np.array(
-            [style_difference(b.features_a[name], b.features_b[name]) for b in battles]
-        )
+        raw = np.array([style_difference(b.features_a[name], b.features_b[name]) for b in battles])
         spread = float(raw.std())
         if spread <= 1e-12:
             dropped[name] = "does not vary across battles"
@@ -113,7 +111,9 @@ def style_controlled(
         if not arrays.is_connected(weights):
             return None
         boot = fit(weights, start=params)
-        return np.concatenate([strengths_to_ratings(boot[:n_systems], anchor_index), boot[n_systems:]])
+        return np.concatenate(
+            [strengths_to_ratings(boot[:n_systems], anchor_index), boot[n_systems:]]
+        )
 
     low = high = None
     note = None
