@@ -166,3 +166,16 @@ def test_fit_ignores_battle_order_and_presentation_side(seed: int) -> None:
     flip = {"a": "b", "b": "a", "tie": "tie"}
     swapped = [battle(b.system_b, b.system_a, flip[b.winner], b.item_id) for b in battles]  # type: ignore[arg-type]
     assert bradley_terry_strengths(swapped) == pytest.approx(theta, abs=1e-5)
+
+
+def test_unbeaten_system_gets_a_finite_rating_and_is_flagged() -> None:
+    battles = [battle("A", "B", "a", f"d{i}") for i in range(10)]
+    battles += [battle("B", "C", w, f"e{i}") for i, w in enumerate("ab" * 5)]
+    report = bradley_terry(battles, n_resamples=100)
+    assert report["unbounded"] == ["A"]
+    a = report["systems"]["A"]
+    assert math.isfinite(a["rating"]) and a["rating"] > 1500 and a["rank_high"] == 1
+    assert report["systems"]["B"]["rating"] == pytest.approx(
+        report["systems"]["C"]["rating"], abs=1.0
+    )
+    assert bradley_terry(battles[10:], n_resamples=10)["unbounded"] == []

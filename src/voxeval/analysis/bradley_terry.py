@@ -160,9 +160,9 @@ def bradley_terry(
 
     ``{"systems": {name: {"rating", "ci_low", "ci_high", "rank", "rank_low", "rank_high",
     "battles"}}, "anchor", "confidence", "method", "clusters", "resamples",
-    "resamples_dropped"}`` plus ``"ci_note"`` when no interval could be formed (then the
-    interval and rank fields are None). Raises DisconnectedComparisons when the battles do not
-    link all systems."""
+    "resamples_dropped", "unbounded"}`` plus ``"ci_note"`` when no interval could be formed
+    (then the interval and rank fields are None). Raises DisconnectedComparisons when the
+    battles do not link all systems."""
     arrays = BattleArrays.of(battles)
     require_connected(arrays)
     anchor_index = anchor_index_of(arrays.systems, anchor)
@@ -201,6 +201,24 @@ def bradley_terry(
         dropped=dropped,
         note=note,
     )
+
+
+def unbounded_systems(arrays: BattleArrays) -> list[str]:
+    """Systems that won every battle they decided or lost every one (ties aside): their
+    maximum-likelihood rating is infinite, so the reported one is set by the ridge alone."""
+    n = len(arrays.systems)
+    decided = arrays.score_a != 0.5
+    won = np.bincount(arrays.index_a[decided], arrays.score_a[decided], n) + np.bincount(
+        arrays.index_b[decided], 1.0 - arrays.score_a[decided], n
+    )
+    played = np.bincount(arrays.index_a[decided], minlength=n) + np.bincount(
+        arrays.index_b[decided], minlength=n
+    )
+    return [
+        name
+        for i, name in enumerate(arrays.systems)
+        if played[i] > 0 and (won[i] == 0 or won[i] == played[i])
+    ]
 
 
 def rating_report(
@@ -245,6 +263,7 @@ def rating_report(
         "clusters": len(arrays.items),
         "resamples": resamples,
         "resamples_dropped": dropped,
+        "unbounded": unbounded_systems(arrays),
     }
     if note is not None:
         report["ci_note"] = note
