@@ -6,6 +6,7 @@ import pytest
 
 from tests.analysis.arena_battles import battle, simulated_tournament
 from voxeval.analysis.arena_summary import arena_summary
+from voxeval.analysis.battles import Battle
 from voxeval.analysis.bradley_terry import bradley_terry
 from voxeval.analysis.elo import online_elo
 
@@ -35,6 +36,6 @@ def test_disconnected_and_empty_battles_leave_a_note() -> None:
 
 
 def test_mixed_dimensions_are_refused() -> None:
-    mixed = [battle("A", "B", "a"), battle("A", "B", "a").__class__("A", "B", "a", "d2", "ambient")]
+    mixed = [battle("A", "B", "a"), Battle("A", "B", "a", "d2", "ambient")]
     with pytest.raises(ValueError, match="several dimensions"):
         arena_summary(mixed)
