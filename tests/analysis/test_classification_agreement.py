@@ -91,3 +91,14 @@ def test_accuracy_interval_is_wider_when_examples_cluster() -> None:
 def test_mismatched_lengths_are_refused() -> None:
     with pytest.raises(ValueError, match="2 labels but 1 answers"):
         confusion_counts([True, False], [True])
+
+
+def test_label_kappa_with_three_classes_by_hand() -> None:
+    from voxeval.analysis.classification_agreement import label_kappa
+
+    first = ["a"] * 5 + ["b"] * 4 + ["t"]
+    second = ["a"] * 4 + ["b"] + ["a"] + ["b"] * 3 + ["t"]
+    value, table = label_kappa(first, second)
+    assert table == {"classes": ["a", "b", "t"], "table": [[4, 1, 0], [1, 3, 0], [0, 0, 1]]}
+    assert value == pytest.approx((0.8 - 0.42) / (1 - 0.42))
+    assert label_kappa(["a", "a"], ["a", "a"])[0] is None

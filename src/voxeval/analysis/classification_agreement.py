@@ -57,17 +57,38 @@ def _ratio(numerator: float, denominator: float) -> float | None:
     return numerator / denominator if denominator else None
 
 
-def kappa(counts: ConfusionCounts) -> float | None:
-    """Cohen's kappa of the 2x2 table; None when it is undefined (no examples, or chance
-    agreement already 1 because both sides used one and the same class only)."""
-    if counts.n == 0:
+def table_kappa(table: np.ndarray) -> float | None:
+    """Cohen's kappa of a square agreement table (rows: one rater's classes, columns: the
+    other's, same order); None when it is undefined (no examples, or chance agreement
+    already 1 because both sides used one and the same class only)."""
+    n = float(table.sum())
+    if n == 0:
         return None
-    table = counts.table()
-    chance = float((table.sum(axis=1) * table.sum(axis=0)).sum()) / counts.n**2
+    chance = float((table.sum(axis=1) * table.sum(axis=0)).sum()) / n**2
     if math.isclose(chance, 1.0):
         return None
     value = float(cohens_kappa(table, return_results=False))
     return value if math.isfinite(value) else None
+
+
+def kappa(counts: ConfusionCounts) -> float | None:
+    """Cohen's kappa of the 2x2 table (see ``table_kappa``)."""
+    return table_kappa(counts.table())
+
+
+def label_kappa(
+    first: Sequence[Hashable], second: Sequence[Hashable]
+) -> tuple[float | None, dict[str, Any]]:
+    """Cohen's kappa between two raters' class labels of the same examples (any number of
+    classes), with the agreement table ``{"classes", "table"}`` it was computed from."""
+    if len(first) != len(second):
+        raise ValueError(f"{len(first)} labels from one rater but {len(second)} from the other")
+    classes = sorted({*first, *second}, key=str)
+    index = {label: i for i, label in enumerate(classes)}
+    table = np.zeros((len(classes), len(classes)), dtype=float)
+    for a, b in zip(first, second, strict=True):
+        table[index[a], index[b]] += 1
+    return table_kappa(table), {"classes": [str(c) for c in classes], "table": table.tolist()}
 
 
 def f1_score(counts: ConfusionCounts) -> float | None:
