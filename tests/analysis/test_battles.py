@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from voxeval.analysis.battles import Battle, in_sequence, systems_of
+from voxeval.analysis.battles import Battle, battle_from_judgement, in_sequence, systems_of
+from voxeval.analysis.pairwise_judgement import PairwiseJudgement
 
 
 def test_round_trip_and_scores() -> None:
@@ -41,3 +42,15 @@ def test_systems_and_sequence() -> None:
     same = Battle("c", "a", "a", "d2", order=1)
     assert systems_of([late, early]) == ["a", "b", "c"]
     assert in_sequence([late, early, same]) == [early, same, late]
+
+
+def test_battle_from_pairwise_judgement() -> None:
+    voted = PairwiseJudgement("judge", "d3", "x", "y", "y", 120.0, 80.0, "paralinguistic")
+    assert battle_from_judgement(voted, order=4) == Battle(
+        "x", "y", "b", "d3", "paralinguistic", 4, {"length": 120.0}, {"length": 80.0}
+    )
+    tie = PairwiseJudgement("human", "d4", "y", "x", None)
+    assert battle_from_judgement(tie) == Battle("y", "x", "tie", "d4")
+    first_won = PairwiseJudgement("judge", "d5", "y", "x", "y", 10.0, None)
+    assert battle_from_judgement(first_won).winner == "a"
+    assert battle_from_judgement(first_won).features_a == {}

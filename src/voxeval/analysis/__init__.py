@@ -2,7 +2,7 @@
 
 from voxeval.analysis.arena_pairing import AdaptivePairing, all_pairs, closest_pairs
 from voxeval.analysis.arena_summary import arena_summary
-from voxeval.analysis.battles import Battle
+from voxeval.analysis.battles import Battle, battle_from_judgement
 from voxeval.analysis.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Stat, metric_stats
 from voxeval.analysis.bradley_terry import DisconnectedComparisons, bradley_terry
 from voxeval.analysis.clusters import ClusteredSample, clustered_sample
@@ -30,6 +30,7 @@ __all__ = [
     "Stat",
     "all_pairs",
     "arena_summary",
+    "battle_from_judgement",
     "bradley_terry",
     "closest_pairs",
     "clustered_sample",

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from voxeval.analysis.pairwise_judgement import PairwiseJudgement
+
 Winner = Literal["a", "b", "tie"]
 WINNERS: tuple[Winner, ...] = ("a", "b", "tie")
 # A's score for each verdict: a tie counts as half a win for each side.
@@ -91,3 +93,26 @@ def systems_of(battles: Iterable[Battle]) -> list[str]:
 def in_sequence(battles: Sequence[Battle]) -> list[Battle]:
     """Battles sorted by ``order`` (stable: equal orders keep their given order)."""
     return sorted(battles, key=lambda battle: battle.order)
+
+
+def battle_from_judgement(judgement: PairwiseJudgement, *, order: int = 0) -> Battle:
+    """The battle of a ``PairwiseJudgement`` (the record the bias and agreement analyses
+    read): the system shown first is A; both reply lengths, when known, become ``length``."""
+    winner: Winner = (
+        "tie" if judgement.is_tie else "a" if judgement.winner == judgement.first else "b"
+    )
+    features_a: dict[str, float] = {}
+    features_b: dict[str, float] = {}
+    if judgement.first_length is not None and judgement.second_length is not None:
+        features_a["length"] = float(judgement.first_length)
+        features_b["length"] = float(judgement.second_length)
+    return Battle(
+        system_a=judgement.first,
+        system_b=judgement.second,
+        winner=winner,
+        item_id=judgement.item,
+        dimension=judgement.dimension or "",
+        order=order,
+        features_a=features_a,
+        features_b=features_b,
+    )
