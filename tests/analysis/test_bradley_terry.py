@@ -179,3 +179,11 @@ def test_unbeaten_system_gets_a_finite_rating_and_is_flagged() -> None:
         report["systems"]["C"]["rating"], abs=1.0
     )
     assert bradley_terry(battles[10:], n_resamples=10)["unbounded"] == []
+
+
+def test_a_tie_bounds_the_estimate() -> None:
+    battles = [battle("A", "B", "a", f"d{i}") for i in range(5)] + [battle("A", "B", "tie", "t")]
+    theta = bradley_terry_strengths(battles)
+    # A has 5.5 of 6 points: odds 11, gap ln 11, no ridge needed
+    assert theta["A"] - theta["B"] == pytest.approx(math.log(11), abs=1e-2)
+    assert bradley_terry(battles, n_resamples=10)["unbounded"] == []

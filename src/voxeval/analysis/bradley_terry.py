@@ -204,16 +204,14 @@ def bradley_terry(
 
 
 def unbounded_systems(arrays: BattleArrays) -> list[str]:
-    """Systems that won every battle they decided or lost every one (ties aside): their
-    maximum-likelihood rating is infinite, so the reported one is set by the ridge alone."""
+    """Systems that won all their battles or lost all of them (a tie is half a win, so any tie
+    bounds the estimate): their maximum-likelihood rating is infinite and the reported one is
+    set by the ridge alone. (A whole group beating everyone else is not detected here.)"""
     n = len(arrays.systems)
-    decided = arrays.score_a != 0.5
-    won = np.bincount(arrays.index_a[decided], arrays.score_a[decided], n) + np.bincount(
-        arrays.index_b[decided], 1.0 - arrays.score_a[decided], n
+    won = np.bincount(arrays.index_a, arrays.score_a, n) + np.bincount(
+        arrays.index_b, 1.0 - arrays.score_a, n
     )
-    played = np.bincount(arrays.index_a[decided], minlength=n) + np.bincount(
-        arrays.index_b[decided], minlength=n
-    )
+    played = np.bincount(arrays.index_a, minlength=n) + np.bincount(arrays.index_b, minlength=n)
     return [
         name
         for i, name in enumerate(arrays.systems)
