@@ -17,9 +17,14 @@ from voxeval.scoring.clause_split import split_clauses, words
         # a decimal point and commas inside a list do not split; ; : ! ? and line breaks do
         (
             "Take 3.5 mg of it; that is all! Bring eggs, milk, flour:\n- a bowl\n- a whisk?",
-            ["Take 3.5 mg of it;", "that is all!", "Bring eggs, milk, flour:", "- a bowl",
-             "- a whisk?"],
-        ),  # fmt: skip
+            [
+                "Take 3.5 mg of it;",
+                "that is all!",
+                "Bring eggs, milk, flour:",
+                "- a bowl",
+                "- a whisk?",
+            ],
+        ),
         # a subordinating word after a comma starts a clause, without a comma it does not
         (
             "Call me if it hurts, because I can help when you need it.",

@@ -93,7 +93,9 @@ def test_metric_reads_the_final_reply_of_dialogue_json(
     )
     record = DialogueReplies.from_unit_dir(unit)
     server.push(answer({"removable": [1, 2]}))
-    score = run_metric("content_density", record, ScoringResources(judge=lambda: make_judge(server)))
+    score = run_metric(
+        "content_density", record, ScoringResources(judge=lambda: make_judge(server))
+    )
     assert score.value == pytest.approx(5 / 16)
     prompt = server.posts("/chat/completions")[0].body["messages"][1]["content"]
     # the earlier turn is context, in index order; the final reply is what is split

@@ -84,9 +84,7 @@ def test_malformed_drafts_are_retried_and_counted(
     assert (outcome.result.parse_failures, outcome.result.attempts) == (1, 2)
 
 
-def test_generate_resumes_and_retries_failed_dialogues(
-    tmp_path: Path, dialogues: list
-) -> None:
+def test_generate_resumes_and_retries_failed_dialogues(tmp_path: Path, dialogues: list) -> None:
     out = tmp_path / "drafts.yaml"
     seen: list[str] = []
 
@@ -134,9 +132,7 @@ def test_generate_resumes_and_retries_failed_dialogues(
 def test_unreachable_judge_stops_the_run(tmp_path: Path, dialogues: list) -> None:
     out = tmp_path / "drafts.yaml"
     with FakeOpenAIServer(lambda path, body: error(503, "down")) as server:
-        summary = generate_drafts(
-            dialogues, make_judge(server), out, suite="tiny", per_dialogue=2
-        )
+        summary = generate_drafts(dialogues, make_judge(server), out, suite="tiny", per_dialogue=2)
         assert len(server.posts("/chat/completions")) == 1  # no hammering a dead endpoint
     assert summary.unreachable is not None and list(summary.failed) == ["sem-1"]
     assert read_drafts(out).failures["sem-1"].startswith("judge endpoint")

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import click
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
@@ -99,6 +98,15 @@ def _show(drafts: Any, criterion: Any, position: int, total: int) -> None:
         stdout.print(f"draft:     {criterion.draft}", highlight=False, markup=False)
 
 
+def _ask_choice() -> str:
+    """One of the CHOICES keys (a full word works too); asks again on anything else."""
+    while True:
+        answer = typer.prompt("[a]ccept [e]dit [r]eject [s]kip [q]uit").strip().lower()
+        if answer[:1] in CHOICES and answer in (answer[:1], CHOICES[answer[:1]]):
+            return answer[:1]
+        stdout.print(f"unknown choice {answer!r}", highlight=False, markup=False)
+
+
 @rubrics_app.command("review")
 @friendly_errors
 def review_command(
@@ -124,11 +132,7 @@ def review_command(
     decided = 0
     for position, criterion in enumerate(pending, start=1):
         _show(drafts, criterion, position, len(pending))
-        choice = typer.prompt(
-            "[a]ccept [e]dit [r]eject [s]kip [q]uit",
-            type=click.Choice(list(CHOICES)),
-            show_choices=False,
-        )
+        choice = _ask_choice()
         if choice == "q":
             break
         if choice == "s":
