@@ -11,10 +11,12 @@ from typing import Any
 import yaml
 from typer.testing import CliRunner
 
+import voxeval
 from tests.benchmarks.rubric_fixtures import write_suite
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
 from voxeval.benchmarks.dialogue_suite import load_dialogue_suite
 from voxeval.benchmarks.rubric_drafts import read_drafts
+from voxeval.cli.commands_rubrics import _is_packaged
 from voxeval.cli.main import app
 
 runner = CliRunner()
@@ -161,3 +163,9 @@ def test_review_with_nothing_pending_and_unknown_dialogue(tmp_path: Path) -> Non
     assert result.exit_code == 0
     result = runner.invoke(app, ["rubrics", "review", str(out)])
     assert "nothing pending to review" in result.output
+
+
+def test_apply_refuses_to_write_into_the_installed_package(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path / "suite")
+    assert not _is_packaged(suite)
+    assert _is_packaged(Path(voxeval.__file__).parent / "benchmarks" / "data" / "x" / "suite.yaml")

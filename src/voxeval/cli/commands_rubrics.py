@@ -13,6 +13,7 @@ from rich.table import Table
 
 from voxeval.cli.common import RedactingConsole, console, friendly_errors, print_json
 from voxeval.cli.main import app
+from voxeval.errors import ConfigError
 
 rubrics_app = typer.Typer(
     help="Sample-level rubric criteria: draft with an LLM, review, apply, report.",
@@ -171,6 +172,11 @@ def apply_command(
     loaded = load_dialogue_suite(suite)
     merged, counts = merge_accepted(loaded.dialogues, drafts)
     target = into if into is not None else loaded.path.parent
+    if into is None and _is_packaged(loaded.path):
+        raise ConfigError(
+            f"{suite} is a built-in suite (installed with voxeval): give --into FOLDER to "
+            "write the reviewed copy"
+        )
     written = write_dialogue_suite(
         merged, target, loaded.name, loaded.description, loaded.metadata or None
     )
@@ -189,6 +195,12 @@ def apply_command(
             f"[yellow]{counts['unknown_dialogue']} criteria name dialogues not in the suite[/]",
             highlight=False,
         )
+
+
+def _is_packaged(path: Path) -> bool:
+    import voxeval
+
+    return Path(voxeval.__file__).resolve().parent in path.resolve().parents
 
 
 def _keep_header_settings(suite_file: Path, loaded: Any) -> None:
