@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 import voxeval
 from tests.benchmarks.rubric_fixtures import write_suite
-from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
+from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text, error
 from voxeval.benchmarks.dialogue_suite import load_dialogue_suite
 from voxeval.benchmarks.rubric_drafts import read_drafts
 from voxeval.cli.commands_rubrics import _is_packaged
@@ -169,3 +169,22 @@ def test_apply_refuses_to_write_into_the_installed_package(tmp_path: Path) -> No
     suite = write_suite(tmp_path / "suite")
     assert not _is_packaged(suite)
     assert _is_packaged(Path(voxeval.__file__).parent / "benchmarks" / "data" / "x" / "suite.yaml")
+
+
+def test_generate_exit_codes_name_what_was_not_drafted(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path / "suite")
+    out = tmp_path / "drafts.yaml"
+
+    def never_json(path: str, body: Any) -> FakeResponse:
+        return chat_text("I would rather not.")
+
+    with FakeOpenAIServer(never_json) as server:
+        result = generate(tmp_path, suite, out, server)
+    assert result.exit_code == 1
+    assert "not drafted sem-1: judge output malformed after 3 attempts" in flat(result.output)
+    assert "parse failures 9" in flat(result.output)
+    assert sorted(read_drafts(out).failures) == ["amb-1", "para-1", "sem-1"]
+
+    with FakeOpenAIServer(lambda path, body: error(503, "down")) as server:
+        result = generate(tmp_path, suite, out, server)
+    assert result.exit_code == 3 and "could not be reached" in flat(result.output)

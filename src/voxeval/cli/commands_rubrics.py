@@ -26,7 +26,25 @@ stdout = RedactingConsole()
 CHOICES = {"a": "accept", "e": "edit", "r": "reject", "s": "skip", "q": "quit"}
 
 
-@rubrics_app.command("generate")
+GENERATE_HELP = (
+    "Draft sample-level criteria (criteria_d_N, continuing each dialogue's) with an LLM into a "
+    "review file, every one pending. Saved after each dialogue; run again to resume (drafted "
+    "dialogues are skipped, failed ones retried). Exit 1 when a dialogue is left undrafted, 3 "
+    "when the judge cannot be reached."
+)
+REVIEW_HELP = (
+    "Walk the pending criteria, showing each dialogue's turns. Keys: a accept, e edit (type "
+    "the new text; the draft is kept), r reject, s skip (stays pending), q quit. The file is "
+    "saved after every decision, so a review can stop and resume at any time."
+)
+APPLY_HELP = (
+    "Add the accepted and edited criteria to the suite's dialogues (sample level); pending "
+    "and rejected ones are left out. Applying the same file again changes nothing."
+)
+STATS_HELP = "Acceptance rate, (accepted + edited) / decided, overall and per dimension."
+
+
+@rubrics_app.command("generate", help=GENERATE_HELP)
 @friendly_errors
 def generate_command(
     suite: str = typer.Argument(..., help="dialogue suite: registered name, suite file or folder"),
@@ -102,20 +120,18 @@ def _show(drafts: Any, criterion: Any, position: int, total: int) -> None:
 def _ask_choice() -> str:
     """One of the CHOICES keys (a full word works too); asks again on anything else."""
     while True:
-        answer = typer.prompt("[a]ccept [e]dit [r]eject [s]kip [q]uit").strip().lower()
+        answer = typer.prompt("a accept / e edit / r reject / s skip / q quit").strip().lower()
         if answer[:1] in CHOICES and answer in (answer[:1], CHOICES[answer[:1]]):
             return answer[:1]
         stdout.print(f"unknown choice {answer!r}", highlight=False, markup=False)
 
 
-@rubrics_app.command("review")
+@rubrics_app.command("review", help=REVIEW_HELP)
 @friendly_errors
 def review_command(
     file: Path = typer.Argument(..., help="review file written by `voxeval rubrics generate`"),
     dialogue: str | None = typer.Option(None, "--dialogue", help="review only this dialogue"),
 ) -> None:
-    """Walk the pending criteria: [a]ccept, [e]dit (type the new text; the draft is kept),
-    [r]eject, [s]kip (stays pending), [q]uit. The file is saved after every decision."""
     from voxeval.benchmarks.rubric_drafts import read_drafts, write_drafts
 
     drafts = read_drafts(file)
@@ -154,7 +170,7 @@ def review_command(
     stdout.print(f"{decided} decided this session; {left} still pending", highlight=False)
 
 
-@rubrics_app.command("apply")
+@rubrics_app.command("apply", help=APPLY_HELP)
 @friendly_errors
 def apply_command(
     file: Path = typer.Argument(..., help="review file"),
@@ -164,7 +180,6 @@ def apply_command(
     ),
     as_json: bool = typer.Option(False, "--json", help="print the counts as JSON"),
 ) -> None:
-    """Add the accepted and edited criteria to the suite's dialogues (sample level)."""
     from voxeval.benchmarks.dialogue_suite import load_dialogue_suite, write_dialogue_suite
     from voxeval.benchmarks.rubric_drafts import merge_accepted, read_drafts
 
@@ -225,13 +240,12 @@ def _keep_header_settings(suite_file: Path, loaded: Any) -> None:
         )
 
 
-@rubrics_app.command("stats")
+@rubrics_app.command("stats", help=STATS_HELP)
 @friendly_errors
 def stats_command(
     file: Path = typer.Argument(..., help="review file"),
     as_json: bool = typer.Option(False, "--json", help="print the counts as JSON"),
 ) -> None:
-    """Acceptance rate: (accepted + edited) / decided, overall and per dimension."""
     from voxeval.benchmarks.rubric_drafts import acceptance, read_drafts
 
     found = acceptance(read_drafts(file))
