@@ -44,7 +44,7 @@ from voxeval.audio import Audio
 from voxeval.errors import ConfigError, EndpointError
 from voxeval.systems.call import AgentAction, AgentTurn, LineBlock, Reply, StopSpeaking
 from voxeval.systems.pcm16 import audio_to_pcm16
-from voxeval.systems.realtime_ws import RATE, RealtimeAgent, _harmless, _message
+from voxeval.systems.realtime_ws import RATE, RECEIVED, RealtimeAgent, _harmless, _message
 from voxeval.systems.turn_handling import words_spoken
 
 VAD_EVENTS = ("input_audio_buffer.speech_started", "input_audio_buffer.speech_stopped")
@@ -69,7 +69,6 @@ class ServerVadRealtimeAgent(RealtimeAgent):
         self.silence_duration_ms = silence_duration_ms
         self._sent = 0  # frames of the line appended so far
         self._due: list[tuple[int, dict[str, Any]]] = []  # (frame, event), in arrival order
-        self._stopped_seen: dict[int, float] = {}  # id(event) -> arrival (perf counter)
         self._fault: str | None = None  # an error event met while listening
         self._playing_from: int | None = None  # first frame of the reply on the line
         self._cut = False  # the current reply was stopped by a barge-in
@@ -137,10 +136,9 @@ class ServerVadRealtimeAgent(RealtimeAgent):
         while self._updates_seen < self._updates_sent:
             raw = self._ws.recv(timeout=max(0.01, deadline - time.monotonic()))
             event = self._parse(raw)
+            event[RECEIVED] = time.monotonic()
             kind = event.get("type")
             if kind in VAD_EVENTS:
-                if kind == "input_audio_buffer.speech_stopped":
-                    self._stopped_seen[id(event)] = time.perf_counter()
                 self._due.append((self._decided_ms(event), event))
             elif kind == "error" and not _harmless(event):
                 self._fault = self._fault or _message(event)
@@ -178,8 +176,7 @@ class ServerVadRealtimeAgent(RealtimeAgent):
                 if block.playing and self._playing_from is not None and not self._cut:
                     return self._barge_in(frame, frame_ms)
                 continue
-            asked = self._stopped_seen.pop(id(event), time.perf_counter())
-            return Reply(frame, self._answer(asked))
+            return Reply(frame, self._answer(float(event[RECEIVED])))
         return None
 
     def _answer(self, asked: float) -> Callable[[], AgentTurn | None]:

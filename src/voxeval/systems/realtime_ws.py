@@ -32,6 +32,7 @@ from voxeval.systems.call_prompts import agent_system_prompt
 from voxeval.systems.pcm16 import audio_to_pcm16, pcm16_to_audio
 
 RATE = 24000
+RECEIVED = "_voxeval_received"  # arrival time (time.monotonic) of an event read ahead
 AUDIO_DELTAS = ("response.audio.delta", "response.output_audio.delta")
 TEXT_DELTAS = (
     "response.audio_transcript.delta",
@@ -190,8 +191,8 @@ class RealtimeAgent:
                 return calls
             kind = event.get("type", "")
             if kind in AUDIO_DELTAS:
-                if not first_audio:
-                    first_audio.append(time.monotonic())
+                if not first_audio:  # when it arrived, if it was read ahead
+                    first_audio.append(float(event.get(RECEIVED, time.monotonic())))
                 pcm += base64.b64decode(event.get("delta", ""))
             elif kind in TEXT_DELTAS:
                 texts.append(str(event.get("delta", "")))
