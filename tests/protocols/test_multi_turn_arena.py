@@ -7,19 +7,30 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
-from tests.protocols.arena_runs import arena_context, preferring_judge, shown_sides
+from tests.protocols.arena_runs import (
+    arena_context,
+    judge_spec,
+    preferring_judge,
+    shown_sides,
+    write_dialogue,
+)
+from voxeval.audio import Audio, read_audio, write_audio
 from voxeval.config import RunConfig
 from voxeval.errors import ConfigError
 from voxeval.protocols.comparison import Comparison
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.multi_turn_arena import (
     ARENA,
+    LABELS,
+    arena_audio_folder,
     arena_comparisons,
     arena_options,
     check_arena,
@@ -27,6 +38,7 @@ from voxeval.protocols.multi_turn_arena import (
     summarize_arena,
 )
 from voxeval.scoring.comparison_result import ComparisonResult
+from voxeval.store.layout import safe_name
 
 
 @pytest.fixture
@@ -287,3 +299,111 @@ def test_ratings_match_hand_computations(tmp_path: Path, judge_server: FakeOpenA
     assert ambient["win_matrix"]["alpha"]["beta"]["win_rate"] == pytest.approx(2.5 / 3)
     assert ambient["style_controlled"] is not None
     assert ambient["comparisons"]["done"] == 3
+
+
+# -- audio mode -------------------------------------------------------------------------------
+
+TONE_RATE = 16000
+
+
+def tone(path: Path, hz: float, seconds: float = 0.6) -> str:
+    t = np.arange(round(seconds * TONE_RATE)) / TONE_RATE
+    write_audio(Audio((0.3 * np.sin(2 * np.pi * hz * t)).astype(np.float32), TONE_RATE), path)
+    return str(path)
+
+
+def peak_hz(samples: np.ndarray, rate: int) -> float:
+    spectrum = np.abs(np.fft.rfft(samples))
+    return float(np.fft.rfftfreq(samples.size, 1 / rate)[int(np.argmax(spectrum))])
+
+
+def zero_runs(samples: np.ndarray, rate: int, at_least_s: float) -> list[tuple[float, float]]:
+    """(start, length) in seconds of every run of exact zeros of at least ``at_least_s``."""
+    silent = np.concatenate([[False], samples == 0, [False]])
+    edges = np.flatnonzero(np.diff(silent.astype(np.int8)))
+    runs = zip(edges[::2], edges[1::2], strict=True)
+    return [(a / rate, (b - a) / rate) for a, b in runs if (b - a) / rate >= at_least_s]
+
+
+def always_a(path: str, body: dict[str, Any]) -> FakeResponse:
+    return chat_text(json.dumps({"winner": "A", "reason": "A sounded better"}))
+
+
+def test_audio_mode_renders_one_file_per_order_with_timed_segments(tmp_path: Path) -> None:
+    hz = {("alpha", 1): 300, ("alpha", 2): 400, ("beta", 1): 500, ("beta", 2): 600}
+    reply_hz = {"alpha": 800, "beta": 1000}
+    replies = {("d1", "alpha"): ["good", "fine"], ("d1", "beta"): ["poor", "bad"]}
+    with FakeOpenAIServer(always_a) as server:
+        ctx, units = arena_context(
+            tmp_path, replies, arena={"mode": "audio"}, audio_judge=judge_spec(server.url)
+        )
+        for unit in units:
+            folder = ctx.store.unit_dir(unit)
+            users = [
+                tone(tmp_path / f"{unit.system}_u{n}.wav", hz[(unit.system, n)]) for n in (1, 2)
+            ]
+            tone(folder / "reply_1.wav", reply_hz[unit.system])
+            # turn 2 has no reply audio: the cue "no spoken response" takes its place
+            write_dialogue(folder, unit, replies[(unit.item_id, unit.system)],
+                           user_audio=users, reply_audio=["reply_1.wav", None])  # fmt: skip
+        (comparison,) = arena_comparisons(ctx, units)
+        result = compare_arena(comparison, ctx)
+        requests = server.posts("/chat/completions")
+    assert result.is_done
+    # the audio judge always says A: the orders disagree, a tie by default
+    assert result.result["winner"] == "tie" and result.result["agreed"] is False
+    parts = requests[0].body["messages"][1]["content"]
+    assert [p["type"] for p in parts] == ["text", "input_audio"]
+
+    a, b = result.result["a"], result.result["b"]
+    target = arena_audio_folder(ctx.store.run_dir) / f"{safe_name(comparison.key)}.order1.wav"
+    audio = read_audio(target)
+    samples, rate = audio.samples, audio.rate
+    layout = json.loads(target.with_suffix(".json").read_text())["segments"]
+    names = [s["segment"] for s in layout]
+    expected = []
+    for label in LABELS:
+        expected.append(f"cue: dialogue with model {label}")
+        for n in (1, 2):
+            expected += [f"cue: turn {n}", f"{label} turn {n} user"]
+            expected += [f"cue: {label} turn {n} response", f"{label} turn {n} reply"]
+    assert names == expected
+
+    # every gap between segments is one second of silence, measured in the file
+    gaps = zero_runs(samples, rate, 0.95)
+    assert len(gaps) == len(layout) - 1
+    assert all(length == pytest.approx(1.0, abs=0.05) for _, length in gaps)
+    for before, after in pairwise(layout):
+        gap = samples[round(before["end_s"] * rate) : round(after["start_s"] * rate)]
+        assert gap.size == rate and not gap.any()
+
+    # the stored audio sits where the layout says, in order (A's turns, then B's)
+    def heard(name: str) -> float:
+        seg = next(s for s in layout if s["segment"] == name)
+        return peak_hz(samples[round(seg["start_s"] * rate) : round(seg["end_s"] * rate)], rate)
+
+    for label, system in (("A", a), ("B", b)):
+        for n in (1, 2):
+            assert heard(f"{label} turn {n} user") == pytest.approx(hz[(system, n)], abs=5)
+        assert heard(f"{label} turn 1 reply") == pytest.approx(reply_hz[system], abs=5)
+        cue = next(s for s in layout if s["segment"] == f"{label} turn 2 reply")
+        spoken = samples[round(cue["start_s"] * rate) : round(cue["end_s"] * rate)]
+        assert np.sqrt(np.mean(spoken**2)) > 0.01  # the cue is speech, not silence
+
+    # order 2 swaps the dialogues; both files are cached and reused
+    second = read_audio(target.with_name(target.name.replace("order1", "order2")))
+    assert second.duration == pytest.approx(audio.duration, abs=0.01)
+    stamp = target.stat().st_mtime_ns
+    with FakeOpenAIServer(always_a) as server:
+        ctx.config.audio_judge = ctx.config.audio_judge.model_copy(update={"base_url": server.url})
+        ctx._optional.clear()
+        assert compare_arena(comparison, ctx).is_done
+    assert target.stat().st_mtime_ns == stamp
+
+
+def test_audio_mode_without_an_audio_judge_is_not_run(tmp_path: Path) -> None:
+    replies = {("d1", "alpha"): ["good"], ("d1", "beta"): ["poor"]}
+    ctx, units = arena_context(tmp_path, replies, arena={"mode": "audio"})
+    (comparison,) = arena_comparisons(ctx, units)
+    result = compare_arena(comparison, ctx)
+    assert result.status == "not_run" and "audio judge" in (result.error or "")

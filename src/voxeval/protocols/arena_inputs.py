@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from voxeval import atomic_files
-from voxeval.audio import Audio, concatenate, read_audio, write_audio
+from voxeval.audio import Audio, concatenate, read_audio, resample, write_audio
 from voxeval.errors import VoxevalError
 
 DIALOGUE_FILE = "dialogue.json"
@@ -177,13 +177,20 @@ def render_comparison(
     the segment list beside it (``<target>.json``: names, starts and ends in seconds)."""
     if target.is_file():
         return read_audio(target)
-    segments = comparison_segments(sides, speak)
+    # every part at the file's rate first, so the layout counts the samples actually written
+    segments = [
+        (name, part if part.rate == COMPARISON_RATE else resample(part, COMPARISON_RATE))
+        for name, part in comparison_segments(sides, speak)
+    ]
     audio = concatenate([a for _, a in segments], SEGMENT_GAP_S, rate=COMPARISON_RATE)
-    layout_rows, start = [], 0.0
+    gap = round(SEGMENT_GAP_S * COMPARISON_RATE)
+    layout_rows, start = [], 0
     for name, part in segments:
-        end = start + part.duration
-        layout_rows.append({"segment": name, "start_s": round(start, 4), "end_s": round(end, 4)})
-        start = end + SEGMENT_GAP_S
+        end = start + part.num_samples
+        layout_rows.append(
+            {"segment": name, "start_s": start / COMPARISON_RATE, "end_s": end / COMPARISON_RATE}
+        )
+        start = end + gap
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_files.write_json_atomic(target.with_suffix(".json"), {"segments": layout_rows})
     write_audio(audio, target)
