@@ -14,6 +14,7 @@ from voxeval.config import RunConfig
 from voxeval.protocols.arena_inputs import DIALOGUE_FILE
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
+from voxeval.scoring.score import Score
 from voxeval.store import RunStore
 
 FAST = {"timeout_s": 2.0, "max_retries": 0, "backoff_base_s": 0.001, "backoff_max_s": 0.002}
@@ -32,10 +33,11 @@ def arena_context(
     dimension: str = "ambient",
     judge_url: str | None = None,
     arena: dict[str, Any] | None = None,
+    rubric: Mapping[tuple[str, str], float] | None = None,
     **config: Any,
 ) -> tuple[RunContext, list[WorkUnit]]:
     """Units (dialogue, system) -> reply texts, done in a run folder under ``tmp_path``; the
-    systems are named in first-seen order."""
+    systems are named in first-seen order; ``rubric`` gives units a ``rubric`` score."""
     systems = list(dict.fromkeys(system for _, system in replies))
     run_config = RunConfig(
         suite="x",
@@ -51,7 +53,10 @@ def arena_context(
     for (dialogue, system), texts in replies.items():
         unit = WorkUnit(dialogue, system, 0, "clean", dimension)
         write_dialogue(store.unit_dir(unit), unit, texts)
-        store.complete(unit, {})
+        scores = {}
+        if rubric and (dialogue, system) in rubric:
+            scores["rubric"] = Score(value=rubric[(dialogue, system)])
+        store.complete(unit, scores)
         units.append(unit)
     return RunContext(config=run_config, store=store, seed=run_config.seed), units
 
