@@ -22,6 +22,8 @@ from tests.protocols.arena_runs import (
     shown_sides,
     write_dialogue,
 )
+from voxeval.analysis.arena_pairing import closest_pairs
+from voxeval.analysis.elo import online_elo
 from voxeval.audio import Audio, read_audio, write_audio
 from voxeval.config import RunConfig
 from voxeval.errors import ConfigError
@@ -33,6 +35,7 @@ from voxeval.protocols.multi_turn_arena import (
     arena_audio_folder,
     arena_comparisons,
     arena_options,
+    battles_of,
     check_arena,
     compare_arena,
     summarize_arena,
@@ -407,3 +410,24 @@ def test_audio_mode_without_an_audio_judge_is_not_run(tmp_path: Path) -> None:
     (comparison,) = arena_comparisons(ctx, units)
     result = compare_arena(comparison, ctx)
     assert result.status == "not_run" and "audio judge" in (result.error or "")
+
+
+def test_adaptive_pairing_follows_the_stored_ratings(
+    tmp_path: Path, judge_server: FakeOpenAIServer
+) -> None:
+    quality = {"w": "good", "x": "good", "y": "poor", "z": "poor"}
+    replies = {(f"d{n}", s): [q] for n in range(8) for s, q in quality.items()}
+    ctx, units = arena_context(
+        tmp_path, replies, judge_url=judge_server.url, arena={"pairing": "adaptive"}
+    )
+    first_round = [u for u in units if u.item_id != "d7"]
+    planned = arena_comparisons(ctx, first_round)
+    run_all(ctx, planned)
+    ratings = online_elo([b for r in ctx.store.comparisons.records(ARENA) for b in battles_of(r)])
+    ratings = {s: ratings.get(s, 1000.0) for s in quality}
+    replanned = arena_comparisons(ctx, units)
+    # the dialogues compared before keep their pair and order
+    assert [(c.key, c.unit_keys) for c in replanned[:7]] == [(c.key, c.unit_keys) for c in planned]
+    (new,) = [c for c in replanned if c.units[0].item_id == "d7"]
+    candidates = {frozenset(pair) for pair in closest_pairs(ratings)}
+    assert frozenset(u.system for u in new.units) in candidates
