@@ -238,6 +238,9 @@ def test_no_judge_is_not_run_with_the_reason(tmp_path: Path) -> None:
     result = compare_arena(comparison, ctx)
     assert result.status == "not_run"
     assert result.cause == "judge" and "no judge configured" in (result.error or "")
+    ctx.store.comparisons.save(ARENA, comparison.key, comparison.unit_keys, result)
+    ambient = summarize_arena(ctx)["dimensions"]["ambient"]
+    assert ambient["comparisons"]["not_run"] == 1 and ambient["n_battles"] == 0
 
 
 def test_a_judge_that_is_down_leaves_the_comparison_pending(tmp_path: Path) -> None:

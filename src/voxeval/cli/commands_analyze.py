@@ -67,7 +67,8 @@ def bias(run: Path = RUN_ARG, votes: Path | None = VOTES_OPT, as_json: bool = JS
     Delta, Wilson 95% intervals and a permutation test; written to report/judge_bias.json."""
     store = _open(run)
     try:
-        data = analyze_bias(store, _votes(votes))
+        seed = int((store.stored_config() or {}).get("seed") or 0)  # the run's seed
+        data = analyze_bias(store, _votes(votes), seed=seed)
     finally:
         store.close()
     target = _write(store, BIAS_FILE, data)

@@ -388,10 +388,12 @@ def summarize_arena(ctx: RunContext) -> dict[str, Any]:
         }
     )
     for record in records:
-        dimension = record.key.split("|")[1] if record.key.count("|") >= 4 else ""
+        result = record.result or {}
+        # a comparison not judged yet has no result: its key names the dimension
+        parts = record.key.split("|")
+        dimension = str(result.get("dimension") or (parts[-4] if len(parts) >= 5 else ""))
         entry = counts[dimension]
         entry[record.status] = entry.get(record.status, 0) + 1
-        result = record.result or {}
         entry["parse_failures"] += int((result.get("accounting") or {}).get("parse_failures", 0))
         if record.status != "done":
             continue
