@@ -109,6 +109,7 @@ class Listener:
     speech_run: int = 0  # consecutive caller-speech frames
     silence_run: int = 0
     in_turn: bool = False  # the caller holds the floor (a turn we will answer)
+    stopping: bool = False  # a stop is on its way (wall clock)
     turn_start: float = 0.0
     turn_end: float = 0.0
     words: list[str] = field(default_factory=list)
@@ -182,8 +183,11 @@ class StreamingClient:
                     s.words.append(word)
                 if chunk is not None:
                     s.audio.append(chunk)
-            if line["agent_speaking"] and s.in_turn and self.long_enough(frame_s) and speaking:
+            if not line["agent_speaking"]:
+                s.stopping = False
+            elif s.in_turn and self.long_enough(frame_s) and speaking and not s.stopping:
                 send(self.ws, type="stop", frame=k)  # the caller talks over us: yield
+                s.stopping = not self.virtual  # wall clock: the stop takes a moment to land
                 return True
             silence_ms = s.silence_run * frame_s * 1000
             if s.in_turn and not line["agent_speaking"] and silence_ms >= s.eot_ms:

@@ -28,7 +28,12 @@ CLIENT = Path(__file__).resolve().parents[2] / "examples" / "ws_agent_client.py"
 
 
 def client_call(
-    tmp_path: Path, mode: str, caller: Any = None, flags: str = "", seed: int = 0
+    tmp_path: Path,
+    mode: str,
+    caller: Any = None,
+    flags: str = "",
+    seed: int = 0,
+    realtime: bool = False,
 ) -> tuple[CallResult, Any]:
     suite_path = write_suite(tmp_path / "suite")
     suite = load_scenario_suite(suite_path)
@@ -40,6 +45,7 @@ def client_call(
             f"{voice} {flags}"
         ),
         connect_timeout_s=60,
+        realtime=realtime,
     )
     kw: dict[str, Any] = {"caller_voice": tone_voice} if mode == "audio" else {}
     result = run_call(
@@ -102,6 +108,19 @@ def test_the_client_yields_when_the_caller_barges_in(tmp_path: Path, mode: str) 
     # it stopped 200 ms of caller speech later (plus the frame it acted in)
     assert greeting.end - barge[0].start == pytest.approx(0.2, abs=0.041)
     assert all(s.interrupted for s in agent if s.end - s.start > 1.1)
+
+
+def test_on_the_wall_clock_the_client_yields_in_real_time(tmp_path: Path) -> None:
+    """Frames go out at real time, no ticks; the stop lands a little after 200 ms of caller
+    speech (how much later depends on the machine, hence the loose bound)."""
+    caller = ListCaller("I need help", ["wait that is not right at all"], 1.0)
+    result, _ = client_call(tmp_path, "text", caller, "--yield-ms 200", realtime=True)
+    assert result.end_reason == "user_end_call"
+    greeting = result.timeline.speech("assistant")[0]
+    barge = result.timeline.speech("user")[0]
+    assert greeting.interrupted
+    assert 0.19 <= greeting.end - barge.start <= 0.6
+    assert barge.transcript == "I need help"
 
 
 def test_virtual_v2_calls_are_the_same_bytes_for_the_same_seed(tmp_path: Path) -> None:

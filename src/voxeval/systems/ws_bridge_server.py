@@ -87,9 +87,7 @@ class BridgeEndpoint:
     def _recv(self, deadline: float) -> dict[str, Any] | None:
         """The agent's next message, or None when ``deadline`` (monotonic) passes first."""
         assert self._conn is not None
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return None
+        remaining = max(0.0, deadline - time.monotonic())  # 0: only what already arrived
         try:
             raw = self._conn.recv(timeout=remaining)
         except TimeoutError:

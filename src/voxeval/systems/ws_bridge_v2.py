@@ -70,6 +70,7 @@ class StreamingBridgeAgent(BridgeEndpoint):
         self._heard: list[HeardSpeech] = []
         self._audio_mode = True
         self._wall_t0 = 0.0
+        self._replied_at = -1  # frame of the latest response.start
 
     # ---------------------------------------------------------------- handshake
     def start(self, scenario: Scenario, tools: ToolRuntime) -> AgentTurn | None:
@@ -94,6 +95,8 @@ class StreamingBridgeAgent(BridgeEndpoint):
             }
         )
         opening = self._expect(time.monotonic() + self.turn_timeout_s, "response.start or listen")
+        # Wall clock: frames go out in real time from here on (the agent's connection and
+        # start-up are not the caller's time); the engine's later waits are then no-ops.
         self._wall_t0 = time.monotonic()
         if opening["type"] == "listen":
             return None
@@ -139,6 +142,8 @@ class StreamingBridgeAgent(BridgeEndpoint):
                     break
                 if message["type"] == "transcript":
                     self._keep_transcript(message)
+                elif message["type"] == "stop" and _frame(message) < self._replied_at:
+                    continue  # meant for a response that has ended since
                 elif message["type"] != "tick":
                     return self._action(message, frame)
         return None
@@ -171,6 +176,7 @@ class StreamingBridgeAgent(BridgeEndpoint):
     def _action(self, message: dict[str, Any], frame: int) -> AgentAction:
         kind = message["type"]
         if kind == "response.start":
+            self._replied_at = frame
             return Reply(frame, lambda: self._response(message))
         if kind == "stop":
             return StopSpeaking(frame)
@@ -276,6 +282,11 @@ class StreamingBridgeAgent(BridgeEndpoint):
     def utterance_done(self, text: str, spoken_fraction: float) -> None:
         """Tell the agent how much of its last response reached the caller."""
         self._send({"type": "response.played", "text": text, "spoken_fraction": spoken_fraction})
+
+
+def _frame(message: dict[str, Any]) -> int:
+    frame = message.get("frame")
+    return frame if isinstance(frame, int) else -1
 
 
 def _seconds(value: Any, field: str) -> float:
