@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from voxeval.benchmarks.tools import ToolRuntime
 
 PROTOCOL_VERSION = 2
+ACTIONS = ("response.start", "stop", "end_call")
 
 
 class StreamingBridgeAgent(BridgeEndpoint):
@@ -118,6 +119,8 @@ class StreamingBridgeAgent(BridgeEndpoint):
                     f"websocket bridge: tick for seq {message.get('seq')!r}, expected {self._seq}"
                 )
             return None
+        if message["type"] not in ACTIONS:
+            raise self._unexpected(message, "tick, " + ", ".join(ACTIONS))
         frame = message.get("frame")
         last = block.start + block.frames - 1
         if not isinstance(frame, int) or not block.start <= frame <= last:
@@ -248,8 +251,10 @@ class StreamingBridgeAgent(BridgeEndpoint):
         while True:
             message = self._recv(deadline)
             if message is None:
+                waited = self.turn_timeout_s if what != "hello" else self.connect_timeout_s
                 raise TimeoutError(
-                    f"websocket bridge: no {what} from the agent within {self.turn_timeout_s} s"
+                    f"websocket bridge: no {what} from the agent within {waited:g} s"
+                    + (" (a version-1 agent? set protocol_version: 1)" if what == "hello" else "")
                 )
             if message["type"] != "transcript":
                 return message
