@@ -187,3 +187,36 @@ def test_the_system_opens_the_configured_version() -> None:
     )
     assert isinstance(v1.open_call(), WebsocketBridgeAgent)
     assert "protocol_version" not in v1.identity()
+
+
+@pytest.mark.parametrize(
+    ("answer", "error"),
+    [
+        ({"type": "tick", "seq": 9}, "tick for seq 9, expected 1"),
+        ({"type": "stop", "frame": 999}, "stop needs 'frame' within 0..4"),
+        ({"type": "dance"}, "unexpected message type 'dance'"),
+        ({"type": "transcript", "text": "x", "start": -1.0}, "transcript start must be"),
+    ],
+)
+def test_protocol_errors_end_the_call_as_the_agents_failure(
+    tmp_path: Path, answer: dict[str, Any], error: str
+) -> None:
+    suite = load_scenario_suite(write_suite(tmp_path / "suite"))
+    scenario = suite.scenarios[0]
+    agent = StreamingBridgeAgent(connect_timeout_s=10)
+
+    def run() -> None:
+        with connect(agent.listen()) as ws:
+            ws.send(json.dumps({"type": "hello", "protocol_version": 2}))
+            assert json.loads(ws.recv())["type"] == "session.start"
+            ws.send(json.dumps({"type": "listen"}))
+            json.loads(ws.recv())  # the first line block
+            ws.send(json.dumps(answer))
+            for _ in ws:  # until voxeval closes
+                pass
+
+    threading.Thread(target=run, daemon=True).start()
+    tools = ToolRuntime(scenario, suite.tools)
+    result = run_call(scenario, ScriptedCaller(), agent, tools, mode="text")
+    assert result.end_reason == "agent_error" and result.system_fault is not None
+    assert error in str(result.error)
