@@ -34,6 +34,7 @@ def client_call(
     flags: str = "",
     seed: int = 0,
     realtime: bool = False,
+    voice_of_caller: Any = None,
 ) -> tuple[CallResult, Any]:
     suite_path = write_suite(tmp_path / "suite")
     suite = load_scenario_suite(suite_path)
@@ -47,7 +48,7 @@ def client_call(
         connect_timeout_s=60,
         realtime=realtime,
     )
-    kw: dict[str, Any] = {"caller_voice": tone_voice} if mode == "audio" else {}
+    kw: dict[str, Any] = {"caller_voice": voice_of_caller or tone_voice} if mode == "audio" else {}
     result = run_call(
         scenario,
         caller or ScriptedCaller(),
@@ -79,6 +80,22 @@ def test_a_spoken_v2_call_with_tools_completes(tmp_path: Path) -> None:
     )
     assert task_completion(record).value == 1.0
     assert result.assistant_track is not None and result.assistant_track.num_samples > 0
+
+
+@pytest.mark.models
+def test_in_audio_mode_the_clients_whisper_transcripts_reach_the_timeline(tmp_path: Path) -> None:
+    """A Piper-voiced caller; the client transcribes each turn with the packaged Whisper."""
+    from voxeval.providers.speech_renderer import SpeechRenderer
+
+    result, _ = client_call(
+        tmp_path,
+        "audio",
+        flags="--asr whisper-tiny-en",
+        voice_of_caller=SpeechRenderer("piper:joe"),
+    )
+    assert result.end_reason == "user_end_call"
+    heard = {s.turn: s.transcript.lower() for s in result.timeline.speech("user") if s.transcript}
+    assert "book a visit" in heard[0] and "go ahead" in heard[2]
 
 
 def test_the_clients_transcripts_reach_the_user_segments(tmp_path: Path) -> None:
