@@ -31,6 +31,7 @@ from voxeval.systems.ws_bridge import (
     WebsocketBridgeOptions,
     WebsocketBridgeSystem,
 )
+from voxeval.systems.ws_bridge_v2 import StreamingBridgeAgent
 
 __all__ = [
     "CALL",
@@ -60,6 +61,7 @@ __all__ = [
     "ScriptedOptions",
     "ScriptedSystem",
     "ServerVadRealtimeAgent",
+    "StreamingBridgeAgent",
     "Turn",
     "TurnSystem",
     "TurnSystemCall",
