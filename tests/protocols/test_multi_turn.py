@@ -230,7 +230,7 @@ def test_run_rubrics_turns_and_layout(tmp_path, world) -> None:
     assert not (folder / "turns.partial.json").exists()
 
     # the live system got the history: turn 2 carries the user's turn 1 and its own reply
-    second = [p for p in responder.system_posts if b"\r\n\r\nd3.turn2" in p][0]
+    second = next(p for p in responder.system_posts if b"\r\n\r\nd3.turn2" in p)
     assert b"user says d3 turn 1" in second and b"live d3.turn1" in second
 
     # the report shows the rubric block; a second run calls nothing again
@@ -273,29 +273,34 @@ def test_interrupted_unit_goes_on_from_the_first_unanswered_turn(tmp_path, world
     config = load_run_config(write_config(tmp_path, server.url))
     ctx = open_context(config, RunStore(tmp_path / "out"))
     protocol = ctx.require_protocol()
-    if True:
-        unit = next(u for u in protocol.plan(ctx) if u.item_id == "d2" and u.system == "live")
-        system = ctx.turn_system("live")
-        real = system.reply
-        calls: list[int] = []
+    unit = next(u for u in protocol.plan(ctx) if u.item_id == "d2" and u.system == "live")
+    system = ctx.turn_system("live")
+    real = system.reply
+    def flaky(history: Any) -> Any:
+        if len(history) == 3:
+            raise HarnessFault("our side broke mid-dialogue")
+        return real(history)
 
-        def flaky(history: Any) -> Any:
-            calls.append(len(history))
-            if len(history) == 3:
-                raise HarnessFault("our side broke mid-dialogue")
-            return real(history)
-
-        system.reply = flaky  # type: ignore[method-assign]
-        with pytest.raises(HarnessFault):
-            protocol.interact(unit, ctx)
-        folder = ctx.store.unit_dir(unit)
-        partial = json.loads((folder / "turns.partial.json").read_text())
-        assert [t["index"] for t in partial["turns"]] == [1]
-        assert not (folder / "dialogue.json").exists()
-        calls.clear()
-        system.reply = real  # type: ignore[method-assign]
-        before = len(responder.system_posts)
+    system.reply = flaky  # type: ignore[method-assign]
+    with pytest.raises(HarnessFault):
         protocol.interact(unit, ctx)
-        assert len(responder.system_posts) == before + 1  # only turn 2 asked again
-        stored = json.loads((folder / "dialogue.json").read_text())
-        assert [t["reply_text"] for t in stored["turns"]] == ["live d2.turn1", "live d2.turn2"]
+    folder = ctx.store.unit_dir(unit)
+    partial = json.loads((folder / "turns.partial.json").read_text())
+    assert [t["index"] for t in partial["turns"]] == [1]
+    assert not (folder / "dialogue.json").exists()
+    seen: list[Any] = []
+
+    def recording(history: Any) -> Any:
+        seen.append(list(history))
+        return real(history)
+
+    system.reply = recording  # type: ignore[method-assign]
+    before = len(responder.system_posts)
+    protocol.interact(unit, ctx)
+    assert len(responder.system_posts) == before + 1  # only turn 2 asked again
+    (history,) = seen  # user 1, its stored reply (audio read back), user 2
+    assert [t.role for t in history] == ["user", "assistant", "user"]
+    assert history[1].text == "live d2.turn1" and history[1].audio is not None
+    assert history[2].item_id == "d2.turn2"
+    stored = json.loads((folder / "dialogue.json").read_text())
+    assert [t["reply_text"] for t in stored["turns"]] == ["live d2.turn1", "live d2.turn2"]
