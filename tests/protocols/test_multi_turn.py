@@ -234,7 +234,10 @@ def test_run_rubrics_turns_and_layout(tmp_path, world) -> None:
     assert b"user says d3 turn 1" in second and b"live d3.turn1" in second
 
     # the report shows the rubric block; a second run calls nothing again
-    assert "rubric" in (out / "report" / "summary.md").read_text()
+    markdown = (out / "report" / "summary.md").read_text()
+    assert "### Rubric scores" in markdown and "By capability (tier 1)" in markdown
+    assert "| paralinguistic | 100 " in markdown  # live's per-dimension row
+    assert "Rubric scores" in (out / "report" / "index.html").read_text()
     calls = len(server.posts())
     run(write_config(tmp_path, server.url), out)
     assert len(server.posts()) == calls
