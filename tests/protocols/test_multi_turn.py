@@ -279,6 +279,7 @@ def test_interrupted_unit_goes_on_from_the_first_unanswered_turn(tmp_path, world
     unit = next(u for u in protocol.plan(ctx) if u.item_id == "d2" and u.system == "live")
     system = ctx.turn_system("live")
     real = system.reply
+
     def flaky(history: Any) -> Any:
         if len(history) == 3:
             raise HarnessFault("our side broke mid-dialogue")
