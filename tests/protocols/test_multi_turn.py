@@ -243,14 +243,31 @@ def test_run_rubrics_turns_and_layout(tmp_path, world) -> None:
     assert len(server.posts()) == calls
 
 
-def test_without_judge_rubrics_are_not_run(tmp_path, world) -> None:
-    server, _ = world
-    summary = run(write_config(tmp_path, server.url, judge=False), tmp_path / "out")
+def test_without_judge_rubrics_are_not_run_then_rescored(tmp_path, world) -> None:
+    server, responder = world
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        app, ["run", str(write_config(tmp_path, server.url, judge=False)), "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output  # not_run is reported, not an error
+    summary = json.loads((out / "report" / "summary.json").read_text())
     for entry in summary["systems"].values():
         assert set(entry["not_run"]) == {"rubric", "rubric_turns"}
         assert "no judge configured" in entry["not_run"]["rubric"]
         assert "rubric" not in entry
     assert server.posts("/chat/completions") == []
+
+    # a judge added afterwards scores the stored dialogues; the systems are not called again
+    judge = tmp_path / "judge.yaml"
+    judge.write_text(
+        yaml.safe_dump({"judge": {"provider": "openai", "base_url": server.url, "model": "j"}})
+    )
+    asked = len(responder.system_posts)
+    result = CliRunner().invoke(app, ["score", str(out), "--config", str(judge)])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "report" / "summary.json").read_text())
+    assert summary["systems"]["live"]["rubric"]["model_score"]["mean"] == pytest.approx(100.0)
+    assert len(responder.system_posts) == asked
 
 
 def test_system_fault_scores_as_failure(tmp_path, world) -> None:
