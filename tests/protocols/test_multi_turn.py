@@ -199,6 +199,8 @@ def test_run_rubrics_turns_and_layout(tmp_path, world) -> None:
     assert live["judge"]["parse_failures"] == 0
     # rubric: 3 dialogues + 2 retries; rubric_turns: 2 prefixes x 3 dialogues
     assert recorded["judge"]["calls"] == 3 + 2 + 6
+    judge_usage = summary["usage"]["by_provider"]["judge"]  # live: 3 + 6 calls
+    assert (judge_usage["calls"], judge_usage["parse_failures"]) == (20, 2)
     scores = json.loads((unit_dir(out, "d2", "recorded") / "scores.json").read_text())
     rubric = scores["rubric"]
     assert rubric["details"]["parse_failures"] == 1

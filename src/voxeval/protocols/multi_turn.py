@@ -40,7 +40,7 @@ from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.protocols.multi_turn_summary import summarize_multi_turn
 from voxeval.providers.openai_http import RequestCounts, count_requests
-from voxeval.providers.usage_ledger import AttributedProvider
+from voxeval.providers.usage_ledger import AttributedProvider, usage_ledger
 from voxeval.scoring.dialogue_record import (
     DialogueRecord,
     DialogueScoringResources,
@@ -311,7 +311,6 @@ class MultiTurnProtocol:
             tier1=dialogue.capability.tier1 if dialogue.capability else None,
             turns=tuple(turns),
             criteria=tuple(RubricCriterion(c.id, c.level, c.text) for c in dialogue.rubrics.used()),
-            seed=int(ctx.rng(unit.item_id, unit.trial).integers(0, 2**20)),
             unit_dir=unit_dir,
         )
 
@@ -328,7 +327,14 @@ class MultiTurnProtocol:
         fault = self.stored_fault(unit, ctx)
         if fault is not None:  # the system failed: every metric scores the failure
             return failure_scores(wanted, str(fault.get("cause") or "exception"))
-        return run_metrics(wanted, self.record(unit, ctx), self.resources(ctx))
+        record = self.record(unit, ctx)
+        with usage_ledger() as ledger:
+            scores = run_metrics(wanted, record, self.resources(ctx))
+        used = ledger.get("judge")
+        if used is not None and (used.calls or used.requests):
+            failures = sum(int(s.details.get("parse_failures") or 0) for s in scores.values())
+            ctx.store.record_component_usage(unit, "judge", used, failures)
+        return scores
 
     # -- summarize ----------------------------------------------------------------------------
 

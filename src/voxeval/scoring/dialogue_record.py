@@ -35,7 +35,6 @@ class DialogueRecord:
     tier1: str | None
     turns: tuple[DialogueTurn, ...]
     criteria: tuple[RubricCriterion, ...]
-    seed: int = 0
     unit_dir: Path | None = None
     meta: dict[str, Any] = field(default_factory=dict)
 
