@@ -21,7 +21,9 @@ from voxeval.scoring.call_diagnostics import (
 )
 from voxeval.scoring.call_turns import CallTurns, number_turns
 from voxeval.scoring.checklist import CHECKLIST_TEMPLATE, checklist_score, format_checklist
+from voxeval.scoring.content_density import content_density, judge_content_density
 from voxeval.scoring.dialogue_record import DialogueRecord, DialogueScoringResources
+from voxeval.scoring.dialogue_replies import DialogueReplies
 from voxeval.scoring.judge import (
     Judge,
     JudgeOutputError,
@@ -56,6 +58,7 @@ __all__ = [
     "TRANSCRIPTS_FILE",
     "CallTurns",
     "DialogueRecord",
+    "DialogueReplies",
     "DialogueScoringResources",
     "Judge",
     "JudgeOutputError",
@@ -74,11 +77,13 @@ __all__ = [
     "check",
     "checklist_score",
     "compare_final_state",
+    "content_density",
     "conversation_finished",
     "duration_score",
     "fallback_nudge_rate",
     "format_checklist",
     "has_repeated_sentences",
+    "judge_content_density",
     "key_entity_accuracy",
     "language_score",
     "latency_score",

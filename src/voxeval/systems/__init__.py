@@ -20,7 +20,9 @@ from voxeval.systems.factory import (
 from voxeval.systems.http_system import HTTPOptions, HTTPSystem, HTTPSystemError
 from voxeval.systems.hybrid import HybridAgent, HybridOptions, HybridSystem
 from voxeval.systems.openai_audio import OpenAIAudioOptions, OpenAIAudioSystem
-from voxeval.systems.realtime_ws import RealtimeAgent, RealtimeOptions, RealtimeSystem
+from voxeval.systems.realtime_system import RealtimeOptions, RealtimeSystem
+from voxeval.systems.realtime_vad import ServerVadRealtimeAgent
+from voxeval.systems.realtime_ws import RealtimeAgent
 from voxeval.systems.replay import MissingReply, ReplayOptions, ReplaySystem
 from voxeval.systems.scripted import ScriptedAgent, ScriptedOptions, ScriptedSystem
 from voxeval.systems.turn_call import TurnSystemCall
@@ -57,6 +59,7 @@ __all__ = [
     "ScriptedAgent",
     "ScriptedOptions",
     "ScriptedSystem",
+    "ServerVadRealtimeAgent",
     "Turn",
     "TurnSystem",
     "TurnSystemCall",
