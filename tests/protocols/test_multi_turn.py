@@ -103,7 +103,8 @@ class World:
 
     def __init__(self) -> None:
         self.system_posts: list[bytes] = []
-        self.fail_item: str | None = None  # the live system answers 500 for this item
+        self.fail_item: str | None = None  # the live system answers 400 for this item
+        self.arena_calls = 0
 
     def __call__(self, path: str, body: Any) -> FakeResponse:
         if path.endswith("/reply"):
@@ -117,6 +118,10 @@ class World:
             return FakeResponse(json_body={"audio": wav, "text": f"live {name}"})
         messages = body["messages"]
         prompt = messages[1]["content"]
+        if messages[0]["content"].startswith("You compare two spoken dialogue systems"):
+            self.arena_calls += 1  # the arena: live's dialogue always wins
+            first = "A" if prompt.index("live d") < prompt.index("recorded d") else "B"
+            return chat_text(json.dumps({"winner": first, "reason": "live heard the cue"}))
         ids = re.findall(r"^\s+(criteria_[smd]_\d+):", prompt, re.M)
         recorded = "recorded d" in prompt
         prefix = len(re.findall(r"^Turn \d", prompt, re.M))
@@ -211,6 +216,12 @@ def test_run_rubrics_turns_and_layout(tmp_path, world) -> None:
     turns = scores["rubric_turns"]["details"]["turns"]
     assert turns["T1"]["value"] == 0.0 and turns["T2"]["value"] == 0.5
 
+    # the arena ran by default (two systems): 3 dialogues, both orders, live always wins
+    assert summary["comparisons"]["arena"]["done"] == 3 and responder.arena_calls == 6
+    ambient = summary["arena"]["dimensions"]["ambient"]
+    assert ambient["elo"] == {"live": 1002.0, "recorded": 998.0}  # init 1000, K 4
+    assert ambient["win_matrix"]["live"]["recorded"]["win_rate"] == 1.0
+
     # dialogue.json, exactly as the arena reads it
     folder = unit_dir(out, "d3", "live")
     stored = json.loads((folder / "dialogue.json").read_text())
@@ -251,7 +262,9 @@ def test_without_judge_rubrics_are_not_run_then_rescored(tmp_path, world) -> Non
     result = CliRunner().invoke(
         app, ["run", str(write_config(tmp_path, server.url, judge=False)), "--out", str(out)]
     )
-    assert result.exit_code == 0, result.output  # not_run is reported, not an error
+    # not_run metrics are reported; the arena comparisons left not run make the run incomplete
+    assert result.exit_code == 1, result.output
+    assert "comparisons not done (arena): not_run 3" in " ".join(result.output.split())
     summary = json.loads((out / "report" / "summary.json").read_text())
     for entry in summary["systems"].values():
         assert set(entry["not_run"]) == {"rubric", "rubric_turns"}
@@ -269,6 +282,7 @@ def test_without_judge_rubrics_are_not_run_then_rescored(tmp_path, world) -> Non
     assert result.exit_code == 0, result.output
     summary = json.loads((out / "report" / "summary.json").read_text())
     assert summary["systems"]["live"]["rubric"]["model_score"]["mean"] == pytest.approx(100.0)
+    assert summary["comparisons"]["arena"]["done"] == 3
     assert len(responder.system_posts) == asked
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -27,7 +28,7 @@ from voxeval import atomic_files
 from voxeval.audio import Audio, audio_to_wav_bytes, read_audio
 from voxeval.benchmarks.dialogue import Dialogue, turn_item_id
 from voxeval.benchmarks.dialogue_suite import DialogueSuite, load_dialogue_suite
-from voxeval.config import ProviderSpec, format_validation_error
+from voxeval.config import ProviderSpec, RunConfig, format_validation_error
 from voxeval.errors import (
     ConfigError,
     HarnessFault,
@@ -36,11 +37,14 @@ from voxeval.errors import (
     VoxevalError,
     classify_system_fault,
 )
+from voxeval.protocols import multi_turn_arena as arena
+from voxeval.protocols.comparison import Comparison
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.protocols.multi_turn_summary import summarize_multi_turn
 from voxeval.providers.openai_http import RequestCounts, count_requests
 from voxeval.providers.usage_ledger import AttributedProvider, usage_ledger
+from voxeval.scoring.comparison_result import ComparisonResult
 from voxeval.scoring.dialogue_record import (
     DialogueRecord,
     DialogueScoringResources,
@@ -75,6 +79,9 @@ class MultiTurnScoring(BaseModel):
     model_config = ConfigDict(extra="forbid")
     judge_attempts: int = Field(default=3, ge=1, le=10, description="calls per judged answer")
     judge_repeats: int = Field(default=1, ge=1, le=10, description="independent gradings")
+    arena: dict[str, Any] | None = Field(
+        default=None, description="options of the arena comparison step (checked by it)"
+    )
 
 
 def scoring_options(ctx: RunContext) -> MultiTurnScoring:
@@ -114,6 +121,7 @@ class MultiTurnProtocol:
     name: ClassVar[str] = "multi_turn"
     record_type: ClassVar[type] = DialogueRecord
     system_needs: ClassVar[str] = REPLY
+    comparison_steps: ClassVar[tuple[str, ...]] = (arena.ARENA,)
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -335,6 +343,32 @@ class MultiTurnProtocol:
             failures = sum(int(s.details.get("parse_failures") or 0) for s in scores.values())
             ctx.store.record_component_usage(unit, "judge", used, failures)
         return scores
+
+    # -- compare (across systems: the arena, voxeval.protocols.multi_turn_arena) ----------------
+
+    def default_comparisons(self, config: RunConfig) -> list[str]:
+        """The arena when there are two systems or more to compare."""
+        return [arena.ARENA] if len(config.systems) >= 2 else []
+
+    def check_comparisons(self, config: RunConfig, steps: Sequence[str]) -> list[str]:
+        return arena.check_arena(config, steps)
+
+    def comparisons(
+        self, ctx: RunContext, steps: Sequence[str], units: Sequence[WorkUnit]
+    ) -> list[Comparison]:
+        if arena.ARENA not in steps:
+            return []
+        return arena.arena_comparisons(ctx, units)
+
+    def compare(self, comparison: Comparison, ctx: RunContext) -> ComparisonResult:
+        if comparison.step != arena.ARENA:
+            raise VoxevalError(f"multi_turn has no comparison step {comparison.step!r}")
+        return arena.compare_arena(comparison, ctx)
+
+    def summarize_comparisons(self, ctx: RunContext) -> dict[str, Any]:
+        if not ctx.store.comparisons.records(arena.ARENA):
+            return {}
+        return {arena.ARENA: arena.summarize_arena(ctx)}
 
     # -- summarize ----------------------------------------------------------------------------
 
