@@ -24,7 +24,9 @@ def config_file(root: Path, **extra: object) -> Path:
 
 
 def test_valid_plan_notes_the_missing_judge(tmp_path) -> None:
-    result = CliRunner().invoke(app, ["validate", str(config_file(tmp_path))])
+    # content_density scores the replies of a dialogue: it applies to multi-turn records too
+    path = config_file(tmp_path, metrics=["rubric", "rubric_turns", "content_density"])
+    result = CliRunner().invoke(app, ["validate", str(path)])
     assert result.exit_code == 0, result.output
     assert "OK: suite tiny-dialogues (multi_turn)" in result.output
     out = " ".join(result.output.split())

@@ -29,8 +29,8 @@ RECORD = DialogueRecord(
     dimension="ambient",
     tier1="ambient-sound-perception",
     turns=(
-        DialogueTurn(1, "[alarm] what is that noise?", "That sounds like a fire alarm."),
-        DialogueTurn(2, "should I stay?", None),
+        DialogueTurn(1, "That sounds like a fire alarm.", "[alarm] what is that noise?"),
+        DialogueTurn(2, None, "should I stay?"),
     ),
     criteria=CRITERIA,
 )
@@ -105,6 +105,15 @@ def test_without_judge_or_criteria_not_run() -> None:
 
     score = run_metric("rubric", RECORD, DialogueScoringResources(judge=missing))
     assert score.value is None and score.error == "no judge configured" and not score.pending
-    bare = DialogueRecord("x", "semantic", None, RECORD.turns, ())
+    bare = DialogueRecord(RECORD.turns, "x", "semantic")
     assert rubric(bare, resources(ScriptedLLM())).error is not None
     assert rubric_turns(bare, resources(ScriptedLLM())).error is not None
+
+
+def test_content_density_scores_the_dialogue_record() -> None:
+    from voxeval.scoring.content_density import content_density
+
+    turns = (RECORD.turns[0], DialogueTurn(2, "I am sorry. Leave the building now.", "stay?"))
+    record = DialogueRecord(turns, "amb-1", "ambient", criteria=CRITERIA)
+    score = content_density(record, resources(ScriptedLLM({"removable": [1]})))
+    assert score.value == pytest.approx(4 / 7)  # "Leave the building now." of 7 words

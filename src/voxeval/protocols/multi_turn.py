@@ -312,12 +312,14 @@ class MultiTurnProtocol:
             text = row.get("reply_text")
             if text is None and row.get("reply_audio"):
                 text = self._transcribe(ctx, read_audio(unit_dir / row["reply_audio"]))
-            turns.append(DialogueTurn(int(row["index"]), str(row["user_text"]), text))
+            turns.append(
+                DialogueTurn(index=int(row["index"]), reply_text=text, user_text=row["user_text"])
+            )
         return DialogueRecord(
+            turns=tuple(turns),
             dialogue_id=dialogue.id,
             dimension=dialogue.dimension,
             tier1=dialogue.capability.tier1 if dialogue.capability else None,
-            turns=tuple(turns),
             criteria=tuple(RubricCriterion(c.id, c.level, c.text) for c in dialogue.rubrics.used()),
             unit_dir=unit_dir,
         )

@@ -1,5 +1,8 @@
 """What the multi-turn metrics score: one stored dialogue (a system's replies to every user
-turn) with the dialogue's accepted rubric criteria, and the resources those metrics use."""
+turn) with the dialogue's accepted rubric criteria, and the resources those metrics use.
+
+The record extends ``DialogueReplies`` (the replies alone), so the metrics written for that
+(``content_density``) score a multi-turn run's dialogues as well."""
 
 from __future__ import annotations
 
@@ -8,7 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from voxeval.scoring.dialogue_replies import DialogueReplies, DialogueTurnReply
 from voxeval.scoring.judge import Judge
+
+DialogueTurn = DialogueTurnReply
+"""One exchange: ``index`` (from 1), ``user_text`` (annotations kept) and ``reply_text`` (the
+system's text channel, or a transcript of its audio; None when it gave nothing)."""
 
 
 @dataclass(frozen=True)
@@ -19,22 +27,10 @@ class RubricCriterion:
 
 
 @dataclass(frozen=True)
-class DialogueTurn:
-    """One exchange: what the user said (annotations kept) and what the system answered
-    (its text channel, or a transcript of its audio; None when it gave nothing)."""
-
-    index: int  # 1-based
-    user_text: str
-    reply_text: str | None
-
-
-@dataclass(frozen=True)
-class DialogueRecord:
-    dialogue_id: str
-    dimension: str
-    tier1: str | None
-    turns: tuple[DialogueTurn, ...]
-    criteria: tuple[RubricCriterion, ...]
+class DialogueRecord(DialogueReplies):
+    dimension: str = ""
+    tier1: str | None = None
+    criteria: tuple[RubricCriterion, ...] = ()
     unit_dir: Path | None = None
     meta: dict[str, Any] = field(default_factory=dict)
 

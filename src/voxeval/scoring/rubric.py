@@ -62,7 +62,8 @@ def dialogue_transcript(turns: Sequence[DialogueTurn]) -> str:
     lines = []
     for turn in turns:
         reply = turn.reply_text if turn.reply_text is not None else "(no reply)"
-        lines.append(f"Turn {turn.index}\n  User: {turn.user_text}\n  Assistant: {reply}")
+        user = turn.user_text or "(nothing)"
+        lines.append(f"Turn {turn.index}\n  User: {user}\n  Assistant: {reply}")
     return "\n".join(lines)
 
 
