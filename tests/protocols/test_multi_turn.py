@@ -245,6 +245,7 @@ def test_run_rubrics_turns_and_layout(tmp_path, world) -> None:
     # the live system got the history: turn 2 carries the user's turn 1 and its own reply
     second = next(p for p in responder.system_posts if b"\r\n\r\nd3.turn2" in p)
     assert b"user says d3 turn 1" in second and b"live d3.turn1" in second
+    assert b"phone ringing" not in second  # the system hears the cue; it is not told it
 
     # the report shows the rubric block; a second run calls nothing again
     markdown = (out / "report" / "summary.md").read_text()

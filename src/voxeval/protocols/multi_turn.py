@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from voxeval import atomic_files
 from voxeval.audio import Audio, audio_to_wav_bytes, read_audio
-from voxeval.benchmarks.dialogue import Dialogue, turn_item_id
+from voxeval.benchmarks.dialogue import Dialogue, strip_tags, turn_item_id
 from voxeval.benchmarks.dialogue_suite import DialogueSuite, load_dialogue_suite
 from voxeval.config import ProviderSpec, RunConfig, format_validation_error
 from voxeval.errors import (
@@ -223,10 +223,16 @@ class MultiTurnProtocol:
 
     @staticmethod
     def _user_turn(dialogue: Dialogue, index: int) -> Turn:
+        """The user's turn as the system gets it: the recording and the spoken words. The
+        annotations (``[phone ringing]``, ``<anxious tone>``) are left out of the text: they
+        name the very cues the system is tested on hearing; the judges see them."""
         turn = dialogue.turns[index - 1]
         audio = read_audio(turn.audio) if turn.audio else None
         return Turn(
-            role="user", audio=audio, text=turn.transcript, item_id=turn_item_id(dialogue.id, index)
+            role="user",
+            audio=audio,
+            text=strip_tags(turn.transcript),
+            item_id=turn_item_id(dialogue.id, index),
         )
 
     @staticmethod
