@@ -319,8 +319,8 @@ def plan_notes(config: RunConfig) -> list[str]:
     notes = [deprecation_note(spec) for spec in config.systems]
     if config.judge is None and _suite_protocol(config) == "multi_turn":
         notes.append(
-            "no judge configured: the rubric metrics (rubric, rubric_turns) will be not_run; "
-            "set `judge:` to score the dialogues"
+            "no judge configured: the rubric metrics (rubric, rubric_turns) will be not_run, "
+            "and so will the arena comparisons; set `judge:` to score the dialogues"
         )
     return [note for note in notes if note is not None]
 
