@@ -178,7 +178,7 @@ class MultiTurnProtocol:
             "trial": unit.trial,
             "dimension": dialogue.dimension,
         }
-        done = self._resumed_turns(unit_dir, header, len(dialogue.turns))
+        done = self._resumed_turns(unit_dir, header, dialogue)
         history: list[Turn] = []
         for stored in done:
             history += [self._user_turn(dialogue, stored["index"]), _history_turn(stored, unit_dir)]
@@ -236,9 +236,9 @@ class MultiTurnProtocol:
         )
 
     @staticmethod
-    def _resumed_turns(unit_dir: Path, header: dict[str, Any], n_turns: int) -> list[Any]:
+    def _resumed_turns(unit_dir: Path, header: dict[str, Any], dialogue: Dialogue) -> list[Any]:
         """Turns answered by an interrupted earlier attempt of this unit (same dialogue,
-        system and trial, every reply file present); otherwise nothing."""
+        system and trial, the same user turns, every reply file present); otherwise nothing."""
         partial = atomic_files.read_json(unit_dir / PARTIAL_JSON)
         if not isinstance(partial, dict) or any(partial.get(k) != v for k, v in header.items()):
             return []
@@ -246,9 +246,12 @@ class MultiTurnProtocol:
         if not isinstance(turns, list):
             return []
         kept: list[Any] = []
-        for expected, stored in enumerate(turns[:n_turns], 1):
-            audio = stored.get("reply_audio") if isinstance(stored, dict) else None
-            if stored.get("index") != expected or not audio or not (unit_dir / audio).is_file():
+        for expected, stored in enumerate(turns[: len(dialogue.turns)], 1):
+            if not isinstance(stored, dict) or stored.get("index") != expected:
+                break
+            audio = stored.get("reply_audio")
+            said = dialogue.turns[expected - 1].transcript
+            if stored.get("user_text") != said or not audio or not (unit_dir / audio).is_file():
                 break
             kept.append(stored)
         return kept
