@@ -390,6 +390,3 @@ class MultiTurnProtocol:
             dialogues = {}  # the suite is gone: no capability breakdown, no turn counts
         metrics = list(ctx.config.metrics or DEFAULT_METRICS)
         return summarize_multi_turn(ctx, metrics, dialogues)
-
-    def item_attributes(self, ctx: RunContext) -> dict[str, dict[str, str]]:
-        return {}

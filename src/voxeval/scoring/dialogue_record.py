@@ -7,9 +7,8 @@ The record extends ``DialogueReplies`` (the replies alone), so the metrics writt
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from voxeval.scoring.dialogue_replies import DialogueReplies, DialogueTurnReply
 from voxeval.scoring.judge import Judge
@@ -32,7 +31,6 @@ class DialogueRecord(DialogueReplies):
     tier1: str | None = None
     criteria: tuple[RubricCriterion, ...] = ()
     unit_dir: Path | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
