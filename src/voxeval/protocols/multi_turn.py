@@ -358,8 +358,17 @@ class MultiTurnProtocol:
     # -- compare (across systems: the arena, voxeval.protocols.multi_turn_arena) ----------------
 
     def default_comparisons(self, config: RunConfig) -> list[str]:
-        """The arena when there are two systems or more to compare."""
-        return [arena.ARENA] if len(config.systems) >= 2 else []
+        """The arena when there are two systems or more to compare and the judge its mode
+        needs is configured (without one, an offline run is complete without the arena;
+        ``comparisons: [arena]`` asks for it anyway and leaves it not run)."""
+        if len(config.systems) < 2:
+            return []
+        try:
+            mode = arena.arena_options(config).mode
+        except ConfigError:
+            return [arena.ARENA]  # the plan check reports the bad option
+        judge = config.audio_judge if mode == "audio" else config.judge
+        return [arena.ARENA] if judge is not None else []
 
     def check_comparisons(self, config: RunConfig, steps: Sequence[str]) -> list[str]:
         return arena.check_arena(config, steps)
