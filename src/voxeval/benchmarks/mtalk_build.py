@@ -165,9 +165,13 @@ class DialogueBuilder:
         blob = json.dumps(params, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
-    def renderer(self, dialogue_id: str, *, cues: bool = True) -> TurnRenderer:
+    def renderer(
+        self, dialogue_id: str, *, cues: bool = True, ambient: bool = True
+    ) -> TurnRenderer:
         user, other = self.voices(dialogue_id)
-        return TurnRenderer(self.speaker(user), self.speaker(other), self.babble_clips, cues=cues)
+        return TurnRenderer(
+            self.speaker(user), self.speaker(other), self.babble_clips, cues=cues, ambient=ambient
+        )
 
     def render(self, dialogue: Dialogue, out_dir: Path, params_hash: str) -> dict[str, Any]:
         renderer = self.renderer(dialogue.id)
@@ -188,6 +192,7 @@ class DialogueBuilder:
                     "transcript": turn.transcript,
                     "spoken_text": strip_tags(turn.transcript),
                     "events": rendered.events,
+                    "peak_scaled": rendered.peak_scaled,
                 }
             )
         return {

@@ -55,6 +55,9 @@ VOCAL_LEVEL_DBFS = {"sigh": -28.0, "cough": -22.0}
 LAUGH_PITCH_ST, LAUGH_TEMPO = 2.0, 1.2
 BACKGROUND_FADE_S = 0.05
 PEAK_LIMIT = 0.99
+# An impulsive event (clicks, knocks) at its level could peak near full scale; capping its
+# peak keeps speech plus event under PEAK_LIMIT, so the turn is rarely scaled as a whole.
+EVENT_PEAK_MAX = 0.4
 BABBLE_TALKERS = 3
 
 
@@ -77,6 +80,7 @@ class Speaker:
 class RenderedTurn:
     audio: Audio
     events: list[dict[str, Any]] = field(default_factory=list)
+    peak_scaled: bool = False  # the whole turn was turned down to stay under full scale
 
 
 def _librosa() -> Any:
@@ -113,8 +117,9 @@ def _seconds(samples: int, rate: int = RATE) -> float:
 
 class TurnRenderer:
     """Renders turns with two speakers; ``babble_clips`` gives TTS speech of other voices
-    (called only when a turn has babble). ``cues=False`` renders delivery cues neutrally
-    (the reference the tests compare pace and pitch against)."""
+    (called only when a turn has babble). ``cues=False`` renders delivery cues neutrally and
+    ``ambient=False`` leaves ambient sounds out (the timeline is unchanged): the references
+    that measurements of a cue or an event are compared against."""
 
     def __init__(
         self,
@@ -123,11 +128,13 @@ class TurnRenderer:
         babble_clips: Callable[[], list[Audio]],
         *,
         cues: bool = True,
+        ambient: bool = True,
     ) -> None:
         self.speaker_a = speaker_a
         self.speaker_b = speaker_b
         self.babble_clips = babble_clips
         self.cues = cues
+        self.ambient = ambient
 
     def render(self, transcript: str, seed: int, where: str = "turn") -> RenderedTurn:
         script = parse_turn(transcript, where)
@@ -189,11 +196,12 @@ class TurnRenderer:
         events.extend(ambient_events)
         self._span_tags(events)
         top = float(np.max(np.abs(speech))) if speech.size else 0.0
-        if top > PEAK_LIMIT:
+        scaled = top > PEAK_LIMIT
+        if scaled:
             speech *= PEAK_LIMIT / top
         audio = Audio(speech.astype(np.float32), RATE, source=where)
         events.sort(key=lambda e: (e["start_s"], e["end_s"]))
-        return RenderedTurn(audio=audio, events=events)
+        return RenderedTurn(audio=audio, events=events, peak_scaled=scaled)
 
     def _words(
         self,
@@ -269,6 +277,9 @@ class TurnRenderer:
                 data = render_event(what, seed, RATE).samples.astype(np.float64)
             level = rms(Audio(data.astype(np.float32), RATE))
             data *= 10 ** (spec.level_dbfs / 20.0) / level
+            top = float(np.max(np.abs(data)))
+            if top > EVENT_PEAK_MAX:
+                data *= EVENT_PEAK_MAX / top
             sounds.append((start, data))
             events.append(
                 {
@@ -277,7 +288,9 @@ class TurnRenderer:
                     "sound": name,
                     "source": f"generated:{spec.source}",
                     "background": spec.background,
-                    "level_dbfs": spec.level_dbfs,
+                    "level_dbfs": round(
+                        20 * np.log10(rms(Audio(data.astype(np.float32), RATE))), 2
+                    ),
                     "start_s": _seconds(start),
                     "end_s": _seconds(start + data.size),
                 }
@@ -286,7 +299,8 @@ class TurnRenderer:
         out = np.zeros(total)
         out[: speech.size] = speech
         for start, data in sounds:
-            out[start : start + data.size] += data
+            if self.ambient:
+                out[start : start + data.size] += data
         return out, events
 
     @staticmethod
