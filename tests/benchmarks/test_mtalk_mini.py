@@ -60,9 +60,7 @@ def test_criteria_counts_levels_and_shared_texts() -> None:
         ]
         assert all(c.status == "accepted" for c in rubrics.sample)
         assert all(CRITERION_ID.match(c.id) for c in rubrics.all())
-    per_dimension = {
-        d.dimension: tuple(c.text for c in d.rubrics.dimension) for d in dialogues
-    }
+    per_dimension = {d.dimension: tuple(c.text for c in d.rubrics.dimension) for d in dialogues}
     assert len(set(per_dimension.values())) == 3  # dimension criteria differ by dimension
     for d in dialogues:
         assert tuple(c.text for c in d.rubrics.dimension) == per_dimension[d.dimension]

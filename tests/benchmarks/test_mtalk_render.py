@@ -168,9 +168,13 @@ def test_thunder_rumble_fills_the_low_band_inside_its_span() -> None:
     assert inside > -12 and inside - baseline > 20
 
 
-@pytest.mark.parametrize(("dialogue_id", "tag", "level"), [("amb-edu-1", "[babble]", -32.0),
-                                                          ("amb-casual-1", "[rain]", -34.0)])  # fmt: skip
-def test_backgrounds_run_under_the_words_to_the_end(dialogue_id: str, tag: str, level: float) -> None:
+@pytest.mark.parametrize(
+    ("dialogue_id", "tag", "level"),
+    [("amb-edu-1", "[babble]", -32.0), ("amb-casual-1", "[rain]", -34.0)],
+)
+def test_backgrounds_run_under_the_words_to_the_end(
+    dialogue_id: str, tag: str, level: float
+) -> None:
     turn, quiet = _turn(dialogue_id, 1), _turn(dialogue_id, 1, ambient=False)
     background = _event(turn, "ambient", tag)
     speech = _event(turn, "speech")

@@ -95,7 +95,7 @@ def _librosa() -> Any:
 
 def deliver(audio: Audio, delivery: Delivery) -> Audio:
     """``audio`` with the pitch, tempo, tremolo and level of ``delivery``."""
-    y = audio.samples.astype(np.float32)
+    y: Any = audio.samples.astype(np.float32)
     if delivery.pitch_st:
         y = _librosa().effects.pitch_shift(y, sr=audio.rate, n_steps=delivery.pitch_st)
     if delivery.tempo != 1.0:
