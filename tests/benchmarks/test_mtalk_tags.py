@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from voxeval.benchmarks.mtalk_tags import TagPiece, Words, parse_turn
+from voxeval.benchmarks.mtalk_tags import MIN_TEMPO, TagPiece, Words, parse_turn
 from voxeval.errors import ConfigError
 
 
@@ -13,11 +13,11 @@ def test_cues_hold_to_the_end_and_same_aspect_replaces() -> None:
     words = [p for p in pieces if isinstance(p, Words)]
     assert [w.text for w in words] == ["one", "two", "three"]
     assert words[0].delivery.tempo == 0.75 and words[0].delivery.cues == ("slow pace",)
-    # sad tone adds its own tempo (x0.85) on top of the pace
-    assert words[1].delivery.tempo == pytest.approx(0.75 * 0.85)
+    # sad tone adds its own tempo (x0.85) on top of the pace, kept within the floor of x0.7
+    assert words[1].delivery.tempo == pytest.approx(MIN_TEMPO)
     assert words[1].delivery.pitch_st == -2.0 and words[1].delivery.approximations
     # fast pace replaces slow pace; the tone stays
-    assert words[2].delivery.tempo == pytest.approx(1.3 * 0.85)
+    assert words[2].delivery.tempo == pytest.approx(1.25 * 0.85)
     assert set(words[2].delivery.cues) == {"fast pace", "sad tone"}
 
 

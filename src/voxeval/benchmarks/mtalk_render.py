@@ -2,10 +2,11 @@
 
 The turn is laid out on a timeline, left to right:
 
-- words are synthesised by speaker A's voice (or B's after ``<Speaker B interjects>``),
-  trimmed, set to -20 dBFS RMS (B at -23: another person, a little further away) and then
-  given the delivery cues in force: pitch shift and time stretch (librosa), level change,
-  6 Hz tremolo, and an "um" plus a short silence before each stretch of hesitant speech;
+- words are synthesised by speaker A's voice (or B's after ``<Speaker B interjects>``) at
+  the tempo and pitch of the delivery cues in force (the engine's own controls where it has
+  them, see ``Speaker``), trimmed, set to -20 dBFS RMS (B at -23: another person, a little
+  further away), then given the cues' level change and 6 Hz tremolo; hesitant speech gets an
+  "um" and a short silence before it;
 - ``<pause>`` inserts silence, vocal sounds are inserted where they are written;
 - an ambient tag starts its sound there and holds the speech back for ``EVENT_LEAD_S`` (so the
   sound is first heard on its own, as when someone stops at a ringing phone); a foreground
@@ -61,19 +62,37 @@ EVENT_PEAK_MAX = 0.4
 BABBLE_TALKERS = 3
 
 
+# A TTS engine set to a tempo and a pitch shift (semitones) with its own controls, and the
+# part of the pitch shift it could not make (done afterwards by resampling-free DSP).
+TunedEngine = Callable[[float, float], tuple[TTS, float]]
+
+
 @dataclass(frozen=True)
 class Speaker:
     """A TTS engine and voice (``voice`` as the engine names it); ``name`` as the catalogue
-    names it (``espeak:en-us+f3``)."""
+    names it (``espeak:en-us+f2``). ``tuned`` gives the engine set to a tempo and pitch with
+    its own controls (espeak: speed and pitch; Piper: length scale); without it, or for what
+    it cannot do, tempo and pitch are changed afterwards with librosa (phase vocoder), which
+    costs some intelligibility."""
 
     name: str
     tts: TTS
     voice: str | None = None
+    tuned: TunedEngine | None = None
 
-    def say(self, text: str, rate: int = RATE) -> Audio:
-        audio = self.tts.synthesize(text, voice=self.voice)
+    def say(
+        self, text: str, rate: int = RATE, *, tempo: float = 1.0, pitch_st: float = 0.0
+    ) -> Audio:
+        tts, pitch_left, tempo_left = self.tts, pitch_st, tempo
+        if self.tuned is not None and (tempo != 1.0 or pitch_st != 0.0):
+            tts, pitch_left = self.tuned(tempo, pitch_st)
+            tempo_left = 1.0
+        audio = tts.synthesize(text, voice=self.voice)
         trimmed = trim_silence(audio, pad_s=0.02)
-        return resample(audio if trimmed.is_empty() else trimmed, rate)
+        audio = audio if trimmed.is_empty() else trimmed
+        if pitch_left or tempo_left != 1.0:
+            audio = shift(audio, tempo_left, pitch_left)
+        return resample(audio, rate)
 
 
 @dataclass
@@ -93,18 +112,29 @@ def _librosa() -> Any:
     return librosa
 
 
-def deliver(audio: Audio, delivery: Delivery) -> Audio:
-    """``audio`` with the pitch, tempo, tremolo and level of ``delivery``."""
+def shift(audio: Audio, tempo: float, pitch_st: float) -> Audio:
+    """Time stretch and pitch shift with librosa (for engines without such controls)."""
     y: Any = audio.samples.astype(np.float32)
-    if delivery.pitch_st:
-        y = _librosa().effects.pitch_shift(y, sr=audio.rate, n_steps=delivery.pitch_st)
-    if delivery.tempo != 1.0:
-        y = _librosa().effects.time_stretch(y, rate=delivery.tempo)
+    if pitch_st:
+        y = _librosa().effects.pitch_shift(y, sr=audio.rate, n_steps=pitch_st)
+    if tempo != 1.0:
+        y = _librosa().effects.time_stretch(y, rate=tempo)
+    return audio.with_samples(np.asarray(y, dtype=np.float32))
+
+
+def deliver(audio: Audio, delivery: Delivery) -> Audio:
+    """The level and tremolo of ``delivery`` (tempo and pitch are made by ``Speaker.say``)."""
+    y = audio.samples.astype(np.float64)
     if delivery.tremolo:
         t = np.arange(y.size) / audio.rate
         y = y * (1.0 - delivery.tremolo * (0.5 + 0.5 * np.sin(2 * np.pi * TREMOLO_HZ * t)))
-    out = audio.with_samples(np.asarray(y, dtype=np.float32))
+    out = audio.with_samples(y.astype(np.float32))
     return gain_db(out, delivery.gain_db) if delivery.gain_db else out
+
+
+def _say(speaker: Speaker, text: str, delivery: Delivery, level: float) -> Audio:
+    spoken = speaker.say(text, tempo=delivery.tempo, pitch_st=delivery.pitch_st)
+    return deliver(_at_level(spoken, level), delivery)
 
 
 def _at_level(audio: Audio, dbfs: float) -> Audio:
@@ -215,14 +245,14 @@ class TurnRenderer:
         delivery = piece.delivery if self.cues else Delivery()
         out: list[dict[str, Any]] = []
         if delivery.hesitant and not hesitated:
-            filler = deliver(_at_level(speaker.say(HESITATION_TEXT), level), delivery)
+            filler = _say(speaker, HESITATION_TEXT, delivery, level)
             start, end = place(filler)
             gap(HESITATION_PAUSE_S)
             out.append(
                 {"kind": "hesitation", "text": HESITATION_TEXT, "start_s": _seconds(start),
                  "end_s": _seconds(end + round(HESITATION_PAUSE_S * RATE))}
             )  # fmt: skip
-        audio = deliver(_at_level(speaker.say(piece.text), level), delivery)
+        audio = _say(speaker, piece.text, delivery, level)
         start, end = place(audio)
         entry: dict[str, Any] = {
             "kind": "speech",
@@ -242,8 +272,8 @@ class TurnRenderer:
 
     def _vocal(self, name: str, seed: int) -> Audio:
         if name == "laughs":
-            laugh = _at_level(self.speaker_a.say(LAUGH_TEXT), SPEECH_RMS_DBFS - 2.0)
-            return deliver(laugh, Delivery(tempo=LAUGH_TEMPO, pitch_st=LAUGH_PITCH_ST))
+            laugh = Delivery(tempo=LAUGH_TEMPO, pitch_st=LAUGH_PITCH_ST)
+            return _say(self.speaker_a, LAUGH_TEXT, laugh, SPEECH_RMS_DBFS - 2.0)
         return _at_level(render_event(name, seed, RATE), VOCAL_LEVEL_DBFS[name])
 
     @staticmethod

@@ -81,7 +81,7 @@ class Cue:
 
 DELIVERY_CUES: dict[str, Cue] = {
     "slow pace": Cue("pace", tempo=0.75),
-    "fast pace": Cue("pace", tempo=1.3),
+    "fast pace": Cue("pace", tempo=1.25),
     "hesitant": Cue("hesitation", tempo=0.9, hesitant=True),
     "loud voice": Cue("level", gain_db=6.0),
     "whispering": Cue(
@@ -91,7 +91,7 @@ DELIVERY_CUES: dict[str, Cue] = {
     "high pitch": Cue("pitch", pitch_st=4.0),
     "anxious tone": Cue(
         "tone",
-        tempo=1.1,
+        tempo=1.05,
         pitch_st=2.0,
         tremolo=0.15,
         approximation="anxiety rendered as faster, higher, slightly unsteady speech",
@@ -132,6 +132,8 @@ DELIVERY_CUES: dict[str, Cue] = {
     ),
     "calm tone": Cue("tone", tempo=0.9, approximation="calm rendered as slightly slower speech"),
 }
+# Combined cues stay within a tempo range that remains intelligible.
+MIN_TEMPO, MAX_TEMPO = 0.7, 1.3
 PAUSES_S: dict[str, float] = {"pause": 0.8, "long pause": 1.6}
 
 # Non-verbal vocal sounds: how each is made.
@@ -200,7 +202,7 @@ def _apply(name: str, cue: Cue, active: dict[str, str]) -> Delivery:
         c = DELIVERY_CUES[cue_name]
         result = replace(
             result,
-            tempo=result.tempo * (c.tempo or 1.0),
+            tempo=min(MAX_TEMPO, max(MIN_TEMPO, result.tempo * (c.tempo or 1.0))),
             pitch_st=result.pitch_st + (c.pitch_st or 0.0),
             gain_db=result.gain_db + (c.gain_db or 0.0),
             tremolo=max(result.tremolo, c.tremolo or 0.0),
