@@ -17,6 +17,7 @@ from voxeval.report.blocks import (
     fmt_num,
 )
 from voxeval.report.composite_blocks import composite_blocks
+from voxeval.report.rubric_blocks import rubric_blocks
 from voxeval.report.validation_blocks import validation_blocks
 
 STANDARD_KEYS = (
@@ -37,6 +38,7 @@ STANDARD_KEYS = (
     "ci_width_by_trials",
     "composites",
     "simulation_validation",
+    "rubric",
 )
 # Groupings shown as their own "By ..." tables, in this order.
 GROUPINGS = (
@@ -52,6 +54,7 @@ GROUPINGS = (
 UNIT_MEMBERS = {
     "query": "voices, conditions and trials",
     "scenario": "trials and conditions",
+    "dialogue": "trials",
 }
 STAT_HEADER = ["mean", "95% CI", "n"]
 
@@ -171,6 +174,7 @@ def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
     if extra:
         blocks += [Heading(3, "Protocol results"), TableBlock(["result", *STAT_HEADER], extra)]
     blocks += composite_blocks(entry.get("composites"))
+    blocks += rubric_blocks(entry.get("rubric"))
     blocks += validation_blocks(entry.get("simulation_validation"))
     blocks += latency_blocks(entry.get("latency"))
     blocks += reliability_blocks(entry.get("judge"), entry.get("transcripts"))
@@ -215,11 +219,12 @@ def reliability_blocks(judge: Any, transcripts: Any) -> list[Block]:
             f"judge calls {judge.get('calls', 0)}, parse failures "
             f"{judge.get('parse_failures', 0)} (rate {fmt_num(judge.get('parse_failure_rate'))})"
         )
-        items.append(
-            f"transcripts the judge gave no readable score: "
-            f"{judge.get('transcripts_without_score', 0)}; checklist scores over fewer than k "
-            f"transcripts: {judge.get('scores_over_fewer_than_k_transcripts', 0)}"
-        )
+        if "transcripts_without_score" in judge:
+            items.append(
+                f"transcripts the judge gave no readable score: "
+                f"{judge.get('transcripts_without_score', 0)}; checklist scores over fewer than k "
+                f"transcripts: {judge.get('scores_over_fewer_than_k_transcripts', 0)}"
+            )
     if isinstance(transcripts, Mapping) and transcripts.get("units_with_transcripts"):
         items.append(
             f"transcripts dropped by the repetition (hallucination) filter: "
