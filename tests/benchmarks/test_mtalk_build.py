@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from voxeval.audio import read_audio
-from voxeval.benchmarks.dialogue import Dialogue
+from voxeval.benchmarks.dialogue import Dialogue, transcript_tags
 from voxeval.benchmarks.dialogue_suite import load_dialogue_suite
 from voxeval.benchmarks.mtalk_build import (
     MANIFEST,
@@ -120,3 +120,64 @@ def test_cli_build_and_suites_list(tmp_path: Path) -> None:
     summary = json.loads(result.output[result.output.index("{") :])
     assert summary["dialogues"] == 1 and summary["turns"] == 3 and summary["rendered"] == 1
     assert (out / "suite.yaml").is_file() and len(list(out.rglob("*.wav"))) == 3
+
+
+def test_built_folder_runs_as_a_multi_turn_suite(tmp_path: Path) -> None:
+    """The built folder is what a run uses: the protocol hands the rendered turns to a
+    system (replay here, offline) and records them; rubrics are not_run without a judge."""
+    import numpy as np
+    import yaml
+
+    from voxeval.audio import Audio, write_audio
+
+    built = build_dialogue_suite(
+        "mtalk-mini", tmp_path / "built", engines=("espeak",), only=["amb-work-2"], progress=False
+    )
+    rows = []
+    for turn in built.entries[0]["turns"]:
+        wav = tmp_path / "replies" / f"{turn['item_id']}.wav"
+        tone = 0.1 * np.sin(2 * np.pi * 220 * np.arange(16000) / 16000)
+        write_audio(Audio(tone.astype(np.float32), 16000), wav)
+        rows.append({"item_id": turn["item_id"], "audio": str(wav), "text": "A reply."})
+    manifest = tmp_path / "replay.jsonl"
+    manifest.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    config = tmp_path / "run.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "suite": str(tmp_path / "built"),
+                "systems": [{"name": "rec", "type": "replay", "manifest": str(manifest)}],
+                "cache_dir": str(tmp_path / "cache"),
+            }
+        )
+    )
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["run", str(config), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    record = json.loads((out / "items" / "amb-work-2" / "rec" / "0" / "dialogue.json").read_text())
+    turns = record["turns"]
+    assert [Path(t["user_audio"]).name for t in turns] == ["turn1.wav", "turn2.wav"]
+    assert turns[1]["user_text"].startswith("[phone ringing]")
+    assert all(t["reply_text"] == "A reply." for t in turns)
+
+
+@pytest.mark.slow
+def test_full_build_annotates_every_tag(tmp_path: Path) -> None:
+    """All 54 dialogues with the default engines (~30 s): every sound tag and interjection of
+    every turn is an event with a span inside its turn."""
+    built = build_dialogue_suite("mtalk-mini", tmp_path, progress=False)
+    assert len(built.entries) == 54
+    assert sum(len(e["turns"]) for e in built.entries) == 118
+    assert len(load_dialogue_suite(tmp_path).dialogues) == 54
+    for entry in built.entries:
+        for turn in entry["turns"]:
+            sounds = [t for t in _tags(turn["transcript"]) if t.startswith("[") or "Speaker B" in t]
+            for tag in sounds:
+                matching = [e for e in turn["events"] if e.get("tag") == tag]
+                assert matching, (entry["dialogue_id"], turn["turn"], tag)
+                for event in matching:
+                    assert 0 <= event["start_s"] < event["end_s"] <= turn["duration_s"] + 1e-3
+
+
+def _tags(transcript: str) -> list[str]:
+    return transcript_tags(transcript)
