@@ -42,6 +42,7 @@ from voxeval.protocols.comparison import Comparison
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.protocols.multi_turn_summary import summarize_multi_turn
+from voxeval.protocols.system_usage import record_system_usage
 from voxeval.providers.openai_http import RequestCounts, count_requests
 from voxeval.providers.usage_ledger import AttributedProvider, usage_ledger
 from voxeval.scoring.comparison_result import ComparisonResult
@@ -196,7 +197,7 @@ class MultiTurnProtocol:
                         cause="no_audio",
                     )
             except NOT_SYSTEM_FAULTS:
-                self._record_usage(ctx, unit, None, http)
+                record_system_usage(ctx, unit, None, http)
                 raise  # our side, or a setup problem: the runner retries or fails the unit
             except Exception as exc:
                 fault = classify_system_fault(exc, f"system {unit.system!r} at turn {index}")
@@ -207,7 +208,7 @@ class MultiTurnProtocol:
                     unit_dir / FAULT_JSON,
                     {"cause": fault.cause, "message": str(fault), "turn": index},
                 )
-                self._record_usage(ctx, unit, None if reply is None else reply.details, http)
+                record_system_usage(ctx, unit, None if reply is None else reply.details, http)
                 raise fault from exc
             wall_s = time.perf_counter() - started
             assert reply.audio is not None
@@ -217,7 +218,7 @@ class MultiTurnProtocol:
             stored = _turn_json(index, dialogue, reply, wall_s)
             done.append(stored)
             atomic_files.write_json_atomic(unit_dir / PARTIAL_JSON, {**header, "turns": done})
-            self._record_usage(ctx, unit, reply.details, http)
+            record_system_usage(ctx, unit, reply.details, http)
             history.append(Turn(role="assistant", audio=reply.audio, text=reply.text))
         self._finish(unit_dir, header, done)
 
@@ -264,26 +265,6 @@ class MultiTurnProtocol:
                 stale.unlink()
         atomic_files.write_json_atomic(unit_dir / DIALOGUE_JSON, {**header, "turns": turns})
         (unit_dir / PARTIAL_JSON).unlink(missing_ok=True)
-
-    @staticmethod
-    def _record_usage(
-        ctx: RunContext, unit: WorkUnit, details: dict[str, Any] | None, http: RequestCounts
-    ) -> None:
-        usage = (details or {}).get("usage")
-        if not isinstance(usage, dict) and not http.requests:
-            return  # a local system that reports nothing (e.g. replay)
-        usage = usage if isinstance(usage, dict) else {}
-        ctx.store.record_usage(
-            unit,
-            f"system:{unit.system}",
-            1,
-            int(usage.get("prompt_tokens") or 0),
-            int(usage.get("completion_tokens") or 0),
-            usage.get("cost_usd"),
-            requests=int(http.requests),
-            retries=int(http.retries),
-            timeouts=int(http.timeouts),
-        )
 
     # -- score --------------------------------------------------------------------------------
 

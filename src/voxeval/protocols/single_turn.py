@@ -42,6 +42,7 @@ from voxeval.protocols.input_intelligibility import input_error_rates
 from voxeval.protocols.single_turn_breakdowns import item_attributes
 from voxeval.protocols.single_turn_items import RenderedQuery, load_rendered_queries
 from voxeval.protocols.single_turn_summary import summarize_single_turn
+from voxeval.protocols.system_usage import record_system_usage
 from voxeval.providers.openai_http import RequestCounts, count_requests
 from voxeval.providers.usage_ledger import (
     AttributedProvider,
@@ -169,28 +170,6 @@ def reply_to_json(unit: WorkUnit, item: RenderedQuery, reply: Reply, wall_s: flo
     }
 
 
-def _record_system_usage(
-    ctx: RunContext, unit: WorkUnit, details: dict[str, Any] | None, http: RequestCounts
-) -> None:
-    """One logical call of the system: the tokens it reported and the HTTP requests, retries
-    and timeouts counted while it answered (also when it failed: those requests were sent)."""
-    usage = (details or {}).get("usage")
-    if not isinstance(usage, dict) and not http.requests:
-        return  # a local system that reports nothing (e.g. replay)
-    usage = usage if isinstance(usage, dict) else {}
-    ctx.store.record_usage(
-        unit,
-        f"system:{unit.system}",
-        1,
-        int(usage.get("prompt_tokens") or 0),
-        int(usage.get("completion_tokens") or 0),
-        usage.get("cost_usd"),
-        requests=int(http.requests),
-        retries=int(http.retries),
-        timeouts=int(http.timeouts),
-    )
-
-
 def _record_scoring_usage(
     ctx: RunContext, unit: WorkUnit, ledger: Ledger, scores: dict[str, Score]
 ) -> None:
@@ -277,17 +256,17 @@ class SingleTurnProtocol:
                     f"system {unit.system!r} answered without audio", cause="no_audio"
                 )
         except NOT_SYSTEM_FAULTS:
-            _record_system_usage(ctx, unit, None, http)
+            record_system_usage(ctx, unit, None, http)
             raise  # our side, or a setup problem: the runner retries or fails the unit
         except Exception as exc:
             fault = classify_system_fault(exc, f"system {unit.system!r}")
             wall_s = time.perf_counter() - started
             self._store_reply(unit_dir, fault_to_json(unit, item, fault, wall_s), None)
-            _record_system_usage(ctx, unit, None if reply is None else reply.details, http)
+            record_system_usage(ctx, unit, None if reply is None else reply.details, http)
             raise fault from exc
         wall_s = time.perf_counter() - started
         self._store_reply(unit_dir, reply_to_json(unit, item, reply, wall_s), reply.audio)
-        _record_system_usage(ctx, unit, reply.details, http)
+        record_system_usage(ctx, unit, reply.details, http)
 
     @staticmethod
     def _store_reply(unit_dir: Path, reply: dict[str, Any], audio: Audio | None) -> None:
