@@ -11,8 +11,8 @@ import typer
 from rich.table import Table
 
 from voxeval.analysis.human_votes import load_rubric_values, load_votes
-from voxeval.analysis.rubric_exclusion import DEFAULT_EXCLUSION_RESAMPLES
 from voxeval.analysis.pairwise_judgement import PairwiseJudgement
+from voxeval.analysis.rubric_exclusion import DEFAULT_EXCLUSION_RESAMPLES
 from voxeval.atomic_files import write_json_atomic
 from voxeval.cli.common import RedactingConsole, friendly_errors, print_json
 from voxeval.cli.main import app
