@@ -42,7 +42,7 @@ def judge(path: str, body: dict[str, Any]) -> FakeResponse:
     return chat_text(json.dumps(answer))
 
 
-def run_release(release: Path, tmp_path: Path, url: str) -> tuple[int, dict[str, Any], Path]:
+def run_release(release: Path, tmp_path: Path, url: str) -> tuple[int, dict[str, Any], Path, str]:
     """mtalk-suite, then a run config next to the written systems.yaml, then voxeval run."""
     suite = tmp_path / "suite"
     imported = runner.invoke(app, ["mtalk-suite", str(release), "-o", str(suite)])
@@ -58,7 +58,7 @@ def run_release(release: Path, tmp_path: Path, url: str) -> tuple[int, dict[str,
     out = tmp_path / "run"
     result = runner.invoke(app, ["run", str(suite / "run.yaml"), "--out", str(out)])
     summary = json.loads((out / "report" / "summary.json").read_text(encoding="utf-8"))
-    return result.exit_code, summary, out
+    return result.exit_code, summary, out, " ".join(imported.output.split())
 
 
 def bt_rating(theta: float) -> float:
@@ -68,10 +68,11 @@ def bt_rating(theta: float) -> float:
 def test_model_outputs_layout_runs_arena_and_says_rubrics_did_not_run(tmp_path: Path) -> None:
     release = write_model_outputs(tmp_path / "release")
     with FakeOpenAIServer(judge) as server:
-        code, summary, _ = run_release(release, tmp_path, server.url)
+        code, summary, _, imported = run_release(release, tmp_path, server.url)
         systems = [p.body["messages"][0]["content"] for p in server.posts()]
     rubric_calls = [s for s in systems if not s.startswith(ARENA_SYSTEM)]
     assert code == 0
+    assert "0 problems" in imported and "no released reply" not in imported
     assert len(systems) == 8  # 4 comparisons x 2 orders
     # sample.json carries no rubric prompts: no criteria, so rubrics are not run (and the
     # judge is never asked), with the reason
@@ -127,7 +128,7 @@ def test_model_outputs_layout_runs_arena_and_says_rubrics_did_not_run(tmp_path: 
 def test_dataset_layout_runs_arena_and_rubrics(tmp_path: Path) -> None:
     release = write_dataset_jsonl(tmp_path / "release")
     with FakeOpenAIServer(judge) as server:
-        code, summary, out = run_release(release, tmp_path, server.url)
+        code, summary, out, imported = run_release(release, tmp_path, server.url)
     gpt, qwen = summary["systems"]["GPT-4o"], summary["systems"]["Qwen-Omni"]
 
     # para-2-3 has 5 criteria: s_1, s_2 (general), m_1 (dimension), d_1, d_2 (sample)
@@ -156,8 +157,12 @@ def test_dataset_layout_runs_arena_and_rubrics(tmp_path: Path) -> None:
     assert para["elo"] == {"GPT-4o": 1002.0, "Qwen-Omni": 998.0}
     assert para["win_matrix"]["GPT-4o"]["Qwen-Omni"]["wins"] == 1
 
-    # amb-9-1 is in the release as questions only: no model has a reply to replay, so its
-    # units fail on our side (input), are listed with the missing row, and the run says so
+    # amb-9-1 is in the release as questions only: no model has a reply to replay. The import
+    # says so; its units fail on our side (input), are listed, and the run exits 1
+    for model in ("GPT-4o", "Qwen-Omni"):
+        assert f"{model}: no released reply to every turn of 1 dialogue(s) (amb-9-1)" in imported
+    report = json.loads((tmp_path / "suite" / "import.json").read_text(encoding="utf-8"))
+    assert report["unanswered"] == {"GPT-4o": ["amb-9-1"], "Qwen-Omni": ["amb-9-1"]}
     assert code == 1
     for entry in (gpt, qwen):
         assert entry["units"]["failed"] == 1
