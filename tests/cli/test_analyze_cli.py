@@ -177,3 +177,13 @@ def test_agreement_without_criteria_says_the_exclusion_did_not_run(judged_run: P
     assert data["rubric_exclusion"] == {
         "not_run": "no per-criterion rubric values in the run or --rubric-votes"
     }
+
+
+def test_agreement_table_shows_the_exclusion(criteria_run: Path) -> None:
+    result = runner.invoke(
+        app, ["analyze", "agreement", str(criteria_run), "--exclusion-resamples", "50"]
+    )
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.replace("│", " ").split())
+    assert "Bootstrap rubric exclusion" in text
+    assert "llm:judge 10.0 1.000 [1.000, 1.000]" in text  # rho 1 whatever is dropped
