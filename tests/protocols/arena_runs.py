@@ -34,10 +34,12 @@ def arena_context(
     judge_url: str | None = None,
     arena: dict[str, Any] | None = None,
     rubric: Mapping[tuple[str, str], float] | None = None,
+    rubric_criteria: Mapping[tuple[str, str], Mapping[str, int]] | None = None,
     **config: Any,
 ) -> tuple[RunContext, list[WorkUnit]]:
     """Units (dialogue, system) -> reply texts, done in a run folder under ``tmp_path``; the
-    systems are named in first-seen order; ``rubric`` gives units a ``rubric`` score."""
+    systems are named in first-seen order; ``rubric`` gives units a ``rubric`` score, and
+    ``rubric_criteria`` one with its per-criterion values (the score is their mean)."""
     systems = list(dict.fromkeys(system for _, system in replies))
     run_config = RunConfig(
         suite="x",
@@ -56,6 +58,11 @@ def arena_context(
         scores = {}
         if rubric and (dialogue, system) in rubric:
             scores["rubric"] = Score(value=rubric[(dialogue, system)])
+        if rubric_criteria and (dialogue, system) in rubric_criteria:
+            values = dict(rubric_criteria[(dialogue, system)])
+            scores["rubric"] = Score(
+                value=sum(values.values()) / len(values), details={"criteria": values}
+            )
         store.complete(unit, scores)
         units.append(unit)
     return RunContext(config=run_config, store=store, seed=run_config.seed), units

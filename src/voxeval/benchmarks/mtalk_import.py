@@ -82,11 +82,23 @@ class MTalkImport:
     def problem(self, file: Path | str, where: str, field_name: str, message: str) -> None:
         self.problems.append(ImportProblem(str(file), where, field_name, message))
 
+    def unanswered(self) -> dict[str, list[str]]:
+        """``{model: dialogue ids}`` of the dialogues with a user turn the model's released
+        replies do not cover (a replay of that model fails those units, cause ``input``)."""
+        out = {}
+        for model, rows in sorted(self.replies.items()):
+            answered = {r.item_id for r in rows}
+            missing = [d.id for d in self.dialogues if any(i not in answered for i in d.item_ids())]
+            if missing:
+                out[model] = missing
+        return out
+
     def counts(self) -> dict[str, Any]:
         return {
             "dialogues": len(self.dialogues),
             "turns": sum(len(d.turns) for d in self.dialogues),
             "models": {name: len(rows) for name, rows in sorted(self.replies.items())},
+            "unanswered": self.unanswered(),
             "problems": len(self.problems),
         }
 
@@ -98,7 +110,12 @@ class MTalkImport:
             f"{counts['turns']} user turns, {len(self.replies)} models, "
             f"{counts['problems']} problems"
         )
-        return "\n".join([head, *(f"  {p}" for p in self.problems)])
+        gaps = [
+            f"  {model}: no released reply to every turn of {len(ids)} dialogue(s) "
+            f"({', '.join(ids[:5])}{', ...' if len(ids) > 5 else ''}); a replay run fails them"
+            for model, ids in counts["unanswered"].items()
+        ]
+        return "\n".join([head, *(f"  {p}" for p in self.problems), *gaps])
 
 
 def model_file_name(model: str, taken: set[str]) -> str:

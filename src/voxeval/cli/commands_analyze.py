@@ -10,8 +10,9 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from voxeval.analysis.human_votes import load_votes
+from voxeval.analysis.human_votes import load_rubric_values, load_votes
 from voxeval.analysis.pairwise_judgement import PairwiseJudgement
+from voxeval.analysis.rubric_exclusion import DEFAULT_EXCLUSION_RESAMPLES
 from voxeval.atomic_files import write_json_atomic
 from voxeval.cli.common import RedactingConsole, friendly_errors, print_json
 from voxeval.cli.main import app
@@ -33,6 +34,15 @@ RUN_ARG = typer.Argument(..., help="run folder (with stored arena comparisons)")
 VOTES_OPT = typer.Option(
     None, "--votes", help="human votes to include (CSV or JSONL, see docs/judge-bias.md)"
 )
+RUBRIC_VOTES_OPT = typer.Option(
+    None,
+    "--rubric-votes",
+    help="human per-criterion rubric values (CSV or JSONL, see docs/judge-bias.md)",
+)
+RESAMPLES_OPT = typer.Option(
+    DEFAULT_EXCLUSION_RESAMPLES, "--exclusion-resamples", min=1,
+    help="resamples per share of dropped criteria in the rubric exclusion",
+)  # fmt: skip
 JSON_OPT = typer.Option(False, "--json", help="print the tables as JSON")
 
 
@@ -100,13 +110,25 @@ def bias(run: Path = RUN_ARG, votes: Path | None = VOTES_OPT, as_json: bool = JS
 @analyze_app.command("agreement")
 @friendly_errors
 def agreement(
-    run: Path = RUN_ARG, votes: Path | None = VOTES_OPT, as_json: bool = JSON_OPT
+    run: Path = RUN_ARG,
+    votes: Path | None = VOTES_OPT,
+    rubric_votes: Path | None = RUBRIC_VOTES_OPT,
+    exclusion_resamples: int = RESAMPLES_OPT,
+    as_json: bool = JSON_OPT,
 ) -> None:
-    """Arena vs rubric kappa, Spearman between rankings, rating vs win rate and (with human
-    votes) pseudo agreement; written to report/judge_agreement.json."""
+    """Arena vs rubric kappa, Spearman between rankings, rating vs win rate, (with human
+    votes) pseudo agreement and the bootstrap rubric exclusion; written to
+    report/judge_agreement.json."""
     store = _open(run)
     try:
-        data = analyze_agreement(store, _votes(votes))
+        seed = int((store.stored_config() or {}).get("seed") or 0)  # the run's seed
+        data = analyze_agreement(
+            store,
+            _votes(votes),
+            load_rubric_values(rubric_votes) if rubric_votes is not None else [],
+            seed=seed,
+            exclusion_resamples=exclusion_resamples,
+        )
     finally:
         store.close()
     target = _write(store, AGREEMENT_FILE, data)
@@ -134,4 +156,28 @@ def agreement(
             table.add_row(name, "pseudo agreement >= threshold", f"humans vs {rater}",
                           _num(share), str(len(pseudo.get("pairs") or [])))  # fmt: skip
     stdout.print(table)
+    _print_exclusion(data["rubric_exclusion"])
     stdout.print(f"written: {target}")
+
+
+def _print_exclusion(exclusion: dict[str, Any]) -> None:
+    if "not_run" in exclusion:
+        stdout.print(f"rubric exclusion: not run ({exclusion['not_run']})")
+        return
+    table = Table(title="Bootstrap rubric exclusion (Spearman rho, mean and interval)")
+    for column in ("rater", "dropped %", "vs full", "vs arena", "defined"):
+        table.add_column(column)
+    for rater, part in exclusion.items():
+        if "not_run" in part:
+            table.add_row(rater, "-", f"not run: {part['not_run']}", "-", "-")
+            continue
+        for step in part["curve"]:
+            full, arena = step["vs_full"], step.get("vs_arena") or {}
+            table.add_row(
+                rater,
+                _pct(step["fraction"]),
+                f"{_num(full['mean'])} [{_num(full['ci_low'])}, {_num(full['ci_high'])}]",
+                _num(arena.get("mean")),
+                str(full["n_defined"]),
+            )
+    stdout.print(table)

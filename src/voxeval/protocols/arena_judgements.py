@@ -4,7 +4,9 @@ agreement analyses read, and the two analyses over a run folder (``voxeval analy
 Each done arena comparison gives two ``PairwiseJudgement``s, one per presentation order, so
 position bias sees both orders; the reply lengths are the words of each side's replies. The
 item of a judgement is the dialogue (``dialogue#tN`` for trials after the first), the same
-key the unit's rubric score (metric ``rubric``, its value the case score) is filed under."""
+key the unit's rubric score (metric ``rubric``, its value the case score) is filed under. The
+per-criterion values of those scores (``details.criteria``) feed the bootstrap rubric
+exclusion."""
 
 from __future__ import annotations
 
@@ -17,7 +19,12 @@ from voxeval.analysis.bradley_terry import DisconnectedComparisons, bradley_terr
 from voxeval.analysis.judge_agreement import agreement_summary
 from voxeval.analysis.pairwise_judgement import PairwiseJudgement
 from voxeval.analysis.preference_bias import bias_summary
-from voxeval.analysis.rubric_values import CaseKey
+from voxeval.analysis.rubric_exclusion import (
+    DEFAULT_EXCLUSION_RESAMPLES,
+    DEFAULT_FRACTIONS,
+    rubric_exclusion_curve,
+)
+from voxeval.analysis.rubric_values import CaseKey, RubricValue, case_scores
 from voxeval.protocols.multi_turn_arena import ARENA
 from voxeval.store import RunStore
 
@@ -82,6 +89,24 @@ def rubric_scores(store: RunStore, default_rater: str) -> dict[CaseKey, float]:
     return scores
 
 
+def rubric_values(store: RunStore, default_rater: str) -> list[RubricValue]:
+    """Every criterion value of the units' ``rubric`` scores that ran (``details.criteria``)."""
+    values = []
+    for row in store.load_scores():
+        if row.metric != RUBRIC_METRIC or not row.ran or row.value is None:
+            continue
+        judge = row.details.get("judge")
+        rater = rater_of(judge) if judge else default_rater
+        item = item_of(row.item_id, row.trial)
+        for criterion, value in sorted((row.details.get("criteria") or {}).items()):
+            values.append(
+                RubricValue(
+                    rater=rater, item=item, system=row.system, criterion=criterion, value=value
+                )
+            )
+    return values
+
+
 def _strengths(judgements: Sequence[PairwiseJudgement]) -> dict[str, float] | None:
     battles = [battle_from_judgement(j, order=n) for n, j in enumerate(judgements)]
     if len({s for b in battles for s in (b.system_a, b.system_b)}) < 2:
@@ -106,13 +131,15 @@ def _agreement(
         if strengths is not None:
             rankings[f"{rater} bradley_terry"] = strengths
     items = {j.item for j in judgements}
-    per_system: dict[str, list[float]] = defaultdict(list)
-    for (_, item, system), value in rubric.items():
-        if item in items:
-            per_system[system].append(value)
-    if per_system:
-        rankings["rubric"] = {s: sum(v) / len(v) for s, v in sorted(per_system.items())}
     machine = sorted(set(by_rater) - human_raters)
+    per_system: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for (rater, item, system), value in rubric.items():
+        if item in items:
+            per_system[rater][system].append(value)
+    for rater, systems in sorted(per_system.items()):
+        # the run's own judge keeps the plain name; imported rubric raters are named
+        name = "rubric" if rater in machine or len(per_system) == 1 else f"{rater} rubric"
+        rankings[name] = {s: sum(v) / len(v) for s, v in sorted(systems.items())}
     rating = rankings.get(f"{machine[0]} bradley_terry") if machine else None
     return {
         **agreement_summary(
@@ -150,18 +177,75 @@ def analyze_bias(
     }
 
 
-def analyze_agreement(store: RunStore, votes: Sequence[PairwiseJudgement] = ()) -> dict[str, Any]:
-    """Arena vs rubric kappa, Spearman between rankings (each rater's Bradley-Terry, the
-    rubric means), rating vs win rate and, with human votes, pseudo agreement; pooled and per
-    dimension."""
+def _exclusion(
+    values: Sequence[RubricValue],
+    judgements: Sequence[PairwiseJudgement],
+    machine: Sequence[str],
+    *,
+    resamples: int,
+    seed: int,
+) -> dict[str, Any]:
+    """Per rubric rater: the exclusion curve against the full rubric ranking and against the
+    same rater's arena Bradley-Terry (else the run judge's); ``not_run`` with the reason when
+    the values cannot support it."""
+    by_rater: dict[str, list[RubricValue]] = defaultdict(list)
+    for value in values:
+        by_rater[value.rater].append(value)
+    out: dict[str, Any] = {}
+    for rater, rows in sorted(by_rater.items()):
+        arena_rater = rater if any(j.rater == rater for j in judgements) else None
+        if arena_rater is None and machine:
+            arena_rater = machine[0]
+        arena = (
+            _strengths([j for j in judgements if j.rater == arena_rater]) if arena_rater else None
+        )
+        systems = {v.system for v in rows}
+        if len(systems) < 2:
+            out[rater] = {"not_run": f"rubric values of {len(systems)} system(s); 2 needed"}
+            continue
+        try:
+            curve = rubric_exclusion_curve(
+                rows, fractions=DEFAULT_FRACTIONS, arena_ranking=arena,
+                resamples=resamples, seed=seed,
+            )  # fmt: skip
+        except ValueError as exc:
+            out[rater] = {"not_run": str(exc)}
+            continue
+        out[rater] = {
+            "arena_rating": f"{arena_rater} bradley_terry" if arena is not None else None,
+            "n_values": len(rows),
+            "curve": curve,
+        }
+    return out
+
+
+def analyze_agreement(
+    store: RunStore,
+    votes: Sequence[PairwiseJudgement] = (),
+    rubric_votes: Sequence[RubricValue] = (),
+    *,
+    seed: int = 0,
+    exclusion_resamples: int = DEFAULT_EXCLUSION_RESAMPLES,
+) -> dict[str, Any]:
+    """Arena vs rubric kappa, Spearman between rankings (each rater's Bradley-Terry and rubric
+    means), rating vs win rate and, with human votes, pseudo agreement, pooled and per
+    dimension; and the bootstrap rubric exclusion of each rater's per-criterion rubric values
+    (the run's, ``rubric_votes``), pooled over dimensions."""
     judgements = [*arena_judgements(store), *votes]
     machine = sorted({j.rater for j in judgements} - {v.rater for v in votes})
-    rubric = rubric_scores(store, machine[0] if len(machine) == 1 else DEFAULT_RATER)
-    humans = {v.rater for v in votes}
+    run_rater = machine[0] if len(machine) == 1 else DEFAULT_RATER
+    values = [*rubric_values(store, run_rater), *rubric_votes]
+    rubric = {**rubric_scores(store, run_rater), **case_scores(rubric_votes)}
+    humans = {v.rater for v in votes} | {v.rater for v in rubric_votes}
     return {
         "all": _agreement(judgements, rubric, humans),
         "dimensions": {
             dimension: _agreement(group, rubric, humans)
             for dimension, group in _by_dimension(judgements).items()
         },
+        "rubric_exclusion": (
+            _exclusion(values, judgements, machine, resamples=exclusion_resamples, seed=seed)
+            if values
+            else {"not_run": "no per-criterion rubric values in the run or --rubric-votes"}
+        ),
     }
