@@ -17,6 +17,7 @@ from voxeval.report.blocks import (
     fmt_num,
 )
 from voxeval.report.composite_blocks import composite_blocks
+from voxeval.report.latency_basis_blocks import latency_basis_blocks
 from voxeval.report.validation_blocks import validation_blocks
 
 STANDARD_KEYS = (
@@ -37,6 +38,7 @@ STANDARD_KEYS = (
     "ci_width_by_trials",
     "composites",
     "simulation_validation",
+    "latency_basis",
 )
 # Groupings shown as their own "By ..." tables, in this order.
 GROUPINGS = (
@@ -172,6 +174,7 @@ def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
         blocks += [Heading(3, "Protocol results"), TableBlock(["result", *STAT_HEADER], extra)]
     blocks += composite_blocks(entry.get("composites"))
     blocks += validation_blocks(entry.get("simulation_validation"))
+    blocks += latency_basis_blocks(entry.get("latency_basis"))
     blocks += latency_blocks(entry.get("latency"))
     blocks += reliability_blocks(entry.get("judge"), entry.get("transcripts"))
     blocks += perturbation_blocks(entry.get("perturbation_effects"))
