@@ -3,6 +3,7 @@ moment it holds a slot: the wait is never counted. Checked on real threads runni
 CPU-bound workload of our own (no timing thresholds: the assertions are about which intervals
 overlap and what each reported figure covers)."""
 
+import itertools
 import threading
 import time
 
@@ -61,7 +62,7 @@ def test_one_slot_runs_sections_one_at_a_time() -> None:
     assert len(records) == THREADS * 3
     assert max(seen for *_, seen in records) == 1
     spans = sorted((b, e) for b, e, _, _ in records)
-    assert all(e1 <= b2 for (_, e1), (b2, _) in zip(spans, spans[1:], strict=False))
+    assert all(e1 <= b2 for (_, e1), (b2, _) in itertools.pairwise(spans))
 
 
 def test_reported_time_covers_the_section_and_not_the_wait() -> None:

@@ -42,7 +42,7 @@ def slow_voice(text: str) -> Audio:
 def reply_after_caller(result):  # type: ignore[no-untyped-def]
     """Seconds from the end of the caller's first turn to the agent's reply."""
     caller_end = result.timeline.speech("user")[0].end
-    reply = [s for s in result.timeline.speech("assistant") if s.start > caller_end][0]
+    reply = next(s for s in result.timeline.speech("assistant") if s.start > caller_end)
     return reply.start - caller_end
 
 
