@@ -59,4 +59,3 @@ class CascadeBench:
             seed=seed,
             compute_lane=lane,
         )
-
