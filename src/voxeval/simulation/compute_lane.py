@@ -32,7 +32,9 @@ class ComputeLane:
         if slots < 1:
             raise ValueError(f"a compute lane needs at least one slot, got {slots}")
         self.slots = slots
-        self._slots = threading.BoundedSemaphore(slots)
+        # a plain lock when there is one slot: the engine enters the lane for every block of
+        # frames, and the C lock costs far less than the semaphore's Python-level condition
+        self._slots: Any = threading.Lock() if slots == 1 else threading.BoundedSemaphore(slots)
         self._held = threading.local()
 
     def holding(self) -> bool:
