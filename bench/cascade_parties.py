@@ -42,6 +42,22 @@ class CascadeBench:
         self.caller_voice.warm_up()
         self.system.llm.chat([{"role": "user", "content": "Hi"}], max_tokens=4)  # warm
 
+    def without_prefix_reuse(self) -> None:
+        """Every LLM request starts from an empty llama.cpp context. One in-process model
+        serves every call, and llama.cpp reuses the previous request's prompt prefix: how
+        much it reuses depends on how calls interleave (identical calls in lockstep share
+        whole prompts), which would make a reply's compute depend on its neighbours."""
+        llm: Any = self.system.llm
+        chat = llm.chat
+
+        def fresh_chat(*args: Any, **kwargs: Any) -> Any:
+            # (in the lane nothing else uses the model in between; without it a neighbour
+            # may slip in, which is the unprotected case anyway)
+            llm._model.reset()
+            return chat(*args, **kwargs)
+
+        llm.chat = fresh_chat
+
     def call(
         self, seed: int, max_duration_s: float, lane: ComputeLane | None = SHARED_LANE
     ) -> CallResult:

@@ -3,10 +3,11 @@
 Runs CALLS calls of the embedded cascade agent with the scripted caller (audio mode) one at a
 time, then the same CALLS calls at once in threads, and prints the median measured response
 latency over the replies both runs made, and their ratio (parallel / single; the target is
-within 10 %). With the compute lane
-(the default) model compute is serialised and timed only while it holds the lane; with
-``--no-lane`` every section is timed on the wall clock, as before the lane existed, which shows
-what contention does to an unprotected measurement.
+within 10 %). The shared SmolLM2's context is reset before every request
+(``CascadeBench.without_prefix_reuse``), so a request does the same work however calls
+interleave. With the compute lane (the default) model compute is serialised and timed only
+while it holds the lane; with ``--no-lane`` every section is timed on the wall clock, which
+shows what contention does to an unprotected measurement.
 
 Last line: ``parallel_single_latency_ratio: R``.
 
@@ -48,6 +49,7 @@ def main(calls: int, call_s: float, use_lane: bool) -> None:
     except ProviderUnavailable as exc:
         print(f"parallel latency: not run ({exc})")
         return
+    bench.without_prefix_reuse()
     lane = SHARED_LANE if use_lane else None
     bench.call(calls, WARM_UP_S, lane)
     # The same calls (seeds) one at a time, then all at once: the conversations are the same
