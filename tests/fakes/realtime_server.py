@@ -13,6 +13,18 @@ names (``response.output_audio.delta`` ...); ``call_names_in_done=False`` leaves
 A turn that calls a tool is two responses: the call, then (after the client sent the output)
 the spoken answer.
 
+Server VAD. While the session's ``turn_detection`` is ``{"type": "server_vad", ...}`` (the
+service's default) every appended chunk goes through ``EnergyVAD``, a level detector on 20 ms
+frames of what was received: it sends ``input_audio_buffer.speech_started`` (``audio_start_ms``
+= the detection point minus ``prefix_padding_ms``) and, after ``silence_duration_ms`` of
+silence, ``speech_stopped`` (``audio_end_ms`` = the detection point), commits the speech
+(``committed``, ``conversation.item.created``) and, unless ``create_response`` is false, plays
+the next scripted response. ``response.cancel`` is recorded (``cancels``; as the service does,
+an ``error`` with code ``response_cancel_not_active`` comes back when no response is running,
+which is always the case here: responses are played at once). ``conversation.item.truncate``
+is checked against the item's audio, recorded (``truncations``) and cuts the item's transcript
+to the words whose audio was played (``transcripts``), answered by ``conversation.item.truncated``.
+
     with FakeRealtimeServer(voice=my_tts) as server:
         server.push([Say("Hello, how can I help?")])                        # greeting
         server.push([CallTool("lookup", {"id": "A1"})], [Say("Found it. Goodbye.")])
@@ -97,6 +109,49 @@ class _Session:
     tools: list[dict[str, Any]] = field(default_factory=list)
     buffer: bytearray = field(default_factory=bytearray)
     awaiting: dict[str, str] = field(default_factory=dict)  # call_id -> function name
+    heard: bytearray = field(default_factory=bytearray)  # all audio appended (server VAD)
+    vad: EnergyVAD | None = None
+    speech_item: str | None = None  # the user item the detected speech will become
+    speech_from: int = 0  # its audio_start_ms
+    audio_ms: dict[str, int] = field(default_factory=dict)  # assistant item -> audio length
+
+
+class EnergyVAD:
+    """The fake's turn detector: a 20 ms frame is voiced when its RMS level exceeds
+    ``-60 + 50 * threshold`` dBFS (0.5: -35 dBFS); speech starts once ``min_speech_ms`` of
+    voiced frames ran in a row and stops after ``silence_duration_ms`` of unvoiced ones.
+    ``feed`` returns the decisions as (event, detection point in ms of received audio)."""
+
+    FRAME = RATE // 50
+
+    def __init__(self, threshold: float, silence_duration_ms: int, min_speech_ms: int = 60) -> None:
+        self.level_db = -60.0 + 50.0 * threshold
+        self.start_frames = max(1, -(-min_speech_ms // 20))
+        self.stop_frames = max(1, -(-silence_duration_ms // 20))
+        self.rest = b""
+        self.frames = 0  # frames processed
+        self.speaking = False
+        self.run = 0  # voiced (while quiet) or unvoiced (while speaking) frames in a row
+
+    def feed(self, pcm: bytes) -> list[tuple[str, int]]:
+        data = self.rest + pcm
+        size = 2 * self.FRAME
+        whole = len(data) // size * size
+        self.rest = data[whole:]
+        decisions: list[tuple[str, int]] = []
+        for i in range(0, whole, size):
+            samples = np.frombuffer(data[i : i + size], "<i2").astype(np.float64) / 32768
+            level = 10 * np.log10(max(float(np.mean(samples**2)), 1e-12))
+            voiced = level > self.level_db
+            self.frames += 1
+            self.run = self.run + 1 if voiced != self.speaking else 0
+            if not self.speaking and self.run >= self.start_frames:
+                self.speaking, self.run = True, 0
+                decisions.append(("speech_started", self.frames * 20))
+            elif self.speaking and self.run >= self.stop_frames:
+                self.speaking, self.run = False, 0
+                decisions.append(("speech_stopped", self.frames * 20))
+        return decisions
 
 
 class FakeRealtimeServer:
@@ -119,6 +174,10 @@ class FakeRealtimeServer:
         self.tool_outputs: dict[str, Any] = {}  # call_id -> parsed output
         self.spoken: list[str] = []  # texts the server has spoken
         self.problems: list[str] = []
+        self.detections: list[tuple[str, int]] = []  # server VAD: (event, ms of audio)
+        self.cancels = 0  # response.cancel received
+        self.truncations: list[dict[str, Any]] = []  # conversation.item.truncate received
+        self.transcripts: dict[str, str] = {}  # assistant item -> transcript (after cuts)
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._closed = threading.Event()
@@ -187,15 +246,16 @@ class FakeRealtimeServer:
             update = event.get("session") or {}
             if "turn_detection" in update:
                 session.turn_detection = update["turn_detection"]
+                session.vad = None
             session.tools = list(update.get("tools") or session.tools)
             send("session.updated", session=update)
         elif kind == "input_audio_buffer.append":
             chunk = base64.b64decode(event.get("audio", ""), validate=True)
             if len(chunk) % 2:
                 self.problems.append("input_audio_buffer.append: odd number of PCM16 bytes")
-            if session.turn_detection is not None:
-                self.problems.append("audio appended while server VAD is on")
             session.buffer += chunk
+            if (session.turn_detection or {}).get("type") == "server_vad":
+                self._detect(chunk, session, send)
         elif kind == "input_audio_buffer.commit":
             if len(session.buffer) < RATE * MIN_COMMIT_MS // 1000 * 2:
                 send(
@@ -232,8 +292,69 @@ class FakeRealtimeServer:
                 send("error", error={"type": "server_error", "message": "no scripted response"})
                 return
             self._respond(outputs, session, send)
+        elif kind == "response.cancel":
+            self.cancels += 1
+            send(
+                "error",
+                error={
+                    "type": "invalid_request_error",
+                    "code": "response_cancel_not_active",
+                    "message": "Cancellation failed: no active response found",
+                },
+            )
+        elif kind == "conversation.item.truncate":
+            self._truncate(event, session, send)
         else:
             self.problems.append(f"unexpected client event {kind!r}")
+
+    def _detect(self, chunk: bytes, session: _Session, send: Any) -> None:
+        """Server VAD on a received chunk: detection events, commits, automatic responses."""
+        config = session.turn_detection
+        if session.vad is None:
+            session.vad = EnergyVAD(
+                float(config.get("threshold", 0.5)), int(config.get("silence_duration_ms", 500))
+            )
+            session.heard = bytearray()
+        session.heard += chunk
+        padding = int(config.get("prefix_padding_ms", 300))
+        for kind, at_ms in session.vad.feed(chunk):
+            self.detections.append((kind, at_ms))
+            if kind == "speech_started":
+                session.speech_item = f"item_{next(self._ids)}"
+                session.speech_from = max(0, at_ms - padding)
+                send(
+                    "input_audio_buffer.speech_started",
+                    audio_start_ms=session.speech_from,
+                    item_id=session.speech_item,
+                )
+                continue
+            item_id = session.speech_item or f"item_{next(self._ids)}"
+            send("input_audio_buffer.speech_stopped", audio_end_ms=at_ms, item_id=item_id)
+            start, end = (RATE * ms // 1000 * 2 for ms in (session.speech_from, at_ms))
+            self.committed_audio.append(bytes(session.heard[start:end]))
+            session.buffer.clear()
+            send("input_audio_buffer.committed", item_id=item_id, previous_item_id=None)
+            send("conversation.item.created", item={"id": item_id, "type": "message"})
+            if config.get("create_response", True):
+                with self._lock:
+                    outputs = self.script.popleft() if self.script else None
+                if outputs is None:
+                    self.problems.append(f"no scripted response for the turn ending at {at_ms} ms")
+                    continue
+                self._respond(outputs, session, send)
+
+    def _truncate(self, event: dict[str, Any], session: _Session, send: Any) -> None:
+        item_id = str(event.get("item_id"))
+        played = int(event.get("audio_end_ms", -1))
+        self.truncations.append(dict(event))
+        length = session.audio_ms.get(item_id)
+        if length is None or not 0 <= played <= length or event.get("content_index") != 0:
+            self.problems.append(f"bad truncate {event!r} (item audio: {length} ms)")
+            send("error", error={"type": "invalid_request_error", "message": "bad truncate"})
+            return
+        words = self.transcripts[item_id].split()
+        self.transcripts[item_id] = " ".join(words[: len(words) * played // max(1, length)])
+        send("conversation.item.truncated", item_id=item_id, content_index=0, audio_end_ms=played)
 
     def _respond(self, outputs: Sequence[Output], session: _Session, send: Any) -> None:
         audio_delta = "response.output_audio.delta" if self.ga_events else "response.audio.delta"
@@ -307,6 +428,8 @@ class FakeRealtimeServer:
                         data = base64.b64encode(chunks[n]).decode("ascii")
                         send(audio_delta, **where, content_index=0, delta=data)
                 self.spoken.append(out.text)
+                session.audio_ms[item_id] = len(pcm) // 2 * 1000 // RATE
+                self.transcripts[item_id] = out.text
             send("response.output_item.done", **where, item=item)
             items.append(item)
         send(

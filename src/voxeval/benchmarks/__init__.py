@@ -18,6 +18,7 @@ from voxeval.benchmarks.dialogue_suite import (
     write_dialogue_suite,
 )
 from voxeval.benchmarks.mtalk_import import MTalkImport, write_mtalk_suite
+from voxeval.benchmarks.mtalk_mini import MTALK_MINI
 from voxeval.benchmarks.mtalk_release import import_mtalk_release
 from voxeval.benchmarks.noise import NoiseClip, NoiseLibrary
 from voxeval.benchmarks.noise_sources import NOISE_CATEGORIES
@@ -41,6 +42,7 @@ __all__ = [
     "CATEGORIES",
     "CLINIC_CALLS",
     "CONDITIONS",
+    "MTALK_MINI",
     "NOISE_CATEGORIES",
     "PF_SUBCATEGORIES",
     "PROFILE_GRID",

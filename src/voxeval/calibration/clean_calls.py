@@ -84,9 +84,11 @@ def clean_call(suite: ScenarioSuite, scenario: Scenario, seed: int = 0) -> Clean
     """The expected path of ``scenario``; None when it does not end normally with the task
     completed (such a call would not be a clean example)."""
     tools = ToolRuntime(scenario, suite.tools, suite.trust)
-    result = run_call(
-        scenario, ScriptedCaller(), ScriptedAgent(script="expected"), tools, mode="text", seed=seed
-    )
+    # No drawn pauses, backchannels or barge-ins: a clean example is one plain turn after
+    # another, so the injected defects are the only thing wrong with it.
+    caller = ScriptedCaller(behaviour_kind="none")
+    agent = ScriptedAgent(script="expected")
+    result = run_call(scenario, caller, agent, tools, mode="text", seed=seed)
     if result.end_reason not in ("user_end_call", "agent_end_call"):
         return None
     call = CleanCall(

@@ -13,7 +13,9 @@ from voxeval.benchmarks.build import build_suite, profile_voices
 from voxeval.benchmarks.build_options import parse_build_options, parse_profile_label
 from voxeval.benchmarks.curate import curate as run_curation
 from voxeval.benchmarks.curate import write_curated
+from voxeval.benchmarks.mtalk_build import DEFAULT_ENGINES, build_dialogue_suite
 from voxeval.benchmarks.noise import NoiseLibrary
+from voxeval.benchmarks.suite_info import resolve_suite
 from voxeval.benchmarks.wildspeech_loader import import_wildspeech, write_wildspeech_suite
 from voxeval.cli.common import console, friendly_errors, print_json
 from voxeval.cli.main import app
@@ -56,7 +58,11 @@ def build(
     ),
     seed: int = typer.Option(0, help="seed for noise choices and offsets"),
     limit: int | None = typer.Option(None, help="only the first N queries"),
-    engines: str = typer.Option("piper,espeak,flite", help="TTS engines voices may come from"),
+    engines: str | None = typer.Option(
+        None,
+        help="TTS engines voices may come from (default piper,espeak,flite; dialogue suites: "
+        "piper,espeak)",
+    ),
     noise_dir: list[Path] = typer.Option([], "--noise-dir", help="ESC-50/MUSAN/DEMAND folder"),
     generated_noise: str = typer.Option("fallback", help="fallback | mix | only"),
     sampled_tts: bool = typer.Option(
@@ -80,7 +86,14 @@ def build(
     ),
     as_json: bool = typer.Option(False, "--json", help="print the build summary as JSON"),
 ) -> None:
-    """Render a suite over speaker profiles and noise conditions into OUT (cached, resumable)."""
+    """Render a suite over speaker profiles and noise conditions into OUT (cached, resumable).
+
+    A dialogue suite (protocol multi_turn, e.g. mtalk-mini) is rendered turn by turn with its
+    tags turned into sound; profiles, conditions and noise options do not apply to it."""
+    engine_names = [e.strip() for e in (engines or "").split(",") if e.strip()]
+    if resolve_suite(suite).protocol == "multi_turn":
+        _build_dialogues(suite, out, seed, limit, tuple(engine_names or DEFAULT_ENGINES), as_json)
+        return
     given = {"room": room, "rt60_s": rt60, "distance_m": distance, "device": device}
     acoustics: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
     if playback_room is not None:
@@ -95,7 +108,7 @@ def build(
             "noise_ratio": noise_ratio,
             "seed": seed,
             "limit": limit,
-            "engines": [e.strip() for e in engines.split(",") if e.strip()],
+            "engines": engine_names or ["piper", "espeak", "flite"],
             "noise_dirs": [str(d) for d in noise_dir],
             "generated_noise": generated_noise,
             "deterministic_tts": not sampled_tts,
@@ -118,6 +131,29 @@ def build(
     console.print(
         f"built [bold]{built.name}[/]: {len(built.items)} items "
         f"({built.rendered} rendered, {built.cached} reused) -> {summary['manifest']}"
+    )
+
+
+def _build_dialogues(
+    suite: str, out: Path, seed: int, limit: int | None, engines: tuple[str, ...], as_json: bool
+) -> None:
+    built = build_dialogue_suite(suite, out, seed=seed, limit=limit, engines=engines)
+    summary: dict[str, Any] = {
+        "suite": built.name,
+        "out_dir": str(built.out_dir),
+        "dialogues": len(built.entries),
+        "turns": sum(len(e["turns"]) for e in built.entries),
+        "rendered": built.rendered,
+        "cached": built.cached,
+        "suite_file": str(built.suite_file),
+        "manifest": str(built.out_dir / "manifest.jsonl"),
+    }
+    if as_json:
+        print_json(summary)
+        return
+    console.print(
+        f"built [bold]{built.name}[/]: {summary['dialogues']} dialogues, {summary['turns']} "
+        f"turns ({built.rendered} rendered, {built.cached} reused) -> {summary['suite_file']}"
     )
 
 

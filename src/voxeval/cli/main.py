@@ -18,9 +18,11 @@ app = typer.Typer(
 # Command modules register their commands on ``app`` when imported (each does
 # ``from voxeval.cli.main import app``). Add a new module's name here.
 COMMAND_MODULES = (
+    "commands_analyze",
     "commands_build",
     "commands_judges",
     "commands_mtalk",
+    "commands_rubrics",
     "commands_run",
     "commands_scenarios",
     "commands_speech",

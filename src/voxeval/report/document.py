@@ -18,6 +18,7 @@ from voxeval.report.blocks import (
 )
 from voxeval.report.composite_blocks import composite_blocks
 from voxeval.report.latency_basis_blocks import latency_basis_blocks
+from voxeval.report.rubric_blocks import rubric_blocks
 from voxeval.report.validation_blocks import validation_blocks
 
 STANDARD_KEYS = (
@@ -39,6 +40,7 @@ STANDARD_KEYS = (
     "composites",
     "simulation_validation",
     "latency_basis",
+    "rubric",
 )
 # Groupings shown as their own "By ..." tables, in this order.
 GROUPINGS = (
@@ -54,6 +56,7 @@ GROUPINGS = (
 UNIT_MEMBERS = {
     "query": "voices, conditions and trials",
     "scenario": "trials and conditions",
+    "dialogue": "trials",
 }
 STAT_HEADER = ["mean", "95% CI", "n"]
 
@@ -173,6 +176,7 @@ def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
     if extra:
         blocks += [Heading(3, "Protocol results"), TableBlock(["result", *STAT_HEADER], extra)]
     blocks += composite_blocks(entry.get("composites"))
+    blocks += rubric_blocks(entry.get("rubric"))
     blocks += validation_blocks(entry.get("simulation_validation"))
     blocks += latency_basis_blocks(entry.get("latency_basis"))
     blocks += latency_blocks(entry.get("latency"))
@@ -218,11 +222,12 @@ def reliability_blocks(judge: Any, transcripts: Any) -> list[Block]:
             f"judge calls {judge.get('calls', 0)}, parse failures "
             f"{judge.get('parse_failures', 0)} (rate {fmt_num(judge.get('parse_failure_rate'))})"
         )
-        items.append(
-            f"transcripts the judge gave no readable score: "
-            f"{judge.get('transcripts_without_score', 0)}; checklist scores over fewer than k "
-            f"transcripts: {judge.get('scores_over_fewer_than_k_transcripts', 0)}"
-        )
+        if "transcripts_without_score" in judge:
+            items.append(
+                f"transcripts the judge gave no readable score: "
+                f"{judge.get('transcripts_without_score', 0)}; checklist scores over fewer than k "
+                f"transcripts: {judge.get('scores_over_fewer_than_k_transcripts', 0)}"
+            )
     if isinstance(transcripts, Mapping) and transcripts.get("units_with_transcripts"):
         items.append(
             f"transcripts dropped by the repetition (hallucination) filter: "

@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 from voxeval.benchmarks.build_manifest import MANIFEST
 from voxeval.benchmarks.build_options import BuildOptions
+from voxeval.benchmarks.dialogue_suite import load_dialogue_suite
 from voxeval.benchmarks.query_suite import load_query_suite, read_suite_header
 from voxeval.benchmarks.scenario import load_scenario_suite
 from voxeval.benchmarks.spoken_query import CONDITIONS
@@ -36,6 +37,8 @@ from voxeval.protocols.context import judge_refusal
 from voxeval.protocols.contract import PROTOCOLS
 from voxeval.protocols.live_call import scoring_asr
 from voxeval.protocols.live_call_scoring import LiveCallScoring
+from voxeval.protocols.multi_turn import CONDITION as MULTI_TURN_CONDITION
+from voxeval.protocols.multi_turn import MultiTurnScoring
 from voxeval.protocols.single_turn import SingleTurnScoring
 from voxeval.providers.provider_kinds import TTS_PROVIDERS
 from voxeval.providers.spoken_language import base_language
@@ -56,6 +59,7 @@ _SECTIONS = ("build", "simulation", "perturbations", "scoring")
 _SECTIONS_USED = {
     "single_turn": frozenset({"build", "scoring"}),
     "live_call": frozenset({"simulation", "perturbations", "scoring"}),
+    "multi_turn": frozenset({"scoring"}),
 }
 # Scoring providers of the config: field -> provider kind.
 _SCORING_PROVIDERS = {"judge": "llm", "audio_judge": "audio_llm", "asr": "asr", "mos": "mos"}
@@ -118,6 +122,8 @@ def validate_scoring(
         _check_single_turn_scoring(config, problems)
     if protocol == "live_call":
         _check_live_call_scoring(config, problems)
+    if protocol == "multi_turn":
+        _check_multi_turn_scoring(config, problems)
     if metrics is None:
         _check_metrics(protocol, config.metrics, "metrics", problems)
     else:
@@ -311,7 +317,19 @@ def plan_notes(config: RunConfig) -> list[str]:
     """Notes that do not stop a run, e.g. a deprecated ``type: agent`` system spec."""
 
     notes = [deprecation_note(spec) for spec in config.systems]
+    if config.judge is None and _suite_protocol(config) == "multi_turn":
+        notes.append(
+            "no judge configured: the rubric metrics (rubric, rubric_turns) will be not_run, "
+            "and so will the arena comparisons; set `judge:` to score the dialogues"
+        )
     return [note for note in notes if note is not None]
+
+
+def _suite_protocol(config: RunConfig) -> str | None:
+    try:
+        return resolve_suite(config.suite).protocol
+    except VoxevalError:
+        return None  # reported by validate_plan
 
 
 def _check_single_turn_scoring(config: RunConfig, problems: Problems) -> None:
@@ -501,7 +519,39 @@ def _check_live_call(config: RunConfig, suite: SuiteInfo, problems: Problems) ->
         problems.add("suite", str(exc))
 
 
+# -- multi_turn ---------------------------------------------------------------------------
+
+
+def _check_multi_turn_scoring(config: RunConfig, problems: Problems) -> None:
+    try:
+        MultiTurnScoring.model_validate(config.scoring)
+    except ValidationError as exc:
+        problems.add_validation_error("scoring", exc)
+
+
+def _check_multi_turn(config: RunConfig, suite: SuiteInfo, problems: Problems) -> None:
+    """Systems can reply turn by turn, the scoring section and metrics fit, the dialogues
+    load (ids, criteria, recordings), and the only condition is ``clean``. A missing judge
+    is not a mistake: the judged metrics are then not run, with the reason (see
+    ``plan_notes``)."""
+    _check_systems(config, "multi_turn", problems)
+    _check_multi_turn_scoring(config, problems)
+    _check_metrics("multi_turn", config.metrics, "metrics", problems)
+    for i, condition in enumerate(config.conditions or []):
+        if condition != MULTI_TURN_CONDITION:
+            problems.add(
+                f"conditions.{i}",
+                f"unknown condition {condition!r}; the multi_turn protocol has only "
+                f"{MULTI_TURN_CONDITION!r}",
+            )
+    try:
+        load_dialogue_suite(suite.path)
+    except VoxevalError as exc:
+        problems.add("suite", str(exc))
+
+
 _PROTOCOL_CHECKS: dict[str, Callable[[RunConfig, SuiteInfo, Problems], None]] = {
     "single_turn": _check_single_turn,
     "live_call": _check_live_call,
+    "multi_turn": _check_multi_turn,
 }

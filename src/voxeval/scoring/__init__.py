@@ -21,6 +21,9 @@ from voxeval.scoring.call_diagnostics import (
 )
 from voxeval.scoring.call_turns import CallTurns, number_turns
 from voxeval.scoring.checklist import CHECKLIST_TEMPLATE, checklist_score, format_checklist
+from voxeval.scoring.content_density import content_density, judge_content_density
+from voxeval.scoring.dialogue_record import DialogueRecord, DialogueScoringResources
+from voxeval.scoring.dialogue_replies import DialogueReplies
 from voxeval.scoring.judge import (
     Judge,
     JudgeOutputError,
@@ -32,6 +35,7 @@ from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.metric import METRICS, Metric
 from voxeval.scoring.metric_runner import run_metric, run_metrics
 from voxeval.scoring.reply_record import ReplyRecord, ScoringResources
+from voxeval.scoring.rubric import rubric, rubric_turns
 from voxeval.scoring.score import Score
 from voxeval.scoring.task_completion import compare_final_state, task_completion
 from voxeval.scoring.text_normaliser import normalise_english
@@ -53,6 +57,9 @@ __all__ = [
     "METRICS",
     "TRANSCRIPTS_FILE",
     "CallTurns",
+    "DialogueRecord",
+    "DialogueReplies",
+    "DialogueScoringResources",
     "Judge",
     "JudgeOutputError",
     "JudgeResult",
@@ -70,11 +77,13 @@ __all__ = [
     "check",
     "checklist_score",
     "compare_final_state",
+    "content_density",
     "conversation_finished",
     "duration_score",
     "fallback_nudge_rate",
     "format_checklist",
     "has_repeated_sentences",
+    "judge_content_density",
     "key_entity_accuracy",
     "language_score",
     "latency_score",
@@ -85,6 +94,8 @@ __all__ = [
     "parse_score_line",
     "pre_tool_speech_rate",
     "response_latency",
+    "rubric",
+    "rubric_turns",
     "run_metric",
     "run_metrics",
     "speaking_rate_score",

@@ -68,7 +68,13 @@ from voxeval.simulation.line import CallerLine, LineEffect, LinePiece
 from voxeval.simulation.parties import AgentTurn, Caller, CallerTurn
 from voxeval.simulation.timeline import EndEvent, SpeakerSegment, Timeline, ToolEvent
 from voxeval.simulation.turn_detection import FrameVAD, TurnDetector, Utterance, words_spoken
-from voxeval.systems.call import LineBlock, Reply, StopSpeaking, StreamingCallAgent
+from voxeval.systems.call import (
+    HeardSpeech,
+    LineBlock,
+    Reply,
+    StopSpeaking,
+    StreamingCallAgent,
+)
 from voxeval.systems.turn_handling import FrameVAD as StreamingVAD
 from voxeval.systems.turn_handling import TurnPolicy, as_streaming
 
@@ -447,9 +453,12 @@ class _Call:
         over the agent's modelled working time."""
         n = len(turn.tool_calls)
         observed = self.latency.agent.kind == "measured"
+        reported = turn.tool_offsets_s if turn.tool_offsets_s is not None else ()
         for k, record in enumerate(turn.tool_calls):
             stamp = self.tools.stamps.get(id(record))
-            if observed and stamp is not None:
+            if len(reported) == n:  # the agent's own account of when it called
+                t = self._s(at) + reported[k]
+            elif observed and stamp is not None:
                 t = self._s(at) + (stamp - t0)
             else:
                 t = self._s(at) + delay * (k + 1) / (n + 1)
@@ -465,6 +474,25 @@ class _Call:
                     error=record.error,
                 )
             )
+
+    def _heard_speech(self, heard: list[HeardSpeech]) -> None:
+        """A streaming agent's transcripts, each filed under the caller turn it overlaps most
+        (else the last turn that started before it ended)."""
+        firsts = {p.turn: p for p in self.line.pieces if p.first_of_turn and not p.backchannel}
+        for item in heard:
+            start, end = self._samples(item.start_s), self._samples(item.end_s)
+            overlap: dict[int, int] = {}
+            for p in self.line.pieces:
+                if not p.backchannel and p.turn in firsts:
+                    shared = min(end, p.end) - max(start, p.start)
+                    overlap[p.turn] = overlap.get(p.turn, 0) + max(0, shared)
+            best = max(overlap, key=lambda t: (overlap[t], t)) if overlap else None
+            if best is None or overlap[best] == 0:
+                before = [t for t, p in firsts.items() if p.start <= end]
+                best = max(before) if before else None
+            if best is not None and item.text.strip():
+                piece = firsts[best]
+                piece.transcript = f"{piece.transcript} {item.text.strip()}".strip()
 
     def _user_transcript(self, heard: str) -> None:
         """What the agent heard of the caller's latest turn (its ASR), for STT metrics."""
@@ -695,7 +723,17 @@ class _Call:
                     words,
                     playing=self.playing is not None,
                 )
-                action, _ = self._timed(self.agent.hear, block, agent=True)
+                try:
+                    action, _ = self._timed(self.agent.hear, block, agent=True)
+                except _NOT_AGENT_FAULTS:
+                    raise
+                except Exception as exc:  # the agent failed while listening (e.g. it left)
+                    fault = classify_system_fault(exc, f"agent {self.agent_name}")
+                    reason = "agent_timeout" if fault.cause == "timeout" else "agent_error"
+                    raise _CallEnded(reason, self._s(now), fault=fault) from exc
+                take = getattr(self.agent, "take_transcripts", None)
+                if callable(take):
+                    self._heard_speech(list(take()))
                 used = frames if action is None else max(0, action.frame - k + 1)
                 stalled = stalled + 1 if used == 0 else 0
                 if stalled > 3:  # acts again and again without taking in the line

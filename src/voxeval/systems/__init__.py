@@ -20,7 +20,9 @@ from voxeval.systems.factory import (
 from voxeval.systems.http_system import HTTPOptions, HTTPSystem, HTTPSystemError
 from voxeval.systems.hybrid import HybridAgent, HybridOptions, HybridSystem
 from voxeval.systems.openai_audio import OpenAIAudioOptions, OpenAIAudioSystem
-from voxeval.systems.realtime_ws import RealtimeAgent, RealtimeOptions, RealtimeSystem
+from voxeval.systems.realtime_system import RealtimeOptions, RealtimeSystem
+from voxeval.systems.realtime_vad import ServerVadRealtimeAgent
+from voxeval.systems.realtime_ws import RealtimeAgent
 from voxeval.systems.replay import MissingReply, ReplayOptions, ReplaySystem
 from voxeval.systems.scripted import ScriptedAgent, ScriptedOptions, ScriptedSystem
 from voxeval.systems.turn_call import TurnSystemCall
@@ -29,6 +31,7 @@ from voxeval.systems.ws_bridge import (
     WebsocketBridgeOptions,
     WebsocketBridgeSystem,
 )
+from voxeval.systems.ws_bridge_v2 import StreamingBridgeAgent
 
 __all__ = [
     "CALL",
@@ -57,6 +60,8 @@ __all__ = [
     "ScriptedAgent",
     "ScriptedOptions",
     "ScriptedSystem",
+    "ServerVadRealtimeAgent",
+    "StreamingBridgeAgent",
     "Turn",
     "TurnSystem",
     "TurnSystemCall",

@@ -35,7 +35,9 @@ class AgentTurn:
 
     ``text`` is what the agent intends to say; ``audio`` is its own speech when it produces
     audio itself (speech-to-speech), otherwise the engine renders ``text`` with the agent's
-    TTS. ``heard`` is the agent's own transcript of the user turn (for STT WER)."""
+    TTS. ``heard`` is the agent's own transcript of the user turn (for STT WER).
+    ``tool_offsets_s``: when the agent reports them, the moment of each tool call in seconds
+    after it took the turn (one per ``tool_calls`` entry); otherwise the engine observes them."""
 
     text: str | None
     audio: Audio | None = None
@@ -43,6 +45,17 @@ class AgentTurn:
     end_call: bool = False
     compute_s: float = 0.0
     heard: str | None = None
+    tool_offsets_s: tuple[float, ...] | None = None
+
+
+@dataclass(frozen=True)
+class HeardSpeech:
+    """A streaming agent's own transcript of caller speech it heard between ``start_s`` and
+    ``end_s`` on the call's clock (the engine files it under the caller's turn there)."""
+
+    text: str
+    start_s: float
+    end_s: float
 
 
 @runtime_checkable
@@ -131,3 +144,6 @@ class StreamingCallAgent(Protocol):
         """The agent's last reply left the line: ``text`` is what it meant to say and
         ``spoken_fraction`` how much of it was played (1: all; 0: nothing or no speech)."""
         ...
+
+    # Optional: ``take_transcripts() -> list[HeardSpeech]``, what the agent transcribed of
+    # the caller since the last call; the engine asks after every ``hear``.

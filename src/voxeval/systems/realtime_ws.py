@@ -1,4 +1,6 @@
-"""A client for OpenAI-Realtime-compatible speech-to-speech endpoints (websocket).
+"""A client for OpenAI-Realtime-compatible speech-to-speech endpoints (websocket), with
+voxeval's turn handling (``turn_detection: none``; the system and its options are in
+``voxeval.systems.realtime_system``, server-side turn detection in ``realtime_vad``).
 
 Per caller turn the caller's audio is appended to the input buffer as base64 PCM16 at 24 kHz,
 committed, and a response is requested (server-side turn detection is off: voxeval's detector
@@ -17,24 +19,20 @@ import base64
 import json
 import os
 import time
+from collections import deque
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from voxeval.audio import Audio
 from voxeval.benchmarks.scenario import Scenario
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.benchmarks.tools.tool_call import ToolCallRecord
-from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError, EndpointError, ProviderUnavailable
-from voxeval.registry import register
-from voxeval.systems.base import CALL
 from voxeval.systems.call import AgentTurn
 from voxeval.systems.call_prompts import agent_system_prompt
-from voxeval.systems.options import parse_options
 from voxeval.systems.pcm16 import audio_to_pcm16, pcm16_to_audio
 
 RATE = 24000
+RECEIVED = "_voxeval_received"  # arrival time (time.monotonic) of an event read ahead
 AUDIO_DELTAS = ("response.audio.delta", "response.output_audio.delta")
 TEXT_DELTAS = (
     "response.audio_transcript.delta",
@@ -42,39 +40,6 @@ TEXT_DELTAS = (
     "response.text.delta",
     "response.output_text.delta",
 )
-
-
-class RealtimeOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    model: str = "gpt-realtime"
-    url: str = Field(default="wss://api.openai.com/v1/realtime", pattern=r"^wss?://")
-    api_key_env: str | None = "OPENAI_API_KEY"
-    voice: str = "marin"
-    beta_header: bool = True
-    max_tool_rounds: int = Field(default=8, ge=0)
-    turn_timeout_s: float = Field(default=60.0, gt=0)
-
-
-@register("system", "openai-realtime")
-class RealtimeSystem:
-    """Holds live calls only; each call opens its own websocket session (``RealtimeAgent``)."""
-
-    capabilities = frozenset({CALL})
-
-    def __init__(self, name: str, options: RealtimeOptions) -> None:
-        self.name = name
-        self.options = options
-
-    @classmethod
-    def from_spec(cls, spec: SystemSpec, ctx: Any = None) -> RealtimeSystem:
-        return cls(spec.name, parse_options(spec, RealtimeOptions))
-
-    def identity(self) -> dict[str, Any]:
-        o = self.options
-        return {"type": "openai-realtime", "model": o.model, "url": o.url, "voice": o.voice}
-
-    def open_call(self) -> RealtimeAgent:
-        return RealtimeAgent(**self.options.model_dump())
 
 
 class RealtimeAgent:
@@ -112,8 +77,17 @@ class RealtimeAgent:
         self.max_tool_rounds, self.turn_timeout_s = max_tool_rounds, turn_timeout_s
         self._ws: Any = None
         self._tools: ToolRuntime | None = None
+        self._inbox: deque[dict[str, Any]] = deque()  # events read ahead, not yet handled
+        self.last_message_item: str | None = None  # id of the agent's latest spoken item
+        self._updates_sent = self._updates_seen = 0  # session.update / session.updated
+
+    def _turn_detection(self) -> dict[str, Any] | None:
+        """The session's ``turn_detection``: off, voxeval decides turn ends."""
+        return None
 
     def _send(self, **event: Any) -> None:
+        if event.get("type") == "session.update":
+            self._updates_sent += 1
         self._ws.send(json.dumps(event))
 
     def start(self, scenario: Scenario, tools: ToolRuntime) -> AgentTurn | None:
@@ -139,7 +113,7 @@ class RealtimeAgent:
                 "modalities": ["audio", "text"],
                 "input_audio_format": "pcm16",
                 "output_audio_format": "pcm16",
-                "turn_detection": None,
+                "turn_detection": self._turn_detection(),
                 "tools": functions,
                 "tool_choice": "auto",
             },
@@ -212,14 +186,13 @@ class RealtimeAgent:
         deadline = time.monotonic() + self.turn_timeout_s
         while True:
             try:
-                raw = self._ws.recv(timeout=max(0.01, deadline - time.monotonic()))
+                event = self._next_event(deadline)
             except TimeoutError:
                 return calls
-            event = json.loads(raw)
             kind = event.get("type", "")
             if kind in AUDIO_DELTAS:
-                if not first_audio:
-                    first_audio.append(time.monotonic())
+                if not first_audio:  # when it arrived, if it was read ahead
+                    first_audio.append(float(event.get(RECEIVED, time.monotonic())))
                 pcm += base64.b64decode(event.get("delta", ""))
             elif kind in TEXT_DELTAS:
                 texts.append(str(event.get("delta", "")))
@@ -229,9 +202,11 @@ class RealtimeAgent:
                 item = event.get("item") or {}
                 if item.get("type") == "function_call":
                     calls.append(item)
+                elif item.get("type") == "message" and item.get("id"):
+                    self.last_message_item = str(item["id"])
             elif kind == "error":
-                message = (event.get("error") or {}).get("message", raw)
-                raise EndpointError(f"agent openai-realtime: {self.url}: {message}")
+                if not _harmless(event):
+                    raise EndpointError(f"agent openai-realtime: {self.url}: {_message(event)}")
             elif kind == "response.done":
                 response = event.get("response") or {}
                 if response.get("status") == "failed":  # e.g. quota or rate limits
@@ -240,9 +215,30 @@ class RealtimeAgent:
                     raise EndpointError(f"agent openai-realtime: response failed: {reason}")
                 return calls
 
+    def _next_event(self, deadline: float) -> dict[str, Any]:
+        """The next server event: one read ahead first, else from the socket (TimeoutError
+        once ``deadline``, a ``time.monotonic()`` value, has passed)."""
+        if self._inbox:
+            return self._inbox.popleft()
+        raw = self._ws.recv(timeout=max(0.01, deadline - time.monotonic()))
+        event: dict[str, Any] = json.loads(raw)
+        if event.get("type") == "session.updated":
+            self._updates_seen += 1
+        return event
+
     def close(self) -> None:
         if self._ws is not None:
             try:
                 self._ws.close()
             finally:
                 self._ws = None
+
+
+def _message(event: dict[str, Any]) -> str:
+    return str((event.get("error") or {}).get("message") or json.dumps(event))
+
+
+def _harmless(event: dict[str, Any]) -> bool:
+    """An ``error`` that changes nothing: cancelling a response that had already finished
+    (clients cancel on every barge-in; the service answers this when nothing was running)."""
+    return (event.get("error") or {}).get("code") == "response_cancel_not_active"

@@ -1,51 +1,46 @@
 """A generic websocket bridge: any external agent that speaks a small JSON protocol can hold
 a call (protocol: docs/websocket-bridge.md; reference client: examples/ws_agent_client.py).
 
-voxeval runs the websocket server; the agent connects (optionally voxeval starts it with
-``command``, where ``{url}`` is replaced by the server address). Per caller turn voxeval sends
-the caller's speech as 20 ms PCM16 frames (text in text-only mode) and ``input.end``; the agent
-answers with one turn (``agent.speech_start`` .. ``agent.speech_end``), calling tools with
-``tool_call`` messages that voxeval executes on the scenario database.
+Two protocol versions, chosen by the system option ``protocol_version``:
+
+* 1 (default, turn-based): per caller turn voxeval sends the caller's speech as 20 ms PCM16
+  frames (text in text-only mode) and ``input.end``; the agent answers with one turn
+  (``agent.speech_start`` .. ``agent.speech_end``), calling tools with ``tool_call``.
+  voxeval's turn handling decides when the caller finished and when the agent is cut off.
+* 2 (streaming, ``voxeval.systems.ws_bridge_v2``): the agent opens with ``hello``, hears the
+  whole line continuously and decides itself when to speak, yield and hang up.
 
     systems:
-      - {name: ext, type: websocket, command: "python my_agent.py --url {url}"}
+      - {name: ext, type: websocket, protocol_version: 2, command: "python my_agent.py --url {url}"}
 """
 
 from __future__ import annotations
 
 import base64
-import json
-import queue
-import shlex
-import subprocess
-import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from voxeval.audio import Audio
 from voxeval.benchmarks.tools.tool_call import ToolCallRecord
 from voxeval.config import SystemSpec
-from voxeval.errors import ConfigError, VoxevalError
+from voxeval.errors import ConfigError
 from voxeval.registry import register
 from voxeval.systems.base import CALL
 from voxeval.systems.call import AgentTurn
 from voxeval.systems.options import parse_options
 from voxeval.systems.pcm16 import pcm16_frames, pcm16_to_audio
+from voxeval.systems.ws_bridge_server import AUDIO_RATE, BridgeEndpoint, BridgeError
+from voxeval.systems.ws_bridge_v2 import StreamingBridgeAgent
 
 if TYPE_CHECKING:
-    from websockets.sync.server import Server, ServerConnection
-
     from voxeval.benchmarks.scenario import Scenario
     from voxeval.benchmarks.tools import ToolRuntime
 
-AUDIO_RATE = 16000
+__all__ = ["BridgeError", "WebsocketBridgeAgent", "WebsocketBridgeOptions", "WebsocketBridgeSystem"]
+
 FRAME_MS = 20
-
-
-class BridgeError(VoxevalError):
-    """The external agent broke the bridge protocol or went away."""
 
 
 class WebsocketBridgeOptions(BaseModel):
@@ -53,6 +48,7 @@ class WebsocketBridgeOptions(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(default=0, ge=0, le=65535)
     command: str | None = None  # "{url}" is replaced by the bridge's address
+    protocol_version: Literal[1, 2] = 1
     realtime: bool = False  # stream frames in real time (wall clock) instead of at once
     connect_timeout_s: float = Field(default=30.0, gt=0)
     turn_timeout_s: float = Field(default=60.0, gt=0)
@@ -73,14 +69,20 @@ class WebsocketBridgeSystem:
         return cls(spec.name, parse_options(spec, WebsocketBridgeOptions))
 
     def identity(self) -> dict[str, Any]:
-        return {"type": "websocket", "command": self.options.command}
+        identity: dict[str, Any] = {"type": "websocket", "command": self.options.command}
+        if self.options.protocol_version != 1:  # version 1 identities stay as they were
+            identity["protocol_version"] = self.options.protocol_version
+        return identity
 
-    def open_call(self) -> WebsocketBridgeAgent:
-        return WebsocketBridgeAgent(**self.options.model_dump())
+    def open_call(self) -> WebsocketBridgeAgent | StreamingBridgeAgent:
+        options = self.options.model_dump()
+        if options.pop("protocol_version") == 2:
+            return StreamingBridgeAgent(**options)
+        return WebsocketBridgeAgent(**options)
 
 
-class WebsocketBridgeAgent:
-    """One call's bridge: a websocket server the external agent connects to."""
+class WebsocketBridgeAgent(BridgeEndpoint):
+    """One call's bridge speaking protocol 1: a turn-based ``CallAgent``."""
 
     name = "websocket"
     reports_latency = True  # latency = input.end -> agent.speech_start, measured here
@@ -95,76 +97,18 @@ class WebsocketBridgeAgent:
         connect_timeout_s: float = 30.0,
         turn_timeout_s: float = 60.0,
     ) -> None:
-        self.host, self.port, self.command = host, port, command
+        super().__init__(host=host, port=port, command=command, connect_timeout_s=connect_timeout_s)
         self.realtime = realtime
         self.clock = "wall" if realtime else "virtual"
-        self.connect_timeout_s, self.turn_timeout_s = connect_timeout_s, turn_timeout_s
-        self._connections: queue.Queue[ServerConnection] = queue.Queue()
-        self._done = threading.Event()
-        self._server: Server | None = None
-        self._conn: ServerConnection | None = None
-        self._process: subprocess.Popen[bytes] | None = None
+        self.turn_timeout_s = turn_timeout_s
         self._tools: ToolRuntime | None = None
         self._audio_mode = True
-
-    # ------------------------------------------------------------------ connection
-    @property
-    def url(self) -> str:
-        if self._server is None:
-            raise BridgeError("websocket bridge: server not started")
-        port = self._server.socket.getsockname()[1]
-        return f"ws://{self.host}:{port}"
-
-    def _handler(self, connection: ServerConnection) -> None:
-        self._connections.put(connection)
-        self._done.wait()  # the connection stays open until the call ends
-
-    def listen(self) -> str:
-        """Start the server (idempotent) and return its URL."""
-        if self._server is None:
-            from websockets.sync.server import serve
-
-            self._server = serve(self._handler, self.host, self.port, max_size=2**24)
-            threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self.url
-
-    def _send(self, message: dict[str, Any]) -> None:
-        if self._conn is None:
-            raise BridgeError("websocket bridge: no agent connected")
-        self._conn.send(json.dumps(message))
-
-    def _recv(self, deadline: float) -> dict[str, Any] | None:
-        assert self._conn is not None
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return None
-        try:
-            raw = self._conn.recv(timeout=remaining)
-        except TimeoutError:
-            return None
-        except Exception as exc:
-            raise BridgeError(f"websocket bridge: the agent connection closed ({exc})") from exc
-        try:
-            message = json.loads(raw)
-        except (TypeError, json.JSONDecodeError) as exc:
-            raise BridgeError(f"websocket bridge: agent sent invalid JSON ({exc})") from exc
-        if not isinstance(message, dict) or not isinstance(message.get("type"), str):
-            raise BridgeError(f"websocket bridge: message without a 'type': {raw!r:.200}")
-        return message
+        self._first_message = True
 
     # ------------------------------------------------------------------ CallAgent
     def start(self, scenario: Scenario, tools: ToolRuntime) -> AgentTurn | None:
         self._tools = tools
-        url = self.listen()
-        if self.command:
-            args = shlex.split(self.command.replace("{url}", url))
-            self._process = subprocess.Popen(args)
-        try:
-            self._conn = self._connections.get(timeout=self.connect_timeout_s)
-        except queue.Empty as exc:
-            raise BridgeError(
-                f"websocket bridge: no agent connected to {url} within {self.connect_timeout_s} s"
-            ) from exc
+        self._connect()
         self._send(
             {
                 "type": "session.start",
@@ -210,6 +154,9 @@ class WebsocketBridgeAgent:
             if message is None:
                 return AgentTurn(text=None, compute_s=self.turn_timeout_s)
             kind = message["type"]
+            if kind == "hello" and self._first_message:  # a version-2 agent
+                raise self._refuse_version(message.get("protocol_version"), 1)
+            self._first_message = False
             if kind == "agent.listening" and started is None and not records:
                 return None
             if kind == "agent.speech_start":
@@ -250,24 +197,3 @@ class WebsocketBridgeAgent:
             }
         )
         return record
-
-    def close(self) -> None:
-        """End the session: tell the agent, close the connection, stop server and process."""
-        if self._conn is not None:
-            try:
-                self._send({"type": "call.end"})
-                self._conn.close()
-            except Exception:  # the agent may already be gone; closing is best effort
-                pass
-            self._conn = None
-        self._done.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server = None
-        if self._process is not None:
-            try:
-                self._process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
-            self._process = None

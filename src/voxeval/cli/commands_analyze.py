@@ -1,0 +1,137 @@
+"""``voxeval analyze bias|agreement RUN``: judge-bias and agreement tables from a run's
+stored arena verdicts (and rubric scores), optionally with imported human votes
+(see docs/judge-bias.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from voxeval.analysis.human_votes import load_votes
+from voxeval.analysis.pairwise_judgement import PairwiseJudgement
+from voxeval.atomic_files import write_json_atomic
+from voxeval.cli.common import RedactingConsole, friendly_errors, print_json
+from voxeval.cli.main import app
+from voxeval.errors import ConfigError
+from voxeval.protocols.arena_judgements import analyze_agreement, analyze_bias
+from voxeval.store import RunStore
+from voxeval.store.run_store import is_run_folder
+
+analyze_app = typer.Typer(
+    help="Judge bias and agreement of a multi-turn run's arena verdicts.",
+    no_args_is_help=True,
+)
+app.add_typer(analyze_app, name="analyze")
+stdout = RedactingConsole()
+BIAS_FILE = "judge_bias.json"
+AGREEMENT_FILE = "judge_agreement.json"
+
+RUN_ARG = typer.Argument(..., help="run folder (with stored arena comparisons)")
+VOTES_OPT = typer.Option(
+    None, "--votes", help="human votes to include (CSV or JSONL, see docs/judge-bias.md)"
+)
+JSON_OPT = typer.Option(False, "--json", help="print the tables as JSON")
+
+
+def _open(run: Path) -> RunStore:
+    if not is_run_folder(run):
+        raise ConfigError(f"{run}: not a voxeval run folder (no run.yaml with a run_id)")
+    return RunStore(run)
+
+
+def _votes(path: Path | None) -> list[PairwiseJudgement]:
+    return load_votes(path) if path is not None else []
+
+
+def _write(store: RunStore, name: str, data: dict[str, Any]) -> Path:
+    target = store.report_dir / name
+    write_json_atomic(target, data)
+    return target
+
+
+def _pct(value: Any) -> str:
+    return "-" if value is None else f"{100 * float(value):.1f}"
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    return "-" if value is None else f"{float(value):.{digits}f}"
+
+
+@analyze_app.command("bias")
+@friendly_errors
+def bias(run: Path = RUN_ARG, votes: Path | None = VOTES_OPT, as_json: bool = JSON_OPT) -> None:
+    """Position (top/bottom) and length (long/short) preference rates of each rater, with
+    Delta, Wilson 95% intervals and a permutation test; written to report/judge_bias.json."""
+    store = _open(run)
+    try:
+        seed = int((store.stored_config() or {}).get("seed") or 0)  # the run's seed
+        data = analyze_bias(store, _votes(votes), seed=seed)
+    finally:
+        store.close()
+    target = _write(store, BIAS_FILE, data)
+    if as_json:
+        print_json(data)
+        return
+    table = Table(title=f"Judge bias ({data['n_judgements']} judgements)")
+    for column in ("dimension", "rater", "bias", "p1 %", "p2 %", "Delta", "p", "n", "ties"):
+        table.add_column(column)
+    for dimension, summary in [("all", data["all"]), *data["dimensions"].items()]:
+        for rater, parts in [*summary["raters"].items(), ("pooled", summary["pooled"])]:
+            for kind in ("position", "length"):
+                part = parts[kind]
+                table.add_row(
+                    dimension or "-",
+                    rater,
+                    kind,
+                    _pct((part.get("p1") or {}).get("rate")),
+                    _pct((part.get("p2") or {}).get("rate")),
+                    _num(part.get("delta")),
+                    _num(part.get("p_value"), 4),
+                    str(part.get("n", "-")),
+                    str(part.get("n_ties", "-")),
+                )
+    stdout.print(table)
+    stdout.print(f"written: {target}")
+
+
+@analyze_app.command("agreement")
+@friendly_errors
+def agreement(
+    run: Path = RUN_ARG, votes: Path | None = VOTES_OPT, as_json: bool = JSON_OPT
+) -> None:
+    """Arena vs rubric kappa, Spearman between rankings, rating vs win rate and (with human
+    votes) pseudo agreement; written to report/judge_agreement.json."""
+    store = _open(run)
+    try:
+        data = analyze_agreement(store, _votes(votes))
+    finally:
+        store.close()
+    target = _write(store, AGREEMENT_FILE, data)
+    if as_json:
+        print_json(data)
+        return
+    table = Table(title="Judge agreement")
+    for column in ("dimension", "table", "between", "value", "n"):
+        table.add_column(column)
+    for dimension, part in [("all", data["all"]), *data["dimensions"].items()]:
+        name = dimension or "-"
+        for rater, kappa in (part.get("arena_vs_rubric") or {}).items():
+            table.add_row(name, "arena vs rubric kappa", rater, _num(kappa.get("kappa")),
+                          str(kappa.get("n", "-")))  # fmt: skip
+        for pair, rho in (part.get("rankings") or {}).items():
+            table.add_row(
+                name, "ranking spearman", pair, _num(rho.get("rho")), str(rho.get("n", "-"))
+            )
+        rating = part.get("rating_vs_win_rate")
+        if rating:
+            table.add_row(name, "rating vs win rate", str(part.get("rating")),
+                          _num(rating.get("rho")), str(rating.get("n", "-")))  # fmt: skip
+        for rater, pseudo in (part.get("pseudo_agreement") or {}).items():
+            share = pseudo.get("share_at_or_above_threshold")
+            table.add_row(name, "pseudo agreement >= threshold", f"humans vs {rater}",
+                          _num(share), str(len(pseudo.get("pairs") or [])))  # fmt: skip
+    stdout.print(table)
+    stdout.print(f"written: {target}")

@@ -1,0 +1,401 @@
+"""The multi-turn dialogue protocol (MTalk-Bench): a system answers each user turn of a
+dialogue in order, hearing the whole history (the user's earlier turns with audio and text,
+its own earlier replies); the finished dialogue is judged against its rubric criteria.
+
+Unit folder (``items/<dialogue>/<system>/<trial>/``):
+  - ``dialogue.json``  the dialogue as the system answered it (read by the arena step too):
+    ``{"dialogue", "system", "trial", "dimension", "turns": [{"index", "user_text",
+    "user_audio", "reply_text", "reply_audio", "reply_duration_s", "timing"}]}``,
+  - ``reply_<n>.wav``  the spoken reply to user turn n,
+  - ``system_fault.json`` the system's fault, when it failed (the turns before it are kept),
+  - ``turns.partial.json`` while the unit is under way: the turns answered so far, so an
+    interrupted unit goes on from the first unanswered turn instead of starting again.
+Scoring reads only these files (and the suite's criteria): ``voxeval score`` never calls a
+system.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from voxeval import atomic_files
+from voxeval.audio import Audio, audio_to_wav_bytes, read_audio
+from voxeval.benchmarks.dialogue import Dialogue, strip_tags, turn_item_id
+from voxeval.benchmarks.dialogue_suite import DialogueSuite, load_dialogue_suite
+from voxeval.config import ProviderSpec, RunConfig, format_validation_error
+from voxeval.errors import (
+    ConfigError,
+    HarnessFault,
+    ProviderUnavailable,
+    SystemFault,
+    VoxevalError,
+    classify_system_fault,
+)
+from voxeval.protocols import multi_turn_arena as arena
+from voxeval.protocols.comparison import Comparison
+from voxeval.protocols.context import RunContext
+from voxeval.protocols.contract import PROTOCOLS, WorkUnit
+from voxeval.protocols.multi_turn_summary import summarize_multi_turn
+from voxeval.providers.openai_http import RequestCounts, count_requests
+from voxeval.providers.usage_ledger import AttributedProvider, usage_ledger
+from voxeval.scoring.comparison_result import ComparisonResult
+from voxeval.scoring.dialogue_record import (
+    DialogueRecord,
+    DialogueScoringResources,
+    DialogueTurn,
+    RubricCriterion,
+)
+from voxeval.scoring.judge import Judge
+from voxeval.scoring.metric import METRICS
+from voxeval.scoring.metric_runner import run_metrics
+from voxeval.scoring.score import Score
+from voxeval.scoring.system_fault import failure_scores
+from voxeval.systems.base import REPLY, Reply, Turn
+from voxeval.systems.replay import MissingReply
+
+DEFAULT_METRICS: tuple[str, ...] = ("rubric", "rubric_turns")
+DIALOGUE_JSON = "dialogue.json"
+FAULT_JSON = "system_fault.json"
+PARTIAL_JSON = "turns.partial.json"
+CONDITION = "clean"
+DEFAULT_REPLY_ASR = ProviderSpec(provider="whisper-tiny-en")
+# Raised while the system answers, yet not its fault (see single_turn).
+NOT_SYSTEM_FAULTS = (HarnessFault, ConfigError, ProviderUnavailable, MissingReply)
+
+
+def reply_wav(index: int) -> str:
+    return f"reply_{index}.wav"
+
+
+class MultiTurnScoring(BaseModel):
+    """The config's ``scoring:`` section for this protocol."""
+
+    model_config = ConfigDict(extra="forbid")
+    judge_attempts: int = Field(default=3, ge=1, le=10, description="calls per judged answer")
+    judge_repeats: int = Field(default=1, ge=1, le=10, description="independent gradings")
+    arena: dict[str, Any] | None = Field(
+        default=None, description="options of the arena comparison step (checked by it)"
+    )
+
+
+def scoring_options(ctx: RunContext) -> MultiTurnScoring:
+    try:
+        return MultiTurnScoring.model_validate(ctx.config.scoring)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error("config scoring", exc)) from exc
+
+
+def _turn_json(
+    index: int, dialogue: Dialogue, reply: Reply | None, wall_s: float | None
+) -> dict[str, Any]:
+    turn = dialogue.turns[index - 1]
+    has_audio = reply is not None and reply.audio is not None and not reply.audio.is_empty()
+    timing: dict[str, Any] = {}
+    if reply is not None:
+        timing = {**reply.timing, "wall_s": wall_s}
+    return {
+        "index": index,
+        "user_text": turn.transcript,
+        "user_audio": turn.audio,
+        "reply_text": None if reply is None else reply.text,
+        "reply_audio": reply_wav(index) if has_audio else None,
+        "reply_duration_s": reply.audio.duration if has_audio and reply and reply.audio else None,
+        "timing": timing,
+    }
+
+
+def _history_turn(stored: dict[str, Any], unit_dir: Path) -> Turn:
+    audio_name = stored.get("reply_audio")
+    audio = read_audio(unit_dir / audio_name) if audio_name else None
+    return Turn(role="assistant", audio=audio, text=stored.get("reply_text"))
+
+
+@PROTOCOLS.register("multi_turn")
+class MultiTurnProtocol:
+    name: ClassVar[str] = "multi_turn"
+    record_type: ClassVar[type] = DialogueRecord
+    system_needs: ClassVar[str] = REPLY
+    comparison_steps: ClassVar[tuple[str, ...]] = (arena.ARENA,)
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._suite: DialogueSuite | None = None
+        self._resources: DialogueScoringResources | None = None
+
+    # -- plan ---------------------------------------------------------------------------------
+
+    def suite(self, ctx: RunContext) -> DialogueSuite:
+        with self._lock:
+            if self._suite is None:
+                ref = ctx.suite.path if ctx.suite is not None else ctx.config.suite
+                self._suite = load_dialogue_suite(ref)
+            return self._suite
+
+    def plan(self, ctx: RunContext) -> list[WorkUnit]:
+        wanted = set(ctx.config.conditions or [CONDITION])
+        if CONDITION not in wanted:
+            raise ConfigError(
+                f"suite {ctx.config.suite!r}: the multi_turn protocol has only the "
+                f"{CONDITION!r} condition (asked: {sorted(wanted)})"
+            )
+        units = []
+        for dialogue in self.suite(ctx).dialogues:  # dialogue-major: --limit keeps dialogues
+            for system in ctx.config.systems:
+                for trial in range(ctx.config.trials):
+                    units.append(
+                        WorkUnit(
+                            item_id=dialogue.id,
+                            system=system.name,
+                            trial=trial,
+                            condition=CONDITION,
+                            category=dialogue.dimension,
+                        )
+                    )
+        return units
+
+    def _dialogue(self, ctx: RunContext, unit: WorkUnit) -> Dialogue:
+        found = self.suite(ctx).by_id().get(unit.item_id)
+        if found is None:
+            raise VoxevalError(f"dialogue {unit.item_id!r} is not in suite {ctx.config.suite!r}")
+        return found
+
+    # -- interact -----------------------------------------------------------------------------
+
+    def interact(self, unit: WorkUnit, ctx: RunContext) -> None:
+        dialogue = self._dialogue(ctx, unit)
+        system = ctx.turn_system(unit.system)
+        unit_dir = ctx.store.unit_dir(unit)
+        (unit_dir / FAULT_JSON).unlink(missing_ok=True)
+        header = {
+            "dialogue": dialogue.id,
+            "system": unit.system,
+            "trial": unit.trial,
+            "dimension": dialogue.dimension,
+        }
+        done = self._resumed_turns(unit_dir, header, dialogue)
+        history: list[Turn] = []
+        for stored in done:
+            history += [self._user_turn(dialogue, stored["index"]), _history_turn(stored, unit_dir)]
+        for index in range(len(done) + 1, len(dialogue.turns) + 1):
+            history.append(self._user_turn(dialogue, index))
+            started = time.perf_counter()
+            reply: Reply | None = None
+            http = RequestCounts()
+            try:
+                with count_requests() as http:
+                    reply = system.reply(list(history))
+                if reply.audio is None or reply.audio.is_empty():
+                    raise SystemFault(
+                        f"system {unit.system!r} answered turn {index} without audio",
+                        cause="no_audio",
+                    )
+            except NOT_SYSTEM_FAULTS:
+                self._record_usage(ctx, unit, None, http)
+                raise  # our side, or a setup problem: the runner retries or fails the unit
+            except Exception as exc:
+                fault = classify_system_fault(exc, f"system {unit.system!r} at turn {index}")
+                failed = _turn_json(index, dialogue, None, None)
+                failed["timing"] = {"wall_s": time.perf_counter() - started}
+                self._finish(unit_dir, header, [*done, failed])
+                atomic_files.write_json_atomic(
+                    unit_dir / FAULT_JSON,
+                    {"cause": fault.cause, "message": str(fault), "turn": index},
+                )
+                self._record_usage(ctx, unit, None if reply is None else reply.details, http)
+                raise fault from exc
+            wall_s = time.perf_counter() - started
+            assert reply.audio is not None
+            atomic_files.write_bytes_atomic(
+                unit_dir / reply_wav(index), audio_to_wav_bytes(reply.audio)
+            )
+            stored = _turn_json(index, dialogue, reply, wall_s)
+            done.append(stored)
+            atomic_files.write_json_atomic(unit_dir / PARTIAL_JSON, {**header, "turns": done})
+            self._record_usage(ctx, unit, reply.details, http)
+            history.append(Turn(role="assistant", audio=reply.audio, text=reply.text))
+        self._finish(unit_dir, header, done)
+
+    @staticmethod
+    def _user_turn(dialogue: Dialogue, index: int) -> Turn:
+        """The user's turn as the system gets it: the recording and the spoken words. The
+        annotations (``[phone ringing]``, ``<anxious tone>``) are left out of the text: they
+        name the very cues the system is tested on hearing; the judges see them."""
+        turn = dialogue.turns[index - 1]
+        audio = read_audio(turn.audio) if turn.audio else None
+        return Turn(
+            role="user",
+            audio=audio,
+            text=strip_tags(turn.transcript),
+            item_id=turn_item_id(dialogue.id, index),
+        )
+
+    @staticmethod
+    def _resumed_turns(unit_dir: Path, header: dict[str, Any], dialogue: Dialogue) -> list[Any]:
+        """Turns answered by an interrupted earlier attempt of this unit (same dialogue,
+        system and trial, the same user turns, every reply file present); otherwise nothing."""
+        partial = atomic_files.read_json(unit_dir / PARTIAL_JSON)
+        if not isinstance(partial, dict) or any(partial.get(k) != v for k, v in header.items()):
+            return []
+        turns = partial.get("turns")
+        if not isinstance(turns, list):
+            return []
+        kept: list[Any] = []
+        for expected, stored in enumerate(turns[: len(dialogue.turns)], 1):
+            if not isinstance(stored, dict) or stored.get("index") != expected:
+                break
+            audio = stored.get("reply_audio")
+            said = dialogue.turns[expected - 1].transcript
+            if stored.get("user_text") != said or not audio or not (unit_dir / audio).is_file():
+                break
+            kept.append(stored)
+        return kept
+
+    @staticmethod
+    def _finish(unit_dir: Path, header: dict[str, Any], turns: list[Any]) -> None:
+        answered = {t["reply_audio"] for t in turns if t.get("reply_audio")}
+        for stale in unit_dir.glob("reply_*.wav"):  # replies of an earlier, longer attempt
+            if stale.name not in answered:
+                stale.unlink()
+        atomic_files.write_json_atomic(unit_dir / DIALOGUE_JSON, {**header, "turns": turns})
+        (unit_dir / PARTIAL_JSON).unlink(missing_ok=True)
+
+    @staticmethod
+    def _record_usage(
+        ctx: RunContext, unit: WorkUnit, details: dict[str, Any] | None, http: RequestCounts
+    ) -> None:
+        usage = (details or {}).get("usage")
+        if not isinstance(usage, dict) and not http.requests:
+            return  # a local system that reports nothing (e.g. replay)
+        usage = usage if isinstance(usage, dict) else {}
+        ctx.store.record_usage(
+            unit,
+            f"system:{unit.system}",
+            1,
+            int(usage.get("prompt_tokens") or 0),
+            int(usage.get("completion_tokens") or 0),
+            usage.get("cost_usd"),
+            requests=int(http.requests),
+            retries=int(http.retries),
+            timeouts=int(http.timeouts),
+        )
+
+    # -- score --------------------------------------------------------------------------------
+
+    def resources(self, ctx: RunContext) -> DialogueScoringResources:
+        with self._lock:
+            if self._resources is None:
+                opts = scoring_options(ctx)
+
+                def judge() -> Judge:
+                    llm = ctx.judge()
+                    if llm is None:
+                        raise ProviderUnavailable(ctx.judge_unavailable_reason() or "no judge")
+                    counted = AttributedProvider(llm, "judge", ("chat",))
+                    return Judge(
+                        counted, max_attempts=opts.judge_attempts, repeats=opts.judge_repeats
+                    )
+
+                self._resources = DialogueScoringResources(judge=judge)
+            return self._resources
+
+    def stored_fault(self, unit: WorkUnit, ctx: RunContext) -> dict[str, Any] | None:
+        fault = atomic_files.read_json(ctx.store.unit_dir(unit) / FAULT_JSON)
+        return fault if isinstance(fault, dict) else None
+
+    def record(self, unit: WorkUnit, ctx: RunContext) -> DialogueRecord:
+        """The stored dialogue of ``unit`` as a record for the metrics. A reply without a text
+        channel is transcribed (the config's ``asr``, default Whisper tiny.en)."""
+        dialogue = self._dialogue(ctx, unit)
+        unit_dir = ctx.store.unit_dir(unit)
+        stored = atomic_files.read_json(unit_dir / DIALOGUE_JSON)
+        if not isinstance(stored, dict) or not isinstance(stored.get("turns"), list):
+            raise VoxevalError(f"{unit_dir / DIALOGUE_JSON}: no stored dialogue; run the unit")
+        turns = []
+        for row in stored["turns"]:
+            text = row.get("reply_text")
+            if text is None and row.get("reply_audio"):
+                text = self._transcribe(ctx, read_audio(unit_dir / row["reply_audio"]))
+            turns.append(
+                DialogueTurn(index=int(row["index"]), reply_text=text, user_text=row["user_text"])
+            )
+        return DialogueRecord(
+            turns=tuple(turns),
+            dialogue_id=dialogue.id,
+            dimension=dialogue.dimension,
+            tier1=dialogue.capability.tier1 if dialogue.capability else None,
+            criteria=tuple(RubricCriterion(c.id, c.level, c.text) for c in dialogue.rubrics.used()),
+            unit_dir=unit_dir,
+        )
+
+    @staticmethod
+    def _transcribe(ctx: RunContext, audio: Audio) -> str:
+        asr = ctx.provider("asr", ctx.config.asr or DEFAULT_REPLY_ASR)
+        return asr.transcribe(audio, language="en").text
+
+    def score(self, unit: WorkUnit, ctx: RunContext, metrics: list[str] | None) -> dict[str, Score]:
+        wanted = list(metrics) if metrics else list(ctx.config.metrics or DEFAULT_METRICS)
+        unknown = [m for m in wanted if m not in METRICS.names()]
+        if unknown:
+            raise ConfigError(f"unknown metrics {unknown}; known: {', '.join(METRICS.names())}")
+        fault = self.stored_fault(unit, ctx)
+        if fault is not None:  # the system failed: every metric scores the failure
+            return failure_scores(wanted, str(fault.get("cause") or "exception"))
+        record = self.record(unit, ctx)
+        with usage_ledger() as ledger:
+            scores = run_metrics(wanted, record, self.resources(ctx))
+        used = ledger.get("judge")
+        if used is not None and (used.calls or used.requests):
+            failures = sum(int(s.details.get("parse_failures") or 0) for s in scores.values())
+            ctx.store.record_component_usage(unit, "judge", used, failures)
+        return scores
+
+    # -- compare (across systems: the arena, voxeval.protocols.multi_turn_arena) ----------------
+
+    def default_comparisons(self, config: RunConfig) -> list[str]:
+        """The arena when there are two systems or more to compare and the judge its mode
+        needs is configured (without one, an offline run is complete without the arena;
+        ``comparisons: [arena]`` asks for it anyway and leaves it not run)."""
+        if len(config.systems) < 2:
+            return []
+        try:
+            mode = arena.arena_options(config).mode
+        except ConfigError:
+            return [arena.ARENA]  # the plan check reports the bad option
+        judge = config.audio_judge if mode == "audio" else config.judge
+        return [arena.ARENA] if judge is not None else []
+
+    def check_comparisons(self, config: RunConfig, steps: Sequence[str]) -> list[str]:
+        return arena.check_arena(config, steps)
+
+    def comparisons(
+        self, ctx: RunContext, steps: Sequence[str], units: Sequence[WorkUnit]
+    ) -> list[Comparison]:
+        if arena.ARENA not in steps:
+            return []
+        return arena.arena_comparisons(ctx, units)
+
+    def compare(self, comparison: Comparison, ctx: RunContext) -> ComparisonResult:
+        if comparison.step != arena.ARENA:
+            raise VoxevalError(f"multi_turn has no comparison step {comparison.step!r}")
+        return arena.compare_arena(comparison, ctx)
+
+    def summarize_comparisons(self, ctx: RunContext) -> dict[str, Any]:
+        if not ctx.store.comparisons.records(arena.ARENA):
+            return {}
+        return {arena.ARENA: arena.summarize_arena(ctx)}
+
+    # -- summarize ----------------------------------------------------------------------------
+
+    def summarize(self, ctx: RunContext) -> dict[str, Any]:
+        try:
+            dialogues = self.suite(ctx).by_id()
+        except VoxevalError:
+            dialogues = {}  # the suite is gone: no capability breakdown, no turn counts
+        metrics = list(ctx.config.metrics or DEFAULT_METRICS)
+        return summarize_multi_turn(ctx, metrics, dialogues)

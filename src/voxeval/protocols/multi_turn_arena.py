@@ -1,0 +1,426 @@
+"""The ``arena`` comparison step of multi-turn runs: a judge compares two systems' whole
+dialogues (same dialogue, dimension and trial) and says which is better - ``A``, ``B`` or
+``tie`` with a reason, as JSON. Both presentation orders are judged; when they disagree the
+comparison counts as a tie (``disagreement: tie``, the default) or is left out of the ratings
+(``drop``), and the disagreement is recorded and counted either way.
+
+Options (``scoring: {arena: {...}}`` of the run config):
+
+- ``pairing``: ``all`` (every pair of systems on every dialogue) or ``adaptive`` (one pair
+  per dialogue, drawn among the 3 pairs with the closest current Elo ratings, as MTalk-Bench
+  does; the ratings are those of the verdicts already stored in the run, and a dialogue
+  compared once keeps its pair so the plan stays stable);
+- ``mode``: ``transcript`` (annotated transcripts to the text judge) or ``audio`` (one
+  spoken comparison file per order to the audio judge);
+- ``disagreement``: ``tie`` or ``drop``;
+- ``judge_attempts``, ``cue_tts`` (the voice of the spoken cues), ``anchor`` and
+  ``resamples`` (Bradley-Terry anchor system and bootstrap rounds).
+
+The summary gives, per dimension, Elo, Bradley-Terry with intervals and rank intervals, the
+style-controlled ratings (reply words and seconds) and the win matrix
+(``voxeval.analysis.arena_summary``), plus counts of order disagreements and parse failures."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from voxeval.analysis.arena_pairing import AdaptivePairing
+from voxeval.analysis.arena_summary import arena_summary
+from voxeval.analysis.battles import Battle, Winner
+from voxeval.analysis.elo import online_elo
+from voxeval.analysis.rating_bootstrap import DEFAULT_RATING_RESAMPLES
+from voxeval.config import RunConfig, format_validation_error
+from voxeval.errors import ConfigError, EndpointError, HarnessFault
+from voxeval.protocols.arena_inputs import (
+    DialogueFileError,
+    StoredDialogue,
+    load_dialogue,
+    render_comparison,
+    transcript,
+)
+from voxeval.protocols.comparison import Comparison
+from voxeval.protocols.context import RunContext
+from voxeval.protocols.contract import WorkUnit
+from voxeval.scoring.comparison_result import ComparisonResult
+from voxeval.scoring.judge import Judge, JudgeResult
+from voxeval.scoring.judged_call import RatedTemplate
+from voxeval.store import layout
+from voxeval.store.comparisons import ComparisonRecord
+
+ARENA = "arena"
+ARENA_AUDIO_DIR = "arena_audio"
+LABELS = ("A", "B")
+# the judge's label -> A's score (1 win, 0.5 tie, 0 loss)
+LABEL_SCORE = {"A": 1.0, "B": 0.0, "tie": 0.5}
+
+
+class ArenaOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    pairing: Literal["all", "adaptive"] = "all"
+    mode: Literal["transcript", "audio"] = "transcript"
+    disagreement: Literal["tie", "drop"] = "tie"
+    judge_attempts: int = Field(default=3, ge=1, le=10)
+    cue_tts: str = Field(default="piper", min_length=1)
+    anchor: str | None = None
+    resamples: int = Field(default=DEFAULT_RATING_RESAMPLES, ge=0, le=100_000)
+
+
+def arena_options(config: RunConfig) -> ArenaOptions:
+    """The validated ``scoring.arena`` section; ``ConfigError`` naming the field."""
+    raw = config.scoring.get(ARENA, {})
+    if raw is None:
+        raw = {}
+    try:
+        return ArenaOptions.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error("config scoring.arena", exc)) from exc
+
+
+def check_arena(config: RunConfig, steps: Sequence[str]) -> list[str]:
+    """Problems with running the arena for ``config`` (empty when fine or not asked for)."""
+    if ARENA not in steps:
+        return []
+    problems = []
+    if len(config.systems) < 2:
+        problems.append(f"{ARENA} compares systems and needs two or more; the config has one")
+    try:
+        options = arena_options(config)
+    except ConfigError as exc:
+        return [*problems, str(exc)]
+    names = {spec.name for spec in config.systems}
+    if options.anchor is not None and options.anchor not in names:
+        problems.append(
+            f"config scoring.arena.anchor: {options.anchor!r} is not a system of the run"
+        )
+    return problems
+
+
+# -- planning ---------------------------------------------------------------------------------
+
+
+def _cell_key(unit: WorkUnit) -> tuple[str, str, int]:
+    return (unit.item_id, unit.category, unit.trial)
+
+
+def _key(cell: tuple[str, str, int], first: str, second: str) -> str:
+    item, dimension, trial = cell
+    return f"{item}|{dimension}|{trial}|{first}|{second}"
+
+
+def _stored_battles(ctx: RunContext) -> list[Battle]:
+    return [b for r in ctx.store.comparisons.records(ARENA) for b in battles_of(r)]
+
+
+def arena_comparisons(ctx: RunContext, units: Sequence[WorkUnit]) -> list[Comparison]:
+    """The arena comparisons over the planned ``units``, in plan order. Key:
+    ``dialogue|dimension|trial|X|Y`` with X before Y in the config's order; which of the two
+    is shown as A comes from ``ctx.rng`` seeded with the key (``all``) or from the seeded
+    adaptive draw (``adaptive``)."""
+    options = arena_options(ctx.config)
+    order = {spec.name: i for i, spec in enumerate(ctx.config.systems)}
+    cells: dict[tuple[str, str, int], dict[str, WorkUnit]] = defaultdict(dict)
+    for unit in units:
+        if unit.system in order:
+            cells[_cell_key(unit)][unit.system] = unit
+    if options.pairing == "adaptive":
+        return _adaptive(ctx, cells, order)
+    out = []
+    for cell, by_system in cells.items():
+        systems = sorted(by_system, key=order.__getitem__)
+        for i, x in enumerate(systems):
+            for y in systems[i + 1 :]:
+                key = _key(cell, x, y)
+                a, b = (y, x) if ctx.rng(ARENA, key).random() < 0.5 else (x, y)
+                out.append(Comparison(ARENA, key, (by_system[a], by_system[b])))
+    return out
+
+
+def _adaptive(
+    ctx: RunContext,
+    cells: dict[tuple[str, str, int], dict[str, WorkUnit]],
+    order: dict[str, int],
+) -> list[Comparison]:
+    stored = {r.key: r for r in ctx.store.comparisons.records(ARENA)}
+    by_dimension: dict[str, list[Battle]] = defaultdict(list)
+    for battle in _stored_battles(ctx):
+        by_dimension[battle.dimension].append(battle)
+    out = []
+    for cell, by_system in cells.items():
+        if len(by_system) < 2:
+            continue
+        keys = {u.key: u for u in by_system.values()}
+        kept = [
+            r
+            for k, r in stored.items()
+            if k.startswith(f"{cell[0]}|{cell[1]}|{cell[2]}|")
+            and all(u in keys for u in r.unit_keys)
+        ]
+        if kept:  # compared before: the same pair and order, so keys stay stable
+            record = sorted(kept, key=lambda r: r.key)[0]
+            units = tuple(keys[u] for u in record.unit_keys)
+            out.append(Comparison(ARENA, record.key, units))
+            continue
+        ratings = online_elo(by_dimension[cell[1]], systems=by_system)
+        ratings = {name: ratings[name] for name in by_system}
+        seed = int(ctx.rng(ARENA, "adaptive", *cell).integers(2**31))
+        a, b = AdaptivePairing(seed).propose(ratings)
+        x, y = sorted((a, b), key=order.__getitem__)
+        out.append(Comparison(ARENA, _key(cell, x, y), (by_system[a], by_system[b])))
+    return out
+
+
+# -- judging ----------------------------------------------------------------------------------
+
+ARENA_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "winner": {"type": "string", "enum": ["A", "B", "tie"]},
+        "reason": {"type": "string", "minLength": 1},
+    },
+    "required": ["winner", "reason"],
+    "additionalProperties": False,
+}
+
+_SYSTEM = (
+    "You compare two spoken dialogue systems. Each had the same multi-turn conversation with "
+    "a user; you see (or hear) both conversations in full. Judge the {dimension} dimension: "
+    "{focus} Judge the whole dialogue, not single turns; ignore which model came first and "
+    "how long the replies are unless length helps or hurts the user. Answer only with JSON: "
+    '{{"winner": "A" | "B" | "tie", "reason": "one or two sentences"}}.'
+)
+_FOCUS = {
+    "semantic": "understanding what the user means, keeping track of the conversation, "
+    "correct and helpful content.",
+    "paralinguistic": "noticing how the user speaks (tone, emotion, pace, hesitation, "
+    "volume - shown as tags such as <anxious tone> or [sighs]) and responding to it "
+    "appropriately.",
+    "ambient": "noticing sounds around the user (shown as tags such as [phone ringing]) "
+    "and reacting to them sensibly while still helping.",
+}
+_DEFAULT_FOCUS = "which system serves the user better overall."
+_TRANSCRIPT_USER = (
+    "Annotated transcripts (tags in brackets describe sounds and how the user spoke).\n\n"
+    "{first}\n\n{second}\n\nWhich model handled the dialogue better?"
+)
+_AUDIO_USER = (
+    "The audio holds both conversations: a spoken cue announces each model's dialogue, each "
+    "turn and each model response. Which model handled the dialogue better?"
+)
+
+
+def arena_template(mode: str) -> RatedTemplate:
+    return RatedTemplate(
+        name=f"arena_{mode}",
+        system=_SYSTEM,
+        user=_TRANSCRIPT_USER if mode == "transcript" else _AUDIO_USER,
+        output="json",
+        min_score=0,
+        max_score=1,
+        integer=False,
+        schema=ARENA_SCHEMA,
+        rate=lambda answer: LABEL_SCORE[str(answer["winner"])],
+    )
+
+
+def _judge(ctx: RunContext, options: ArenaOptions) -> tuple[Judge | None, str | None]:
+    if options.mode == "audio":
+        heard = ctx.audio_judge()
+        if heard is None:
+            return None, ctx.audio_judge_unavailable_reason() or "no audio judge"
+        return Judge(heard, modality="audio", max_attempts=options.judge_attempts), None
+    llm = ctx.judge()
+    if llm is None:
+        return None, ctx.judge_unavailable_reason() or "no judge"
+    return Judge(llm, max_attempts=options.judge_attempts), None
+
+
+def _winner_system(label: str, shown: tuple[str, str]) -> str:
+    return "tie" if label == "tie" else shown[LABELS.index(label)]
+
+
+def _grade_order(
+    ctx: RunContext,
+    judge: Judge,
+    options: ArenaOptions,
+    comparison: Comparison,
+    shown: tuple[StoredDialogue, StoredDialogue],
+    order_index: int,
+) -> JudgeResult:
+    dimension = shown[0].dimension or comparison.units[0].category
+    variables = {
+        "dimension": dimension or "overall",
+        "focus": _FOCUS.get(dimension, _DEFAULT_FOCUS),
+        "first": transcript(shown[0], "A"),
+        "second": transcript(shown[1], "B"),
+    }
+    seed = int(ctx.rng(ARENA, comparison.key, order_index).integers(2**31))
+    audio = None
+    if options.mode == "audio":
+        tts = ctx.provider("tts", options.cue_tts)
+        target = (
+            arena_audio_folder(ctx.store.run_dir)
+            / f"{layout.safe_name(comparison.key)}.order{order_index + 1}.wav"
+        )
+        try:
+            audio = render_comparison(
+                target, list(zip(LABELS, shown, strict=True)), lambda text: tts.synthesize(text)
+            )
+        except (OSError, EndpointError) as exc:
+            raise HarnessFault(
+                f"arena audio rendering failed: {exc}", component="renderer"
+            ) from exc
+    return judge.grade(arena_template(options.mode), variables, audio=audio, seed=seed)
+
+
+def compare_arena(comparison: Comparison, ctx: RunContext) -> ComparisonResult:
+    """Judge the two stored dialogues of ``comparison`` in both orders (A first, then B
+    first). A missing judge is ``not_run`` with the reason; a judge that never answers in
+    format, or whose endpoint stays down, leaves the comparison pending."""
+    options = arena_options(ctx.config)
+    unit_a, unit_b = comparison.units
+    try:
+        side_a = load_dialogue(ctx.store.unit_dir(unit_a))
+        side_b = load_dialogue(ctx.store.unit_dir(unit_b))
+    except DialogueFileError as exc:
+        return ComparisonResult.failed(str(exc), "input")
+    judge, missing = _judge(ctx, options)
+    if judge is None:
+        return ComparisonResult.not_run(f"{ARENA}: {missing}", "judge")
+    result: dict[str, Any] = {
+        "dialogue": unit_a.item_id,
+        "dimension": unit_a.category,
+        "trial": unit_a.trial,
+        "a": unit_a.system,
+        "b": unit_b.system,
+        "mode": options.mode,
+        "judge": judge.identity(),
+        "features": {side_a.system: side_a.features(), side_b.system: side_b.features()},
+    }
+    orders: list[dict[str, Any]] = []
+    accounting: dict[str, Any] = {}
+    for index, shown in enumerate(((side_a, side_b), (side_b, side_a))):
+        try:
+            graded = _grade_order(ctx, judge, options, comparison, shown, index)
+        except EndpointError as exc:
+            return ComparisonResult.pending_retry(
+                f"{ARENA} judge: {exc}", {**result, "orders": orders}
+            )
+        for name, value in graded.accounting().items():
+            if isinstance(value, int | float):
+                accounting[name] = accounting.get(name, 0) + value
+        names = (shown[0].system, shown[1].system)
+        if graded.value is None or not isinstance(graded.parsed, dict):
+            partial = {**result, "orders": orders, "accounting": accounting}
+            return ComparisonResult.pending_retry(
+                f"{ARENA} judge, order {index + 1}: {graded.error or 'no answer'}", partial
+            )
+        label = str(graded.parsed["winner"])
+        orders.append(
+            {
+                "shown_a": names[0],
+                "shown_b": names[1],
+                "label": label,
+                "winner": _winner_system(label, names),
+                "reason": str(graded.parsed["reason"]),
+            }
+        )
+    agreed = orders[0]["winner"] == orders[1]["winner"]
+    result.update(
+        orders=orders,
+        agreed=agreed,
+        # the verdict that counts: the common one; a disagreement is a tie or left out
+        winner=orders[0]["winner"]
+        if agreed
+        else ("tie" if options.disagreement == "tie" else None),
+        disagreement=options.disagreement,
+        accounting=accounting,
+    )
+    return ComparisonResult.done(result)
+
+
+# -- summary ----------------------------------------------------------------------------------
+
+
+def battles_of(record: ComparisonRecord) -> list[Battle]:
+    """The battle of a done arena comparison (none when its verdict was dropped): A is the
+    system shown first in the first order; the style features are its reply words/seconds."""
+    result = record.result
+    if record.status != "done" or not result or result.get("winner") is None:
+        return []
+    a, b = str(result["a"]), str(result["b"])
+    winner: Winner = "tie" if result["winner"] == "tie" else ("a" if result["winner"] == a else "b")
+    features = result.get("features") or {}
+    return [
+        Battle(
+            system_a=a,
+            system_b=b,
+            winner=winner,
+            item_id=str(result["dialogue"]),
+            dimension=str(result.get("dimension") or ""),
+            features_a={k: float(v) for k, v in dict(features.get(a) or {}).items()},
+            features_b={k: float(v) for k, v in dict(features.get(b) or {}).items()},
+        )
+    ]
+
+
+def summarize_arena(ctx: RunContext) -> dict[str, Any]:
+    """Per dimension: the arena summary of its battles (replayed for Elo in key order) and
+    the counts of comparisons, order disagreements, dropped verdicts and parse failures."""
+    options = arena_options(ctx.config)
+    records = sorted(ctx.store.comparisons.records(ARENA), key=lambda r: r.key)
+    battles: dict[str, list[Battle]] = defaultdict(list)
+    counts: dict[str, dict[str, int]] = defaultdict(
+        lambda: {
+            "done": 0,
+            "pending": 0,
+            "failed": 0,
+            "not_run": 0,
+            "order_disagreements": 0,
+            "dropped": 0,
+            "parse_failures": 0,
+        }
+    )
+    for record in records:
+        result = record.result or {}
+        # a comparison not judged yet has no result: its key names the dimension
+        parts = record.key.split("|")
+        dimension = str(result.get("dimension") or (parts[-4] if len(parts) >= 5 else ""))
+        entry = counts[dimension]
+        entry[record.status] = entry.get(record.status, 0) + 1
+        entry["parse_failures"] += int((result.get("accounting") or {}).get("parse_failures", 0))
+        if record.status != "done":
+            continue
+        if not result.get("agreed", True):
+            entry["order_disagreements"] += 1
+        if result.get("winner") is None:
+            entry["dropped"] += 1
+        for battle in battles_of(record):
+            battles[dimension].append(replace(battle, order=len(battles[dimension])))
+    dimensions = {}
+    for dimension in sorted(counts):
+        summary = arena_summary(
+            battles[dimension],
+            anchor=options.anchor,
+            n_resamples=options.resamples,
+            seed=ctx.seed,
+        )
+        dimensions[dimension] = {**summary, "comparisons": dict(counts[dimension])}
+    return {
+        "unit": "dialogue",
+        "mode": options.mode,
+        "pairing": options.pairing,
+        "disagreement": options.disagreement,
+        "dimensions": dimensions,
+    }
+
+
+def arena_audio_folder(run_dir: Path) -> Path:
+    """Where the spoken comparison files of the audio mode are cached."""
+    return run_dir / ARENA_AUDIO_DIR

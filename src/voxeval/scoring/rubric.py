@@ -1,0 +1,218 @@
+"""Rubric judging of a multi-turn dialogue (MTalk-Bench): binary criteria at three levels.
+
+The judge reads the dialogue as an annotated transcript (the user's words with their tags,
+``[phone ringing]``, ``<anxious tone>``, and the system's replies) and the accepted criteria
+with their ids, and answers ``{criterion_id: 0|1}``. The answer must hold exactly the ids it
+was given: an unknown id (the reference accepts a ``criteria_d_5`` it never listed) or a
+missing one is a parse failure, counted and retried like malformed JSON.
+
+``rubric``: S_case = the mean over all criteria of the whole dialogue (0..1; reports show the
+model score x100). Details hold the value of every criterion and the mean per level.
+
+``rubric_turns``: the dialogue truncated after each user turn k (T1..Tn), each prefix judged
+on its own. A prefix is judged on the general and dimension criteria only: sample-level
+criteria are written about the whole dialogue (often its last turn) and cannot be met or
+failed by a prefix that stops before the turn they concern. The value is the mean of T1..Tn;
+the details hold each T_k and its criterion values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import jsonschema
+
+from voxeval.registry import register
+from voxeval.scoring.dialogue_record import (
+    DialogueRecord,
+    DialogueScoringResources,
+    DialogueTurn,
+    RubricCriterion,
+)
+from voxeval.scoring.judge import Judge, JudgeOutputError
+from voxeval.scoring.judged_call import RatedTemplate, Rater, run_judge
+from voxeval.scoring.metric_direction import better_when
+from voxeval.scoring.score import Score
+from voxeval.scoring.system_fault import FailureValue, failure_value
+
+LEVELS = ("general", "dimension", "sample")
+PREFIX_LEVELS = ("general", "dimension")
+
+SYSTEM = """You evaluate a spoken assistant in a multi-turn conversation with a user. The \
+conversation is given as an annotated transcript: the user's words with annotations in \
+square brackets for sounds and events ([laughs], [phone ringing]) and in angle brackets for \
+how something was said (<anxious tone>, <slow pace>). The assistant heard the audio, so it \
+could perceive what the annotations describe. Judge each criterion strictly: 1 when the \
+assistant's replies meet it, 0 when they do not. Answer with a JSON object only."""
+
+USER = """Dimension of this dialogue: {dimension}
+
+Conversation:
+{transcript}
+
+Criteria ({count}):
+{criteria}
+
+Answer with one JSON object whose keys are exactly these criterion ids ({ids}) and whose \
+values are 1 (met) or 0 (not met). Add no other keys."""
+
+
+def dialogue_transcript(turns: Sequence[DialogueTurn]) -> str:
+    lines = []
+    for turn in turns:
+        reply = turn.reply_text if turn.reply_text is not None else "(no reply)"
+        user = turn.user_text or "(nothing)"
+        lines.append(f"Turn {turn.index}\n  User: {user}\n  Assistant: {reply}")
+    return "\n".join(lines)
+
+
+def format_criteria(criteria: Sequence[RubricCriterion]) -> str:
+    lines = []
+    for level in LEVELS:
+        chosen = [c for c in criteria if c.level == level]
+        if chosen:
+            lines.append(f"{level} criteria:")
+            lines += [f"  {c.id}: {c.text}" for c in chosen]
+    return "\n".join(lines)
+
+
+def answer_schema(ids: Sequence[str]) -> dict[str, Any]:
+    """Exactly ``ids`` as keys, each 0 or 1: an unknown or a missing id fails validation."""
+    return {
+        "type": "object",
+        "properties": {cid: {"type": "integer", "enum": [0, 1]} for cid in ids},
+        "required": list(ids),
+        "additionalProperties": False,
+    }
+
+
+def _rate_exactly(ids: Sequence[str]) -> Rater:
+    schema = answer_schema(ids)
+
+    def rate(answer: dict[str, Any]) -> float:
+        try:
+            jsonschema.validate(answer, schema)
+        except jsonschema.ValidationError as exc:
+            unknown = sorted(set(answer) - set(ids))
+            missing = sorted(set(ids) - set(answer))
+            raise JudgeOutputError(
+                f"the answer must give 0 or 1 for exactly the listed ids (unknown ids "
+                f"{unknown}, missing ids {missing}): {exc.message}"
+            ) from exc
+        return sum(int(answer[cid]) for cid in ids) / len(ids)
+
+    return rate
+
+
+def rubric_template(ids: Sequence[str]) -> RatedTemplate:
+    """The answer is validated here, not by the provider: a provider that validates a
+    response schema retries a bad answer itself, out of sight of the judge's parse-failure
+    count. So no schema is sent; the prompt states the format and ``rate`` checks it."""
+    return RatedTemplate(
+        name="mtalk-rubric",
+        system=SYSTEM,
+        user=USER,
+        output="json",
+        min_score=0,
+        max_score=1,
+        integer=False,
+        schema=None,
+        rate=_rate_exactly(ids),
+    )
+
+
+def _variables(
+    record: DialogueRecord, turns: Sequence[DialogueTurn], criteria: Sequence[RubricCriterion]
+) -> dict[str, Any]:
+    ids = [c.id for c in criteria]
+    return {
+        "dimension": record.dimension,
+        "transcript": dialogue_transcript(turns),
+        "criteria": format_criteria(criteria),
+        "count": len(criteria),
+        "ids": ", ".join(ids),
+    }
+
+
+def _builder(criteria: Sequence[RubricCriterion]) -> Any:
+    def build(value: float, answer: dict[str, Any]) -> Score:
+        per_level = {}
+        for level in LEVELS:
+            chosen = [int(answer[c.id]) for c in criteria if c.level == level]
+            if chosen:
+                per_level[level] = sum(chosen) / len(chosen)
+        return Score(
+            value=value,
+            details={
+                "criteria": {c.id: int(answer[c.id]) for c in criteria},
+                "levels": {c.id: c.level for c in criteria},
+                "by_level": per_level,
+                "n_criteria": len(criteria),
+            },
+        )
+
+    return build
+
+
+def _judged(
+    judge: Judge,
+    record: DialogueRecord,
+    turns: Sequence[DialogueTurn],
+    criteria: Sequence[RubricCriterion],
+) -> Score:
+    facts = {"dialogue": record.dialogue_id, "turns_judged": len(turns)}
+    ids = [c.id for c in criteria]
+    return run_judge(
+        judge, rubric_template(ids), _variables(record, turns, criteria), _builder(criteria), facts
+    )
+
+
+@register("metric", "rubric")
+@better_when("higher")
+@failure_value(FailureValue(0.0, None, "a failed dialogue meets no criterion"))
+def rubric(record: DialogueRecord, resources: DialogueScoringResources) -> Score:
+    if not record.criteria:
+        return Score.not_run(f"dialogue {record.dialogue_id!r} has no accepted criteria")
+    judge = resources.judge()  # ProviderUnavailable -> not run with the reason
+    return _judged(judge, record, record.turns, record.criteria)
+
+
+@register("metric", "rubric_turns")
+@better_when("higher")
+@failure_value(FailureValue(0.0, None, "a failed dialogue meets no criterion at any turn"))
+def rubric_turns(record: DialogueRecord, resources: DialogueScoringResources) -> Score:
+    criteria = [c for c in record.criteria if c.level in PREFIX_LEVELS]
+    if not criteria:
+        return Score.not_run(
+            f"dialogue {record.dialogue_id!r} has no accepted general or dimension criteria "
+            "(turn-level scores use those only)"
+        )
+    judge = resources.judge()
+    per_prefix: dict[str, Any] = {}
+    accounting: dict[str, float] = {}
+    for k in range(1, len(record.turns) + 1):
+        score = _judged(judge, record, record.turns[:k], criteria)
+        for key in ("judge_calls", "judge_requests", "parse_failures"):
+            accounting[key] = accounting.get(key, 0) + int(score.details.get(key) or 0)
+        if score.pending or not score.ran:
+            return Score(
+                value=None,
+                details={**accounting, "turns": per_prefix, "failed_prefix": f"T{k}"},
+                error=f"T{k}: {score.error}",
+                pending=score.pending,
+            )
+        per_prefix[f"T{k}"] = {
+            "value": score.value,
+            "criteria": score.details["criteria"],
+        }
+    values = [float(p["value"]) for p in per_prefix.values()]
+    return Score(
+        value=sum(values) / len(values),
+        details={
+            **accounting,
+            "turns": per_prefix,
+            "criteria_used": [c.id for c in criteria],
+            "judge": judge.identity(),
+        },
+    )

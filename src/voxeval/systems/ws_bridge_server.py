@@ -1,0 +1,143 @@
+"""The server end shared by both websocket bridge protocols (docs/websocket-bridge.md).
+
+voxeval listens on a websocket; the external agent connects (voxeval may start it with a
+command where ``{url}`` is replaced by the server address). Every message is one JSON object
+with a ``type``; a broken message or a lost connection is the agent's fault (``BridgeError``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import queue
+import shlex
+import subprocess
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from voxeval.errors import VoxevalError
+
+if TYPE_CHECKING:
+    from websockets.sync.server import Server, ServerConnection
+
+AUDIO_RATE = 16000
+SUPPORTED_VERSIONS = (1, 2)
+
+
+class BridgeError(VoxevalError):
+    """The external agent broke the bridge protocol or went away."""
+
+
+class BridgeEndpoint:
+    """One call's websocket server and its single agent connection."""
+
+    def __init__(
+        self, *, host: str, port: int, command: str | None, connect_timeout_s: float
+    ) -> None:
+        self.host, self.port, self.command = host, port, command
+        self.connect_timeout_s = connect_timeout_s
+        self._connections: queue.Queue[ServerConnection] = queue.Queue()
+        self._done = threading.Event()
+        self._server: Server | None = None
+        self._conn: ServerConnection | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        if self._server is None:
+            raise BridgeError("websocket bridge: server not started")
+        port = self._server.socket.getsockname()[1]
+        return f"ws://{self.host}:{port}"
+
+    def _handler(self, connection: ServerConnection) -> None:
+        self._connections.put(connection)
+        self._done.wait()  # the connection stays open until the call ends
+
+    def listen(self) -> str:
+        """Start the server (idempotent) and return its URL."""
+        if self._server is None:
+            from websockets.sync.server import serve
+
+            self._server = serve(self._handler, self.host, self.port, max_size=2**24)
+            threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self.url
+
+    def _connect(self) -> None:
+        """Start the agent's command (if any) and wait for its connection."""
+        url = self.listen()
+        if self.command:
+            args = shlex.split(self.command.replace("{url}", url))
+            self._process = subprocess.Popen(args)
+        try:
+            self._conn = self._connections.get(timeout=self.connect_timeout_s)
+        except queue.Empty as exc:
+            raise BridgeError(
+                f"websocket bridge: no agent connected to {url} within {self.connect_timeout_s} s"
+            ) from exc
+
+    def _send(self, message: dict[str, Any]) -> None:
+        if self._conn is None:
+            raise BridgeError("websocket bridge: no agent connected")
+        try:
+            self._conn.send(json.dumps(message))
+        except Exception as exc:
+            raise BridgeError(f"websocket bridge: the agent connection closed ({exc})") from exc
+
+    def _recv(self, deadline: float) -> dict[str, Any] | None:
+        """The agent's next message, or None when ``deadline`` (monotonic) passes first."""
+        assert self._conn is not None
+        remaining = max(0.0, deadline - time.monotonic())  # 0: only what already arrived
+        try:
+            raw = self._conn.recv(timeout=remaining)
+        except TimeoutError:
+            return None
+        except Exception as exc:
+            raise BridgeError(f"websocket bridge: the agent connection closed ({exc})") from exc
+        try:
+            message = json.loads(raw)
+        except (TypeError, json.JSONDecodeError) as exc:
+            raise BridgeError(f"websocket bridge: agent sent invalid JSON ({exc})") from exc
+        if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+            raise BridgeError(f"websocket bridge: message without a 'type': {raw!r:.200}")
+        return message
+
+    def _refuse_version(self, offered: Any, speaking: int) -> BridgeError:
+        """Tell the agent its protocol version is not the one this bridge speaks."""
+        message = (
+            f"websocket bridge: the agent asked for protocol_version {offered!r}; this bridge "
+            f"is configured for version {speaking} (system option protocol_version; voxeval "
+            f"supports {list(SUPPORTED_VERSIONS)})"
+        )
+        with contextlib.suppress(BridgeError):  # the agent may be gone; the error says why
+            self._send(
+                {
+                    "type": "error",
+                    "code": "unsupported_version",
+                    "message": message,
+                    "protocol_version": speaking,
+                    "supported_versions": list(SUPPORTED_VERSIONS),
+                }
+            )
+        return BridgeError(message)
+
+    def close(self) -> None:
+        """End the session: tell the agent, close the connection, stop server and process."""
+        if self._conn is not None:
+            try:
+                self._send({"type": "call.end"})
+                self._conn.close()
+            except Exception:  # the agent may already be gone; closing is best effort
+                pass
+            self._conn = None
+        self._done.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server = None
+        if self._process is not None:
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+            self._process = None
