@@ -11,7 +11,7 @@ shows what contention does to an unprotected measurement.
 
 Last line: ``parallel_single_latency_ratio: R``.
 
-    python bench/parallel_latency.py [--no-lane] [CALLS [CALL_S]]
+    python bench/parallel_latency.py [--no-lane] [--parallel-first] [CALLS [CALL_S]]
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def by_reply(results: list[CallResult]) -> dict[tuple[int, int], float]:
     }
 
 
-def main(calls: int, call_s: float, use_lane: bool) -> None:
+def main(calls: int, call_s: float, use_lane: bool, parallel_first: bool = False) -> None:
     try:
         bench = CascadeBench()
     except ProviderUnavailable as exc:
@@ -52,17 +52,29 @@ def main(calls: int, call_s: float, use_lane: bool) -> None:
     bench.without_prefix_reuse()
     lane = SHARED_LANE if use_lane else None
     bench.call(calls, WARM_UP_S, lane)
+
     # The same calls (seeds) one at a time, then all at once: the conversations are the same
     # (greedy SmolLM2, seeded caller), so replies are compared pairwise.
-    single = by_reply([bench.call(seed, call_s, lane) for seed in range(calls)])
-    load_single = os.getloadavg()[0]
-    with ThreadPoolExecutor(max_workers=calls) as pool:
-        parallel = by_reply(list(pool.map(lambda s: bench.call(s, call_s, lane), range(calls))))
-    load_parallel = os.getloadavg()[0]
+    def one_at_a_time() -> tuple[dict[tuple[int, int], float], float]:
+        results = [bench.call(seed, call_s, lane) for seed in range(calls)]
+        return by_reply(results), os.getloadavg()[0]
+
+    def all_at_once() -> tuple[dict[tuple[int, int], float], float]:
+        with ThreadPoolExecutor(max_workers=calls) as pool:
+            results = list(pool.map(lambda s: bench.call(s, call_s, lane), range(calls)))
+        return by_reply(results), os.getloadavg()[0]
+
+    # the order can be swapped to tell drift in the machine's load from an effect of running
+    # in parallel
+    if parallel_first:
+        (parallel, load_parallel), (single, load_single) = all_at_once(), one_at_a_time()
+    else:
+        (single, load_single), (parallel, load_parallel) = one_at_a_time(), all_at_once()
     both = sorted(set(single) & set(parallel))
     one = statistics.median(single[k] for k in both)
     many = statistics.median(parallel[k] for k in both)
     print(f"timing: {'compute lane' if use_lane else 'wall clock, no lane'}")
+    print(f"order: {'parallel first' if parallel_first else 'one at a time first'}")
     print(f"replies in both runs: {len(both)} of {len(single)} single / {len(parallel)} parallel")
     print(f"one call at a time: median {one * 1000:.0f} ms (load {load_single:.2f})")
     print(f"{calls} calls in parallel: median {many * 1000:.0f} ms (load {load_parallel:.2f})")
@@ -72,9 +84,10 @@ def main(calls: int, call_s: float, use_lane: bool) -> None:
 
 
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if a != "--no-lane"]
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
     main(
         int(args[0]) if args else 8,
         float(args[1]) if len(args) > 1 else 45.0,
         use_lane="--no-lane" not in sys.argv,
+        parallel_first="--parallel-first" in sys.argv,
     )
