@@ -36,6 +36,7 @@ from voxeval.protocols.call_validation import (
 )
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
+from voxeval.protocols.latency_basis import latency_basis
 from voxeval.protocols.live_call_scoring import live_call_scoring
 from voxeval.providers.spoken_language import base_language
 from voxeval.providers.usage_ledger import (
@@ -360,6 +361,7 @@ class LiveCallProtocol:
             vad=sim.frame_vad(ctx),
             agent_vad=sim.agent_vad(ctx) if sim.mode == "audio" else None,
             settings=sim.engine_settings(),
+            rendering_latency=sim.tts_latency_model,
         )
         return result, caller, agent
 
@@ -488,6 +490,9 @@ class LiveCallProtocol:
             system_units = [unit for unit in units if unit.system == system]
             entry["composites"] = eva_composites(system_rows, system_units, seed=ctx.seed)
             ran = [u for u in system_units if u.status != "planned"]
+            basis = latency_basis(ctx.store.unit_dir(u) for u in ran)
+            if basis is not None:
+                entry["latency_basis"] = basis
             entry["simulation_validation"] = validation_summary(
                 (ctx.store.unit_dir(u) for u in ran), self.simulation(ctx).validation
             )

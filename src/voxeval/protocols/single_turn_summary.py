@@ -23,6 +23,15 @@ from voxeval.protocols.single_turn_breakdowns import (
 )
 from voxeval.store.records import ScoreRow
 
+# Single-turn replies carry the timings the system's own reply reported; nothing is modelled
+# and voxeval renders nothing on a system's behalf.
+SINGLE_TURN_BASIS: dict[str, Any] = {
+    "agent": "measured",
+    "measured_by": "system",
+    "compute_lane": False,
+    "rendering_by_voxeval": None,
+}
+
 
 def judge_accounting(rows: Sequence[ScoreRow]) -> dict[str, Any]:
     """Judge calls, parse failures (and their rate) and cost over the checklist scores, and
@@ -153,6 +162,7 @@ def summarize_single_turn(
             latency = latency_summary(answered_timings(files))
             if latency:
                 entry["latency"] = latency
+                entry["latency_basis"] = dict(SINGLE_TURN_BASIS)
         entry["judge"] = judge_accounting(sys_rows)
         entry["transcripts"] = transcript_accounting(sys_rows)
         if system in labels:

@@ -17,6 +17,7 @@ from voxeval.report.blocks import (
     fmt_num,
 )
 from voxeval.report.composite_blocks import composite_blocks
+from voxeval.report.latency_basis_blocks import latency_basis_blocks
 from voxeval.report.rubric_blocks import rubric_blocks
 from voxeval.report.validation_blocks import validation_blocks
 
@@ -38,6 +39,7 @@ STANDARD_KEYS = (
     "ci_width_by_trials",
     "composites",
     "simulation_validation",
+    "latency_basis",
     "rubric",
 )
 # Groupings shown as their own "By ..." tables, in this order.
@@ -176,6 +178,7 @@ def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
     blocks += composite_blocks(entry.get("composites"))
     blocks += rubric_blocks(entry.get("rubric"))
     blocks += validation_blocks(entry.get("simulation_validation"))
+    blocks += latency_basis_blocks(entry.get("latency_basis"))
     blocks += latency_blocks(entry.get("latency"))
     blocks += reliability_blocks(entry.get("judge"), entry.get("transcripts"))
     blocks += perturbation_blocks(entry.get("perturbation_effects"))

@@ -12,8 +12,11 @@ constant of the engine: it records what each party did.
 Time. A ``VirtualClock`` jumps: a stretch where the line is empty (no speech, no noise) is one
 block for the agent, and nothing in between costs time. A ``WallClock`` waits for each
 decision point, so external real-time agents meet a real-time caller. An agent's reply starts
-at the first frame after its decision plus its compute time (measured around its work and
-our rendering of its text, or a configured latency model).
+at the first frame after its decision plus its latency: its measured compute (or a configured
+latency model), plus, for a text-only agent whose text we speak, the declared
+``RenderingLatency`` (never our synthesiser's wall time). In-process compute (the agent's work,
+its listening, our renderers and callers) runs in a ``ComputeLane`` and is timed only while it
+holds the lane, so calls running in parallel do not inflate each other's latency.
 
 The caller follows its behaviour (``voxeval.simulation.caller_behaviour``): a turn is said as
 its ``SpeakingPlan`` (pieces with silences between them, one caller turn); while an agent
@@ -59,7 +62,8 @@ from voxeval.simulation.caller_behaviour import (
     SpeakingPlan,
 )
 from voxeval.simulation.clock import Clock, make_clock
-from voxeval.simulation.latency import LatencyModel
+from voxeval.simulation.compute_lane import SHARED_LANE, ComputeLane, unlaned
+from voxeval.simulation.latency import LatencyModel, RenderingLatency
 from voxeval.simulation.line import CallerLine, LineEffect, LinePiece
 from voxeval.simulation.parties import AgentTurn, Caller, CallerTurn
 from voxeval.simulation.timeline import EndEvent, SpeakerSegment, Timeline, ToolEvent
@@ -203,6 +207,8 @@ class _Call:
         agent_vad: StreamingVAD | None,
         settings: EngineSettings,
         clock: Clock,
+        rendering: RenderingLatency,
+        lane: ComputeLane | None,
     ) -> None:
         if mode not in ("audio", "text"):
             raise ConfigError(f"simulation.mode must be 'audio' or 'text', got {mode!r}")
@@ -227,6 +233,13 @@ class _Call:
         self.line = CallerLine(mode, self.frame, self.rate, list(line_effects))
         self.agent_bus = AudioBus(BUS_RATE) if mode == "audio" else None
         self.agent_reports_latency = bool(getattr(agent, "reports_latency", False))
+        self.rendering, self.lane = rendering, lane
+        # An agent that reports its own latency (remote) or runs on the wall clock waits on
+        # the network: its work is timed as it happens, outside the lane.
+        self.agent_laned = lane is not None and not self.agent_reports_latency
+        self.agent_laned = self.agent_laned and clock.kind != "wall"
+        self.compute_s = 0.0  # every timed component section, summed (engine overhead bench)
+        self.latency_turns: list[dict[str, Any]] = []
         self._fallback_behaviour = ScheduledBehaviour(pause_s=settings.pause_s)
         self.timeline = Timeline()
         self.spoken: list[_Spoken] = []
@@ -255,13 +268,34 @@ class _Call:
         return own if own is not None else self._fallback_behaviour
 
     def _speaking_plan(self, text: str) -> SpeakingPlan:
-        return _ours("simulator", "caller speaking plan", self.behaviour.speaking_plan, text)
+        plan: SpeakingPlan = _ours(
+            "simulator", "caller speaking plan", self._laned, self.behaviour.speaking_plan, text
+        )
+        return plan
 
     def _listening_plan(self, text: str, duration_s: float) -> ListeningPlan:
         plan: ListeningPlan = _ours(
-            "simulator", "caller listening plan", self.behaviour.listening_plan, text, duration_s
+            "simulator",
+            "caller listening plan",
+            self._laned,
+            self.behaviour.listening_plan,
+            text,
+            duration_s,
         )
         return plan
+
+    def _timed(self, fn: Callable[..., T], *args: Any, agent: bool = False) -> tuple[T, float]:
+        """``fn(*args)`` and its compute seconds (in the lane unless an unlaned agent)."""
+        laned = self.agent_laned if agent else self.lane is not None
+        if laned and self.lane is not None:
+            result, spent = self.lane.run(fn, *args)
+        else:
+            result, spent = unlaned(fn, *args)
+        self.compute_s += spent
+        return result, spent
+
+    def _laned(self, fn: Callable[..., T], *args: Any) -> T:
+        return self._timed(fn, *args)[0]
 
     # ---------------------------------------------------------------- time helpers
     def _s(self, sample: int) -> float:
@@ -319,59 +353,65 @@ class _Call:
         if audio is None:
             if self.caller_voice is None:
                 raise ConfigError("audio mode needs a caller voice (simulation.caller_voice)")
-            audio = _ours("renderer", "caller voice", self.caller_voice, text)
-        clean = self.detector.from_audio(to_rate(audio), text)
+            audio = _ours("renderer", "caller voice", self._laned, self.caller_voice, text)
+        clean = self._laned(self.detector.from_audio, to_rate(audio), text)
         if clean.audio is None or clean.duration <= 0:
             return None
         heard = clean.audio
         if self.caller_transform is not None:
-            perturbed = _ours("perturbation", "caller transform", self.caller_transform, heard)
+            perturbed = _ours(
+                "perturbation", "caller transform", self._laned, self.caller_transform, heard
+            )
             heard = to_rate(perturbed)
         samples = heard.samples.astype(np.float32)[: clean.audio.num_samples]
         for effect in self.line.effects:
             effect.calibrate(rms(clean.audio))
         return samples
 
-    def _agent_utterance(self, turn: AgentTurn) -> tuple[Utterance | None, float]:
-        """The agent's speech and the seconds spent synthesising it (part of its latency)."""
+    def _agent_utterance(self, turn: AgentTurn) -> tuple[Utterance | None, bool]:
+        """The agent's speech, and whether we rendered it from the agent's text (a text-only
+        agent: its latency then includes the declared rendering model, not our time)."""
         text = (turn.text or "").strip()
         if self.mode == "text":
-            return (self.detector.from_text(text) if text else None), 0.0
+            return (self.detector.from_text(text) if text else None), False
         if turn.audio is not None:
-            utt = self.detector.from_audio(to_rate(turn.audio), text)
-            return (utt if utt.chunks else None), 0.0
+            utt = self._laned(self.detector.from_audio, to_rate(turn.audio), text)
+            return (utt if utt.chunks else None), False
         if not text:
-            return None, 0.0
+            return None, False
         if self.agent_voice is None:
             raise ConfigError("audio mode needs an agent voice (simulation.agent_voice)")
-        t0 = time.perf_counter()
-        audio = _ours("renderer", "agent voice", self.agent_voice, text)
-        spent = time.perf_counter() - t0
-        utt = self.detector.from_audio(to_rate(audio), text)
-        return (utt if utt.chunks else None), spent
+        audio = _ours("renderer", "agent voice", self._laned, self.agent_voice, text)
+        utt = self._laned(self.detector.from_audio, to_rate(audio), text)
+        return (utt if utt.chunks else None), True
 
     # ---------------------------------------------------------------- agent side
     def _agent_acts(self, produce: Callable[[], AgentTurn | None], at: int) -> None:
         """The agent took the turn at sample ``at``: run its work, schedule its speech."""
         self.clock.wait_until(self._s(at))
-        t0 = time.perf_counter()
         self.tools.stamps.clear()
+        began: list[float] = []
+
+        def work() -> AgentTurn | None:
+            began.append(time.perf_counter())  # in the lane: tool times count from here
+            return produce()
+
         try:
-            turn = produce()
+            turn, measured = self._timed(work, agent=True)
         except _NOT_AGENT_FAULTS:
             raise
         except Exception as exc:  # the agent failed: the call ends, scored as a failure
             fault = classify_system_fault(exc, f"agent {self.agent_name}")
             reason = "agent_timeout" if fault.cause == "timeout" else "agent_error"
             raise _CallEnded(reason, self._s(at), fault=fault) from exc
-        measured = time.perf_counter() - t0
+        t0 = began[0]
         if turn is None:
             self.agent.utterance_done("", 0.0)
             return
         if turn.heard:
             self._user_transcript(turn.heard)
         try:
-            utt, render_s = self._agent_utterance(turn)
+            utt, rendered = self._agent_utterance(turn)
         except _NOT_AGENT_FAULTS:
             raise  # e.g. our renderer failed on the agent's text
         except Exception as exc:  # the agent's own audio cannot be played
@@ -380,12 +420,26 @@ class _Call:
                 cause="malformed_output",
             )
             raise _CallEnded("agent_error", self._s(at), fault=fault) from exc
-        base = turn.compute_s if self.agent_reports_latency else measured + turn.compute_s
-        delay = self.latency.agent_delay(base + render_s, len(turn.tool_calls), self.rng)
+        own = turn.compute_s if self.agent_reports_latency else measured + turn.compute_s
+        delay = self.latency.agent_delay(own, len(turn.tool_calls), self.rng)
+        # A modelled agent latency stands for its whole response; a measured one gets the
+        # declared rendering model for text we speak on its behalf.
+        rendering = 0.0
+        if rendered and self.latency.agent_measured:
+            rendering = self.rendering.seconds(turn.text or "")
         if self.clock.kind == "wall" and not self.agent_reports_latency:
-            delay = max(delay, self.clock.now() - self._s(at))
+            delay = max(delay, self.clock.now() - self._s(at) - rendering)
         self._tool_events(turn, at, t0, delay)
-        onset = self._aligned(at + self._samples(delay))
+        onset = self._aligned(at + self._samples(delay + rendering))
+        if utt is not None:
+            self.latency_turns.append(
+                {
+                    "turn": self.agent_turns,
+                    "agent_s": round(delay, 6),
+                    "rendering_s": round(rendering, 6),
+                    "rendered_by_voxeval": rendered,
+                }
+            )
         if utt is None:
             self.agent.utterance_done(turn.text or "", 0.0)
             if turn.end_call:  # hung up without a word
@@ -519,9 +573,10 @@ class _Call:
         """The caller decides its next turn at ``at`` (after hearing the agent)."""
         self.clock.wait_until(self._s(at))
         audio, text = self._what_caller_heard(at if barge else None)
-        t0 = time.perf_counter()
-        turn = _ours("simulator", f"caller {self.caller.name}", self.caller.respond, audio, text)
-        measured = time.perf_counter() - t0 + turn.compute_s
+        turn, spent = _ours(
+            "simulator", f"caller {self.caller.name}", self._timed, self.caller.respond, audio, text
+        )
+        measured = spent + turn.compute_s
         last = self.playing if barge else (self.heard[-1] if self.heard else None)
         if turn.heard and last is not None:
             last.transcript = turn.heard
@@ -639,11 +694,11 @@ class _Call:
         raise ``HarnessFault``: there is no call to score, the runner retries it."""
         try:
             self._agent_acts(lambda: self.agent.start(self.scenario, self.tools), 0)  # type: ignore[arg-type]
-            t0 = time.perf_counter()
-            opening = _ours(
-                "simulator", f"caller {self.caller.name}", self.caller.start, self.scenario
-            )
-            measured = time.perf_counter() - t0 + opening.compute_s
+            opening, spent = _ours(
+                "simulator", f"caller {self.caller.name}", self._timed, self.caller.start,
+                self.scenario,
+            )  # fmt: skip
+            measured = spent + opening.compute_s
             self.decided = opening
             self.awaiting = True
             if self.pending is None:  # no greeting: the caller opens
@@ -669,7 +724,7 @@ class _Call:
                     playing=self.playing is not None,
                 )
                 try:
-                    action = self.agent.hear(block)
+                    action, _ = self._timed(self.agent.hear, block, agent=True)
                 except _NOT_AGENT_FAULTS:
                     raise
                 except Exception as exc:  # the agent failed while listening (e.g. it left)
@@ -701,13 +756,34 @@ class _Call:
             if self.caller_voice is None:
                 raise ConfigError("audio mode needs a caller voice (simulation.caller_voice)")
             text = self._speaking_plan(opening.text).text
-            audio = _ours("renderer", "caller voice", self.caller_voice, text)
-            trimmed = self.detector.from_audio(to_rate(audio), text).audio
+            audio = _ours("renderer", "caller voice", self._laned, self.caller_voice, text)
+            trimmed = self._laned(self.detector.from_audio, to_rate(audio), text).audio
             level = rms(trimmed) if trimmed is not None and trimmed.num_samples else 0.1
         for effect in self.line.effects:
             effect.calibrate(level)
 
     # ---------------------------------------------------------------- result
+    def latency_details(self) -> dict[str, Any]:
+        """How the agent's latencies were obtained, with each reply's share (``call.json``)."""
+        measured = self.latency.agent_measured
+        rendered = [t for t in self.latency_turns if t["rendered_by_voxeval"]]
+        rendering: dict[str, Any] | None = None
+        if rendered and measured:
+            rendering = {
+                "model": self.rendering.model_dump(),
+                "turns": len(rendered),
+                "seconds": round(sum(t["rendering_s"] for t in rendered), 6),
+            }
+        return {
+            "agent": "measured" if measured else "modelled",
+            # who measured: we did (in the compute lane or not), or the agent reported it
+            "measured_by": "agent" if self.agent_reports_latency else "voxeval",
+            "compute_lane": self.agent_laned,
+            "tool": "modelled" if self.latency.tool is not None else None,
+            "rendering_by_voxeval": rendering,
+            "turns": list(self.latency_turns),
+        }
+
     def segments(self) -> list[SpeakerSegment]:
         spoken = list(self.spoken)
         for live in (self.playing,):
@@ -781,6 +857,8 @@ def run_call(
     agent_vad: StreamingVAD | None = None,
     settings: EngineSettings | None = None,
     clock: str | None = None,
+    rendering_latency: RenderingLatency | None = None,
+    compute_lane: ComputeLane | None = SHARED_LANE,
 ) -> CallResult:
     """Run one call to its end and return the timeline, the tracks and the database state.
 
@@ -788,7 +866,10 @@ def run_call(
     with ``settings``' defaults and ``agent_vad``). ``clock`` defaults to the agent's
     ``clock`` attribute (``"wall"`` for external real-time agents) or ``"virtual"``.
     ``caller_transform`` perturbs each caller utterance, ``line_effects`` the whole caller
-    line (continuous noise, connection); both change only what the agent hears."""
+    line (continuous noise, connection); both change only what the agent hears.
+    ``rendering_latency``: the declared speech model charged to a text-only agent (default
+    ``RenderingLatency()``); ``compute_lane``: where in-process compute is timed (None: plain
+    wall time, affected by other calls running in parallel)."""
     wall0 = time.perf_counter()
     initial_db = copy.deepcopy(getattr(tools, "db", {}))
     clock_kind = clock or str(getattr(agent, "clock", "virtual"))
@@ -810,6 +891,8 @@ def run_call(
         agent_vad=agent_vad,
         settings=settings or EngineSettings(),
         clock=make_clock(clock_kind),
+        rendering=rendering_latency or RenderingLatency(),
+        lane=compute_lane,
     )
     try:
         ended = call.run()
@@ -846,6 +929,7 @@ def run_call(
         error=error,
         duration_s=t_end,
         wall_s=time.perf_counter() - wall0,
+        details={"latency": call.latency_details(), "compute_s": round(call.compute_s, 6)},
         system_fault=ended.fault,
     )
 

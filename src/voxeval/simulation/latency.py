@@ -9,6 +9,10 @@ times with fixed or normally distributed delays (in ms), which makes timing repr
       agent: {kind: normal, mean_ms: 900, sd_ms: 150}
       caller: {kind: fixed, ms: 0}
       tool: {kind: fixed, ms: 400}    # added per tool call
+
+A text-only agent (one that returns text for voxeval to speak) is not charged voxeval's own
+speech synthesis time: its latency is its own response time plus a *declared* speech model,
+``tts_latency_model`` (``RenderingLatency``), reported apart as "rendering by voxeval".
 """
 
 from __future__ import annotations
@@ -35,12 +39,31 @@ class ComponentLatency(BaseModel):
         return max(0.0, float(rng.normal(self.mean_ms, self.sd_ms))) / 1000
 
 
+class RenderingLatency(BaseModel):
+    """The declared time a streaming TTS would take to its first audio, for text voxeval
+    renders on a text-only agent's behalf: ``first_audio_ms + per_char_ms * characters``.
+    The defaults describe a streaming cloud TTS (about 250 ms to first audio, independent of
+    the text's length once streaming starts)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    first_audio_ms: float = Field(default=250.0, ge=0)
+    per_char_ms: float = Field(default=0.0, ge=0)
+
+    def seconds(self, text: str) -> float:
+        return (self.first_audio_ms + self.per_char_ms * len(text.strip())) / 1000
+
+
 class LatencyModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     agent: ComponentLatency = ComponentLatency(kind="measured")
     caller: ComponentLatency = ComponentLatency(kind="fixed", ms=0.0)
     tool: ComponentLatency | None = None
+
+    @property
+    def agent_measured(self) -> bool:
+        return self.agent.kind == "measured"
 
     def agent_delay(self, measured_s: float, n_tools: int, rng: np.random.Generator) -> float:
         delay = self.agent.seconds(measured_s, rng)

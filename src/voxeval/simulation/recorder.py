@@ -3,7 +3,8 @@
 ``user.wav``, ``assistant.wav``, ``mixed.wav`` (16-bit PCM, 16 kHz; audio mode only),
 ``events.jsonl`` (the timeline), ``initial_db.json``, ``final_db.json``, ``db_diff.json``
 (structured diff of the final against the expected database) and ``call.json`` (how the call
-ended, durations, the parties and the condition).
+ended, durations, the parties and the condition, and under ``latency`` whether the agent's
+latencies were measured or modelled, with the share rendered by voxeval per reply).
 
 Every track and the timeline's speech end at the call's end (``voxeval.simulation.call_end``):
 speech the other party was still producing after a hang-up is not part of the recording."""
@@ -64,6 +65,7 @@ def record_call(
             "duration_s": round(result.duration_s, 4),
             "wall_s": round(result.wall_s, 4),
             "audio": result.mixed is not None,
+            **result.details,
             **(meta or {}),
         },
     )

@@ -17,6 +17,7 @@ simulation:
   caller_gap_ms: 600          # the caller answers this long after the agent stops
   caller_yield_ms: 1000       # the caller stops when talked over this long (null: never)
   latency_model: {agent: {kind: fixed, ms: 800}}
+  tts_latency_model: {first_audio_ms: 250, per_char_ms: 0}  # text-only agents (see latency)
   max_duration_s: 600
   agent_timeout_s: 15
   validation:                 # simulation validation gates and regeneration
@@ -43,7 +44,7 @@ from voxeval.providers.spoken_language import base_language, language_name
 from voxeval.providers.voice_catalogue import voice_language
 from voxeval.simulation.behaviour_choice import BehaviourKind, resolve_kind
 from voxeval.simulation.engine import EngineSettings
-from voxeval.simulation.latency import LatencyModel
+from voxeval.simulation.latency import LatencyModel, RenderingLatency
 from voxeval.simulation.parties import CALLERS, Caller
 from voxeval.simulation.personas import get_persona
 from voxeval.simulation.perturbations import Condition
@@ -104,6 +105,8 @@ class SimulationConfig(BaseModel):
     caller_yield_ms: float | None = Field(default=1000.0, ge=0)
     vad: ProviderSpec | None = None
     latency_model: LatencyModel | None = None
+    # declared speech model charged to text-only agents instead of our Piper time
+    tts_latency_model: RenderingLatency = Field(default_factory=RenderingLatency)
     max_duration_s: float = Field(default=600.0, gt=0)
     agent_timeout_s: float = Field(default=15.0, gt=0)
     validation: ValidationConfig = Field(default_factory=ValidationConfig)

@@ -1,0 +1,74 @@
+"""Whether a system's latencies were measured or modelled, from its recorded calls.
+
+Each ``call.json`` (``voxeval.simulation.recorder``) says how the agent's reply latencies were
+obtained and how much of each came from the declared speech model voxeval charged for
+rendering a text-only agent's text. The summary states it per system, so a reader never
+takes a modelled figure for a measured one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from voxeval.atomic_files import read_json
+from voxeval.simulation.recorder import CALL_FILE
+
+
+def _one_or_mixed(values: set[str]) -> str | None:
+    if not values:
+        return None
+    return next(iter(values)) if len(values) == 1 else "mixed"
+
+
+def latency_basis(unit_dirs: Iterable[Path]) -> dict[str, Any] | None:
+    """The basis of the latencies of the calls in ``unit_dirs`` (None: no recorded call)."""
+    calls = unknown = 0
+    agent: set[str] = set()
+    measured_by: set[str] = set()
+    lanes: set[bool] = set()
+    models: list[dict[str, Any]] = []
+    agent_s = rendering_s = 0.0
+    turns = rendered_turns = 0
+    for folder in unit_dirs:
+        call = read_json(folder / CALL_FILE)
+        if not isinstance(call, dict):
+            continue
+        calls += 1
+        latency = call.get("latency")
+        if not isinstance(latency, dict):
+            unknown += 1  # recorded before calls said how their latency was obtained
+            continue
+        agent.add(str(latency.get("agent")))
+        measured_by.add(str(latency.get("measured_by")))
+        lanes.add(bool(latency.get("compute_lane")))
+        rendering = latency.get("rendering_by_voxeval")
+        if isinstance(rendering, dict) and rendering.get("model") not in models:
+            models.append(rendering["model"])
+        for turn in latency.get("turns") or []:
+            turns += 1
+            agent_s += float(turn.get("agent_s", 0.0))
+            rendering_s += float(turn.get("rendering_s", 0.0))
+            rendered_turns += bool(turn.get("rendered_by_voxeval"))
+    if calls == 0:
+        return None
+    total = agent_s + rendering_s
+    return {
+        "agent": _one_or_mixed(agent) or "unknown",
+        "measured_by": _one_or_mixed(measured_by),
+        "compute_lane": None if not lanes else all(lanes),
+        "calls": calls,
+        "calls_without_record": unknown,
+        "replies": turns,
+        "rendering_by_voxeval": (
+            None
+            if not models
+            else {
+                "models": models,
+                "replies": rendered_turns,
+                "seconds": round(rendering_s, 4),
+                # the declared rendering time as a share of all reply latency
+                "share": round(rendering_s / total, 4) if total > 0 else None,
+            }
+        ),
+    }
