@@ -32,7 +32,7 @@ from voxeval.providers.factory import availability
 VOLATILE: dict[str, set[str]] = {
     "summary.json": {"run_id", "generated_at"},
     "reply.json": {"timing"},
-    "call.json": {"wall_s"},
+    "call.json": {"wall_s", "compute_s"},  # wall-clock measurements of this machine
 }
 # Files that are the run's own bookkeeping (timestamps, attempt counts), not results.
 BOOKKEEPING = {"run.yaml", "index.sqlite", "index.sqlite-wal", "index.sqlite-shm"}
