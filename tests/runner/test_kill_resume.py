@@ -147,8 +147,13 @@ def test_single_turn_run_killed_at_random_moments_resumes_to_the_same_report(
     assert n <= killed_usage["total"]["calls"] <= killed_requests
 
 
+LIVE_SCENARIOS = 12
+
+
 def live_call_config(tmp_path: Path, name: str) -> Path:
-    suite = write_call_suite(tmp_path / "calls", [call_scenario(f"book-{i}") for i in range(6)])
+    # enough units that a fast machine cannot finish the run between two kills
+    scenarios = [call_scenario(f"book-{i}") for i in range(LIVE_SCENARIOS)]
+    suite = write_call_suite(tmp_path / "calls", scenarios)
     config = {
         "suite": str(suite),
         "systems": [
@@ -176,7 +181,7 @@ def live_call_config(tmp_path: Path, name: str) -> Path:
 def test_live_call_run_killed_at_random_moments_resumes_to_the_same_report(
     tmp_path: Path,
 ) -> None:
-    """Scripted caller and scripted agents in text mode, 6 scenarios x 2 systems x 3 trials.
+    """Scripted caller and scripted agents in text mode, 12 scenarios x 2 systems x 3 trials.
     The agents run in-process, so "ran again" is told by the unit's attempt count and files."""
     killed_cfg = live_call_config(tmp_path, "killed")
     loop = KillLoop(killed_cfg, tmp_path / "killed", seed=77, kills=4, unit_spread_s=0.05)
@@ -187,7 +192,7 @@ def test_live_call_run_killed_at_random_moments_resumes_to_the_same_report(
     )  # fmt: skip
     assert reference.returncode == 0, reference.stderr[-3000:]
     run_dir = tmp_path / "killed"
-    n_units = 6 * 2 * 3
+    n_units = LIVE_SCENARIOS * 2 * 3
     n_metrics = len(query_index(run_dir, "SELECT DISTINCT metric FROM scores"))
     assert n_metrics >= 8  # task completion, turn taking and the call diagnostics
     assert len(points) >= 3, [p.moment for p in points]
