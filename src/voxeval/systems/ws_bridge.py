@@ -25,7 +25,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from voxeval.audio import Audio
 from voxeval.benchmarks.tools.tool_call import ToolCallRecord
 from voxeval.config import SystemSpec
-from voxeval.errors import ConfigError
 from voxeval.registry import register
 from voxeval.systems.base import CALL
 from voxeval.systems.call import AgentTurn
@@ -101,7 +100,6 @@ class WebsocketBridgeAgent(BridgeEndpoint):
         self.realtime = realtime
         self.clock = "wall" if realtime else "virtual"
         self.turn_timeout_s = turn_timeout_s
-        self._tools: ToolRuntime | None = None
         self._audio_mode = True
         self._first_message = True
 
@@ -183,17 +181,3 @@ class WebsocketBridgeAgent(BridgeEndpoint):
             end_call=end_call,
             compute_s=max(0.0, latency),
         )
-
-    def _run_tool(self, message: dict[str, Any]) -> ToolCallRecord:
-        if self._tools is None:
-            raise ConfigError("websocket bridge: tool call before the session started")
-        record = self._tools.call(str(message.get("name", "")), message.get("arguments"))
-        self._send(
-            {
-                "type": "tool_result",
-                "id": message.get("id"),
-                "result": record.result,
-                "error": record.error,
-            }
-        )
-        return record

@@ -16,10 +16,13 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from voxeval.errors import VoxevalError
+from voxeval.errors import ConfigError, VoxevalError
 
 if TYPE_CHECKING:
     from websockets.sync.server import Server, ServerConnection
+
+    from voxeval.benchmarks.tools import ToolRuntime
+    from voxeval.benchmarks.tools.tool_call import ToolCallRecord
 
 AUDIO_RATE = 16000
 SUPPORTED_VERSIONS = (1, 2)
@@ -42,6 +45,7 @@ class BridgeEndpoint:
         self._server: Server | None = None
         self._conn: ServerConnection | None = None
         self._process: subprocess.Popen[bytes] | None = None
+        self._tools: ToolRuntime | None = None  # the scenario's tools, set when a call starts
 
     @property
     def url(self) -> str:
@@ -75,6 +79,22 @@ class BridgeEndpoint:
             raise BridgeError(
                 f"websocket bridge: no agent connected to {url} within {self.connect_timeout_s} s"
             ) from exc
+
+    def _run_tool(self, message: dict[str, Any]) -> ToolCallRecord:
+        """Run the scenario tool a ``tool_call`` message names and answer ``tool_result``
+        (both protocol versions use the same messages)."""
+        if self._tools is None:
+            raise ConfigError("websocket bridge: tool call before the session started")
+        record = self._tools.call(str(message.get("name", "")), message.get("arguments"))
+        self._send(
+            {
+                "type": "tool_result",
+                "id": message.get("id"),
+                "result": record.result,
+                "error": record.error,
+            }
+        )
+        return record
 
     def _send(self, message: dict[str, Any]) -> None:
         if self._conn is None:

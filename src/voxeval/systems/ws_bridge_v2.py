@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 from voxeval.audio import Audio
 from voxeval.audio.pcm16 import audio_to_pcm16, pcm16_to_audio
 from voxeval.benchmarks.tools.tool_call import ToolCallRecord
-from voxeval.errors import ConfigError
 from voxeval.systems.call import (
     AgentAction,
     AgentTurn,
@@ -66,7 +65,6 @@ class StreamingBridgeAgent(BridgeEndpoint):
         super().__init__(host=host, port=port, command=command, connect_timeout_s=connect_timeout_s)
         self.clock = "wall" if realtime else "virtual"
         self.turn_timeout_s = turn_timeout_s
-        self._tools: ToolRuntime | None = None
         self._seq = 0
         self._heard: list[HeardSpeech] = []
         self._audio_mode = True
@@ -230,20 +228,6 @@ class StreamingBridgeAgent(BridgeEndpoint):
             compute_s=latency,
             tool_offsets_s=reported if len(reported) == len(records) else None,
         )
-
-    def _run_tool(self, message: dict[str, Any]) -> ToolCallRecord:
-        if self._tools is None:
-            raise ConfigError("websocket bridge: tool call before the session started")
-        record = self._tools.call(str(message.get("name", "")), message.get("arguments"))
-        self._send(
-            {
-                "type": "tool_result",
-                "id": message.get("id"),
-                "result": record.result,
-                "error": record.error,
-            }
-        )
-        return record
 
     # ---------------------------------------------------------------- messages
     def _expect(self, deadline: float, what: str) -> dict[str, Any]:
