@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Optional Debian packages: extra TTS voices (espeak-ng, flite), sox, real speech and sound effects
-# for noise. voxeval works without them; `voxeval doctor` says what is missing.
+# for noise; chromium (browser tests and screenshots of the rater app, viewer and report, driven
+# by Playwright through its executable path) and postgresql (the index and rater database by
+# URL; tests start a throwaway cluster). voxeval works without them; `voxeval doctor` says what
+# is missing and the tests that need them skip with a message.
 set -u
-PKGS="espeak-ng flite sox libsox-fmt-all asterisk-core-sounds-en-wav sound-theme-freedesktop bucklespring-data"
+PKGS="espeak-ng flite sox libsox-fmt-all asterisk-core-sounds-en-wav sound-theme-freedesktop bucklespring-data chromium fonts-dejavu-core postgresql"
 if ! command -v apt-get >/dev/null 2>&1; then
   echo "[system-packages] apt-get not found; skipping optional packages: $PKGS"; exit 0
 fi

@@ -1,0 +1,1 @@
+"""`voxeval view`: a local web app to browse runs, their units, audio, timelines and scores."""

@@ -1,0 +1,9 @@
+"""What the rater app and the run viewer share: page templates with autoescaping, the
+packaged stylesheet (no CDN: every asset ships in the package) and a uvicorn launcher that
+never logs request lines (invite tokens may appear in URLs)."""
+
+from voxeval.web.assets_path import ASSETS_DIR, TEMPLATES_DIR
+from voxeval.web.serving import free_port, serve
+from voxeval.web.templating import template_environment
+
+__all__ = ["ASSETS_DIR", "TEMPLATES_DIR", "free_port", "serve", "template_environment"]

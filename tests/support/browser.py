@@ -1,0 +1,58 @@
+"""Headless Chromium from Debian's package, driven by Playwright through its executable path
+(Playwright's own browser download cannot work here). Tests that need it skip with a message
+when either is missing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
+
+
+def chromium_path() -> str | None:
+    """VOXEVAL_CHROMIUM, else the first Chromium found on this machine."""
+    configured = os.environ.get("VOXEVAL_CHROMIUM")
+    if configured:
+        return configured if os.path.exists(configured) else None
+    for path in CANDIDATES:
+        if os.path.exists(path):
+            return path
+    return shutil.which("chromium")
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """One headless Chromium for the whole session; use ``browser.new_context()`` per test."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("playwright is not installed (make setup installs it)")
+    path = chromium_path()
+    if path is None:
+        pytest.skip("no Chromium here: `apt-get install chromium` (make setup tries it)")
+    with sync_playwright() as playwright:
+        # --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
+        # autoplay: tests press play themselves; the flag only avoids a user-gesture prompt.
+        instance = playwright.chromium.launch(
+            executable_path=path,
+            args=["--no-sandbox", "--autoplay-policy=no-user-gesture-required"],
+        )
+        try:
+            yield instance
+        finally:
+            instance.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh browser context and page (own cookies) per test."""
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
