@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "commands_build",
     "commands_judges",
     "commands_mtalk",
+    "commands_raters",
     "commands_rubrics",
     "commands_run",
     "commands_scenarios",
