@@ -33,6 +33,7 @@ from voxeval.report.writer import write_report
 from voxeval.runner.comparison_steps import run_comparison_steps
 from voxeval.runner.faults import DEFAULT_RETRY, RetryPolicy, failure_cause, interact_with_retries
 from voxeval.runner.plan_check import validate_plan, validate_scoring
+from voxeval.runner.ray_executor import run_units_on_ray
 from voxeval.store import RunStore
 from voxeval.store.provenance import now_iso
 from voxeval.store.run_store import refuse_to_reset_foreign_folder
@@ -185,7 +186,7 @@ def execute_units(
 
 
 # Fields that only change how a run executes, not its results.
-_EXECUTION_FIELDS = {"concurrency", "limit", "cache_dir"}
+_EXECUTION_FIELDS = {"concurrency", "limit", "cache_dir", "executor", "ray"}
 
 
 def changed_fields(stored: dict[str, Any] | None, config: RunConfig) -> list[str]:
@@ -326,7 +327,10 @@ def run_evaluation(
     def on_error(unit: WorkUnit, exc: Exception) -> str:
         return store.record_failure(unit, exc, cause=failure_cause(exc))
 
-    outcome = execute_units(ctx, todo, work, on_error, "evaluating")
+    if config.executor == "ray":  # workers interact and score; this process writes the index
+        outcome = run_units_on_ray(ctx, todo, retry, execute_units)
+    else:
+        outcome = execute_units(ctx, todo, work, on_error, "evaluating")
     _print_failures(ctx, outcome, "units")
     run_comparison_steps(ctx, execute_units, recompute=False)  # those not done yet
     write_report_for(ctx)
