@@ -13,7 +13,6 @@ import re
 import sqlite3
 import struct
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter
@@ -88,23 +87,6 @@ def wav_seconds(body: bytes) -> float:
     data = body.index(b"data", start)
     size = struct.unpack_from("<I", body, data + 4)[0]
     return float(size / (2 * rate))
-
-
-@pytest.fixture(scope="module")
-def ray_cluster() -> Iterator[Any]:
-    ray = pytest.importorskip("ray")
-    if ray.is_initialized():
-        ray.shutdown()
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        _temp_dir=tempfile.mkdtemp(prefix="vxray-"),
-        ignore_reinit_error=True,
-        log_to_driver=False,
-        namespace=NAMESPACE,
-    )
-    yield ray
-    ray.shutdown()
 
 
 @pytest.fixture(scope="module")
@@ -224,6 +206,7 @@ def assert_same_results(local: Path, remote: Path, *, usage: bool = True) -> Non
     assert unit_scores(local) == unit_scores(remote)
 
 
+@pytest.mark.slow  # worker start-up (imports, models) on a 2-CPU cluster
 def test_single_turn_run_on_ray_equals_the_local_run(
     ray_cluster, world, local_run, tmp_path
 ) -> None:
@@ -250,6 +233,7 @@ def test_single_turn_run_on_ray_equals_the_local_run(
     assert "system" in models and "mos" in models
 
 
+@pytest.mark.slow  # worker start-up (imports, models) on a 2-CPU cluster
 def test_live_call_run_on_ray_equals_the_local_run(ray_cluster, tmp_path) -> None:
     config = write_live_call_config(tmp_path)
     local = run_cli(config, tmp_path / "local")
@@ -288,6 +272,7 @@ def kill_workers_at(ray: Any, world: World, out: Path, nth: int) -> dict[str, An
     return seen
 
 
+@pytest.mark.slow  # worker start-up (imports, models) on a 2-CPU cluster
 def test_killed_workers_lose_no_finished_unit(ray_cluster, local_run, fresh_world, tmp_path):
     server, responder = fresh_world
     config = single_turn_config(tmp_path, server.url)
@@ -304,6 +289,7 @@ def test_killed_workers_lose_no_finished_unit(ray_cluster, local_run, fresh_worl
     assert not list((tmp_path / "ray").rglob("error.txt"))
 
 
+@pytest.mark.slow  # worker start-up (imports, models) on a 2-CPU cluster
 def test_a_unit_whose_worker_died_is_failed_then_resumed(
     ray_cluster, local_run, fresh_world, tmp_path
 ) -> None:

@@ -227,15 +227,21 @@ class RayRateLimiter:
                 with self._lock:
                     if self._take_spare(tokens):
                         return
-                    want = min(self._batch, self._waiting - self._asked)
+                    # one lease in flight per process: requests arriving meanwhile wait
+                    # for the next one, which asks for all of them (up to the batch)
+                    want = min(self._batch, self._waiting) if self._asked == 0 else 0
                     if want > 0:
                         self._asked += want
                         self.round_trips += 1
-                if want <= 0:  # another request of this worker is leasing for us too
+                if want <= 0:
                     await asyncio.sleep(0.005)
                     continue
+                ref = self._actor.lease.remote(want, tokens)
                 try:
-                    granted = int(await self._actor.lease.remote(want, tokens))
+                    granted = int(await ref)
+                except asyncio.CancelledError:
+                    self._give_back_when_answered(ref)  # a timed-out caller must not leak slots
+                    raise
                 finally:
                     with self._lock:
                         self._asked -= want
@@ -249,6 +255,13 @@ class RayRateLimiter:
                     self._spare -= excess
             if excess > 0:  # nobody here needs them: other workers may
                 self._actor.give_back.remote(0, excess, 0)
+
+    def _give_back_when_answered(self, ref: Any) -> None:
+        def answered(future: Any) -> None:
+            if future.exception() is None and int(future.result()) > 0:
+                self._actor.give_back.remote(0, int(future.result()), 0)
+
+        ref.future().add_done_callback(answered)
 
     def release(self, tokens_used: int | None = None) -> None:
         correction = 0 if tokens_used is None else int(tokens_used) - _estimate.get()
