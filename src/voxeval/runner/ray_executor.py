@@ -31,6 +31,7 @@ from voxeval.redaction import register_config_secrets
 from voxeval.runner.faults import RetryPolicy, failure_cause
 from voxeval.runner.ray_limits import NAMESPACE, install_ray_limiters, kill_run_limiters
 from voxeval.runner.unit_work import UnitFailedRemotely, commit_result, run_unit, worker_context
+from voxeval.store import INDEX_URL_ENV
 
 SCALE_EXTRA_HINT = "pip install 'voxeval[scale]'"
 # CPUs a worker reserves per unit kind (the protocol): simulated calls and embedded scoring
@@ -96,8 +97,14 @@ def env_names_in(data: Any) -> set[str]:
 
 
 def shipped_env(config_data: dict[str, Any]) -> dict[str, str]:
+    """What workers get of the driver's environment (never the index URL: they do not open
+    the index, and it may hold the database password)."""
     names = env_names_in(config_data)
-    return {k: v for k, v in os.environ.items() if k in names or _SHIPPED_ENV.match(k)}
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if (k in names or _SHIPPED_ENV.match(k)) and k != INDEX_URL_ENV
+    }
 
 
 class UnitWorker:
