@@ -325,3 +325,25 @@ def test_ray_executor_without_ray_names_the_extra(tmp_path, monkeypatch) -> None
 def test_address_needs_the_ray_executor(tmp_path) -> None:
     result = run_cli(write_live_call_config(tmp_path), tmp_path / "run", "--address", "auto")
     assert result.exit_code == 2 and "--executor ray" in result.output
+
+
+@pytest.mark.slow  # a PostgreSQL cluster and Ray workers
+def test_ray_run_with_a_postgresql_index(ray_cluster, postgres_url, tmp_path) -> None:
+    """Workers never open the index, so a PostgreSQL index by URL works as SQLite does."""
+    from voxeval.config import load_run_config
+    from voxeval.runner import run_evaluation
+    from voxeval.store import RunStore
+
+    config = write_live_call_config(tmp_path)
+    assert run_cli(config, tmp_path / "local").exit_code == 0
+    remote = load_run_config(config).model_copy(update={"executor": "ray"})
+    run_dir = run_evaluation(remote, tmp_path / "ray", index_url=postgres_url)
+    assert not (run_dir / "index.sqlite").exists()
+    store = RunStore(run_dir, index_url=postgres_url)
+    try:
+        assert len(store.finished_keys()) == 16
+    finally:
+        store.close()
+    assert (tmp_path / "local" / "report" / "scores.csv").read_text() == (
+        run_dir / "report" / "scores.csv"
+    ).read_text()
