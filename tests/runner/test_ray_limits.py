@@ -113,6 +113,7 @@ def max_overlap(intervals: list[tuple[float, float]]) -> int:
     return peak
 
 
+@pytest.mark.slow  # two worker processes and two actors start on a 2-CPU cluster
 def test_two_workers_together_never_exceed_the_concurrency(ray_cluster) -> None:
     ray = ray_cluster
     run_id = f"limits-{uuid.uuid4().hex[:6]}"
