@@ -185,6 +185,14 @@ class WorkerPool:
             )
             for i in range(shape.workers)
         ]  # fmt: skip
+        try:  # a worker that cannot build the run (e.g. the folder is not shared) says why
+            ray.get([actor.pid.remote() for actor in self.actors])
+        except ray.exceptions.RayError as exc:
+            self.close()
+            raise ConfigError(
+                f"ray: the workers could not start ({exc}); is the run folder "
+                f"{ctx.store.run_dir} reachable at that path on every node?"
+            ) from None
         self._free: queue.Queue[int] = queue.Queue()
         for _ in range(shape.slots):
             for index in range(shape.workers):
@@ -242,8 +250,8 @@ def run_units_on_ray(
         cpus = float(ray.cluster_resources().get("CPU", 1.0))
         shape = pool_shape(ctx.config, kind, cpus, len(units))
         ctx.console.print(
-            f"ray: {shape.workers} workers x {shape.slots} units, {shape.num_cpus:g} CPU each "
-            f"({kind})"
+            f"ray: {shape.workers} workers, each {shape.num_cpus:g} CPU and up to "
+            f"{shape.slots} units at once ({kind})"
         )
         pool = WorkerPool(ray, ctx, shape, retry, ctx.config.ray.max_retries)
 
