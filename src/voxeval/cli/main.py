@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "commands_run",
     "commands_scenarios",
     "commands_speech",
+    "commands_view",
 )
 for _module in COMMAND_MODULES:
     importlib.import_module(f"voxeval.cli.{_module}")
