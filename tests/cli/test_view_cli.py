@@ -47,4 +47,4 @@ def test_view_without_runs_reads_the_root_and_picks_a_free_port(
     result = CliRunner().invoke(app, ["view", "--root", str(tmp_path / "missing"), "--port", "0"])
     assert result.exit_code == 0, result.output
     assert served["port"] > 0 and f"http://127.0.0.1:{served['port']}/" in result.output
-    assert "does not exist yet" in result.output
+    assert "does not exist yet" in " ".join(result.output.split())
