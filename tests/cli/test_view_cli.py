@@ -24,7 +24,9 @@ def served(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     return calls
 
 
-def test_view_serves_the_given_runs_and_prints_the_url(tmp_path: Path, served: dict[str, Any]) -> None:
+def test_view_serves_the_given_runs_and_prints_the_url(
+    tmp_path: Path, served: dict[str, Any]
+) -> None:
     RunStore(tmp_path / "one").close()
     result = CliRunner().invoke(app, ["view", str(tmp_path / "one"), "--port", "8123"])
     assert result.exit_code == 0, result.output

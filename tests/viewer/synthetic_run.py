@@ -43,7 +43,9 @@ def _timeline(rng: np.random.Generator) -> Timeline:
     return Timeline(segments, [tool], EndEvent(round(t, 2), "user_end_call"))
 
 
-def synthetic_run(folder: Path, units: int, *, seed: int = 0, artifacts_every: int = 50) -> SyntheticRun:
+def synthetic_run(
+    folder: Path, units: int, *, seed: int = 0, artifacts_every: int = 50
+) -> SyntheticRun:
     """Write a run of ``units`` units in ``folder`` (about 2% failed, 1% never started);
     every ``artifacts_every``-th done unit gets a short call recording and timeline."""
     rng = np.random.default_rng(seed)
@@ -55,7 +57,9 @@ def synthetic_run(folder: Path, units: int, *, seed: int = 0, artifacts_every: i
         for condition in CONDITIONS
         for system in SYSTEMS
     ][:units]
-    store.write_provenance({"suite": "synthetic", "seed": seed, "systems": [{"name": s} for s in SYSTEMS]})
+    store.write_provenance(
+        {"suite": "synthetic", "seed": seed, "systems": [{"name": s} for s in SYSTEMS]}
+    )
     store.record_items(plan)
     failed = pending = 0
     sr = 8000
@@ -66,27 +70,40 @@ def synthetic_run(folder: Path, units: int, *, seed: int = 0, artifacts_every: i
             continue
         if draw < 0.03:
             store.start(unit)
-            store.finish(unit, "failed", "HarnessFault: the judge endpoint timed out", cause="judge")
+            store.finish(
+                unit, "failed", "HarnessFault: the judge endpoint timed out", cause="judge"
+            )
             failed += 1
             continue
         success = bool(rng.random() < (0.7 if unit.system == "alpha" else 0.55))
         latency = float(rng.gamma(4.0, 0.3))
         faithful = float(rng.integers(1, 4))
+        mismatched = {} if success else {"day": 1}
+        reasoning = f"The agent kept to the record in turn {n % 4}."
         scores = {
-            "task_completion": Score(float(success), success, {"mismatched": {} if success else {"day": 1}}),
+            "task_completion": Score(float(success), success, {"mismatched": mismatched}),
             "response_latency": Score(latency, None, {"turns": 3}),
-            "faithfulness": Score(faithful, faithful >= 2,
-                                  {"reasoning": f"The agent kept to the record in turn {n % 4}."}),
-        }  # fmt: skip
+            "faithfulness": Score(faithful, faithful >= 2, {"reasoning": reasoning}),
+        }
         if n % artifacts_every == 0:
             folder_of_unit = store.unit_dir(unit)
             timeline = _timeline(rng)
             length = timeline.end.t if timeline.end else 1.0
             t = np.arange(int(sr * length)) / sr
-            wave = (0.2 * np.sin(2 * np.pi * 220 * t) * (rng.random(len(t)) > 0.5)).astype(np.float32)
+            wave = (0.2 * np.sin(2 * np.pi * 220 * t) * (rng.random(len(t)) > 0.5)).astype(
+                np.float32
+            )
             write_audio(Audio(wave, sr), folder_of_unit / "mixed.wav")
             timeline.write_jsonl(folder_of_unit / "events.jsonl")
-            diff = {} if success else {"members": {"records_changed": {"K1": {"day": {"expected": "fri", "actual": "sat"}}}}}
+            diff = (
+                {}
+                if success
+                else {
+                    "members": {
+                        "records_changed": {"K1": {"day": {"expected": "fri", "actual": "sat"}}}
+                    }
+                }
+            )
             (folder_of_unit / "db_diff.json").write_text(json.dumps({"tables": diff}))
         store.complete(unit, scores)
     _write_summary(store, seed)
@@ -105,10 +122,12 @@ def _write_summary(store: RunStore, seed: int) -> None:
             values = np.array([r.value for r in rows if r.metric == metric and r.value is not None])
             if len(values) == 0:
                 continue
-            half = 1.96 * float(values.std(ddof=1)) / np.sqrt(len(values)) if len(values) > 1 else 0.0
+            half = (
+                1.96 * float(values.std(ddof=1)) / np.sqrt(len(values)) if len(values) > 1 else 0.0
+            )
             mean = float(values.mean())
             overall[metric] = {"mean": mean, "ci_low": mean - half, "ci_high": mean + half,
-                               "n": int(len(values)), "method": "normal"}  # fmt: skip
+                               "n": len(values), "method": "normal"}  # fmt: skip
         systems[system] = {"overall": overall, "statistics": {"unit": "item"}, "not_run": {}}
     summary = {"run_id": store.run_id, "suite": {"name": "synthetic", "protocol": "live_call"},
                "seed": seed, "systems": systems}  # fmt: skip

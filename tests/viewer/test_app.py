@@ -25,7 +25,7 @@ def unit_seq(run: Path, item: str, system: str, condition: str = "clean") -> int
 
 
 def table_rows(html: str) -> list[str]:
-    body = html.split('<tbody>', 1)[1].split("</tbody>", 1)[0] if "<tbody>" in html else ""
+    body = html.split("<tbody>", 1)[1].split("</tbody>", 1)[0] if "<tbody>" in html else ""
     return re.findall(r"<tr class=\"outcome-[a-z]+\".*?</tr>", body, flags=re.S)
 
 
@@ -50,7 +50,9 @@ def test_empty_root_explains_what_to_run(tmp_path: Path) -> None:
     assert 'id="empty-runs"' in html and "voxeval run" in html and "--out" in html
 
 
-def test_run_page_shows_the_summary_numbers_and_links_the_report(client: Any, runs_root: Path) -> None:
+def test_run_page_shows_the_summary_numbers_and_links_the_report(
+    client: Any, runs_root: Path
+) -> None:
     summary = json.loads((runs_root / "live-run" / "report" / "summary.json").read_text())
     html = client.get("/runs/live-run").text
     for system in ("good", "wrong"):
@@ -116,7 +118,9 @@ def test_unit_table_sorts_and_keeps_the_query_in_links(client: Any) -> None:
     assert "system=good&amp;metric=task_completion&amp;sort=value" in filtered
 
 
-def test_failed_call_page_shows_the_database_diff_and_tool_calls(client: Any, runs_root: Path) -> None:
+def test_failed_call_page_shows_the_database_diff_and_tool_calls(
+    client: Any, runs_root: Path
+) -> None:
     seq = unit_seq(runs_root / "live-run", "book-1", "wrong")
     html = client.get(f"/runs/live-run/units/{seq}").text
     diff = html.split('id="db-diff"', 1)[1].split("</section>", 1)[0]
@@ -145,7 +149,9 @@ def test_audio_call_page_plays_every_track_under_a_timeline(client: Any, runs_ro
     assert len(svgs) == 3
     events = [
         json.loads(line)
-        for line in next((runs_root / "audio-run" / "items").rglob("events.jsonl")).read_text().splitlines()
+        for line in next((runs_root / "audio-run" / "items").rglob("events.jsonl"))
+        .read_text()
+        .splitlines()
     ]
     speech = [e for e in events if e["type"] == "speech"]
     tools = [e for e in events if e["type"] == "tool_call"]
@@ -164,10 +170,14 @@ def test_failed_unit_page_shows_the_cause_and_traceback(client: Any, runs_root: 
     assert "error.txt (traceback)" in failure and "has no reply for item" in failure
 
 
-def test_single_turn_page_has_query_and_reply_audio_and_transcripts(client: Any, runs_root: Path) -> None:
+def test_single_turn_page_has_query_and_reply_audio_and_transcripts(
+    client: Any, runs_root: Path
+) -> None:
     seq = unit_seq(runs_root / "single-run", "q1", "recorded")
     html = client.get(f"/runs/single-run/units/{seq}").text
-    names = re.findall(r'<audio id="track-\d" controls preload="metadata" src="[^"]+/([^/"]+)"', html)
+    names = re.findall(
+        r'<audio id="track-\d" controls preload="metadata" src="[^"]+/([^/"]+)"', html
+    )
     assert names == ["user.wav", "assistant.wav"]
     assert "Boil the egg for eight minutes." in html and "Transcript 3" in html
     assertions = html.split('id="score-assertions"', 1)[1].split("</tr>", 1)[0]

@@ -27,10 +27,14 @@ def test_play_a_track_to_its_end(page: Any, server: LiveServer) -> None:
     page.wait_for_function("document.querySelector('audio#track-1').ended", timeout=10_000)
     assert audio.evaluate("a => a.currentTime") > 0.4
     # the playhead of its figure followed the track
-    assert page.locator('svg[data-track="track-1"] .playhead').get_attribute("visibility") == "visible"
+    assert (
+        page.locator('svg[data-track="track-1"] .playhead').get_attribute("visibility") == "visible"
+    )
 
 
-def test_filter_the_table_then_open_a_failed_call_and_see_its_diff(page: Any, server: LiveServer) -> None:
+def test_filter_the_table_then_open_a_failed_call_and_see_its_diff(
+    page: Any, server: LiveServer
+) -> None:
     page.goto(f"{server.url}/runs/live-run/units")
     assert page.locator("#units-table tbody tr").count() == 8
     page.get_by_label("Metric").select_option("task_completion")  # submits on change
@@ -54,9 +58,11 @@ def test_keyboard_moves_through_rows_and_pages(page: Any, server: LiveServer) ->
     page.keyboard.press("j")
     page.keyboard.press("j")
     current = page.locator("tr.kbd-current")
-    assert current.count() == 1 and current.locator("td").first.inner_text() == page.locator(
-        "#units-table tbody tr:nth-child(2) td"
-    ).first.inner_text()
+    assert (
+        current.count() == 1
+        and current.locator("td").first.inner_text()
+        == page.locator("#units-table tbody tr:nth-child(2) td").first.inner_text()
+    )
     page.keyboard.press("Enter")  # the row's link has the focus
     page.wait_for_url("**/units/*")
     page.keyboard.press("n")  # next unit in plan order

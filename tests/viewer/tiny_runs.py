@@ -52,13 +52,23 @@ def single_turn_run(folder: Path) -> Path:
                 "name": "two",
                 "protocol": "single_turn",
                 "queries": [
-                    {"id": "q1", "text": "How long do I boil an egg?", "category": "SR",
-                     "audio": "q1.wav",
-                     "assertions": [{"kind": "number", "values": ["8"], "tolerance": 2}]},
-                    {"id": "q2", "text": "What's the weather like?", "category": "PF",
-                     "subcategory": "tone", "audio": "q2.wav", "assertions": [{"kind": "forbid", "values": ["Paris"]}]},
+                    {
+                        "id": "q1",
+                        "text": "How long do I boil an egg?",
+                        "category": "SR",
+                        "audio": "q1.wav",
+                        "assertions": [{"kind": "number", "values": ["8"], "tolerance": 2}],
+                    },
+                    {
+                        "id": "q2",
+                        "text": "What's the weather like?",
+                        "category": "PF",
+                        "subcategory": "tone",
+                        "audio": "q2.wav",
+                        "assertions": [{"kind": "forbid", "values": ["Paris"]}],
+                    },
                 ],
-            }  # fmt: skip
+            }
         )
     )
     good, broken = folder / "replies", folder / "broken"
