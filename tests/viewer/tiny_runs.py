@@ -102,10 +102,16 @@ def live_text_run(folder: Path) -> Path:
     return folder / "live-run"
 
 
-def live_audio_run(folder: Path) -> Path:
-    """One recorded audio call of the wrong agent (espeak voices, loopback ASR)."""
+def live_audio_run(folder: Path, *, embedded_asr: bool = False) -> Path:
+    """One recorded audio call of the wrong agent (espeak voices); the caller hears through
+    a loopback ASR, or through the embedded Whisper tiny.en with ``embedded_asr`` (the docs'
+    screenshots: real transcripts, needs the model packages)."""
     with FakeOpenAIServer(transcriber) as server:
-        asr = {"provider": "openai", "base_url": server.url}
+        asr = (
+            {"provider": "whisper-tiny-en"}
+            if embedded_asr
+            else {"provider": "openai", "base_url": server.url}
+        )
         config = write_live_config(
             folder / "live-audio",
             trials=1,
