@@ -15,11 +15,12 @@ from tests.viewer.synthetic_run import SyntheticRun, synthetic_run
 
 @pytest.fixture(scope="session")
 def runs_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder holding the three tiny runs (and their inputs, which are not runs)."""
+    """A folder holding the four tiny runs (and their inputs, which are not runs)."""
     root = tmp_path_factory.mktemp("viewer-runs")
     tiny_runs.single_turn_run(root)
     tiny_runs.live_text_run(root)
     tiny_runs.live_audio_run(root)
+    tiny_runs.multi_turn_run(root)
     return root
 
 

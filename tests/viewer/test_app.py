@@ -209,3 +209,21 @@ def test_files_outside_the_run_or_of_other_kinds_are_not_served(
         link.unlink()
     assert client.get("/runs/nope").status_code == 404
     assert client.get("/runs/single-run/units/999").status_code == 404
+
+
+def test_dialogue_page_has_a_player_per_reply_and_the_rubric(client: Any, runs_root: Path) -> None:
+    run = runs_root / "dialogue-run"
+    seq = unit_seq(run, "d1", "recorded")
+    html = client.get(f"/runs/dialogue-run/units/{seq}").text
+    names = re.findall(
+        r'<audio id="track-\d" controls preload="metadata" src="[^"]+/([^/"]+)"', html
+    )
+    assert names == ["reply_1.wav", "reply_2.wav"]
+    assert "reply to user turn 2" in html
+    dialogue = html.split('id="dialogue-h"', 1)[1].split("</section>", 1)[0]
+    assert (
+        "&lt;anxious tone&gt; user says d1 turn 2" in dialogue and "recorded d1.turn2" in dialogue
+    )
+    stored = json.loads((run / "items" / "d1" / "recorded" / "0" / "scores.json").read_text())
+    rubric = html.split('id="score-rubric"', 1)[1].split("</tr>", 1)[0]
+    assert f'<td class="num">{stored["rubric"]["value"]:.3g}</td>' in rubric  # 0.75

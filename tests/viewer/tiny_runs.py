@@ -4,7 +4,8 @@
   and one whose reply to q2 is missing (so that unit fails on our side, with error.txt);
 - a text-mode live call run (tests/protocols/test_live_call's suite): the ``wrong`` agent
   books the wrong day, so its calls fail task completion and leave a database diff;
-- an audio live call (espeak voices, a loopback ASR): recorded tracks and a timeline."""
+- an audio live call (espeak voices, a loopback ASR): recorded tracks and a timeline;
+- a multi-turn run (tests/protocols/test_multi_turn's): a reply WAV per turn, rubric scores."""
 
 from __future__ import annotations
 
@@ -129,3 +130,15 @@ def live_audio_run(folder: Path, *, embedded_asr: bool = False) -> Path:
         )
         _run(config, folder / "audio-run", "--limit", "1")
     return folder / "audio-run"
+
+
+def multi_turn_run(folder: Path) -> Path:
+    """tests/protocols/test_multi_turn's run: 3 two-turn dialogues answered by a live HTTP
+    system and a replay system, judged by a loopback judge against rubric criteria."""
+    from tests.protocols.test_multi_turn import World
+    from tests.protocols.test_multi_turn import write_config as write_dialogue_config
+
+    with FakeOpenAIServer(World()) as server:
+        config = write_dialogue_config(folder / "dialogues", server.url)
+        _run(config, folder / "dialogue-run")
+    return folder / "dialogue-run"
