@@ -11,10 +11,10 @@ import tempfile
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
-
 from tests.support.browser import chromium_path
 from tests.support.live_server import LiveServer
 from tests.viewer import tiny_runs
+
 from voxeval.viewer import create_app
 
 SHOTS = {
