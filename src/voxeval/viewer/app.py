@@ -148,7 +148,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
     @app.get("/runs/{slug}/report")
     def report(slug: str) -> Any:
         info = run_or_404(slug)
-        if not info.has_report and not (info.path / "report" / "index.html").is_file():
+        if not info.has_report:
             raise HTTPException(
                 status_code=404,
                 detail=f"run {slug!r} has no static report yet: voxeval report {info.path}",
@@ -184,7 +184,7 @@ def _figures(info: RunInfo, art: UnitArtifacts) -> list[dict[str, Any]]:
                 overlaps=art.overlaps if with_timeline else None,
                 track_id=f"track-{n}",
             )
-        except (RuntimeError, OSError, ValueError) as exc:
+        except Exception as exc:  # a damaged file must not take the whole page down
             svg = ""
             art.unreadable[track.name] = f"{type(exc).__name__}: {exc}"
         figures.append(
@@ -196,19 +196,17 @@ def _figures(info: RunInfo, art: UnitArtifacts) -> list[dict[str, Any]]:
             }
         )
     if art.timeline is not None and timeline_track is None:
-        figures.append(
-            {
-                "id": "",
-                "track": None,
-                "url": "",
-                "svg": figure_svg(
-                    title="event timeline (text-mode call: no audio)",
-                    audio=None,
-                    timeline=art.timeline,
-                    overlaps=art.overlaps,
-                ),
-            }
-        )
+        try:
+            svg = figure_svg(
+                title="event timeline (text-mode call: no audio)",
+                audio=None,
+                timeline=art.timeline,
+                overlaps=art.overlaps,
+            )
+        except Exception as exc:  # e.g. a hand-edited events.jsonl with a text time
+            art.timeline_error = f"events.jsonl: {type(exc).__name__}: {exc}"
+        else:
+            figures.append({"id": "", "track": None, "url": "", "svg": svg})
     return figures
 
 

@@ -37,9 +37,16 @@ class RunInfo:
     commit: str
     dirty: bool
     systems: tuple[str, ...]
-    index_url: str | None
-    has_report: bool
-    has_summary: bool
+    recorded_index_url: str | None  # a shared database named in run.yaml (password hidden)
+
+    @property
+    def has_report(self) -> bool:
+        return (self.path / layout.REPORT_DIR / REPORT_HTML).is_file()
+
+    @property
+    def index_url(self) -> str | None:
+        """Looked up on each use: the index appears when a run starts after the viewer."""
+        return index_url(self.path, self.recorded_index_url)
 
 
 def discover(runs: Sequence[Path], root: Path | None) -> list[Path]:
@@ -143,9 +150,7 @@ class Catalog:
             commit=str(git.get("commit") or "")[:12],
             dirty=bool(git.get("dirty")),
             systems=tuple(str(s) for s in systems if s),
-            index_url=index_url(path, doc.get("index_url")),
-            has_report=(path / layout.REPORT_DIR / REPORT_HTML).is_file(),
-            has_summary=(path / layout.REPORT_DIR / SUMMARY_FILE).is_file(),
+            recorded_index_url=str(doc["index_url"]) if doc.get("index_url") else None,
         )
 
     def summary(self, path: Path) -> dict[str, Any]:
@@ -170,12 +175,13 @@ class Catalog:
 
     def index(self, info: RunInfo) -> RunIndex | None:
         """The run's open index, or None when it has none (yet)."""
-        if info.index_url is None:
+        url = info.index_url
+        if url is None:
             return None
         with self._lock:
             index = self._indexes.get(info.path)
             if index is None:
-                index = RunIndex(info.index_url, info.run_id)
+                index = RunIndex(url, info.run_id)
                 self._indexes[info.path] = index
             return index
 
