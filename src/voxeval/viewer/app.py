@@ -41,6 +41,8 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
     templates = template_environment(TEMPLATES_DIR)
     templates.filters["tojson_pretty"] = _pretty_json
     templates.filters["num"] = _num
+    for name in ("runs.html", "run.html", "units.html", "unit.html", "message.html"):
+        templates.get_template(name)  # compiled now, not on the first visitor's request
     catalog = Catalog(runs, root)
     catalog.scan()
     app = FastAPI(title="voxeval view", docs_url=None, redoc_url=None, openapi_url=None)
