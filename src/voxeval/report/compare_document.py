@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from voxeval import atomic_files
-
 from voxeval.report.blocks import Block, BulletList, Heading, Paragraph, TableBlock, fmt_num
 from voxeval.report.blocks import fmt_mean_ci as _fmt_mean_ci
 from voxeval.report.html import STYLE, block_html
@@ -138,9 +137,7 @@ def _item_blocks(metric: str, entry: Mapping[str, Any], unit: str) -> list[Block
         blocks += [
             Heading(4, f"{metric}: {c['run']} against {c['baseline']}"),
             Paragraph(note + "."),
-            FlaggedTable(
-                ["item", "condition", unit, "baseline", "run", "delta"], rows, flags
-            ),
+            FlaggedTable(["item", "condition", unit, "baseline", "run", "delta"], rows, flags),
         ]
     return blocks
 

@@ -27,7 +27,7 @@ from voxeval import atomic_files
 from voxeval.analysis.bootstrap import NOTE_TOO_FEW_CLUSTERS
 from voxeval.analysis.rank_intervals import rank_intervals
 from voxeval.errors import ConfigError
-from voxeval.report.blocks import BulletList, Heading, Paragraph, TableBlock, fmt_mean_ci
+from voxeval.report.blocks import Block, BulletList, Heading, Paragraph, TableBlock, fmt_mean_ci
 from voxeval.report.markdown import block_markdown
 from voxeval.report.run_compare import direction_of
 from voxeval.report.run_source import RunSource, check_same_suite, open_run_source
@@ -63,15 +63,15 @@ class Leaderboard:
 
 
 def _headline(runs: Sequence[RunSource], rows_by_run: Mapping[str, Any]) -> list[str]:
-    with_values = {
-        r.metric for run in runs for r in rows_by_run[run.run_id] if r.ran
-    }  # fmt: skip
+    with_values = {r.metric for run in runs for r in rows_by_run[run.run_id] if r.ran}
     preferred = HEADLINE.get(runs[0].protocol)
-    if preferred in with_values:
+    if preferred is not None and preferred in with_values:
         return [preferred]
     directed = sorted(m for m in with_values if direction_of(m) is not None)
     if not directed:
-        raise ConfigError("leaderboard: no metric with a better direction has a value; use --metric")
+        raise ConfigError(
+            "leaderboard: no metric with a better direction has a value; use --metric"
+        )
     return [directed[0]]
 
 
@@ -223,7 +223,7 @@ def render_markdown(board: Leaderboard) -> str:
              str(row.get("seed")), str(row.get("voxeval_version") or "–"),
              str(row.get("commit") or "–"), str(row.get("date") or "–")]
         )  # fmt: skip
-    blocks = [
+    blocks: list[Block] = [
         Heading(1, f"Leaderboard: {board.suite['name']} ({board.suite['protocol']})"),
         Paragraph(
             f"Ranked by {board.metrics[0]} ({board.better[board.metrics[0]]} is better). A "

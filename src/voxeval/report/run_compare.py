@@ -210,10 +210,7 @@ def _system_entry(
             comparisons.append(entry)
         metrics[metric] = {
             "better": better,
-            "runs": {
-                r.run_id: overall[r.run_id].get(system, {}).get(metric)
-                for r in holders
-            },
+            "runs": {r.run_id: overall[r.run_id].get(system, {}).get(metric) for r in holders},
             "comparisons": comparisons,
         }
     for family in families.values():
