@@ -27,8 +27,10 @@ same runs give the same numbers.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +38,7 @@ from voxeval.analysis.bootstrap import Stat, metric_stats
 from voxeval.analysis.perturbation_effects import ALPHA, derived_seed, holm_adjust
 from voxeval.analysis.sign_flip import EXACT_MAX_UNITS, MONTE_CARLO_RESAMPLES, sign_flip_test
 from voxeval.errors import ConfigError, VoxevalError
-from voxeval.report.paired_items import pair_items, side_values
+from voxeval.report.paired_items import SideValues, pair_items, side_values
 from voxeval.report.run_source import RunSource, check_same_suite, open_run_source
 from voxeval.scoring.metric_direction import metric_direction
 from voxeval.store import ScoreRow
@@ -128,9 +130,30 @@ class _Loaded:
     def run_id(self) -> str:
         return self.source.run_id
 
+    @cached_property
+    def _by_system_metric(self) -> dict[tuple[str, str], list[ScoreRow]]:
+        grouped: dict[tuple[str, str], list[ScoreRow]] = defaultdict(list)
+        for row in self.rows:
+            grouped[(row.system, row.metric)].append(row)
+        return dict(grouped)
 
-def _metrics_with_values(run: _Loaded, system: str) -> list[str]:
-    return list(dict.fromkeys(r.metric for r in run.rows if r.system == system and r.ran))
+    @cached_property
+    def _units_by_system(self) -> dict[str, list[UnitRecord]]:
+        grouped: dict[str, list[UnitRecord]] = defaultdict(list)
+        for unit in self.units:
+            grouped[unit.system].append(unit)
+        return dict(grouped)
+
+    def side(self, system: str, metric: str) -> SideValues:
+        rows = self._by_system_metric.get((system, metric), [])
+        return side_values(rows, self._units_by_system.get(system, []), system, metric)
+
+    def metrics_with_values(self, system: str) -> list[str]:
+        return [
+            metric
+            for (name, metric), rows in self._by_system_metric.items()
+            if name == system and any(r.ran for r in rows)
+        ]
 
 
 def _candidate_metrics(holders: list[_Loaded], system: str, asked: list[str] | None) -> list[str]:
@@ -138,7 +161,7 @@ def _candidate_metrics(holders: list[_Loaded], system: str, asked: list[str] | N
         return list(asked)
     counts: dict[str, int] = {}
     for run in holders:
-        for metric in _metrics_with_values(run, system):
+        for metric in run.metrics_with_values(system):
             counts[metric] = counts.get(metric, 0) + 1
     return sorted(m for m, n in counts.items() if n >= 2 and direction_of(m) is not None)
 
@@ -148,8 +171,8 @@ def _compare_pair(
 ) -> dict[str, Any]:
     cluster_of = base.source.cluster_of
     paired = pair_items(
-        side_values(base.rows, base.units, system, metric),
-        side_values(other.rows, other.units, system, metric),
+        base.side(system, metric),
+        other.side(system, metric),
         cluster_of,
         (base.run_id, other.run_id),
     )
@@ -197,7 +220,7 @@ def _system_entry(
     not_compared: dict[str, str] = {}
     families: dict[str, list[tuple[str | None, dict[str, Any]]]] = {}
     for metric in _candidate_metrics(holders, system, asked):
-        with_values = [r.run_id for r in holders if metric in _metrics_with_values(r, system)]
+        with_values = [r.run_id for r in holders if metric in r.metrics_with_values(system)]
         if len(with_values) < 2:
             where = ", ".join(with_values) or "no run"
             not_compared[metric] = f"scores with a value in {where} only"
