@@ -72,12 +72,13 @@ def stored_run(
     failed: Iterable[WorkUnit] = (),
     suite_name: str = "syn",
     judge: dict | None = None,
+    protocol: str = "live_call",
 ) -> Path:
-    """A run folder of a one-file live-call suite holding ``rows`` (done units) and the
+    """A run folder of a one-file suite (live calls by default) holding ``rows`` (done units) and the
     ``failed`` units (failed on voxeval's side, cause ``simulator``)."""
     suite = tmp / f"suite-{suite_name}.yaml"
     suite.write_text(
-        yaml.safe_dump({"protocol": "live_call", "name": suite_name, "version": "1.0"}),
+        yaml.safe_dump({"protocol": protocol, "name": suite_name, "version": "1.0"}),
         encoding="utf-8",
     )
     rows = list(rows)

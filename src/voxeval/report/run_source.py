@@ -8,9 +8,11 @@ folder is refused before ``RunStore`` (which would create one) is touched.
 
 from __future__ import annotations
 
+import csv
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,8 @@ from voxeval.benchmarks.suite_info import SuiteInfo, definition_files, resolve_s
 from voxeval.config import load_yaml
 from voxeval.errors import ConfigError, VoxevalError
 from voxeval.protocols.single_turn_summary import query_id_from_item
-from voxeval.store import RunStore, ScoreRow
+from voxeval.report.writer import SCORES_CSV
+from voxeval.store import RunStore, ScoreRow, layout
 from voxeval.store.records import UnitRecord
 from voxeval.store.run_store import is_run_folder
 
@@ -28,12 +31,32 @@ from voxeval.store.run_store import is_run_folder
 CLUSTER_UNITS = {"single_turn": "query", "live_call": "scenario", "multi_turn": "dialogue"}
 
 
-def cluster_function(protocol: str) -> Callable[[str, str], str]:
+def cluster_function(
+    protocol: str, query_ids: Mapping[str, str] | None = None
+) -> Callable[[str, str], str]:
     """``(item_id, condition) -> independent unit``: single-turn items of one query (all its
-    voices and conditions) form one unit; in the other protocols an item is its own unit."""
+    voices and conditions) form one unit (``query_ids`` first, then the item id's query
+    part); in the other protocols an item is its own unit."""
     if protocol == "single_turn":
-        return query_id_from_item
+        known = query_ids or {}
+        return lambda item_id, condition: (
+            known.get(item_id) or query_id_from_item(item_id, condition)
+        )
     return lambda item_id, _condition: item_id
+
+
+def stored_query_ids(run_dir: Path) -> dict[str, str]:
+    """Item id -> query id from the run's ``report/scores.csv`` (the rendered suite's
+    manifest as the run read it); empty when the file or the column is missing."""
+    path = run_dir / layout.REPORT_DIR / SCORES_CSV
+    if not path.is_file():
+        return {}
+    with path.open(encoding="utf-8", newline="") as handle:
+        return {
+            row["item_id"]: row["query_id"]
+            for row in csv.DictReader(handle)
+            if row.get("item_id") and row.get("query_id")
+        }
 
 
 def suite_version(info: SuiteInfo) -> str:
@@ -92,8 +115,13 @@ class RunSource:
     def cluster_unit(self) -> str:
         return CLUSTER_UNITS.get(self.protocol, "item")
 
+    @cached_property
+    def _cluster_function(self) -> Callable[[str, str], str]:
+        query_ids = stored_query_ids(self.path) if self.protocol == "single_turn" else None
+        return cluster_function(self.protocol, query_ids)
+
     def cluster_of(self, item_id: str, condition: str) -> str:
-        return cluster_function(self.protocol)(item_id, condition)
+        return self._cluster_function(item_id, condition)
 
     def rows(self) -> list[ScoreRow]:
         """Score rows of the done units (system faults included, scored as failures)."""
