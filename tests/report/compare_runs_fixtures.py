@@ -74,8 +74,8 @@ def stored_run(
     judge: dict | None = None,
     protocol: str = "live_call",
 ) -> Path:
-    """A run folder of a one-file suite (live calls by default) holding ``rows`` (done units) and the
-    ``failed`` units (failed on voxeval's side, cause ``simulator``)."""
+    """A run folder of a one-file suite (live calls by default) holding ``rows`` (done
+    units) and the ``failed`` units (failed on voxeval's side, cause ``simulator``)."""
     suite = tmp / f"suite-{suite_name}.yaml"
     suite.write_text(
         yaml.safe_dump({"protocol": protocol, "name": suite_name, "version": "1.0"}),
