@@ -188,6 +188,7 @@ def test_files_mark_regressions_with_colour_and_text_and_repeat_bytes(
     assert data["flags"][0]["flag"] == "regression"
     markdown, html = first[1].decode(), first[2].decode()
     assert "▼ REGRESSION" in markdown and "| task_completion | higher |" in markdown
+    assert "| s03 | clean | s03 | 1 | 0 | -1 | ▼ worse |" in markdown
     assert "<tr class='regression'><td>task_completion</td>" in html
     assert "▼ REGRESSION" in html and "tr.regression td" in html
     assert "http://" not in html and "https://" not in html  # self-contained

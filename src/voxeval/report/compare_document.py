@@ -19,6 +19,7 @@ from voxeval.report.markdown import block_markdown
 from voxeval.report.run_compare import CHANGED, IMPROVEMENT, REGRESSION, RunComparison
 
 MARKERS = {REGRESSION: "▼ REGRESSION", IMPROVEMENT: "▲ improvement", CHANGED: "◆ changed"}
+ITEM_MARKERS = {REGRESSION: "▼ worse", IMPROVEMENT: "▲ better"}
 MAX_ITEM_ROWS = 10  # per metric and run: the largest changes (comparison.json has them all)
 COMPARE_STYLE = """
 tr.regression td { background: #fde2e1; color: #7a0b07; }
@@ -122,22 +123,24 @@ def _item_blocks(metric: str, entry: Mapping[str, Any], unit: str) -> list[Block
         better = entry.get("better")
         changed.sort(key=lambda i: (-_badness(better, i["delta"]), i["item_id"], i["condition"]))
         shown = changed[:MAX_ITEM_ROWS]
-        rows = [
-            [i["item_id"], i["condition"], i["cluster"], fmt_num(i["baseline"]),
-             fmt_num(i["value"]), fmt_num(i["delta"])]
-            for i in shown
-        ]  # fmt: skip
         flags: list[str | None] = [
             (REGRESSION if _badness(better, i["delta"]) > 0 else IMPROVEMENT) if better else None
             for i in shown
         ]
+        rows = [
+            [i["item_id"], i["condition"], i["cluster"], fmt_num(i["baseline"]),
+             fmt_num(i["value"]), fmt_num(i["delta"]), ITEM_MARKERS.get(flag or "", "")]
+            for i, flag in zip(shown, flags, strict=True)
+        ]  # fmt: skip
         note = f"{len(changed)} of {c['paired_items']} paired items changed"
         if len(changed) > len(shown):
             note += f"; the {len(shown)} largest (worst first) are shown"
         blocks += [
             Heading(4, f"{metric}: {c['run']} against {c['baseline']}"),
             Paragraph(note + "."),
-            FlaggedTable(["item", "condition", unit, "baseline", "run", "delta"], rows, flags),
+            FlaggedTable(
+                ["item", "condition", unit, "baseline", "run", "delta", "change"], rows, flags
+            ),
         ]
     return blocks
 
