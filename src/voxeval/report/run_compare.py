@@ -20,9 +20,9 @@ holds it; every later run holding it is compared with that baseline:
   (``metric_direction``) is a ``regression``, in its good direction an ``improvement``;
   a significant change of a descriptive metric (asked for with ``metrics``) is ``changed``.
 
-Without ``metrics``, every metric with a better direction that has values in both runs is
-compared. Everything is seeded by the baseline run's seed, system, metric and run, so the
-same runs give the same numbers.
+Without ``metrics``, every metric with a better direction that has values in two of the
+system's runs is compared. Everything is seeded by the baseline run's seed, system, metric
+and run, so the same runs give the same numbers.
 """
 
 from __future__ import annotations
@@ -166,9 +166,7 @@ def _candidate_metrics(holders: list[_Loaded], system: str, asked: list[str] | N
     return sorted(m for m, n in counts.items() if n >= 2 and direction_of(m) is not None)
 
 
-def _compare_pair(
-    base: _Loaded, other: _Loaded, system: str, metric: str, better: str | None
-) -> dict[str, Any]:
+def _compare_pair(base: _Loaded, other: _Loaded, system: str, metric: str) -> dict[str, Any]:
     cluster_of = base.source.cluster_of
     paired = pair_items(
         base.side(system, metric),
@@ -228,7 +226,7 @@ def _system_entry(
         better = direction_of(metric)
         comparisons = []
         for other in holders[1:]:
-            entry = _compare_pair(base, other, system, metric, better)
+            entry = _compare_pair(base, other, system, metric)
             families.setdefault(other.run_id, []).append((better, entry))
             comparisons.append(entry)
         metrics[metric] = {
