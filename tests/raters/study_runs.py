@@ -1,0 +1,123 @@
+"""Tiny finished runs made by ``voxeval run`` for the study tests: a multi-turn run with three
+replay systems (no judge: nothing but stored replies is needed) and a single-turn run with two
+replay systems."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+from typer.testing import CliRunner
+
+from voxeval.audio import Audio, write_audio
+from voxeval.cli.main import app
+
+DIALOGUES = {"d1": ("semantic", "understanding-memory"), "d2": ("ambient", None)}
+SYSTEMS = {"alpha": 500.0, "beta": 600.0, "gamma": 700.0}
+
+
+def tone(seconds: float, hz: float, rate: int = 16000) -> Audio:
+    t = np.arange(int(rate * seconds)) / rate
+    return Audio((0.3 * np.sin(2 * np.pi * hz * t)).astype(np.float32), rate)
+
+
+def _suite(root: Path) -> Path:
+    rows = []
+    for n, (did, (dimension, tier1)) in enumerate(DIALOGUES.items()):
+        turns = []
+        for k in (1, 2):
+            audio = root / "suite" / "audio" / f"{did}_{k}.wav"
+            write_audio(tone(0.4 + 0.1 * k, 200 + 40 * n + 10 * k), audio)
+            turns.append(
+                {"transcript": f"<calm tone> {did} turn {k}", "audio": f"audio/{audio.name}"}
+            )
+        row: dict[str, Any] = {
+            "id": did,
+            "dimension": dimension,
+            "turns": turns,
+            "rubrics": {
+                "general": [{"id": "criteria_s_1", "text": "Is it coherent?"}],
+                "sample": [
+                    {"id": "criteria_d_1", "text": "Does it answer?"},
+                    {"id": "criteria_d_2", "text": "Draft", "status": "rejected"},
+                ],
+            },
+        }
+        if tier1:
+            row["capability"] = {"tier1": tier1}
+        rows.append(row)
+    (root / "suite" / "dialogues.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    header = {"name": "tiny", "protocol": "multi_turn", "dialogues": "dialogues.jsonl"}
+    (root / "suite" / "suite.yaml").write_text(yaml.safe_dump(header))
+    return root / "suite"
+
+
+def _replay(root: Path, system: str, hz: float) -> Path:
+    lines = []
+    for n, did in enumerate(DIALOGUES):
+        for k in (1, 2):
+            item = f"{did}.turn{k}"
+            write_audio(tone(0.2 + 0.1 * n + 0.05 * k, hz), root / system / f"{item}.wav")
+            lines.append(json.dumps({"item_id": item, "audio": f"{item}.wav", "text": system}))
+    manifest = root / system / "replies.jsonl"
+    manifest.write_text("\n".join(lines) + "\n")
+    return manifest
+
+
+def multi_turn_run(root: Path) -> Path:
+    config = {
+        "suite": str(_suite(root)),
+        "systems": [
+            {"name": name, "type": "replay", "manifest": str(_replay(root, name, hz))}
+            for name, hz in SYSTEMS.items()
+        ],
+        "metrics": [],
+        "cache_dir": str(root / "cache"),
+    }
+    path = root / "run.yaml"
+    path.write_text(yaml.safe_dump(config))
+    out = root / "run"
+    result = CliRunner().invoke(app, ["run", str(path), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+QUERIES = {"q1": "How long do I boil an egg?", "q2": "What's the weather like?"}
+
+
+def single_turn_run(root: Path) -> Path:
+    for n, qid in enumerate(QUERIES):
+        write_audio(tone(0.8, 200 + 60 * n, rate=22050), root / "suite1" / f"{qid}.wav")
+    suite = {
+        "name": "two",
+        "protocol": "single_turn",
+        "queries": [
+            {"id": qid, "text": text, "category": "SR", "audio": f"{qid}.wav",
+             "checklist": [f"Answers {qid}", "Is polite"]}
+            for qid, text in QUERIES.items()
+        ],
+    }  # fmt: skip
+    (root / "suite1" / "suite.yaml").write_text(yaml.safe_dump(suite))
+    systems = []
+    for name, hz in (("alpha", 500.0), ("beta", 650.0)):
+        folder = root / f"replies-{name}"
+        for qid in QUERIES:
+            write_audio(tone(0.5, hz), folder / f"{qid}.wav")
+            (folder / f"{qid}.txt").write_text(f"{name} answers {qid}")
+        systems.append({"name": name, "type": "replay", "folder": str(folder)})
+    config = {
+        "suite": str(root / "suite1"),
+        "systems": systems,
+        "metrics": ["duration"],
+        "build": {"profiles": 1, "conditions": ["clean"]},
+        "cache_dir": str(root / "cache"),
+    }
+    path = root / "run1.yaml"
+    path.write_text(yaml.safe_dump(config))
+    out = root / "run1"
+    result = CliRunner().invoke(app, ["run", str(path), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
