@@ -76,7 +76,7 @@ class DialogueSource:
 
     def user_stimulus(self, item_id: str, dialogue: Dialogue, turn: int) -> Stimulus:
         path = dialogue.turns[turn - 1].audio
-        where = f"{self.run.ctx.suite.path if self.run.ctx.suite else 'suite'}: dialogue "  # noqa: E501
+        where = f"{self.run.ctx.suite.path if self.run.ctx.suite else 'suite'}: dialogue "
         where += f"{dialogue.id!r}: field turns.{turn}.audio"
         if path is None:
             raise ConfigError(f"{where}: the user turn has no recording (render the suite)")

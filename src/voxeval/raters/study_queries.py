@@ -160,7 +160,7 @@ def record_items(source: QuerySource) -> Iterator[StudyItem]:
                 Stimulus(
                     id="example", role="example", path=relative, duration_s=seconds, text=query.text
                 )
-            ],  # fmt: skip
+            ],
             prompt_text=query.text,
             source={
                 "suite": suite_path,
