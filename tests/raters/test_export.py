@@ -42,10 +42,7 @@ def arena_study(tmp_path_factory) -> Path:
 
 def _answer(item: Any, winner: str, swap: bool) -> dict[str, Any]:
     first, second = (item.systems["b"], item.systems["a"]) if swap else tuple(item.systems.values())
-    if winner in ("tie", "both_bad"):
-        choice = winner
-    else:
-        choice = "a" if winner == first else "b"
+    choice = winner if winner in ("tie", "both_bad") else "a" if winner == first else "b"
     return {"choice": choice, "winner": winner, "first": first, "second": second,
             "reason": f"because {winner}"}  # fmt: skip
 
@@ -137,7 +134,9 @@ def test_arena_export_files_ratings_quality_and_exclusions(arena_study: Path, tm
     exported = analysis["arena"]["all"]["bt"]
     for system in PREFERENCE:
         for field in ("rating", "ci_low", "ci_high", "rank"):
-            assert exported["systems"][system][field] == pytest.approx(direct["systems"][system][field])
+            assert exported["systems"][system][field] == pytest.approx(
+                direct["systems"][system][field]
+            )
     ranked = sorted(exported["systems"], key=lambda s: -exported["systems"][s]["rating"])
     assert ranked == ["gamma", "beta", "alpha"]
     assert set(analysis["arena"]["dimensions"]) == {"semantic", "ambient"}
@@ -146,7 +145,9 @@ def test_arena_export_files_ratings_quality_and_exclusions(arena_study: Path, tm
 
     # the admin page's entry point reads the same database
     engine = create_engine(f"sqlite:///{db}")
-    quality = {q.rater_id: q for q in rater_quality(engine, load_study_config(arena_study).study_id)}
+    quality = {
+        q.rater_id: q for q in rater_quality(engine, load_study_config(arena_study).study_id)
+    }
     engine.dispose()
     assert quality["r4"].flagged and not quality["r1"].flagged
 

@@ -85,7 +85,9 @@ def test_same_seed_same_bytes_other_seed_other_gold(mt_run: Path, tmp_path: Path
 
     def golds(folder: Path) -> list[tuple[str, str]]:
         rows = [json.loads(line) for line in (folder / "items.jsonl").read_text().splitlines()]
-        return [(r["source"]["gold_of"], r["source"]["broken"]) for r in rows if r["kind"] == "gold"]
+        return [
+            (r["source"]["gold_of"], r["source"]["broken"]) for r in rows if r["kind"] == "gold"
+        ]
 
     assert golds(first) != golds(other)
 

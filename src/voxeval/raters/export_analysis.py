@@ -107,14 +107,13 @@ def arena_analysis(
     groups: dict[str, list[Battle]] = defaultdict(list)
     for battle in battles:
         groups[battle.dimension or ""].append(battle)
-    options = {"seed": seed, "n_resamples": resamples}
     out: dict[str, Any] = {
         "n_votes": len(votes),
         "raters": len({v.rater for v in votes}),
         "both_bad_counted_as_tie": True,
-        ALL: arena_summary(pooled, **options),
+        ALL: arena_summary(pooled, seed=seed, n_resamples=resamples),
         "dimensions": {
-            dimension: arena_summary(group, **options)
+            dimension: arena_summary(group, seed=seed, n_resamples=resamples)
             for dimension, group in sorted(groups.items())
             if len(groups) > 1
         },

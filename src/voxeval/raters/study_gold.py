@@ -46,8 +46,8 @@ def gold_items(
             if stimulus.role == broken_side:
                 path, seconds = audio.write(clip, item_id, stimulus.id)
             else:
-                source = audio.study_dir / stimulus.path
-                path, seconds = audio.copy(source, item_id, stimulus.id, f"item {base.item_id}")
+                original = audio.study_dir / stimulus.path
+                path, seconds = audio.copy(original, item_id, stimulus.id, f"item {base.item_id}")
             stimuli.append(stimulus.model_copy(update={"path": path, "duration_s": seconds}))
         if task == "arena":
             gold: dict[str, object] = {"choice": "b" if broken_side == "a" else "a"}

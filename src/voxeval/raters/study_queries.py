@@ -32,7 +32,7 @@ class QuerySource:
     limit: int | None = None
 
     def rendered(self) -> dict[str, RenderedQuery]:
-        return self.run.ctx.protocol.items(self.run.ctx, build=False)  # type: ignore[union-attr,no-any-return]
+        return self.run.ctx.protocol.items(self.run.ctx, build=False)  # type: ignore[union-attr]
 
     def units(self) -> list[tuple[UnitRecord, RenderedQuery]]:
         """Done units whose query is kept (category filter, first ``limit`` queries)."""
