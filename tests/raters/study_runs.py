@@ -5,6 +5,7 @@ replay systems."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import numpy as np
 import yaml
 from typer.testing import CliRunner
 
+from tests.fakes.openai_server import FakeResponse, chat_text
 from voxeval.audio import Audio, write_audio
 from voxeval.cli.main import app
 
@@ -67,22 +69,60 @@ def _replay(root: Path, system: str, hz: float) -> Path:
     return manifest
 
 
-def multi_turn_run(root: Path) -> Path:
-    config = {
+def multi_turn_run(
+    root: Path, judge_url: str | None = None, extra_systems: list[dict[str, Any]] | None = None
+) -> Path:
+    """With ``judge_url`` (a loopback ``PreferenceJudge``) the run also has rubric verdicts
+    and the arena; ``extra_systems`` join the three replay systems."""
+    config: dict[str, Any] = {
         "suite": str(_suite(root)),
         "systems": [
             {"name": name, "type": "replay", "manifest": str(_replay(root, name, hz))}
             for name, hz in SYSTEMS.items()
-        ],
+        ]
+        + list(extra_systems or []),
         "metrics": [],
         "cache_dir": str(root / "cache"),
     }
+    if judge_url:
+        config["judge"] = {"provider": "openai", "base_url": judge_url, "model": "judge"}
+        config["metrics"] = ["rubric"]
     path = root / "run.yaml"
     path.write_text(yaml.safe_dump(config))
     out = root / "run"
-    result = CliRunner().invoke(app, ["run", str(path), "--out", str(out)])
+    tolerated = ["--max-failures", "5"] if extra_systems else []  # faults of the system
+    result = CliRunner().invoke(app, ["run", str(path), "--out", str(out), *tolerated])
     assert result.exit_code == 0, result.output
     return out
+
+
+PREFERENCE = {"gamma": 3, "beta": 2, "alpha": 1}
+
+
+class PreferenceJudge:
+    """Loopback LLM judge: the arena prefers gamma > beta > alpha (each reply's text is its
+    system's name); the rubric is met by gamma always, by beta on general criteria only,
+    never by alpha."""
+
+    def __call__(self, path: str, body: Any) -> FakeResponse:
+        system, prompt = body["messages"][0]["content"], body["messages"][1]["content"]
+        if system.startswith("You compare two spoken dialogue systems"):
+            a, b = (
+                re.search(rf"=== Dialogue with model {x} ===(.*?)(?====|\Z)", prompt, re.S)
+                for x in ("A", "B")
+            )
+            assert a and b
+            score_a = max(v for k, v in PREFERENCE.items() if k in a.group(1))
+            score_b = max(v for k, v in PREFERENCE.items() if k in b.group(1))
+            winner = "A" if score_a > score_b else "B"
+            return chat_text(json.dumps({"winner": winner, "reason": "preferred"}))
+        ids = re.findall(r"^\s+(criteria_[smd]_\d+):", prompt, re.M)
+        who = next(name for name in PREFERENCE if name in prompt)
+        met = {
+            cid: int(who == "gamma" or (who == "beta" and cid.startswith("criteria_s_")))
+            for cid in ids
+        }
+        return chat_text(json.dumps(met))
 
 
 QUERIES = {"q1": "How long do I boil an egg?", "q2": "What's the weather like?"}

@@ -226,3 +226,63 @@ def test_record_export_builds_the_human_voiced_suite(tmp_path: Path) -> None:
     lines = (tmp_path / "full" / "recordings.jsonl").read_text().splitlines()
     assert [json.loads(line)["prompt_text"] for line in lines] == ["d1 turn 1", "d1 turn 2"]
     assert np.isclose(json.loads(lines[0])["duration_s"], 0.7)
+
+
+def test_human_vs_llm_judge_on_a_judged_run(tmp_path: Path) -> None:
+    """A run whose loopback judge graded rubrics and ran the arena: the export compares the
+    human answers with those verdicts."""
+    from tests.fakes.openai_server import FakeOpenAIServer
+    from tests.raters.study_runs import PreferenceJudge
+    from voxeval.analysis.classification_agreement import label_kappa
+    from voxeval.protocols.arena_judgements import arena_judgements
+    from voxeval.store import RunStore
+
+    with FakeOpenAIServer(PreferenceJudge()) as server:
+        run = multi_turn_run(tmp_path, server.url)
+    arena = tmp_path / "arena"
+    build_study(run, arena, StudyOptions(task="arena", gold=1, seed=3))
+    answers = arena_answers(arena)
+    fill_study_db(f"sqlite:///{tmp_path / 'a.db'}", arena, answers)
+    result = export_study(arena, db=f"sqlite:///{tmp_path / 'a.db'}", resamples=RESAMPLES)
+    versus = result.analysis["arena"]["human_vs_llm"]
+    store = RunStore(run)
+    llm = arena_judgements(store)
+    store.close()
+    assert len(llm) == 12  # 6 comparisons x 2 judged orders
+    human, machine = [], []
+    for vote in _direct_votes(arena, answers, {"r1", "r2", "r3"}):
+        for verdict in (j for j in llm if (j.item, j.pair) == (vote.item, vote.pair)):
+            human.append(vote.winner or "tie")
+            machine.append(verdict.winner or "tie")
+    assert versus["pairs"] == len(human) == 36 and versus["votes_unmatched"] == 0
+    assert versus["kappa"] == pytest.approx(label_kappa(human, machine)[0])
+    assert 0 < versus["kappa"] < 1  # the humans' tie, both-bad and one upset disagree
+    assert versus["ranking_spearman"]["rho"] == pytest.approx(1.0)  # same order of 3 systems
+
+    rubric = tmp_path / "rubric"
+    build_study(run, rubric, StudyOptions(task="rubric"))
+    items = load_study_items(rubric, load_study_config(rubric))
+    rubric_answers = []
+    for item in items:
+        system = item.systems["reply"]
+        # h1 ticks as the LLM does (gamma all, beta general only); h2 ticks everything
+        llm_like = {
+            c.id: int(system == "gamma" or (system == "beta" and c.id.startswith("criteria_s_")))
+            for c in item.criteria
+        }
+        rubric_answers.append(("h1", item.item_id, {"system": system, "criteria": llm_like}))
+        every = {c.id: 1 for c in item.criteria}
+        rubric_answers.append(("h2", item.item_id, {"system": system, "criteria": every}))
+    fill_study_db(f"sqlite:///{tmp_path / 'r.db'}", rubric, rubric_answers)
+    exported = export_study(rubric, db=f"sqlite:///{tmp_path / 'r.db'}")
+    section = exported.analysis["rubric"]
+    # 6 items x 2 criteria x 2 raters; h1 matches all 12, h2 the 6 the LLM met
+    assert section["human_vs_llm"]["n"] == 24
+    assert section["human_vs_llm"]["agreement"] == pytest.approx(18 / 24)
+    h1 = [v for _, _, a in rubric_answers[::2] for v in a["criteria"].values()]
+    h2 = [v for _, _, a in rubric_answers[1::2] for v in a["criteria"].values()]
+    assert section["human_vs_llm"]["kappa"] == pytest.approx(label_kappa(h1 + h2, h1 + h1)[0])
+    # gamma meets both criteria for both raters; alpha only h2's ticks (half)
+    assert section["systems"]["gamma"]["case_score"]["mean"] == pytest.approx(1.0)
+    assert section["systems"]["alpha"]["case_score"]["mean"] == pytest.approx(0.5)
+    assert section["systems"]["beta"]["criteria"]["criteria_s_1"]["pass_rate"] == 1.0

@@ -163,3 +163,38 @@ def test_single_turn_score_rubric_and_record(tmp_path: Path) -> None:
         "What's the weather like?",
     ]
     assert record.config.sample_rate == 22050  # the suite's recordings are 22.05 kHz
+
+
+def test_a_system_fault_plays_the_no_reply_cue(tmp_path: Path) -> None:
+    """An HTTP system that fails turn 2 of d1: its arena items keep the dialogue, with the
+    "no spoken response" cue where the reply would be, and name the fault."""
+    import base64
+    import re
+
+    from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, error
+    from tests.raters.study_runs import tone
+    from voxeval.audio import audio_to_wav_bytes
+
+    def live(path: str, body: bytes) -> FakeResponse:
+        found = re.search(rb'name="item_id"\r\n\r\n(d\d\.turn\d)', body)
+        assert found is not None
+        if found.group(1) == b"d1.turn2":
+            return error(400, "bad request")
+        wav = base64.b64encode(audio_to_wav_bytes(tone(0.3, 800))).decode()
+        return FakeResponse(json_body={"audio": wav, "text": "live"})
+
+    with FakeOpenAIServer(live) as server:
+        system = {"name": "live", "type": "http", "url": server.url + "/reply"}
+        run = multi_turn_run(tmp_path, extra_systems=[system])
+    built = build_study(
+        run, tmp_path / "s", StudyOptions(task="arena", systems=("alpha", "live"))
+    )
+    item = next(i for i in built.items if i.item_id == "arena:d1:alpha~live")
+    assert set(item.source["system_faults"]) == {"live"}
+    assert item.source["missing_replies"] == {"b": [2]}
+    cue = next(s for s in item.stimuli if s.id == "b2")
+    assert cue.duration_s > 0.5 and cue.path.endswith("b2.wav")
+    unit = run / "items" / "d1" / "live" / "0"
+    assert not (unit / "reply_2.wav").exists()
+    answered = next(s for s in item.stimuli if s.id == "b1")
+    assert _bytes(tmp_path / "s" / answered.path) == _bytes(unit / "reply_1.wav")
