@@ -142,13 +142,13 @@ def single_turn_run(root: Path) -> Path:
     }  # fmt: skip
     (root / "suite1" / "suite.yaml").write_text(yaml.safe_dump(suite))
     systems = []
-    for name, hz in (("alpha", 500.0), ("beta", 650.0)):
+    for name, hz, seconds in (("alpha", 500.0, 0.5), ("beta", 650.0, 1.0)):
         folder = root / f"replies-{name}"
         for qid in QUERIES:
-            write_audio(tone(0.5, hz), folder / f"{qid}.wav")
+            write_audio(tone(seconds, hz), folder / f"{qid}.wav")
             (folder / f"{qid}.txt").write_text(f"{name} answers {qid}")
         systems.append({"name": name, "type": "replay", "folder": str(folder)})
-    config = {
+    config: dict[str, Any] = {
         "suite": str(root / "suite1"),
         "systems": systems,
         "metrics": ["duration"],

@@ -286,3 +286,58 @@ def test_human_vs_llm_judge_on_a_judged_run(tmp_path: Path) -> None:
     assert section["systems"]["gamma"]["case_score"]["mean"] == pytest.approx(1.0)
     assert section["systems"]["alpha"]["case_score"]["mean"] == pytest.approx(0.5)
     assert section["systems"]["beta"]["criteria"]["criteria_s_1"]["pass_rate"] == 1.0
+
+
+def test_score_export_correlates_with_the_judge_checklist(tmp_path: Path) -> None:
+    """The judge's checklist scores are filed in the run's index as the protocol files them
+    (scoring them for real needs Whisper for the language gate: tested in tests/protocols)."""
+    from scipy import stats
+
+    from tests.raters.study_runs import single_turn_run
+    from voxeval.scoring.score import Score
+    from voxeval.store import RunStore
+
+    run = single_turn_run(tmp_path)
+    judge = {("alpha", "q1"): 4, ("alpha", "q2"): 3, ("beta", "q1"): 8, ("beta", "q2"): 7}
+    store = RunStore(run)
+    for unit in store.units():
+        query = unit.item_id.split("__")[0]
+        store.save_scores(unit, {"checklist": Score(value=float(judge[(unit.system, query)]))})
+    store.close()
+    study = tmp_path / "score"
+    build_study(run, study, StudyOptions(task="score", gold=1))
+    items = load_study_items(study, load_study_config(study))
+    human = {("alpha", "q1"): 5, ("alpha", "q2"): 2, ("beta", "q1"): 9, ("beta", "q2"): 6}
+    answers = []
+    for rater, shift in (("h1", 0), ("h2", 1)):
+        for item in items:
+            system = item.systems["reply"]
+            score = 1 if item.kind == "gold" else human[(system, item.source["query_id"])] + shift
+            answers.append((rater, item.item_id, {"system": system, "score": score}))
+    db = f"sqlite:///{tmp_path / 's.db'}"
+    fill_study_db(db, study, answers)
+    result = export_study(study, db=db)
+    section = result.analysis["score"]
+    assert result.analysis["gold"]["accuracy"] == 1.0
+    assert section["n_scores"] == 8  # 2 raters x 4 normal items; gold left out
+    assert section["systems"]["beta"]["mean"] == pytest.approx((9 + 6 + 10 + 7) / 4)
+    pairs = [(human[k] + shift, judge[k]) for shift in (0, 1) for k in human]
+    overall = section["human_vs_llm"]["overall"]
+    assert overall["n"] == 8 and overall["clusters"] == 2  # resampled by query
+    x, y = zip(*pairs, strict=True)
+    assert overall["pearson"]["r"] == pytest.approx(stats.pearsonr(x, y).statistic)
+    assert overall["spearman"]["r"] == pytest.approx(stats.spearmanr(x, y).statistic)
+    rows = (study / "export" / "scores.csv").read_text().splitlines()
+    assert rows[0] == "rater,item_id,system,score,reason" and len(rows) == 9
+
+
+def test_export_mistakes_are_named(arena_study: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    missing = runner.invoke(app, ["raters", "export", str(arena_study), "--out", str(tmp_path)])
+    assert missing.exit_code == 2
+    assert "study.db: no study database" in " ".join(missing.output.split())
+    db = f"sqlite:///{tmp_path / 'x.db'}"
+    fill_study_db(db, arena_study, [("r1", "arena:d9:alpha~beta", {"winner": "alpha"})])
+    unknown = runner.invoke(app, ["raters", "export", str(arena_study), "--db", db])
+    assert unknown.exit_code == 2
+    assert "unknown items" in " ".join(unknown.output.split())

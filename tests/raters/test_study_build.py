@@ -186,9 +186,7 @@ def test_a_system_fault_plays_the_no_reply_cue(tmp_path: Path) -> None:
     with FakeOpenAIServer(live) as server:
         system = {"name": "live", "type": "http", "url": server.url + "/reply"}
         run = multi_turn_run(tmp_path, extra_systems=[system])
-    built = build_study(
-        run, tmp_path / "s", StudyOptions(task="arena", systems=("alpha", "live"))
-    )
+    built = build_study(run, tmp_path / "s", StudyOptions(task="arena", systems=("alpha", "live")))
     item = next(i for i in built.items if i.item_id == "arena:d1:alpha~live")
     assert set(item.source["system_faults"]) == {"live"}
     assert item.source["missing_replies"] == {"b": [2]}

@@ -38,13 +38,14 @@ from typing import Any
 
 import numpy as np
 from scipy.stats import binomtest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
 from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss_kappa
 from statsmodels.stats.multitest import multipletests
 
 from voxeval.analysis.classification_agreement import label_kappa
 from voxeval.raters.export_db import ResponseRow, load_items, load_responses
 from voxeval.raters.gold_check import gold_correct
+from voxeval.raters.schema import studies_table
 from voxeval.raters.study_files import StudyItem
 
 DEFAULT_ALPHA = 0.05
@@ -344,10 +345,6 @@ def study_quality(engine: Engine, study_id: str, task: str) -> StudyQuality:
 def rater_quality(engine: Engine, study_id: str) -> list[RaterQuality]:
     """Per-rater quality of a study, for the admin page (the task is read from the
     database's study row)."""
-    from sqlalchemy import select
-
-    from voxeval.raters.schema import studies_table
-
     with engine.connect() as conn:
         task = conn.execute(
             select(studies_table.c.task).where(studies_table.c.study_id == study_id)
