@@ -140,6 +140,7 @@ def test_arena_export_files_ratings_quality_and_exclusions(arena_study: Path, tm
     ranked = sorted(exported["systems"], key=lambda s: -exported["systems"][s]["rating"])
     assert ranked == ["gamma", "beta", "alpha"]
     assert set(analysis["arena"]["dimensions"]) == {"semantic", "ambient"}
+    assert set(analysis["arena"]["bias"]["raters"]) == {"r1", "r2", "r3"}
     assert "arena verdicts" in analysis["arena"]["human_vs_llm"]["not_run"]
     assert "## Arena (18 votes)" in (out / "analysis.md").read_text()
 

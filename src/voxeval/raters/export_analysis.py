@@ -30,6 +30,7 @@ from voxeval.analysis.classification_agreement import label_kappa
 from voxeval.analysis.human_votes import load_rubric_values, load_votes
 from voxeval.analysis.judge_agreement import pseudo_agreement_table, ranking_spearman
 from voxeval.analysis.pairwise_judgement import PairwiseJudgement
+from voxeval.analysis.preference_bias import bias_summary
 from voxeval.analysis.rating_bootstrap import DEFAULT_RATING_RESAMPLES
 from voxeval.analysis.rubric_values import case_scores
 from voxeval.errors import ConfigError
@@ -118,6 +119,8 @@ def arena_analysis(
             if len(groups) > 1
         },
     }
+    # do the listeners favour the reply heard first, or the longer one? (per rater, pooled)
+    out["bias"] = bias_summary(votes, seed=seed)
     bt = out[ALL].get("bt")
     human_ratings = {s: v["rating"] for s, v in bt["systems"].items()} if bt else None
     if run is None:
