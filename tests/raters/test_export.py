@@ -289,16 +289,22 @@ def test_human_vs_llm_judge_on_a_judged_run(tmp_path: Path) -> None:
     assert section["systems"]["beta"]["criteria"]["criteria_s_1"]["pass_rate"] == 1.0
 
 
-def test_score_export_correlates_with_the_judge_checklist(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def st_run(tmp_path_factory) -> Path:
+    from tests.raters.study_runs import single_turn_run
+
+    return single_turn_run(tmp_path_factory.mktemp("single"))
+
+
+def test_score_export_correlates_with_the_judge_checklist(st_run: Path, tmp_path: Path) -> None:
     """The judge's checklist scores are filed in the run's index as the protocol files them
     (scoring them for real needs Whisper for the language gate: tested in tests/protocols)."""
     from scipy import stats
 
-    from tests.raters.study_runs import single_turn_run
     from voxeval.scoring.score import Score
     from voxeval.store import RunStore
 
-    run = single_turn_run(tmp_path)
+    run = st_run
     judge = {("alpha", "q1"): 4, ("alpha", "q2"): 3, ("beta", "q1"): 8, ("beta", "q2"): 7}
     store = RunStore(run)
     for unit in store.units():
@@ -342,3 +348,30 @@ def test_export_mistakes_are_named(arena_study: Path, tmp_path: Path) -> None:
     unknown = runner.invoke(app, ["raters", "export", str(arena_study), "--db", db])
     assert unknown.exit_code == 2
     assert "unknown items" in " ".join(unknown.output.split())
+
+
+def test_single_turn_record_export_writes_a_query_suite(st_run: Path, tmp_path: Path) -> None:
+    from voxeval.benchmarks.query_suite import load_query_suite
+
+    study = tmp_path / "record"
+    build_study(st_run, study, StudyOptions(task="record"))
+    items = load_study_items(study, load_study_config(study))
+    answers = []
+    for n, item in enumerate(items):
+        path = study / "recordings" / f"{n}.wav"
+        write_audio(tone(0.6, 250 + 40 * n, rate=48000), path)
+        answer = {"path": f"recordings/{path.name}", "duration_s": 0.6, "sample_rate": 48000}
+        answers.append(("speaker", item.item_id, answer))
+    db = f"sqlite:///{tmp_path / 'rec.db'}"
+    fill_study_db(db, study, answers)
+    record = export_study(study, db=db).analysis["record"]
+    assert record["sample_rate"] == 22050  # the suite's recordings
+    queries = load_query_suite(record["suite"])
+    assert [(q.id, q.text, q.checklist[0]) for q in queries] == [
+        ("q1", "How long do I boil an egg?", "Answers q1"),
+        ("q2", "What's the weather like?", "Answers q2"),
+    ]
+    import soundfile
+
+    assert soundfile.info(queries[0].audio).samplerate == 22050
+    assert queries[1].metadata["speaker"] == "speaker"
