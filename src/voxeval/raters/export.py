@@ -70,7 +70,7 @@ def export_study(
     try:
         for item_id, item in load_items(engine, config.study_id).items():
             items.setdefault(item_id, item)
-        responses = [r for r in load_responses(engine, config.study_id)]
+        responses = load_responses(engine, config.study_id)
         accounts = load_raters(engine, config.study_id)
     finally:
         engine.dispose()
