@@ -181,9 +181,7 @@ def summarize_single_turn(
             add_breakdowns(
                 entry, sys_rows, attributes, seed=ctx.seed, clusters=clusters, rates=rates
             )
-        add_distributions(
-            entry, mos=mos_hists.get(system), latency=latency_hists.get(system)
-        )
+        add_distributions(entry, mos=mos_hists.get(system), latency=latency_hists.get(system))
         if reply_file is not None:
             latency = latency_summary(timings.get(system, []))
             if latency:

@@ -18,6 +18,20 @@ from voxeval.report.figures.style import condition_order, slug
 from voxeval.report.figures.svg import FigureGroup
 
 MAX_METRICS = 4  # bar and line figures per grouping; every metric stays in the tables
+# The metrics the papers lead with come first when choosing which ones to draw.
+HEADLINE = (
+    "task_completion",
+    "checklist",
+    "rubric",
+    "assertions",
+    "turn_taking",
+    "response_latency",
+    "faithfulness",
+    "conversation_progression",
+    "wer",
+    "stt_wer",
+    "mos",
+)
 Entries = Mapping[str, Mapping[str, Any]]
 
 
@@ -27,7 +41,8 @@ def _entries(summary: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
 
 
 def _metrics(entries: Entries) -> list[str]:
-    return list(dict.fromkeys(m for e in entries.values() for m in (e.get("overall") or {})))
+    found = list(dict.fromkeys(m for e in entries.values() for m in (e.get("overall") or {})))
+    return sorted(found, key=lambda m: HEADLINE.index(m) if m in HEADLINE else len(HEADLINE))
 
 
 def _groups(entries: Entries, key: str, metric: str) -> list[str]:

@@ -32,6 +32,7 @@ RC = {
     "axes.spines.right": False,
     "axes.grid": True,
     "grid.alpha": 0.3,
+    "axes.axisbelow": True,
     "legend.frameon": False,
     "path.simplify": False,
 }

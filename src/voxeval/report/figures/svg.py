@@ -7,7 +7,7 @@ import io
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from voxeval.report.figures.style import RC
 
@@ -63,7 +63,8 @@ def render_svg(name: str, draw: Callable[[], MplFigure]) -> str:
     the same on every run and differ between the figures inlined in one page."""
     import matplotlib
 
-    with matplotlib.rc_context({**RC, "svg.hashsalt": name, "svg.id": f"figure-{name}"}):
+    settings: Any = {**RC, "svg.hashsalt": name, "svg.id": f"svg-{name}"}
+    with matplotlib.rc_context(settings):
         figure = draw()
         buffer = io.StringIO()
         figure.savefig(buffer, format="svg", metadata={"Date": None})
