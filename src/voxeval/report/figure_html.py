@@ -17,9 +17,12 @@ INTRO = (
     "the data give no interval, see the tables). Open “Data” under a figure for its numbers."
 )
 STYLE = """
-figure.report-figure { margin: 1em 0 2em; }
-figure.report-figure svg { max-width: 100%; height: auto; }
-figure.report-figure figcaption { font-weight: 600; margin: 0.2em 0; }
+div.figure-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(26em, 1fr));
+  gap: 0 1.5em; }
+figure.report-figure { margin: 0.5em 0 1.5em; min-width: 0; }
+figure.report-figure svg { width: 100%; height: auto; }
+figure.report-figure figcaption { font-size: 0.9em; color: #333; margin: 0.2em 0; }
+figure.report-figure table { font-size: 0.85em; }
 p.figure-note { color: #555; font-style: italic; }
 """
 
@@ -47,7 +50,7 @@ def figure_html(figure: Figure) -> str:
     return (
         f'<figure class="report-figure" id="figure-{escape(figure.name)}">'
         f'<div class="figure-image" aria-label="{label}">{figure.inline_svg}</div>'
-        f"<figcaption>{escape(figure.title)}</figcaption>"
+        f"<figcaption>{escape(figure.description)}</figcaption>"
         f"<details><summary>Data: {escape(figure.title)}</summary>"
         f"{data_table_html(figure.name, figure.table)}</details></figure>"
     )
@@ -60,7 +63,10 @@ def figures_html(groups: Sequence[FigureGroup]) -> str:
     for group in groups:
         parts.append(f"<h3>{escape(group.heading)}</h3>")
         parts += [f'<p class="figure-note">{escape(note)}</p>' for note in group.notes]
-        parts += [figure_html(figure) for figure in group.figures]
+        if group.figures:
+            parts.append('<div class="figure-grid">')
+            parts += [figure_html(figure) for figure in group.figures]
+            parts.append("</div>")
     parts.append("</section>")
     return "\n".join(parts)
 

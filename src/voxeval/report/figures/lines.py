@@ -31,7 +31,9 @@ def stat_lines(
     ylim: tuple[float, float] | None = None,
 ) -> Figure:
     drawn = [s for s in series if any(has_mean(s.points.get(x)) for x in xs)]
-    shift = 0.06 if len(drawn) > 1 else 0.0  # dodge whiskers that would overlap
+    # dodge each system's whiskers sideways so they do not hide each other
+    colours = sorted({s.colour_index for s in drawn})
+    shift = 0.06 if len(colours) > 1 else 0.0
 
     def draw() -> Any:
         figure = new_figure(WIDE)
@@ -39,7 +41,7 @@ def stat_lines(
         for i, line in enumerate(drawn):
             present = [x for x in xs if has_mean(line.points.get(x))]
             stats = [line.points[x] for x in present]
-            offset = shift * (i - (len(drawn) - 1) / 2)
+            offset = shift * (colours.index(line.colour_index) - (len(colours) - 1) / 2)
             positions = [xs.index(x) + offset for x in present]
             means = [float(s["mean"]) for s in stats]
             style = LINE_STYLES[line.style_index % len(LINE_STYLES)]
