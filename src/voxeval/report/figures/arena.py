@@ -73,6 +73,8 @@ def win_rate_heatmap(name: str, title: str, matrix: Mapping[str, Mapping[str, An
 
 def rank_text(rating: Mapping[str, Any]) -> str:
     rank, low, high = rating.get("rank"), rating.get("rank_low"), rating.get("rank_high")
+    if rank is None:
+        return "no rank interval"
     if low is None or high is None:
         return f"rank {rank}"
     return f"rank {rank} ({low}-{high})" if low != high else f"rank {rank}"
@@ -98,7 +100,8 @@ def bt_forest(name: str, title: str, bt: Mapping[str, Any]) -> Figure:
         ax.set_yticks(range(len(order)), [f"{s}  [{rank_text(ratings[s])}]" for s in order])
         ax.set_ylim(len(order) - 0.5, -0.5)
         anchor = bt.get("anchor")
-        ax.set_xlabel(f"rating (log-odds scale{', ' + str(anchor) + ' = 0' if anchor else ''})")
+        centre = f"{anchor} = 1000" if anchor else "centred on 1000"
+        ax.set_xlabel(f"Bradley-Terry rating (Elo scale, {centre})")
         ax.set_title(title, loc="left")
         return figure
 
@@ -121,7 +124,8 @@ def bt_forest(name: str, title: str, bt: Mapping[str, Any]) -> Figure:
         title=title,
         description=(
             f"Forest plot of Bradley-Terry ratings with their intervals, best first "
-            f"({', '.join(order)}); each label gives the rank and its interval."
+            f"({', '.join(order)}); each label gives the rank and its interval"
+            + (f"; no interval: {bt['ci_note']}." if bt.get("ci_note") else ".")
         ),
         svg=render_svg(name, draw),
         table=DataTable(header, rows),

@@ -39,7 +39,7 @@ def grouped_bars(name: str, title: str, grouped: Grouped, groups: list[str], yla
         ax.set_xticks(range(len(groups)), groups, rotation=30 if len(groups) > 4 else 0)
         ax.set_ylabel(ylabel)
         ax.set_title(title, loc="left")
-        ax.legend(ncols=min(4, len(systems)), fontsize="small")
+        figure.legend(loc="outside right upper", fontsize="small")
         return figure
 
     rows = [

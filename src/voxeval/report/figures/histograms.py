@@ -35,7 +35,7 @@ def histogram_figure(
         ax.set_xlabel(xlabel)
         ax.set_ylabel("share of values")
         ax.set_title(title, loc="left")
-        ax.legend(fontsize="small")
+        figure.legend(loc="outside right upper", fontsize="small")
         return figure
 
     rows: list[list[Any]] = []

@@ -38,7 +38,7 @@ def stat_lines(
     def draw() -> Any:
         figure = new_figure(WIDE)
         ax = figure.add_subplot()
-        for i, line in enumerate(drawn):
+        for line in drawn:
             present = [x for x in xs if has_mean(line.points.get(x))]
             stats = [line.points[x] for x in present]
             offset = shift * (colours.index(line.colour_index) - (len(colours) - 1) / 2)
@@ -67,7 +67,7 @@ def stat_lines(
         if ylim is not None:
             ax.set_ylim(*ylim)
         ax.set_title(title, loc="left")
-        ax.legend(ncols=min(4, len(drawn)), fontsize="small")
+        figure.legend(loc="outside right upper", fontsize="small")
         return figure
 
     rows = [((s.label, x), s.points[x]) for s in drawn for x in xs if has_mean(s.points.get(x))]
