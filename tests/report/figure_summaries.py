@@ -103,7 +103,13 @@ def rubric(shift: float) -> dict[str, Any]:
     dims = {"ambient": 60.0, "paralinguistic": 50.0, "semantic": 70.0}
     return {
         "model_score": stat(60.0 + shift, 5.0),
-        "by_dimension": {d: {"model_score": stat(v + shift, 5.0)} for d, v in dims.items()},
+        "by_dimension": {
+            d: {
+                "model_score": stat(v + shift, 5.0),
+                "by_capability": {f"{d}-{c}": stat(v + shift + 3 * c, 6.0, 2) for c in (1, 2)},
+            }
+            for d, v in dims.items()
+        },
         "turns": {
             "T1": stat(70.0 + shift, 4.0),
             "T2": stat(62.0 + shift, 4.0),

@@ -73,6 +73,10 @@ def test_live_call_families() -> None:
 def test_multi_turn_families() -> None:
     drawn = figures(multi_turn_summary())
     assert {"radar-rubric-dimensions", "rubric-per-turn"} <= set(drawn)
+    capabilities = drawn["radar-rubric-capabilities"]
+    assert len(ids_with_prefix(capabilities.svg, "radar-rubric-capabilities-polygon-")) == 2
+    assert {"ambient-1", "semantic-2"} <= labels(capabilities.svg)
+    assert len(capabilities.table.rows) == 2 * 3 * 2  # systems x dimensions x capabilities
     heat = drawn["arena-win-rates-ambient"].svg
     assert ids_with_prefix(heat, "arena-win-rates-ambient-cell-") == [
         "arena-win-rates-ambient-cell-one-two",

@@ -263,6 +263,17 @@ def rubric_figures(entries: Entries) -> list[FigureGroup]:
         )
     elif rubrics:
         radar_group.notes.append(f"Radar not drawn: it needs {MIN_AXES} or more dimensions.")
+    capabilities = {
+        n: {c: stat for b in (r.get("by_dimension") or {}).values()
+            for c, stat in (b.get("by_capability") or {}).items()}
+        for n, r in rubrics.items()
+    }  # fmt: skip
+    caps = list(dict.fromkeys(c for by_cap in capabilities.values() for c in by_cap))
+    if len(caps) >= MIN_AXES:
+        radar_group.figures.append(
+            radar("radar-rubric-capabilities", "Rubric model score x100 by capability",
+                  capabilities, caps, "model score x100")
+        )  # fmt: skip
     per_system = {n: r.get("turns") or {} for n, r in rubrics.items()}
     turns = sorted({t for p in per_system.values() for t in p}, key=lambda t: int(t[1:]))
     if turns:
