@@ -45,6 +45,13 @@ def test_single_turn_families() -> None:
     assert {"clean", "babble", "street", "condition"} <= labels(noise)
     radar = drawn["radar-category-checklist"].svg
     assert len(ids_with_prefix(radar, "radar-category-checklist-polygon-")) == 2
+    gap = single_turn_summary()
+    del gap["systems"]["beta"]["by_category"]["SR"]["checklist"]
+    partial = figures(gap)["radar-category-checklist"]  # beta lacks a corner: not drawn
+    assert ids_with_prefix(partial.svg, "radar-category-checklist-polygon-") == [
+        "radar-category-checklist-polygon-alpha"
+    ]
+    assert partial.description.endswith("Not drawn (a mean missing on some axis): beta.")
     mos = drawn["mos-distribution"]
     assert len(ids_with_prefix(mos.svg, "mos-distribution-hist-")) == 2
     assert {"alpha (n=5)", "beta (n=5)"} <= labels(mos.svg)

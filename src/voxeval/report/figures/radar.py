@@ -21,14 +21,19 @@ def radar(
     axes: list[str],
     label: str,
 ) -> Figure:
-    """``grouped``: system -> axis -> stat; a system missing an axis is drawn at 0 there."""
+    """``grouped``: system -> axis -> stat. A system without a mean on every axis is left
+    out (a polygon needs every corner; drawing a gap as 0 would show a score it never got)."""
+    partial = [s for s, stats in grouped.items() if not all(has_mean(stats.get(a)) for a in axes)]
+    complete = {s: stats for s, stats in grouped.items() if s not in partial}
     angles = [2 * math.pi * i / len(axes) for i in range(len(axes))]
 
     def draw() -> Any:
         figure = new_figure(SQUARE)
         ax = figure.add_subplot(projection="polar")
         for i, (system, stats) in enumerate(grouped.items()):
-            values = [float(stats[a]["mean"]) if has_mean(stats.get(a)) else 0.0 for a in axes]
+            if system in partial:
+                continue  # keeps each system's colour the same as in the other figures
+            values = [float(stats[a]["mean"]) for a in axes]
             (line,) = ax.plot(
                 [*angles, angles[0]],
                 [*values, values[0]],
@@ -54,7 +59,12 @@ def radar(
         title=title,
         description=(
             f"Radar of mean {label} per axis ({', '.join(axes)}), one polygon per system "
-            f"({', '.join(grouped)}); the 95% CIs are in the table."
+            f"({', '.join(complete)}); the 95% CIs are in the table."
+            + (
+                f" Not drawn (a mean missing on some axis): {', '.join(partial)}."
+                if partial
+                else ""
+            )
         ),
         svg=render_svg(name, draw),
         table=stat_table(["system", "axis"], rows),
