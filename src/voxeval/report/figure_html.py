@@ -75,7 +75,9 @@ def figures_markdown(groups: Sequence[FigureGroup]) -> list[str]:
     """Lines linking each figure's SVG file (``figures/<name>.svg`` beside summary.md)."""
     if not groups:
         return []
-    lines = [f"## {HEADING}", "", INTRO.replace("“", '"').replace("”", '"'), ""]
+    intro = INTRO.split(" Open ")[0] + " The numbers of each figure are in its data table in "
+    intro += "index.html and in summary.json."
+    lines = [f"## {HEADING}", "", intro, ""]
     for group in groups:
         lines += [f"### {group.heading}", ""]
         lines += [line for note in group.notes for line in (f"_{note}_", "")]
