@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.report.svg_checks import figure_tables
-from tests.report.tiny_runs import live_call_run
+from tests.report.tiny_runs import live_call_run, multi_turn_run
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +54,9 @@ def test_stale_figures_are_removed(run_dir: Path, tmp_path: Path) -> None:
     assert not (folder / "figures" / "old.svg").exists()
 
 
-def test_figures_render_offline_from_file_url(run_dir: Path, page: Any) -> None:
+def open_offline(page: Any, run: Path) -> list[str]:
+    """Open the run's index.html by file:// URL, every other request refused; returns the
+    requests the page made. Every figure must be drawn, visible and of a readable size."""
     requests: list[str] = []
 
     def only_files(route: Any) -> None:
@@ -66,16 +68,21 @@ def test_figures_render_offline_from_file_url(run_dir: Path, page: Any) -> None:
             route.abort()
 
     page.route("**/*", only_files)
-    index = run_dir / "report" / "index.html"
-    page.goto(index.as_uri())
+    page.goto((run / "report" / "index.html").as_uri())
     figures = page.locator("figure.report-figure")
     count = figures.count()
-    assert count == len(list((run_dir / "report" / "figures").glob("*.svg")))
+    assert count == len(list((run / "report" / "figures").glob("*.svg"))) > 0
     for i in range(count):
         svg = figures.nth(i).locator("svg")
         assert svg.is_visible()
         box = svg.bounding_box()
         assert box is not None and box["width"] > 200 and box["height"] > 100
+    return requests
+
+
+def test_figures_render_offline_from_file_url(run_dir: Path, page: Any) -> None:
+    requests = open_offline(page, run_dir)
+    index = run_dir / "report" / "index.html"
     passk = page.locator("#figure-passk-curves svg")
     assert passk.get_attribute("role") == "img"
     assert "pass@k" in passk.locator("title").text_content()
@@ -83,3 +90,15 @@ def test_figures_render_offline_from_file_url(run_dir: Path, page: Any) -> None:
     page.locator("#figure-passk-curves summary").click()
     assert page.locator('#figure-passk-curves table[data-figure="passk-curves"]').is_visible()
     assert requests == [index.as_uri()]  # nothing but the page itself was requested
+
+
+def test_multi_turn_arena_figures_render_offline(tmp_path: Path, page: Any) -> None:
+    run = multi_turn_run(tmp_path)
+    requests = open_offline(page, run)
+    assert requests == [(run / "report" / "index.html").as_uri()]
+    for name in ("radar-rubric-dimensions", "rubric-per-turn", "arena-win-rates-ambient",
+                 "arena-bradley-terry-ambient"):  # fmt: skip
+        assert page.locator(f"#figure-{name} svg").is_visible(), name
+    # live beat recorded in the one ambient battle: its cell says so
+    cell = page.locator("#arena-win-rates-ambient-cell-live-recorded")
+    assert cell.count() == 1

@@ -40,3 +40,14 @@ def live_call_run(folder: Path) -> Path:
     result = CliRunner().invoke(app, ["run", str(path), "--out", str(out)])
     assert result.exit_code == 0, result.output
     return out
+
+
+def multi_turn_run(folder: Path) -> Path:
+    """The 3-dialogue multi-turn run of ``tests/protocols/test_multi_turn.py`` (a live HTTP
+    system and a replay, a loopback rubric and arena judge); returns the run folder."""
+    from tests.fakes.openai_server import FakeOpenAIServer
+    from tests.protocols.test_multi_turn import World, run, write_config
+
+    with FakeOpenAIServer(World()) as server:
+        run(write_config(folder, server.url), folder / "out")
+    return folder / "out"
