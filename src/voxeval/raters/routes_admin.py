@@ -1,0 +1,34 @@
+"""The admin dashboard: progress per item and per rater, and (when wired) the raters'
+quality statistics."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
+
+from voxeval.raters.progress import study_progress
+from voxeval.raters.site import RaterSite, to_login
+
+
+def admin_routes(site: RaterSite) -> APIRouter:
+    router = APIRouter()
+
+    @router.get("/admin")
+    async def dashboard(request: Request) -> Response:
+        session = await site.session(request)
+        if session is None:
+            return to_login()
+        if session.role != "admin":
+            return site.message(
+                "Admins only", "This page needs an admin token.", status=403, session=session
+            )
+        progress = await run_in_threadpool(study_progress, site.engine, site.config.study_id)
+        quality = None
+        if site.quality_report is not None:
+            quality = await run_in_threadpool(
+                site.quality_report, site.engine, site.config.study_id
+            )
+        return site.render("admin.html", session=session, progress=progress, quality=quality)
+
+    return router
