@@ -198,3 +198,44 @@ def test_admin_dashboard_shows_progress_and_refuses_raters(arena) -> None:  # ty
     assert page.status_code == 200
     assert "1 answer(s) from 1 rater(s)" in page.text
     assert "1 / 3" in page.text and "0 / 3" in page.text
+
+
+def test_vote_flow_on_postgres(tmp_path: Path, postgres_url: str) -> None:
+    app = start(make_study(tmp_path / "s", "score", items=2, min_time_factor=0), postgres_url)
+    client = logged_in(app, invite(app)[0])
+    assignment, html = next_assignment(client)
+    assert "names the city" in html  # the checklist is shown
+    play_all(client, assignment, html)
+    data = {"csrf_token": csrf_of(html), "score": "7", "reason": "fine"}
+    assert client.post(f"/item/{assignment}", data=data).status_code == 303
+    assert client.post(f"/item/{assignment}", data=data).status_code == 409
+    [row] = _responses(app)
+    assert row.answer == {"system": "alpha-sys", "score": 7, "reason": "fine"}
+    app.state.site.engine.dispose()
+
+
+def test_rubric_answer_and_gold_check(tmp_path: Path) -> None:
+    app = start(make_study(tmp_path / "s", "rubric", items=1, min_time_factor=0))
+    client = logged_in(app, invite(app)[0])
+    assignment, html = next_assignment(client)
+    play_all(client, assignment, html)
+    data = {"csrf_token": csrf_of(html), "criterion-c1": "1", "reason": "ok"}
+    assert client.post(f"/item/{assignment}", data=data).status_code == 303
+    [row] = _responses(app)
+    assert row.answer["criteria"] == {"c1": 1} and row.gold_correct is None
+
+
+def test_gold_arena_answer_is_checked_against_the_item_sides(tmp_path: Path) -> None:
+    app = start(make_study(tmp_path / "s", "arena", items=1, gold=1, min_time_factor=0, gold_every=1))
+    client = logged_in(app, invite(app)[0])
+    for _ in range(2):
+        assignment, html = next_assignment(client)
+        play_all(client, assignment, html)
+        # vote for the side that shows system alpha (the gold answer "a" is alpha)
+        choice = "a"
+        shown = client.post(f"/item/{assignment}", data={"csrf_token": csrf_of(html), "choice": choice})
+        assert shown.status_code == 303
+    rows = {r.item_id: r for r in _responses(app)}
+    gold = rows["gold-1"]
+    assert gold.gold_correct is (gold.answer["winner"] == "alpha-sys")
+    assert rows["item-0"].gold_correct is None

@@ -33,14 +33,16 @@ def _decode_with_av(data: bytes) -> Audio | None:
                 raise AudioError("upload: no audio stream")
             stream = container.streams.audio[0]
             rate = int(stream.rate or stream.codec_context.sample_rate or 0)
-            resampler = av.AudioResampler(format="flt", layout="mono", rate=rate or None)
+            # Planar float, channels kept: the mean of the channels below is the mono mix
+            # (FFmpeg's own downmix adds the channels at -3 dB, which changes the level).
+            resampler = av.AudioResampler(format="fltp", rate=rate or None)
             chunks: list[np.ndarray] = []
             for frame in container.decode(stream):
                 rate = rate or int(frame.sample_rate)
                 for out in resampler.resample(frame):
-                    chunks.append(out.to_ndarray().reshape(-1))
+                    chunks.append(out.to_ndarray().mean(axis=0))
             for out in resampler.resample(None):
-                chunks.append(out.to_ndarray().reshape(-1))
+                chunks.append(out.to_ndarray().mean(axis=0))
     except av.error.FFmpegError as exc:
         raise AudioError(f"upload: not a readable recording ({exc.strerror or exc})") from exc
     if not chunks or rate <= 0:
