@@ -15,7 +15,8 @@ from tests.support.browser import browser, media_browser, page
 from tests.support.postgres import postgres_cluster, postgres_url
 from voxeval.audio import Audio
 
-__all__ = ["browser", "media_browser", "page", "postgres_cluster", "postgres_url"]  # shared fixtures
+# shared fixtures
+__all__ = ["browser", "media_browser", "page", "postgres_cluster", "postgres_url"]
 
 # Belt and braces: any library that would try a model hub fails fast instead of hanging.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -29,7 +29,9 @@ def logged_in(app: Any, token: str, *, train: bool = True) -> TestClient:
     assert response.status_code == 303, response.text
     if train:
         training = client.get("/training")
-        assert client.post("/training", data={"csrf_token": csrf_of(training.text)}).status_code == 303
+        assert (
+            client.post("/training", data={"csrf_token": csrf_of(training.text)}).status_code == 303
+        )
     return client
 
 

@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from tests.raters.rater_client import clip_numbers, invite, logged_in, next_assignment, play_all, start
+from tests.raters.rater_client import (
+    clip_numbers,
+    invite,
+    logged_in,
+    next_assignment,
+    play_all,
+    start,
+)
 from tests.raters.study_builder import csrf_of, make_study
 from voxeval.raters.schema import accounts_table, responses_table
 
@@ -32,7 +39,8 @@ def test_vote_is_stored_and_names_revealed_after(arena) -> None:  # type: ignore
     assert clip_numbers(html) == [1, 2, 3]
     play_all(client, assignment, html)
     response = client.post(
-        f"/item/{assignment}", data={"csrf_token": csrf_of(html), "choice": "a", "reason": "clearer"}
+        f"/item/{assignment}",
+        data={"csrf_token": csrf_of(html), "choice": "a", "reason": "clearer"},
     )
     assert response.status_code == 303
     assert response.headers["location"] == f"/item/{assignment}/reveal"
@@ -60,9 +68,7 @@ def test_requests_without_or_with_a_wrong_csrf_token_are_refused(arena) -> None:
     assert client.post(f"/item/{assignment}", data={"choice": "a"}).status_code == 403
     wrong = client.post(f"/item/{assignment}", data={"choice": "a", "csrf_token": "x" * 43})
     assert wrong.status_code == 403
-    api = client.post(
-        "/api/playback", json={"assignment": assignment, "clip": 1, "event": "play"}
-    )
+    api = client.post("/api/playback", json={"assignment": assignment, "clip": 1, "event": "play"})
     assert api.status_code == 403
     assert _responses(arena) == []
     # log-in form: the pre-session token is checked too
@@ -106,12 +112,16 @@ def test_audio_paths_outside_the_study_audio_are_not_found(arena, tmp_path: Path
 
 
 def test_answers_over_the_rate_limit_get_429(tmp_path: Path) -> None:
-    app = start(make_study(tmp_path / "s", "arena", items=3, min_time_factor=0, rate_limit_per_minute=1))
+    app = start(
+        make_study(tmp_path / "s", "arena", items=3, min_time_factor=0, rate_limit_per_minute=1)
+    )
     client = logged_in(app, invite(app)[0])
     for expected in (303, 429):
         assignment, html = next_assignment(client)
         play_all(client, assignment, html)
-        response = client.post(f"/item/{assignment}", data={"csrf_token": csrf_of(html), "choice": "tie"})
+        response = client.post(
+            f"/item/{assignment}", data={"csrf_token": csrf_of(html), "choice": "tie"}
+        )
         assert response.status_code == expected
     assert len(_responses(app)) == 1
 
@@ -151,7 +161,8 @@ def test_invalid_choice_is_refused(arena) -> None:  # type: ignore[no-untyped-de
     response = client.post(f"/item/{assignment}", data={"csrf_token": csrf_of(html), "choice": "c"})
     assert response.status_code == 422 and "field 'choice'" in unescape(response.text)
     long = client.post(
-        f"/item/{assignment}", data={"csrf_token": csrf_of(html), "choice": "a", "reason": "x" * 2001}
+        f"/item/{assignment}",
+        data={"csrf_token": csrf_of(html), "choice": "a", "reason": "x" * 2001},
     )
     assert long.status_code == 422 and "field 'reason'" in unescape(long.text)
 
@@ -165,7 +176,9 @@ def test_security_headers_and_cookie_flags(arena) -> None:  # type: ignore[no-un
     assert page.headers["x-content-type-options"] == "nosniff"
     fresh = start.__globals__["TestClient"](arena, follow_redirects=False)
     login = fresh.get("/login")
-    response = fresh.post("/login", data={"token": invite(arena)[0], "csrf_token": csrf_of(login.text)})
+    response = fresh.post(
+        "/login", data={"token": invite(arena)[0], "csrf_token": csrf_of(login.text)}
+    )
     cookie = response.headers["set-cookie"].lower()
     assert "httponly" in cookie and "samesite=strict" in cookie
 
@@ -226,14 +239,18 @@ def test_rubric_answer_and_gold_check(tmp_path: Path) -> None:
 
 
 def test_gold_arena_answer_is_checked_against_the_item_sides(tmp_path: Path) -> None:
-    app = start(make_study(tmp_path / "s", "arena", items=1, gold=1, min_time_factor=0, gold_every=1))
+    app = start(
+        make_study(tmp_path / "s", "arena", items=1, gold=1, min_time_factor=0, gold_every=1)
+    )
     client = logged_in(app, invite(app)[0])
     for _ in range(2):
         assignment, html = next_assignment(client)
         play_all(client, assignment, html)
         # vote for the side that shows system alpha (the gold answer "a" is alpha)
         choice = "a"
-        shown = client.post(f"/item/{assignment}", data={"csrf_token": csrf_of(html), "choice": choice})
+        shown = client.post(
+            f"/item/{assignment}", data={"csrf_token": csrf_of(html), "choice": choice}
+        )
         assert shown.status_code == 303
     rows = {r.item_id: r for r in _responses(app)}
     gold = rows["gold-1"]

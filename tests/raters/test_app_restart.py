@@ -47,7 +47,9 @@ def _serve(study: Path, port: int) -> tuple[subprocess.Popen[str], str]:
         except httpx.TransportError:
             time.sleep(0.1)
     process.kill()
-    raise AssertionError("the server did not come up: " + (process.stderr.read() if process.stderr else ""))
+    raise AssertionError(
+        "the server did not come up: " + (process.stderr.read() if process.stderr else "")
+    )
 
 
 def _vote(client: httpx.Client) -> int:

@@ -44,7 +44,9 @@ def test_sync_is_idempotent_and_adds_new_items(tmp_path: Path) -> None:
     assert _sync(study) == {"added": 1, "updated": 0, "retired": 1}
     engine = open_database(database_url(study, None))
     with engine.connect() as conn:
-        targets = dict(conn.execute(select(items_table.c.item_id, items_table.c.target_raters)).all())
+        targets = dict(
+            conn.execute(select(items_table.c.item_id, items_table.c.target_raters)).all()
+        )
     assert targets == {"item-0": 0, "item-1": 3, "item-new": 3}
 
 

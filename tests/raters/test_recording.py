@@ -41,12 +41,14 @@ def test_stereo_wav_becomes_mono_at_the_study_rate(tmp_path: Path) -> None:
     audio = decode_upload(buffer.getvalue())
     assert audio.rate == 44100 and audio.samples.ndim == 1
     assert audio.duration == pytest.approx(1.0, abs=0.01)
-    relative, stored = save_recording(tmp_path, "item/1", "rater-ab", audio, 16000)
+    relative, _ = save_recording(tmp_path, "item/1", "rater-ab", audio, 16000)
     assert relative == recording_path("item/1", "rater-ab")
     assert relative.startswith("recordings/item_1-") and relative.endswith("/rater-ab.wav")
     data, rate = sf.read(str(tmp_path / relative))
     assert rate == 16000 and len(data) == pytest.approx(16000, abs=20)
-    assert float(np.sqrt(np.mean(data**2))) == pytest.approx(0.4 / np.sqrt(2), rel=0.02)  # mean of equal channels
+    assert float(np.sqrt(np.mean(data**2))) == pytest.approx(
+        0.4 / np.sqrt(2), rel=0.02
+    )  # mean of equal channels
 
 
 def test_opus_in_webm_from_a_browser_is_decoded() -> None:

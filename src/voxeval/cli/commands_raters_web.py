@@ -26,7 +26,25 @@ DB_OPT = typer.Option(
 )
 
 
-@raters_app.command("invite")
+INVITE_HELP = (
+    "Create invite tokens and print them once: rater id, role and token, tab-separated.\n\n"
+    "Only a SHA-256 of each token is stored, so a lost token cannot be shown again (invite "
+    "a new one). Raters log in at http://HOST:PORT/login by pasting the token, or follow a "
+    "link /login?token=TOKEN that you send them. Admin tokens open the /admin dashboard."
+)
+SERVE_HELP = (
+    "Serve the rater web app for a study until interrupted; prints its URL.\n\n"
+    "STUDY is the folder `voxeval raters study` writes (study.yaml, items.jsonl and the "
+    "audio/ every page plays) or its study.yaml. It is copied into the database on start: "
+    "new items are added, a changed task is refused.\n\n"
+    "Raters log in with tokens from `voxeval raters invite`, read a short training page, "
+    "then answer one item after another; admins watch progress at /admin. Every answer is "
+    "committed before the next page opens, so stopping or killing the server loses nothing. "
+    "Request lines are never logged (links can carry tokens)."
+)
+
+
+@raters_app.command("invite", help=INVITE_HELP)
 @friendly_errors
 def invite(
     study: Path = STUDY_ARG,
@@ -37,12 +55,6 @@ def invite(
         None, "--label", max=200, help="a note stored with the accounts (e.g. a cohort)"
     ),
 ) -> None:
-    """Create invite tokens and print them once (rater id, role, token; tab-separated).
-
-    Only a SHA-256 of each token is stored, so a lost token cannot be shown again: invite
-    a new one. Raters log in at http://HOST:PORT/login (paste the token), or follow the
-    link /login?token=TOKEN that you send them.
-    """
     from voxeval.raters.accounts import create_invites
     from voxeval.raters.app import study_folder
     from voxeval.raters.database import database_url, open_database, sync_study
@@ -77,7 +89,7 @@ def _report_progress(app: object, every_s: float) -> None:
         sys.stderr.flush()
 
 
-@raters_app.command("serve")
+@raters_app.command("serve", help=SERVE_HELP)
 @friendly_errors
 def serve_study(
     study: Path = STUDY_ARG,
@@ -91,14 +103,6 @@ def serve_study(
         60.0, "--progress-every", min=0, help="seconds between progress lines on stderr (0: off)"
     ),
 ) -> None:
-    """Serve the rater web app for a study until interrupted.
-
-    The study folder is loaded and copied into the database (new items are added; a
-    changed task is refused). Raters log in with tokens from `voxeval raters invite`
-    (training page first, then one item after another); admins see progress at /admin.
-    Every answer is committed before the next page opens, so stopping or killing the
-    server loses nothing. Request lines are never logged (links can carry tokens).
-    """
     from voxeval.raters.app import create_app
     from voxeval.raters.progress import study_progress
     from voxeval.web import free_port, serve

@@ -127,7 +127,11 @@ def load_session(engine: Engine, study_id: str, session_id: str | None) -> Sessi
         if row is None:
             return None
         return SessionInfo(
-            row.session_id, row.study_id, row.rater_id, row.role, row.csrf_token,
+            row.session_id,
+            row.study_id,
+            row.rater_id,
+            row.role,
+            row.csrf_token,
             row.trained_at is not None,
         )
 

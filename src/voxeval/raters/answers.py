@@ -62,7 +62,11 @@ def parse_answer(
             if value not in (None, "1"):
                 raise AnswerError(f"field 'criterion-{criterion.id}': a checkbox (1 or absent)")
             criteria[criterion.id] = 1 if value == "1" else 0
-        return {"system": item.systems.get("reply", ""), "criteria": criteria, "reason": _reason(form)}
+        return {
+            "system": item.systems.get("reply", ""),
+            "criteria": criteria,
+            "reason": _reason(form),
+        }
     if task == "score":
         raw = form.get("score", "")
         low, high = SCORE_RANGE

@@ -49,7 +49,9 @@ def create_app(
         from fastapi import FastAPI, Request
         from fastapi.responses import FileResponse, Response
     except ImportError as exc:
-        raise ConfigError("the rater app needs the 'web' extra: pip install 'voxeval[web]'") from exc
+        raise ConfigError(
+            "the rater app needs the 'web' extra: pip install 'voxeval[web]'"
+        ) from exc
     from voxeval.raters.routes_admin import admin_routes
     from voxeval.raters.routes_auth import auth_routes
     from voxeval.raters.routes_rater import rater_routes

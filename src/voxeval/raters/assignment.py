@@ -64,9 +64,7 @@ def expire_stale(conn: Connection, study_id: str, now: datetime, ttl: timedelta)
 
 def _resume(conn: Connection, study_id: str, rater_id: str, now: datetime) -> int | None:
     """The rater's unanswered assignment (a reload, or one that expired while away)."""
-    answered = select(responses_table.c.assignment_id).where(
-        responses_table.c.study_id == study_id
-    )
+    answered = select(responses_table.c.assignment_id).where(responses_table.c.study_id == study_id)
     row = conn.execute(
         select(assignments_table.c.assignment_id, assignments_table.c.status)
         .where(assignments_table.c.study_id == study_id)
@@ -110,23 +108,23 @@ def _pick(
         return presentation_key(config.seed, rater_id, item_id)
 
     if config.gold_every > 0:
-        normal_done = sum(
-            1 for i, s in mine.items() if s == "done" and kinds.get(i) == "normal"
-        )
+        normal_done = sum(1 for i, s in mine.items() if s == "done" and kinds.get(i) == "normal")
         gold_seen = sum(1 for i in mine if kinds.get(i) == "gold")
         if normal_done >= (gold_seen + 1) * config.gold_every:
-            gold = sorted((r.item_id for r in items if r.kind == "gold" and r.item_id not in mine), key=key)
+            gold = sorted(
+                (r.item_id for r in items if r.kind == "gold" and r.item_id not in mine), key=key
+            )
             if gold:
                 return gold[0], "assigned"
 
-    done = dict(
+    done: dict[str, int] = dict(
         conn.execute(
             select(responses_table.c.item_id, func.count())
             .where(responses_table.c.study_id == study_id)
             .group_by(responses_table.c.item_id)
         ).all()
     )
-    held = dict(
+    held: dict[str, int] = dict(
         conn.execute(
             select(assignments_table.c.item_id, func.count())
             .where(assignments_table.c.study_id == study_id)
@@ -200,7 +198,9 @@ def next_item(
                     status="open",
                 )
             )
-            return NextItem("assigned", int(result.inserted_primary_key[0]))
+            key = result.inserted_primary_key
+            assert key is not None
+            return NextItem("assigned", int(key[0]))
 
     for attempt in range(_CONFLICT_RETRIES):
         try:

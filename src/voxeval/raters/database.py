@@ -106,7 +106,9 @@ def transaction(engine: Engine) -> Iterator[Connection]:
         yield conn
 
 
-def sync_study(engine: Engine, study_dir: Path, config: StudyConfig, items: list[StudyItem]) -> dict[str, int]:
+def sync_study(
+    engine: Engine, study_dir: Path, config: StudyConfig, items: list[StudyItem]
+) -> dict[str, int]:
     """Copy study.yaml and items.jsonl into the database. Idempotent; new items are added,
     edited ones updated, and items gone from the file get a target of 0 (never issued again,
     their answers kept). A study whose task changed is refused. Returns counts."""

@@ -81,7 +81,9 @@ def recording_path(item_id: str, rater_id: str) -> str:
     return f"{RECORDINGS_DIR}/{_safe_name(item_id)}/{_safe_name(rater_id)}.wav"
 
 
-def save_recording(study_dir: Path, item_id: str, rater_id: str, audio: Audio, rate: int) -> tuple[str, Audio]:
+def save_recording(
+    study_dir: Path, item_id: str, rater_id: str, audio: Audio, rate: int
+) -> tuple[str, Audio]:
     """Resample to ``rate`` and write the WAV (atomically); returns its relative path."""
     at_rate = resample(audio, rate)
     relative = recording_path(item_id, rater_id)

@@ -36,7 +36,9 @@ def auth_routes(site: RaterSite) -> APIRouter:
         client = request.client.host if request.client else "?"
         if not site.logins.allow(client):
             return site.message(
-                "Too many attempts", "Too many log-in attempts; wait a minute.", status=429,
+                "Too many attempts",
+                "Too many log-in attempts; wait a minute.",
+                status=429,
                 next_url="/login",
             )
         form = await request.form()

@@ -23,7 +23,14 @@ from voxeval.raters.recording import MAX_UPLOAD_BYTES, decode_upload, save_recor
 from voxeval.raters.schema import responses_table
 from voxeval.raters.site import CSRF_HEADER, RaterSite, csrf_ok, redirect, to_login
 from voxeval.raters.study_files import StudyItem
-from voxeval.raters.submission import OpenedItem, Refused, open_item, precheck, record_playback, submit
+from voxeval.raters.submission import (
+    OpenedItem,
+    Refused,
+    open_item,
+    precheck,
+    record_playback,
+    submit,
+)
 
 
 def _form_fields(form: Any) -> dict[str, str]:
@@ -117,19 +124,21 @@ def rater_routes(site: RaterSite) -> APIRouter:
             return session
         length = request.headers.get("content-length", "")
         if length.isdigit() and int(length) > MAX_UPLOAD_BYTES + 65536:
-            return site.message("Too large", "The upload is too large.", status=413, session=session)
+            return site.message(
+                "Too large", "The upload is too large.", status=413, session=session
+            )
         form = await request.form()
         if not csrf_ok(session.csrf_token, form.get("csrf_token")):
             return site.message(
-                "Refused", "Missing or wrong form token; reload the page.", status=403,
+                "Refused",
+                "Missing or wrong form token; reload the page.",
+                status=403,
                 session=session,
             )
         try:
             if config.task == "record":
                 upload = form.get("recording")
-                await run_in_threadpool(
-                    _store_recording, site, session, assignment_id, upload
-                )
+                await run_in_threadpool(_store_recording, site, session, assignment_id, upload)
             else:
                 fields = _form_fields(form)
 
@@ -148,7 +157,9 @@ def rater_routes(site: RaterSite) -> APIRouter:
                     open_item, site.engine, config, session.rater_id, assignment_id
                 )
                 return item_page(session, opened, error=refused.message, status=422)
-            return site.message("Not accepted", refused.message, status=refused.status, session=session)
+            return site.message(
+                "Not accepted", refused.message, status=refused.status, session=session
+            )
         return redirect(f"/item/{assignment_id}/reveal" if config.task == "arena" else "/")
 
     @router.get("/item/{assignment_id}/reveal")
@@ -190,8 +201,13 @@ def rater_routes(site: RaterSite) -> APIRouter:
             )
             clip = _clip(page_clips(opened.item, opened.swapped), number)
             gate = await run_in_threadpool(
-                record_playback, site.engine, config, session.rater_id, assignment_id,
-                clip.stimulus.id, str(event),
+                record_playback,
+                site.engine,
+                config,
+                session.rater_id,
+                assignment_id,
+                clip.stimulus.id,
+                str(event),
                 float(media_time) if media_time is not None else None,
             )
         except Refused as refused:
@@ -221,7 +237,9 @@ def rater_routes(site: RaterSite) -> APIRouter:
         path = resolve_study_file(site.study_dir, clip.stimulus.path)
         if path is None:
             return Response("Not found", status_code=404)
-        return FileResponse(path, media_type=media_type(path), headers={"Cache-Control": "private, no-store"})
+        return FileResponse(
+            path, media_type=media_type(path), headers={"Cache-Control": "private, no-store"}
+        )
 
     @router.get("/audio/{relative:path}")
     async def audio_file(request: Request, relative: str) -> Response:
@@ -232,7 +250,9 @@ def rater_routes(site: RaterSite) -> APIRouter:
         # Recordings are personal: only the admin hears them through this route.
         if path is None or (relative.startswith("recordings/") and session.role != "admin"):
             return Response("Not found", status_code=404)
-        return FileResponse(path, media_type=media_type(path), headers={"Cache-Control": "private, no-store"})
+        return FileResponse(
+            path, media_type=media_type(path), headers={"Cache-Control": "private, no-store"}
+        )
 
     @router.get("/healthz")
     async def health() -> Response:
@@ -246,7 +266,9 @@ def rater_routes(site: RaterSite) -> APIRouter:
                     ).all()
                 )
 
-        return JSONResponse({"status": "ok", "study": config.study_id, "answers": await run_in_threadpool(count)})
+        return JSONResponse(
+            {"status": "ok", "study": config.study_id, "answers": await run_in_threadpool(count)}
+        )
 
     return router
 
@@ -268,7 +290,9 @@ def _group_turns(clips: list[Clip]) -> list[tuple[int | None, list[Clip]]]:
     return groups
 
 
-def _store_recording(site: RaterSite, session: SessionInfo, assignment_id: int, upload: object) -> None:
+def _store_recording(
+    site: RaterSite, session: SessionInfo, assignment_id: int, upload: object
+) -> None:
     config = site.config
     if not isinstance(upload, UploadFile):
         raise Refused(422, "field 'recording': record (or choose) an audio file first")
@@ -278,7 +302,9 @@ def _store_recording(site: RaterSite, session: SessionInfo, assignment_id: int, 
         audio = decode_upload(data)
     except AudioError as exc:
         raise Refused(422, f"The recording could not be used: {exc}") from exc
-    relative, stored = save_recording(site.study_dir, item.item_id, session.rater_id, audio, config.sample_rate)
+    relative, stored = save_recording(
+        site.study_dir, item.item_id, session.rater_id, audio, config.sample_rate
+    )
 
     def build(_item: StudyItem, _swapped: bool) -> dict[str, Any]:
         return {

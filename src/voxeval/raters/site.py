@@ -62,12 +62,21 @@ class RaterSite:
         return HTMLResponse(html, status_code=status)
 
     def message(
-        self, heading: str, text: str, *, status: int, session: SessionInfo | None = None,
+        self,
+        heading: str,
+        text: str,
+        *,
+        status: int,
+        session: SessionInfo | None = None,
         next_url: str | None = "/",
     ) -> HTMLResponse:
         return self.render(
-            "message_page.html", status=status, session=session, heading=heading,
-            message=text, next_url=next_url,
+            "message_page.html",
+            status=status,
+            session=session,
+            heading=heading,
+            message=text,
+            next_url=next_url,
         )
 
     async def session(self, request: Request) -> SessionInfo | None:

@@ -76,9 +76,7 @@ def _response(conn: Connection, study_id: str, item_id: str, rater_id: str) -> R
     ).first()
 
 
-def open_item(
-    engine: Engine, config: StudyConfig, rater_id: str, assignment_id: int
-) -> OpenedItem:
+def open_item(engine: Engine, config: StudyConfig, rater_id: str, assignment_id: int) -> OpenedItem:
     """Load an assignment for its page; the first opening starts the time-on-page clock."""
 
     def work() -> OpenedItem:
