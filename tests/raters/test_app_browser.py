@@ -56,8 +56,8 @@ def test_rater_votes_after_playing_every_clip(page: Any, tmp_path: Path) -> None
         assert row.seconds_on_page >= 0.9  # min time = 1.0 x 0.9 s of audio
 
         # the item cannot be answered twice, not even by posting again from this browser
-        csrf = page.evaluate("fetch('" + item_url + "').then(r => r.text()).then(t => t)")
-        assert "Vote saved" in csrf  # the item page now leads to the reveal
+        item_page = page.evaluate("fetch('" + item_url + "').then(r => r.text()).then(t => t)")
+        assert "Vote saved" in item_page  # the item page now leads to the reveal
         token_field = page.locator("input[name=csrf_token]").first.get_attribute("value")
         again = page.request.post(item_url, form={"csrf_token": token_field, "choice": "b"})
         assert again.status == 409

@@ -14,9 +14,11 @@ from pathlib import Path
 import httpx
 import pytest
 from sqlalchemy import func, select
+from typer.testing import CliRunner
 
 from tests.raters.rater_client import play_all
 from tests.raters.study_builder import csrf_of, make_study
+from voxeval.cli.main import app
 from voxeval.raters.database import database_url, open_database
 from voxeval.raters.schema import responses_table
 from voxeval.web import free_port
@@ -64,14 +66,12 @@ def _vote(client: httpx.Client) -> int:
     return assignment
 
 
-@pytest.mark.slow  # three CLI start-ups: ~15 s on a busy machine
+@pytest.mark.slow  # two server start-ups: ~15 s on a busy machine
 def test_killed_server_keeps_every_acknowledged_vote(tmp_path: Path) -> None:
     study = make_study(tmp_path / "study", "arena", items=6, min_time_factor=0)
-    invited = subprocess.run(
-        [sys.executable, "-m", "voxeval", "raters", "invite", str(study), "--count", "1"],
-        capture_output=True, text=True, env=_env(), check=True,
-    )  # fmt: skip
-    rater_id, role, token = invited.stdout.strip().split("\t")
+    invited = CliRunner().invoke(app, ["raters", "invite", str(study), "--count", "1"])
+    assert invited.exit_code == 0, invited.output
+    rater_id, role, token = invited.stdout.strip().splitlines()[0].split("\t")
     assert role == "rater" and rater_id.startswith("rater-") and len(token) >= 32
 
     port = free_port()
