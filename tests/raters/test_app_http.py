@@ -18,7 +18,7 @@ from tests.raters.rater_client import (
     play_all,
     start,
 )
-from tests.raters.study_builder import csrf_of, make_study
+from tests.raters.study_builder import csrf_of, make_study, write_tone
 from voxeval.raters.schema import accounts_table, responses_table
 
 
@@ -256,3 +256,14 @@ def test_gold_arena_answer_is_checked_against_the_item_sides(tmp_path: Path) -> 
     gold = rows["gold-1"]
     assert gold.gold_correct is (gold.answer["winner"] == "alpha-sys")
     assert rows["item-0"].gold_correct is None
+
+
+def test_recordings_are_served_to_admins_only(tmp_path: Path) -> None:
+    study = make_study(tmp_path / "s", "record", items=1)
+    write_tone(study / "recordings" / "item-0" / "someone.wav", 200)
+    app = start(study)
+    rater = logged_in(app, invite(app)[0])
+    assert rater.get("/audio/recordings/item-0/someone.wav").status_code == 404
+    admin = logged_in(app, invite(app, role="admin")[0], train=False)
+    assert admin.get("/audio/recordings/item-0/someone.wav").status_code == 200
+    assert admin.get("/").headers["location"] == "/admin"

@@ -87,6 +87,10 @@ def test_killed_server_keeps_every_acknowledged_vote(tmp_path: Path) -> None:
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=10)
     assert process.returncode == -signal.SIGKILL
+    assert process.stderr is not None
+    logged = process.stderr.read()
+    assert "study 'pilot' (arena)" in logged  # the start-up line
+    assert token not in logged  # never logged, not even in request lines
 
     engine = open_database(database_url(study, None))
     with engine.connect() as conn:
