@@ -158,8 +158,7 @@ def test_concurrent_raters_on_sqlite_reach_the_target_without_duplicates(tmp_pat
     rows = _race(engine, config, raters=6)
     assert len(rows) == len(set(rows))
     counts = {i: sum(1 for r in rows if r.item_id == i) for i in {r.item_id for r in rows}}
-    assert sorted(counts) == [f"item-{i}" for i in range(5)]
-    assert all(c >= 3 for c in counts.values())
+    assert counts == {f"item-{i}": 3 for i in range(5)}  # every item at its target, no more
 
 
 def test_concurrent_raters_on_postgres(tmp_path: Path, postgres_url: str) -> None:
@@ -169,5 +168,6 @@ def test_concurrent_raters_on_postgres(tmp_path: Path, postgres_url: str) -> Non
     sync_study(engine, study, config, load_study_items(study, config))
     rows = _race(engine, config, raters=6)
     assert len(rows) == len(set(rows))
-    assert {r.item_id for r in rows} == {f"item-{i}" for i in range(5)}
+    counts = {i: sum(1 for r in rows if r.item_id == i) for i in {r.item_id for r in rows}}
+    assert counts == {f"item-{i}": 3 for i in range(5)}
     engine.dispose()

@@ -9,8 +9,10 @@
 - Ties are broken by a per-rater order: a hash of the study seed, the rater and the item,
   which also decides whether the arena sides are swapped for this rater. Same seed, same
   order.
-Two raters racing for the same slot are kept apart by the unique (study, rater, item)
-constraint and a retry; on SQLite the transaction also holds the write lock from its start.
+Choosing is serialised per study — SQLite transactions hold the write lock from their start,
+PostgreSQL takes a transaction-scoped advisory lock — so two raters never both take the last
+slot of an item; the unique (study, rater, item) constraint and a retry cover a rater's two
+tabs asking at once.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
-from sqlalchemy import Engine, and_, func, insert, select, update
+from sqlalchemy import Engine, func, insert, literal, select, text, union_all, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
@@ -50,6 +52,13 @@ def presentation_key(seed: int, rater_id: str, item_id: str) -> int:
 def swap_sides(seed: int, rater_id: str, item_id: str) -> bool:
     """Arena: show system B on the left (as "A") for this rater and item."""
     return presentation_key(seed, rater_id, item_id) & 1 == 1
+
+
+def _serialise(conn: Connection, study_id: str) -> None:
+    if conn.dialect.name == "postgresql":
+        digest = hashlib.sha256(f"voxeval-raters|{study_id}".encode()).digest()
+        key = int.from_bytes(digest[:8], "big", signed=True)
+        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
 
 
 def expire_stale(conn: Connection, study_id: str, now: datetime, ttl: timedelta) -> None:
@@ -117,26 +126,34 @@ def _pick(
             if gold:
                 return gold[0], "assigned"
 
-    done: dict[str, int] = dict(
-        conn.execute(
-            select(responses_table.c.item_id, func.count())
-            .where(responses_table.c.study_id == study_id)
-            .group_by(responses_table.c.item_id)
-        ).all()
+    # Answers and recent open assignments in ONE statement: under PostgreSQL's read committed
+    # each statement sees its own snapshot, and an answer committed between two separate
+    # counts would move from "held" to "done" unseen, letting an item overshoot its target.
+    answered = select(
+        responses_table.c.item_id,
+        literal(1).label("answered"),
+        literal(0).label("held"),
+    ).where(responses_table.c.study_id == study_id)
+    holding = (
+        select(
+            assignments_table.c.item_id,
+            literal(0).label("answered"),
+            literal(1).label("held"),
+        )
+        .where(assignments_table.c.study_id == study_id)
+        .where(assignments_table.c.status == "open")
+        .where(assignments_table.c.issued_at >= now - ttl)
     )
-    held: dict[str, int] = dict(
-        conn.execute(
-            select(assignments_table.c.item_id, func.count())
-            .where(assignments_table.c.study_id == study_id)
-            .where(
-                and_(
-                    assignments_table.c.status == "open",
-                    assignments_table.c.issued_at >= now - ttl,
-                )
-            )
-            .group_by(assignments_table.c.item_id)
-        ).all()
-    )
+    both = union_all(answered, holding).subquery()
+    done: dict[str, int] = {}
+    held: dict[str, int] = {}
+    for row in conn.execute(
+        select(both.c.item_id, func.sum(both.c.answered), func.sum(both.c.held)).group_by(
+            both.c.item_id
+        )
+    ):
+        done[row[0]] = int(row[1] or 0)
+        held[row[0]] = int(row[2] or 0)
     candidates = []
     short_of_answers = False
     for row in items:
@@ -167,6 +184,7 @@ def next_item(
     def work() -> NextItem:
         moment = now or utcnow()
         with transaction(engine) as conn:
+            _serialise(conn, config.study_id)
             expire_stale(conn, config.study_id, moment, ttl)
             resumed = _resume(conn, config.study_id, rater_id, moment)
             if resumed is not None:
