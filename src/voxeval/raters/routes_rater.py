@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
-from sqlalchemy import select
+from sqlalchemy import func, select
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
@@ -258,12 +258,12 @@ def rater_routes(site: RaterSite) -> APIRouter:
     async def health() -> Response:
         def count() -> int:
             with transaction(site.engine) as conn:
-                return len(
+                return int(
                     conn.execute(
-                        select(responses_table.c.response_id).where(
-                            responses_table.c.study_id == config.study_id
-                        )
-                    ).all()
+                        select(func.count())
+                        .select_from(responses_table)
+                        .where(responses_table.c.study_id == config.study_id)
+                    ).scalar_one()
                 )
 
         return JSONResponse(
