@@ -267,3 +267,12 @@ def test_recordings_are_served_to_admins_only(tmp_path: Path) -> None:
     admin = logged_in(app, invite(app, role="admin")[0], train=False)
     assert admin.get("/audio/recordings/item-0/someone.wav").status_code == 200
     assert admin.get("/").headers["location"] == "/admin"
+
+
+def test_another_raters_item_is_not_found(arena) -> None:  # type: ignore[no-untyped-def]
+    first = logged_in(arena, invite(arena)[0])
+    assignment, _ = next_assignment(first)
+    second = logged_in(arena, invite(arena)[0])
+    for path in (f"/item/{assignment}", f"/item/{assignment}/reveal", "/item/999999"):
+        assert second.get(path).status_code == 404, path
+    assert second.get(f"/clip/{assignment}/1").status_code == 404

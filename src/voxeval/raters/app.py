@@ -47,7 +47,7 @@ def create_app(
     ``STUDY/study.db``); ``quality_report(engine, study_id)`` -> rows shown on /admin."""
     try:
         from fastapi import FastAPI, Request
-        from fastapi.responses import FileResponse, Response
+        from fastapi.responses import FileResponse, JSONResponse, Response
     except ImportError as exc:
         raise ConfigError(
             "the rater app needs the 'web' extra: pip install 'voxeval[web]'"
@@ -56,6 +56,7 @@ def create_app(
     from voxeval.raters.routes_auth import auth_routes
     from voxeval.raters.routes_rater import rater_routes
     from voxeval.raters.site import RaterSite
+    from voxeval.raters.submission import Refused
     from voxeval.web import ASSETS_DIR, template_environment
 
     study_dir = study_folder(Path(study))
@@ -82,6 +83,12 @@ def create_app(
             response.headers.setdefault(name, value)
         response.headers.setdefault("cache-control", "no-store")
         return response
+
+    @app.exception_handler(Refused)
+    async def refused(request: Request, exc: Refused) -> Response:
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": exc.message}, status_code=exc.status)
+        return site.message("Not available", exc.message, status=exc.status)
 
     static_files = {
         "base.css": ASSETS_DIR / "base.css",
