@@ -211,6 +211,8 @@ def test_admin_dashboard_shows_progress_and_refuses_raters(arena) -> None:  # ty
     assert page.status_code == 200
     assert "1 answer(s) from 1 rater(s)" in page.text
     assert "1 / 3" in page.text and "0 / 3" in page.text
+    assert 'id="quality-table"' in page.text  # quality.rater_quality, one row per rater
+    assert "agreement_outlier" not in page.text  # nobody flagged after one answer
 
 
 def test_vote_flow_on_postgres(tmp_path: Path, postgres_url: str) -> None:

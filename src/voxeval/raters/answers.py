@@ -1,5 +1,5 @@
 """Turn a submitted form into the stored answer of each task, refusing anything outside
-the expected values, and check gold items against their known answers."""
+the expected values (gold items are checked by ``gold_check``)."""
 
 from __future__ import annotations
 
@@ -74,19 +74,3 @@ def parse_answer(
             raise AnswerError(f"field 'score': a whole number from {low} to {high}")
         return {"system": item.systems.get("reply", ""), "score": int(raw), "reason": _reason(form)}
     raise AnswerError(f"task {task!r} takes no form answer")
-
-
-def gold_correct(task: str, item: StudyItem, answer: Mapping[str, Any]) -> bool | None:
-    """Whether a gold item was answered as known; None for normal items."""
-    if item.kind != "gold" or not item.gold:
-        return None
-    gold = item.gold
-    if task == "arena" and "choice" in gold:
-        return bool(answer.get("item_choice") == gold["choice"])
-    if task == "rubric" and "criteria" in gold:
-        given = answer.get("criteria", {})
-        return all(int(given.get(k, -1)) == int(v) for k, v in gold["criteria"].items())
-    if task == "score" and ("min" in gold or "max" in gold):
-        score = int(answer.get("score", 0))
-        return int(gold.get("min", SCORE_RANGE[0])) <= score <= int(gold.get("max", SCORE_RANGE[1]))
-    return None

@@ -30,6 +30,13 @@ SECURITY_HEADERS = {
 }
 
 
+def rater_quality_rows(engine: Any, study_id: str) -> list[dict[str, Any]]:
+    """The admin page's quality table: ``quality.rater_quality`` per rater."""
+    from voxeval.raters.quality import rater_quality
+
+    return [row.to_dict() for row in rater_quality(engine, study_id)]
+
+
 def study_folder(path: Path) -> Path:
     """The study folder for a folder or its study.yaml."""
     return path.parent if path.is_file() and path.name == STUDY_FILE else path
@@ -41,10 +48,11 @@ def create_app(
     *,
     open_ttl: timedelta = OPEN_TTL,
     secure_cookies: bool = False,
-    quality_report: Any = None,
+    quality_report: Any = rater_quality_rows,
 ) -> Any:
     """The ASGI app. ``db_url``: SQLAlchemy or ``postgresql://`` URL (default
-    ``STUDY/study.db``); ``quality_report(engine, study_id)`` -> rows shown on /admin."""
+    ``STUDY/study.db``); ``quality_report(engine, study_id)`` -> the rows of /admin's rater
+    quality table (None: no table)."""
     try:
         from fastapi import FastAPI, Request
         from fastapi.responses import FileResponse, JSONResponse, Response

@@ -24,11 +24,20 @@ def admin_routes(site: RaterSite) -> APIRouter:
                 "Admins only", "This page needs an admin token.", status=403, session=session
             )
         progress = await run_in_threadpool(study_progress, site.engine, site.config.study_id)
-        quality = None
+        quality, quality_error = None, ""
         if site.quality_report is not None:
-            quality = await run_in_threadpool(
-                site.quality_report, site.engine, site.config.study_id
-            )
-        return site.render("admin.html", session=session, progress=progress, quality=quality)
+            try:
+                quality = await run_in_threadpool(
+                    site.quality_report, site.engine, site.config.study_id
+                )
+            except Exception as exc:  # shown, not hidden: the progress tables still help
+                quality_error = f"{type(exc).__name__}: {exc}"
+        return site.render(
+            "admin.html",
+            session=session,
+            progress=progress,
+            quality=quality,
+            quality_error=quality_error,
+        )
 
     return router

@@ -28,7 +28,7 @@ STATIC_URL = "/static"
 REQUESTS_PER_MINUTE = 600
 LOGINS_PER_MINUTE = 30
 
-# A rubric, score or arena page's quality report: the lead wires R1's rater_quality() here.
+# The admin page's rater quality table: one dict per rater (default: quality.rater_quality).
 QualityReport = Callable[[Engine, str], list[dict[str, Any]]]
 
 

@@ -15,9 +15,9 @@ from sqlalchemy import Engine, func, insert, select, update
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.exc import IntegrityError
 
-from voxeval.raters.answers import gold_correct
 from voxeval.raters.clips import clip_labels, page_clips
 from voxeval.raters.database import as_utc, retrying, transaction, utcnow
+from voxeval.raters.gold_check import gold_correct
 from voxeval.raters.quality_gate import PLAYBACK_EVENTS, GateStatus, gate_status
 from voxeval.raters.schema import (
     assignments_table,
@@ -215,7 +215,7 @@ def submit(
                     answer=answer,
                     seconds_on_page=max(0.0, (now - opened).total_seconds()),
                     submitted_at=now,
-                    gold_correct=gold_correct(config.task, item, answer),
+                    gold_correct=gold_correct(item, answer),
                 )
             )
             conn.execute(
