@@ -278,3 +278,51 @@ def test_another_raters_item_is_not_found(arena) -> None:  # type: ignore[no-unt
     for path in (f"/item/{assignment}", f"/item/{assignment}/reveal", "/item/999999"):
         assert second.get(path).status_code == 404, path
     assert second.get(f"/clip/{assignment}/1").status_code == 404
+
+
+def _wav_bytes(hz: float, rate: int, seconds: float = 0.5) -> bytes:
+    import io
+
+    import numpy as np
+    import soundfile as sf
+
+    t = np.arange(int(rate * seconds)) / rate
+    buffer = io.BytesIO()
+    sf.write(buffer, (0.3 * np.sin(2 * np.pi * hz * t)).astype(np.float32), rate, format="WAV")
+    return buffer.getvalue()
+
+
+def test_recording_upload_is_resampled_and_a_second_take_is_refused(tmp_path: Path) -> None:
+    import soundfile as sf
+
+    study = make_study(tmp_path / "s", "record", items=1, min_time_factor=0, sample_rate=16000)
+    app = start(study)
+    client = logged_in(app, invite(app)[0])
+    assignment, html = next_assignment(client)
+    missing = client.post(f"/item/{assignment}", data={"csrf_token": csrf_of(html)})
+    assert missing.status_code == 422 and "field &#39;recording&#39;" in missing.text
+    garbage = client.post(
+        f"/item/{assignment}",
+        data={"csrf_token": csrf_of(html)},
+        files={"recording": ("take.webm", b"\x1a\x45\xdf\xa3 not really", "audio/webm")},
+    )
+    assert garbage.status_code == 422 and "could not be used" in garbage.text
+    first = client.post(
+        f"/item/{assignment}",
+        data={"csrf_token": csrf_of(html)},
+        files={"recording": ("take.wav", _wav_bytes(440, 44100), "audio/wav")},
+    )
+    assert first.status_code == 303
+    [row] = _responses(app)
+    path = study / row.answer["path"]
+    data, rate = sf.read(str(path))
+    assert rate == 16000 and len(data) == 8000
+    before = path.read_bytes()
+    second = client.post(
+        f"/item/{assignment}",
+        data={"csrf_token": csrf_of(html)},
+        files={"recording": ("take.wav", _wav_bytes(880, 44100), "audio/wav")},
+    )
+    assert second.status_code == 409
+    assert path.read_bytes() == before  # the accepted take is untouched
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no staged leftovers

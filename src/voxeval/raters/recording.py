@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import io
 import re
+import secrets
 from pathlib import Path
 
 import numpy as np
@@ -85,7 +86,20 @@ def save_recording(
     study_dir: Path, item_id: str, rater_id: str, audio: Audio, rate: int
 ) -> tuple[str, Audio]:
     """Resample to ``rate`` and write the WAV (atomically); returns its relative path."""
-    at_rate = resample(audio, rate)
+    staged, at_rate = stage_recording(study_dir, item_id, rater_id, audio, rate)
     relative = recording_path(item_id, rater_id)
-    write_audio(at_rate, study_dir / relative)
+    staged.replace(study_dir / relative)
     return relative, at_rate
+
+
+def stage_recording(
+    study_dir: Path, item_id: str, rater_id: str, audio: Audio, rate: int
+) -> tuple[Path, Audio]:
+    """Resample to ``rate`` and write the WAV under a unique temporary name beside its final
+    place; the caller moves it there once the answer is accepted (or deletes it), so a
+    refused submission never replaces an accepted take."""
+    at_rate = resample(audio, rate)
+    final = study_dir / recording_path(item_id, rater_id)
+    staged = final.with_name(f".{final.stem}.{secrets.token_hex(6)}.wav")
+    write_audio(at_rate, staged)
+    return staged, at_rate

@@ -19,7 +19,12 @@ from voxeval.raters.audio_files import media_type, resolve_study_file
 from voxeval.raters.clips import Clip, clip_labels, page_clips
 from voxeval.raters.database import transaction
 from voxeval.raters.quality_gate import required_seconds
-from voxeval.raters.recording import MAX_UPLOAD_BYTES, decode_upload, save_recording
+from voxeval.raters.recording import (
+    MAX_UPLOAD_BYTES,
+    decode_upload,
+    recording_path,
+    stage_recording,
+)
 from voxeval.raters.schema import responses_table
 from voxeval.raters.site import CSRF_HEADER, RaterSite, csrf_ok, redirect, to_login
 from voxeval.raters.study_files import StudyItem
@@ -302,11 +307,16 @@ def _store_recording(
         audio = decode_upload(data)
     except AudioError as exc:
         raise Refused(422, f"The recording could not be used: {exc}") from exc
-    relative, stored = save_recording(
+    staged, stored = stage_recording(
         site.study_dir, item.item_id, session.rater_id, audio, config.sample_rate
     )
+    relative = recording_path(item.item_id, session.rater_id)
 
     def build(_item: StudyItem, _swapped: bool) -> dict[str, Any]:
+        # Inside the answer's transaction, after every check passed: move the take into
+        # place, then the commit records it.
+        if staged.exists():  # (a retried transaction calls this again)
+            staged.replace(site.study_dir / relative)
         return {
             "path": relative,
             "duration_s": round(stored.duration, 3),
@@ -315,4 +325,7 @@ def _store_recording(
             "uploaded_rate": audio.rate,
         }
 
-    submit(site.engine, config, session.rater_id, assignment_id, build)
+    try:
+        submit(site.engine, config, session.rater_id, assignment_id, build)
+    finally:
+        staged.unlink(missing_ok=True)
