@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "commands_judges",
     "commands_mtalk",
     "commands_raters",
+    "commands_raters_web",
     "commands_rubrics",
     "commands_run",
     "commands_scenarios",
