@@ -20,9 +20,11 @@ app = typer.Typer(
 COMMAND_MODULES = (
     "commands_analyze",
     "commands_build",
+    "commands_compare",
     "commands_judges",
     "commands_mtalk",
     "commands_raters",
+    "commands_raters_web",
     "commands_rubrics",
     "commands_run",
     "commands_scenarios",
