@@ -77,7 +77,7 @@ def friendly_errors(fn: F) -> F:
             try:
                 return fn(*args, **kwargs)
             except VoxevalError as exc:
-                # escaped: a message naming an extra (voxeval[scale]) is not markup
+                # escaped: a message like "pip install 'voxeval[web]'" is not rich markup
                 console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
                 raise SystemExit(2) from exc
             # typer.Exit is its own class, not click's Exit: both end the command with their code
