@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from voxeval.errors import ConfigError
-from voxeval.report.compare_document import fmt_mean_ci
+from voxeval.report.compare_document import fmt_mean_ci, fmt_num
 from voxeval.store.layout import unit_relpath
 from voxeval.viewer.run_catalog import Catalog, RunInfo
 from voxeval.viewer.run_comparison import (
@@ -51,7 +51,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
     templates = template_environment(TEMPLATES_DIR)
     templates.filters["tojson_pretty"] = _pretty_json
     templates.filters["num"] = _num
-    templates.filters["mean_ci"] = fmt_mean_ci
+    templates.filters["mean_ci"] = _mean_ci
     for name in (
         "runs.html",
         "run.html",
@@ -348,6 +348,14 @@ def judge_reasoning(details: Any, path: str = "") -> list[tuple[str, str]]:
 
 def _pretty_json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _mean_ci(stat: Any) -> str:
+    """``mean [low, high]``; a mean without an interval stands alone (the cell's title and
+    comparison.json say why), so wide tables stay readable."""
+    if stat and (stat.get("ci_low") is None or stat.get("ci_high") is None):
+        return fmt_num(stat.get("mean"))
+    return fmt_mean_ci(stat)
 
 
 def _num(value: Any, digits: int = 3) -> str:
