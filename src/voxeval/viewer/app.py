@@ -20,7 +20,6 @@ from voxeval.viewer.run_comparison import (
     ComparisonCache,
     ItemQuery,
     item_page,
-    item_rows,
 )
 from voxeval.viewer.run_files import media_type, resolve_run_file
 from voxeval.viewer.run_summary import system_summaries
@@ -195,7 +194,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
         data = outcome.data
         slugs = [info.slug for info in infos]
         slug_of = {r["run_id"]: info.slug for r, info in zip(data["runs"], infos, strict=True)}
-        rows = item_rows(data)
+        rows = outcome.rows
         query = ItemQuery.from_params(request.query_params)
         items = item_page(rows, query)
         _link_units(items.rows, slug_of, {info.slug: info for info in infos})

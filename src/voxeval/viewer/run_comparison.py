@@ -8,7 +8,8 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -49,10 +50,12 @@ def run_state(path: Path) -> tuple[float, ...]:
 
 @dataclass(frozen=True)
 class Outcome:
-    """A comparison's data, or the reason it was refused (different suites, ...)."""
+    """A comparison's data and its item deltas as table rows (flattened once, so paging and
+    filtering a large comparison does not redo it), or the reason it was refused."""
 
     data: dict[str, Any] | None
     error: str | None = None
+    rows: list[dict[str, Any]] = field(default_factory=list)
 
 
 class ComparisonCache:
@@ -74,7 +77,8 @@ class ComparisonCache:
                 return hit
             self.computed += 1
             try:
-                outcome = Outcome(compare_runs(list(paths)).to_dict())
+                data = compare_runs(list(paths)).to_dict()
+                outcome = Outcome(data, rows=item_rows(data))
             except VoxevalError as exc:  # a refusal, shown to the user as it is worded
                 outcome = Outcome(None, str(exc))
             self._entries[key] = outcome
@@ -209,14 +213,15 @@ def _matches(row: Mapping[str, Any], query: ItemQuery) -> bool:
 
 def item_page(rows: Sequence[Mapping[str, Any]], query: ItemQuery) -> ItemPage:
     """The rows of ``query``'s page; ties keep the comparison's (sorted) item order."""
-    chosen = [dict(r) for r in rows if _matches(r, query)]
-    key = query.sort
-    chosen.sort(key=lambda r: (r[key] is None, r[key]), reverse=query.order == "desc")
+    filtered = any((query.system, query.metric, query.run, query.change, query.q))
+    chosen = [r for r in rows if _matches(r, query)] if filtered else list(rows)
+    # every sortable column holds a value in every row (numbers or text), so no None guard
+    chosen.sort(key=itemgetter(query.sort), reverse=query.order == "desc")
     pages = max(1, -(-len(chosen) // PER_PAGE))
     page = min(query.page, pages)
     start = (page - 1) * PER_PAGE
     return ItemPage(
-        rows=chosen[start : start + PER_PAGE],
+        rows=[dict(r) for r in chosen[start : start + PER_PAGE]],  # the page gets unit links
         total=len(chosen),
         changed_total=sum(r["change"] != "same" for r in chosen),
         query=replace(query, page=page),
