@@ -44,6 +44,7 @@ from voxeval.protocols.single_turn_breakdowns import item_attributes
 from voxeval.protocols.single_turn_items import RenderedQuery, load_rendered_queries
 from voxeval.protocols.single_turn_summary import summarize_single_turn
 from voxeval.protocols.system_usage import record_system_usage
+from voxeval.providers.async_dispatch import run_blocking
 from voxeval.providers.openai_http import RequestCounts, count_requests
 from voxeval.providers.usage_ledger import (
     AttributedProvider,
@@ -268,7 +269,7 @@ class SingleTurnProtocol:
                 if native is not None and asyncio.iscoroutinefunction(native):
                     reply = await native([turn])
                 else:
-                    reply = await asyncio.to_thread(system.reply, [turn])
+                    reply = await run_blocking(system.reply, [turn])
         except Exception as exc:
             wall_s = time.perf_counter() - started
             await asyncio.to_thread(

@@ -3,8 +3,9 @@
 Building an ``httpx`` client costs milliseconds of CPU (an SSL context, a pool); one per
 request or per system wastes them and the open connections. Endpoints instead ask here for
 the client of their (base URL, auth variable, timeout, pool size): sync clients live until
-the process exits; async clients belong to one event loop and are closed when the runner's
-loop finishes (``close_async_clients``). Credentials are never held by a client: headers
+the process exits; async clients belong to one event loop (a pool split into shards, see
+``CONNECTIONS_PER_SHARD``) and are closed when the runner's loop finishes
+(``close_async_clients``). Credentials are never held by a client: headers
 are read at request time by the endpoint.
 """
 
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import itertools
+import math
 import threading
 import weakref
 from dataclasses import dataclass
@@ -33,8 +36,31 @@ def _limits(key: ClientKey) -> httpx.Limits:
     )
 
 
+# httpcore's async pool scans every connection it holds (with a socket check each) whenever a
+# request starts or ends, so a pool of 64 busy connections costs O(64) system calls per
+# request; a provider's async pool is therefore split into shards of this many connections,
+# used in turn.
+CONNECTIONS_PER_SHARD = 8
+
+
+class _Shards:
+    def __init__(self, key: ClientKey) -> None:
+        count = max(1, math.ceil(key.max_connections / CONNECTIONS_PER_SHARD))
+        limits = httpx.Limits(
+            max_connections=key.max_connections, max_keepalive_connections=key.max_connections
+        )
+        self.clients = [
+            httpx.AsyncClient(timeout=httpx.Timeout(key.timeout_s), limits=limits)
+            for _ in range(count)
+        ]
+        self.turn = itertools.count()
+
+    def next(self) -> httpx.AsyncClient:
+        return self.clients[next(self.turn) % len(self.clients)]
+
+
 _sync: dict[ClientKey, httpx.Client] = {}
-_async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[ClientKey, httpx.AsyncClient]]
+_async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[ClientKey, _Shards]]
 _async = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
@@ -50,24 +76,24 @@ def shared_client(key: ClientKey) -> httpx.Client:
 
 
 def shared_async_client(key: ClientKey) -> httpx.AsyncClient:
-    """The running event loop's async client for ``key``."""
+    """The running event loop's async client for ``key`` (one shard of its pool, in turn)."""
     loop = asyncio.get_running_loop()
     with _lock:
-        clients = _async.setdefault(loop, {})
-        client = clients.get(key)
-        if client is None or client.is_closed:
-            client = httpx.AsyncClient(timeout=httpx.Timeout(key.timeout_s), limits=_limits(key))
-            clients[key] = client
-        return client
+        pools = _async.setdefault(loop, {})
+        shards = pools.get(key)
+        if shards is None:
+            shards = pools[key] = _Shards(key)
+        return shards.next()
 
 
 async def close_async_clients() -> None:
     """Close the running loop's async clients (the runner calls this before its loop ends)."""
     loop = asyncio.get_running_loop()
     with _lock:
-        clients = list(_async.pop(loop, {}).values())
-    for client in clients:
-        await client.aclose()
+        pools = list(_async.pop(loop, {}).values())
+    for shards in pools:
+        for client in shards.clients:
+            await client.aclose()
 
 
 def close_shared_clients() -> None:

@@ -32,6 +32,7 @@ from voxeval.config import RunConfig, parse_run_config
 from voxeval.errors import ConfigError, SystemFault
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
+from voxeval.providers.async_dispatch import run_blocking, set_blocking_executor
 from voxeval.providers.http_clients import close_async_clients
 from voxeval.redaction import register_config_secrets, scrub
 from voxeval.report.writer import write_report
@@ -82,6 +83,10 @@ class Keyed(Protocol):
     @property
     def key(self) -> str: ...
 
+
+# Threads for CPU work: more only contend for the GIL (sqlite, file I/O and the embedded
+# models release it, so a few threads still overlap them).
+CPU_THREADS = 4
 
 K = TypeVar("K", bound=Keyed)
 T = TypeVar("T")
@@ -196,7 +201,7 @@ class _UnitDriver(Generic[K]):
                 if self.is_async:
                     await self.work(unit)
                 else:
-                    await asyncio.to_thread(self.work, unit)
+                    await run_blocking(self.work, unit)
             except Exception as exc:
                 message = await asyncio.to_thread(self.on_error, unit, exc)
                 self.outcome.failed += 1
@@ -218,10 +223,11 @@ def unit_loop(
     workers: int,
     on_interrupt: Callable[[BaseException], None] | None = None,
 ) -> T:
-    """Run ``main`` on a fresh event loop whose worker threads (``asyncio.to_thread``, the
-    CPU work: embedded models, scoring, file writes) number ``workers``; the loop's shared
-    async HTTP clients are closed at the end. In the main thread the first Ctrl-C calls
-    ``on_interrupt`` (units in flight finish) and a second one exits at once."""
+    """Run ``main`` on a fresh event loop with two thread pools: ``CPU_THREADS`` for short
+        CPU work (``asyncio.to_thread``: scoring, file writes, embedded models) and ``workers``
+        for blocking calls (``run_blocking``: protocols and systems without an async path). The
+    XX
+        ``on_interrupt`` (units in flight finish) and a second one exits at once."""
 
     async def wrapped() -> T:
         loop = asyncio.get_running_loop()
@@ -249,9 +255,17 @@ def unit_loop(
             await close_async_clients()
 
     with asyncio.Runner() as runner:
-        executor = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="unit")
-        runner.get_loop().set_default_executor(executor)
-        return runner.run(wrapped())
+        loop = runner.get_loop()
+        cpu = ThreadPoolExecutor(
+            max_workers=min(max(1, workers), CPU_THREADS), thread_name_prefix="cpu"
+        )
+        loop.set_default_executor(cpu)
+        blocking = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="unit")
+        set_blocking_executor(loop, blocking)
+        try:
+            return runner.run(wrapped())
+        finally:
+            blocking.shutdown(wait=True)
 
 
 # Fields that only change how a run executes, not its results.

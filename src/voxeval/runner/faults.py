@@ -20,6 +20,7 @@ from voxeval.errors import (
 )
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
+from voxeval.providers.async_dispatch import run_blocking
 from voxeval.scoring.metric_runner import is_transient_fault
 
 
@@ -101,7 +102,7 @@ async def interact_with_retries_async(
                 await asyncio.to_thread(ctx.store.start, unit)
                 await native(unit, ctx)
             else:
-                await asyncio.to_thread(_start_and_interact, ctx, unit)
+                await run_blocking(_start_and_interact, ctx, unit)
             return None
         except SystemFault as fault:
             return fault
