@@ -73,11 +73,11 @@ _estimate: contextvars.ContextVar[int] = contextvars.ContextVar("voxeval_token_e
 class _Bucket:
     """A token bucket refilled at ``per_minute / 60`` per second, holding ``capacity``."""
 
-    def __init__(self, per_minute: float, capacity: float) -> None:
+    def __init__(self, per_minute: float, capacity: float, now: float) -> None:
         self.per_second = per_minute / 60.0
         self.capacity = capacity
         self.level = capacity
-        self.stamp = time.monotonic()
+        self.stamp = now
 
     def refill(self, now: float, scale: float) -> None:
         self.level = min(self.capacity, self.level + (now - self.stamp) * self.per_second * scale)
@@ -112,8 +112,9 @@ class AdaptiveLimiter:
         self._last_cut = -math.inf
         self._waiters: deque[Callable[[], None]] = deque()
         rpm, tpm = limits.requests_per_minute, limits.tokens_per_minute
-        self._requests = None if rpm is None else _Bucket(rpm, max(1.0, rpm / 60.0))
-        self._tokens = None if tpm is None else _Bucket(tpm, max(1.0, tpm / 60.0))
+        now = clock()
+        self._requests = None if rpm is None else _Bucket(rpm, max(1.0, rpm / 60.0), now)
+        self._tokens = None if tpm is None else _Bucket(tpm, max(1.0, tpm / 60.0), now)
         self._counts = {"acquired": 0.0, "waits": 0.0, "penalties": 0.0, "cuts": 0.0}
         self._peak_in_flight = 0
 
