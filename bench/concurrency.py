@@ -23,7 +23,6 @@ Printed per run:
 from __future__ import annotations
 
 import asyncio
-import base64
 import io
 import json
 import math
@@ -35,6 +34,7 @@ import time
 import urllib.request
 import wave
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -151,7 +151,8 @@ def make_suite(folder: Path, n: int) -> Path:
         for i in range(n)
     ]
     path = folder / "suite.yaml"
-    path.write_text(yaml.safe_dump({"name": "bench", "protocol": "single_turn", "queries": queries}))
+    suite = {"name": "bench", "protocol": "single_turn", "queries": queries}
+    path.write_text(yaml.safe_dump(suite))
     return path
 
 
@@ -227,7 +228,45 @@ def run_once(kind: str, concurrency: int, base: str, root: Path) -> dict[str, fl
         reply.read()
     start = time.perf_counter()
     run_evaluation(config, folder / "run", console=Console(stderr=True, quiet=True))
+    return summarise(kind, concurrency, base, items, time.perf_counter() - start)
+
+
+def run_layer(kind: str, concurrency: int, base: str) -> dict[str, float]:
+    """The execution model and HTTP layer alone: ``execute_units`` with the same systems,
+    each unit awaiting one reply (no run folder, index, scoring or report)."""
+    from rich.console import Console
+
+    from voxeval.audio import audio_from_bytes
+    from voxeval.config import SystemSpec
+    from voxeval.runner.execute import execute_units
+    from voxeval.systems.base import Turn
+    from voxeval.systems.factory import build_system
+
+    items = ITEMS_PER_SLOT * concurrency
+    system: Any = build_system(SystemSpec(**system_spec(kind, base, concurrency)), None)
+    query = audio_from_bytes(wav_bytes(1.0), source="bench")
+
+    class Unit:
+        def __init__(self, i: int) -> None:
+            self.key = f"q{i}"
+
+    async def work(unit: Unit) -> None:
+        reply = await system.areply([Turn(role="user", audio=query, item_id=unit.key)])
+        assert reply.audio is not None
+
+    ctx = SimpleNamespace(
+        config=SimpleNamespace(concurrency=concurrency), console=Console(quiet=True)
+    )
+    with urllib.request.urlopen(f"{base}/log") as reply:
+        reply.read()
+    start = time.perf_counter()
+    outcome = execute_units(ctx, [Unit(i) for i in range(items)], work, lambda u, e: str(e), "")
     wall = time.perf_counter() - start
+    assert outcome.done == items, outcome.errors[:3]
+    return summarise(kind, concurrency, base, items, wall)
+
+
+def summarise(kind: str, concurrency: int, base: str, items: int, wall: float) -> dict[str, float]:
     with urllib.request.urlopen(f"{base}/log") as reply:
         log = [tuple(pair) for pair in json.loads(reply.read())]
     per_item = 1 if kind == "http" else 3
@@ -251,17 +290,26 @@ def main(levels: list[int]) -> None:
         assert server.stdout is not None
         base = f"http://127.0.0.1:{int(server.stdout.readline())}"
         with tempfile.TemporaryDirectory() as tmp:
-            for kind in ("http", "cascade"):
-                for concurrency in levels:
-                    load = os.getloadavg()
+            for mode, kind, concurrency in [
+                (mode, kind, level)
+                for mode in ("layer", "run")
+                for kind in ("http", "cascade")
+                for level in levels
+            ]:
+                if concurrency == levels[0]:  # warm-up (imports, first connections)
+                    run_layer(kind, 4, base) if mode == "layer" else None
+                load = os.getloadavg()
+                if mode == "layer":
+                    got = run_layer(kind, concurrency, base)
+                else:
                     got = run_once(kind, concurrency, base, Path(tmp))
-                    print(
-                        f"{kind:8s} concurrency {concurrency:3d}: slot use "
-                        f"{got['slot_use'] * 100:5.1f}%  overhead {got['overhead_ms']:5.2f} ms/item"
-                        f"  ({got['items']} items in {got['wall_s']:.2f} s; load average before "
-                        f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f})",
-                        flush=True,
-                    )
+                print(
+                    f"{mode:5s} {kind:8s} concurrency {concurrency:3d}: slot use "
+                    f"{got['slot_use'] * 100:5.1f}%  overhead {got['overhead_ms']:5.2f} ms/item"
+                    f"  ({got['items']} items in {got['wall_s']:.2f} s; load average before "
+                    f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f})",
+                    flush=True,
+                )
     finally:
         server.terminate()
         server.wait()

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
 import itertools
 import math
+import ssl
 import threading
 import weakref
 from dataclasses import dataclass
@@ -28,6 +30,13 @@ class ClientKey:
     api_key_env: str | None
     timeout_s: float
     max_connections: int
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """One TLS context for every client: building one (loading the CA bundle) costs tens of
+    milliseconds of CPU, which a client per loop or per shard would otherwise pay again."""
+    return httpx.create_ssl_context()
 
 
 def _limits(key: ClientKey) -> httpx.Limits:
@@ -50,7 +59,9 @@ class _Shards:
             max_connections=key.max_connections, max_keepalive_connections=key.max_connections
         )
         self.clients = [
-            httpx.AsyncClient(timeout=httpx.Timeout(key.timeout_s), limits=limits)
+            httpx.AsyncClient(
+                timeout=httpx.Timeout(key.timeout_s), limits=limits, verify=_ssl_context()
+            )
             for _ in range(count)
         ]
         self.turn = itertools.count()
@@ -70,7 +81,9 @@ def shared_client(key: ClientKey) -> httpx.Client:
     with _lock:
         client = _sync.get(key)
         if client is None or client.is_closed:
-            client = httpx.Client(timeout=httpx.Timeout(key.timeout_s), limits=_limits(key))
+            client = httpx.Client(
+                timeout=httpx.Timeout(key.timeout_s), limits=_limits(key), verify=_ssl_context()
+            )
             _sync[key] = client
         return client
 
