@@ -54,6 +54,7 @@ class HTTPOptions(BaseModel):
     retry_after_max_s: float = Field(default=MAX_RETRY_AFTER_S, ge=0)
     backoff_seed: int = 0
     max_concurrency: int = Field(default=64, ge=1)
+    requests_per_minute: float | None = Field(default=None, gt=0)
 
 
 class HTTPSystemError(SystemFault):
@@ -79,6 +80,7 @@ class HTTPSystem:
             retry_after_max_s=o.retry_after_max_s,
             backoff_seed=o.backoff_seed,
             max_concurrency=o.max_concurrency,
+            requests_per_minute=o.requests_per_minute,
         )
 
     @classmethod
