@@ -115,3 +115,52 @@ def test_failures_are_recorded_and_a_unit_interrupt_stops_new_units(tmp_path: Pa
         execute_units(context(3), units, work, lambda u, e: errors.append(u.key) or str(e), "t")
     assert errors == ["bad"]
     assert not any(key.startswith("later") for key in started[4:])  # none after the stop
+
+
+CTRL_C_SCRIPT = """
+import asyncio, sys
+from types import SimpleNamespace
+from rich.console import Console
+from voxeval.runner.execute import execute_units
+
+class Unit:
+    def __init__(self, i):
+        self.key = str(i)
+
+finished = []
+
+async def work(unit):
+    if unit.key == "0":
+        print("started", flush=True)
+    await asyncio.sleep(1.0)
+    finished.append(unit.key)
+
+ctx = SimpleNamespace(config=SimpleNamespace(concurrency=4), console=Console(stderr=True))
+try:
+    execute_units(ctx, [Unit(i) for i in range(40)], work, lambda u, e: str(e), "t")
+except KeyboardInterrupt:
+    print("interrupted", len(finished), flush=True)
+"""
+
+
+def test_first_ctrl_c_lets_units_in_flight_finish_then_raises() -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CTRL_C_SCRIPT],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "started"
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert out.split() == ["interrupted", "4"], (out, err)  # the 4 in flight finished
+    assert "finishing the units in flight" in err
