@@ -19,6 +19,7 @@ to the configured limits.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import math
 import threading
@@ -166,7 +167,9 @@ class AdaptiveLimiter:
                 woken = loop.create_future()
 
                 def wake(fut: asyncio.Future[None] = woken) -> None:
-                    loop.call_soon_threadsafe(_resolve, fut)
+                    # a closed loop raises RuntimeError: nobody waits there any more
+                    with contextlib.suppress(RuntimeError):
+                        loop.call_soon_threadsafe(_resolve, fut)
 
                 self._waiters.append(wake)
             try:
