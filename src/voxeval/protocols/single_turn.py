@@ -12,6 +12,7 @@ Scoring reads only these files, so ``voxeval score`` re-scores without calling a
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import threading
@@ -43,6 +44,7 @@ from voxeval.protocols.single_turn_breakdowns import item_attributes
 from voxeval.protocols.single_turn_items import RenderedQuery, load_rendered_queries
 from voxeval.protocols.single_turn_summary import summarize_single_turn
 from voxeval.protocols.system_usage import record_system_usage
+from voxeval.providers.async_dispatch import run_blocking
 from voxeval.providers.openai_http import RequestCounts, count_requests
 from voxeval.providers.usage_ledger import (
     AttributedProvider,
@@ -238,6 +240,49 @@ class SingleTurnProtocol:
     # -- interact -----------------------------------------------------------------------------
 
     def interact(self, unit: WorkUnit, ctx: RunContext) -> None:
+        system, item, unit_dir, user_audio = self._prepare(unit, ctx)
+        turn = Turn(role="user", audio=user_audio, item_id=item.key)
+        started = time.perf_counter()
+        reply: Reply | None = None
+        http = RequestCounts()
+        try:
+            with count_requests() as http:
+                reply = system.reply([turn])
+        except Exception as exc:
+            wall_s = time.perf_counter() - started
+            self._conclude(unit, ctx, item, unit_dir, wall_s, None, exc, http)
+            raise AssertionError("unreachable") from exc  # _conclude raised
+        wall_s = time.perf_counter() - started
+        self._conclude(unit, ctx, item, unit_dir, wall_s, reply, None, http)
+
+    async def interact_async(self, unit: WorkUnit, ctx: RunContext) -> None:
+        """``interact`` from an asyncio task: a system with ``areply`` is awaited (no thread
+        waits on it); reading the input and writing the reply run in a worker thread."""
+        system, item, unit_dir, user_audio = await asyncio.to_thread(self._prepare, unit, ctx)
+        turn = Turn(role="user", audio=user_audio, item_id=item.key)
+        started = time.perf_counter()
+        reply: Reply | None = None
+        http = RequestCounts()
+        native = getattr(system, "areply", None)
+        try:
+            with count_requests() as http:
+                if native is not None and asyncio.iscoroutinefunction(native):
+                    reply = await native([turn])
+                else:
+                    reply = await run_blocking(system.reply, [turn])
+        except Exception as exc:
+            wall_s = time.perf_counter() - started
+            await asyncio.to_thread(
+                self._conclude, unit, ctx, item, unit_dir, wall_s, None, exc, http
+            )
+            raise AssertionError("unreachable") from exc  # _conclude raised
+        wall_s = time.perf_counter() - started
+        await asyncio.to_thread(
+            self._conclude, unit, ctx, item, unit_dir, wall_s, reply, None, http
+        )
+
+    def _prepare(self, unit: WorkUnit, ctx: RunContext) -> tuple[Any, RenderedQuery, Path, Audio]:
+        """The system, the item, the unit folder and the query audio (linked into the folder)."""
         item = self._item(ctx, unit)
         system = ctx.turn_system(unit.system)
         source = item.audio_path
@@ -245,12 +290,25 @@ class SingleTurnProtocol:
         user_audio = read_audio(source)
         if source.suffix.lower() != ".wav" or not _link_into(source, unit_dir / USER_WAV):
             atomic_files.write_bytes_atomic(unit_dir / USER_WAV, audio_to_wav_bytes(user_audio))
-        started = time.perf_counter()
-        reply: Reply | None = None
-        http = RequestCounts()
+        return system, item, unit_dir, user_audio
+
+    def _conclude(
+        self,
+        unit: WorkUnit,
+        ctx: RunContext,
+        item: RenderedQuery,
+        unit_dir: Path,
+        wall_s: float,
+        reply: Reply | None,
+        error: Exception | None,
+        http: RequestCounts,
+    ) -> None:
+        """Store the reply, or the system's fault (raised), and the requests it cost. An
+        error on our side (``NOT_SYSTEM_FAULTS``) is re-raised for the runner to retry."""
         try:
-            with count_requests() as http:
-                reply = system.reply([Turn(role="user", audio=user_audio, item_id=item.key)])
+            if error is not None:
+                raise error
+            assert reply is not None
             if reply.audio is None or reply.audio.is_empty():
                 raise SystemFault(
                     f"system {unit.system!r} answered without audio", cause="no_audio"
@@ -260,11 +318,9 @@ class SingleTurnProtocol:
             raise  # our side, or a setup problem: the runner retries or fails the unit
         except Exception as exc:
             fault = classify_system_fault(exc, f"system {unit.system!r}")
-            wall_s = time.perf_counter() - started
             self._store_reply(unit_dir, fault_to_json(unit, item, fault, wall_s), None)
             record_system_usage(ctx, unit, None if reply is None else reply.details, http)
             raise fault from exc
-        wall_s = time.perf_counter() - started
         self._store_reply(unit_dir, reply_to_json(unit, item, reply, wall_s), reply.audio)
         record_system_usage(ctx, unit, reply.details, http)
 
