@@ -47,6 +47,4 @@ def serve(
         except httpx.TransportError:
             time.sleep(0.1)
     process.kill()
-    raise AssertionError(
-        "the server did not come up: " + log.read_text()
-    )
+    raise AssertionError("the server did not come up: " + log.read_text())
