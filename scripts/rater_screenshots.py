@@ -19,9 +19,9 @@ from typing import Any
 import httpx
 import numpy as np
 import soundfile as sf
-
 from tests.support.browser import chromium_path
 from tests.support.live_server import LiveServer
+
 from voxeval.raters.accounts import create_invites
 from voxeval.raters.app import create_app
 from voxeval.raters.study_files import StudyConfig, StudyItem, write_study
@@ -72,14 +72,14 @@ def _study(folder: Path, task: str, **settings: Any) -> Path:
             )  # fmt: skip
         rows.append(
             {"item_id": "attention-1", "kind": "gold",
-             "title": "Attention check: reply A answers, reply B is silence",
+             "title": "Attention check: both replies are silent, so the answer is Both bad",
              "stimuli": _clips(folder, "attention-1", two_turns[:3]),
-             "systems": {"a": "reference", "b": "silence"}, "gold": {"choice": "a"}}
+             "systems": {"a": "silence", "b": "silence"}, "gold": {"choice": "both_bad"}}
         )  # fmt: skip
     elif task == "rubric":
         rows.append(
             {"item_id": "dialogue-1", "title": "Multi-turn memory: the caller's dates",
-             "context": "Listen to the whole dialogue, then tick every criterion the assistant met.",
+             "context": "Listen to the whole dialogue, then tick each criterion the reply met.",
              "stimuli": _clips(folder, "dialogue-1", [("u1", "user", 1), ("r1", "reply", 1),
                                                       ("u2", "user", 2), ("r2", "reply", 2)]),
              "systems": {"reply": "cascade-small"},
@@ -120,7 +120,7 @@ def _csrf(html: str) -> str:
     return found.group(1)
 
 
-def _vote_over_http(url: str, token: str, choices: list[str]) -> None:
+def _vote_over_http(url: str, token: str, choices: list[str], attentive: bool) -> None:
     """A rater who answers through HTTP (for the dashboard's numbers)."""
     with httpx.Client(base_url=url, follow_redirects=False, timeout=30) as client:
         page = client.get("/login")
@@ -144,6 +144,8 @@ def _vote_over_http(url: str, token: str, choices: list[str]) -> None:
                         headers={"X-CSRF-Token": csrf},
                     )  # fmt: skip
             time.sleep(MIN_TIME_FACTOR * CLIP_S * html.count("data-clip=") + 0.05)
+            if attentive and "Attention check" in html:
+                choice = "both_bad"
             client.post(location, data={"csrf_token": csrf, "choice": choice})
 
 
@@ -213,7 +215,8 @@ def take(out: Path) -> None:
             for label, choices in (("lab-a", ["a", "a", "b", "tie", "a"]),
                                    ("lab-b", ["a", "b", "b", "a", "a"]),
                                    ("online-c", ["b", "b", "both_bad", "b", "b"])):  # fmt: skip
-                _vote_over_http(server.url, _token(arena, label=label), choices)
+                attentive = label != "online-c"
+                _vote_over_http(server.url, _token(arena, label=label), choices, attentive)
             admin = browser.new_context(viewport=DESKTOP).new_page()
             admin.goto(f"{server.url}/login?token={_token(arena, role='admin')}")
             admin.wait_for_url(f"{server.url}/admin")
