@@ -29,13 +29,10 @@ def serve(
                str(port), "--progress-every", "0"]  # fmt: skip
     if db is not None:
         command += ["--db", db]
-    process = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=log.open("w"),
-        text=True,
-        env=server_env(),
-    )
+    with log.open("w") as errors:  # the child keeps its own copy of the descriptor
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=errors, text=True, env=server_env()
+        )
     assert process.stdout is not None
     url = process.stdout.readline().strip()
     assert url == f"http://127.0.0.1:{port}/", url
