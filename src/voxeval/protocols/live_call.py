@@ -40,6 +40,7 @@ from voxeval.protocols.latency_basis import latency_basis
 from voxeval.protocols.live_call_scoring import live_call_scoring
 from voxeval.providers.spoken_language import base_language
 from voxeval.providers.usage_ledger import (
+    UNATTRIBUTED,
     AttributedProvider,
     Ledger,
     attributed,
@@ -100,10 +101,16 @@ _PARTY_METHODS = ("start", "respond")
 def _record_call_usage(ctx: RunContext, unit: WorkUnit, ledger: Ledger) -> None:
     """The HTTP requests, retries and timeouts the agent (the system under test) and the
     simulated caller sent during one call attempt, failed attempts included; ``calls`` are
-    their turns. Parties that sent nothing (scripted, local) are not recorded."""
-    for component, label in (("agent", f"system:{unit.system}"), ("caller", "simulator")):
+    their turns; with what their metered models (LLM, ASR, TTS) consumed. Parties that sent
+    nothing and ran no metered model (scripted) are not recorded."""
+    # unattributed: the engine's voices rendering both parties' speech in audio mode
+    for component, label in (
+        ("agent", f"system:{unit.system}"),
+        ("caller", "simulator"),
+        (UNATTRIBUTED, "call_rendering"),
+    ):
         used = ledger.get(component)
-        if used is None or not used.requests:
+        if used is None or not (used.requests or used.models):
             continue
         ctx.store.record_component_usage(unit, label, used)
 

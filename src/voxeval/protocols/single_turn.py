@@ -42,9 +42,9 @@ from voxeval.protocols.input_intelligibility import input_error_rates
 from voxeval.protocols.single_turn_breakdowns import item_attributes
 from voxeval.protocols.single_turn_items import RenderedQuery, load_rendered_queries
 from voxeval.protocols.single_turn_summary import summarize_single_turn
-from voxeval.protocols.system_usage import record_system_usage
-from voxeval.providers.openai_http import RequestCounts, count_requests
+from voxeval.protocols.system_usage import SystemMeter, metering_reply, record_system_usage
 from voxeval.providers.usage_ledger import (
+    UNATTRIBUTED,
     AttributedProvider,
     Ledger,
     sends_requests,
@@ -173,11 +173,16 @@ def reply_to_json(unit: WorkUnit, item: RenderedQuery, reply: Reply, wall_s: flo
 def _record_scoring_usage(
     ctx: RunContext, unit: WorkUnit, ledger: Ledger, scores: dict[str, Score]
 ) -> None:
-    """The judge's and the remote scoring ASR's usage while ``unit`` was scored, pending or
-    failed calls included (their requests were sent)."""
-    for component, label in (("judge", "judge"), ("scoring_asr", "scoring_asr")):
+    """The judge's and the scoring ASR's usage while ``unit`` was scored, pending or failed
+    calls included (their requests were sent); other scoring models (MOS, language id) that
+    ran (cache misses) are recorded as ``scoring``."""
+    for component, label in (
+        ("judge", "judge"),
+        ("scoring_asr", "scoring_asr"),
+        (UNATTRIBUTED, "scoring"),
+    ):
         used = ledger.get(component)
-        if used is None or not (used.calls or used.requests):
+        if used is None or not (used.calls or used.requests or used.models):
             continue
         judged = scores.get("checklist") if component == "judge" else None
         failures = judged.details.get("parse_failures") if judged is not None else None
@@ -247,26 +252,27 @@ class SingleTurnProtocol:
             atomic_files.write_bytes_atomic(unit_dir / USER_WAV, audio_to_wav_bytes(user_audio))
         started = time.perf_counter()
         reply: Reply | None = None
-        http = RequestCounts()
+        meter = SystemMeter()
         try:
-            with count_requests() as http:
+            with metering_reply() as meter:
                 reply = system.reply([Turn(role="user", audio=user_audio, item_id=item.key)])
             if reply.audio is None or reply.audio.is_empty():
                 raise SystemFault(
                     f"system {unit.system!r} answered without audio", cause="no_audio"
                 )
         except NOT_SYSTEM_FAULTS:
-            record_system_usage(ctx, unit, None, http)
+            record_system_usage(ctx, unit, None, meter, heard=user_audio)
             raise  # our side, or a setup problem: the runner retries or fails the unit
         except Exception as exc:
             fault = classify_system_fault(exc, f"system {unit.system!r}")
             wall_s = time.perf_counter() - started
             self._store_reply(unit_dir, fault_to_json(unit, item, fault, wall_s), None)
-            record_system_usage(ctx, unit, None if reply is None else reply.details, http)
+            details = None if reply is None else reply.details
+            record_system_usage(ctx, unit, details, meter, heard=user_audio)
             raise fault from exc
         wall_s = time.perf_counter() - started
         self._store_reply(unit_dir, reply_to_json(unit, item, reply, wall_s), reply.audio)
-        record_system_usage(ctx, unit, reply.details, http)
+        record_system_usage(ctx, unit, reply.details, meter, heard=user_audio, spoke=reply.audio)
 
     @staticmethod
     def _store_reply(unit_dir: Path, reply: dict[str, Any], audio: Audio | None) -> None:
@@ -294,8 +300,7 @@ class SingleTurnProtocol:
 
                 def asr() -> Any:
                     found = ctx.provider("asr", ctx.config.asr or DEFAULT_SCORING_ASR)
-                    if not sends_requests(found):
-                        return found
+                    # embedded too: the audio it decodes is accounted (priced at 0)
                     return AttributedProvider(found, "scoring_asr", ("transcribe",))
 
                 def language_id() -> Any:
