@@ -59,7 +59,13 @@ ModelKey = tuple[str, str, str]
 # Set by ``usage_ledger`` (which imports this module): where a finished metered call goes.
 # None until then, and a call made while no ledger is open is not kept anywhere.
 _sink: Callable[[ModelKey, ModelUsage], None] | None = None
-_active: Callable[[], bool] = lambda: False
+
+
+def _never() -> bool:
+    return False
+
+
+_active: Callable[[], bool] = _never
 
 
 def connect(sink: Callable[[ModelKey, ModelUsage], None], active: Callable[[], bool]) -> None:
@@ -129,7 +135,7 @@ class MeteredProvider:
         return getattr(self.inner, name)
 
     @property  # type: ignore[misc]
-    def __class__(self) -> type:  # noqa: N802
+    def __class__(self) -> type:
         # isinstance() against the wrapped provider's class holds (as for a mock's spec)
         return type(self.inner)
 

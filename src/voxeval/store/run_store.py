@@ -681,14 +681,19 @@ class RunStore:
         """Every ``model_usage`` row of the run (plan order is not kept: records append)."""
         t = model_usage_table
         with self.index.read() as conn:
-            rows = conn.execute(
-                select(t).where(t.c.run_id == self.run_id).order_by(t.c.id)
-            ).all()
+            rows = conn.execute(select(t).where(t.c.run_id == self.run_id).order_by(t.c.id)).all()
         return [
             {
                 key: row._mapping[key]
-                for key in ("unit_key", "system", "component", "kind", "provider", "model")
-                + MODEL_AMOUNTS
+                for key in (
+                    "unit_key",
+                    "system",
+                    "component",
+                    "kind",
+                    "provider",
+                    "model",
+                    *MODEL_AMOUNTS,
+                )
             }
             for row in rows
         ]
