@@ -20,6 +20,7 @@ app = typer.Typer(
 COMMAND_MODULES = (
     "commands_analyze",
     "commands_build",
+    "commands_costs",
     "commands_judges",
     "commands_mtalk",
     "commands_raters",

@@ -11,6 +11,7 @@ from typing import Any
 
 from voxeval import atomic_files
 from voxeval.analysis.aggregate import standard_summary
+from voxeval.analysis.costs import run_costs, run_price_table
 from voxeval.protocols.context import RunContext
 from voxeval.report.html import render_html
 from voxeval.report.markdown import render_markdown
@@ -21,6 +22,7 @@ SUMMARY_JSON = "summary.json"
 SUMMARY_MD = "summary.md"
 SCORES_CSV = "scores.csv"
 INDEX_HTML = "index.html"
+COSTS_JSON = "costs.json"
 CSV_FIELDS = [
     "item_id",
     "query_id",
@@ -137,10 +139,21 @@ def scores_csv(ctx: RunContext) -> str:
     return buffer.getvalue()
 
 
-def write_report(ctx: RunContext) -> Path:
-    """Write summary.json, summary.md, scores.csv and index.html; returns summary.md."""
+def write_costs(ctx: RunContext, prices: str | Path | None = None) -> dict[str, Any]:
+    """Price the run (``prices``, else the config's ``pricing``, else the packaged example
+    table) and write report/costs.json; returns the cost document."""
+    costs = run_costs(ctx.store, run_price_table(ctx.config, prices))
+    text = json.dumps(costs, indent=2, default=str, allow_nan=False) + "\n"
+    atomic_files.write_text_atomic(ctx.store.report_dir / COSTS_JSON, text)
+    return costs
+
+
+def write_report(ctx: RunContext, prices: str | Path | None = None) -> Path:
+    """Write summary.json, summary.md, scores.csv, index.html and costs.json (priced with
+    ``prices``, see ``write_costs``); returns summary.md."""
     report_dir = ctx.store.report_dir
     summary = build_summary(ctx)
+    summary["costs"] = write_costs(ctx, prices)
     text = json.dumps(summary, indent=2, default=str, allow_nan=False) + "\n"
     atomic_files.write_text_atomic(report_dir / SUMMARY_JSON, text)
     atomic_files.write_text_atomic(report_dir / SUMMARY_MD, render_markdown(summary))
