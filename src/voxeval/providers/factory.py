@@ -176,5 +176,5 @@ def _instantiate(kind: str, spec: SpecLike) -> Provider:
     except TypeError as exc:
         raise ConfigError(f"{kind} provider {spec.provider!r}: bad options ({exc})") from exc
     # metered (usage by model for cost accounting); a no-op pass-through outside a ledger
-    wrapped: Provider = metered(kind, provider, model_key(kind, spec.provider, spec.options()))
+    wrapped: Provider = metered(kind, provider, model_key(kind, spec.provider, provider))
     return wrapped

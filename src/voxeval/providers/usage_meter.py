@@ -101,11 +101,11 @@ def audio_seconds(value: Any) -> float:
     return 0.0
 
 
-def model_key(kind: str, provider_name: str, options: dict[str, Any]) -> ModelKey:
-    """The price-table key of a provider built from a spec: its ``model`` option when it has
-    one (a remote endpoint's model), else the provider's registry name (an embedded model)."""
-    model = options.get("model")
-    return (kind, provider_name, str(model) if model else provider_name)
+def model_key(kind: str, provider_name: str, provider: Any) -> ModelKey:
+    """The price-table key of a provider: the model it calls (its ``model`` attribute, set by
+    every remote provider, defaults included), else its registry name (an embedded model)."""
+    model = getattr(provider, "model", None)
+    return (kind, provider_name, model if isinstance(model, str) and model else provider_name)
 
 
 class MeteredProvider:
