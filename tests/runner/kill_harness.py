@@ -285,8 +285,10 @@ def assert_same_report(killed: Path, uninterrupted: Path) -> dict[str, Any]:
 
 def strip_usage(summary: dict[str, Any]) -> None:
     """Drop what legitimately differs between a killed-and-resumed run and an uninterrupted
-    one: usage (a killed unit's requests were sent twice) and latency (measured wall times)."""
+    one: usage and its costs (a killed unit's requests were sent twice) and latency (measured
+    wall times)."""
     summary.pop("usage")
+    summary.pop("costs", None)
     for system in summary["systems"]:
         for view in (summary["systems"][system], summary.get(system)):
             if isinstance(view, dict):

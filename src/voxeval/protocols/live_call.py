@@ -115,6 +115,17 @@ def _record_call_usage(ctx: RunContext, unit: WorkUnit, ledger: Ledger) -> None:
         ctx.store.record_component_usage(unit, label, used)
 
 
+def _record_scoring_usage(ctx: RunContext, unit: WorkUnit, ledger: Ledger) -> None:
+    """What scoring the call cost: the judges' and the scoring ASR's calls (cache hits run
+    nothing and add no model usage) and other scoring models that ran."""
+    for component in ("judge", "audio_judge", "scoring_asr", UNATTRIBUTED):
+        used = ledger.get(component)
+        if used is None or not (used.calls or used.requests or used.models):
+            continue
+        label = "scoring" if component == UNATTRIBUTED else component
+        ctx.store.record_component_usage(unit, label, used)
+
+
 # Judged call metrics (issue #12): defaults only when the run configures a judge
 # (``judge:``) or an audio judge (``audio_judge:``).
 JUDGED_METRICS = ("faithfulness", "conversation_progression", "conciseness", "speakability")
@@ -388,7 +399,11 @@ class LiveCallProtocol:
         record = self._record(unit, ctx, unit_dir, (timeline, final_db))
         # What the validation gates already computed on this call is its score, not asked twice.
         stored = {m: s for m, s in stored_gate_scores(unit_dir).items() if m in wanted and s.ran}
-        computed = run_metrics([m for m in wanted if m not in stored], record, self.resources(ctx))
+        with usage_ledger() as ledger:
+            computed = run_metrics(
+                [m for m in wanted if m not in stored], record, self.resources(ctx)
+            )
+        _record_scoring_usage(ctx, unit, ledger)
         scores = {m: stored[m] if m in stored else computed[m] for m in wanted}
         if isinstance(fault, dict):
             # The agent failed: scored on the partial call where possible, else as a failure.
@@ -431,20 +446,24 @@ class LiveCallProtocol:
             llm = ctx.judge()
             if llm is None:
                 raise ProviderUnavailable(ctx.judge_unavailable_reason() or "no judge configured")
-            return Judge(llm, max_attempts=opts.judge_attempts, repeats=opts.judge_repeats)
+            counted = AttributedProvider(llm, "judge", ("chat",))  # usage per unit
+            return Judge(counted, max_attempts=opts.judge_attempts, repeats=opts.judge_repeats)
 
         def audio_judge() -> Judge:
             heard = ctx.audio_judge()
             if heard is None:
                 reason = ctx.audio_judge_unavailable_reason() or NO_AUDIO_JUDGE
                 raise ProviderUnavailable(reason)
-            return Judge(heard, modality="audio", max_attempts=opts.judge_attempts)
+            counted = AttributedProvider(heard, "audio_judge", ("chat",))
+            return Judge(counted, modality="audio", max_attempts=opts.judge_attempts)
 
         asr = scoring_asr(ctx.config.asr, self.simulation(ctx).language)  # outside the lock
         with self._lock:
             if self._resources is None:
                 self._resources = ScoringResources(
-                    asr=lambda: ctx.provider("asr", asr),
+                    asr=lambda: AttributedProvider(
+                        ctx.provider("asr", asr), "scoring_asr", ("transcribe",)
+                    ),
                     judge=judge,
                     audio_judge=audio_judge,
                 )
