@@ -61,7 +61,9 @@ def print_costs(costs: Mapping[str, Any]) -> None:
 def costs(
     run_dir: Path = typer.Argument(..., help="a finished run folder"),
     prices: Path | None = typer.Option(
-        None, "--prices", help="price table YAML [the config's pricing, else the packaged one]"
+        None,
+        "--prices",
+        help="price table YAML (default: the config's pricing, else the packaged one)",
     ),
     as_json: bool = typer.Option(False, "--json", help="print costs.json instead of tables"),
 ) -> None:
