@@ -290,14 +290,23 @@ class LiveCallProtocol:
             validation,
             seed_for=lambda attempt: self._seed(ctx, unit, attempt),
             call_once=lambda seed: self._call_and_record(unit, ctx, seed),
-            check=lambda: run_gates(
-                validation.gates,
-                read_json(unit_dir / CALL_FILE) or {},
-                lambda: self._record(unit, ctx, unit_dir),
-                self.resources(ctx),
-                asr_speech_gate=validation.asr_speech_gate,
-            ),
+            check=lambda: self._check(unit, ctx, unit_dir, validation),
         )
+
+    def _check(self, unit: WorkUnit, ctx: RunContext, unit_dir: Path, validation: Any) -> Any:
+        """The validation gates on the recorded call; what their judge and ASR calls cost is
+        recorded with the unit's usage."""
+        with usage_ledger() as ledger:
+            try:
+                return run_gates(
+                    validation.gates,
+                    read_json(unit_dir / CALL_FILE) or {},
+                    lambda: self._record(unit, ctx, unit_dir),
+                    self.resources(ctx),
+                    asr_speech_gate=validation.asr_speech_gate,
+                )
+            finally:
+                _record_scoring_usage(ctx, unit, ledger)
 
     @staticmethod
     def _seed(ctx: RunContext, unit: WorkUnit, attempt: int) -> int:
