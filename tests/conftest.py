@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer
-from tests.support.browser import browser, page
+from tests.support.browser import browser, media_browser, page
 from tests.support.postgres import postgres_cluster, postgres_url
 from voxeval.audio import Audio
 
-__all__ = ["browser", "page", "postgres_cluster", "postgres_url"]  # shared fixtures
+# shared fixtures
+__all__ = ["browser", "media_browser", "page", "postgres_cluster", "postgres_url"]
 
 # Belt and braces: any library that would try a model hub fails fast instead of hanging.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

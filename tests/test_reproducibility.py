@@ -76,6 +76,8 @@ def artifact_digests(run_dir: Path) -> dict[str, str]:
     for path in sorted(p for p in run_dir.rglob("*") if p.is_file()):
         if path.name in BOOKKEEPING or path.name.startswith("."):
             continue
+        if path.parent.name == "figures" and path.name.startswith("latency-"):
+            continue  # drawn from the measured reply latencies, like the Latency sections
         if path.suffix in (".md", ".html"):
             text = path.read_text(encoding="utf-8")
             for field in VOLATILE["summary.json"]:

@@ -62,3 +62,16 @@ def test_commands_never_print_a_secret() -> None:
     assert "RuntimeError: unexpected reply" in bug.output and "Traceback" in bug.output
     for result in (ok, known, bug):
         assert SECRET not in result.output
+
+
+def test_error_messages_are_printed_verbatim_not_as_markup() -> None:
+    app = typer.Typer()
+
+    @app.command()
+    @friendly_errors
+    def needs_extra() -> None:
+        raise ConfigError("serving needs the 'web' extra: pip install 'voxeval[web]'")
+
+    result = CliRunner().invoke(app, [])
+    assert result.exit_code == 2
+    assert "pip install 'voxeval[web]'" in result.output

@@ -156,6 +156,7 @@ def test_run_report_resume_and_rescore(tmp_path, world) -> None:
     summary = json.loads((out / "report" / "summary.json").read_text())
     for entry in summary["systems"].values():
         assert entry["latency"]["wall_s"]["n"] == 2  # one answered reply per query
+        assert entry["distributions"]["latency"]["wall_s"]["n"] == 2  # drawn in the report
     with (out / "report" / "scores.csv").open() as f:
         csv_rows = list(csv.DictReader(f))
     assert {r["query_id"] for r in csv_rows} == {"q1", "q2"}

@@ -56,3 +56,23 @@ def page(browser: Any) -> Iterator[Any]:
         yield context.new_page()
     finally:
         context.close()
+
+
+@pytest.fixture(scope="session")
+def media_browser(browser: Any) -> Iterator[Any]:
+    """A second headless Chromium whose microphone is a fake device (a beeping tone) that
+    pages may use without a permission prompt: for recording in the browser. It is launched
+    through the session's Playwright (one sync Playwright per thread)."""
+    instance = browser.browser_type.launch(
+        executable_path=chromium_path(),
+        args=[
+            "--no-sandbox",
+            "--autoplay-policy=no-user-gesture-required",
+            "--use-fake-device-for-media-stream",
+            "--use-fake-ui-for-media-stream",
+        ],
+    )
+    try:
+        yield instance
+    finally:
+        instance.close()

@@ -10,7 +10,9 @@ Vote fields (``load_votes``):
 - ``winner`` (required): ``first``'s or ``second``'s system name, or ``tie``;
 - ``first_length``, ``second_length`` (optional): reply sizes (words or seconds), both or
   neither; empty means unknown;
-- ``dimension`` (optional).
+- ``dimension`` (optional);
+- ``choice``, ``reason`` (optional, kept for reading only): the rater's button (e.g.
+  ``both_bad``, counted as a tie) and written reason, as ``voxeval raters export`` writes them.
 
 Rubric fields (``load_rubric_values``), all required: ``rater``, ``item``, ``system``,
 ``criterion`` (its id, e.g. ``criteria_d_2``) and ``value``: 1 / 0 (also ``true`` / ``false``,
@@ -34,7 +36,7 @@ from voxeval.analysis.rubric_values import RubricValue
 from voxeval.errors import ConfigError
 
 REQUIRED_FIELDS = ("rater", "item", "first", "second", "winner")
-OPTIONAL_FIELDS = ("first_length", "second_length", "dimension")
+OPTIONAL_FIELDS = ("first_length", "second_length", "dimension", "choice", "reason")
 RUBRIC_FIELDS = ("rater", "item", "system", "criterion", "value")
 _TRUE = {"1", "true", "yes"}
 _FALSE = {"0", "false", "no"}

@@ -14,6 +14,7 @@ from typing import IO, Any, TypeVar
 import click
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.text import Text
 
 from voxeval.errors import VoxevalError
@@ -76,7 +77,8 @@ def friendly_errors(fn: F) -> F:
             try:
                 return fn(*args, **kwargs)
             except VoxevalError as exc:
-                console.print(f"[bold red]error:[/] {exc}", highlight=False)
+                # escaped: a message like "pip install 'voxeval[web]'" is not rich markup
+                console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
                 raise SystemExit(2) from exc
             # typer.Exit is its own class, not click's Exit: both end the command with their code
             except (

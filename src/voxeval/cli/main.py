@@ -20,14 +20,17 @@ app = typer.Typer(
 COMMAND_MODULES = (
     "commands_analyze",
     "commands_build",
+    "commands_compare",
     "commands_costs",
     "commands_judges",
     "commands_mtalk",
     "commands_raters",
+    "commands_raters_web",
     "commands_rubrics",
     "commands_run",
     "commands_scenarios",
     "commands_speech",
+    "commands_view",
 )
 for _module in COMMAND_MODULES:
     importlib.import_module(f"voxeval.cli.{_module}")

@@ -38,6 +38,12 @@ from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.protocols.latency_basis import latency_basis
 from voxeval.protocols.live_call_scoring import live_call_scoring
+from voxeval.protocols.summary_distributions import (
+    add_distributions,
+    latency_histograms,
+    response_latencies,
+    turn_stats,
+)
 from voxeval.providers.spoken_language import base_language
 from voxeval.providers.usage_ledger import (
     UNATTRIBUTED,
@@ -490,7 +496,18 @@ class LiveCallProtocol:
         )
         add_corpus_wer(summary, rows, "stt_wer")
         units = ctx.store.units()
+        latencies = response_latencies(rows)
+        histograms = latency_histograms(
+            {s: {"response_latency_s": [v for *_, v in p]} for s, p in latencies.items()}
+        )
         for system, entry in summary.items():
+            add_distributions(
+                entry,
+                latency=histograms.get(system),
+                latency_by_turn={
+                    "response_latency_s": turn_stats(latencies.get(system, []), seed=ctx.seed)
+                },
+            )
             for metric in ("task_completion", "turn_taking"):
                 stat = entry["overall"].get(metric)
                 entry[metric] = (

@@ -14,8 +14,16 @@ from typing import Any
 
 from voxeval.analysis.aggregate import standard_summary
 from voxeval.analysis.bootstrap import metric_stats
+from voxeval.atomic_files import read_json
 from voxeval.benchmarks.dialogue import RUBRIC_LEVELS, Dialogue
+from voxeval.protocols.arena_inputs import DIALOGUE_FILE
 from voxeval.protocols.context import RunContext
+from voxeval.protocols.single_turn_breakdowns import LATENCY_FIELDS
+from voxeval.protocols.summary_distributions import (
+    add_distributions,
+    latency_histograms,
+    turn_stats,
+)
 from voxeval.store.records import ScoreRow
 
 SCALE = 100.0  # model scores are shown x100 (MTalk-Bench)
@@ -118,6 +126,27 @@ def judge_accounting(rows: Sequence[ScoreRow]) -> dict[str, Any]:
     }
 
 
+TurnPoints = dict[str, list[tuple[str, int, float]]]
+"""latency field -> (dialogue, turn number, seconds) of every answered turn."""
+
+
+def reply_latencies(ctx: RunContext) -> dict[str, TurnPoints]:
+    """system -> the reply timings stored in the done dialogues' ``dialogue.json``."""
+    out: dict[str, TurnPoints] = defaultdict(lambda: defaultdict(list))
+    for unit in ctx.store.units("done"):
+        stored = read_json(ctx.store.unit_dir(unit) / DIALOGUE_FILE)
+        turns = stored.get("turns") if isinstance(stored, dict) else None
+        for turn in turns or ():
+            timing = turn.get("timing") if isinstance(turn, dict) else None
+            if not isinstance(timing, dict) or turn.get("reply_text") is None:
+                continue  # a turn the system never answered has no latency
+            for name in LATENCY_FIELDS:
+                value = timing.get(name)
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    out[unit.system][name].append((unit.item_id, int(turn["index"]), value))
+    return out
+
+
 def summarize_multi_turn(
     ctx: RunContext, metrics: Sequence[str], dialogues: Mapping[str, Dialogue]
 ) -> dict[str, Any]:
@@ -135,7 +164,17 @@ def summarize_multi_turn(
     by_system: dict[str, list[ScoreRow]] = defaultdict(list)
     for row in rows:
         by_system[row.system].append(row)
+    latencies = reply_latencies(ctx)
+    histograms = latency_histograms(
+        {s: {f: [v for *_, v in points] for f, points in by.items()} for s, by in latencies.items()}
+    )
     for system, entry in summary.items():
+        by_field = latencies.get(system, {})
+        add_distributions(
+            entry,
+            latency=histograms.get(system),
+            latency_by_turn={f: turn_stats(p, seed=ctx.seed) for f, p in by_field.items()},
+        )
         sys_rows = by_system.get(system, [])
         block = _rubric_block(sys_rows, dialogues, ctx.seed)
         if block:

@@ -17,9 +17,15 @@ from voxeval.analysis.bootstrap import metric_stats
 from voxeval.analysis.corpus_wer import add_corpus_wer
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.single_turn_breakdowns import (
+    LATENCY_FIELDS,
     add_breakdowns,
     answered_timings,
     latency_summary,
+)
+from voxeval.protocols.summary_distributions import (
+    add_distributions,
+    latency_histograms,
+    mos_histograms,
 )
 from voxeval.store.records import ScoreRow
 
@@ -77,6 +83,10 @@ def transcript_accounting(rows: Sequence[ScoreRow]) -> dict[str, int]:
     }
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def query_id_from_item(item_id: str, condition: str) -> str:
     """The query of a rendered item id ``<query id>__<profile>__<condition>`` (the query id
     may itself contain ``__``); an id of another shape is its own query."""
@@ -130,6 +140,20 @@ def summarize_single_turn(
     if reply_file is not None:
         for unit in store.units("done"):
             done_units[unit.system].append(unit)
+    timings = {
+        system: answered_timings([store.unit_dir(u) / reply_file for u in units])
+        for system, units in done_units.items()
+        if reply_file is not None
+    }
+    latency_samples = {
+        system: {
+            name: [float(t[name]) for t in found if _is_number(t.get(name))]
+            for name in LATENCY_FIELDS
+        }
+        for system, found in timings.items()
+    }
+    latency_hists = latency_histograms(latency_samples)
+    mos_hists = mos_histograms(rows)
     for system, entry in summary.items():
         sys_rows = by_system.get(system, [])
         ran = list(entry.get("overall") or {})
@@ -157,9 +181,9 @@ def summarize_single_turn(
             add_breakdowns(
                 entry, sys_rows, attributes, seed=ctx.seed, clusters=clusters, rates=rates
             )
+        add_distributions(entry, mos=mos_hists.get(system), latency=latency_hists.get(system))
         if reply_file is not None:
-            files = [store.unit_dir(u) / reply_file for u in done_units.get(system, [])]
-            latency = latency_summary(answered_timings(files))
+            latency = latency_summary(timings.get(system, []))
             if latency:
                 entry["latency"] = latency
                 entry["latency_basis"] = dict(SINGLE_TURN_BASIS)

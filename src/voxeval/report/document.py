@@ -42,6 +42,7 @@ STANDARD_KEYS = (
     "simulation_validation",
     "latency_basis",
     "rubric",
+    "distributions",  # histograms and per-turn series drawn as figures (report.figures)
 )
 # Groupings shown as their own "By ..." tables, in this order.
 GROUPINGS = (

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
 from voxeval.report.document import Block, BulletList, Heading, Paragraph, build_document
+from voxeval.report.figure_html import STYLE as FIGURE_STYLE
+from voxeval.report.figure_html import figures_html
+from voxeval.report.figures import FigureGroup, build_figures
 
 STYLE = """
 body { font-family: system-ui, sans-serif; max-width: 70em; margin: 2em auto; padding: 0 1em; }
@@ -31,11 +34,28 @@ def block_html(block: Block) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def render_html(summary: Mapping[str, Any]) -> str:
+def figures_position(blocks: Sequence[Block]) -> int:
+    """Where the figures go: before the first system's section (after the run's header and
+    the side-by-side table), or at the end."""
+    for i, block in enumerate(blocks):
+        if isinstance(block, Heading) and block.level == 2 and block.text.startswith("System "):
+            return i
+    return len(blocks)
+
+
+def render_html(summary: Mapping[str, Any], figures: Sequence[FigureGroup] | None = None) -> str:
+    """The page; ``figures`` = the summary's figures when already drawn (else drawn here)."""
     suite = (summary.get("suite") or {}).get("name", "?")
-    body = "\n".join(block_html(b) for b in build_document(summary))
+    blocks = build_document(summary)
+    at = figures_position(blocks)
+    groups = build_figures(summary) if figures is None else figures
+    parts = [block_html(b) for b in blocks[:at]]
+    parts += [figures_html(groups), *(block_html(b) for b in blocks[at:])]
+    body = "\n".join(part for part in parts if part)
     return (
-        "<!doctype html>\n<html><head><meta charset='utf-8'>"
-        f"<title>voxeval report: {escape(str(suite))}</title><style>{STYLE}</style></head>"
+        "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>voxeval report: {escape(str(suite))}</title>"
+        f"<style>{STYLE}{FIGURE_STYLE}</style></head>"
         f"<body>\n{body}\n</body></html>\n"
     )

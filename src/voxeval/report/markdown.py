@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from voxeval.report.document import (
@@ -12,6 +12,9 @@ from voxeval.report.document import (
     Paragraph,
     build_document,
 )
+from voxeval.report.figure_html import figures_markdown
+from voxeval.report.figures import FigureGroup
+from voxeval.report.html import figures_position
 
 
 def _cell(text: str) -> str:
@@ -62,14 +65,24 @@ def failure_warnings(entry: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def render_markdown(summary: Mapping[str, Any]) -> str:
+def render_markdown(
+    summary: Mapping[str, Any], figures: Sequence[FigureGroup] | None = None
+) -> str:
+    """The Markdown report; ``figures`` (written as ``figures/<name>.svg`` beside it by
+    ``write_report``) are linked in a "Figures" section, none when not given."""
     lines: list[str] = []
     systems = iter((summary.get("systems") or {}).values())
-    for block in build_document(summary):
+    blocks = build_document(summary)
+    at = figures_position(blocks)
+    for i, block in enumerate(blocks):
+        if i == at:
+            lines += figures_markdown(figures or [])
         lines += block_markdown(block)
         # build_document heads each system's section "System NAME", in summary order
         if isinstance(block, Heading) and block.level == 2 and block.text.startswith("System "):
             entry = next(systems, None)
             if isinstance(entry, Mapping):
                 lines += [line for warning in failure_warnings(entry) for line in (warning, "")]
+    if at == len(blocks):
+        lines += figures_markdown(figures or [])
     return "\n".join(lines).rstrip() + "\n"

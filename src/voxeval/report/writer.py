@@ -13,6 +13,8 @@ from voxeval import atomic_files
 from voxeval.analysis.aggregate import standard_summary
 from voxeval.analysis.costs import run_costs, run_price_table
 from voxeval.protocols.context import RunContext
+from voxeval.report.figure_html import FIGURES_DIR
+from voxeval.report.figures import FigureGroup, build_figures
 from voxeval.report.html import render_html
 from voxeval.report.markdown import render_markdown
 from voxeval.store import layout
@@ -148,15 +150,33 @@ def write_costs(ctx: RunContext, prices: str | Path | None = None) -> dict[str, 
     return costs
 
 
+def write_figures(report_dir: Path, groups: Iterable[FigureGroup]) -> None:
+    """Each figure as ``figures/<name>.svg``; SVGs of an earlier report that this one no
+    longer draws are removed, so no link shows stale numbers."""
+    folder = report_dir / FIGURES_DIR
+    names = set()
+    for group in groups:
+        for figure in group.figures:
+            names.add(f"{figure.name}.svg")
+            atomic_files.write_text_atomic(folder / f"{figure.name}.svg", figure.svg)
+    if folder.is_dir():
+        for stale in folder.glob("*.svg"):
+            if stale.name not in names:
+                stale.unlink()
+
+
 def write_report(ctx: RunContext, prices: str | Path | None = None) -> Path:
-    """Write summary.json, summary.md, scores.csv, index.html and costs.json (priced with
-    ``prices``, see ``write_costs``); returns summary.md."""
+    """Write summary.json, summary.md, scores.csv, index.html, figures/*.svg and costs.json
+    (priced with ``prices``, see ``write_costs``); returns summary.md."""
     report_dir = ctx.store.report_dir
     summary = build_summary(ctx)
     summary["costs"] = write_costs(ctx, prices)
     text = json.dumps(summary, indent=2, default=str, allow_nan=False) + "\n"
+    # figures are drawn from the summary as written (the JSON round trip), so they equal it
+    figures = build_figures(json.loads(text))
     atomic_files.write_text_atomic(report_dir / SUMMARY_JSON, text)
-    atomic_files.write_text_atomic(report_dir / SUMMARY_MD, render_markdown(summary))
+    write_figures(report_dir, figures)
+    atomic_files.write_text_atomic(report_dir / SUMMARY_MD, render_markdown(summary, figures))
     atomic_files.write_text_atomic(report_dir / SCORES_CSV, scores_csv(ctx))
-    atomic_files.write_text_atomic(report_dir / INDEX_HTML, render_html(summary))
+    atomic_files.write_text_atomic(report_dir / INDEX_HTML, render_html(summary, figures))
     return report_dir / SUMMARY_MD

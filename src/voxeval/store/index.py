@@ -30,6 +30,7 @@ from sqlalchemy import (
     select,
     text,
 )
+from sqlalchemy import Index as SqlIndex
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError, OperationalError
 
@@ -153,6 +154,15 @@ comparisons_table = Table(
 )
 
 
+# Lookups of the run viewer's unit table (filter by system, status, category or condition
+# within a run; one metric's scores across a run). Created idempotently in every index.
+SqlIndex("ix_units_run_system", units_table.c.run_id, units_table.c.system, units_table.c.seq)
+SqlIndex("ix_units_run_status", units_table.c.run_id, units_table.c.status)
+SqlIndex("ix_units_run_category", units_table.c.run_id, units_table.c.category)
+SqlIndex("ix_units_run_condition", units_table.c.run_id, units_table.c.condition)
+SqlIndex("ix_units_run_seq", units_table.c.run_id, units_table.c.seq)
+SqlIndex("ix_scores_run_metric", scores_table.c.run_id, scores_table.c.metric, scores_table.c.value)
+
 _CREATE_ATTEMPTS = 5
 
 
@@ -191,7 +201,31 @@ def open_engine(url: str) -> Engine:
                 raise
             time.sleep(0.05 * (attempt + 1))
     add_missing_columns(engine)
+    add_missing_indexes(engine)
     return engine
+
+
+def add_missing_indexes(engine: Engine) -> list[str]:
+    """Create the lookup indexes this version defines but an older index lacks
+    (``CREATE TABLE`` made them only with the table). Returns the names created; a database
+    that cannot be written (a read-only copy of a run) keeps working without them."""
+    created: list[str] = []
+    try:
+        existing = {
+            ix["name"]
+            for name in metadata.tables
+            for ix in inspect(engine).get_indexes(name)
+            if ix.get("name")
+        }
+        for table in metadata.sorted_tables:
+            for ix in sorted(table.indexes, key=lambda i: str(i.name)):
+                if ix.name not in existing:
+                    ix.create(engine, checkfirst=True)
+                    created.append(str(ix.name))
+    except (OperationalError, DBAPIError):
+        # read-only file system or a concurrent creator: the queries are only slower
+        return created
+    return created
 
 
 def add_missing_columns(engine: Engine) -> list[str]:

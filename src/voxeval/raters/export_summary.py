@@ -1,0 +1,116 @@
+"""``analysis.md``: the headline numbers of ``analysis.json`` for a reader."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _not_run(section: Any) -> str | None:
+    return section.get("not_run") if isinstance(section, dict) else None
+
+
+def _arena(section: dict[str, Any]) -> list[str]:
+    lines = [f"## Arena ({section['n_votes']} votes)", ""]
+    bt = section["all"].get("bt")
+    if bt is None:
+        lines.append(f"Ratings not computed: {section['all'].get('ratings_note')}.")
+    else:
+        lines += ["| system | Bradley-Terry | CI | rank | votes |", "|---|---|---|---|---|"]
+        ranked = sorted(bt["systems"].items(), key=lambda kv: -kv[1]["rating"])
+        for name, row in ranked:
+            ci = f"[{_num(row['ci_low'], 1)}, {_num(row['ci_high'], 1)}]"
+            rank = f"{_num(row['rank_low'])}–{_num(row['rank_high'])}"
+            lines.append(f"| {name} | {row['rating']:.1f} | {ci} | {rank} | {row['battles']} |")
+    lines.append("")
+    versus = section.get("human_vs_llm", {})
+    if _not_run(versus):
+        lines.append(f"Human vs LLM judge: not run ({versus['not_run']}).")
+    else:
+        lines.append(
+            f"Human vs LLM judge: Cohen's kappa {_num(versus.get('kappa'))}, agreement "
+            f"{_num(versus.get('agreement'))} over {versus.get('pairs')} vote/verdict pairs."
+        )
+    return lines
+
+
+def _rubric(section: dict[str, Any]) -> list[str]:
+    lines = [f"## Rubric ({section['n_values']} criterion answers)", ""]
+    lines += ["| system | criteria met (mean) | CI | items |", "|---|---|---|---|"]
+    for name, row in section["systems"].items():
+        stat = row["case_score"]
+        ci = f"[{_num(stat.get('ci_low'))}, {_num(stat.get('ci_high'))}]"
+        lines.append(f"| {name} | {_num(stat['mean'])} | {ci} | {stat.get('clusters')} |")
+    versus = section.get("human_vs_llm", {})
+    lines.append("")
+    if _not_run(versus):
+        lines.append(f"Human vs LLM judge: not run ({versus['not_run']}).")
+    else:
+        lines.append(
+            f"Human vs LLM judge: Cohen's kappa {_num(versus.get('kappa'))} over "
+            f"{versus.get('n')} criterion answers."
+        )
+    return lines
+
+
+def _score(section: dict[str, Any]) -> list[str]:
+    lines = [f"## Scores ({section['n_scores']} ratings)", ""]
+    lines += ["| system | mean score | CI | queries |", "|---|---|---|---|"]
+    for name, stat in section["systems"].items():
+        ci = f"[{_num(stat.get('ci_low'), 2)}, {_num(stat.get('ci_high'), 2)}]"
+        lines.append(f"| {name} | {_num(stat['mean'], 2)} | {ci} | {stat.get('clusters')} |")
+    versus = section.get("human_vs_llm", {})
+    lines.append("")
+    if _not_run(versus):
+        lines.append(f"Human vs judge checklist scores: not run ({versus['not_run']}).")
+    else:
+        overall = versus["overall"]
+        lines.append(
+            f"Human vs judge checklist scores: Pearson {_num(overall['pearson']['r'])}, "
+            f"Spearman {_num(overall['spearman']['r'])} (n = {overall['n']})."
+        )
+    return lines
+
+
+def _record(section: dict[str, Any]) -> list[str]:
+    lines = [f"## Recordings ({section['recorded']} of {section['prompts']} prompts)", ""]
+    if section.get("suite"):
+        lines.append(f"Human-voiced suite: `{section['suite']}`.")
+    else:
+        lines.append(f"No human-voiced suite yet; missing: {', '.join(section['missing'])}.")
+    return lines
+
+
+def analysis_markdown(analysis: dict[str, Any]) -> str:
+    quality = analysis["quality"]
+    gold = analysis["gold"]
+    flagged = ", ".join(analysis["flagged_raters"]) or "none"
+    lines = [
+        f"# Study {analysis['study_id']} ({analysis['task']})",
+        "",
+        f"- responses: {analysis['responses']} ({analysis['gold_responses']} to gold items)",
+        f"- raters: {analysis['raters']}; flagged: {flagged}",
+        f"- responses excluded (flagged raters): {analysis['excluded_responses']}"
+        + (" (kept: --keep-flagged)" if analysis["keep_flagged"] else ""),
+        f"- gold accuracy: {_num(gold['accuracy'])} ({gold['correct']}/{gold['answers']})",
+        f"- Fleiss' kappa: {_num(quality['fleiss_kappa'])} over {quality['fleiss_units']} "
+        f"units x {quality['fleiss_ratings_per_unit'] or '–'} ratings",
+        "",
+    ]
+    sections = {"arena": _arena, "rubric": _rubric, "score": _score, "record": _record}
+    for name, render in sections.items():
+        section = analysis.get(name)
+        if section is None:
+            continue
+        if _not_run(section) and name != "record":
+            lines += [f"## {name.capitalize()}", "", f"Not run: {section['not_run']}."]
+        else:
+            lines += render(section)
+    return "\n".join(lines) + "\n"

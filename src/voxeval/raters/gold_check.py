@@ -1,0 +1,31 @@
+"""Is an answer to a gold item right? The known answers are written by ``study_gold``:
+arena ``{"choice": "a"|"b"}`` (the side in the item's own terms, before any per-rater swap;
+the answer's ``winner`` names the system, so the swap does not matter), rubric
+``{"criteria": {id: 0|1}}`` (every criterion as given), score ``{"min", "max"}``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from voxeval.raters.study_files import StudyItem
+
+
+def gold_correct(item: StudyItem, answer: Mapping[str, Any]) -> bool | None:
+    """True / False for a gold item's answer; None when the item is not gold."""
+    gold = item.gold
+    if item.kind != "gold" or not gold:
+        return None
+    if "choice" in gold:
+        expected = item.systems.get(str(gold["choice"]), gold["choice"])
+        return answer.get("winner") == expected
+    if "criteria" in gold:
+        given = answer.get("criteria") or {}
+        return all(int(given.get(cid, -1)) == int(v) for cid, v in gold["criteria"].items())
+    if "min" in gold and "max" in gold:
+        try:
+            score = float(answer.get("score"))  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return False
+        return float(gold["min"]) <= score <= float(gold["max"])
+    return None

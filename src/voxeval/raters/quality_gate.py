@@ -1,0 +1,80 @@
+"""The listening gate: an answer counts only if the page played every stimulus to its end
+and stayed open at least ``min_time_factor`` x the total audio duration (server clock, from
+the moment the page was first opened). Playback events come from the page's script."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.engine import Connection
+
+from voxeval.raters.database import as_utc
+from voxeval.raters.schema import playback_table
+from voxeval.raters.study_files import StudyItem
+
+PLAYBACK_EVENTS = ("play", "ended")
+# An "ended" event must report a media time near the clip's end (browsers round).
+_END_TOLERANCE = 0.9
+_END_SLACK_S = 0.05
+
+
+@dataclass(frozen=True)
+class GateStatus:
+    unplayed: tuple[str, ...]  # stimulus ids without a valid "ended" event
+    seconds_left: float  # time the page must still stay open
+
+    @property
+    def passed(self) -> bool:
+        return not self.unplayed and self.seconds_left <= 0
+
+    def explanation(self, labels: Mapping[str, str] | None = None) -> str:
+        """Why an answer cannot be accepted yet (``labels`` names the clips as shown)."""
+        parts = []
+        if self.unplayed:
+            names = [(labels or {}).get(s, s) for s in self.unplayed]
+            parts.append(
+                "play every clip to the end before answering (not yet finished: "
+                + ", ".join(names)
+                + ")"
+            )
+        if self.seconds_left > 0:
+            parts.append(
+                f"listen for at least {self.seconds_left:.0f} more second(s) before answering"
+            )
+        return "; ".join(parts).capitalize() + "." if parts else ""
+
+
+def required_seconds(item: StudyItem, min_time_factor: float) -> float:
+    return min_time_factor * item.total_audio_s
+
+
+def gate_status(
+    conn: Connection,
+    assignment_id: int,
+    item: StudyItem,
+    page_opened_at: datetime | None,
+    min_time_factor: float,
+    now: datetime,
+) -> GateStatus:
+    ended: set[str] = set()
+    durations = {s.id: s.duration_s for s in item.stimuli}
+    for row in conn.execute(
+        select(playback_table.c.stimulus_id, playback_table.c.media_time)
+        .where(playback_table.c.assignment_id == assignment_id)
+        .where(playback_table.c.event == "ended")
+    ):
+        duration = durations.get(row.stimulus_id)
+        if duration is None or row.media_time is None:
+            continue
+        if row.media_time >= _END_TOLERANCE * duration - _END_SLACK_S:
+            ended.add(row.stimulus_id)
+    unplayed = tuple(s.id for s in item.stimuli if s.id not in ended)
+    needed = required_seconds(item, min_time_factor)
+    if page_opened_at is None:
+        left = needed
+    else:
+        left = needed - (now - as_utc(page_opened_at)).total_seconds()
+    return GateStatus(unplayed, max(0.0, left) if needed > 0 else 0.0)

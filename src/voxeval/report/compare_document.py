@@ -1,0 +1,268 @@
+"""A run comparison as report blocks, rendered to Markdown (``comparison.md``) and to one
+self-contained HTML page (``comparison.html``): regressions in red, improvements in green,
+and always a text marker too, so the flags do not rest on colour alone."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from voxeval import atomic_files
+from voxeval.report.blocks import Block, BulletList, Heading, Paragraph, TableBlock, fmt_num
+from voxeval.report.blocks import fmt_mean_ci as _fmt_mean_ci
+from voxeval.report.html import STYLE, block_html
+from voxeval.report.markdown import block_markdown
+from voxeval.report.run_compare import CHANGED, IMPROVEMENT, REGRESSION, RunComparison
+
+MARKERS = {REGRESSION: "▼ REGRESSION", IMPROVEMENT: "▲ improvement", CHANGED: "◆ changed"}
+ITEM_MARKERS = {REGRESSION: "▼ worse", IMPROVEMENT: "▲ better"}
+MAX_ITEM_ROWS = 10  # per metric and run: the largest changes (comparison.json has them all)
+COMPARE_STYLE = """
+tr.regression td { background: #fde2e1; color: #7a0b07; }
+tr.improvement td { background: #dff3e3; color: #0b5d1e; }
+tr.changed td { background: #fff4d6; }
+.warning { color: #7a4b00; }
+"""
+
+
+@dataclass(frozen=True)
+class FlaggedTable(TableBlock):
+    """A table whose rows may carry a flag (``regression``, ``improvement``, ``changed``)."""
+
+    flags: list[str | None] = field(default_factory=list)
+
+
+def fmt_mean_ci(stat: Mapping[str, Any] | None) -> str:
+    return _fmt_mean_ci(stat) if stat else "–"
+
+
+def marker(flag: str | None) -> str:
+    return MARKERS.get(flag or "", "")
+
+
+def _runs_block(data: Mapping[str, Any]) -> list[Block]:
+    header = ["run", "suite version", "seed", "judge", "voxeval", "commit", "date"]
+    rows = [
+        [
+            r["run_id"] + (" (baseline)" if i == 0 else ""),
+            str(r.get("suite_version") or "–"),
+            str(r.get("seed")),
+            str(r.get("judge") or "none"),
+            str(r.get("voxeval_version") or "–"),
+            str(r.get("commit") or "–"),
+            str(r.get("date") or "–"),
+        ]
+        for i, r in enumerate(data["runs"])
+    ]
+    return [Heading(2, "Runs"), TableBlock(header, rows)]
+
+
+def _flags_block(data: Mapping[str, Any]) -> list[Block]:
+    flags = data.get("flags") or []
+    if not flags:
+        return [
+            Heading(2, "Flags"),
+            Paragraph(
+                "No metric changed significantly after the Holm adjustment "
+                f"(alpha {fmt_num(data['alpha'])})."
+            ),
+        ]
+    header = ["flag", "system", "metric", "run", "against", "delta", "p (Holm)"]
+    rows = [
+        [marker(f["flag"]), f["system"], f["metric"], f["run"], f["baseline"],
+         fmt_num(f["delta"]), fmt_num(f["p_holm"])]
+        for f in flags
+    ]  # fmt: skip
+    return [Heading(2, "Flags"), FlaggedTable(header, rows, [f["flag"] for f in flags])]
+
+
+def _unpaired_text(counts: Mapping[str, Mapping[str, int]]) -> str:
+    parts = []
+    for run, kinds in counts.items():
+        listed = ", ".join(f"{kind} {n}" for kind, n in kinds.items())
+        parts.append(f"{run}: {listed}")
+    return "; ".join(parts) or "–"
+
+
+def _metric_rows(metric: str, entry: Mapping[str, Any]) -> tuple[list[list[str]], list[Any]]:
+    rows, flags = [], []
+    for c in entry["comparisons"]:
+        rows.append(
+            [
+                metric,
+                entry.get("better") or "descriptive",
+                c["run"],
+                fmt_mean_ci(entry["runs"].get(c["baseline"])),
+                fmt_mean_ci(entry["runs"].get(c["run"])),
+                fmt_mean_ci(c["delta"]) if c["paired_clusters"] else "–",
+                f"{c['paired_items']} ({c['paired_clusters']})",
+                fmt_num(c["p_value"]),
+                fmt_num(c["p_holm"]),
+                marker(c["flag"]),
+                _unpaired_text(c["unpaired"]),
+            ]
+        )
+        flags.append(c["flag"])
+    return rows, flags
+
+
+def _badness(better: str | None, delta: float) -> float:
+    return -delta if better == "higher" else delta if better == "lower" else abs(delta)
+
+
+def _item_blocks(metric: str, entry: Mapping[str, Any], unit: str) -> list[Block]:
+    blocks: list[Block] = []
+    for c in entry["comparisons"]:
+        changed = [i for i in c["items"] if i["delta"] != 0]
+        if not changed:
+            continue
+        better = entry.get("better")
+        changed.sort(key=lambda i: (-_badness(better, i["delta"]), i["item_id"], i["condition"]))
+        shown = changed[:MAX_ITEM_ROWS]
+        flags: list[str | None] = [
+            (REGRESSION if _badness(better, i["delta"]) > 0 else IMPROVEMENT) if better else None
+            for i in shown
+        ]
+        rows = [
+            [i["item_id"], i["condition"], i["cluster"], fmt_num(i["baseline"]),
+             fmt_num(i["value"]), fmt_num(i["delta"]), ITEM_MARKERS.get(flag or "", "")]
+            for i, flag in zip(shown, flags, strict=True)
+        ]  # fmt: skip
+        note = f"{len(changed)} of {c['paired_items']} paired items changed"
+        if len(changed) > len(shown):
+            note += f"; the {len(shown)} largest (worst first) are shown"
+        blocks += [
+            Heading(4, f"{metric}: {c['run']} against {c['baseline']}"),
+            Paragraph(note + "."),
+            FlaggedTable(
+                ["item", "condition", unit, "baseline", "run", "delta", "change"], rows, flags
+            ),
+        ]
+    return blocks
+
+
+def _system_blocks(name: str, entry: Mapping[str, Any], unit: str) -> list[Block]:
+    blocks: list[Block] = [Heading(2, f"System {name}")]
+    header = [
+        "metric", "better", "run", "baseline mean [95% CI]", "run mean [95% CI]",
+        f"delta [95% CI over {unit}s]", f"paired items ({unit}s)", "p", "p (Holm)", "flag",
+        "unpaired",
+    ]  # fmt: skip
+    rows: list[list[str]] = []
+    flags: list[Any] = []
+    for metric, m in entry["metrics"].items():
+        r, f = _metric_rows(metric, m)
+        rows += r
+        flags += f
+    if rows:
+        blocks.append(FlaggedTable(header, rows, flags))
+    else:
+        blocks.append(Paragraph("No metric to compare."))
+    failed = []
+    for run, counts in (entry.get("units") or {}).items():
+        if counts.get("failed"):
+            causes = ", ".join(f"{k} {v}" for k, v in sorted(counts["failed_by_cause"].items()))
+            failed.append(
+                f"{run}: {counts['failed']} units failed on voxeval's side ({causes}); they "
+                "are excluded from that run's means and listed as unpaired"
+            )
+        faults = counts.get("system_faults") or {}
+        if faults:
+            failed.append(
+                f"{run}: {sum(faults.values())} units are failures of the system under test, "
+                "scored with each metric's worst value"
+            )
+    if failed:
+        blocks.append(BulletList(failed))
+    if entry.get("not_compared"):
+        blocks.append(
+            BulletList([f"{m}: not compared ({r})" for m, r in entry["not_compared"].items()])
+        )
+    items: list[Block] = []
+    for metric, m in entry["metrics"].items():
+        items += _item_blocks(metric, m, unit)
+    if items:
+        blocks += [Heading(3, "Items that changed"), *items]
+    return blocks
+
+
+def comparison_blocks(data: Mapping[str, Any]) -> list[Block]:
+    """The blocks of a comparison, from ``RunComparison.to_dict()``."""
+    suite = data["suite"]
+    unit = suite.get("unit") or "item"
+    blocks: list[Block] = [
+        Heading(1, f"Run comparison: {suite['name']} ({suite['protocol']})"),
+        Paragraph(
+            f"Baseline: {data['baseline']} (each system's first run). A delta is the run's "
+            "value minus the baseline's over the items scored in both (trials averaged within "
+            f"an item, items within a {unit}). Its interval and the test ({data['test']}) "
+            f"resample the {unit}. P-values are adjusted with {data['correction']}; a flag "
+            f"needs an adjusted p below {fmt_num(data['alpha'])}."
+        ),
+    ]
+    blocks += _runs_block(data)
+    if data.get("warnings"):
+        blocks += [Heading(2, "Warnings"), BulletList(list(data["warnings"]))]
+    blocks += _flags_block(data)
+    for name, entry in data["systems"].items():
+        blocks += _system_blocks(name, entry, unit)
+    if data.get("not_compared_systems"):
+        blocks += [
+            Heading(2, "Systems not compared"),
+            BulletList([f"{s}: {r}" for s, r in data["not_compared_systems"].items()]),
+        ]
+    return blocks
+
+
+def render_comparison_markdown(data: Mapping[str, Any]) -> str:
+    lines: list[str] = []
+    for block in comparison_blocks(data):
+        lines += block_markdown(block)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _table_html(block: FlaggedTable) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in block.header)
+    body = []
+    for row, flag in zip(block.rows, block.flags, strict=True):
+        cls = f" class='{flag}'" if flag else ""
+        cells = "".join(f"<td>{escape(c)}</td>" for c in row)
+        body.append(f"<tr{cls}>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def render_comparison_html(data: Mapping[str, Any]) -> str:
+    parts = [
+        _table_html(b) if isinstance(b, FlaggedTable) else block_html(b)
+        for b in comparison_blocks(data)
+    ]
+    title = f"voxeval comparison: {data['suite']['name']}"
+    return (
+        "<!doctype html>\n<html><head><meta charset='utf-8'>"
+        f"<title>{escape(title)}</title><style>{STYLE}{COMPARE_STYLE}</style></head>"
+        "<body>\n" + "\n".join(parts) + "\n</body></html>\n"
+    )
+
+
+COMPARISON_FILES = ("comparison.json", "comparison.md", "comparison.html")
+
+
+def write_comparison(comparison: RunComparison, out_dir: Path | str) -> list[Path]:
+    """Write ``comparison.json``, ``comparison.md`` and ``comparison.html`` into ``out_dir``
+    (created); the same runs give the same bytes."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    data = comparison.to_dict()
+    texts = (
+        json.dumps(data, indent=2, allow_nan=False) + "\n",
+        render_comparison_markdown(data),
+        render_comparison_html(data),
+    )
+    paths = [out / name for name in COMPARISON_FILES]
+    for path, text in zip(paths, texts, strict=True):
+        atomic_files.write_text_atomic(path, text)
+    return paths

@@ -1,0 +1,235 @@
+"""One finished run folder as comparisons and leaderboards read it: its identity and provenance
+(from run.yaml and the suite copy), its score rows and units (from the index), and how its
+items group into the protocol's independent unit.
+
+Opening a run here never creates or changes anything in its folder: a path that is not a run
+folder is refused before ``RunStore`` (which would create one) is touched.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from voxeval.analysis.aggregate import standard_summary
+from voxeval.analysis.bootstrap import Stat
+from voxeval.benchmarks.suite_info import SuiteInfo, definition_files, resolve_suite, stored_suite
+from voxeval.config import load_yaml
+from voxeval.errors import ConfigError, VoxevalError
+from voxeval.protocols.single_turn_summary import query_id_from_item
+from voxeval.report.writer import SCORES_CSV
+from voxeval.store import RunStore, ScoreRow, layout
+from voxeval.store.records import UnitRecord
+from voxeval.store.run_store import is_run_folder
+
+# The independent unit of each protocol (docs/runs.md#statistics); others: the item.
+CLUSTER_UNITS = {"single_turn": "query", "live_call": "scenario", "multi_turn": "dialogue"}
+
+
+def cluster_function(
+    protocol: str, query_ids: Mapping[str, str] | None = None
+) -> Callable[[str, str], str]:
+    """``(item_id, condition) -> independent unit``: single-turn items of one query (all its
+    voices and conditions) form one unit (``query_ids`` first, then the item id's query
+    part); in the other protocols an item is its own unit."""
+    if protocol == "single_turn":
+        known = query_ids or {}
+        return lambda item_id, condition: (
+            known.get(item_id) or query_id_from_item(item_id, condition)
+        )
+    return lambda item_id, _condition: item_id
+
+
+def stored_query_ids(run_dir: Path) -> dict[str, str]:
+    """Item id -> query id from the run's ``report/scores.csv`` (the rendered suite's
+    manifest as the run read it); empty when the file or the column is missing."""
+    path = run_dir / layout.REPORT_DIR / SCORES_CSV
+    if not path.is_file():
+        return {}
+    with path.open(encoding="utf-8", newline="") as handle:
+        return {
+            row["item_id"]: row["query_id"]
+            for row in csv.DictReader(handle)
+            if row.get("item_id") and row.get("query_id")
+        }
+
+
+def suite_version(info: SuiteInfo) -> str:
+    """The suite file's ``version:`` when it declares one, else ``sha256:`` + the start of a
+    hash over the bytes of its definition files (suite file, tools, scenarios), so two runs
+    of an edited suite are told apart even when nobody bumped a version."""
+    try:
+        data = load_yaml(info.path)
+    except (OSError, VoxevalError):
+        data = None
+    if isinstance(data, dict) and data.get("version") not in (None, ""):
+        return str(data["version"])
+    try:
+        files = definition_files(info)
+    except (OSError, VoxevalError):
+        return "unknown"
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(file.read_bytes())
+        digest.update(b"\0")
+    return "sha256:" + digest.hexdigest()[:12]
+
+
+def _judge_name(spec: Any) -> str | None:
+    if not spec:
+        return None
+    if isinstance(spec, str):
+        return spec
+    if isinstance(spec, Mapping):
+        provider, model = spec.get("provider"), spec.get("model")
+        return f"{provider}:{model}" if model else str(provider)
+    return str(spec)
+
+
+@dataclass
+class RunSource:
+    """A run folder opened for reading (``open_run_source``)."""
+
+    path: Path
+    run_id: str
+    suite: SuiteInfo
+    suite_version: str
+    seed: int
+    judge: str | None
+    audio_judge: str | None
+    voxeval_version: str
+    commit: str | None
+    date: str | None
+    store: RunStore
+
+    @property
+    def protocol(self) -> str:
+        return self.suite.protocol
+
+    @property
+    def cluster_unit(self) -> str:
+        return CLUSTER_UNITS.get(self.protocol, "item")
+
+    @cached_property
+    def _cluster_function(self) -> Callable[[str, str], str]:
+        query_ids = stored_query_ids(self.path) if self.protocol == "single_turn" else None
+        return cluster_function(self.protocol, query_ids)
+
+    def cluster_of(self, item_id: str, condition: str) -> str:
+        return self._cluster_function(item_id, condition)
+
+    def rows(self) -> list[ScoreRow]:
+        """Score rows of the done units (system faults included, scored as failures)."""
+        return self.store.load_scores()
+
+    def units(self) -> list[UnitRecord]:
+        return self.store.units()
+
+    def systems(self) -> list[str]:
+        """Systems with a unit in the run, in plan order."""
+        return list(dict.fromkeys(u.system for u in self.units()))
+
+    def provenance(self) -> dict[str, Any]:
+        """The fields a leaderboard row or a comparison names the run by."""
+        return {
+            "run_id": self.run_id,
+            "suite": self.suite.name,
+            "suite_version": self.suite_version,
+            "protocol": self.protocol,
+            "judge": self.judge,
+            "audio_judge": self.audio_judge,
+            "seed": self.seed,
+            "voxeval_version": self.voxeval_version,
+            "commit": self.commit,
+            "date": self.date,
+        }
+
+    def overall(
+        self, metrics: Sequence[str], rows: Sequence[ScoreRow] | None = None
+    ) -> dict[str, dict[str, Stat]]:
+        """``{system: {metric: stat}}``: each system's overall statistic computed as the run's
+        summary computes it (same clusters, rate detection over the whole run, run seed)."""
+        rows = self.rows() if rows is None else list(rows)
+        clusters = {r.item_id: self.cluster_of(r.item_id, r.condition) for r in rows}
+        summary = standard_summary(
+            rows, list(metrics), seed=self.seed, clusters=clusters, cluster_unit=self.cluster_unit
+        )
+        return {system: dict(entry["overall"]) for system, entry in summary.items()}
+
+
+def _suite_of(path: Path, config: Mapping[str, Any]) -> SuiteInfo:
+    copy = stored_suite(path)
+    if copy is not None:
+        return copy
+    ref = config.get("suite")
+    if not isinstance(ref, str):
+        raise ConfigError(f"{path / 'run.yaml'}: config.suite: missing; cannot tell the suite")
+    return resolve_suite(ref, run_dir=path)
+
+
+def open_run_source(path: Path | str) -> RunSource:
+    """Open an existing run folder; a ``ConfigError`` names the folder when it is not one."""
+    path = Path(path)
+    if not is_run_folder(path):
+        raise ConfigError(f"{path}: not a voxeval run folder (no run.yaml with a run_id)")
+    store = RunStore(path)
+    doc = store.provenance
+    config = doc.get("config") if isinstance(doc.get("config"), dict) else {}
+    assert isinstance(config, dict)
+    suite = _suite_of(path, config)
+    git = (doc.get("environment") or {}).get("git") or {}
+    commit = git.get("commit") if isinstance(git, Mapping) else None
+    if commit and git.get("dirty"):
+        commit = f"{commit}+dirty"
+    seed = doc.get("seed", config.get("seed", 0))
+    return RunSource(
+        path=path,
+        run_id=store.run_id,
+        suite=suite,
+        suite_version=suite_version(suite),
+        seed=int(seed or 0),
+        judge=_judge_name(config.get("judge")),
+        audio_judge=_judge_name(config.get("audio_judge")),
+        voxeval_version=str(doc.get("voxeval_version") or "unknown"),
+        commit=commit,
+        date=str(doc.get("started_at") or doc.get("created_at") or "") or None,
+        store=store,
+    )
+
+
+def check_same_suite(runs: Sequence[RunSource]) -> list[str]:
+    """Refuse runs of different suites or protocols (``ConfigError`` naming the runs); return
+    warnings for differences that make a comparison weaker but not meaningless: another
+    suite version, seed or judge than the first run."""
+    first = runs[0]
+    seen: dict[str, Path] = {}
+    for run in runs:
+        if run.run_id in seen:
+            raise ConfigError(f"{run.path}: the same run as {seen[run.run_id]} ({run.run_id})")
+        seen[run.run_id] = run.path
+    for run in runs[1:]:
+        if (run.suite.name, run.protocol) != (first.suite.name, first.protocol):
+            raise ConfigError(
+                f"{run.path}: suite {run.suite.name!r} ({run.protocol}) differs from "
+                f"{first.path}: suite {first.suite.name!r} ({first.protocol}); only runs of "
+                "the same suite can be compared"
+            )
+    warnings = []
+    for run in runs[1:]:
+        for field, label in (
+            ("suite_version", "suite version"),
+            ("seed", "seed"),
+            ("judge", "judge"),
+            ("audio_judge", "audio judge"),
+        ):
+            mine, theirs = getattr(run, field), getattr(first, field)
+            if mine != theirs:
+                warnings.append(
+                    f"{run.run_id}: {label} {mine!r} differs from {first.run_id}'s {theirs!r}"
+                )
+    return warnings

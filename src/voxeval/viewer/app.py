@@ -1,0 +1,258 @@
+"""The run viewer's web app (FastAPI): runs list, run summary, unit table, unit page and the
+run's files (audio, the static report). Read-only: no route writes run data.
+
+No ``from __future__ import annotations`` here: FastAPI reads the route signatures at run
+time, and ``Request`` is imported inside ``create_app`` (the web extra is optional)."""
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from voxeval.errors import ConfigError
+from voxeval.store.layout import unit_relpath
+from voxeval.viewer.run_catalog import Catalog, RunInfo
+from voxeval.viewer.run_files import media_type, resolve_run_file
+from voxeval.viewer.run_summary import system_summaries
+from voxeval.viewer.unit_artifacts import UnitArtifacts, load_unit
+from voxeval.viewer.unit_query import PER_PAGE_CHOICES, UnitQuery
+from voxeval.viewer.waveform import figure_svg
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+TEMPLATES_DIR = PACKAGE_DIR / "templates"
+VIEWER_ASSETS_DIR = PACKAGE_DIR / "assets"
+STATIC_URL = "/static"
+VIEWER_STATIC_URL = "/assets"
+# Pages other features add to the header (e.g. run comparison once it exists).
+NAV_LINKS: list[tuple[str, str]] = [("Runs", "/")]
+REASONING_KEYS = ("reasoning", "rationale", "explanation", "justification", "evidence", "raw")
+
+
+def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
+    """The viewer over ``runs`` (run folders), or over every run folder under ``root``."""
+    try:
+        from fastapi import FastAPI, HTTPException, Request
+        from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
+        from fastapi.staticfiles import StaticFiles
+    except ImportError as exc:  # the `web` extra is optional
+        raise ConfigError("voxeval view needs the 'web' extra: pip install 'voxeval[web]'") from exc
+    from voxeval.web import ASSETS_DIR, template_environment
+
+    templates = template_environment(TEMPLATES_DIR)
+    templates.filters["tojson_pretty"] = _pretty_json
+    templates.filters["num"] = _num
+    for name in ("runs.html", "run.html", "units.html", "unit.html", "message.html"):
+        templates.get_template(name)  # compiled now, not on the first visitor's request
+    catalog = Catalog(runs, root)
+    catalog.scan()
+    app = FastAPI(title="voxeval view", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.catalog = catalog
+    app.mount(VIEWER_STATIC_URL, StaticFiles(directory=VIEWER_ASSETS_DIR), name="viewer-assets")
+    app.mount(STATIC_URL, StaticFiles(directory=ASSETS_DIR), name="static")
+
+    def page(name: str, status_code: int = 200, **context: Any) -> Any:
+        html = templates.get_template(name).render(
+            static_url=STATIC_URL,
+            assets_url=VIEWER_STATIC_URL,
+            nav_links=NAV_LINKS,
+            root=str(root) if root is not None else "",
+            **context,
+        )
+        return HTMLResponse(html, status_code=status_code)
+
+    def run_or_404(slug: str) -> RunInfo:
+        info = catalog.get(slug)
+        if info is None:
+            raise HTTPException(status_code=404, detail=f"no run {slug!r} here")
+        return info
+
+    @app.exception_handler(HTTPException)
+    async def not_found(request: Request, exc: HTTPException) -> Any:
+        return page(
+            "message.html",
+            status_code=exc.status_code,
+            heading="Not found" if exc.status_code == 404 else "Error",
+            message=str(exc.detail),
+        )
+
+    @app.get("/", response_class=HTMLResponse)
+    def runs_list() -> Any:
+        infos = catalog.scan()
+        rows = []
+        for info in infos:
+            index = catalog.index(info)
+            counts = index.status_counts() if index is not None else {}
+            totals = {k: sum(c[k] for c in counts.values()) for k in ("done", "failed", "pending")}
+            systems = tuple(counts) or info.systems
+            rows.append({"info": info, "totals": totals, "systems": systems, "indexed": index})
+        return page("runs.html", runs=rows)
+
+    @app.get("/runs/{slug}", response_class=HTMLResponse)
+    def run_page(slug: str) -> Any:
+        info = run_or_404(slug)
+        index = catalog.index(info)
+        counts = index.status_counts() if index is not None else {}
+        summary = catalog.summary(info.path)
+        return page(
+            "run.html",
+            info=info,
+            counts=counts,
+            systems=system_summaries(summary),
+            generated_at=summary.get("generated_at", ""),
+            indexed=index is not None,
+        )
+
+    @app.get("/runs/{slug}/units", response_class=HTMLResponse)
+    def unit_table(slug: str, request: Request) -> Any:
+        info = run_or_404(slug)
+        index = catalog.index(info)
+        if index is None:
+            return page("run.html", info=info, counts={}, systems=[], generated_at="",
+                        indexed=False)  # fmt: skip
+        query = UnitQuery.from_params(request.query_params)
+        result = index.page(query)
+        return page(
+            "units.html",
+            info=info,
+            facets=index.facets(),
+            result=result,
+            query=result.query,
+            per_page_choices=PER_PAGE_CHOICES,
+        )
+
+    @app.get("/runs/{slug}/units/{seq}", response_class=HTMLResponse)
+    def unit_page(slug: str, seq: int, request: Request) -> Any:
+        info = run_or_404(slug)
+        index = catalog.index(info)
+        row = index.unit(seq) if index is not None else None
+        if index is None or row is None:
+            raise HTTPException(status_code=404, detail=f"run {slug!r} has no unit #{seq}")
+        relative = unit_relpath(row.item_id, row.system, row.trial, row.condition)
+        artifacts = load_unit(info.path, relative)
+        scores = index.unit_scores(row.unit_key)
+        for score in scores:
+            score["reasoning"] = judge_reasoning(score["details"])
+        previous, following = index.neighbours(seq)
+        item_meta = _item_meta(index, row.item_id)
+        return page(
+            "unit.html",
+            info=info,
+            row=row,
+            art=artifacts,
+            scores=scores,
+            figures=_figures(info, artifacts),
+            item_meta=item_meta,
+            previous=previous,
+            following=following,
+            back=request.query_params.get("back", ""),
+        )
+
+    @app.get("/runs/{slug}/report")
+    def report(slug: str) -> Any:
+        info = run_or_404(slug)
+        if not info.has_report:
+            raise HTTPException(
+                status_code=404,
+                detail=f"run {slug!r} has no static report yet: voxeval report {info.path}",
+            )
+        return RedirectResponse(f"/runs/{slug}/files/report/index.html", status_code=307)
+
+    @app.get("/runs/{slug}/files/{relative:path}")
+    def run_file(slug: str, relative: str) -> Any:
+        info = run_or_404(slug)
+        path = resolve_run_file(info.path, relative)
+        if path is None:
+            raise HTTPException(status_code=404, detail="no such file in this run")
+        return FileResponse(path, media_type=media_type(path))
+
+    return app
+
+
+def _figures(info: RunInfo, art: UnitArtifacts) -> list[dict[str, Any]]:
+    """One figure per track; a call's figure carries its timeline under the mixed track
+    (or under the first track, or alone for a text-mode call)."""
+    figures: list[dict[str, Any]] = []
+    timeline_track = None
+    if art.timeline is not None:
+        names = [t.name for t in art.tracks]
+        timeline_track = next((n for n in ("mixed.wav", *names) if n in names), None)
+    for n, track in enumerate(art.tracks):
+        with_timeline = track.name == timeline_track
+        try:
+            svg = figure_svg(
+                title=f"{track.label}: waveform" + (" and event timeline" if with_timeline else ""),
+                audio=art.folder / track.name,
+                timeline=art.timeline if with_timeline else None,
+                overlaps=art.overlaps if with_timeline else None,
+                track_id=f"track-{n}",
+            )
+        except Exception as exc:  # a damaged file must not take the whole page down
+            svg = ""
+            art.unreadable[track.name] = f"{type(exc).__name__}: {exc}"
+        figures.append(
+            {
+                "id": f"track-{n}",
+                "track": track,
+                "url": f"/runs/{info.slug}/files/{art.relative}/{track.name}",
+                "svg": svg,
+            }
+        )
+    if art.timeline is not None and timeline_track is None:
+        try:
+            svg = figure_svg(
+                title="event timeline (text-mode call: no audio)",
+                audio=None,
+                timeline=art.timeline,
+                overlaps=art.overlaps,
+            )
+        except Exception as exc:  # e.g. a hand-edited events.jsonl with a text time
+            art.timeline_error = f"events.jsonl: {type(exc).__name__}: {exc}"
+        else:
+            figures.append({"id": "", "track": None, "url": "", "svg": svg})
+    return figures
+
+
+def _item_meta(index: Any, item_id: str) -> dict[str, Any]:
+    from sqlalchemy import select
+
+    from voxeval.store.index import items_table
+
+    t = items_table
+    with index.engine.connect() as conn:
+        meta = conn.execute(
+            select(t.c.meta).where((t.c.run_id == index.run_id) & (t.c.item_id == item_id))
+        ).scalar()
+    return dict(meta or {}) if isinstance(meta, dict) else {}
+
+
+def judge_reasoning(details: Any, path: str = "") -> list[tuple[str, str]]:
+    """The judge's own words found in a score's details (reasoning, evidence, raw answers),
+    labelled by where they sit, so the page can show them before the full details."""
+    found: list[tuple[str, str]] = []
+    if isinstance(details, dict):
+        for key, value in details.items():
+            where = f"{path}.{key}" if path else str(key)
+            if key in REASONING_KEYS and isinstance(value, str) and value.strip():
+                found.append((where, value))
+            elif key in REASONING_KEYS and isinstance(value, list):
+                found += [(f"{where}[{i}]", v) for i, v in enumerate(value) if isinstance(v, str)]
+            else:
+                found += judge_reasoning(value, where)
+    elif isinstance(details, list):
+        for i, value in enumerate(details):
+            found += judge_reasoning(value, f"{path}[{i}]")
+    return found[:50]
+
+
+def _pretty_json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float):
+        return f"{value:.{digits}g}"
+    return str(value)

@@ -1,0 +1,192 @@
+"""The runs the viewer shows: the folders named on the command line, or every run folder
+directly under ``--root``; each with what run.yaml and report/summary.json say about it. A
+run's summary is parsed again only when its file changes."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from voxeval.store import layout
+from voxeval.store.run_store import is_run_folder
+from voxeval.viewer.run_index import RunIndex, index_url
+
+SUMMARY_FILE = "summary.json"
+REPORT_HTML = "index.html"
+_SLUG = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What the runs list and a run's pages show about one run folder."""
+
+    slug: str
+    path: Path
+    run_id: str
+    suite: str
+    protocol: str
+    created: str
+    seed: Any
+    commit: str
+    dirty: bool
+    systems: tuple[str, ...]
+    recorded_index_url: str | None  # a shared database named in run.yaml (password hidden)
+
+    @property
+    def has_report(self) -> bool:
+        return (self.path / layout.REPORT_DIR / REPORT_HTML).is_file()
+
+    @property
+    def index_url(self) -> str | None:
+        """Looked up on each use: the index appears when a run starts after the viewer."""
+        return index_url(self.path, self.recorded_index_url)
+
+
+def discover(runs: Sequence[Path], root: Path | None) -> list[Path]:
+    """The run folders to show: ``runs`` when given (each must be a run), else the folders
+    under ``root`` (and ``root`` itself when it is a run), newest first."""
+    if runs:
+        return [Path(r).resolve() for r in runs]
+    if root is None or not root.is_dir():
+        return []
+    found = [root] if is_run_folder(root) else []
+    found += [p for p in root.iterdir() if p.is_dir() and is_run_folder(p)]
+    return sorted((p.resolve() for p in found), key=lambda p: (-_created_mtime(p), p.name.lower()))
+
+
+def _created_mtime(path: Path) -> float:
+    try:
+        return (path / layout.RUN_FILE).stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _slug(path: Path, taken: set[str]) -> str:
+    base = _SLUG.sub("-", path.name).strip("-.") or "run"
+    slug, n = base, 2
+    while slug in taken:
+        slug, n = f"{base}-{n}", n + 1
+    taken.add(slug)
+    return slug
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+class Catalog:
+    """Run folders by slug, their summaries (cached by file mtime) and their open indexes."""
+
+    def __init__(self, runs: Sequence[Path], root: Path | None) -> None:
+        self.runs = [Path(r) for r in runs]
+        self.root = root
+        self._lock = threading.RLock()  # scan() reads summaries under the same lock
+        self._infos: dict[str, RunInfo] = {}
+        self._stamps: dict[Path, float] = {}
+        self._summaries: dict[Path, tuple[float, dict[str, Any]]] = {}
+        self._indexes: dict[Path, RunIndex] = {}
+
+    def scan(self) -> list[RunInfo]:
+        """Look at the folders again (new runs appear under ``--root``)."""
+        paths = discover(self.runs, self.root)
+        with self._lock:
+            known = {info.path: info for info in self._infos.values()}
+            taken: set[str] = set()
+            infos: dict[str, RunInfo] = {}
+            for path in paths:
+                stamp = _created_mtime(path)
+                old = known.get(path)
+                if old is not None and self._stamps.get(path) == stamp:
+                    taken.add(old.slug)
+                    infos[old.slug] = old
+            for path in paths:
+                if any(i.path == path for i in infos.values()):
+                    continue
+                info = self._read(path, _slug(path, taken))
+                self._stamps[path] = _created_mtime(path)
+                infos[info.slug] = info
+            order = {p: n for n, p in enumerate(paths)}
+            self._infos = dict(sorted(infos.items(), key=lambda kv: order[kv[1].path]))
+            return list(self._infos.values())
+
+    def get(self, slug: str) -> RunInfo | None:
+        with self._lock:
+            info = self._infos.get(slug)
+        if info is None:
+            self.scan()
+            with self._lock:
+                info = self._infos.get(slug)
+        return info
+
+    def _read(self, path: Path, slug: str) -> RunInfo:
+        doc = _read_yaml(path / layout.RUN_FILE)
+        raw_config = doc.get("config")
+        config: dict[str, Any] = raw_config if isinstance(raw_config, dict) else {}
+        summary = self.summary(path)
+        raw_suite = summary.get("suite")
+        suite_doc: dict[str, Any] = raw_suite if isinstance(raw_suite, dict) else {}
+        git = (doc.get("environment") or {}).get("git") or {}
+        systems = [s.get("name") for s in config.get("systems") or [] if isinstance(s, dict)]
+        suite = str(suite_doc.get("name") or config.get("suite") or "")
+        return RunInfo(
+            slug=slug,
+            path=path,
+            run_id=str(doc.get("run_id") or path.name),
+            suite=suite,
+            protocol=str(suite_doc.get("protocol") or ""),
+            created=str(doc.get("started_at") or doc.get("created_at") or ""),
+            seed=doc.get("seed"),
+            commit=str(git.get("commit") or "")[:12],
+            dirty=bool(git.get("dirty")),
+            systems=tuple(str(s) for s in systems if s),
+            recorded_index_url=str(doc["index_url"]) if doc.get("index_url") else None,
+        )
+
+    def summary(self, path: Path) -> dict[str, Any]:
+        """report/summary.json of the run (empty when there is none yet)."""
+        file = path / layout.REPORT_DIR / SUMMARY_FILE
+        try:
+            stamp = file.stat().st_mtime
+        except OSError:
+            return {}
+        with self._lock:
+            cached = self._summaries.get(path)
+            if cached is not None and cached[0] == stamp:
+                return cached[1]
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            data = {}
+        data = data if isinstance(data, dict) else {}
+        with self._lock:
+            self._summaries[path] = (stamp, data)
+        return data
+
+    def index(self, info: RunInfo) -> RunIndex | None:
+        """The run's open index, or None when it has none (yet)."""
+        url = info.index_url
+        if url is None:
+            return None
+        with self._lock:
+            index = self._indexes.get(info.path)
+            if index is None:
+                index = RunIndex(url, info.run_id)
+                self._indexes[info.path] = index
+            return index
+
+    def close(self) -> None:
+        with self._lock:
+            for index in self._indexes.values():
+                index.dispose()
+            self._indexes.clear()

@@ -1,0 +1,69 @@
+"""The headline numbers of a run per system, from report/summary.json: every overall metric
+with its mean, confidence interval and n, the protocol's own headline statistics
+(task completion, pass^k ...) and what did not run, with the reason."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from voxeval.report.document import cluster_noun, is_stat, metric_label, stat_cells
+
+# Protocol-level statistics shown under the overall metrics when a summary has them.
+HEADLINE_EXTRAS = ("task_completion", "turn_taking")
+
+
+@dataclass(frozen=True)
+class StatLine:
+    metric: str
+    label: str
+    mean: str
+    ci: str
+    n: str
+
+
+@dataclass(frozen=True)
+class SystemSummary:
+    name: str
+    lines: list[StatLine] = field(default_factory=list)
+    passk: list[StatLine] = field(default_factory=list)
+    not_run: dict[str, str] = field(default_factory=dict)
+    units: dict[str, Any] = field(default_factory=dict)
+
+
+def _line(metric: str, stat: Mapping[str, Any], unit: str) -> StatLine:
+    mean, ci, n = stat_cells(stat, unit)
+    return StatLine(metric, metric_label(metric, stat), mean, ci, n)
+
+
+def system_summaries(summary: Mapping[str, Any]) -> list[SystemSummary]:
+    out = []
+    for name, entry in (summary.get("systems") or {}).items():
+        if not isinstance(entry, Mapping):
+            continue
+        unit = cluster_noun(entry)
+        overall = entry.get("overall") or {}
+        lines = [_line(m, s, unit) for m, s in overall.items() if is_stat(s)]
+        lines += [
+            _line(key, entry[key], unit)
+            for key in HEADLINE_EXTRAS
+            if key not in overall and is_stat(entry.get(key))
+        ]
+        passk = [
+            _line(f"{kind} k={p.get('k')}", p, unit)
+            for kind in ("pass_at_k", "pass_hat_k")
+            for p in entry.get(kind) or []
+            if is_stat(p)
+        ]
+        not_run = {str(k): str(v) for k, v in (entry.get("not_run") or {}).items()}
+        out.append(
+            SystemSummary(
+                name=str(name),
+                lines=lines,
+                passk=passk,
+                not_run=not_run,
+                units=dict(entry.get("units") or {}),
+            )
+        )
+    return out

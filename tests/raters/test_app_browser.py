@@ -1,0 +1,115 @@
+"""End to end in headless Chromium: a rater logs in with a token link, cannot vote before
+every clip has played, votes with the keyboard, and the vote is in the database; a speaker
+records with the (fake) microphone and a WAV at the study's rate lands in recordings/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import soundfile as sf
+from sqlalchemy import select
+
+from tests.raters.rater_client import invite
+from tests.raters.study_builder import make_study
+from tests.support.live_server import LiveServer
+from voxeval.raters.app import create_app
+from voxeval.raters.schema import responses_table
+
+PLAY_ALL = "Promise.all([...document.querySelectorAll('audio[data-clip]')].map(a => a.play()))"
+
+
+def _responses(app: Any) -> list[Any]:
+    with app.state.site.engine.connect() as conn:
+        return list(conn.execute(select(responses_table)).all())
+
+
+def _log_in(page: Any, server: LiveServer, token: str) -> None:
+    page.goto(f"{server.url}/login?token={token}")
+    page.wait_for_url(f"{server.url}/training")
+    assert token not in page.url
+    page.click("#start")
+    page.wait_for_url(f"{server.url}/item/*")
+
+
+def test_rater_votes_after_playing_every_clip(page: Any, tmp_path: Path) -> None:
+    app = create_app(make_study(tmp_path / "study", "arena", items=2, min_time_factor=1.0))
+    with LiveServer(app) as server:
+        _log_in(page, server, invite(app)[0])
+        item_url = page.url
+        for button in ("#vote-a", "#vote-b", "#vote-tie", "#vote-both-bad"):
+            assert page.locator(button).is_disabled()
+        assert "alpha-sys" not in page.content()
+        page.keyboard.press("1")  # the shortcut does nothing while the gate is closed
+        assert page.url == item_url and _responses(app) == []
+
+        page.evaluate(PLAY_ALL)
+        page.wait_for_selector("#vote-a:enabled", timeout=15000)
+        page.fill("#reason", "B rambles")
+        page.evaluate("document.activeElement.blur()")
+        page.keyboard.press("1")
+        page.wait_for_url(f"{item_url}/reveal")
+        assert "alpha-sys" in page.content() and "beta-sys" in page.content()
+
+        [row] = _responses(app)
+        assert row.answer["choice"] == "a" and row.answer["reason"] == "B rambles"
+        assert row.seconds_on_page >= 0.9  # min time = 1.0 x 0.9 s of audio
+
+        # the item cannot be answered twice, not even by posting again from this browser
+        item_page = page.evaluate("fetch('" + item_url + "').then(r => r.text()).then(t => t)")
+        assert "Vote saved" in item_page  # the item page now leads to the reveal
+        token_field = page.locator("input[name=csrf_token]").first.get_attribute("value")
+        again = page.request.post(item_url, form={"csrf_token": token_field, "choice": "b"})
+        assert again.status == 409
+        without = page.request.post(item_url, form={"choice": "b"})
+        assert without.status == 403
+        assert len(_responses(app)) == 1
+
+        page.click("#next")
+        page.wait_for_url(f"{server.url}/item/*")
+        assert page.url != item_url
+
+
+def test_item_page_fits_a_phone_screen(browser: Any, tmp_path: Path) -> None:
+    app = create_app(make_study(tmp_path / "study", "rubric", items=1, min_time_factor=0))
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    try:
+        page = context.new_page()
+        with LiveServer(app) as server:
+            _log_in(page, server, invite(app)[0])
+            width = page.evaluate("document.documentElement.scrollWidth")
+            assert width <= 390
+            assert page.locator("legend").first.is_visible()
+            assert page.locator("label[for=criterion-1]").is_visible()
+    finally:
+        context.close()
+
+
+def test_speaker_records_in_the_browser(media_browser: Any, tmp_path: Path) -> None:
+    study = make_study(tmp_path / "study", "record", items=1, min_time_factor=0, sample_rate=22050)
+    app = create_app(study)
+    context = media_browser.new_context()
+    try:
+        page = context.new_page()
+        with LiveServer(app) as server:
+            _log_in(page, server, invite(app)[0])
+            assert "Please read sentence number 0." in page.content()
+            assert page.locator("#submit-answer").is_disabled()
+            page.click("#record-toggle")
+            page.wait_for_selector("#record-toggle:has-text('Stop')")
+            page.wait_for_timeout(1200)
+            page.click("#record-toggle")
+            page.wait_for_selector("#take:not([hidden])")
+            page.wait_for_selector("#submit-answer:enabled")
+            page.click("#submit-answer")
+            page.wait_for_selector("text=Thank you!")
+    finally:
+        context.close()
+    [row] = _responses(app)
+    assert row.answer["sample_rate"] == 22050
+    path = study / row.answer["path"]
+    info = sf.info(str(path))
+    assert path.parent.parent.name == "recordings"
+    assert info.samplerate == 22050 and info.channels == 1
+    assert 0.6 < info.duration < 5.0
+    assert row.answer["duration_s"] == round(info.duration, 3)
