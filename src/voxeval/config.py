@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
@@ -58,6 +58,28 @@ class SystemSpec(BaseModel):
         return dict(self.model_extra or {})
 
 
+class RayOptions(BaseModel):
+    """The config's ``ray:`` section: how ``executor: ray`` uses a Ray cluster."""
+
+    model_config = ConfigDict(extra="forbid")
+    address: str | None = Field(
+        default=None, description="cluster to join (e.g. ray://head:10001); None = start one here"
+    )
+    workers: int | None = Field(
+        default=None, ge=1, description="worker actors; None = the cluster's CPUs / num_cpus"
+    )
+    num_cpus: dict[str, float] = Field(
+        default_factory=dict,
+        description="CPUs one worker reserves, by unit kind (protocol name) or 'default'",
+    )
+    max_retries: int = Field(
+        default=3, ge=0, description="times a unit is run again after its worker died"
+    )
+    lease_batch: int = Field(
+        default=4, ge=1, description="rate-limit slots a worker leases per round trip"
+    )
+
+
 class RunConfig(BaseModel):
     """Everything a run needs. Protocol-specific sections are free-form mappings that the
     protocol validates itself (``build``, ``simulation``)."""
@@ -82,6 +104,10 @@ class RunConfig(BaseModel):
     # strict: YAML `seed: true` must not become seed 1; negative seeds are invalid for numpy
     seed: int = Field(default=0, ge=0, strict=True)
     concurrency: int = Field(default=2, ge=1)
+    executor: Literal["local", "ray"] = Field(
+        default="local", description="where units run: threads here, or a Ray cluster"
+    )
+    ray: RayOptions = Field(default_factory=RayOptions)
     limit: int | None = Field(default=None, ge=1)
     cache_dir: str | None = None
     pricing: str | None = Field(

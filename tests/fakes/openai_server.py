@@ -229,10 +229,19 @@ class FaultSchedule:
 
 class FakeOpenAIServer:
     def __init__(
-        self, responder: Responder | None = None, *, faults: FaultSchedule | None = None
+        self,
+        responder: Responder | None = None,
+        *,
+        faults: FaultSchedule | None = None,
+        delay_s: float = 0.0,
     ) -> None:
         self.responder = responder
         self.fault_schedule = faults
+        self.delay_s = delay_s  # every POST (fault or not) is answered after this long
+        # (arrival, departure, status) of every POST, on time.monotonic()
+        self.spans: list[tuple[float, float, int]] = []
+        self.in_flight = 0
+        self.peak_in_flight = 0
         self.faults: list[FakeFault] = []  # every fault served, in order
         self.queue: deque[FakeResponse] = deque()
         self.requests: list[FakeRequest] = []
@@ -307,11 +316,17 @@ class FakeOpenAIServer:
                 body: Any = raw
                 if "json" in ctype:
                     body = json.loads(raw or b"null")
+                arrived = time.monotonic()
                 with server._lock:
                     server.requests.append(FakeRequest(self.path, body, dict(self.headers)))
+                    server.in_flight += 1
+                    server.peak_in_flight = max(server.peak_in_flight, server.in_flight)
                 resp = server._answer(self.path, body)
-                if resp.delay_s:
-                    time.sleep(resp.delay_s)
+                if resp.delay_s or server.delay_s:
+                    time.sleep(resp.delay_s + server.delay_s)
+                with server._lock:
+                    server.in_flight -= 1
+                    server.spans.append((arrived, time.monotonic(), resp.status))
                 payload = resp.raw if resp.raw is not None else json.dumps(resp.json_body).encode()
                 try:
                     self.send_response(resp.status)

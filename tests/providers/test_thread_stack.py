@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 
 from voxeval.providers.thread_stack import ThreadStack
@@ -28,3 +29,27 @@ def test_each_thread_has_its_own_stack() -> None:
         worker.join()
         assert len(stack.items()) == 1
     assert seen == [0]
+
+
+def test_stack_follows_a_task_across_awaits_and_into_to_thread() -> None:
+    """Concurrent tasks each see only their own collectors, also inside asyncio.to_thread
+    (which copies the context)."""
+    stack: ThreadStack[list[str]] = ThreadStack()
+
+    def in_thread(tag: str) -> None:
+        for collector in stack.items():
+            collector.append(f"thread:{tag}")
+
+    async def unit(tag: str) -> list[str]:
+        with stack.opened([]) as mine:
+            await asyncio.sleep(0.01)  # the other task runs meanwhile
+            await asyncio.to_thread(in_thread, tag)
+            for collector in stack.items():
+                collector.append(f"task:{tag}")
+            return mine
+
+    async def both() -> list[list[str]]:
+        return list(await asyncio.gather(unit("a"), unit("b")))
+
+    assert asyncio.run(both()) == [["thread:a", "task:a"], ["thread:b", "task:b"]]
+    assert stack.items() == []

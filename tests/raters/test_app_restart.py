@@ -4,11 +4,7 @@ acknowledged (and keeps assigning new items)."""
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -17,41 +13,12 @@ from sqlalchemy import func, select
 from typer.testing import CliRunner
 
 from tests.raters.rater_client import play_all
+from tests.raters.serve_process import serve
 from tests.raters.study_builder import csrf_of, make_study
 from voxeval.cli.main import app
 from voxeval.raters.database import database_url, open_database
 from voxeval.raters.schema import responses_table
 from voxeval.web import free_port
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(ROOT), env.get("PYTHONPATH", "")])
-    return env
-
-
-def _serve(study: Path, port: int) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "voxeval", "raters", "serve", str(study), "--port", str(port),
-         "--progress-every", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
-    )  # fmt: skip
-    assert process.stdout is not None
-    url = process.stdout.readline().strip()
-    assert url == f"http://127.0.0.1:{port}/", url
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url + "healthz", timeout=1).status_code == 200:
-                return process, url
-        except httpx.TransportError:
-            time.sleep(0.1)
-    process.kill()
-    raise AssertionError(
-        "the server did not come up: " + (process.stderr.read() if process.stderr else "")
-    )
 
 
 def _vote(client: httpx.Client) -> int:
@@ -75,7 +42,7 @@ def test_killed_server_keeps_every_acknowledged_vote(tmp_path: Path) -> None:
     assert role == "rater" and rater_id.startswith("rater-") and len(token) >= 32
 
     port = free_port()
-    process, url = _serve(study, port)
+    process, url = serve(study, port, log=tmp_path / "first.log")
     try:
         client = httpx.Client(base_url=url, follow_redirects=False)
         login = client.get("/login")
@@ -87,8 +54,7 @@ def test_killed_server_keeps_every_acknowledged_vote(tmp_path: Path) -> None:
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=10)
     assert process.returncode == -signal.SIGKILL
-    assert process.stderr is not None
-    logged = process.stderr.read()
+    logged = (tmp_path / "first.log").read_text()
     assert "study 'pilot' (arena)" in logged  # the start-up line
     assert token not in logged  # never logged, not even in request lines
 
@@ -97,7 +63,7 @@ def test_killed_server_keeps_every_acknowledged_vote(tmp_path: Path) -> None:
         assert conn.execute(select(func.count()).select_from(responses_table)).scalar_one() == 3
     engine.dispose()
 
-    process, url = _serve(study, port)
+    process, url = serve(study, port, log=tmp_path / "second.log")
     try:
         assert httpx.get(url + "healthz").json()["answers"] == 3
         client = httpx.Client(base_url=url, follow_redirects=False, cookies=client.cookies)

@@ -144,6 +144,12 @@ def run(
         min=0.0,
         help="seconds before the first retry (doubling after each)",
     ),
+    executor: str | None = typer.Option(
+        None, "--executor", help="local (threads here) or ray (a Ray cluster) [config: local]"
+    ),
+    address: str | None = typer.Option(
+        None, "--address", help="Ray cluster to join [config ray.address; none: start one here]"
+    ),
 ) -> None:
     """Evaluate the config's systems on its suite; resumes an interrupted run.
 
@@ -151,8 +157,18 @@ def run(
     side, scores or comparisons are pending, failed or not run, or more than --max-failures
     units are failures of the systems under test; 2: a mistake in the config or input; 130:
     interrupted."""
-    overrides = {"seed": seed, "concurrency": concurrency, "trials": trials, "limit": limit}
+    overrides = {
+        "seed": seed,
+        "concurrency": concurrency,
+        "trials": trials,
+        "limit": limit,
+        "executor": executor,
+    }
     cfg = load_run_config(config, overrides)
+    if address is not None:
+        if cfg.executor != "ray":
+            raise ConfigError(f"{config}: --address is for the Ray executor; add --executor ray")
+        cfg = cfg.model_copy(update={"ray": cfg.ray.model_copy(update={"address": address})})
     for note in plan_notes(cfg):  # e.g. a deprecated spelling that still works
         console.print(f"{config}: note: {note}", highlight=False, markup=False, soft_wrap=True)
     run_dir = out or Path("runs") / config.stem

@@ -12,6 +12,7 @@ Scoring reads only these files, so ``voxeval score`` re-scores without calling a
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import threading
@@ -43,6 +44,7 @@ from voxeval.protocols.single_turn_breakdowns import item_attributes
 from voxeval.protocols.single_turn_items import RenderedQuery, load_rendered_queries
 from voxeval.protocols.single_turn_summary import summarize_single_turn
 from voxeval.protocols.system_usage import SystemMeter, metering_reply, record_system_usage
+from voxeval.providers.async_dispatch import run_blocking
 from voxeval.providers.usage_ledger import (
     UNATTRIBUTED,
     AttributedProvider,
@@ -243,6 +245,49 @@ class SingleTurnProtocol:
     # -- interact -----------------------------------------------------------------------------
 
     def interact(self, unit: WorkUnit, ctx: RunContext) -> None:
+        system, item, unit_dir, user_audio = self._prepare(unit, ctx)
+        turn = Turn(role="user", audio=user_audio, item_id=item.key)
+        started = time.perf_counter()
+        reply: Reply | None = None
+        meter = SystemMeter()
+        try:
+            with metering_reply() as meter:
+                reply = system.reply([turn])
+        except Exception as exc:
+            wall_s = time.perf_counter() - started
+            self._conclude(unit, ctx, item, unit_dir, wall_s, None, exc, meter, user_audio)
+            raise AssertionError("unreachable") from exc  # _conclude raised
+        wall_s = time.perf_counter() - started
+        self._conclude(unit, ctx, item, unit_dir, wall_s, reply, None, meter, user_audio)
+
+    async def interact_async(self, unit: WorkUnit, ctx: RunContext) -> None:
+        """``interact`` from an asyncio task: a system with ``areply`` is awaited (no thread
+        waits on it); reading the input and writing the reply run in a worker thread."""
+        system, item, unit_dir, user_audio = await asyncio.to_thread(self._prepare, unit, ctx)
+        turn = Turn(role="user", audio=user_audio, item_id=item.key)
+        started = time.perf_counter()
+        reply: Reply | None = None
+        meter = SystemMeter()
+        native = getattr(system, "areply", None)
+        try:
+            with metering_reply() as meter:
+                if native is not None and asyncio.iscoroutinefunction(native):
+                    reply = await native([turn])
+                else:
+                    reply = await run_blocking(system.reply, [turn])
+        except Exception as exc:
+            wall_s = time.perf_counter() - started
+            await asyncio.to_thread(
+                self._conclude, unit, ctx, item, unit_dir, wall_s, None, exc, meter, user_audio
+            )
+            raise AssertionError("unreachable") from exc  # _conclude raised
+        wall_s = time.perf_counter() - started
+        await asyncio.to_thread(
+            self._conclude, unit, ctx, item, unit_dir, wall_s, reply, None, meter, user_audio
+        )
+
+    def _prepare(self, unit: WorkUnit, ctx: RunContext) -> tuple[Any, RenderedQuery, Path, Audio]:
+        """The system, the item, the unit folder and the query audio (linked into the folder)."""
         item = self._item(ctx, unit)
         system = ctx.turn_system(unit.system)
         source = item.audio_path
@@ -250,29 +295,42 @@ class SingleTurnProtocol:
         user_audio = read_audio(source)
         if source.suffix.lower() != ".wav" or not _link_into(source, unit_dir / USER_WAV):
             atomic_files.write_bytes_atomic(unit_dir / USER_WAV, audio_to_wav_bytes(user_audio))
-        started = time.perf_counter()
-        reply: Reply | None = None
-        meter = SystemMeter()
+        return system, item, unit_dir, user_audio
+
+    def _conclude(
+        self,
+        unit: WorkUnit,
+        ctx: RunContext,
+        item: RenderedQuery,
+        unit_dir: Path,
+        wall_s: float,
+        reply: Reply | None,
+        error: Exception | None,
+        meter: SystemMeter,
+        heard: Audio,
+    ) -> None:
+        """Store the reply, or the system's fault (raised), and what it cost (``meter``; the
+        system heard ``heard``). An error on our side (``NOT_SYSTEM_FAULTS``) is re-raised for
+        the runner to retry."""
         try:
-            with metering_reply() as meter:
-                reply = system.reply([Turn(role="user", audio=user_audio, item_id=item.key)])
+            if error is not None:
+                raise error
+            assert reply is not None
             if reply.audio is None or reply.audio.is_empty():
                 raise SystemFault(
                     f"system {unit.system!r} answered without audio", cause="no_audio"
                 )
         except NOT_SYSTEM_FAULTS:
-            record_system_usage(ctx, unit, None, meter, heard=user_audio)
+            record_system_usage(ctx, unit, None, meter, heard=heard)
             raise  # our side, or a setup problem: the runner retries or fails the unit
         except Exception as exc:
             fault = classify_system_fault(exc, f"system {unit.system!r}")
-            wall_s = time.perf_counter() - started
             self._store_reply(unit_dir, fault_to_json(unit, item, fault, wall_s), None)
             details = None if reply is None else reply.details
-            record_system_usage(ctx, unit, details, meter, heard=user_audio)
+            record_system_usage(ctx, unit, details, meter, heard=heard)
             raise fault from exc
-        wall_s = time.perf_counter() - started
         self._store_reply(unit_dir, reply_to_json(unit, item, reply, wall_s), reply.audio)
-        record_system_usage(ctx, unit, reply.details, meter, heard=user_audio, spoke=reply.audio)
+        record_system_usage(ctx, unit, reply.details, meter, heard=heard, spoke=reply.audio)
 
     @staticmethod
     def _store_reply(unit_dir: Path, reply: dict[str, Any], audio: Audio | None) -> None:

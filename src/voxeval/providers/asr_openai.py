@@ -56,6 +56,27 @@ class OpenAITranscriptionASR(OpenAIAudioEndpoint):
         seed: int | None = None,
     ) -> Transcript:
         # beam_size and seed have no field in this API; servers decode as they do.
+        return self._post(
+            self._parse, **self._request(audio, language, temperature, word_timestamps)
+        )
+
+    async def atranscribe(
+        self,
+        audio: Audio,
+        *,
+        language: str | None = "en",
+        beam_size: int = 1,
+        temperature: float = 0.0,
+        word_timestamps: bool = False,
+        seed: int | None = None,
+    ) -> Transcript:
+        """``transcribe`` from an asyncio task (no thread waits on the server)."""
+        request = self._request(audio, language, temperature, word_timestamps)
+        return await self._apost(self._parse, **request)
+
+    def _request(
+        self, audio: Audio, language: str | None, temperature: float, word_timestamps: bool
+    ) -> dict[str, Any]:
         lang = language or self.language
         data: dict[str, Any] = {
             "model": self.model,
@@ -67,7 +88,7 @@ class OpenAITranscriptionASR(OpenAIAudioEndpoint):
         if word_timestamps:
             data["timestamp_granularities[]"] = "word"
         files = {"file": ("audio.wav", audio_to_wav_bytes(audio), "audio/wav")}
-        return self._post(self._parse, data=data, files=files)
+        return {"data": data, "files": files}
 
     def _parse(self, response: httpx.Response) -> Transcript:
         """The transcript in a reply; a JSON reply without ``text`` is retried."""

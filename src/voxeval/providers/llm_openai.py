@@ -7,6 +7,7 @@ reply is parsed and validated with jsonschema, and a bad reply is retried with a
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import time
@@ -72,7 +73,7 @@ class OpenAIChat:
         self.extra_body = dict(extra_body or {})
         self.price_per_1k_input = price_per_1k_input
         self.price_per_1k_output = price_per_1k_output
-        self.endpoint = open_endpoint(base_url, api_key_env, endpoint)
+        self.endpoint = open_endpoint(base_url, api_key_env, endpoint, model)
         self._counters = EndpointStats()
 
     @classmethod
@@ -131,6 +132,38 @@ class OpenAIChat:
         body = self._base_body(tools, temperature, seed, max_tokens)
         return self._chat(messages, body, response_schema)
 
+    async def achat(
+        self,
+        messages: list[Message],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        response_schema: dict[str, Any] | None = None,
+        temperature: float = 0.0,
+        seed: int | None = None,
+        max_tokens: int | None = None,
+    ) -> ChatResponse:
+        """``chat`` from an asyncio task. A free-form reply waits on the server without a
+        thread; a reply held to a schema (judges, retried on a bad parse) runs ``chat`` in
+        a worker thread."""
+        if response_schema is not None:
+            return await asyncio.to_thread(
+                self.chat,
+                messages,
+                tools=tools,
+                response_schema=response_schema,
+                temperature=temperature,
+                seed=seed,
+                max_tokens=max_tokens,
+            )
+        self._counters.add(calls=1)
+        body = self._base_body(tools, temperature, seed, max_tokens)
+        body["messages"] = messages
+        started = time.perf_counter()
+        data = await self.endpoint.apost_json(
+            "/chat/completions", body, check=_has_message, tokens=estimate_tokens(body)
+        )
+        return self._response(data, time.perf_counter() - started)
+
     def _chat(
         self, messages: list[Message], body: dict[str, Any], schema: dict[str, Any] | None
     ) -> ChatResponse:
@@ -181,8 +214,12 @@ class OpenAIChat:
 
     def _complete(self, body: dict[str, Any]) -> ChatResponse:
         started = time.perf_counter()
-        data = self.endpoint.post_json("/chat/completions", body, check=_has_message)
-        latency = time.perf_counter() - started
+        data = self.endpoint.post_json(
+            "/chat/completions", body, check=_has_message, tokens=estimate_tokens(body)
+        )
+        return self._response(data, time.perf_counter() - started)
+
+    def _response(self, data: dict[str, Any], latency: float) -> ChatResponse:
         message = data["choices"][0]["message"]
         usage = self._usage(data.get("usage"))
         text, audio = self._decode_choices(data["choices"])
@@ -231,6 +268,14 @@ def _audio_tokens(details: Any) -> int:
         return int(details.get("audio_tokens") or 0)
     except (TypeError, ValueError):
         return 0
+
+
+def estimate_tokens(body: dict[str, Any]) -> int:
+    """A rough token count of a chat request before it is sent (for ``tokens_per_minute``):
+    about four characters a token for the messages, plus the reply's ``max_tokens`` (256
+    when unset); the limiter corrects it by the reply's reported usage."""
+    chars = sum(len(str(m.get("content") or "")) for m in body.get("messages") or ())
+    return chars // 4 + int(body.get("max_tokens") or 256)
 
 
 def _has_message(data: dict[str, Any]) -> None:

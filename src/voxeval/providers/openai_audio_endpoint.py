@@ -59,7 +59,7 @@ class OpenAIAudioEndpoint:
         self.api_key_env = api_key_env
         self.timeout = float(timeout_s)
         self.http = open_endpoint(
-            self.base_url, api_key_env, {**endpoint, "timeout_s": self.timeout}
+            self.base_url, api_key_env, {**endpoint, "timeout_s": self.timeout}, model
         )
 
     @classmethod
@@ -84,6 +84,10 @@ class OpenAIAudioEndpoint:
         """POST ``request`` (httpx keyword arguments) with auth and retries; ``accept`` turns
         the reply into the result or raises ``MalformedReply`` (retried)."""
         return self.http.post(self.path, accept, **request)
+
+    async def _apost(self, accept: Callable[[httpx.Response], T], **request: Any) -> T:
+        """``_post`` from an asyncio task (no thread waits on the server)."""
+        return await self.http.apost(self.path, accept, **request)
 
 
 def timeout_option(timeout_s: float | None, timeout: float | None, default: float) -> float:

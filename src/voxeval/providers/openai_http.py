@@ -1,20 +1,22 @@
 """The HTTP core shared by every remote provider and HTTP system: retries, limits, auth, counters.
 
-One ``HTTPEndpoint`` wraps a thread-safe ``httpx.Client``. Every request it sends is retried
-with exponential back-off on timeouts, connection errors, 408/409/425/429 and 5xx (honouring
-``Retry-After``) and, when the caller's ``accept`` function says so, on replies that cannot be
-used (malformed JSON, no choices, undecodable audio). Requests to the same base URL share a
-process-wide semaphore so that several providers pointing at one server together respect its
-concurrency limit. The API key is read from the named environment variable at request time
-and never stored on the object.
+One ``HTTPEndpoint`` posts through the process's shared connection pool for its server (sync
+from threads, async from asyncio tasks). Every request it sends is retried with exponential
+back-off on timeouts, connection errors, 408/409/425/429 and 5xx (honouring ``Retry-After``)
+and, when the caller's ``accept`` function says so, on replies that cannot be used (malformed
+JSON, no choices, undecodable audio). Requests to the same provider (base URL and model) wait
+on one process-wide rate limiter (concurrency, requests and tokens per minute, adaptive
+back-off on 429; see ``voxeval.providers.rate_limits``). The API key is read from the named
+environment variable at request time and never stored on the object.
 
 Every request, retry and timeout is counted twice: in the endpoint's cumulative ``stats`` and
-in every ``count_requests()`` tally open on the calling thread, so a system can report exactly
-what one reply cost.
+in every ``count_requests()`` tally open in the calling context (thread or asyncio task), so
+a system can report exactly what one reply cost.
 """
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import math
 import os
@@ -32,6 +34,14 @@ import httpx
 
 from voxeval.errors import ConfigError, EndpointError, ProviderUnavailable
 from voxeval.providers.base import Availability
+from voxeval.providers.http_clients import ClientKey, shared_async_client, shared_client
+from voxeval.providers.rate_limits import (
+    ProviderLimits,
+    RateLimiter,
+    acquire_blocking,
+    limiter_for,
+    limiter_key,
+)
 from voxeval.providers.thread_stack import ThreadStack
 
 T = TypeVar("T")
@@ -60,20 +70,9 @@ class EndpointOptions(TypedDict, total=False):
     retry_after_max_s: float
     backoff_seed: int
     max_concurrency: int
+    requests_per_minute: float | None
+    tokens_per_minute: float | None
     sleep: Callable[[float], None]
-
-
-_limits: dict[tuple[str, int], threading.BoundedSemaphore] = {}
-_limits_lock = threading.Lock()
-
-
-def endpoint_semaphore(base_url: str, limit: int) -> threading.BoundedSemaphore:
-    """The process-wide in-flight limit for ``base_url`` (shared by clients with that limit)."""
-    with _limits_lock:
-        key = (base_url, limit)
-        if key not in _limits:
-            _limits[key] = threading.BoundedSemaphore(limit)
-        return _limits[key]
 
 
 def parse_retry_after(value: str | None, cap_s: float = MAX_RETRY_AFTER_S) -> float | None:
@@ -209,13 +208,20 @@ def _plural(n: int, word: str) -> str:
 
 
 class HTTPEndpoint:
-    """POST to one server with back-off, a concurrency limit and optional bearer auth.
+    """POST to one server with back-off, shared limits and optional bearer auth.
 
     ``base_url`` plus a request path gives the URL (an empty path posts to ``base_url``
     itself). Attempts are ``max_retries + 1``; the delay before retry ``n`` (from 0) is
     ``backoff_base_s * 2**n`` stretched by up to 25% jitter drawn from a generator seeded with
     ``backoff_seed`` (the same schedule every run), capped at ``backoff_max_s``; a
     ``Retry-After`` header replaces it, capped at ``retry_after_max_s``.
+
+    Every attempt waits on the provider's process-wide ``RateLimiter`` (``max_concurrency``,
+    ``requests_per_minute``, ``tokens_per_minute``; key: the base URL, plus the model once
+    ``limit_by_model`` is called); a 429 slows the whole provider (see
+    ``voxeval.providers.rate_limits``). Requests go through the process's shared connection
+    pool for this server (``voxeval.providers.http_clients``): ``post`` from threads,
+    ``apost`` from asyncio tasks.
     """
 
     def __init__(
@@ -230,6 +236,8 @@ class HTTPEndpoint:
         retry_after_max_s: float = MAX_RETRY_AFTER_S,
         backoff_seed: int = 0,
         max_concurrency: int = 8,
+        requests_per_minute: float | None = None,
+        tokens_per_minute: float | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if (
@@ -239,10 +247,13 @@ class HTTPEndpoint:
             or backoff_base_s < 0
             or backoff_max_s < 0
             or retry_after_max_s < 0
+            or (requests_per_minute is not None and requests_per_minute <= 0)
+            or (tokens_per_minute is not None and tokens_per_minute <= 0)
         ):
             raise ConfigError(
                 f"endpoint {redact_url(base_url)}: need max_retries >= 0, max_concurrency >= 1, "
-                "timeout_s > 0 and backoff_base_s, backoff_max_s, retry_after_max_s >= 0"
+                "timeout_s > 0, backoff_base_s, backoff_max_s, retry_after_max_s >= 0 and "
+                "requests_per_minute, tokens_per_minute > 0 when set"
             )
         self._url = base_url
         self.base_url = base_url.rstrip("/")
@@ -253,18 +264,34 @@ class HTTPEndpoint:
         self.backoff_max_s = float(backoff_max_s)
         self.retry_after_max_s = float(retry_after_max_s)
         self.max_concurrency = int(max_concurrency)
+        self.limits = ProviderLimits(
+            max_concurrency=self.max_concurrency,
+            requests_per_minute=requests_per_minute,
+            tokens_per_minute=tokens_per_minute,
+        )
+        self.limit_key = limiter_key(self.base_url)
         self._sleep = sleep
         self._rng = random.Random(backoff_seed)
         self._rng_lock = threading.Lock()
-        self._semaphore = endpoint_semaphore(self.base_url, self.max_concurrency)
-        self._client = httpx.Client(
-            timeout=httpx.Timeout(self.timeout_s),
-            limits=httpx.Limits(max_connections=max(self.max_concurrency, 4)),
+        self._client_key = ClientKey(
+            self.base_url, api_key_env, self.timeout_s, max(self.max_concurrency, 4)
         )
         self.stats = EndpointStats()
 
+    def limit_by_model(self, model: str | None) -> None:
+        """Share limits with the endpoints of this base URL *and* ``model`` only."""
+        self.limit_key = limiter_key(self.base_url, model)
+
+    @property
+    def limiter(self) -> RateLimiter:
+        return limiter_for(self.limit_key, self.limits)
+
+    @property
+    def _client(self) -> httpx.Client:
+        return shared_client(self._client_key)
+
     def close(self) -> None:
-        self._client.close()
+        """Nothing to free: the connection pool is the process's (closed at exit)."""
 
     def url(self, path: str = "") -> str:
         return f"{self.base_url}/{path.lstrip('/')}" if path else self._url
@@ -293,87 +320,102 @@ class HTTPEndpoint:
         accept: Callable[[httpx.Response], T],
         *,
         headers: dict[str, str] | None = None,
+        tokens: int = 0,
         **request: Any,
     ) -> T:
         """POST to ``path`` (httpx keyword arguments in ``request``) and return
         ``accept(response)`` for the first 2xx reply it accepts (``MalformedReply`` retries).
+        ``tokens`` estimates the request's tokens for a ``tokens_per_minute`` limit.
 
         Other 4xx statuses raise ``EndpointError`` at once with the server's message; after
         the last attempt ``EndpointError`` names the endpoint, the attempts and the last
         failure (``status`` and ``failure`` are set on the exception).
         """
-        url, shown = self.url(path), self.shown(path)
+        url = self.url(path)
         sent_headers = {**self._headers(), **(headers or {})}
-        reason, status, failure = "", None, "http"
-        attempts = 0
+        attempts = _Attempts(self, path)
+        limiter = self.limiter
         for attempt in range(self.max_retries + 1):
-            wait: float | None = None
-            attempts += 1
             self._count(requests=1)
+            acquire_blocking(limiter, tokens)
             try:
-                with self._semaphore:
-                    response = self._client.post(url, headers=sent_headers, **request)
-            except httpx.TimeoutException:
-                status, failure = None, "timeout"
-                reason = f"timed out after {self.timeout_s:g} s"
-                self._count(timeouts=1)
-            except httpx.TransportError as exc:
-                status, failure = None, "connection"
-                reason = f"connection failed ({type(exc).__name__}: {exc})"
-                self._count(connection_errors=1)
+                response = self._client.post(url, headers=sent_headers, **request)
+            except httpx.HTTPError as exc:
+                limiter.release()
+                attempts.transport_failed(exc)
+            except BaseException:
+                limiter.release()
+                raise
             else:
-                status = response.status_code
-                if status < 400:
-                    try:
-                        return accept(response)
-                    except MalformedReply as exc:
-                        failure, reason = "malformed", f"unusable reply: {exc}"
-                        self._count(malformed_replies=1)
-                else:
-                    failure, reason = "http", f"HTTP {status}: {error_message(response)}"
-                    self._count(http_errors=1)
-                    if status < 500 and status not in RETRYABLE_4XX:
-                        self._count(errors=1)
-                        raise EndpointError(
-                            f"{shown}: {reason}",
-                            endpoint=shown,
-                            status=status,
-                            attempts=attempts,
-                            failure=failure,
-                        )
-                    wait = parse_retry_after(
-                        response.headers.get("Retry-After"), self.retry_after_max_s
-                    )
+                done, result = attempts.answered(response, accept, limiter)
+                if done:
+                    return cast(T, result)
             if attempt == self.max_retries:
                 break
-            delay = wait if wait is not None else self.backoff(attempt)
-            self._count(retries=1, backoff_s=delay)
-            self._sleep(delay)
-        self._count(errors=1)
-        raise EndpointError(
-            f"{shown}: gave up after {_plural(attempts, 'attempt')}; last: {reason}",
-            endpoint=shown,
-            status=status,
-            attempts=attempts,
-            failure=failure,
-        )
+            self._sleep(attempts.delay(attempt))
+        raise attempts.give_up()
+
+    async def apost(
+        self,
+        path: str,
+        accept: Callable[[httpx.Response], T],
+        *,
+        headers: dict[str, str] | None = None,
+        tokens: int = 0,
+        **request: Any,
+    ) -> T:
+        """``post`` from an asyncio task: waiting on the server holds no thread."""
+        url = self.url(path)
+        sent_headers = {**self._headers(), **(headers or {})}
+        attempts = _Attempts(self, path)
+        limiter = self.limiter
+        client = shared_async_client(self._client_key)
+        for attempt in range(self.max_retries + 1):
+            self._count(requests=1)
+            await limiter.acquire(tokens)
+            try:
+                response = await client.post(url, headers=sent_headers, **request)
+            except httpx.HTTPError as exc:
+                limiter.release()
+                attempts.transport_failed(exc)
+            except BaseException:
+                limiter.release()  # cancelled while waiting: the slot is free again
+                raise
+            else:
+                done, result = attempts.answered(response, accept, limiter)
+                if done:
+                    return cast(T, result)
+            if attempt == self.max_retries:
+                break
+            delay = attempts.delay(attempt)
+            if self._sleep is time.sleep:
+                await asyncio.sleep(delay)
+            else:
+                self._sleep(delay)  # a test's recording sleep
+        raise attempts.give_up()
 
     def post_json(
         self,
         path: str,
         body: dict[str, Any],
         check: Callable[[dict[str, Any]], None] | None = None,
+        *,
+        tokens: int = 0,
     ) -> dict[str, Any]:
         """POST JSON and return the decoded JSON object. A reply that is not a JSON object, or
         that ``check`` rejects with ``MalformedReply``, is retried like a server error."""
+        return self.post(path, _json_acceptor(check), json=body, tokens=tokens)
 
-        def accept(response: httpx.Response) -> dict[str, Any]:
-            data = decode_json_object(response)
-            if check is not None:
-                check(data)
-            return data
-
-        return self.post(path, accept, json=body)
+    async def apost_json(
+        self,
+        path: str,
+        body: dict[str, Any],
+        check: Callable[[dict[str, Any]], None] | None = None,
+        *,
+        tokens: int = 0,
+    ) -> dict[str, Any]:
+        """``post_json`` from an asyncio task."""
+        return await self.apost(path, _json_acceptor(check), json=body, tokens=tokens)
 
     def ping(self) -> Availability:
         """One GET of ``/models`` (no retries): is the server reachable and the key accepted?"""
@@ -393,16 +435,134 @@ class HTTPEndpoint:
         return Availability(True, f"{self.shown()} answered")
 
 
-def open_endpoint(base_url: str, api_key_env: str | None, options: EndpointOptions) -> HTTPEndpoint:
-    """An ``HTTPEndpoint`` for ``base_url`` set up from a provider's ``EndpointOptions``."""
+class _Attempts:
+    """The bookkeeping of one request's attempts, shared by ``post`` and ``apost``: counters,
+    the last failure, the limiter's release and 429 penalty, the delay before a retry."""
+
+    def __init__(self, endpoint: HTTPEndpoint, path: str) -> None:
+        self.endpoint = endpoint
+        self.shown = endpoint.shown(path)
+        self.attempts = 0
+        self.reason = ""
+        self.status: int | None = None
+        self.failure = "http"
+        self.wait: float | None = None
+
+    def transport_failed(self, exc: httpx.HTTPError) -> None:
+        self.attempts += 1
+        self.wait = None
+        self.status = None
+        if isinstance(exc, httpx.TimeoutException):
+            self.failure = "timeout"
+            self.reason = f"timed out after {self.endpoint.timeout_s:g} s"
+            self.endpoint._count(timeouts=1)
+        elif isinstance(exc, httpx.TransportError):
+            self.failure = "connection"
+            self.reason = f"connection failed ({type(exc).__name__}: {exc})"
+            self.endpoint._count(connection_errors=1)
+        else:
+            raise exc
+
+    def answered(
+        self, response: httpx.Response, accept: Callable[[httpx.Response], T], limiter: RateLimiter
+    ) -> tuple[bool, T | None]:
+        """(True, result) for an accepted reply; (False, None) when it is to be retried."""
+        self.attempts += 1
+        self.wait = None
+        self.status = status = response.status_code
+        ep = self.endpoint
+        if status < 400:
+            try:
+                result = accept(response)
+            except MalformedReply as exc:
+                limiter.release()
+                self.failure, self.reason = "malformed", f"unusable reply: {exc}"
+                ep._count(malformed_replies=1)
+                return False, None
+            except BaseException:
+                limiter.release()
+                raise
+            limiter.release(_tokens_used(result))
+            return True, result
+        self.failure, self.reason = "http", f"HTTP {status}: {error_message(response)}"
+        ep._count(http_errors=1)
+        if status < 500 and status not in RETRYABLE_4XX:
+            limiter.release()
+            ep._count(errors=1)
+            raise EndpointError(
+                f"{self.shown}: {self.reason}",
+                endpoint=self.shown,
+                status=status,
+                attempts=self.attempts,
+                failure=self.failure,
+            )
+        self.wait = parse_retry_after(response.headers.get("Retry-After"), ep.retry_after_max_s)
+        if status == 429:
+            # The whole provider slows down, not just this call. An injected sleep (tests)
+            # simulates time, which the shared limiter's real clock cannot follow: then the
+            # provider-wide pause is left out (the halving still applies).
+            real_time = ep._sleep is time.sleep
+            limiter.penalise(self.wait if real_time else None)
+        limiter.release()
+        return False, None
+
+    def delay(self, attempt: int) -> float:
+        delay = self.wait if self.wait is not None else self.endpoint.backoff(attempt)
+        self.endpoint._count(retries=1, backoff_s=delay)
+        return delay
+
+    def give_up(self) -> EndpointError:
+        self.endpoint._count(errors=1)
+        return EndpointError(
+            f"{self.shown}: gave up after {_plural(self.attempts, 'attempt')}; last: {self.reason}",
+            endpoint=self.shown,
+            status=self.status,
+            attempts=self.attempts,
+            failure=self.failure,
+        )
+
+
+def _json_acceptor(
+    check: Callable[[dict[str, Any]], None] | None,
+) -> Callable[[httpx.Response], dict[str, Any]]:
+    def accept(response: httpx.Response) -> dict[str, Any]:
+        data = decode_json_object(response)
+        if check is not None:
+            check(data)
+        return data
+
+    return accept
+
+
+def _tokens_used(result: Any) -> int | None:
+    """Total tokens an OpenAI-style JSON reply reports (None when it reports none)."""
+    usage = result.get("usage") if isinstance(result, dict) else None
+    if not isinstance(usage, dict):
+        return None
+    total = usage.get("total_tokens")
+    if total is None:
+        total = (usage.get("prompt_tokens") or 0) + (usage.get("completion_tokens") or 0)
+    try:
+        return int(total)
+    except (TypeError, ValueError):
+        return None
+
+
+def open_endpoint(
+    base_url: str, api_key_env: str | None, options: EndpointOptions, model: str | None = None
+) -> HTTPEndpoint:
+    """An ``HTTPEndpoint`` for ``base_url`` set up from a provider's ``EndpointOptions``; its
+    limits are shared with every endpoint of the same base URL and ``model``."""
     settings = cast(dict[str, Any], dict(options))
     timeout_s = settings.pop("timeout_s", None)
-    return HTTPEndpoint(
+    endpoint = HTTPEndpoint(
         base_url,
         api_key_env=api_key_env,
         timeout_s=DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s,
         **settings,
     )
+    endpoint.limit_by_model(model)
+    return endpoint
 
 
 def decode_json_object(response: httpx.Response) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Unpack
 
 import httpx
@@ -65,6 +66,19 @@ class OpenAISpeechTTS(OpenAIAudioEndpoint):
         ]
 
     def synthesize(self, text: str, *, voice: str | None = None) -> Audio:
+        name, body, decode = self._request(text, voice)
+        audio = self._post(decode, json=body)
+        return Audio(audio.samples, audio.rate, source=f"openai:{name}")
+
+    async def asynthesize(self, text: str, *, voice: str | None = None) -> Audio:
+        """``synthesize`` from an asyncio task (no thread waits on the server)."""
+        name, body, decode = self._request(text, voice)
+        audio = await self._apost(decode, json=body)
+        return Audio(audio.samples, audio.rate, source=f"openai:{name}")
+
+    def _request(
+        self, text: str, voice: str | None
+    ) -> tuple[str, dict[str, Any], Callable[[httpx.Response], Audio]]:
         if not text.strip():
             raise ConfigError("tts 'openai': text to synthesize is empty")
         name = (voice or self.default_voice).removeprefix("openai:")
@@ -84,5 +98,4 @@ class OpenAISpeechTTS(OpenAIAudioEndpoint):
             except AudioError as exc:
                 raise MalformedReply(str(exc)) from exc
 
-        audio = self._post(decode, json=body)
-        return Audio(audio.samples, audio.rate, source=f"openai:{name}")
+        return name, body, decode

@@ -38,6 +38,10 @@ def admin_routes(site: RaterSite) -> APIRouter:
             progress=progress,
             quality=quality,
             quality_error=quality_error,
+            below_target=sorted(
+                (i for i in progress.normal_items if i.done < i.target),
+                key=lambda i: (i.done - i.target, i.item_id),
+            ),
         )
 
     return router

@@ -34,7 +34,9 @@ def auth_routes(site: RaterSite) -> APIRouter:
     @router.post("/login")
     async def login(request: Request) -> Response:
         client = request.client.host if request.client else "?"
-        if not site.logins.allow(client):
+        # Only failed log-ins count: a lab of raters behind one address must all get in,
+        # while guessing tokens stays slow.
+        if site.logins.blocked(client):
             return site.message(
                 "Too many attempts",
                 "Too many log-in attempts; wait a minute.",
@@ -57,6 +59,7 @@ def auth_routes(site: RaterSite) -> APIRouter:
                 open_session, site.engine, site.config.study_id, token
             )
         if session is None:
+            site.logins.record(client)
             login_csrf = secrets.token_urlsafe(32)
             page = site.render(
                 "login.html",

@@ -26,7 +26,7 @@ STATIC_URL = "/static"
 # Not answers (those are limited per study.yaml from the database): page views, playback
 # reports, clip downloads. Generous for a person, low for a script.
 REQUESTS_PER_MINUTE = 600
-LOGINS_PER_MINUTE = 30
+LOGINS_PER_MINUTE = 30  # failed log-ins per client address
 
 # The admin page's rater quality table: one dict per rater (default: quality.rater_quality).
 QualityReport = Callable[[Engine, str], list[dict[str, Any]]]

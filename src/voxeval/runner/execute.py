@@ -1,16 +1,20 @@
-"""Run a config end to end: plan, skip finished units, interact + score on a thread pool,
-record every outcome, write the report. Also re-scoring of a finished run."""
+"""Run a config end to end: plan, skip finished units, interact + score each unit as an
+asyncio task (network waits hold no thread; CPU work runs in a bounded thread pool), record
+every outcome, write the report. Also re-scoring of a finished run."""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import os
+import signal
 import threading
 import time
-from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Awaitable, Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from rich.console import Console
 from rich.markup import escape
@@ -25,14 +29,22 @@ from rich.progress import (
 
 from voxeval.benchmarks.suite_info import resolve_suite, save_suite_copy
 from voxeval.config import RunConfig, parse_run_config
-from voxeval.errors import ConfigError
+from voxeval.errors import ConfigError, SystemFault
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
+from voxeval.providers.async_dispatch import run_blocking, set_blocking_executor
+from voxeval.providers.http_clients import close_async_clients
 from voxeval.redaction import register_config_secrets, scrub
 from voxeval.report.writer import write_report
 from voxeval.runner.comparison_steps import run_comparison_steps
-from voxeval.runner.faults import DEFAULT_RETRY, RetryPolicy, failure_cause, interact_with_retries
+from voxeval.runner.faults import (
+    DEFAULT_RETRY,
+    RetryPolicy,
+    failure_cause,
+    interact_with_retries_async,
+)
 from voxeval.runner.plan_check import validate_plan, validate_scoring
+from voxeval.runner.ray_executor import run_units_on_ray
 from voxeval.store import RunStore
 from voxeval.store.provenance import now_iso
 from voxeval.store.run_store import refuse_to_reset_foreign_folder
@@ -73,7 +85,12 @@ class Keyed(Protocol):
     def key(self) -> str: ...
 
 
+# Threads for CPU work: more only contend for the GIL (sqlite, file I/O and the embedded
+# models release it, so a few threads still overlap them).
+CPU_THREADS = 4
+
 K = TypeVar("K", bound=Keyed)
+T = TypeVar("T")
 
 
 def first_items(units: list[WorkUnit], limit: int | None) -> list[WorkUnit]:
@@ -105,87 +122,155 @@ def _progress(console: Console) -> Progress:
 def execute_units(
     ctx: RunContext,
     units: list[K],
-    work: Callable[[K], None],
+    work: Callable[[K], None] | Callable[[K], Awaitable[None]],
     on_error: Callable[[K, Exception], str],
     description: str,
 ) -> RunOutcome:
-    """Run ``work`` on every unit with ``config.concurrency`` threads and a progress bar.
+    """Run ``work`` on every unit, ``config.concurrency`` at a time, with a progress bar.
 
-    An exception from ``work`` is handed to ``on_error`` (which records it) and the run goes
-    on. Ctrl-C (or a unit raising KeyboardInterrupt) stops cleanly: units not yet started are
-    dropped, units in flight are allowed to finish, and KeyboardInterrupt is re-raised.
+    The units run as tasks of one asyncio event loop (see ``unit_loop``): an ``async``
+    ``work`` waits on remote endpoints without holding a thread; a plain ``work`` runs in
+    the loop's worker threads (``config.concurrency`` of them). An exception from ``work``
+    is handed to ``on_error`` (which records it) and the run goes on. Ctrl-C (or a unit
+    raising KeyboardInterrupt) stops cleanly: units not yet started are dropped, units in
+    flight are allowed to finish, and KeyboardInterrupt is re-raised; a second Ctrl-C
+    aborts at once.
     """
     outcome = RunOutcome(total=len(units))
     if not units:
         return outcome
-    stop = threading.Event()
-    lock = threading.Lock()
-
-    def run_one(unit: K) -> None:
-        if stop.is_set():
-            with lock:
-                outcome.skipped += 1
-            return
-        try:
-            work(unit)
-        except Exception as exc:
-            message = on_error(unit, exc)
-            with lock:
-                outcome.failed += 1
-                outcome.errors.append(f"{unit.key}: {message}")
-            return
-        with lock:
-            outcome.done += 1
-
-    interrupt: BaseException | None = None
     with _progress(ctx.console) as progress:
         task = progress.add_task(description, total=len(units), failed=0)
-        workers = ctx.config.concurrency
-        executor = ThreadPoolExecutor(max_workers=workers)
-        # A small window of submitted units, refilled as they finish: waiting on every unit's
-        # future at once would cost O(units) per completion, O(units^2) per run.
-        queue = iter(units)
-        pending: set[Future[None]] = set()
-
-        def refill() -> None:
-            while len(pending) < 2 * workers and not stop.is_set():
-                unit = next(queue, None)
-                if unit is None:
-                    return
-                pending.add(executor.submit(run_one, unit))
-
-        try:
-            refill()
-            while pending:
-                finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
-                refill()
-                for future in finished:
-                    exc = future.exception()
-                    if isinstance(exc, BaseException) and not isinstance(exc, Exception):
-                        raise exc  # KeyboardInterrupt / SystemExit raised inside a unit
-                    progress.update(task, advance=1, failed=outcome.failed)
-        except (KeyboardInterrupt, SystemExit) as exc:
-            interrupt = exc
-            stop.set()
-            outcome.interrupted = True
-            ctx.console.print(
-                "[yellow]interrupted: finishing the units in flight "
-                "(Ctrl-C again to abort at once); run again to resume[/]"
-            )
-            try:
-                executor.shutdown(wait=True, cancel_futures=True)
-            except KeyboardInterrupt:
-                os._exit(130)  # second Ctrl-C: worker threads cannot be stopped otherwise
-        finally:
-            executor.shutdown(wait=True, cancel_futures=True)
-        outcome.skipped += sum(1 for _ in queue)  # never submitted (interrupted run)
-    if interrupt is not None:
-        raise interrupt
+        drive = _UnitDriver(
+            ctx,
+            units,
+            work,
+            on_error,
+            outcome,
+            lambda: progress.update(task, advance=1, failed=outcome.failed),
+        )
+        unit_loop(drive.run(), workers=ctx.config.concurrency, on_interrupt=drive.interrupt)
+    if drive.interrupted is not None:
+        raise drive.interrupted
     return outcome
 
 
+class _UnitDriver(Generic[K]):
+    """The tasks of one ``execute_units`` pass: ``concurrency`` workers draining the units."""
+
+    def __init__(
+        self,
+        ctx: RunContext,
+        units: list[K],
+        work: Callable[[K], Any],
+        on_error: Callable[[K, Exception], str],
+        outcome: RunOutcome,
+        advance: Callable[[], None],
+    ) -> None:
+        self.ctx = ctx
+        self.queue = iter(units)
+        self.work = work
+        self.is_async = inspect.iscoroutinefunction(work)
+        self.on_error = on_error
+        self.outcome = outcome
+        self.advance = advance
+        self.stopping = False
+        self.interrupted: BaseException | None = None
+
+    def interrupt(self, exc: BaseException) -> None:
+        """Stop starting units (first Ctrl-C, or a unit raised KeyboardInterrupt)."""
+        if self.interrupted is None:
+            self.interrupted = exc
+            self.outcome.interrupted = True
+            self.ctx.console.print(
+                "[yellow]interrupted: finishing the units in flight "
+                "(Ctrl-C again to abort at once); run again to resume[/]"
+            )
+        self.stopping = True
+
+    async def run(self) -> None:
+        workers = max(1, self.ctx.config.concurrency)
+        await asyncio.gather(*(self._worker() for _ in range(workers)))
+        self.outcome.skipped += sum(1 for _ in self.queue)  # never started (interrupted)
+
+    async def _worker(self) -> None:
+        while not self.stopping:
+            unit = next(self.queue, None)
+            if unit is None:
+                return
+            try:
+                if self.is_async:
+                    await self.work(unit)
+                else:
+                    await run_blocking(self.work, unit)
+            except Exception as exc:
+                message = await asyncio.to_thread(self.on_error, unit, exc)
+                self.outcome.failed += 1
+                self.outcome.errors.append(f"{unit.key}: {message}")
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:  # KeyboardInterrupt / SystemExit raised by a unit
+                self.interrupt(exc)
+                self.advance()
+                return
+            else:
+                self.outcome.done += 1
+            self.advance()
+
+
+def unit_loop(
+    main: Coroutine[Any, Any, T],
+    *,
+    workers: int,
+    on_interrupt: Callable[[BaseException], None] | None = None,
+) -> T:
+    """Run ``main`` on a fresh event loop with two thread pools: ``CPU_THREADS`` for short
+        CPU work (``asyncio.to_thread``: scoring, file writes, embedded models) and ``workers``
+        for blocking calls (``run_blocking``: protocols and systems without an async path). The
+    XX
+        ``on_interrupt`` (units in flight finish) and a second one exits at once."""
+
+    async def wrapped() -> T:
+        loop = asyncio.get_running_loop()
+        presses = 0
+
+        def on_sigint() -> None:
+            nonlocal presses
+            presses += 1
+            if presses > 1 or on_interrupt is None:
+                os._exit(130)  # second Ctrl-C: worker threads cannot be stopped otherwise
+            on_interrupt(KeyboardInterrupt())
+
+        handled = False
+        if threading.current_thread() is threading.main_thread():
+            try:
+                loop.add_signal_handler(signal.SIGINT, on_sigint)
+                handled = True
+            except (NotImplementedError, RuntimeError, ValueError):
+                handled = False
+        try:
+            return await main
+        finally:
+            if handled:
+                loop.remove_signal_handler(signal.SIGINT)
+            await close_async_clients()
+
+    with asyncio.Runner() as runner:
+        loop = runner.get_loop()
+        cpu = ThreadPoolExecutor(
+            max_workers=min(max(1, workers), CPU_THREADS), thread_name_prefix="cpu"
+        )
+        loop.set_default_executor(cpu)
+        blocking = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="unit")
+        set_blocking_executor(loop, blocking)
+        try:
+            return runner.run(wrapped())
+        finally:
+            blocking.shutdown(wait=True)
+
+
 # Fields that only change how a run executes, not its results.
-_EXECUTION_FIELDS = {"concurrency", "limit", "cache_dir"}
+_EXECUTION_FIELDS = {"concurrency", "limit", "cache_dir", "executor", "ray"}
 
 
 def changed_fields(stored: dict[str, Any] | None, config: RunConfig) -> list[str]:
@@ -310,10 +395,7 @@ def run_evaluation(
         ctx.console.print(f"resuming: {len(units) - len(todo)} of {len(units)} units already done")
         rescore_units(ctx, None, only_pending=True)  # earlier runs' pending scores
 
-    def work(unit: WorkUnit) -> None:
-        if unit.key in tried_before:
-            store.clear_unit_dir(unit)  # an interrupted or failed attempt's files go
-        fault = interact_with_retries(ctx, unit, retry, sleep)
+    def finish(unit: WorkUnit, fault: SystemFault | None) -> None:
         scores = ctx.require_protocol().score(unit, ctx, config.metrics)
         # done exactly when its scores are committed; a system fault is a scored result
         store.complete(
@@ -323,10 +405,20 @@ def run_evaluation(
             error=str(fault) if fault else None,
         )
 
+    async def work(unit: WorkUnit) -> None:
+        if unit.key in tried_before:
+            # an interrupted or failed attempt's files go
+            await asyncio.to_thread(store.clear_unit_dir, unit)
+        fault = await interact_with_retries_async(ctx, unit, retry, sleep)
+        await asyncio.to_thread(finish, unit, fault)  # scoring is CPU work: a worker thread
+
     def on_error(unit: WorkUnit, exc: Exception) -> str:
         return store.record_failure(unit, exc, cause=failure_cause(exc))
 
-    outcome = execute_units(ctx, todo, work, on_error, "evaluating")
+    if config.executor == "ray":  # workers interact and score; this process writes the index
+        outcome = run_units_on_ray(ctx, todo, retry, execute_units)
+    else:
+        outcome = execute_units(ctx, todo, work, on_error, "evaluating")
     _print_failures(ctx, outcome, "units")
     run_comparison_steps(ctx, execute_units, recompute=False)  # those not done yet
     write_report_for(ctx)

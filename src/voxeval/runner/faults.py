@@ -3,6 +3,8 @@ cause a failed unit is counted under."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -18,6 +20,7 @@ from voxeval.errors import (
 )
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
+from voxeval.providers.async_dispatch import run_blocking
 from voxeval.scoring.metric_runner import is_transient_fault
 
 
@@ -83,3 +86,49 @@ def interact_with_retries(
             ctx.console.print(f"[yellow]retrying[/] {detail}", highlight=False)
             sleep(delay)
     raise AssertionError("unreachable")  # the last attempt returns or raises
+
+
+async def interact_with_retries_async(
+    ctx: RunContext, unit: WorkUnit, retry: RetryPolicy, sleep: Callable[[float], None]
+) -> SystemFault | None:
+    """``interact_with_retries`` from an asyncio task: a protocol with ``interact_async``
+    is awaited (its system's network waits hold no thread), any other runs in a worker
+    thread. ``sleep`` is awaited as ``asyncio.sleep`` when it is ``time.sleep``."""
+    protocol = ctx.require_protocol()
+    native = getattr(protocol, "interact_async", None)
+    for attempt in range(retry.attempts):
+        try:
+            if native is not None:
+                await asyncio.to_thread(ctx.store.start, unit)
+                await native(unit, ctx)
+            else:
+                await run_blocking(_start_and_interact, ctx, unit)
+            return None
+        except SystemFault as fault:
+            return fault
+        except Exception as exc:
+            if not is_transient_fault(exc) or attempt + 1 >= retry.attempts:
+                raise
+            delay = _announce_retry(ctx, unit, retry, attempt, exc)
+            if sleep is time.sleep:
+                await asyncio.sleep(delay)
+            else:
+                sleep(delay)  # a test's recording sleep
+    raise AssertionError("unreachable")  # the last attempt returns or raises
+
+
+def _start_and_interact(ctx: RunContext, unit: WorkUnit) -> None:
+    ctx.store.start(unit)
+    ctx.require_protocol().interact(unit, ctx)
+
+
+def _announce_retry(
+    ctx: RunContext, unit: WorkUnit, retry: RetryPolicy, attempt: int, exc: Exception
+) -> float:
+    delay = retry.delay(attempt)
+    detail = escape(
+        f"{unit.key} in {delay:g} s (attempt {attempt + 2} of "
+        f"{retry.attempts}): {type(exc).__name__}: {exc}"
+    )
+    ctx.console.print(f"[yellow]retrying[/] {detail}", highlight=False)
+    return delay

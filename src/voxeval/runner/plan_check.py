@@ -48,6 +48,7 @@ from voxeval.registry import lookup
 from voxeval.runner.comparison_steps import CONFIG_FIELD as COMPARISONS_FIELD
 from voxeval.runner.comparison_steps import step_problems
 from voxeval.runner.option_check import as_provider_spec, provider_problems
+from voxeval.runner.ray_executor import executor_problems
 from voxeval.scoring.metric import METRICS
 from voxeval.simulation.parties import CALLERS
 from voxeval.simulation.personas import get_persona
@@ -107,6 +108,9 @@ def validate_plan(config: RunConfig, *, where: str | None = None) -> SuiteInfo |
         else:
             _plugin_checks(config, protocol, problems)
         _check_comparisons(config, protocol, problems)
+    if config.executor == "ray":
+        for field_path, message in executor_problems(config):
+            problems.add(field_path, message)
     problems.raise_if_any()
     return suite
 

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from voxeval.audio import Audio
 from voxeval.config import ProviderSpec, SystemSpec
 from voxeval.errors import ConfigError, EndpointError
+from voxeval.providers.async_dispatch import call_async
 from voxeval.providers.base import ASR, LLM, TTS, Message
 from voxeval.providers.factory import system_component
 from voxeval.providers.openai_http import count_requests
@@ -194,6 +195,56 @@ class CascadeSystem:
         reply.details["usage"].update(http.as_dict())
         return reply
 
+    async def areply(self, history: Sequence[Turn]) -> Reply:
+        """``reply`` from an asyncio task: remote components are awaited (no thread waits on
+        their servers), embedded ones run in a worker thread."""
+        if not history or history[-1].role != "user":
+            raise ValueError("cascade.reply needs a history that ends with a user turn")
+        with count_requests() as http:
+            try:
+                reply = await self._answer_async(history)
+            except EndpointError as exc:
+                raise endpoint_fault(self.name, exc) from exc
+        reply.details["usage"].update(http.as_dict())
+        return reply
+
+    async def _answer_async(self, history: Sequence[Turn]) -> Reply:
+        t0 = time.perf_counter()
+        messages: list[Message] = [{"role": "system", "content": self.options.system_prompt}]
+        asr_s, heard = 0.0, ""
+        for turn in history:
+            text = turn.text
+            if turn.role == "user" and text is None:
+                if turn.audio is None:
+                    raise ValueError("a user turn needs audio or text")
+                if self.asr is None:
+                    raise ConfigError(f"system {self.name!r}: audio input needs 'asr'")
+                start = time.perf_counter()
+                transcript = await call_async(
+                    self.asr, "transcribe", turn.audio, language=self.options.language
+                )
+                text = str(transcript.text)
+                asr_s += time.perf_counter() - start
+                heard = text
+            messages.append({"role": turn.role, "content": (text or "").strip()})
+        start = time.perf_counter()
+        response = await call_async(
+            self.llm,
+            "chat",
+            messages,
+            temperature=self.options.temperature,
+            max_tokens=self.options.max_tokens,
+        )
+        llm_s = time.perf_counter() - start
+        text = spoken_text(response.text)
+        start = time.perf_counter()
+        audio = (
+            await call_async(self.tts, "synthesize", text, voice=self.options.voice)
+            if text
+            else None
+        )
+        return self._assemble(response, text, audio, heard, t0, asr_s, llm_s, start)
+
     def _answer(self, history: Sequence[Turn]) -> Reply:
         t0 = time.perf_counter()
         messages, asr_s, heard = self._messages(history)
@@ -205,7 +256,20 @@ class CascadeSystem:
         text = spoken_text(response.text)
         start = time.perf_counter()
         audio = self.tts.synthesize(text, voice=self.options.voice) if text else None
-        tts_s = time.perf_counter() - start
+        return self._assemble(response, text, audio, heard, t0, asr_s, llm_s, start)
+
+    def _assemble(
+        self,
+        response: Any,
+        text: str,
+        audio: Audio | None,
+        heard: str,
+        t0: float,
+        asr_s: float,
+        llm_s: float,
+        tts_start: float,
+    ) -> Reply:
+        tts_s = time.perf_counter() - tts_start
         details: dict[str, Any] = {
             "heard": heard,
             "llm_text": response.text,

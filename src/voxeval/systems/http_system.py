@@ -31,6 +31,7 @@ from voxeval.providers.openai_http import (
     DEFAULT_BACKOFF_MAX_S,
     MAX_RETRY_AFTER_S,
     HTTPEndpoint,
+    RequestCounts,
     count_requests,
     redact_url,
 )
@@ -53,6 +54,7 @@ class HTTPOptions(BaseModel):
     retry_after_max_s: float = Field(default=MAX_RETRY_AFTER_S, ge=0)
     backoff_seed: int = 0
     max_concurrency: int = Field(default=64, ge=1)
+    requests_per_minute: float | None = Field(default=None, gt=0)
 
 
 class HTTPSystemError(SystemFault):
@@ -78,6 +80,7 @@ class HTTPSystem:
             retry_after_max_s=o.retry_after_max_s,
             backoff_seed=o.backoff_seed,
             max_concurrency=o.max_concurrency,
+            requests_per_minute=o.requests_per_minute,
         )
 
     @classmethod
@@ -107,16 +110,7 @@ class HTTPSystem:
         ``timeout``, ``disconnect`` or ``exception`` once transport retries are spent,
         ``no_audio`` for a JSON reply without audio, ``malformed_output`` for anything else
         outside the contract. ``details["usage"]`` counts the requests sent."""
-        last = history[-1] if history else None
-        if last is None or last.role != "user" or (last.audio is None and last.text is None):
-            raise ValueError("http.reply needs a history that ends with a user turn")
-        earlier = [{"role": t.role, "text": t.text} for t in history[:-1]]
-        data = {"history": json.dumps(earlier), "item_id": last.item_id or ""}
-        files: dict[str, tuple[str | None, bytes, str]]
-        if last.audio is not None:
-            files = {"audio": ("user.wav", audio_to_wav_bytes(last.audio), "audio/wav")}
-        else:  # a plain form field (no file name), so the body stays multipart
-            files = {"text": (None, (last.text or "").encode("utf-8"), "text/plain")}
+        files, data, needs_audio = self._request(history)
         headers = self._headers()
         start = time.perf_counter()
         with count_requests() as http:
@@ -127,8 +121,43 @@ class HTTPSystem:
             except EndpointError as exc:
                 fault = endpoint_fault(self.name, exc)
                 raise HTTPSystemError(str(fault), cause=fault.cause) from exc
-        total = time.perf_counter() - start
-        reply = self._parse(response, total, needs_audio=last.audio is not None)
+        return self._reply(response, time.perf_counter() - start, needs_audio, http)
+
+    async def areply(self, history: Sequence[Turn]) -> Reply:
+        """``reply`` from an asyncio task: no thread waits on the endpoint."""
+        files, data, needs_audio = self._request(history)
+        headers = self._headers()
+        start = time.perf_counter()
+        with count_requests() as http:
+            try:
+                response = await self.endpoint.apost(
+                    "", lambda r: r, files=files, data=data, headers=headers
+                )
+            except EndpointError as exc:
+                fault = endpoint_fault(self.name, exc)
+                raise HTTPSystemError(str(fault), cause=fault.cause) from exc
+        return self._reply(response, time.perf_counter() - start, needs_audio, http)
+
+    def _request(
+        self, history: Sequence[Turn]
+    ) -> tuple[dict[str, tuple[str | None, bytes, str]], dict[str, str], bool]:
+        """(files, form fields, whether the reply needs audio) of the POST for ``history``."""
+        last = history[-1] if history else None
+        if last is None or last.role != "user" or (last.audio is None and last.text is None):
+            raise ValueError("http.reply needs a history that ends with a user turn")
+        earlier = [{"role": t.role, "text": t.text} for t in history[:-1]]
+        data = {"history": json.dumps(earlier), "item_id": last.item_id or ""}
+        files: dict[str, tuple[str | None, bytes, str]]
+        if last.audio is not None:
+            files = {"audio": ("user.wav", audio_to_wav_bytes(last.audio), "audio/wav")}
+        else:  # a plain form field (no file name), so the body stays multipart
+            files = {"text": (None, (last.text or "").encode("utf-8"), "text/plain")}
+        return files, data, last.audio is not None
+
+    def _reply(
+        self, response: httpx.Response, total: float, needs_audio: bool, http: RequestCounts
+    ) -> Reply:
+        reply = self._parse(response, total, needs_audio=needs_audio)
         reported = reply.details.get("usage")  # a system may report its own token counts
         usage = dict(reported) if isinstance(reported, dict) else {}
         reply.details["usage"] = {**usage, **http.as_dict()}

@@ -8,10 +8,19 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from voxeval.errors import ConfigError
+from voxeval.report.compare_document import fmt_mean_ci, fmt_num
 from voxeval.store.layout import unit_relpath
 from voxeval.viewer.run_catalog import Catalog, RunInfo
+from voxeval.viewer.run_comparison import (
+    CHANGE_TEXT,
+    FLAG_TEXT,
+    ComparisonCache,
+    ItemQuery,
+    item_page,
+)
 from voxeval.viewer.run_files import media_type, resolve_run_file
 from voxeval.viewer.run_summary import system_summaries
 from voxeval.viewer.unit_artifacts import UnitArtifacts, load_unit
@@ -24,7 +33,7 @@ VIEWER_ASSETS_DIR = PACKAGE_DIR / "assets"
 STATIC_URL = "/static"
 VIEWER_STATIC_URL = "/assets"
 # Pages other features add to the header (e.g. run comparison once it exists).
-NAV_LINKS: list[tuple[str, str]] = [("Runs", "/")]
+NAV_LINKS: list[tuple[str, str]] = [("Runs", "/"), ("Compare", "/compare")]
 REASONING_KEYS = ("reasoning", "rationale", "explanation", "justification", "evidence", "raw")
 
 
@@ -32,7 +41,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
     """The viewer over ``runs`` (run folders), or over every run folder under ``root``."""
     try:
         from fastapi import FastAPI, HTTPException, Request
-        from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
+        from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
         from fastapi.staticfiles import StaticFiles
     except ImportError as exc:  # the `web` extra is optional
         raise ConfigError("voxeval view needs the 'web' extra: pip install 'voxeval[web]'") from exc
@@ -41,12 +50,22 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
     templates = template_environment(TEMPLATES_DIR)
     templates.filters["tojson_pretty"] = _pretty_json
     templates.filters["num"] = _num
-    for name in ("runs.html", "run.html", "units.html", "unit.html", "message.html"):
+    templates.filters["mean_ci"] = _mean_ci
+    for name in (
+        "runs.html",
+        "run.html",
+        "units.html",
+        "unit.html",
+        "message.html",
+        "compare.html",
+    ):
         templates.get_template(name)  # compiled now, not on the first visitor's request
     catalog = Catalog(runs, root)
     catalog.scan()
     app = FastAPI(title="voxeval view", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.catalog = catalog
+    comparisons = ComparisonCache()
+    app.state.comparisons = comparisons
     app.mount(VIEWER_STATIC_URL, StaticFiles(directory=VIEWER_ASSETS_DIR), name="viewer-assets")
     app.mount(STATIC_URL, StaticFiles(directory=ASSETS_DIR), name="static")
 
@@ -147,6 +166,88 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
             back=request.query_params.get("back", ""),
         )
 
+    def compared_runs(request: Request) -> tuple[list[RunInfo], Any]:
+        slugs = list(dict.fromkeys(request.query_params.getlist("run")))
+        infos = [run_or_404(slug) for slug in slugs]
+        if len(infos) < 2:
+            return infos, None
+        return infos, comparisons.get([info.path for info in infos])
+
+    @app.get("/compare", response_class=HTMLResponse)
+    def compare_page(request: Request) -> Any:
+        if request.query_params.get("baseline") == "oldest":
+            # from the runs list (newest first): the oldest ticked run becomes the baseline,
+            # and the address names the runs in that order
+            slugs = list(dict.fromkeys(request.query_params.getlist("run")))
+            infos = sorted((run_or_404(s) for s in slugs), key=lambda i: (i.created, i.slug))
+            target = "/compare?" + urlencode([("run", i.slug) for i in infos])
+            return RedirectResponse(target, status_code=303)
+        infos, outcome = compared_runs(request)
+        if outcome is None or outcome.data is None:
+            # nothing picked yet (200), or a refused comparison: its reason, never a 500
+            status = 200 if not infos else 400
+            error = outcome.error if outcome is not None else None
+            if outcome is None and infos:
+                error = "pick at least two runs to compare"
+            return page("compare.html", status_code=status, infos=infos, data=None,
+                        error=error, runs=catalog.scan())  # fmt: skip
+        data = outcome.data
+        slugs = [info.slug for info in infos]
+        slug_of = {r["run_id"]: info.slug for r, info in zip(data["runs"], infos, strict=True)}
+        rows = outcome.rows
+        query = ItemQuery.from_params(request.query_params)
+        items = item_page(rows, query)
+        _link_units(items.rows, slug_of, {info.slug: info for info in infos})
+        return page(
+            "compare.html",
+            infos=infos,
+            data=data,
+            error=None,
+            slugs=slugs,
+            slug_of=slug_of,
+            items=items,
+            query=items.query,
+            item_systems=sorted({r["system"] for r in rows}),
+            item_metrics=sorted({r["metric"] for r in rows}),
+            item_runs=list(dict.fromkeys(r["run"] for r in rows)),
+            flag_text=FLAG_TEXT,
+            change_text=CHANGE_TEXT,
+            json_url="/compare.json?" + urlencode([("run", s) for s in slugs]),
+            as_baseline={
+                s: "/compare?" + urlencode([("run", x) for x in [s, *(o for o in slugs if o != s)]])
+                for s in slugs[1:]
+            },
+        )
+
+    def _link_units(
+        rows: list[dict[str, Any]], slug_of: dict[str, str], info_of: dict[str, RunInfo]
+    ) -> None:
+        """Give each shown item delta the URLs of its baseline and later unit pages."""
+        wanted: dict[tuple[str, str], set[str]] = {}
+        for row in rows:
+            for run_id in (row["baseline_run"], row["run"]):
+                wanted.setdefault((run_id, row["system"]), set()).add(row["item"])
+        seqs: dict[tuple[str, str], dict[tuple[str, str], int]] = {}
+        for (run_id, system), item_ids in wanted.items():
+            slug = slug_of[run_id]
+            index = catalog.index(info_of[slug])
+            found = index.first_units(system, sorted(item_ids)) if index is not None else {}
+            seqs[(run_id, system)] = found
+        for row in rows:
+            cell = (row["item"], row["condition"])
+            for side, run_id in (("baseline_url", row["baseline_run"]), ("run_url", row["run"])):
+                seq = seqs[(run_id, row["system"])].get(cell)
+                row[side] = f"/runs/{slug_of[run_id]}/units/{seq}" if seq is not None else ""
+
+    @app.get("/compare.json")
+    def compare_json(request: Request) -> Any:
+        _, outcome = compared_runs(request)
+        if outcome is None:
+            return JSONResponse({"error": "pick at least two runs to compare"}, status_code=400)
+        if outcome.data is None:
+            return JSONResponse({"error": outcome.error}, status_code=400)
+        return JSONResponse(outcome.data)
+
     @app.get("/runs/{slug}/report")
     def report(slug: str) -> Any:
         info = run_or_404(slug)
@@ -246,6 +347,14 @@ def judge_reasoning(details: Any, path: str = "") -> list[tuple[str, str]]:
 
 def _pretty_json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _mean_ci(stat: Any) -> str:
+    """``mean [low, high]``; a mean without an interval stands alone (the cell's title and
+    comparison.json say why), so wide tables stay readable."""
+    if stat and (stat.get("ci_low") is None or stat.get("ci_high") is None):
+        return fmt_num(stat.get("mean"))
+    return fmt_mean_ci(stat)
 
 
 def _num(value: Any, digits: int = 3) -> str:

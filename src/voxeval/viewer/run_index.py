@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -167,6 +168,25 @@ class RunIndex:
             before = conn.execute(select(func.max(u.c.seq)).where(mine & (u.c.seq < seq))).scalar()
             after = conn.execute(select(func.min(u.c.seq)).where(mine & (u.c.seq > seq))).scalar()
         return before, after
+
+    def first_units(self, system: str, item_ids: Sequence[str]) -> dict[tuple[str, str], int]:
+        """``{(item id, condition): seq}`` of the first trial of each of ``system``'s cells
+        among ``item_ids`` (the compare page links an item delta to these units)."""
+        if not item_ids:
+            return {}
+        u = units_table
+        query = (
+            select(u.c.item_id, u.c.condition, func.min(u.c.seq))
+            .where(
+                (u.c.run_id == self.run_id)
+                & (u.c.system == system)
+                & u.c.item_id.in_(sorted(set(item_ids)))
+            )
+            .group_by(u.c.item_id, u.c.condition)
+        )
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).all()
+        return {(str(item), str(cond)): int(seq) for item, cond, seq in rows}
 
     def unit_scores(self, unit_key: str) -> list[dict[str, Any]]:
         """Every stored score of one unit, by metric name."""

@@ -80,4 +80,28 @@
       audio.play();
     });
   });
+
+  // Runs list: Compare is enabled once two runs are ticked; mixing suites is pointed out
+  // here (the compare page refuses it too, with the reason).
+  var compareForm = document.getElementById("compare-form");
+  if (compareForm) {
+    var button = document.getElementById("compare-button");
+    var hint = document.getElementById("compare-hint");
+    var boxes = compareForm.querySelectorAll("input[name=run]");
+    var refresh = function () {
+      var ticked = Array.prototype.filter.call(boxes, function (b) { return b.checked; });
+      var suites = {};
+      ticked.forEach(function (b) { suites[b.getAttribute("data-suite")] = true; });
+      button.disabled = ticked.length < 2;
+      if (ticked.length < 2) {
+        hint.textContent = "Tick two or more runs of the same suite; the oldest of them is the baseline.";
+      } else if (Object.keys(suites).length > 1) {
+        hint.textContent = ticked.length + " runs ticked, of different suites: they cannot be compared.";
+      } else {
+        hint.textContent = ticked.length + " runs ticked.";
+      }
+    };
+    Array.prototype.forEach.call(boxes, function (b) { b.addEventListener("change", refresh); });
+    refresh();
+  }
 })();

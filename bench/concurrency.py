@@ -1,0 +1,322 @@
+"""Slot use and framework overhead of single-turn runs against a 200 ms loopback endpoint.
+
+A separate process serves, on 127.0.0.1, an ``http``-system endpoint and the three
+OpenAI-compatible routes a cascade needs (``/v1/audio/transcriptions``,
+``/v1/chat/completions``, ``/v1/audio/speech``); every request is answered after
+``DELAY_S``. The server logs when each request arrived and left. Then real
+``run_evaluation`` runs (rendered suite, store, index, scoring of the cheap ``duration``
+metric, report) evaluate the ``http`` system and a cascade made of those three endpoints (it
+waits on the network three times per item) at concurrency 16 and 64, over 8x concurrency
+items each.
+
+Printed per run:
+- slot use = mean requests in flight at the server / concurrency, over the steady-state
+  window (from the 10th to the 90th percentile of the requests' finish times, so the ramp-up
+  and the tail of the last wave are left out);
+- overhead per item = (wall time of the run - ideal) / items, where ideal = waves x requests
+  per item x DELAY_S (waves = ceil(items / concurrency));
+- the machine's load average (other processes compete for the same cores).
+
+    python bench/concurrency.py [CONCURRENCY ...]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import wave
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import yaml
+
+DELAY_S = 0.2
+RATE = 16000
+ITEMS_PER_SLOT = 8
+
+
+def wav_bytes(seconds: float) -> bytes:
+    samples = (3000 * np.sin(np.arange(int(RATE * seconds)) * 0.05)).astype(np.int16)
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(RATE)
+        out.writeframes(samples.tobytes())
+    return buffer.getvalue()
+
+
+# -- the loopback server (its own process, so its CPU does not compete for our GIL) -----------
+
+
+def serve() -> None:
+    reply_wav = wav_bytes(0.5)
+    chat = json.dumps(
+        {
+            "id": "bench",
+            "object": "chat.completion",
+            "model": "bench",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": "Six times seven is 42."},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 40, "completion_tokens": 8, "total_tokens": 48},
+        }
+    ).encode()
+    transcript = json.dumps({"text": "What is six times seven?", "language": "en"}).encode()
+    log: list[tuple[float, float]] = []
+
+    def answer(path: str) -> tuple[bytes, str]:
+        if path.endswith("/chat/completions"):
+            return chat, "application/json"
+        if path.endswith("/audio/transcriptions"):
+            return transcript, "application/json"
+        return reply_wav, "audio/wav"  # /audio/speech and the http system's /reply
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                method, path, _ = lines[0].split(" ", 2)
+                length = 0
+                for line in lines[1:]:
+                    if line.lower().startswith("content-length:"):
+                        length = int(line.split(":", 1)[1])
+                if length:
+                    await reader.readexactly(length)
+                if method == "GET" and path == "/log":
+                    body, ctype = json.dumps(log).encode(), "application/json"
+                    log.clear()
+                else:
+                    arrived = time.monotonic()
+                    await asyncio.sleep(DELAY_S)
+                    body, ctype = answer(path)
+                    log.append((arrived, time.monotonic()))
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n"
+                    % (ctype.encode(), len(body))
+                    + body
+                )
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    async def main() -> None:
+        server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=1024)
+        port = server.sockets[0].getsockname()[1]
+        print(port, flush=True)
+        async with server:
+            await server.serve_forever()
+
+    asyncio.run(main())
+
+
+def slot_use(log: list[tuple[float, float]], concurrency: int) -> float:
+    """Mean requests in flight / concurrency between the 10th and 90th percentile of the
+    requests' finish times."""
+    ends = sorted(end for _, end in log)
+    lo, hi = ends[len(ends) // 10], ends[(9 * len(ends)) // 10]
+    busy = sum(max(0.0, min(end, hi) - max(start, lo)) for start, end in log)
+    return busy / (hi - lo) / concurrency
+
+
+# -- the client: real runs ------------------------------------------------------------------
+
+
+def make_suite(folder: Path, n: int) -> Path:
+    (folder / "query.wav").write_bytes(wav_bytes(1.0))
+    queries = [
+        {
+            "id": f"q{i:04d}",
+            "text": "What is six times seven?",
+            "category": "SR",
+            "audio": "query.wav",
+        }
+        for i in range(n)
+    ]
+    path = folder / "suite.yaml"
+    suite = {"name": "bench", "protocol": "single_turn", "queries": queries}
+    path.write_text(yaml.safe_dump(suite))
+    return path
+
+
+def system_spec(kind: str, base: str, concurrency: int) -> dict[str, Any]:
+    if kind == "http":
+        return {"name": "http", "type": "http", "url": f"{base}/reply", "max_concurrency": 256}
+
+    def endpoint(**more: Any) -> dict[str, Any]:
+        return {"provider": "openai", "base_url": f"{base}/v1", "max_concurrency": 256, **more}
+
+    return {
+        "name": "cascade",
+        "type": "cascade",
+        "asr": endpoint(model="whisper-1"),
+        "llm": endpoint(model="bench-llm"),
+        "tts": endpoint(model="tts-1"),
+    }
+
+
+def register_instant_scorers() -> None:
+    from voxeval.audio import Audio
+    from voxeval.providers.base import MOSResult, Transcript
+    from voxeval.registry import register
+
+    @register("asr", "bench-instant")
+    class InstantASR:
+        name = "bench-instant"
+
+        def identity(self) -> dict[str, Any]:
+            return {"provider": self.name}
+
+        def transcribe(self, audio: Audio, **_: Any) -> Transcript:
+            return Transcript(text="What is six times seven?", language="en", provider=self.name)
+
+    @register("mos", "bench-instant")
+    class InstantMOS:
+        name = "bench-instant"
+
+        def identity(self) -> dict[str, Any]:
+            return {"provider": self.name}
+
+        def predict(self, audio: Audio) -> MOSResult:
+            return MOSResult(overall=3.5, scores={"ovrl": 3.5}, model=self.name)
+
+
+def run_once(kind: str, concurrency: int, base: str, root: Path) -> dict[str, float]:
+    from rich.console import Console
+
+    from voxeval.benchmarks.build import build_suite
+    from voxeval.config import parse_run_config
+    from voxeval.runner.execute import run_evaluation
+
+    items = ITEMS_PER_SLOT * concurrency
+    folder = root / f"{kind}-{concurrency}"
+    folder.mkdir()
+    suite = make_suite(folder, items)
+    config = parse_run_config(
+        {
+            "suite": str(suite),
+            "systems": [system_spec(kind, base, concurrency)],
+            "metrics": ["duration"],
+            # the report's input-intelligibility check transcribes every query: an instant
+            # stub here, so the figures measure the framework, not a Whisper model
+            "asr": {"provider": "bench-instant"},
+            "mos": {"provider": "bench-instant"},
+            "build": {"dir": str(folder / "built"), "profiles": 1, "conditions": ["clean"]},
+            "concurrency": concurrency,
+            "cache_dir": str(folder / "cache"),
+        }
+    )
+    build_suite(str(suite), folder / "built", config.build, progress=False)  # one-time step
+    with urllib.request.urlopen(f"{base}/log") as reply:  # forget the warm-up
+        reply.read()
+    start = time.perf_counter()
+    run_evaluation(config, folder / "run", console=Console(stderr=True, quiet=True))
+    return summarise(kind, concurrency, base, items, time.perf_counter() - start)
+
+
+def run_layer(kind: str, concurrency: int, base: str) -> dict[str, float]:
+    """The execution model and HTTP layer alone: ``execute_units`` with the same systems,
+    each unit awaiting one reply (no run folder, index, scoring or report)."""
+    from rich.console import Console
+
+    from voxeval.audio import audio_from_bytes
+    from voxeval.config import SystemSpec
+    from voxeval.runner.execute import execute_units
+    from voxeval.systems.base import Turn
+    from voxeval.systems.factory import build_system
+
+    items = ITEMS_PER_SLOT * concurrency
+    system: Any = build_system(SystemSpec(**system_spec(kind, base, concurrency)), None)
+    query = audio_from_bytes(wav_bytes(1.0), source="bench")
+
+    class Unit:
+        def __init__(self, i: int) -> None:
+            self.key = f"q{i}"
+
+    async def work(unit: Unit) -> None:
+        reply = await system.areply([Turn(role="user", audio=query, item_id=unit.key)])
+        assert reply.audio is not None
+
+    ctx = SimpleNamespace(
+        config=SimpleNamespace(concurrency=concurrency), console=Console(quiet=True)
+    )
+    with urllib.request.urlopen(f"{base}/log") as reply:
+        reply.read()
+    start = time.perf_counter()
+    outcome = execute_units(ctx, [Unit(i) for i in range(items)], work, lambda u, e: str(e), "")
+    wall = time.perf_counter() - start
+    assert outcome.done == items, outcome.errors[:3]
+    return summarise(kind, concurrency, base, items, wall)
+
+
+def summarise(kind: str, concurrency: int, base: str, items: int, wall: float) -> dict[str, float]:
+    with urllib.request.urlopen(f"{base}/log") as reply:
+        log = [tuple(pair) for pair in json.loads(reply.read())]
+    per_item = 1 if kind == "http" else 3
+    assert len(log) == items * per_item, f"{len(log)} requests for {items} items"
+    ideal = math.ceil(items / concurrency) * per_item * DELAY_S
+    return {
+        "items": items,
+        "wall_s": wall,
+        "slot_use": slot_use(log, concurrency),  # type: ignore[arg-type]
+        "overhead_ms": (wall - ideal) * 1000 / items,
+    }
+
+
+def main(levels: list[int]) -> None:
+    os.environ["VOXEVAL_NO_CACHE"] = "1"
+    register_instant_scorers()
+    server = subprocess.Popen(
+        [sys.executable, __file__, "--serve"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert server.stdout is not None
+        base = f"http://127.0.0.1:{int(server.stdout.readline())}"
+        with tempfile.TemporaryDirectory() as tmp:
+            for mode, kind, concurrency in [
+                (mode, kind, level)
+                for mode in ("layer", "run")
+                for kind in ("http", "cascade")
+                for level in levels
+            ]:
+                if concurrency == levels[0]:  # warm-up (imports, first connections)
+                    run_layer(kind, 4, base) if mode == "layer" else None
+                load = os.getloadavg()
+                if mode == "layer":
+                    got = run_layer(kind, concurrency, base)
+                else:
+                    got = run_once(kind, concurrency, base, Path(tmp))
+                print(
+                    f"{mode:5s} {kind:8s} concurrency {concurrency:3d}: slot use "
+                    f"{got['slot_use'] * 100:5.1f}%  overhead {got['overhead_ms']:5.2f} ms/item"
+                    f"  ({got['items']} items in {got['wall_s']:.2f} s; load average before "
+                    f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f})",
+                    flush=True,
+                )
+    finally:
+        server.terminate()
+        server.wait()
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--serve"]:
+        serve()
+    else:
+        main([int(a) for a in sys.argv[1:]] or [16, 64])

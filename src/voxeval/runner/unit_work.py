@@ -1,0 +1,244 @@
+"""One unit's work away from the index: what a remote worker does with a unit, and how the
+driver commits what came back.
+
+A worker writes the unit's artifacts into the shared run folder (same layout as a local run)
+but never writes the index: its store (``JournalStore``) keeps the index writes the protocol
+asks for (attempt starts, usage records, model identities) in a journal that travels back
+with the unit's scores, and the driver, the index's one writer, applies them and commits the
+unit (``commit_result``). So SQLite stays safe with many workers and PostgreSQL by URL works
+the same way.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, NoReturn
+
+from rich.console import Console
+
+from voxeval import atomic_files
+from voxeval.benchmarks.suite_info import resolve_suite
+from voxeval.config import RunConfig
+from voxeval.protocols.context import RunContext
+from voxeval.protocols.contract import PROTOCOLS, WorkUnit
+from voxeval.redaction import redact_env_secrets
+from voxeval.runner.faults import RetryPolicy, failure_cause, interact_with_retries
+from voxeval.scoring.score import Score
+from voxeval.store import RunStore, layout
+from voxeval.store.records import UnitLike
+from voxeval.store.run_file import RunFile
+from voxeval.store.usage import MODEL_AMOUNTS
+
+# Journal entries: ("start", {}), ("usage", record_usage keyword arguments),
+# ("model_usage", {"component": ..., "models": [[kind, provider, model, {amounts}], ...]}),
+# ("identity", {"kind": ..., "identity": {...}}).
+JournalEntry = tuple[str, dict[str, Any]]
+
+
+class _DriverOnly:
+    """Stands for the index in a worker: reaching it is a bug, named as such."""
+
+    def __getattr__(self, name: str) -> NoReturn:
+        raise RuntimeError(
+            f"a Ray worker tried to use the run index ({name}); only the driver writes it"
+        )
+
+
+class JournalStore(RunStore):
+    """A worker's view of the run folder: artifacts go to disk as in a local run; index
+    writes are journaled per unit for the driver (``take_journal``)."""
+
+    def __init__(self, run_dir: Path | str) -> None:  # no index: deliberately no super()
+        self.run_dir = Path(run_dir).resolve()
+        self._foreign = False
+        self.items_dir = self.run_dir / layout.ITEMS_DIR
+        self.report_dir = self.run_dir / layout.REPORT_DIR
+        self.run_file = self.run_dir / layout.RUN_FILE
+        self._made_dirs: set[Path] = set()
+        self.run_file_doc = RunFile(self.run_file)
+        self.run_id = self.run_file_doc.run_id
+        self.index_url = ""
+        self.index = _DriverOnly()  # type: ignore[assignment]
+        self.comparisons = _DriverOnly()  # type: ignore[assignment]
+        self._journal_lock = threading.Lock()
+        self._journals: dict[str, list[JournalEntry]] = {}
+        self._identities: list[JournalEntry] = []
+
+    def _log(self, unit: UnitLike, entry: JournalEntry) -> None:
+        with self._journal_lock:
+            self._journals.setdefault(unit.key, []).append(entry)
+
+    def take_journal(self, unit: UnitLike) -> list[JournalEntry]:
+        """The unit's journal, plus the model identities recorded since the last take."""
+        with self._journal_lock:
+            entries = self._identities + self._journals.pop(unit.key, [])
+            self._identities = []
+        return entries
+
+    def start(self, unit: UnitLike) -> None:
+        self._log(unit, ("start", {}))
+
+    def record_usage(
+        self,
+        unit: UnitLike,
+        provider: str,
+        calls: int,
+        prompt_tokens: int,
+        completion_tokens: int,
+        cost_usd: float | None,
+        parse_failures: int = 0,
+        *,
+        requests: int = 0,
+        retries: int = 0,
+        timeouts: int = 0,
+        audio: Mapping[str, float] | None = None,
+    ) -> None:
+        values = {
+            "provider": provider,
+            "calls": int(calls),
+            "prompt_tokens": int(prompt_tokens),
+            "completion_tokens": int(completion_tokens),
+            "cost_usd": cost_usd,
+            "parse_failures": int(parse_failures),
+            "requests": int(requests),
+            "retries": int(retries),
+            "timeouts": int(timeouts),
+            "audio": dict(audio or {}),
+        }
+        self._log(unit, ("usage", values))
+
+    def record_model_usage(
+        self, unit: UnitLike, component: str, models: Mapping[tuple[str, str, str], Any]
+    ) -> None:
+        if not models:
+            return
+        rows = [
+            [kind, provider, model, {name: getattr(use, name) for name in MODEL_AMOUNTS}]
+            for (kind, provider, model), use in models.items()
+        ]
+        self._log(unit, ("model_usage", {"component": component, "models": rows}))
+
+    def add_model_identity(self, kind: str, identity: Mapping[str, Any]) -> None:
+        with self._journal_lock:
+            self._identities.append(("identity", {"kind": kind, "identity": dict(identity)}))
+
+    def update_extra(self, changes: Mapping[str, Any]) -> None:
+        raise RuntimeError("a Ray worker tried to change run.yaml; only the driver writes it")
+
+
+@dataclass
+class UnitResult:
+    """What a worker sends back for one unit: its scores (or the failure on our side), the
+    journal of index writes, and where it ran."""
+
+    key: str
+    journal: list[JournalEntry] = field(default_factory=list)
+    scores: dict[str, Score] | None = None
+    system_fault: str | None = None  # done, but the system under test failed (its cause)
+    error: str | None = None  # the system fault's message, or our side's failure
+    cause: str | None = None  # failed on our side: the part at fault
+    worker: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.scores is None
+
+
+def worker_context(config: RunConfig, run_dir: Path | str, console: Console) -> RunContext:
+    """A worker's run context over a ``JournalStore`` (a fresh protocol instance: protocols
+    load their suite lazily from the shared folder)."""
+    store = JournalStore(run_dir)
+    suite = resolve_suite(config.suite, run_dir=store.run_dir)
+    return RunContext(
+        config=config,
+        store=store,
+        seed=config.seed,
+        console=console,
+        suite=suite,
+        protocol=PROTOCOLS.lookup(suite.protocol)(),
+    )
+
+
+def run_unit(
+    ctx: RunContext,
+    unit: WorkUnit,
+    retry: RetryPolicy,
+    sleep: Callable[[float], None] = time.sleep,
+    worker: str = "",
+) -> UnitResult:
+    """Interact with and score ``unit`` like the local executor does, without touching the
+    index. The unit's folder is emptied first: the unit is not done (else it would not have
+    been sent), so anything there is what an earlier attempt left — an attempt cut short by
+    a dead worker included."""
+    store = ctx.store
+    if not isinstance(store, JournalStore):
+        raise TypeError("run_unit needs a worker_context (a JournalStore)")
+    store.clear_unit_dir(unit)
+    try:
+        fault = interact_with_retries(ctx, unit, retry, sleep)
+        scores = ctx.require_protocol().score(unit, ctx, ctx.config.metrics)
+    except Exception as exc:
+        message = f"{type(exc).__name__}: {exc}"
+        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        atomic_files.write_text_atomic(
+            store.unit_dir(unit) / layout.ERROR_FILE, redact_env_secrets(text)
+        )
+        return UnitResult(
+            unit.key, store.take_journal(unit), error=message, cause=failure_cause(exc),
+            worker=worker,
+        )  # fmt: skip
+    return UnitResult(
+        unit.key,
+        store.take_journal(unit),
+        scores=scores,
+        system_fault=fault.cause if fault else None,
+        error=str(fault) if fault else None,
+        worker=worker,
+    )
+
+
+def apply_journal(store: RunStore, unit: WorkUnit, journal: list[JournalEntry]) -> None:
+    """Replay a worker's index writes. The driver already marked the unit started when it
+    sent it, so the journal's first start is that same attempt."""
+    starts = 0
+    for kind, values in journal:
+        if kind == "start":
+            starts += 1
+            if starts > 1:
+                store.start(unit)
+        elif kind == "usage":
+            store.record_usage(unit, **values)
+        elif kind == "model_usage":
+            models = {
+                (row[0], row[1], row[2]): SimpleNamespace(**row[3]) for row in values["models"]
+            }
+            store.record_model_usage(unit, values["component"], models)
+        elif kind == "identity":
+            store.add_model_identity(values["kind"], values["identity"])
+        else:
+            raise ValueError(f"unknown journal entry {kind!r} for {unit.key}")
+
+
+class UnitFailedRemotely(Exception):
+    """A unit that failed on our side in a worker (already has its error.txt)."""
+
+    def __init__(self, message: str, cause: str | None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.cause = cause
+
+
+def commit_result(store: RunStore, unit: WorkUnit, result: UnitResult) -> None:
+    """Write a worker's result to the index (the driver's job). A unit that failed on our side
+    raises ``UnitFailedRemotely`` for the executor's error handler to record."""
+    apply_journal(store, unit, result.journal)
+    if result.scores is None:
+        raise UnitFailedRemotely(result.error or "failed in a worker", result.cause)
+    # done exactly when its scores are committed; a system fault is a scored result
+    store.complete(unit, result.scores, system_fault=result.system_fault, error=result.error)

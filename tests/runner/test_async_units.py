@@ -1,0 +1,166 @@
+"""The asyncio execution model of ``execute_units``: async work waits without a thread,
+``concurrency`` units at a time; blocking work runs in its own pool; collectors follow a
+unit into its threads; a unit raising KeyboardInterrupt stops the pass cleanly."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from voxeval.providers.openai_http import RequestCounts, count_requests
+from voxeval.runner.execute import CPU_THREADS, execute_units
+
+
+@dataclass(frozen=True)
+class Unit:
+    key: str
+
+
+def context(concurrency: int) -> Any:
+    return SimpleNamespace(
+        config=SimpleNamespace(concurrency=concurrency), console=Console(quiet=True)
+    )
+
+
+class Peak:
+    def __init__(self) -> None:
+        self.now = self.peak = 0
+        self.lock = threading.Lock()
+
+    def __enter__(self) -> None:
+        with self.lock:
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+
+    def __exit__(self, *exc: object) -> None:
+        with self.lock:
+            self.now -= 1
+
+
+def test_async_units_run_concurrency_at_a_time_on_one_thread() -> None:
+    peak, threads = Peak(), set()
+
+    async def work(unit: Unit) -> None:
+        threads.add(threading.get_ident())
+        with peak:
+            await asyncio.sleep(0.2)
+
+    units = [Unit(f"u{i}") for i in range(32)]
+    start = time.perf_counter()
+    outcome = execute_units(context(16), units, work, lambda u, e: str(e), "t")
+    wall = time.perf_counter() - start
+    assert (outcome.done, outcome.failed, outcome.skipped) == (32, 0, 0)
+    assert peak.peak == 16 and len(threads) == 1
+    assert wall < 0.4 + 1.0  # two waves of 0.2 s, plus slack for a loaded machine
+
+
+def test_blocking_units_get_a_thread_each_and_cpu_work_a_small_pool() -> None:
+    peak, cpu_threads = Peak(), set()
+
+    def blocking(unit: Unit) -> None:
+        with peak:
+            time.sleep(0.1)
+
+    outcome = execute_units(context(12), [Unit(str(i)) for i in range(24)], blocking, str, "t")
+    assert outcome.done == 24 and peak.peak == 12
+
+    async def cpu(unit: Unit) -> None:
+        await asyncio.to_thread(lambda: cpu_threads.add(threading.get_ident()) or time.sleep(0.01))
+
+    execute_units(context(12), [Unit(str(i)) for i in range(48)], cpu, str, "t")
+    assert len(cpu_threads) <= CPU_THREADS
+
+
+def test_request_tallies_follow_each_unit_into_its_threads() -> None:
+    seen: dict[str, float] = {}
+
+    async def work(unit: Unit) -> None:
+        with count_requests() as tally:
+            n = int(unit.key)
+            await asyncio.to_thread(lambda: [t.add(requests=n) for t in _open()])
+            await asyncio.sleep(0.01)
+            seen[unit.key] = tally.requests
+
+    def _open() -> list[RequestCounts]:
+        from voxeval.providers.openai_http import _tallies
+
+        return _tallies.items()
+
+    execute_units(context(8), [Unit(str(i)) for i in range(1, 9)], work, str, "t")
+    assert seen == {str(i): i for i in range(1, 9)}
+
+
+def test_failures_are_recorded_and_a_unit_interrupt_stops_new_units(tmp_path: Path) -> None:
+    started: list[str] = []
+
+    async def work(unit: Unit) -> None:
+        started.append(unit.key)
+        if unit.key == "bad":
+            raise ValueError("broken")
+        if unit.key == "stop":
+            raise KeyboardInterrupt
+        await asyncio.sleep(0.05)
+
+    units = [Unit("bad"), Unit("ok1"), Unit("stop")] + [Unit(f"later{i}") for i in range(10)]
+    errors: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        execute_units(context(3), units, work, lambda u, e: errors.append(u.key) or str(e), "t")
+    assert errors == ["bad"]
+    assert not any(key.startswith("later") for key in started[4:])  # none after the stop
+
+
+CTRL_C_SCRIPT = """
+import asyncio, sys
+from types import SimpleNamespace
+from rich.console import Console
+from voxeval.runner.execute import execute_units
+
+class Unit:
+    def __init__(self, i):
+        self.key = str(i)
+
+finished = []
+
+async def work(unit):
+    if unit.key == "0":
+        print("started", flush=True)
+    await asyncio.sleep(1.0)
+    finished.append(unit.key)
+
+ctx = SimpleNamespace(config=SimpleNamespace(concurrency=4), console=Console(stderr=True))
+try:
+    execute_units(ctx, [Unit(i) for i in range(40)], work, lambda u, e: str(e), "t")
+except KeyboardInterrupt:
+    print("interrupted", len(finished), flush=True)
+"""
+
+
+def test_first_ctrl_c_lets_units_in_flight_finish_then_raises() -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CTRL_C_SCRIPT],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "started"
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert out.split() == ["interrupted", "4"], (out, err)  # the 4 in flight finished
+    assert "finishing the units in flight" in err
