@@ -66,3 +66,26 @@ def test_a_cache_hit_is_not_metered(tmp_path: Path) -> None:
     use = ledger["scoring_asr"].models[("asr", "echo", "echo-1")]
     assert (use.calls, use.audio_in_s, inner.calls) == (1, pytest.approx(1.0), 1)
     assert ledger["scoring_asr"].calls == 1  # the attributed block: one logical call
+
+
+class AsyncEchoASR(EchoASR):
+    async def atranscribe(self, audio: Audio, *, language: str | None = "en") -> Any:
+        self.calls += 1
+        return Transcript(text="hello", provider=self.name)
+
+
+def test_the_async_twin_is_metered_too() -> None:
+    import asyncio
+
+    inner = AsyncEchoASR()
+    asr = metered("asr", inner, model_key("asr", "echo", inner))
+    assert asyncio.iscoroutinefunction(asr.atranscribe)
+
+    async def run() -> None:
+        with attributed("agent"):
+            await asr.atranscribe(second(0.75))
+
+    with usage_ledger() as ledger:
+        asyncio.run(run())
+    use = ledger["agent"].models[("asr", "echo", "echo-1")]
+    assert (use.calls, use.audio_in_s, inner.calls) == (1, pytest.approx(0.75), 1)

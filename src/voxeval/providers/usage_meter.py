@@ -11,6 +11,7 @@ hit runs no model, sends nothing and costs nothing, so it is not metered.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
@@ -125,6 +126,27 @@ class MeteredProvider:
             return own(*args, **kwargs)
 
         setattr(self, self.method, call)
+        # The async twin (``achat``, ``atranscribe``, ``asynthesize``) of a provider that has
+        # one is what the asyncio runner awaits: metered the same way.
+        twin = getattr(inner, f"a{self.method}", None)
+        if twin is not None and inspect.iscoroutinefunction(twin):
+            audio_in = self.audio_in
+
+            @functools.wraps(twin)
+            async def acall(*args: Any, **kwargs: Any) -> Any:
+                if not _active():
+                    return await twin(*args, **kwargs)
+                with metered_call(self.usage_key) as use:
+                    use.audio_in_s += audio_in(args)
+                    result = await twin(*args, **kwargs)
+                    _add_result(use, result)
+                    return result
+
+            setattr(self, f"a{self.method}", acall)
+
+    def audio_in(self, args: tuple[Any, ...]) -> float:
+        """Seconds of audio in a call's first argument (none for a TTS's text)."""
+        return audio_seconds(args[0]) if args else 0.0
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.inner, self.usage_key))
@@ -156,11 +178,16 @@ class MeteredProvider:
         with metered_call(self.usage_key) as use:
             use.audio_in_s += audio_in
             result = call(*args, **kwargs)
-            use.add_tokens(getattr(result, "usage", None))
-            out = result if isinstance(result, Audio) else getattr(result, "audio", None)
-            if isinstance(out, Audio):
-                use.audio_out_s += float(out.duration)
+            _add_result(use, result)
             return result
+
+
+def _add_result(use: ModelUsage, result: Any) -> None:
+    """Tokens of a result's ``usage`` and seconds of the audio it carries (or is)."""
+    use.add_tokens(getattr(result, "usage", None))
+    out = result if isinstance(result, Audio) else getattr(result, "audio", None)
+    if isinstance(out, Audio):
+        use.audio_out_s += float(out.duration)
 
 
 class MeteredASR(MeteredProvider):
