@@ -76,6 +76,8 @@ class AsyncEchoASR(EchoASR):
 
 def test_the_async_twin_is_metered_too() -> None:
     import asyncio
+    import contextvars
+    import threading
 
     inner = AsyncEchoASR()
     asr = metered("asr", inner, model_key("asr", "echo", inner))
@@ -86,6 +88,10 @@ def test_the_async_twin_is_metered_too() -> None:
             await asr.atranscribe(second(0.75))
 
     with usage_ledger() as ledger:
-        asyncio.run(run())
+        # on a thread of its own (in this context): the session may already run a loop here
+        context = contextvars.copy_context()
+        worker = threading.Thread(target=context.run, args=(asyncio.run, run()))
+        worker.start()
+        worker.join()
     use = ledger["agent"].models[("asr", "echo", "echo-1")]
     assert (use.calls, use.audio_in_s, inner.calls) == (1, pytest.approx(0.75), 1)
