@@ -28,6 +28,7 @@ RESERVED_SUMMARY_KEYS = frozenset(
         "pairwise",
         "confounded",
         "input_intelligibility",
+        "costs",
     }
 )
 
@@ -109,6 +110,10 @@ class RunConfig(BaseModel):
     ray: RayOptions = Field(default_factory=RayOptions)
     limit: int | None = Field(default=None, ge=1)
     cache_dir: str | None = None
+    pricing: str | None = Field(
+        default=None,
+        description="price table YAML for report costs (default: the packaged example table)",
+    )
     build: dict[str, Any] = Field(default_factory=dict)
     simulation: dict[str, Any] = Field(default_factory=dict)
     scoring: dict[str, Any] = Field(
@@ -214,14 +219,15 @@ def _is_registered_suite(name: str) -> bool:
 
 def resolve_config_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
     """A copy of ``data`` whose relative paths are made absolute against ``base`` (the config
-    file's folder): ``suite`` (unless it names a registered suite), ``cache_dir``,
+    file's folder): ``suite`` (unless it names a registered suite), ``cache_dir``, ``pricing``,
     ``build.dir``, ``build.noise_dirs`` and a replay system's ``folder``/``manifest``."""
     out = dict(data)
     suite = out.get("suite")
     if isinstance(suite, str) and suite and not _is_registered_suite(suite):
         out["suite"] = _resolved(suite, base)
-    if "cache_dir" in out:
-        out["cache_dir"] = _resolved(out["cache_dir"], base)
+    for key in ("cache_dir", "pricing"):
+        if isinstance(out.get(key), str):
+            out[key] = _resolved(out[key], base)
     build = out.get("build")
     if isinstance(build, dict):
         build = dict(build)

@@ -80,6 +80,16 @@ def test_judged_metrics_score_a_recorded_call(tmp_path: Path) -> None:
     assert scores["speakability"]["value"] == 1.0
     assert scores["faithfulness"]["details"]["pipeline"] == "unknown"  # scripted agent
     assert scores["faithfulness"]["details"]["parse_failures"] == 0
+    # the judge's calls (scoring and the validation gate) are in the unit's usage, per
+    # component and per model
+    usage = json.loads((tmp_path / "run" / "report" / "summary.json").read_text())["usage"]
+    judge_usage = usage["by_provider"]["judge"]
+    assert (judge_usage["calls"], judge_usage["requests"], judge_usage["prompt_tokens"]) == (
+        5,
+        5,
+        50,
+    )
+    assert usage["by_model"]["llm:openai:j"]["prompt_tokens"] == 50
 
 
 def test_judge_repeats_reach_the_variance_decomposition(tmp_path: Path) -> None:

@@ -279,14 +279,27 @@ def assert_same_report(killed: Path, uninterrupted: Path) -> dict[str, Any]:
     assert all(killed_calls[s] >= reference_calls[s] for s in killed_calls)
     strip_usage(summary)
     strip_usage(reference)
-    assert summary == reference
+    assert summary == reference, _differences(summary, reference)
     return summary
+
+
+def _differences(a: Any, b: Any, path: str = "summary") -> list[str]:
+    """Where two JSON documents differ (the first few paths), for the assertion message."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        found: list[str] = []
+        for key in sorted(set(a) | set(b), key=str):
+            if a.get(key) != b.get(key):
+                found += _differences(a.get(key), b.get(key), f"{path}.{key}")
+        return found[:10]
+    return [f"{path}: {a!r} != {b!r}"[:300]]
 
 
 def strip_usage(summary: dict[str, Any]) -> None:
     """Drop what legitimately differs between a killed-and-resumed run and an uninterrupted
-    one: usage (a killed unit's requests were sent twice) and latency (measured wall times)."""
+    one: usage and its costs (a killed unit's requests were sent twice) and latency (measured
+    wall times)."""
     summary.pop("usage")
+    summary.pop("costs", None)
     for system in summary["systems"]:
         for view in (summary["systems"][system], summary.get(system)):
             if isinstance(view, dict):

@@ -326,3 +326,12 @@ def test_a_plugin_protocol_adds_its_own_checks(tmp_path: Path) -> None:
     config = {"suite": "suite.yaml", "systems": [{"name": "x", "type": "anything"}]}
     path = write(tmp_path, config)
     assert problems_of(path).splitlines()[1:] == [f"{path}: systems.0: x is not welcome"]
+
+
+def test_a_bad_price_table_is_refused_before_any_call(
+    tmp_path: Path, server: FakeOpenAIServer
+) -> None:
+    (tmp_path / "prices.yaml").write_text("models:\n  - {kind: llm, per_token: 1}\n")
+    config = {**single_turn_config(tmp_path, server.url), "pricing": "prices.yaml"}
+    output = assert_refused_before_any_call(write(tmp_path, config), server, tmp_path)
+    assert "pricing" in output and "prices.yaml" in output and "per_token" in output

@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "commands_analyze",
     "commands_build",
     "commands_compare",
+    "commands_costs",
     "commands_judges",
     "commands_mtalk",
     "commands_raters",

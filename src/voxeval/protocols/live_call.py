@@ -46,6 +46,7 @@ from voxeval.protocols.summary_distributions import (
 )
 from voxeval.providers.spoken_language import base_language
 from voxeval.providers.usage_ledger import (
+    UNATTRIBUTED,
     AttributedProvider,
     Ledger,
     attributed,
@@ -106,11 +107,28 @@ _PARTY_METHODS = ("start", "respond")
 def _record_call_usage(ctx: RunContext, unit: WorkUnit, ledger: Ledger) -> None:
     """The HTTP requests, retries and timeouts the agent (the system under test) and the
     simulated caller sent during one call attempt, failed attempts included; ``calls`` are
-    their turns. Parties that sent nothing (scripted, local) are not recorded."""
-    for component, label in (("agent", f"system:{unit.system}"), ("caller", "simulator")):
+    their turns; with what their metered models (LLM, ASR, TTS) consumed. Parties that sent
+    nothing and ran no metered model (scripted) are not recorded."""
+    # unattributed: the engine's voices rendering both parties' speech in audio mode
+    for component, label in (
+        ("agent", f"system:{unit.system}"),
+        ("caller", "simulator"),
+        (UNATTRIBUTED, "call_rendering"),
+    ):
         used = ledger.get(component)
-        if used is None or not used.requests:
+        if used is None or not (used.requests or used.models):
             continue
+        ctx.store.record_component_usage(unit, label, used)
+
+
+def _record_scoring_usage(ctx: RunContext, unit: WorkUnit, ledger: Ledger) -> None:
+    """What scoring the call cost: the judges' and the scoring ASR's calls (cache hits run
+    nothing and add no model usage) and other scoring models that ran."""
+    for component in ("judge", "audio_judge", "scoring_asr", UNATTRIBUTED):
+        used = ledger.get(component)
+        if used is None or not (used.calls or used.requests or used.models):
+            continue
+        label = "scoring" if component == UNATTRIBUTED else component
         ctx.store.record_component_usage(unit, label, used)
 
 
@@ -278,14 +296,23 @@ class LiveCallProtocol:
             validation,
             seed_for=lambda attempt: self._seed(ctx, unit, attempt),
             call_once=lambda seed: self._call_and_record(unit, ctx, seed),
-            check=lambda: run_gates(
-                validation.gates,
-                read_json(unit_dir / CALL_FILE) or {},
-                lambda: self._record(unit, ctx, unit_dir),
-                self.resources(ctx),
-                asr_speech_gate=validation.asr_speech_gate,
-            ),
+            check=lambda: self._check(unit, ctx, unit_dir, validation),
         )
+
+    def _check(self, unit: WorkUnit, ctx: RunContext, unit_dir: Path, validation: Any) -> Any:
+        """The validation gates on the recorded call; what their judge and ASR calls cost is
+        recorded with the unit's usage."""
+        with usage_ledger() as ledger:
+            try:
+                return run_gates(
+                    validation.gates,
+                    read_json(unit_dir / CALL_FILE) or {},
+                    lambda: self._record(unit, ctx, unit_dir),
+                    self.resources(ctx),
+                    asr_speech_gate=validation.asr_speech_gate,
+                )
+            finally:
+                _record_scoring_usage(ctx, unit, ledger)
 
     @staticmethod
     def _seed(ctx: RunContext, unit: WorkUnit, attempt: int) -> int:
@@ -387,7 +414,11 @@ class LiveCallProtocol:
         record = self._record(unit, ctx, unit_dir, (timeline, final_db))
         # What the validation gates already computed on this call is its score, not asked twice.
         stored = {m: s for m, s in stored_gate_scores(unit_dir).items() if m in wanted and s.ran}
-        computed = run_metrics([m for m in wanted if m not in stored], record, self.resources(ctx))
+        with usage_ledger() as ledger:
+            computed = run_metrics(
+                [m for m in wanted if m not in stored], record, self.resources(ctx)
+            )
+        _record_scoring_usage(ctx, unit, ledger)
         scores = {m: stored[m] if m in stored else computed[m] for m in wanted}
         if isinstance(fault, dict):
             # The agent failed: scored on the partial call where possible, else as a failure.
@@ -430,20 +461,24 @@ class LiveCallProtocol:
             llm = ctx.judge()
             if llm is None:
                 raise ProviderUnavailable(ctx.judge_unavailable_reason() or "no judge configured")
-            return Judge(llm, max_attempts=opts.judge_attempts, repeats=opts.judge_repeats)
+            counted = AttributedProvider(llm, "judge", ("chat",))  # usage per unit
+            return Judge(counted, max_attempts=opts.judge_attempts, repeats=opts.judge_repeats)
 
         def audio_judge() -> Judge:
             heard = ctx.audio_judge()
             if heard is None:
                 reason = ctx.audio_judge_unavailable_reason() or NO_AUDIO_JUDGE
                 raise ProviderUnavailable(reason)
-            return Judge(heard, modality="audio", max_attempts=opts.judge_attempts)
+            counted = AttributedProvider(heard, "audio_judge", ("chat",))
+            return Judge(counted, modality="audio", max_attempts=opts.judge_attempts)
 
         asr = scoring_asr(ctx.config.asr, self.simulation(ctx).language)  # outside the lock
         with self._lock:
             if self._resources is None:
                 self._resources = ScoringResources(
-                    asr=lambda: ctx.provider("asr", asr),
+                    asr=lambda: AttributedProvider(
+                        ctx.provider("asr", asr), "scoring_asr", ("transcribe",)
+                    ),
                     judge=judge,
                     audio_judge=audio_judge,
                 )

@@ -42,8 +42,7 @@ from voxeval.protocols.comparison import Comparison
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.protocols.multi_turn_summary import summarize_multi_turn
-from voxeval.protocols.system_usage import record_system_usage
-from voxeval.providers.openai_http import RequestCounts, count_requests
+from voxeval.protocols.system_usage import SystemMeter, metering_reply, record_system_usage
 from voxeval.providers.usage_ledger import AttributedProvider, usage_ledger
 from voxeval.scoring.comparison_result import ComparisonResult
 from voxeval.scoring.dialogue_record import (
@@ -187,9 +186,10 @@ class MultiTurnProtocol:
             history.append(self._user_turn(dialogue, index))
             started = time.perf_counter()
             reply: Reply | None = None
-            http = RequestCounts()
+            meter = SystemMeter()
+            heard = history[-1].audio
             try:
-                with count_requests() as http:
+                with metering_reply() as meter:
                     reply = system.reply(list(history))
                 if reply.audio is None or reply.audio.is_empty():
                     raise SystemFault(
@@ -197,7 +197,7 @@ class MultiTurnProtocol:
                         cause="no_audio",
                     )
             except NOT_SYSTEM_FAULTS:
-                record_system_usage(ctx, unit, None, http)
+                record_system_usage(ctx, unit, None, meter, heard=heard)
                 raise  # our side, or a setup problem: the runner retries or fails the unit
             except Exception as exc:
                 fault = classify_system_fault(exc, f"system {unit.system!r} at turn {index}")
@@ -208,7 +208,8 @@ class MultiTurnProtocol:
                     unit_dir / FAULT_JSON,
                     {"cause": fault.cause, "message": str(fault), "turn": index},
                 )
-                record_system_usage(ctx, unit, None if reply is None else reply.details, http)
+                details = None if reply is None else reply.details
+                record_system_usage(ctx, unit, details, meter, heard=heard)
                 raise fault from exc
             wall_s = time.perf_counter() - started
             assert reply.audio is not None
@@ -218,7 +219,7 @@ class MultiTurnProtocol:
             stored = _turn_json(index, dialogue, reply, wall_s)
             done.append(stored)
             atomic_files.write_json_atomic(unit_dir / PARTIAL_JSON, {**header, "turns": done})
-            record_system_usage(ctx, unit, reply.details, http)
+            record_system_usage(ctx, unit, reply.details, meter, heard=heard, spoke=reply.audio)
             history.append(Turn(role="assistant", audio=reply.audio, text=reply.text))
         self._finish(unit_dir, header, done)
 

@@ -43,10 +43,10 @@ from voxeval.protocols.input_intelligibility import input_error_rates
 from voxeval.protocols.single_turn_breakdowns import item_attributes
 from voxeval.protocols.single_turn_items import RenderedQuery, load_rendered_queries
 from voxeval.protocols.single_turn_summary import summarize_single_turn
-from voxeval.protocols.system_usage import record_system_usage
+from voxeval.protocols.system_usage import SystemMeter, metering_reply, record_system_usage
 from voxeval.providers.async_dispatch import run_blocking
-from voxeval.providers.openai_http import RequestCounts, count_requests
 from voxeval.providers.usage_ledger import (
+    UNATTRIBUTED,
     AttributedProvider,
     Ledger,
     sends_requests,
@@ -175,11 +175,16 @@ def reply_to_json(unit: WorkUnit, item: RenderedQuery, reply: Reply, wall_s: flo
 def _record_scoring_usage(
     ctx: RunContext, unit: WorkUnit, ledger: Ledger, scores: dict[str, Score]
 ) -> None:
-    """The judge's and the remote scoring ASR's usage while ``unit`` was scored, pending or
-    failed calls included (their requests were sent)."""
-    for component, label in (("judge", "judge"), ("scoring_asr", "scoring_asr")):
+    """The judge's and the scoring ASR's usage while ``unit`` was scored, pending or failed
+    calls included (their requests were sent); other scoring models (MOS, language id) that
+    ran (cache misses) are recorded as ``scoring``."""
+    for component, label in (
+        ("judge", "judge"),
+        ("scoring_asr", "scoring_asr"),
+        (UNATTRIBUTED, "scoring"),
+    ):
         used = ledger.get(component)
-        if used is None or not (used.calls or used.requests):
+        if used is None or not (used.calls or used.requests or used.models):
             continue
         judged = scores.get("checklist") if component == "judge" else None
         failures = judged.details.get("parse_failures") if judged is not None else None
@@ -244,16 +249,16 @@ class SingleTurnProtocol:
         turn = Turn(role="user", audio=user_audio, item_id=item.key)
         started = time.perf_counter()
         reply: Reply | None = None
-        http = RequestCounts()
+        meter = SystemMeter()
         try:
-            with count_requests() as http:
+            with metering_reply() as meter:
                 reply = system.reply([turn])
         except Exception as exc:
             wall_s = time.perf_counter() - started
-            self._conclude(unit, ctx, item, unit_dir, wall_s, None, exc, http)
+            self._conclude(unit, ctx, item, unit_dir, wall_s, None, exc, meter, user_audio)
             raise AssertionError("unreachable") from exc  # _conclude raised
         wall_s = time.perf_counter() - started
-        self._conclude(unit, ctx, item, unit_dir, wall_s, reply, None, http)
+        self._conclude(unit, ctx, item, unit_dir, wall_s, reply, None, meter, user_audio)
 
     async def interact_async(self, unit: WorkUnit, ctx: RunContext) -> None:
         """``interact`` from an asyncio task: a system with ``areply`` is awaited (no thread
@@ -262,10 +267,10 @@ class SingleTurnProtocol:
         turn = Turn(role="user", audio=user_audio, item_id=item.key)
         started = time.perf_counter()
         reply: Reply | None = None
-        http = RequestCounts()
+        meter = SystemMeter()
         native = getattr(system, "areply", None)
         try:
-            with count_requests() as http:
+            with metering_reply() as meter:
                 if native is not None and asyncio.iscoroutinefunction(native):
                     reply = await native([turn])
                 else:
@@ -273,12 +278,12 @@ class SingleTurnProtocol:
         except Exception as exc:
             wall_s = time.perf_counter() - started
             await asyncio.to_thread(
-                self._conclude, unit, ctx, item, unit_dir, wall_s, None, exc, http
+                self._conclude, unit, ctx, item, unit_dir, wall_s, None, exc, meter, user_audio
             )
             raise AssertionError("unreachable") from exc  # _conclude raised
         wall_s = time.perf_counter() - started
         await asyncio.to_thread(
-            self._conclude, unit, ctx, item, unit_dir, wall_s, reply, None, http
+            self._conclude, unit, ctx, item, unit_dir, wall_s, reply, None, meter, user_audio
         )
 
     def _prepare(self, unit: WorkUnit, ctx: RunContext) -> tuple[Any, RenderedQuery, Path, Audio]:
@@ -301,10 +306,12 @@ class SingleTurnProtocol:
         wall_s: float,
         reply: Reply | None,
         error: Exception | None,
-        http: RequestCounts,
+        meter: SystemMeter,
+        heard: Audio,
     ) -> None:
-        """Store the reply, or the system's fault (raised), and the requests it cost. An
-        error on our side (``NOT_SYSTEM_FAULTS``) is re-raised for the runner to retry."""
+        """Store the reply, or the system's fault (raised), and what it cost (``meter``; the
+        system heard ``heard``). An error on our side (``NOT_SYSTEM_FAULTS``) is re-raised for
+        the runner to retry."""
         try:
             if error is not None:
                 raise error
@@ -314,15 +321,16 @@ class SingleTurnProtocol:
                     f"system {unit.system!r} answered without audio", cause="no_audio"
                 )
         except NOT_SYSTEM_FAULTS:
-            record_system_usage(ctx, unit, None, http)
+            record_system_usage(ctx, unit, None, meter, heard=heard)
             raise  # our side, or a setup problem: the runner retries or fails the unit
         except Exception as exc:
             fault = classify_system_fault(exc, f"system {unit.system!r}")
             self._store_reply(unit_dir, fault_to_json(unit, item, fault, wall_s), None)
-            record_system_usage(ctx, unit, None if reply is None else reply.details, http)
+            details = None if reply is None else reply.details
+            record_system_usage(ctx, unit, details, meter, heard=heard)
             raise fault from exc
         self._store_reply(unit_dir, reply_to_json(unit, item, reply, wall_s), reply.audio)
-        record_system_usage(ctx, unit, reply.details, http)
+        record_system_usage(ctx, unit, reply.details, meter, heard=heard, spoke=reply.audio)
 
     @staticmethod
     def _store_reply(unit_dir: Path, reply: dict[str, Any], audio: Audio | None) -> None:
@@ -350,8 +358,7 @@ class SingleTurnProtocol:
 
                 def asr() -> Any:
                     found = ctx.provider("asr", ctx.config.asr or DEFAULT_SCORING_ASR)
-                    if not sends_requests(found):
-                        return found
+                    # embedded too: the audio it decodes is accounted (priced at 0)
                     return AttributedProvider(found, "scoring_asr", ("transcribe",))
 
                 def language_id() -> Any:

@@ -57,6 +57,10 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None  # None when no price is configured for the model
+    # audio tokens among the prompt/completion tokens, when the endpoint reports them
+    # (OpenAI-compatible ``*_tokens_details.audio_tokens``)
+    prompt_audio_tokens: int = 0
+    completion_audio_tokens: int = 0
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from voxeval.config import ProviderSpec
 from voxeval.errors import ConfigError, ProviderUnavailable
 from voxeval.providers.base import ASR, LLM, MOS, TTS, VAD, AudioLLM, Availability, Provider
 from voxeval.providers.cache import ProviderCache, cached, default_cache
+from voxeval.providers.usage_meter import metered, model_key
 from voxeval.registry import lookup
 
 PROVIDER_KINDS = ("asr", "tts", "llm", "audio_llm", "mos", "vad")
@@ -172,6 +173,8 @@ def _instantiate(kind: str, spec: SpecLike) -> Provider:
         )
     try:
         provider: Provider = cls(**spec.options())
-        return provider
     except TypeError as exc:
         raise ConfigError(f"{kind} provider {spec.provider!r}: bad options ({exc})") from exc
+    # metered (usage by model for cost accounting); a no-op pass-through outside a ledger
+    wrapped: Provider = metered(kind, provider, model_key(kind, spec.provider, provider))
+    return wrapped

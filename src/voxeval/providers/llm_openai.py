@@ -251,7 +251,23 @@ class OpenAIChat:
             ) / 1000
             self._counters.add(cost_usd=cost)
         self._counters.add(prompt_tokens=prompt, completion_tokens=completion)
-        return Usage(prompt, completion, cost)
+        return Usage(
+            prompt,
+            completion,
+            cost,
+            _audio_tokens(raw.get("prompt_tokens_details")),
+            _audio_tokens(raw.get("completion_tokens_details")),
+        )
+
+
+def _audio_tokens(details: Any) -> int:
+    """``audio_tokens`` of a ``*_tokens_details`` object (0 when the server gives none)."""
+    if not isinstance(details, dict):
+        return 0
+    try:
+        return int(details.get("audio_tokens") or 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 def estimate_tokens(body: dict[str, Any]) -> int:

@@ -131,7 +131,13 @@ def add_usage(a: Usage, b: Usage) -> Usage:
         if a.cost_usd is None and b.cost_usd is None
         else (a.cost_usd or 0.0) + (b.cost_usd or 0.0)
     )
-    return Usage(a.prompt_tokens + b.prompt_tokens, a.completion_tokens + b.completion_tokens, cost)
+    return Usage(
+        a.prompt_tokens + b.prompt_tokens,
+        a.completion_tokens + b.completion_tokens,
+        cost,
+        a.prompt_audio_tokens + b.prompt_audio_tokens,
+        a.completion_audio_tokens + b.completion_audio_tokens,
+    )
 
 
 def chat_with_schema(

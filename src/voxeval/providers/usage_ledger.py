@@ -7,17 +7,23 @@ failed half-way, so protocols open a ``usage_ledger()`` around a unit's work and
 shared providers in ``AttributedProvider``: each call of a wrapped method is one logical
 call, and the requests, retries and timeouts it sent (cache hits send none) are added to the
 component's entry of every ledger open on the thread, whether the call returned or raised.
+
+Inside, the metered providers (``usage_meter``) break a component's usage down by model
+(kind, provider, model): tokens, audio tokens and seconds of audio in and out, which a price
+table turns into costs. A metered call goes to the innermost attributed block on the thread.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from voxeval.providers import usage_meter
 from voxeval.providers.openai_http import RequestCounts, count_requests
 from voxeval.providers.thread_stack import ThreadStack
+from voxeval.providers.usage_meter import ModelKey, ModelUsage
 
 
 @dataclass
@@ -31,6 +37,27 @@ class ComponentUsage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None
+    # by (kind, provider, model): what the component's metered model calls consumed
+    models: dict[ModelKey, ModelUsage] = field(default_factory=dict)
+
+    @property
+    def audio_in_s(self) -> float:
+        return sum(use.audio_in_s for use in self.models.values())
+
+    @property
+    def audio_out_s(self) -> float:
+        return sum(use.audio_out_s for use in self.models.values())
+
+    @property
+    def prompt_audio_tokens(self) -> int:
+        return sum(use.prompt_audio_tokens for use in self.models.values())
+
+    @property
+    def completion_audio_tokens(self) -> int:
+        return sum(use.completion_audio_tokens for use in self.models.values())
+
+    def add_model_usage(self, key: ModelKey, use: ModelUsage) -> None:
+        self.models.setdefault(key, ModelUsage()).add(use)
 
     def add_requests(self, tally: RequestCounts) -> None:
         self.requests += int(tally.requests)
@@ -50,6 +77,20 @@ class ComponentUsage:
 
 Ledger = dict[str, ComponentUsage]
 _ledgers: ThreadStack[Ledger] = ThreadStack()
+_open_calls: ThreadStack[ComponentUsage] = ThreadStack()
+UNATTRIBUTED = "unattributed"  # metered calls made in a ledger outside any attributed block
+
+
+def _metered_sink(key: ModelKey, use: ModelUsage) -> None:
+    calls = _open_calls.items()
+    if calls:
+        calls[-1].add_model_usage(key, use)
+        return
+    for ledger in _ledgers.items():
+        ledger.setdefault(UNATTRIBUTED, ComponentUsage()).add_model_usage(key, use)
+
+
+usage_meter.connect(_metered_sink, lambda: bool(_ledgers.items()))
 
 
 def usage_ledger() -> AbstractContextManager[Ledger]:
@@ -63,7 +104,7 @@ def attributed(component: str, *, calls: int = 1) -> Iterator[ComponentUsage]:
     sent inside the block (and the tokens the block adds to the yielded entry) go to every
     open ledger, also when it raises."""
     call = ComponentUsage(calls=calls)
-    with count_requests() as tally:
+    with count_requests() as tally, _open_calls.opened(call):
         try:
             yield call
         finally:
@@ -78,6 +119,8 @@ def attributed(component: str, *, calls: int = 1) -> Iterator[ComponentUsage]:
                 entry.completion_tokens += call.completion_tokens
                 if call.cost_usd is not None:
                     entry.cost_usd = (entry.cost_usd or 0.0) + call.cost_usd
+                for key, use in call.models.items():
+                    entry.add_model_usage(key, use)
 
 
 class AttributedProvider:

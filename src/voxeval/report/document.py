@@ -17,6 +17,7 @@ from voxeval.report.blocks import (
     fmt_num,
 )
 from voxeval.report.composite_blocks import composite_blocks
+from voxeval.report.cost_blocks import cost_blocks
 from voxeval.report.latency_basis_blocks import latency_basis_blocks
 from voxeval.report.rubric_blocks import rubric_blocks
 from voxeval.report.validation_blocks import validation_blocks
@@ -516,4 +517,5 @@ def build_document(summary: Mapping[str, Any]) -> list[Block]:
         unknown = (usage.get("total") or {}).get("calls_without_cost")
         if unknown:
             blocks.append(Paragraph(f"{unknown} calls had no configured price; not in the cost."))
+    blocks += cost_blocks(summary.get("costs"))
     return blocks

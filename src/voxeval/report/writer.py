@@ -11,6 +11,7 @@ from typing import Any
 
 from voxeval import atomic_files
 from voxeval.analysis.aggregate import standard_summary
+from voxeval.analysis.costs import run_costs, run_price_table
 from voxeval.protocols.context import RunContext
 from voxeval.report.figure_html import FIGURES_DIR
 from voxeval.report.figures import FigureGroup, build_figures
@@ -23,6 +24,7 @@ SUMMARY_JSON = "summary.json"
 SUMMARY_MD = "summary.md"
 SCORES_CSV = "scores.csv"
 INDEX_HTML = "index.html"
+COSTS_JSON = "costs.json"
 CSV_FIELDS = [
     "item_id",
     "query_id",
@@ -139,6 +141,15 @@ def scores_csv(ctx: RunContext) -> str:
     return buffer.getvalue()
 
 
+def write_costs(ctx: RunContext, prices: str | Path | None = None) -> dict[str, Any]:
+    """Price the run (``prices``, else the config's ``pricing``, else the packaged example
+    table) and write report/costs.json; returns the cost document."""
+    costs = run_costs(ctx.store, run_price_table(ctx.config, prices))
+    text = json.dumps(costs, indent=2, default=str, allow_nan=False) + "\n"
+    atomic_files.write_text_atomic(ctx.store.report_dir / COSTS_JSON, text)
+    return costs
+
+
 def write_figures(report_dir: Path, groups: Iterable[FigureGroup]) -> None:
     """Each figure as ``figures/<name>.svg``; SVGs of an earlier report that this one no
     longer draws are removed, so no link shows stale numbers."""
@@ -154,11 +165,12 @@ def write_figures(report_dir: Path, groups: Iterable[FigureGroup]) -> None:
                 stale.unlink()
 
 
-def write_report(ctx: RunContext) -> Path:
-    """Write summary.json, summary.md, scores.csv, index.html and figures/*.svg; returns
-    summary.md."""
+def write_report(ctx: RunContext, prices: str | Path | None = None) -> Path:
+    """Write summary.json, summary.md, scores.csv, index.html, figures/*.svg and costs.json
+    (priced with ``prices``, see ``write_costs``); returns summary.md."""
     report_dir = ctx.store.report_dir
     summary = build_summary(ctx)
+    summary["costs"] = write_costs(ctx, prices)
     text = json.dumps(summary, indent=2, default=str, allow_nan=False) + "\n"
     # figures are drawn from the summary as written (the JSON round trip), so they equal it
     figures = build_figures(json.loads(text))

@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from voxeval.analysis.prices import load_price_table
 from voxeval.benchmarks.build_manifest import MANIFEST
 from voxeval.benchmarks.build_options import BuildOptions
 from voxeval.benchmarks.dialogue_suite import load_dialogue_suite
@@ -164,6 +165,11 @@ def _check_scoring_providers(config: RunConfig, problems: Problems) -> None:
                 problems.add(f"{field_name}.provider", f"refused as a judge: {refusal}")
     if config.cache_dir and Path(config.cache_dir).exists() and not Path(config.cache_dir).is_dir():
         problems.add("cache_dir", f"{config.cache_dir} exists and is not a folder")
+    if config.pricing:
+        try:  # a bad price table fails now, not in the report after every unit has run
+            load_price_table(config.pricing)
+        except ConfigError as exc:
+            problems.add("pricing", str(exc))
 
 
 def _check_unused_sections(config: RunConfig, protocol: str, problems: Problems) -> None:

@@ -17,6 +17,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, NoReturn
 
 from rich.console import Console
@@ -32,8 +33,10 @@ from voxeval.scoring.score import Score
 from voxeval.store import RunStore, layout
 from voxeval.store.records import UnitLike
 from voxeval.store.run_file import RunFile
+from voxeval.store.usage import MODEL_AMOUNTS
 
 # Journal entries: ("start", {}), ("usage", record_usage keyword arguments),
+# ("model_usage", {"component": ..., "models": [[kind, provider, model, {amounts}], ...]}),
 # ("identity", {"kind": ..., "identity": {...}}).
 JournalEntry = tuple[str, dict[str, Any]]
 
@@ -94,6 +97,7 @@ class JournalStore(RunStore):
         requests: int = 0,
         retries: int = 0,
         timeouts: int = 0,
+        audio: Mapping[str, float] | None = None,
     ) -> None:
         values = {
             "provider": provider,
@@ -105,8 +109,20 @@ class JournalStore(RunStore):
             "requests": int(requests),
             "retries": int(retries),
             "timeouts": int(timeouts),
+            "audio": dict(audio or {}),
         }
         self._log(unit, ("usage", values))
+
+    def record_model_usage(
+        self, unit: UnitLike, component: str, models: Mapping[tuple[str, str, str], Any]
+    ) -> None:
+        if not models:
+            return
+        rows = [
+            [kind, provider, model, {name: getattr(use, name) for name in MODEL_AMOUNTS}]
+            for (kind, provider, model), use in models.items()
+        ]
+        self._log(unit, ("model_usage", {"component": component, "models": rows}))
 
     def add_model_identity(self, kind: str, identity: Mapping[str, Any]) -> None:
         with self._journal_lock:
@@ -198,6 +214,11 @@ def apply_journal(store: RunStore, unit: WorkUnit, journal: list[JournalEntry]) 
                 store.start(unit)
         elif kind == "usage":
             store.record_usage(unit, **values)
+        elif kind == "model_usage":
+            models = {
+                (row[0], row[1], row[2]): SimpleNamespace(**row[3]) for row in values["models"]
+            }
+            store.record_model_usage(unit, values["component"], models)
         elif kind == "identity":
             store.add_model_identity(values["kind"], values["identity"])
         else:

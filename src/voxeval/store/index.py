@@ -101,6 +101,39 @@ usage_table = Table(
     Column("requests", Integer, nullable=True, default=0),
     Column("retries", Integer, nullable=True, default=0),
     Column("timeouts", Integer, nullable=True, default=0),
+    # audio tokens among the tokens and seconds of audio the component's models heard and
+    # spoke; NULL in rows written before audio was accounted
+    Column("prompt_audio_tokens", Integer, nullable=True),
+    Column("completion_audio_tokens", Integer, nullable=True),
+    Column("audio_in_s", Float, nullable=True),
+    Column("audio_out_s", Float, nullable=True),
+)
+
+# A usage record broken down by model: what one component's calls to one (kind, provider,
+# model) consumed while a unit ran or was scored. A price table multiplies these amounts
+# (``voxeval costs``); the component totals stay in ``usage``.
+model_usage_table = Table(
+    "model_usage",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(200), nullable=False, index=True),
+    Column("unit_key", String(1000), nullable=False),
+    Column("system", String(200), nullable=False),
+    Column("component", String(200), nullable=False),  # system:NAME, judge, simulator, ...
+    Column("kind", String(40), nullable=False),  # asr | tts | llm | audio_llm | ... | system
+    Column("provider", String(200), nullable=False),
+    Column("model", String(300), nullable=False),
+    Column("calls", Integer, nullable=False),
+    Column("requests", Integer, nullable=False),
+    Column("retries", Integer, nullable=False),
+    Column("timeouts", Integer, nullable=False),
+    Column("prompt_tokens", Integer, nullable=False),
+    Column("completion_tokens", Integer, nullable=False),
+    Column("prompt_audio_tokens", Integer, nullable=False),
+    Column("completion_audio_tokens", Integer, nullable=False),
+    Column("audio_in_s", Float, nullable=False),
+    Column("audio_out_s", Float, nullable=False),
+    Column("recorded_at", DateTime, nullable=False),
 )
 
 # One row per comparison step result across systems (e.g. a pairwise verdict of two units).

@@ -26,10 +26,18 @@ from voxeval.redaction import redact_env_secrets, scrub
 from voxeval.scoring.score import Score
 from voxeval.store import layout
 from voxeval.store.comparisons import ComparisonStore
-from voxeval.store.index import Index, items_table, scores_table, units_table, usage_table, utcnow
+from voxeval.store.index import (
+    Index,
+    items_table,
+    model_usage_table,
+    scores_table,
+    units_table,
+    usage_table,
+    utcnow,
+)
 from voxeval.store.records import ScoreRow, UnitLike, UnitRecord
 from voxeval.store.run_file import RunFile
-from voxeval.store.usage import summarize_usage
+from voxeval.store.usage import MODEL_AMOUNTS, summarize_model_usage, summarize_usage
 
 INDEX_URL_ENV = "VOXEVAL_INDEX_URL"
 
@@ -547,7 +555,8 @@ class RunStore:
         self, unit: UnitLike, provider: str, used: ComponentUsage, parse_failures: int = 0
     ) -> None:
         """``record_usage`` for what one component sent while the unit ran or was scored
-        (a ``usage_ledger`` entry): its calls, tokens, cost, requests, retries and timeouts."""
+        (a ``usage_ledger`` entry): its calls, tokens, cost, requests, retries and timeouts,
+        the audio its models heard and spoke, and its breakdown by model."""
         self.record_usage(
             unit,
             provider,
@@ -559,7 +568,39 @@ class RunStore:
             requests=used.requests,
             retries=used.retries,
             timeouts=used.timeouts,
+            audio={
+                "prompt_audio_tokens": used.prompt_audio_tokens,
+                "completion_audio_tokens": used.completion_audio_tokens,
+                "audio_in_s": used.audio_in_s,
+                "audio_out_s": used.audio_out_s,
+            },
         )
+        self.record_model_usage(unit, provider, used.models)
+
+    def record_model_usage(
+        self, unit: UnitLike, component: str, models: Mapping[tuple[str, str, str], Any]
+    ) -> None:
+        """One ``model_usage`` row per (kind, provider, model) of ``component`` (values are
+        ``ModelUsage``-like: the amounts of ``MODEL_AMOUNTS`` as attributes)."""
+        if not models:
+            return
+        now = utcnow()
+        rows = [
+            {
+                "run_id": self.run_id,
+                "unit_key": unit.key,
+                "system": unit.system,
+                "component": component,
+                "kind": kind,
+                "provider": provider,
+                "model": model,
+                **{name: getattr(use, name) for name in MODEL_AMOUNTS},
+                "recorded_at": now,
+            }
+            for (kind, provider, model), use in models.items()
+        ]
+        with self.index.write() as conn:
+            conn.execute(model_usage_table.insert(), rows)
 
     def record_usage(
         self,
@@ -574,6 +615,7 @@ class RunStore:
         requests: int = 0,
         retries: int = 0,
         timeouts: int = 0,
+        audio: Mapping[str, float] | None = None,
     ) -> None:
         """Append one usage record (a retried or re-scored unit adds more: all calls cost).
         ``calls`` are logical calls (a reply, a judge call, a decode); ``requests`` the HTTP
@@ -595,6 +637,15 @@ class RunStore:
                         "requests": int(requests),
                         "retries": int(retries),
                         "timeouts": int(timeouts),
+                        **{
+                            name: (audio or {}).get(name, 0)
+                            for name in (
+                                "prompt_audio_tokens",
+                                "completion_audio_tokens",
+                                "audio_in_s",
+                                "audio_out_s",
+                            )
+                        },
                         "recorded_at": utcnow(),
                     }
                 ],
@@ -616,9 +667,36 @@ class RunStore:
                     t.c.requests,
                     t.c.retries,
                     t.c.timeouts,
+                    t.c.prompt_audio_tokens,
+                    t.c.completion_audio_tokens,
+                    t.c.audio_in_s,
+                    t.c.audio_out_s,
                 ).where(t.c.run_id == self.run_id)
             ).all()
-        return summarize_usage(tuple(r) for r in rows)
+        summary = summarize_usage(tuple(r) for r in rows)
+        summary["by_model"] = summarize_model_usage(self.model_usage_rows())
+        return summary
+
+    def model_usage_rows(self) -> list[dict[str, Any]]:
+        """Every ``model_usage`` row of the run (plan order is not kept: records append)."""
+        t = model_usage_table
+        with self.index.read() as conn:
+            rows = conn.execute(select(t).where(t.c.run_id == self.run_id).order_by(t.c.id)).all()
+        return [
+            {
+                key: row._mapping[key]
+                for key in (
+                    "unit_key",
+                    "system",
+                    "component",
+                    "kind",
+                    "provider",
+                    "model",
+                    *MODEL_AMOUNTS,
+                )
+            }
+            for row in rows
+        ]
 
     # -- maintenance ------------------------------------------------------------------------
 
@@ -629,7 +707,13 @@ class RunStore:
         if self._foreign:
             raise _foreign_folder_error(self.run_dir)
         with self.index.write() as conn:
-            for table in (units_table, items_table, scores_table, usage_table):
+            for table in (
+                units_table,
+                items_table,
+                scores_table,
+                usage_table,
+                model_usage_table,
+            ):
                 conn.execute(delete(table).where(table.c.run_id == self.run_id))
         self.comparisons.clear()
         self._made_dirs.clear()

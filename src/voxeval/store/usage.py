@@ -1,15 +1,32 @@
-"""Totals of provider usage (calls, HTTP requests, retries, timeouts, tokens, cost, parse
-failures) from the usage table."""
+"""Totals of provider usage (calls, HTTP requests, retries, timeouts, tokens, audio tokens,
+seconds of audio in and out, cost, parse failures) from the usage table, and of the
+per-model breakdown in the model_usage table."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-UsageRow = tuple[str, str, int, int, int, float | None, int, int | None, int | None, int | None]
+UsageRow = tuple[Any, ...]
 """(system, provider, calls, prompt_tokens, completion_tokens, cost_usd, parse_failures,
-requests, retries, timeouts); the last three are None in rows written before they were
-counted."""
+requests, retries, timeouts[, prompt_audio_tokens, completion_audio_tokens, audio_in_s,
+audio_out_s]); the HTTP counts are None in rows written before they were counted, the audio
+amounts None (or absent) in rows written before audio was accounted."""
+
+# The amounts of a model_usage row (and of ``ModelUsage``), in column order.
+MODEL_AMOUNTS: tuple[str, ...] = (
+    "calls",
+    "requests",
+    "retries",
+    "timeouts",
+    "prompt_tokens",
+    "completion_tokens",
+    "prompt_audio_tokens",
+    "completion_audio_tokens",
+    "audio_in_s",
+    "audio_out_s",
+)
+_AUDIO = ("prompt_audio_tokens", "completion_audio_tokens", "audio_in_s", "audio_out_s")
 
 # Summed as they are; a missing count (an older index) adds nothing.
 _COUNTS = ("calls", "prompt_tokens", "completion_tokens", "parse_failures")
@@ -24,6 +41,10 @@ def empty_usage() -> dict[str, Any]:
         "timeouts": 0,
         "prompt_tokens": 0,
         "completion_tokens": 0,
+        "prompt_audio_tokens": 0,
+        "completion_audio_tokens": 0,
+        "audio_in_s": 0.0,
+        "audio_out_s": 0.0,
         "cost_usd": None,
         "calls_without_cost": 0,
         "parse_failures": 0,
@@ -39,9 +60,11 @@ def summarize_usage(rows: Iterable[UsageRow]) -> dict[str, Any]:
     by_provider: dict[str, dict[str, Any]] = {}
     by_system: dict[str, dict[str, Any]] = {}
     for row in rows:
-        system, provider, calls, prompt, completion, cost, failures, *http = row
+        system, provider, calls, prompt, completion, cost, failures, *rest = row
+        http, audio = rest[:3], rest[3:]
         amounts = dict(zip(_COUNTS, (calls, prompt, completion, failures), strict=True))
         amounts.update(zip(_HTTP_COUNTS, (int(n or 0) for n in http), strict=True))
+        amounts.update(zip(_AUDIO, (n or 0 for n in audio), strict=False))
         for bucket in (
             total,
             by_provider.setdefault(provider, empty_usage()),
@@ -57,3 +80,33 @@ def summarize_usage(rows: Iterable[UsageRow]) -> dict[str, Any]:
         calls = bucket["calls"]
         bucket["parse_failure_rate"] = bucket["parse_failures"] / calls if calls else None
     return {"total": total, "by_provider": by_provider, "by_system": by_system}
+
+
+def model_label(kind: str, provider: str, model: str) -> str:
+    """``kind:provider`` or ``kind:provider:model`` when the model is not the provider."""
+    return f"{kind}:{provider}" if model == provider else f"{kind}:{provider}:{model}"
+
+
+def summarize_model_usage(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Amounts summed per model (``model_label``) over model_usage rows, with the model's
+    kind, provider, model and the components that called it."""
+    models: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        label = model_label(row["kind"], row["provider"], row["model"])
+        bucket = models.setdefault(
+            label,
+            {
+                "kind": row["kind"],
+                "provider": row["provider"],
+                "model": row["model"],
+                "components": [],
+                **dict.fromkeys(MODEL_AMOUNTS, 0),
+            },
+        )
+        for name in MODEL_AMOUNTS:
+            bucket[name] += row[name] or 0
+        if row["component"] not in bucket["components"]:
+            bucket["components"].append(row["component"])
+    for bucket in models.values():
+        bucket["components"].sort()
+    return models
