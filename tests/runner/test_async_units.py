@@ -16,7 +16,7 @@ import pytest
 from rich.console import Console
 
 from voxeval.providers.openai_http import RequestCounts, count_requests
-from voxeval.runner.execute import CPU_THREADS, execute_units
+from voxeval.runner.execute import CPU_THREADS, execute_units, unit_loop
 
 
 @dataclass(frozen=True)
@@ -164,3 +164,24 @@ def test_first_ctrl_c_lets_units_in_flight_finish_then_raises() -> None:
     out, err = proc.communicate(timeout=30)
     assert out.split() == ["interrupted", "4"], (out, err)  # the 4 in flight finished
     assert "finishing the units in flight" in err
+
+
+def test_units_run_where_an_event_loop_already_runs_on_the_thread() -> None:
+    """A notebook, or a test session driving Playwright's sync API, already has a loop on the
+    main thread; the units' loop then runs on a thread of its own, results and errors intact."""
+
+    async def answer() -> str:
+        await asyncio.sleep(0)
+        return threading.current_thread().name
+
+    async def broken() -> None:
+        raise ValueError("from the unit loop")
+
+    async def caller() -> tuple[str, str]:
+        ran_on = unit_loop(answer(), workers=1)
+        with pytest.raises(ValueError, match="from the unit loop"):
+            unit_loop(broken(), workers=1)
+        return ran_on, threading.current_thread().name
+
+    ran_on, caller_thread = asyncio.run(caller())
+    assert ran_on == "voxeval-units" and caller_thread == "MainThread"

@@ -225,11 +225,41 @@ def unit_loop(
     on_interrupt: Callable[[BaseException], None] | None = None,
 ) -> T:
     """Run ``main`` on a fresh event loop with two thread pools: ``CPU_THREADS`` for short
-        CPU work (``asyncio.to_thread``: scoring, file writes, embedded models) and ``workers``
-        for blocking calls (``run_blocking``: protocols and systems without an async path). The
-    XX
-        ``on_interrupt`` (units in flight finish) and a second one exits at once."""
+    CPU work (``asyncio.to_thread``: scoring, file writes, embedded models) and ``workers``
+    for blocking calls (``run_blocking``: protocols and systems without an async path). On the
+    main thread, the first Ctrl-C calls ``on_interrupt`` (units in flight finish) and a second
+    one exits at once.
 
+    Called where an event loop already runs on this thread (a notebook, a test session that
+    drives a browser through Playwright's sync API), the loop gets a thread of its own: a
+    second loop cannot run on a thread that has one."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return _unit_loop_here(main, workers=workers, on_interrupt=on_interrupt)
+    results: list[T] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            results.append(_unit_loop_here(main, workers=workers, on_interrupt=on_interrupt))
+        except BaseException as exc:  # handed to the caller's thread below
+            errors.append(exc)
+
+    thread = threading.Thread(target=run, name="voxeval-units")
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+    return results[0]
+
+
+def _unit_loop_here(
+    main: Coroutine[Any, Any, T],
+    *,
+    workers: int,
+    on_interrupt: Callable[[BaseException], None] | None = None,
+) -> T:
     async def wrapped() -> T:
         loop = asyncio.get_running_loop()
         presses = 0
