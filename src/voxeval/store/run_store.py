@@ -26,6 +26,7 @@ from voxeval.redaction import redact_env_secrets, scrub
 from voxeval.scoring.score import Score
 from voxeval.store import layout
 from voxeval.store.comparisons import ComparisonStore
+from voxeval.store.group_commit import GroupCommitter
 from voxeval.store.index import Index, items_table, scores_table, units_table, usage_table, utcnow
 from voxeval.store.records import ScoreRow, UnitLike, UnitRecord
 from voxeval.store.run_file import RunFile
@@ -101,6 +102,7 @@ class RunStore:
             )
         self.index_url = url
         self.index = Index(url, self.run_id)
+        self.committer = GroupCommitter(self.index)  # finished units commit together
         self.comparisons = ComparisonStore(self.index, self.run_dir)  # across systems
         if url != self._default_url():
             self.run_file_doc.update({"index_url": _safe_url(url)})
@@ -433,7 +435,8 @@ class RunStore:
         rows = self._write_scores_file(unit, scores)
         clean_error = redact_env_secrets(error) if error else None
         values = {"status": "done", "error": clean_error, "cause": None}
-        with self.index.write() as conn:
+
+        def write(conn: Connection) -> None:
             self._replace_score_rows(conn, unit, scores, rows)
             result = conn.execute(
                 update(units_table)
@@ -446,6 +449,10 @@ class RunStore:
                     units_table.insert(),
                     [{**row, **values, "system_fault": system_fault, "attempts": 1}],
                 )
+
+        # returns once committed (shared with other units finishing now): still done
+        # exactly when the scores are in the index
+        self.committer.submit(write)
 
     def _write_scores_file(
         self, unit: UnitLike, scores: Mapping[str, Score]
