@@ -117,3 +117,23 @@ def test_an_interrupted_leader_releases_every_waiter(tmp_path: Path) -> None:
         committer.submit(interrupted)
     committer.submit(lambda conn: None)  # the committer is usable again (no stale leader)
     assert committer.writes == 1
+
+
+def test_a_follower_gets_its_future_at_once_and_it_completes_on_commit(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    committer = GroupCommitter(store.index)
+    hold, inside = threading.Event(), threading.Event()
+
+    def slow(conn: Connection) -> None:
+        inside.set()
+        assert hold.wait(10)
+
+    leader = threading.Thread(target=committer.submit, args=(slow,))
+    leader.start()
+    assert inside.wait(10)
+    later = committer.submit_later(lambda conn: None)  # a commit is under way: no waiting
+    assert not later.done()
+    hold.set()
+    assert later.result(10) is None
+    leader.join(10)
+    assert (committer.transactions, committer.writes) == (2, 2)

@@ -1,11 +1,13 @@
 """Group commit of index writes: many threads finishing units at once share one transaction.
 
-Each ``submit`` queues a write (a function of the open connection) and returns only once
-that write is committed, so a unit is still ``done`` exactly when its row is in the index.
-The first caller that finds no commit under way becomes the leader: it commits everything
-queued so far in one transaction, then whatever queued meanwhile, until the queue is empty;
-the others just wait. No extra thread is started, and a killed process loses only writes
-whose commit had not returned (their units are re-run on resume, as before).
+``submit_later`` queues a write (a function of the open connection) and returns a future
+that completes once that write is committed, so a unit is still ``done`` exactly when its row
+is in the index (``submit`` waits for it). The first caller that finds no commit under way
+becomes the leader: it commits everything queued so far in one transaction, then whatever
+queued meanwhile, until the queue is empty; the others return at once with their future, so
+an event loop awaits the commit without holding a worker thread. No extra thread is started,
+and a killed process loses only writes whose commit had not completed (their units are re-run
+on resume, as before).
 
 If a batch's transaction fails, its writes are committed one by one, so one bad write
 fails only its own caller.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from sqlalchemy.engine import Connection
@@ -27,8 +30,16 @@ Write = Callable[[Connection], None]
 @dataclass
 class _Pending:
     write: Write
-    committed: threading.Event = field(default_factory=threading.Event)
+    committed: Future[None] = field(default_factory=Future)
     error: BaseException | None = None
+
+    def settle(self) -> None:
+        if self.committed.done():
+            return
+        if self.error is None:
+            self.committed.set_result(None)
+        else:
+            self.committed.set_exception(self.error)
 
 
 class GroupCommitter:
@@ -45,6 +56,11 @@ class GroupCommitter:
     def submit(self, write: Write) -> None:
         """Run ``write`` in an index transaction; return once it is committed (or raise
         what it raised)."""
+        self.submit_later(write).result()
+
+    def submit_later(self, write: Write) -> Future[None]:
+        """Queue ``write``; the future completes when it is committed (or holds its error).
+        The calling thread commits the queue itself when no other thread is doing so."""
         pending = _Pending(write)
         with self._lock:
             self._queue.append(pending)
@@ -52,9 +68,7 @@ class GroupCommitter:
             self._leading = True
         if lead:
             self._lead()
-        pending.committed.wait()
-        if pending.error is not None:
-            raise pending.error
+        return pending.committed
 
     def _lead(self) -> None:
         batch: list[_Pending] = []
@@ -72,9 +86,9 @@ class GroupCommitter:
                 stranded, self._queue = batch + self._queue, []
                 self._leading = False
             for pending in stranded:
-                if not pending.committed.is_set():
+                if not pending.committed.done():
                     pending.error = exc
-                    pending.committed.set()
+                    pending.settle()
             raise
 
     def _commit(self, batch: list[_Pending]) -> None:
@@ -89,7 +103,7 @@ class GroupCommitter:
             for pending in batch:
                 self._commit_alone(pending)
         for pending in batch:
-            pending.committed.set()
+            pending.settle()
 
     def _commit_alone(self, pending: _Pending) -> None:
         try:

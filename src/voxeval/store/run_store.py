@@ -12,6 +12,7 @@ import shutil
 import traceback
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -432,6 +433,18 @@ class RunStore:
         transaction: the unit becomes ``done`` exactly when its scores are committed.
         ``system_fault`` (with its message in ``error``) records that the system under test
         failed and the unit was scored as a failure."""
+        self.complete_later(unit, scores, system_fault, error).result()
+
+    def complete_later(
+        self,
+        unit: UnitLike,
+        scores: Mapping[str, Score],
+        system_fault: str | None = None,
+        error: str | None = None,
+    ) -> Future[None]:
+        """``complete`` whose commit may still be under way: the future completes when the
+        unit is ``done`` in the index (its commit is shared with other units finishing
+        now). Only then may the unit count as finished."""
         rows = self._write_scores_file(unit, scores)
         clean_error = redact_env_secrets(error) if error else None
         values = {"status": "done", "error": clean_error, "cause": None}
@@ -450,9 +463,7 @@ class RunStore:
                     [{**row, **values, "system_fault": system_fault, "attempts": 1}],
                 )
 
-        # returns once committed (shared with other units finishing now): still done
-        # exactly when the scores are in the index
-        self.committer.submit(write)
+        return self.committer.submit_later(write)
 
     def _write_scores_file(
         self, unit: UnitLike, scores: Mapping[str, Score]
