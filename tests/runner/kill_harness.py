@@ -292,6 +292,12 @@ def strip_usage(summary: dict[str, Any]) -> None:
             if isinstance(view, dict):
                 view.pop("usage", None)
                 view.pop("latency", None)
+                distributions = view.get("distributions")
+                if isinstance(distributions, dict):  # histograms of the same wall times
+                    for part in [k for k in distributions if "latency" in k]:
+                        distributions.pop(part)
+                    if not distributions:
+                        view.pop("distributions")
 
 
 # -- a single-turn run against a loopback HTTP system --------------------------------------
