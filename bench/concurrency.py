@@ -15,6 +15,11 @@ Printed per run:
   and the tail of the last wave are left out);
 - overhead per item = (wall time of the run - ideal) / items, where ideal = waves x requests
   per item x DELAY_S (waves = ceil(items / concurrency));
+- CPU per item = this process's CPU time (user + system, every thread; the server is
+  another process) during the run / items, and the share of one core it got (CPU / wall).
+  At concurrency C with 200 ms replies a saturated run finishes C / 0.2 items per second
+  (one request per item), so 95 % slot use needs CPU per item <= 0.2 / (0.95 C) divided by
+  nothing less than the core share the process can get;
 - the machine's load average (other processes compete for the same cores).
 
     python bench/concurrency.py [CONCURRENCY ...]
@@ -27,6 +32,7 @@ import io
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -226,9 +232,11 @@ def run_once(kind: str, concurrency: int, base: str, root: Path) -> dict[str, fl
     build_suite(str(suite), folder / "built", config.build, progress=False)  # one-time step
     with urllib.request.urlopen(f"{base}/log") as reply:  # forget the warm-up
         reply.read()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), cpu_seconds()
     run_evaluation(config, folder / "run", console=Console(stderr=True, quiet=True))
-    return summarise(kind, concurrency, base, items, time.perf_counter() - start)
+    return summarise(
+        kind, concurrency, base, items, time.perf_counter() - start, cpu_seconds() - cpu
+    )
 
 
 def run_layer(kind: str, concurrency: int, base: str) -> dict[str, float]:
@@ -259,14 +267,22 @@ def run_layer(kind: str, concurrency: int, base: str) -> dict[str, float]:
     )
     with urllib.request.urlopen(f"{base}/log") as reply:
         reply.read()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), cpu_seconds()
     outcome = execute_units(ctx, [Unit(i) for i in range(items)], work, lambda u, e: str(e), "")
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, cpu_seconds() - cpu
     assert outcome.done == items, outcome.errors[:3]
-    return summarise(kind, concurrency, base, items, wall)
+    return summarise(kind, concurrency, base, items, wall, cpu)
 
 
-def summarise(kind: str, concurrency: int, base: str, items: int, wall: float) -> dict[str, float]:
+def cpu_seconds() -> float:
+    """CPU time of this process so far, every thread, user + system."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def summarise(
+    kind: str, concurrency: int, base: str, items: int, wall: float, cpu: float
+) -> dict[str, float]:
     with urllib.request.urlopen(f"{base}/log") as reply:
         log = [tuple(pair) for pair in json.loads(reply.read())]
     per_item = 1 if kind == "http" else 3
@@ -277,6 +293,8 @@ def summarise(kind: str, concurrency: int, base: str, items: int, wall: float) -
         "wall_s": wall,
         "slot_use": slot_use(log, concurrency),  # type: ignore[arg-type]
         "overhead_ms": (wall - ideal) * 1000 / items,
+        "cpu_ms": cpu * 1000 / items,
+        "core_share": cpu / wall,
     }
 
 
@@ -306,6 +324,8 @@ def main(levels: list[int]) -> None:
                 print(
                     f"{mode:5s} {kind:8s} concurrency {concurrency:3d}: slot use "
                     f"{got['slot_use'] * 100:5.1f}%  overhead {got['overhead_ms']:5.2f} ms/item"
+                    f"  cpu {got['cpu_ms']:5.2f} ms/item"
+                    f" ({got['core_share'] * 100:3.0f}% of a core)"
                     f"  ({got['items']} items in {got['wall_s']:.2f} s; load average before "
                     f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f})",
                     flush=True,

@@ -168,3 +168,65 @@ def test_two_workers_together_never_exceed_the_requests_per_minute(ray_cluster) 
         assert all(g > 0 for g in granted)  # both workers drew on the one shared budget
     finally:
         kill_run_limiters(run_id)
+
+
+def chat_in_worker(
+    run_id: str, url: str, rpm: float, tries: int, within_s: float
+) -> dict[str, Any]:
+    """In a Ray worker, as ``UnitWorker`` sets it up: the run's limiters installed, then a
+    real ``OpenAIChat`` provider with ``requests_per_minute`` asks the loopback server. With
+    ``tries`` == 0 one synchronous ``chat`` (a provider called from a thread); else ``tries``
+    concurrent ``achat`` calls, each given up after ``within_s``."""
+    import os
+
+    from tests.fakes.openai_server import FakeOpenAIServer  # noqa: F401  (importable here)
+    from voxeval.providers.llm_openai import OpenAIChat
+    from voxeval.providers.rate_limits import ProviderLimits, limiter_for
+    from voxeval.runner.ray_limits import RayRateLimiter, install_ray_limiters
+
+    install_ray_limiters(run_id, batch=4)
+    llm = OpenAIChat(base_url=url, model="m", requests_per_minute=rpm, max_concurrency=8)
+    shared = limiter_for(llm.endpoint.limit_key, ProviderLimits(requests_per_minute=rpm))
+    assert isinstance(shared, RayRateLimiter)
+    assert llm.endpoint.limiter is shared  # the provider waits on the run's shared actor
+    messages = [{"role": "user", "content": "hi"}]
+    if tries == 0:
+        llm.chat(messages)  # acquire_blocking on the shared limiter
+        return {"pid": os.getpid(), "answered": 1}
+
+    async def one() -> bool:
+        try:
+            await asyncio.wait_for(llm.achat(messages), within_s)
+        except TimeoutError:
+            return False
+        return True
+
+    async def main() -> list[bool]:
+        return await asyncio.gather(*(one() for _ in range(tries)))
+
+    return {"pid": os.getpid(), "answered": sum(asyncio.run(main()))}
+
+
+@pytest.mark.slow  # worker start-up, then the requests over the limit wait out their 6 s
+def test_a_providers_requests_per_minute_holds_across_two_workers(ray_cluster) -> None:
+    from tests.fakes.openai_server import FakeOpenAIServer, chat_text
+
+    ray = ray_cluster
+    run_id = f"limits-{uuid.uuid4().hex[:6]}"
+    task = ray.remote(num_cpus=1)(chat_in_worker)
+    with FakeOpenAIServer(lambda path, body: chat_text("ok")) as server:
+        try:
+            # first one threaded call from each worker, then both race for what is left
+            sync = ray.get([task.remote(run_id, server.url, 8, 0, 0.0) for _ in range(2)])
+            racing = ray.get(
+                [task.remote(run_id, server.url, 8, 6, 6.0) for _ in range(2)], timeout=120
+            )
+        finally:
+            kill_run_limiters(run_id)
+        arrivals = sorted(arrived for arrived, _, _ in server.spans)
+    assert [r["answered"] for r in sync] == [1, 1]
+    # 14 asked within a minute by two processes; the server saw exactly the 8 allowed
+    assert sum(r["answered"] for r in racing) == 6
+    assert len(arrivals) == 8
+    assert arrivals[-1] - arrivals[0] < 60.0  # all inside one window: the limit was the cap
+    assert len({r["pid"] for r in sync + racing}) >= 2  # more than one worker process

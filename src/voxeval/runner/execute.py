@@ -11,7 +11,7 @@ import signal
 import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
@@ -425,10 +425,10 @@ def run_evaluation(
         ctx.console.print(f"resuming: {len(units) - len(todo)} of {len(units)} units already done")
         rescore_units(ctx, None, only_pending=True)  # earlier runs' pending scores
 
-    def finish(unit: WorkUnit, fault: SystemFault | None) -> None:
+    def finish(unit: WorkUnit, fault: SystemFault | None) -> Future[None]:
         scores = ctx.require_protocol().score(unit, ctx, config.metrics)
         # done exactly when its scores are committed; a system fault is a scored result
-        store.complete(
+        return store.complete_later(
             unit,
             scores,
             system_fault=fault.cause if fault else None,
@@ -440,7 +440,9 @@ def run_evaluation(
             # an interrupted or failed attempt's files go
             await asyncio.to_thread(store.clear_unit_dir, unit)
         fault = await interact_with_retries_async(ctx, unit, retry, sleep)
-        await asyncio.to_thread(finish, unit, fault)  # scoring is CPU work: a worker thread
+        committed = await asyncio.to_thread(finish, unit, fault)  # scoring: CPU work
+        # the commit is shared with the units finishing now; waiting for it holds no thread
+        await asyncio.wrap_future(committed)
 
     def on_error(unit: WorkUnit, exc: Exception) -> str:
         return store.record_failure(unit, exc, cause=failure_cause(exc))

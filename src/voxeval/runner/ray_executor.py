@@ -125,7 +125,7 @@ class UnitWorker:
         register_config_secrets(config)
         self.ctx = worker_context(config, run_dir, Console(stderr=True))
         self.retry = retry
-        self.limits_shared = install_ray_limiters(self.ctx.store.run_id, lease_batch)
+        install_ray_limiters(self.ctx.store.run_id, lease_batch)
 
     def run(self, unit: WorkUnit) -> Any:
         return run_unit(self.ctx, unit, self.retry, worker=f"pid {os.getpid()}")

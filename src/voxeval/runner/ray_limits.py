@@ -7,9 +7,11 @@ more than the configured amount) and an AIMD concurrency limit (halved on a 429,
 worker asks for as many slots as it has requests waiting (up to ``batch``) in one round trip,
 and finished requests are reported without waiting for an answer.
 
-Workers install ``ray_limiter_factory`` with ``voxeval.providers.rate_limits``'
-``set_limiter_factory``, so every ``limiter_for(key, limits)`` in a worker returns a client of
-the run's shared actor instead of a per-process limiter.
+Workers call ``install_ray_limiters``, which hands ``ray_limiter`` to
+``voxeval.providers.rate_limits.set_limiter_factory``, so every ``limiter_for(key, limits)``
+in a worker (each provider's endpoint asks it for its limiter) returns a client of the run's
+shared actor instead of a per-process ``AdaptiveLimiter``. The client speaks the same
+``RateLimiter`` protocol, including ``acquire_blocking`` for providers called from threads.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from voxeval.providers.rate_limits import ProviderLimits, set_limiter_factory
 
 WINDOW_S = 60.0
 NAMESPACE = "voxeval"
@@ -45,12 +49,14 @@ class LimitValues:
     tokens_per_minute: float | None = None
 
     @classmethod
-    def of(cls, limits: Any) -> LimitValues:
-        """From ``providers.rate_limits.ProviderLimits`` (or anything with those fields)."""
+    def of(cls, limits: ProviderLimits | LimitValues) -> LimitValues:
+        """From the provider's ``ProviderLimits`` (or already these values)."""
+        if isinstance(limits, LimitValues):
+            return limits
         return cls(
-            max_concurrency=getattr(limits, "max_concurrency", None),
-            requests_per_minute=getattr(limits, "requests_per_minute", None),
-            tokens_per_minute=getattr(limits, "tokens_per_minute", None),
+            max_concurrency=limits.max_concurrency,
+            requests_per_minute=limits.requests_per_minute,
+            tokens_per_minute=limits.tokens_per_minute,
         )
 
 
@@ -256,6 +262,20 @@ class RayRateLimiter:
             if excess > 0:  # nobody here needs them: other workers may
                 self._actor.give_back.remote(0, excess, 0)
 
+    def acquire_blocking(self, tokens: int = 0) -> None:
+        """``acquire`` for a thread (a provider called synchronously): the calling thread
+        blocks on the actor's answer; the estimate is kept in this thread's context so
+        ``release`` from the same thread corrects it."""
+        ray = _ray()
+        while True:
+            with self._lock:
+                if self._take_spare(tokens):
+                    return
+                self.round_trips += 1
+            if int(ray.get(self._actor.lease.remote(1, tokens))) > 0:
+                _estimate.set(tokens)  # the slot is this thread's: no other request sees it
+                return
+
     def _give_back_when_answered(self, ref: Any) -> None:
         def answered(future: Any) -> None:
             if future.exception() is None and int(future.result()) > 0:
@@ -265,6 +285,7 @@ class RayRateLimiter:
 
     def release(self, tokens_used: int | None = None) -> None:
         correction = 0 if tokens_used is None else int(tokens_used) - _estimate.get()
+        _estimate.set(0)
         self._actor.give_back.remote(1, 0, correction)  # no need to wait for the answer
 
     def penalise(self, retry_after_s: float | None) -> None:
@@ -303,7 +324,9 @@ def limit_actor(run_id: str, key: str, limits: LimitValues) -> Any:
     ).remote(asdict(limits))
 
 
-def ray_limiter(run_id: str, key: str, limits: Any, batch: int = 4) -> RayRateLimiter:
+def ray_limiter(
+    run_id: str, key: str, limits: ProviderLimits | LimitValues, batch: int = 4
+) -> RayRateLimiter:
     """One client per (run, key) in this process."""
     name = actor_name(run_id, key)
     with _clients_lock:
@@ -313,18 +336,10 @@ def ray_limiter(run_id: str, key: str, limits: Any, batch: int = 4) -> RayRateLi
         return _clients[name]
 
 
-def install_ray_limiters(run_id: str, batch: int) -> bool:
-    """Make ``limiter_for`` of this process hand out the run's shared limiters. False when
-    this voxeval has no ``providers.rate_limits`` (nothing to install into)."""
-    try:
-        module = importlib.import_module("voxeval.providers.rate_limits")
-    except ImportError:
-        return False
-    install = getattr(module, "set_limiter_factory", None)
-    if not callable(install):
-        return False
-    install(lambda key, limits: ray_limiter(run_id, key, limits, batch))
-    return True
+def install_ray_limiters(run_id: str, batch: int) -> None:
+    """Make ``limiter_for`` of this process hand out the run's shared limiters (limiters
+    made before are forgotten, so no provider keeps a private one)."""
+    set_limiter_factory(lambda key, limits: ray_limiter(run_id, key, limits, batch))
 
 
 def kill_run_limiters(run_id: str) -> int:

@@ -66,6 +66,7 @@ class JournalStore(RunStore):
         self.index_url = ""
         self.index = _DriverOnly()  # type: ignore[assignment]
         self.comparisons = _DriverOnly()  # type: ignore[assignment]
+        self.committer = _DriverOnly()  # type: ignore[assignment]
         self._journal_lock = threading.Lock()
         self._journals: dict[str, list[JournalEntry]] = {}
         self._identities: list[JournalEntry] = []

@@ -12,6 +12,7 @@ import shutil
 import traceback
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from voxeval.redaction import redact_env_secrets, scrub
 from voxeval.scoring.score import Score
 from voxeval.store import layout
 from voxeval.store.comparisons import ComparisonStore
+from voxeval.store.group_commit import GroupCommitter
 from voxeval.store.index import (
     Index,
     items_table,
@@ -109,6 +111,7 @@ class RunStore:
             )
         self.index_url = url
         self.index = Index(url, self.run_id)
+        self.committer = GroupCommitter(self.index)  # finished units commit together
         self.comparisons = ComparisonStore(self.index, self.run_dir)  # across systems
         if url != self._default_url():
             self.run_file_doc.update({"index_url": _safe_url(url)})
@@ -438,10 +441,23 @@ class RunStore:
         transaction: the unit becomes ``done`` exactly when its scores are committed.
         ``system_fault`` (with its message in ``error``) records that the system under test
         failed and the unit was scored as a failure."""
+        self.complete_later(unit, scores, system_fault, error).result()
+
+    def complete_later(
+        self,
+        unit: UnitLike,
+        scores: Mapping[str, Score],
+        system_fault: str | None = None,
+        error: str | None = None,
+    ) -> Future[None]:
+        """``complete`` whose commit may still be under way: the future completes when the
+        unit is ``done`` in the index (its commit is shared with other units finishing
+        now). Only then may the unit count as finished."""
         rows = self._write_scores_file(unit, scores)
         clean_error = redact_env_secrets(error) if error else None
         values = {"status": "done", "error": clean_error, "cause": None}
-        with self.index.write() as conn:
+
+        def write(conn: Connection) -> None:
             self._replace_score_rows(conn, unit, scores, rows)
             result = conn.execute(
                 update(units_table)
@@ -454,6 +470,8 @@ class RunStore:
                     units_table.insert(),
                     [{**row, **values, "system_fault": system_fault, "attempts": 1}],
                 )
+
+        return self.committer.submit_later(write)
 
     def _write_scores_file(
         self, unit: UnitLike, scores: Mapping[str, Score]

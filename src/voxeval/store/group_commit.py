@@ -1,0 +1,119 @@
+"""Group commit of index writes: many threads finishing units at once share one transaction.
+
+``submit_later`` queues a write (a function of the open connection) and returns a future
+that completes once that write is committed, so a unit is still ``done`` exactly when its row
+is in the index (``submit`` waits for it). The first caller that finds no commit under way
+becomes the leader: it commits everything queued so far in one transaction, then whatever
+queued meanwhile, until the queue is empty; the others return at once with their future, so
+an event loop awaits the commit without holding a worker thread. No extra thread is started,
+and a killed process loses only writes whose commit had not completed (their units are re-run
+on resume, as before).
+
+If a batch's transaction fails, its writes are committed one by one, so one bad write
+fails only its own caller.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+
+from sqlalchemy.engine import Connection
+
+from voxeval.store.index import Index
+
+Write = Callable[[Connection], None]
+
+
+@dataclass
+class _Pending:
+    write: Write
+    committed: Future[None] = field(default_factory=Future)
+    error: BaseException | None = None
+
+    def settle(self) -> None:
+        if self.committed.done():
+            return
+        if self.error is None:
+            self.committed.set_result(None)
+        else:
+            self.committed.set_exception(self.error)
+
+
+class GroupCommitter:
+    """Commits the writes submitted by concurrent threads in shared transactions."""
+
+    def __init__(self, index: Index) -> None:
+        self.index = index
+        self._lock = threading.Lock()
+        self._queue: list[_Pending] = []
+        self._leading = False
+        self.transactions = 0  # commits made (a batch, or one write after a failed batch)
+        self.writes = 0
+
+    def submit(self, write: Write) -> None:
+        """Run ``write`` in an index transaction; return once it is committed (or raise
+        what it raised)."""
+        self.submit_later(write).result()
+
+    def submit_later(self, write: Write) -> Future[None]:
+        """Queue ``write``; the future completes when it is committed (or holds its error).
+        The calling thread commits the queue itself when no other thread is doing so."""
+        pending = _Pending(write)
+        with self._lock:
+            self._queue.append(pending)
+            lead = not self._leading
+            self._leading = True
+        if lead:
+            self._lead()
+        return pending.committed
+
+    def _lead(self) -> None:
+        batch: list[_Pending] = []
+        try:
+            while True:
+                with self._lock:
+                    batch, self._queue = self._queue, []
+                    if not batch:
+                        self._leading = False
+                        return
+                self._commit(batch)
+                batch = []
+        except BaseException as exc:  # interrupted mid-batch: nobody may wait forever
+            with self._lock:
+                stranded, self._queue = batch + self._queue, []
+                self._leading = False
+            for pending in stranded:
+                if not pending.committed.done():
+                    pending.error = exc
+                    pending.settle()
+            raise
+
+    def _commit(self, batch: list[_Pending]) -> None:
+        try:
+            with self.index.write() as conn:
+                for pending in batch:
+                    pending.write(conn)
+            self._count(1, len(batch))
+        except Exception:
+            # the whole transaction rolled back: commit each write alone, so only a bad
+            # one fails (and only its caller sees the error)
+            for pending in batch:
+                self._commit_alone(pending)
+        for pending in batch:
+            pending.settle()
+
+    def _commit_alone(self, pending: _Pending) -> None:
+        try:
+            with self.index.write() as conn:
+                pending.write(conn)
+            self._count(1, 1)
+        except Exception as exc:
+            pending.error = exc
+
+    def _count(self, transactions: int, writes: int) -> None:
+        with self._lock:
+            self.transactions += transactions
+            self.writes += writes
