@@ -44,16 +44,24 @@ def _needs(kind: str, provider: str) -> None:
         pytest.skip(f"{kind} {provider}: {found.reason}")
 
 
+# Measured, not results: reply latencies are wall times; usage and costs count the provider
+# calls that were really made, and which of two concurrent units renders a shared phrase
+# first (a cache miss) and which reads it back (a free hit) depends on thread timing.
+_MEASURED_KEYS = {"latency", "usage", "costs"}
+
+
 def _drop_latency(data: object) -> object:
-    """Reply latency percentiles are measured wall times: they differ between any two runs."""
+    """Drop the measured fields (``_MEASURED_KEYS``) at every depth."""
     if isinstance(data, dict):
-        return {k: _drop_latency(v) for k, v in data.items() if k != "latency"}
+        return {k: _drop_latency(v) for k, v in data.items() if k not in _MEASURED_KEYS}
     if isinstance(data, list):
         return [_drop_latency(v) for v in data]
     return data
 
 
-_LATENCY_SECTION = re.compile(r"(?ms)^(#+ |<h\d>)[^\n]*Latency.*?(?=^#+ |^<h\d>|\Z)")
+_LATENCY_SECTION = re.compile(
+    r"(?ms)^(#+ |<h\d>)[^\n]*(Latency|[Uu]sage|Costs).*?(?=^#+ |^<h\d>|\Z)"
+)
 
 
 def _stable_json(path: Path, text: str) -> str:
@@ -76,6 +84,8 @@ def artifact_digests(run_dir: Path) -> dict[str, str]:
     for path in sorted(p for p in run_dir.rglob("*") if p.is_file()):
         if path.name in BOOKKEEPING or path.name.startswith("."):
             continue
+        if path.name == "costs.json":
+            continue  # priced from usage (see _MEASURED_KEYS)
         if path.parent.name == "figures" and path.name.startswith("latency-"):
             continue  # drawn from the measured reply latencies, like the Latency sections
         if path.suffix in (".md", ".html"):

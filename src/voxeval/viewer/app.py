@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 from voxeval.errors import ConfigError
 from voxeval.report.compare_document import fmt_mean_ci, fmt_num
 from voxeval.store.layout import unit_relpath
-from voxeval.viewer.run_catalog import Catalog, RunInfo
+from voxeval.viewer.run_catalog import Catalog, RunInfo, run_file_mtime
 from voxeval.viewer.run_comparison import (
     CHANGE_TEXT,
     FLAG_TEXT,
@@ -179,7 +179,12 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
             # from the runs list (newest first): the oldest ticked run becomes the baseline,
             # and the address names the runs in that order
             slugs = list(dict.fromkeys(request.query_params.getlist("run")))
-            infos = sorted((run_or_404(s) for s in slugs), key=lambda i: (i.created, i.slug))
+            # start times have whole seconds: two runs started in the same second are ordered
+            # by their run file's last write (a run that finished later is the later run)
+            infos = sorted(
+                (run_or_404(s) for s in slugs),
+                key=lambda i: (i.created, run_file_mtime(i.path), i.slug),
+            )
             target = "/compare?" + urlencode([("run", i.slug) for i in infos])
             return RedirectResponse(target, status_code=303)
         infos, outcome = compared_runs(request)

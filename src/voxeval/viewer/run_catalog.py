@@ -58,10 +58,11 @@ def discover(runs: Sequence[Path], root: Path | None) -> list[Path]:
         return []
     found = [root] if is_run_folder(root) else []
     found += [p for p in root.iterdir() if p.is_dir() and is_run_folder(p)]
-    return sorted((p.resolve() for p in found), key=lambda p: (-_created_mtime(p), p.name.lower()))
+    return sorted((p.resolve() for p in found), key=lambda p: (-run_file_mtime(p), p.name.lower()))
 
 
-def _created_mtime(path: Path) -> float:
+def run_file_mtime(path: Path) -> float:
+    """When the run's run.yaml was last written (0 when it cannot be read)."""
     try:
         return (path / layout.RUN_FILE).stat().st_mtime
     except OSError:
@@ -105,7 +106,7 @@ class Catalog:
             taken: set[str] = set()
             infos: dict[str, RunInfo] = {}
             for path in paths:
-                stamp = _created_mtime(path)
+                stamp = run_file_mtime(path)
                 old = known.get(path)
                 if old is not None and self._stamps.get(path) == stamp:
                     taken.add(old.slug)
@@ -114,7 +115,7 @@ class Catalog:
                 if any(i.path == path for i in infos.values()):
                     continue
                 info = self._read(path, _slug(path, taken))
-                self._stamps[path] = _created_mtime(path)
+                self._stamps[path] = run_file_mtime(path)
                 infos[info.slug] = info
             order = {p: n for n, p in enumerate(paths)}
             self._infos = dict(sorted(infos.items(), key=lambda kv: order[kv[1].path]))
