@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 import yaml
+from instant_scorers import register_instant_scorers  # bench/, the script's folder
 
 DELAY_S = 0.2
 RATE = 16000
@@ -178,32 +179,6 @@ def system_spec(kind: str, base: str, concurrency: int) -> dict[str, Any]:
     }
 
 
-def register_instant_scorers() -> None:
-    from voxeval.audio import Audio
-    from voxeval.providers.base import MOSResult, Transcript
-    from voxeval.registry import register
-
-    @register("asr", "bench-instant")
-    class InstantASR:
-        name = "bench-instant"
-
-        def identity(self) -> dict[str, Any]:
-            return {"provider": self.name}
-
-        def transcribe(self, audio: Audio, **_: Any) -> Transcript:
-            return Transcript(text="What is six times seven?", language="en", provider=self.name)
-
-    @register("mos", "bench-instant")
-    class InstantMOS:
-        name = "bench-instant"
-
-        def identity(self) -> dict[str, Any]:
-            return {"provider": self.name}
-
-        def predict(self, audio: Audio) -> MOSResult:
-            return MOSResult(overall=3.5, scores={"ovrl": 3.5}, model=self.name)
-
-
 def run_once(kind: str, concurrency: int, base: str, root: Path) -> dict[str, float]:
     from rich.console import Console
 
@@ -300,7 +275,7 @@ def summarise(
 
 def main(levels: list[int]) -> None:
     os.environ["VOXEVAL_NO_CACHE"] = "1"
-    register_instant_scorers()
+    register_instant_scorers("What is six times seven?")
     server = subprocess.Popen(
         [sys.executable, __file__, "--serve"], stdout=subprocess.PIPE, text=True
     )

@@ -21,12 +21,12 @@ from typing import Any
 
 import numpy as np
 import yaml
+from instant_scorers import register_instant_scorers  # bench/, the script's folder
 from rich.console import Console
 
 from voxeval.audio import Audio, write_audio
 from voxeval.benchmarks.build import build_suite
 from voxeval.config import SystemSpec, parse_run_config
-from voxeval.providers.base import MOSResult, Transcript
 from voxeval.registry import register
 from voxeval.runner.execute import run_evaluation
 from voxeval.systems.base import Reply, Turn
@@ -35,26 +35,7 @@ RATE = 16000
 CLIP = Audio((0.1 * np.sin(np.arange(RATE) * 0.05)).astype(np.float32), RATE)
 
 
-@register("asr", "bench-instant")
-class InstantASR:
-    name = "bench-instant"
-
-    def identity(self) -> dict[str, Any]:
-        return {"provider": self.name}
-
-    def transcribe(self, audio: Audio, **_: Any) -> Transcript:
-        return Transcript(text="The answer is forty two.", language="en", provider=self.name)
-
-
-@register("mos", "bench-instant")
-class InstantMOS:
-    name = "bench-instant"
-
-    def identity(self) -> dict[str, Any]:
-        return {"provider": self.name}
-
-    def predict(self, audio: Audio) -> MOSResult:
-        return MOSResult(overall=3.5, scores={"ovrl": 3.5}, model=self.name)
+register_instant_scorers("The answer is forty two.")
 
 
 @register("system", "bench-instant")
