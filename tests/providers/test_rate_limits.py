@@ -4,7 +4,6 @@ shared by every unit of a provider, token budgets, and the limiter factory seam.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import threading
 import time
 from typing import Any
@@ -63,9 +62,9 @@ def test_concurrency_window_blocks_the_next_caller_until_a_release() -> None:
     limiter.acquire_blocking()
     limiter.acquire_blocking()
     got: list[float] = []
+    start = time.monotonic()  # before the thread starts: a late thread start cannot shrink it
 
     def third() -> None:
-        start = time.monotonic()
         limiter.acquire_blocking()
         got.append(time.monotonic() - start)
 
@@ -108,8 +107,11 @@ def test_sixty_requests_per_minute_hold_across_concurrent_units() -> None:
         asyncio.run(units())
         arrivals = sorted(start for start, _, _ in server.spans)
     assert len(arrivals) == 4
-    gaps = [b - a for a, b in itertools.pairwise(arrivals)]
-    assert min(gaps) >= 0.9, gaps  # one request per second (the bucket holds one)
+    # The bucket grants the k-th request k seconds after the first; network and scheduling
+    # delay only move an arrival later, so only the first one's delay can shrink a distance.
+    since_first = [at - arrivals[0] for at in arrivals]
+    assert all(since_first[k] >= k - 0.25 for k in range(4)), since_first
+    assert since_first[-1] < 5, since_first  # and the bucket does not hold them back longer
 
 
 def max_overlap(spans: list[tuple[float, float, int]], after: float, before: float) -> int:
