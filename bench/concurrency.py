@@ -198,6 +198,7 @@ def run_once(kind: str, concurrency: int, base: str, root: Path) -> dict[str, fl
             # the report's input-intelligibility check transcribes every query: an instant
             # stub here, so the figures measure the framework, not a Whisper model
             "asr": {"provider": "bench-instant"},
+            "language_id": {"provider": "bench-instant"},
             "mos": {"provider": "bench-instant"},
             "build": {"dir": str(folder / "built"), "profiles": 1, "conditions": ["clean"]},
             "concurrency": concurrency,

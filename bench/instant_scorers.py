@@ -1,6 +1,7 @@
 """Instant scoring providers for benchmarks that time the framework, not the models: an ASR
-that returns a fixed transcript and a MOS model that returns a fixed score, both registered
-as ``bench-instant``."""
+that returns a fixed transcript and always hears English, and a MOS model that returns a
+fixed score, both registered as ``bench-instant``. A run config uses them with
+``asr``, ``language_id`` and ``mos`` set to ``{provider: bench-instant}``."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from voxeval.audio import Audio
 from voxeval.providers.base import MOSResult, Transcript
+from voxeval.providers.spoken_language import SpokenLanguage
 from voxeval.registry import register
 
 
@@ -23,6 +25,9 @@ def register_instant_scorers(transcript: str) -> None:
 
         def transcribe(self, audio: Audio, **_: Any) -> Transcript:
             return Transcript(text=transcript, language="en", provider=self.name)
+
+        def identify_language(self, audio: Audio) -> SpokenLanguage:
+            return SpokenLanguage("en", 1.0, {"en": 1.0}, model=self.name)
 
     @register("mos", "bench-instant")
     class InstantMOS:

@@ -82,6 +82,7 @@ def main(n: int) -> float:
                 "suite": str(suite),
                 "systems": [{"name": "instant", "type": "bench-instant"}],
                 "asr": {"provider": "bench-instant"},
+                "language_id": {"provider": "bench-instant"},
                 "mos": {"provider": "bench-instant"},
                 "build": {"dir": str(root / "built"), "profiles": 1, "conditions": ["clean"]},
                 "concurrency": 2,  # the default

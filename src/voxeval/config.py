@@ -92,6 +92,11 @@ class RunConfig(BaseModel):
     audio_judge: ProviderSpec | None = None
     asr: ProviderSpec | None = Field(default=None, description="ASR used for scoring")
     mos: ProviderSpec | None = None
+    language_id: ProviderSpec | None = Field(
+        default=None,
+        description="ASR whose language detection names the reply's spoken language "
+        "(default: whisper-base)",
+    )
     metrics: list[str] | None = Field(default=None, description="None = protocol defaults")
     conditions: list[str] | None = None
     comparisons: list[str] | None = Field(

@@ -363,7 +363,8 @@ class SingleTurnProtocol:
 
                 def language_id() -> Any:
                     # the model itself (the call cache wraps transcription only)
-                    return ctx.provider("asr", LANGUAGE_ID_ASR, cache=False)
+                    spec = ctx.config.language_id or LANGUAGE_ID_ASR
+                    return ctx.provider("asr", spec, cache=False)
 
                 self._resources = ScoringResources(
                     asr=asr,
