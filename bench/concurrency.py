@@ -22,7 +22,7 @@ Printed per run:
   nothing less than the core share the process can get;
 - the machine's load average (other processes compete for the same cores).
 
-    python bench/concurrency.py [CONCURRENCY ...]
+    python bench/concurrency.py [--only layer|run] [--kind http|cascade] [CONCURRENCY ...]
 """
 
 from __future__ import annotations
@@ -274,7 +274,7 @@ def summarise(
     }
 
 
-def main(levels: list[int]) -> None:
+def main(levels: list[int], modes: tuple[str, ...], kinds: tuple[str, ...]) -> None:
     os.environ["VOXEVAL_NO_CACHE"] = "1"
     register_instant_scorers("What is six times seven?")
     server = subprocess.Popen(
@@ -286,8 +286,8 @@ def main(levels: list[int]) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             for mode, kind, concurrency in [
                 (mode, kind, level)
-                for mode in ("layer", "run")
-                for kind in ("http", "cascade")
+                for mode in modes
+                for kind in kinds
                 for level in levels
             ]:
                 if concurrency == levels[0]:  # warm-up (imports, first connections)
@@ -315,4 +315,14 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--serve"]:
         serve()
     else:
-        main([int(a) for a in sys.argv[1:]] or [16, 64])
+        args = sys.argv[1:]
+        chosen: dict[str, tuple[str, ...]] = {
+            "--only": ("layer", "run"),
+            "--kind": ("http", "cascade"),
+        }
+        for flag in chosen:
+            if flag in args:
+                at = args.index(flag)
+                chosen[flag] = (args[at + 1],)
+                del args[at : at + 2]
+        main([int(a) for a in args] or [16, 64], chosen["--only"], chosen["--kind"])

@@ -370,11 +370,15 @@ class HTTPEndpoint:
         attempts = _Attempts(self, path)
         limiter = self.limiter
         client = shared_async_client(self._client_key)
+        # Built and encoded once (retries resend it): a multipart body streamed part by part
+        # takes one loop turn per part, which at high concurrency delays its arrival.
+        prepared = client.build_request("POST", url, headers=sent_headers, **request)
+        prepared.read()
         for attempt in range(self.max_retries + 1):
             self._count(requests=1)
             await limiter.acquire(tokens)
             try:
-                response = await client.post(url, headers=sent_headers, **request)
+                response = await client.send(prepared)
             except httpx.HTTPError as exc:
                 limiter.release()
                 attempts.transport_failed(exc)

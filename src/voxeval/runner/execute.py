@@ -122,11 +122,19 @@ def _progress(console: Console) -> Progress:
 def execute_units(
     ctx: RunContext,
     units: list[K],
-    work: Callable[[K], None] | Callable[[K], Awaitable[None]],
+    work: Callable[[K], Any] | Callable[[K], Awaitable[Any]],
     on_error: Callable[[K, Exception], str],
     description: str,
+    finish: Callable[[K, Any], Awaitable[None]] | None = None,
 ) -> RunOutcome:
     """Run ``work`` on every unit, ``config.concurrency`` at a time, with a progress bar.
+
+    With ``finish``, a unit has two stages: ``work`` (talking to the system under test)
+    holds one of the ``concurrency`` slots; ``finish(unit, what work returned)`` (scoring,
+    storing) then runs as its own task while the slot goes to the next unit, so the system
+    is never idle while its last reply is scored. At most ``concurrency`` units are in
+    ``finish`` at once (a worker waits for room before it takes the next unit), and a unit
+    counts as done only when its ``finish`` has returned.
 
     The units run as tasks of one asyncio event loop (see ``unit_loop``): an ``async``
     ``work`` waits on remote endpoints without holding a thread; a plain ``work`` runs in
@@ -148,6 +156,7 @@ def execute_units(
             on_error,
             outcome,
             lambda: progress.update(task, advance=1, failed=outcome.failed),
+            finish,
         )
         unit_loop(drive.run(), workers=ctx.config.concurrency, on_interrupt=drive.interrupt)
     if drive.interrupted is not None:
@@ -166,8 +175,11 @@ class _UnitDriver(Generic[K]):
         on_error: Callable[[K, Exception], str],
         outcome: RunOutcome,
         advance: Callable[[], None],
+        finish: Callable[[K, Any], Awaitable[None]] | None = None,
     ) -> None:
         self.ctx = ctx
+        self.finish = finish
+        self.finishing: set[asyncio.Task[None]] = set()
         self.queue = iter(units)
         self.work = work
         self.is_async = inspect.iscoroutinefunction(work)
@@ -190,32 +202,67 @@ class _UnitDriver(Generic[K]):
 
     async def run(self) -> None:
         workers = max(1, self.ctx.config.concurrency)
+        self.room = asyncio.Semaphore(workers)  # units in their finish stage
         await asyncio.gather(*(self._worker() for _ in range(workers)))
+        while self.finishing:  # the last units' finish stages (also after an interrupt)
+            await asyncio.gather(*self.finishing)
         self.outcome.skipped += sum(1 for _ in self.queue)  # never started (interrupted)
 
     async def _worker(self) -> None:
         while not self.stopping:
+            if self.finish is not None:
+                await self.room.acquire()  # room for this unit's finish stage
             unit = next(self.queue, None)
-            if unit is None:
-                return
-            try:
-                if self.is_async:
-                    await self.work(unit)
-                else:
-                    await run_blocking(self.work, unit)
-            except Exception as exc:
-                message = await asyncio.to_thread(self.on_error, unit, exc)
-                self.outcome.failed += 1
-                self.outcome.errors.append(f"{unit.key}: {message}")
-            except asyncio.CancelledError:
-                raise
-            except BaseException as exc:  # KeyboardInterrupt / SystemExit raised by a unit
-                self.interrupt(exc)
-                self.advance()
-                return
+            ok, result = (False, None) if unit is None else await self._stage(unit, False)
+            if unit is None or not ok or self.finish is None:
+                if self.finish is not None:
+                    self.room.release()
+                if unit is None or (not ok and self.interrupted is not None):
+                    return
+                if ok:
+                    self._count_done()
+                continue
+            finishing = asyncio.create_task(self._finish_stage(unit, result))
+            self.finishing.add(finishing)
+            finishing.add_done_callback(self.finishing.discard)
+
+    async def _finish_stage(self, unit: K, result: Any) -> None:
+        try:
+            ok, _ = await self._stage(unit, True, result)
+            if ok:
+                self._count_done()
+        finally:
+            self.room.release()
+
+    def _count_done(self) -> None:
+        self.outcome.done += 1
+        self.advance()
+
+    async def _stage(self, unit: K, finishing: bool, *args: Any) -> tuple[bool, Any]:
+        """Run ``work`` (or ``finish``) on ``unit``: (True, what it returned), or (False,
+        None) when it failed (recorded) or was interrupted."""
+        try:
+            if finishing:
+                assert self.finish is not None
+                await self.finish(unit, *args)
+                result = None
+            elif self.is_async:
+                result = await self.work(unit)
             else:
-                self.outcome.done += 1
+                result = await run_blocking(self.work, unit)
+        except Exception as exc:
+            message = await asyncio.to_thread(self.on_error, unit, exc)
+            self.outcome.failed += 1
+            self.outcome.errors.append(f"{unit.key}: {message}")
             self.advance()
+            return False, None
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # KeyboardInterrupt / SystemExit raised by a unit
+            self.interrupt(exc)
+            self.advance()
+            return False, None
+        return True, result
 
 
 def unit_loop(
@@ -435,11 +482,13 @@ def run_evaluation(
             error=str(fault) if fault else None,
         )
 
-    async def work(unit: WorkUnit) -> None:
+    async def work(unit: WorkUnit) -> SystemFault | None:
         if unit.key in tried_before:
             # an interrupted or failed attempt's files go
             await asyncio.to_thread(store.clear_unit_dir, unit)
-        fault = await interact_with_retries_async(ctx, unit, retry, sleep)
+        return await interact_with_retries_async(ctx, unit, retry, sleep)
+
+    async def score_and_commit(unit: WorkUnit, fault: SystemFault | None) -> None:
         committed = await asyncio.to_thread(finish, unit, fault)  # scoring: CPU work
         # the commit is shared with the units finishing now; waiting for it holds no thread
         await asyncio.wrap_future(committed)
@@ -450,7 +499,8 @@ def run_evaluation(
     if config.executor == "ray":  # workers interact and score; this process writes the index
         outcome = run_units_on_ray(ctx, todo, retry, execute_units)
     else:
-        outcome = execute_units(ctx, todo, work, on_error, "evaluating")
+        # the system's slot goes to the next unit while this one is scored and committed
+        outcome = execute_units(ctx, todo, work, on_error, "evaluating", score_and_commit)
     _print_failures(ctx, outcome, "units")
     run_comparison_steps(ctx, execute_units, recompute=False)  # those not done yet
     write_report_for(ctx)

@@ -99,7 +99,10 @@ async def interact_with_retries_async(
     for attempt in range(retry.attempts):
         try:
             if native is not None:
-                await asyncio.to_thread(ctx.store.start, unit)
+                # committed with the other units' index writes of the moment; awaiting it
+                # holds no thread
+                started = await asyncio.to_thread(ctx.store.start_later, unit)
+                await asyncio.wrap_future(started)
                 await native(unit, ctx)
             else:
                 await run_blocking(_start_and_interact, ctx, unit)

@@ -24,7 +24,7 @@ from sqlalchemy.engine import Connection
 
 from voxeval.store.index import Index
 
-Write = Callable[[Connection], None]
+Write = Callable[[Connection], object]
 
 
 @dataclass

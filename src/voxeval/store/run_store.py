@@ -236,9 +236,15 @@ class RunStore:
                 conn.execute(items_table.insert(), new_items)
 
     def start(self, unit: UnitLike) -> None:
-        """Mark a unit ``running`` and count the attempt (one statement in the common case)."""
+        """Mark a unit ``running`` and count the attempt (one statement in the common case);
+        returns once that is committed (shared with other units' writes of the moment)."""
+        self.start_later(unit).result()
+
+    def start_later(self, unit: UnitLike) -> Future[None]:
+        """``start`` whose commit may still be under way (the future completes with it)."""
         now = utcnow()
-        with self.index.write() as conn:
+
+        def write(conn: Connection) -> None:
             result = conn.execute(
                 update(units_table)
                 .where(self._unit_filter(unit))
@@ -255,6 +261,8 @@ class RunStore:
             if result.rowcount == 0:
                 fresh = self._unit_row(unit, self.index.next_seq(conn), "running")
                 conn.execute(units_table.insert(), [{**fresh, "attempts": 1, "started_at": now}])
+
+        return self.committer.submit_later(write)
 
     def finish(
         self,
@@ -617,8 +625,8 @@ class RunStore:
             }
             for (kind, provider, model), use in models.items()
         ]
-        with self.index.write() as conn:
-            conn.execute(model_usage_table.insert(), rows)
+        # shared with the commits of other units finishing now
+        self.committer.submit(lambda conn: conn.execute(model_usage_table.insert(), rows))
 
     def record_usage(
         self,
@@ -638,36 +646,32 @@ class RunStore:
         """Append one usage record (a retried or re-scored unit adds more: all calls cost).
         ``calls`` are logical calls (a reply, a judge call, a decode); ``requests`` the HTTP
         requests they sent, ``retries`` and ``timeouts`` among them."""
-        with self.index.write() as conn:
-            conn.execute(
-                usage_table.insert(),
-                [
-                    {
-                        "run_id": self.run_id,
-                        "unit_key": unit.key,
-                        "system": unit.system,
-                        "provider": provider,
-                        "calls": int(calls),
-                        "prompt_tokens": int(prompt_tokens),
-                        "completion_tokens": int(completion_tokens),
-                        "cost_usd": cost_usd,
-                        "parse_failures": int(parse_failures),
-                        "requests": int(requests),
-                        "retries": int(retries),
-                        "timeouts": int(timeouts),
-                        **{
-                            name: (audio or {}).get(name, 0)
-                            for name in (
-                                "prompt_audio_tokens",
-                                "completion_audio_tokens",
-                                "audio_in_s",
-                                "audio_out_s",
-                            )
-                        },
-                        "recorded_at": utcnow(),
-                    }
-                ],
-            )
+        row = {
+            "run_id": self.run_id,
+            "unit_key": unit.key,
+            "system": unit.system,
+            "provider": provider,
+            "calls": int(calls),
+            "prompt_tokens": int(prompt_tokens),
+            "completion_tokens": int(completion_tokens),
+            "cost_usd": cost_usd,
+            "parse_failures": int(parse_failures),
+            "requests": int(requests),
+            "retries": int(retries),
+            "timeouts": int(timeouts),
+            **{
+                name: (audio or {}).get(name, 0)
+                for name in (
+                    "prompt_audio_tokens",
+                    "completion_audio_tokens",
+                    "audio_in_s",
+                    "audio_out_s",
+                )
+            },
+            "recorded_at": utcnow(),
+        }
+        # shared with the commits of other units finishing now
+        self.committer.submit(lambda conn: conn.execute(usage_table.insert(), [row]))
 
     def usage_summary(self) -> dict[str, Any]:
         """Totals, per provider and per system (see ``voxeval.store.usage``)."""
