@@ -285,10 +285,7 @@ def main(levels: list[int], modes: tuple[str, ...], kinds: tuple[str, ...]) -> N
         base = f"http://127.0.0.1:{int(server.stdout.readline())}"
         with tempfile.TemporaryDirectory() as tmp:
             for mode, kind, concurrency in [
-                (mode, kind, level)
-                for mode in modes
-                for kind in kinds
-                for level in levels
+                (mode, kind, level) for mode in modes for kind in kinds for level in levels
             ]:
                 if concurrency == levels[0]:  # warm-up (imports, first connections)
                     run_layer(kind, 4, base) if mode == "layer" else None
