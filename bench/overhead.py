@@ -4,7 +4,13 @@ The suite is rendered first (a one-time, cached step, timed apart). Then the stu
 answers at once with a fixed clip, the stub ASR returns a fixed transcript and the stub MOS a
 fixed value, so what remains is voxeval's own work per unit: planning, reading and writing
 audio, reply.json and transcripts.json, scoring bookkeeping, the SQLite index, the progress
-bar, and the report (bootstrap CIs). Prints ``overhead_ms_per_item: N`` last.
+bar, and the report (bootstrap CIs, figures).
+
+A run also has fixed costs (opening the run, the report with its figures: about 2 s) that a
+per-item average over a small run would blame on every item. So runs of N and 2N items are
+timed; the marginal cost of an item is (time(2N) - time(N)) / N, and the fixed cost per run
+is time(N) - N x that. Prints ``overhead_ms_per_item: X`` (the marginal cost, call cache
+off) last.
 
     python bench/overhead.py [N_ITEMS [REPEATS]]
 """
@@ -101,23 +107,36 @@ def main(n: int) -> float:
     return elapsed * 1000 / n
 
 
-def best_of(items: int, repeats: int, *, call_cache: bool) -> list[float]:
+def best_of(items: int, repeats: int, *, call_cache: bool) -> float:
+    """The fastest of ``repeats`` runs of ``items`` items, in ms (like timeit: slower repeats
+    measure other processes competing for the CPU)."""
     if call_cache:
         os.environ.pop("VOXEVAL_NO_CACHE", None)
     else:
         os.environ["VOXEVAL_NO_CACHE"] = "1"
-    return [main(items) for _ in range(repeats)]
+    return min(main(items) * items for _ in range(repeats))
+
+
+def marginal(items: int, repeats: int, *, call_cache: bool) -> tuple[float, float]:
+    """(ms per extra item, fixed ms per run) from runs of ``items`` and twice as many."""
+    small = best_of(items, repeats, call_cache=call_cache)
+    large = best_of(2 * items, repeats, call_cache=call_cache)
+    per_item = (large - small) / items
+    return per_item, small - items * per_item
 
 
 if __name__ == "__main__":
     items = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    # Like timeit: the fastest repeat is the best estimate of the cost itself; slower ones
-    # measure other processes competing for the CPU.
-    cached = best_of(items, repeats, call_cache=True)
-    print(f"with the provider call cache (4 cached calls/item): {min(cached):.2f} ms per item")
+    load = os.getloadavg()
+    per_item, fixed = marginal(items, repeats, call_cache=True)
+    print(f"with the provider call cache (4 cached calls/item): {per_item:.2f} ms per item")
     # The headline leaves the call cache out: it stores and replays provider calls, which only
     # pays off for real models (seconds per call) and is pure cost for instant stubs.
-    runs = best_of(items, repeats, call_cache=False)
-    print(f"items: {items}, repeats: {repeats}, ms per item: {[round(r, 2) for r in runs]}")
-    print(f"overhead_ms_per_item: {min(runs):.2f}")
+    per_item, fixed = marginal(items, repeats, call_cache=False)
+    print(f"fixed cost per run (open, plan, report with figures): {fixed:.0f} ms")
+    print(
+        f"runs of {items} and {2 * items} items, best of {repeats}; load average before "
+        f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}"
+    )
+    print(f"overhead_ms_per_item: {per_item:.2f}")

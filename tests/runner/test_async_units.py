@@ -190,3 +190,72 @@ def test_units_run_where_an_event_loop_already_runs_on_the_thread() -> None:
     host.start()
     host.join(timeout=60)
     assert results == [("voxeval-units", "host")]
+
+
+def test_finish_stage_frees_the_slot_and_a_unit_is_done_only_when_finished() -> None:
+    """With ``finish``, the next unit talks to the system while the last one is scored:
+    ``concurrency`` units in the system stage and at most ``concurrency`` in finish."""
+    in_system, in_finish = Peak(), Peak()
+    order: list[str] = []
+
+    async def work(unit: Unit) -> str:
+        with in_system:
+            await asyncio.sleep(0.05)
+        return unit.key.upper()
+
+    async def finish(unit: Unit, reply: str) -> None:
+        with in_finish:
+            await asyncio.sleep(0.2)  # scoring slower than the system
+        assert reply == unit.key.upper()  # what work returned
+        order.append(unit.key)
+
+    units = [Unit(f"u{i}") for i in range(12)]
+    start = time.perf_counter()
+    outcome = execute_units(context(3), units, work, lambda u, e: str(e), "t", finish)
+    wall = time.perf_counter() - start
+    assert (outcome.done, outcome.failed) == (12, 0)
+    assert sorted(order) == sorted(u.key for u in units)
+    assert in_system.peak == 3 and in_finish.peak == 3
+    # finish bounds the pace (12 x 0.2 s / 3), and the system stage overlaps it
+    assert 0.8 <= wall < 0.8 + 0.15 * 4 + 1.0
+
+
+def test_a_failing_finish_stage_is_a_failed_unit() -> None:
+    async def work(unit: Unit) -> None:
+        return None
+
+    async def finish(unit: Unit, _: None) -> None:
+        if unit.key == "u1":
+            raise RuntimeError("scoring broke")
+
+    recorded: list[str] = []
+
+    def on_error(unit: Unit, exc: Exception) -> str:
+        recorded.append(unit.key)
+        return str(exc)
+
+    units = [Unit(f"u{i}") for i in range(4)]
+    outcome = execute_units(context(2), units, work, on_error, "t", finish)
+    assert (outcome.done, outcome.failed) == (3, 1)
+    assert recorded == ["u1"] and outcome.errors == ["u1: scoring broke"]
+
+
+def test_an_interrupt_in_the_finish_stage_lets_started_units_finish() -> None:
+    finished: list[str] = []
+
+    async def work(unit: Unit) -> None:
+        await asyncio.sleep(0.01)
+
+    async def finish(unit: Unit, _: None) -> None:
+        if unit.key == "u2":
+            raise KeyboardInterrupt
+        await asyncio.sleep(0.05)
+        finished.append(unit.key)
+
+    units = [Unit(f"u{i}") for i in range(20)]
+    outcome = None
+    with pytest.raises(KeyboardInterrupt):
+        outcome = execute_units(context(2), units, work, lambda u, e: str(e), "t", finish)
+    assert outcome is None
+    assert "u2" not in finished and len(finished) < 19  # stopped taking new units
+    assert {"u0", "u1"} <= set(finished)  # units already past their system stage finished
