@@ -137,3 +137,44 @@ def test_a_follower_gets_its_future_at_once_and_it_completes_on_commit(tmp_path:
     assert later.result(10) is None
     leader.join(10)
     assert (committer.transactions, committer.writes) == (2, 2)
+
+
+def test_a_units_usage_rows_share_the_transaction_of_its_completion(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    u = unit("q0")
+    store.record_items([u])
+    store.start(u)
+    before = store.committer.transactions
+    store.record_usage(u, "system:sys", 1, 10, 5, None, requests=1)
+    store.record_usage(u, "scoring_asr", 2, 0, 0, None)
+    assert store.committer.transactions == before  # queued, nothing committed yet
+    store.complete(u, {"duration": Score(value=1.0)})
+    assert store.committer.transactions == before + 1  # usage and completion: one commit
+    summary = store.usage_summary()
+    assert summary["by_provider"]["system:sys"]["calls"] == 1
+    assert summary["by_provider"]["scoring_asr"]["calls"] == 2
+
+
+def test_a_failing_queued_usage_write_fails_the_units_completion(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    u = unit("q0")
+    store.record_items([u])
+
+    def broken(conn: Connection) -> None:
+        raise RuntimeError("usage row refused")
+
+    store._defer(u, broken)
+    with pytest.raises(RuntimeError, match="usage row refused"):
+        store.complete(u, {"duration": Score(value=1.0)})
+    assert store.finished_keys() == {u.key}  # the completion itself was committed alone
+
+
+def test_flush_commits_queued_writes_and_reads_see_them(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    u = unit("q0")
+    store.record_items([u])
+    store.record_usage(u, "judge", 3, 100, 20, 0.01)
+    assert store.usage_summary()["by_provider"]["judge"]["calls"] == 3  # a read flushes
+    before = store.committer.transactions
+    store.flush()  # nothing left: no transaction
+    assert store.committer.transactions == before

@@ -504,8 +504,11 @@ def run_evaluation(
     if config.executor == "ray":  # workers interact and score; this process writes the index
         outcome = run_units_on_ray(ctx, todo, retry, execute_units)
     else:
-        # the system's slot goes to the next unit while this one is scored and committed
-        outcome = execute_units(ctx, todo, work, on_error, "evaluating", score_and_commit)
+        try:
+            # the system's slot goes to the next unit while this one is scored and committed
+            outcome = execute_units(ctx, todo, work, on_error, "evaluating", score_and_commit)
+        finally:
+            store.flush()  # what interrupted units had queued (their start, their cost)
     _print_failures(ctx, outcome, "units")
     run_comparison_steps(ctx, execute_units, recompute=False)  # those not done yet
     write_report_for(ctx)

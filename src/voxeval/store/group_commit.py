@@ -9,6 +9,11 @@ an event loop awaits the commit without holding a worker thread. No extra thread
 and a killed process loses only writes whose commit had not completed (their units are re-run
 on resume, as before).
 
+``defer`` queues a write without committing: it goes into the transaction of the next
+write that is submitted (by any thread), in queue order, so a unit's bookkeeping rows
+(its start, what it cost) share the transaction of its completion instead of paying one
+commit each; ``flush`` commits whatever is still queued.
+
 If a batch's transaction fails, its writes are committed one by one, so one bad write
 fails only its own caller.
 """
@@ -70,6 +75,21 @@ class GroupCommitter:
             self._lead()
         return pending.committed
 
+    def defer(self, write: Write) -> Future[None]:
+        """Queue ``write`` for the next commit (see the module docstring); the future
+        completes when it is committed."""
+        pending = _Pending(write)
+        with self._lock:
+            self._queue.append(pending)
+        return pending.committed
+
+    def flush(self) -> None:
+        """Commit every queued write (a no-op when none is queued)."""
+        with self._lock:
+            if not self._queue:
+                return
+        self.submit(_nothing)
+
     def _lead(self) -> None:
         batch: list[_Pending] = []
         try:
@@ -117,3 +137,7 @@ class GroupCommitter:
         with self._lock:
             self.transactions += transactions
             self.writes += writes
+
+
+def _nothing(conn: Connection) -> None:
+    """A write that writes nothing: submitted to commit what is queued."""

@@ -7,11 +7,13 @@ write commits on its own. So a process killed at any moment loses at most the un
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
+import threading
 import traceback
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -112,6 +114,8 @@ class RunStore:
         self.index_url = url
         self.index = Index(url, self.run_id)
         self.committer = GroupCommitter(self.index)  # finished units commit together
+        self._deferred: dict[str, list[Future[None]]] = {}  # unit key -> queued writes
+        self._deferred_lock = threading.Lock()
         self.comparisons = ComparisonStore(self.index, self.run_dir)  # across systems
         if url != self._default_url():
             self.run_file_doc.update({"index_url": _safe_url(url)})
@@ -241,7 +245,8 @@ class RunStore:
         self.start_later(unit).result()
 
     def start_later(self, unit: UnitLike) -> Future[None]:
-        """``start`` whose commit may still be under way (the future completes with it)."""
+        """``start`` whose commit may still be under way: the future completes with it. The
+        unit must not call its system before then (a killed attempt must count)."""
         now = utcnow()
 
         def write(conn: Connection) -> None:
@@ -264,6 +269,40 @@ class RunStore:
 
         return self.committer.submit_later(write)
 
+    def _defer(self, unit: UnitLike, write: Callable[[Connection], object]) -> None:
+        """Queue a bookkeeping write of ``unit`` for the next commit; its outcome is checked
+        when the unit completes or fails (``_joined``)."""
+        committed = self.committer.defer(write)
+        with self._deferred_lock:
+            self._deferred.setdefault(unit.key, []).append(committed)
+
+    def _take_deferred(self, unit: UnitLike) -> list[Future[None]]:
+        with self._deferred_lock:
+            return self._deferred.pop(unit.key, [])
+
+    @staticmethod
+    def _joined(last: Future[None], earlier: list[Future[None]]) -> Future[None]:
+        """A future done when ``last`` is; it fails if ``last`` or any of ``earlier`` (queued
+        before it, so committed by then) failed."""
+        if not earlier:
+            return last
+        joined: Future[None] = Future()
+
+        def settle(_: Future[None]) -> None:
+            for future in [*earlier, last]:
+                error = future.exception()
+                if error is not None:
+                    joined.set_exception(error)
+                    return
+            joined.set_result(None)
+
+        last.add_done_callback(settle)
+        return joined
+
+    def flush(self) -> None:
+        """Commit the bookkeeping writes still queued (see ``start_deferred``)."""
+        self.committer.flush()
+
     def finish(
         self,
         unit: UnitLike,
@@ -278,7 +317,8 @@ class RunStore:
             raise ValueError(f"finish status must be 'done' or 'failed', got {status!r}")
         clean_error = redact_env_secrets(error) if error else None
         values = {"status": status, "error": clean_error, "cause": cause, "system_fault": None}
-        with self.index.write() as conn:
+
+        def write(conn: Connection) -> None:
             result = conn.execute(
                 update(units_table)
                 .where(self._unit_filter(unit))
@@ -287,6 +327,10 @@ class RunStore:
             if result.rowcount == 0:
                 row = self._unit_row(unit, self.index.next_seq(conn), status)
                 conn.execute(units_table.insert(), [{**row, **values, "attempts": 1}])
+
+        # with the unit's queued bookkeeping (usage), which must not be lost with it
+        committed = self.committer.submit_later(write)
+        self._joined(committed, self._take_deferred(unit)).result()
 
     def record_failure(self, unit: UnitLike, exc: BaseException, cause: str | None = None) -> str:
         """Store ``error.txt`` (full traceback) in the unit folder and mark the unit failed
@@ -318,6 +362,7 @@ class RunStore:
 
     def units(self, status: str | None = None) -> list[UnitRecord]:
         """Units in plan order, optionally only those with ``status``."""
+        self.flush()  # rows still queued for the next commit
         query = select(units_table).where(units_table.c.run_id == self.run_id)
         if status is not None:
             query = query.where(units_table.c.status == status)
@@ -420,8 +465,15 @@ class RunStore:
         fresh = {m: score for m, score in scores.items() if m not in kept}
         if fresh:
             rows = self._write_scores_file(unit, fresh)
-            with self.index.write() as conn:
-                self._replace_score_rows(conn, unit, fresh, rows)
+            write = functools.partial(self._replace_score_rows, unit=unit, scores=fresh, rows=rows)
+            committed = self.committer.submit_later(write)
+            # with what the re-scoring cost (a judge's usage), queued before
+            self._joined(committed, self._take_deferred(unit)).result()
+        else:
+            earlier = self._take_deferred(unit)
+            self.flush()
+            for committed in earlier:
+                committed.result()  # raises what a queued write raised
         return kept
 
     def _ran_metrics(self, unit: UnitLike, metrics: list[str]) -> set[str]:
@@ -479,7 +531,8 @@ class RunStore:
                     [{**row, **values, "system_fault": system_fault, "attempts": 1}],
                 )
 
-        return self.committer.submit_later(write)
+        committed = self.committer.submit_later(write)
+        return self._joined(committed, self._take_deferred(unit))
 
     def _write_scores_file(
         self, unit: UnitLike, scores: Mapping[str, Score]
@@ -625,8 +678,8 @@ class RunStore:
             }
             for (kind, provider, model), use in models.items()
         ]
-        # shared with the commits of other units finishing now
-        self.committer.submit(lambda conn: conn.execute(model_usage_table.insert(), rows))
+        # committed with the unit's completion (or the next write before it)
+        self._defer(unit, lambda conn: conn.execute(model_usage_table.insert(), rows))
 
     def record_usage(
         self,
@@ -670,11 +723,12 @@ class RunStore:
             },
             "recorded_at": utcnow(),
         }
-        # shared with the commits of other units finishing now
-        self.committer.submit(lambda conn: conn.execute(usage_table.insert(), [row]))
+        # committed with the unit's completion (or the next write before it)
+        self._defer(unit, lambda conn: conn.execute(usage_table.insert(), [row]))
 
     def usage_summary(self) -> dict[str, Any]:
         """Totals, per provider and per system (see ``voxeval.store.usage``)."""
+        self.flush()  # rows still queued for the next commit
         t = usage_table
         with self.index.read() as conn:
             rows = conn.execute(
@@ -701,6 +755,7 @@ class RunStore:
 
     def model_usage_rows(self) -> list[dict[str, Any]]:
         """Every ``model_usage`` row of the run (plan order is not kept: records append)."""
+        self.flush()  # rows still queued for the next commit
         t = model_usage_table
         with self.index.read() as conn:
             rows = conn.execute(select(t).where(t.c.run_id == self.run_id).order_by(t.c.id)).all()
