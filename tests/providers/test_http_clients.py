@@ -4,12 +4,13 @@ reused by every endpoint and system; async pools per event loop, closed with it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from voxeval.config import SystemSpec
 from voxeval.providers.http_clients import (
     ClientKey,
     close_async_clients,
-    shared_async_client,
+    leased_async_client,
     shared_client,
 )
 from voxeval.providers.llm_openai import OpenAIChat
@@ -31,16 +32,35 @@ def test_endpoints_of_one_server_share_one_client() -> None:
 
 
 def test_async_pools_belong_to_their_loop_and_close_with_it() -> None:
-    key = ClientKey("http://127.0.0.1:9", None, 10.0, 20)  # 20 connections: 3 shards
+    key = ClientKey("http://127.0.0.1:9", None, 10.0, 20)
 
     async def use() -> list[object]:
-        clients = [shared_async_client(key) for _ in range(6)]
-        assert len({id(c) for c in clients}) == 3 and clients[0] is clients[3]
+        with leased_async_client(key) as client:
+            pass
+        with leased_async_client(key) as again:
+            assert again is client  # idle: the same client (and its open connections)
         await close_async_clients()
-        assert all(c.is_closed for c in clients)
-        return list(clients)
+        assert client.is_closed
+        return [client]
 
     first = asyncio.run(use())
     second = asyncio.run(use())
     assert not {id(c) for c in first} & {id(c) for c in second}
     assert shared_client(key) is shared_client(key)
+
+
+def test_a_busy_pool_grows_by_shards_of_eight_requests_up_to_its_size() -> None:
+    key = ClientKey("http://127.0.0.1:9", None, 10.0, 20)  # 20 connections: at most 3 shards
+
+    async def use() -> list[int]:
+        with contextlib.ExitStack() as held:
+            clients = [held.enter_context(leased_async_client(key)) for _ in range(30)]
+        counts = [sum(1 for c in clients if c is shard) for shard in dict.fromkeys(clients)]
+        with leased_async_client(key) as after:  # all released: the least busy, the first
+            assert after is clients[0]
+        await close_async_clients()
+        return counts
+
+    # 8 requests fill the first shard, the 9th opens a second, the 17th a third; then the
+    # least busy one takes each next request
+    assert asyncio.run(use()) == [10, 10, 10]

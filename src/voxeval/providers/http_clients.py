@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import functools
-import itertools
 import math
 import ssl
 import threading
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import httpx
@@ -53,21 +54,36 @@ CONNECTIONS_PER_SHARD = 8
 
 
 class _Shards:
-    def __init__(self, key: ClientKey) -> None:
-        count = max(1, math.ceil(key.max_connections / CONNECTIONS_PER_SHARD))
-        limits = httpx.Limits(
-            max_connections=key.max_connections, max_keepalive_connections=key.max_connections
-        )
-        self.clients = [
-            httpx.AsyncClient(
-                timeout=httpx.Timeout(key.timeout_s), limits=limits, verify=_ssl_context()
-            )
-            for _ in range(count)
-        ]
-        self.turn = itertools.count()
+    """A provider's async pool as several clients, made as the load needs them: a request
+    goes to the least busy client, and a new one is made when every client already has
+    ``CONNECTIONS_PER_SHARD`` requests in flight (up to max_connections / that many), so
+    each pool stays small and open connections are reused wave after wave."""
 
-    def next(self) -> httpx.AsyncClient:
-        return self.clients[next(self.turn) % len(self.clients)]
+    def __init__(self, key: ClientKey) -> None:
+        self.key = key
+        self.most = max(1, math.ceil(key.max_connections / CONNECTIONS_PER_SHARD))
+        self.clients: list[httpx.AsyncClient] = []
+        self.busy: list[int] = []  # requests in flight per client
+
+    def _new_client(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(
+            timeout=httpx.Timeout(self.key.timeout_s),
+            limits=_limits(self.key),
+            verify=_ssl_context(),
+        )
+
+    def acquire(self) -> tuple[int, httpx.AsyncClient]:
+        """(shard number, client) for one request; give the number back to ``release``."""
+        best = min(range(len(self.busy)), key=self.busy.__getitem__, default=-1)
+        if best < 0 or (self.busy[best] >= CONNECTIONS_PER_SHARD and len(self.busy) < self.most):
+            self.clients.append(self._new_client())
+            self.busy.append(0)
+            best = len(self.busy) - 1
+        self.busy[best] += 1
+        return best, self.clients[best]
+
+    def release(self, shard: int) -> None:
+        self.busy[shard] -= 1
 
 
 _sync: dict[ClientKey, httpx.Client] = {}
@@ -88,15 +104,21 @@ def shared_client(key: ClientKey) -> httpx.Client:
         return client
 
 
-def shared_async_client(key: ClientKey) -> httpx.AsyncClient:
-    """The running event loop's async client for ``key`` (one shard of its pool, in turn)."""
+@contextlib.contextmanager
+def leased_async_client(key: ClientKey) -> Iterator[httpx.AsyncClient]:
+    """The running event loop's async client for ``key`` for one request: the least busy
+    shard of its pool (see ``_Shards``). Used and released on the loop's own thread."""
     loop = asyncio.get_running_loop()
     with _lock:
         pools = _async.setdefault(loop, {})
         shards = pools.get(key)
         if shards is None:
             shards = pools[key] = _Shards(key)
-        return shards.next()
+    shard, client = shards.acquire()
+    try:
+        yield client
+    finally:
+        shards.release(shard)
 
 
 async def close_async_clients() -> None:
