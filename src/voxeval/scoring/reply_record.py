@@ -98,6 +98,7 @@ class ScoringResources:
         # The few most recent sets, so the metrics of one record share one decode even
         # without a unit folder; entries hold their audio so ids stay unique while cached.
         self._recent: OrderedDict[_RecentKey, tuple[Audio, TranscriptSet]] = OrderedDict()
+        self._decoding: dict[_RecentKey, threading.Lock] = {}  # a lock per record being decoded
         self._languages: OrderedDict[_RecentKey, tuple[Audio, LanguageVerdict]] = OrderedDict()
         self.transcript_settings = transcript_settings or TranscriptSettings()
 
@@ -181,16 +182,29 @@ class ScoringResources:
             recent = self._recent.get(key)
             if recent is not None and recent[1].settings == settings:
                 return recent[1]
-            stored = None
-            if record.unit_dir is not None:
-                stored = load_transcripts(record.unit_dir, settings, identity)
-            result = stored or _transcribe(asr, record.reply_audio, settings, identity)
-            if stored is None and record.unit_dir is not None:
-                save_transcripts(record.unit_dir, result)
-            self._recent[key] = (record.reply_audio, result)
-            while len(self._recent) > 8:
-                self._recent.popitem(last=False)
-            return result
+            decoding = self._decoding.setdefault(key, threading.Lock())
+        # One decode per record (its metrics share it); other records decode meanwhile, so a
+        # remote scoring ASR gets as many requests at once as records are being scored.
+        with decoding:
+            try:
+                with self._transcripts_lock:
+                    recent = self._recent.get(key)
+                    if recent is not None and recent[1].settings == settings:
+                        return recent[1]
+                stored = None
+                if record.unit_dir is not None:
+                    stored = load_transcripts(record.unit_dir, settings, identity)
+                result = stored or _transcribe(asr, record.reply_audio, settings, identity)
+                if stored is None and record.unit_dir is not None:
+                    save_transcripts(record.unit_dir, result)
+                with self._transcripts_lock:
+                    self._recent[key] = (record.reply_audio, result)
+                    while len(self._recent) > 8:
+                        self._recent.popitem(last=False)
+                return result
+            finally:
+                with self._transcripts_lock:
+                    self._decoding.pop(key, None)
 
 
 def _transcribe(
