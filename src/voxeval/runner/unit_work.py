@@ -33,7 +33,7 @@ from voxeval.scoring.score import Score
 from voxeval.store import RunStore, layout
 from voxeval.store.records import UnitLike
 from voxeval.store.run_file import RunFile
-from voxeval.store.usage import MODEL_AMOUNTS
+from voxeval.store.usage import MODEL_AMOUNTS, usage_values
 
 # Journal entries: ("start", {}), ("usage", record_usage keyword arguments),
 # ("model_usage", {"component": ..., "models": [[kind, provider, model, {amounts}], ...]}),
@@ -100,18 +100,18 @@ class JournalStore(RunStore):
         timeouts: int = 0,
         audio: Mapping[str, float] | None = None,
     ) -> None:
-        values = {
-            "provider": provider,
-            "calls": int(calls),
-            "prompt_tokens": int(prompt_tokens),
-            "completion_tokens": int(completion_tokens),
-            "cost_usd": cost_usd,
-            "parse_failures": int(parse_failures),
-            "requests": int(requests),
-            "retries": int(retries),
-            "timeouts": int(timeouts),
-            "audio": dict(audio or {}),
-        }
+        values = usage_values(
+            provider,
+            calls,
+            prompt_tokens,
+            completion_tokens,
+            cost_usd,
+            parse_failures,
+            requests=requests,
+            retries=retries,
+            timeouts=timeouts,
+            audio=audio,
+        )
         self._log(unit, ("usage", values))
 
     def record_model_usage(

@@ -41,7 +41,12 @@ from voxeval.store.index import (
 )
 from voxeval.store.records import ScoreRow, UnitLike, UnitRecord
 from voxeval.store.run_file import RunFile
-from voxeval.store.usage import MODEL_AMOUNTS, summarize_model_usage, summarize_usage
+from voxeval.store.usage import (
+    MODEL_AMOUNTS,
+    summarize_model_usage,
+    summarize_usage,
+    usage_values,
+)
 
 INDEX_URL_ENV = "VOXEVAL_INDEX_URL"
 
@@ -699,28 +704,25 @@ class RunStore:
         """Append one usage record (a retried or re-scored unit adds more: all calls cost).
         ``calls`` are logical calls (a reply, a judge call, a decode); ``requests`` the HTTP
         requests they sent, ``retries`` and ``timeouts`` among them."""
+        values = usage_values(
+            provider,
+            calls,
+            prompt_tokens,
+            completion_tokens,
+            cost_usd,
+            parse_failures,
+            requests=requests,
+            retries=retries,
+            timeouts=timeouts,
+            audio=audio,
+        )
+        amounts = values.pop("audio")
         row = {
             "run_id": self.run_id,
             "unit_key": unit.key,
             "system": unit.system,
-            "provider": provider,
-            "calls": int(calls),
-            "prompt_tokens": int(prompt_tokens),
-            "completion_tokens": int(completion_tokens),
-            "cost_usd": cost_usd,
-            "parse_failures": int(parse_failures),
-            "requests": int(requests),
-            "retries": int(retries),
-            "timeouts": int(timeouts),
-            **{
-                name: (audio or {}).get(name, 0)
-                for name in (
-                    "prompt_audio_tokens",
-                    "completion_audio_tokens",
-                    "audio_in_s",
-                    "audio_out_s",
-                )
-            },
+            **values,
+            **amounts,
             "recorded_at": utcnow(),
         }
         # committed with the unit's completion (or the next write before it)

@@ -28,6 +28,37 @@ MODEL_AMOUNTS: tuple[str, ...] = (
 )
 _AUDIO = ("prompt_audio_tokens", "completion_audio_tokens", "audio_in_s", "audio_out_s")
 
+
+def usage_values(
+    provider: str,
+    calls: int,
+    prompt_tokens: int,
+    completion_tokens: int,
+    cost_usd: float | None,
+    parse_failures: int = 0,
+    *,
+    requests: int = 0,
+    retries: int = 0,
+    timeouts: int = 0,
+    audio: Mapping[str, float] | None = None,
+) -> dict[str, Any]:
+    """The arguments of ``RunStore.record_usage``, normalised (counts as ints, ``audio`` as a
+    dict of the audio amounts): what a usage row holds, and what a Ray worker's journal
+    carries to the driver."""
+    return {
+        "provider": provider,
+        "calls": int(calls),
+        "prompt_tokens": int(prompt_tokens),
+        "completion_tokens": int(completion_tokens),
+        "cost_usd": cost_usd,
+        "parse_failures": int(parse_failures),
+        "requests": int(requests),
+        "retries": int(retries),
+        "timeouts": int(timeouts),
+        "audio": {name: (audio or {}).get(name, 0) for name in _AUDIO},
+    }
+
+
 # Summed as they are; a missing count (an older index) adds nothing.
 _COUNTS = ("calls", "prompt_tokens", "completion_tokens", "parse_failures")
 _HTTP_COUNTS = ("requests", "retries", "timeouts")
