@@ -210,22 +210,26 @@ class _UnitDriver(Generic[K]):
         self.outcome.skipped += sum(1 for _ in self.queue)  # never started (interrupted)
 
     async def _worker(self) -> None:
-        while not self.stopping:
+        while not self.stopping:  # an interrupt sets it
             if self.finish is not None:
                 await self.room.acquire()  # room for this unit's finish stage
             unit = next(self.queue, None)
-            ok, result = (False, None) if unit is None else await self._stage(unit, False)
-            if unit is None or not ok or self.finish is None:
-                if self.finish is not None:
-                    self.room.release()
-                if unit is None or (not ok and self.interrupted is not None):
-                    return
-                if ok:
-                    self._count_done()
-                continue
-            finishing = asyncio.create_task(self._finish_stage(unit, result))
-            self.finishing.add(finishing)
-            finishing.add_done_callback(self.finishing.discard)
+            if unit is None:
+                self._release_room()
+                return
+            ok, result = await self._stage(unit, False)
+            if not ok:
+                self._release_room()
+            elif self.finish is None:
+                self._count_done()
+            else:
+                finishing = asyncio.create_task(self._finish_stage(unit, result))
+                self.finishing.add(finishing)
+                finishing.add_done_callback(self.finishing.discard)
+
+    def _release_room(self) -> None:
+        if self.finish is not None:
+            self.room.release()
 
     async def _finish_stage(self, unit: K, result: Any) -> None:
         try:
@@ -233,7 +237,7 @@ class _UnitDriver(Generic[K]):
             if ok:
                 self._count_done()
         finally:
-            self.room.release()
+            self._release_room()
 
     def _count_done(self) -> None:
         self.outcome.done += 1
