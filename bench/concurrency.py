@@ -3,10 +3,13 @@
 A separate process serves, on 127.0.0.1, an ``http``-system endpoint and the three
 OpenAI-compatible routes a cascade needs (``/v1/audio/transcriptions``,
 ``/v1/chat/completions``, ``/v1/audio/speech``); every request is answered after
-``DELAY_S``. The server logs when each request arrived and left. Then real
+``DELAY_S`` +- ``JITTER`` (uniform, seeded): a real endpoint never answers in exactly the
+same time, and a server that does keeps requests sent together answering together, so the
+client handles every reply of a wave at once (``--exact`` shows that case). The server logs
+when each request arrived and left. Then real
 ``run_evaluation`` runs (rendered suite, store, index, scoring of the cheap ``duration``
 metric, report) evaluate the ``http`` system and a cascade made of those three endpoints (it
-waits on the network three times per item) at concurrency 16 and 64, over 8x concurrency
+waits on the network three times per item) at concurrency 16 and 64, over 16x concurrency
 items each.
 
 Printed per run:
@@ -22,7 +25,8 @@ Printed per run:
   nothing less than the core share the process can get;
 - the machine's load average (other processes compete for the same cores).
 
-    python bench/concurrency.py [--only layer|run] [--kind http|cascade] [CONCURRENCY ...]
+    python bench/concurrency.py [--only layer|run] [--kind http|cascade] [--exact]
+                                [CONCURRENCY ...]
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import io
 import json
 import math
 import os
+import random
 import resource
 import subprocess
 import sys
@@ -48,8 +53,9 @@ import yaml
 from instant_scorers import register_instant_scorers  # bench/, the script's folder
 
 DELAY_S = 0.2
+JITTER = 0.1  # replies take DELAY_S * (1 +- JITTER), drawn uniformly
 RATE = 16000
-ITEMS_PER_SLOT = 8
+ITEMS_PER_SLOT = 16
 
 
 def wav_bytes(seconds: float) -> bytes:
@@ -66,7 +72,8 @@ def wav_bytes(seconds: float) -> bytes:
 # -- the loopback server (its own process, so its CPU does not compete for our GIL) -----------
 
 
-def serve() -> None:
+def serve(jitter: float) -> None:
+    draw = random.Random(0)
     reply_wav = wav_bytes(0.5)
     chat = json.dumps(
         {
@@ -110,7 +117,7 @@ def serve() -> None:
                     log.clear()
                 else:
                     arrived = time.monotonic()
-                    await asyncio.sleep(DELAY_S)
+                    await asyncio.sleep(DELAY_S * (1 + jitter * (2 * draw.random() - 1)))
                     body, ctype = answer(path)
                     log.append((arrived, time.monotonic()))
                 writer.write(
@@ -274,11 +281,11 @@ def summarise(
     }
 
 
-def main(levels: list[int], modes: tuple[str, ...], kinds: tuple[str, ...]) -> None:
+def main(levels: list[int], modes: tuple[str, ...], kinds: tuple[str, ...], jitter: float) -> None:
     os.environ["VOXEVAL_NO_CACHE"] = "1"
     register_instant_scorers("What is six times seven?")
     server = subprocess.Popen(
-        [sys.executable, __file__, "--serve"], stdout=subprocess.PIPE, text=True
+        [sys.executable, __file__, "--serve", str(jitter)], stdout=subprocess.PIPE, text=True
     )
     try:
         assert server.stdout is not None
@@ -310,9 +317,12 @@ def main(levels: list[int], modes: tuple[str, ...], kinds: tuple[str, ...]) -> N
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--serve"]:
-        serve()
+        serve(float(sys.argv[2]))
     else:
         args = sys.argv[1:]
+        jitter = 0.0 if "--exact" in args else JITTER
+        args = [a for a in args if a != "--exact"]
+        print(f"replies after {DELAY_S * 1000:.0f} ms +- {jitter:.0%}", flush=True)
         chosen: dict[str, tuple[str, ...]] = {
             "--only": ("layer", "run"),
             "--kind": ("http", "cascade"),
@@ -322,4 +332,4 @@ if __name__ == "__main__":
                 at = args.index(flag)
                 chosen[flag] = (args[at + 1],)
                 del args[at : at + 2]
-        main([int(a) for a in args] or [16, 64], chosen["--only"], chosen["--kind"])
+        main([int(a) for a in args] or [16, 64], chosen["--only"], chosen["--kind"], jitter)

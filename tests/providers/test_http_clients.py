@@ -1,20 +1,28 @@
 """Shared connection pools: one per (base URL, auth variable, timeout, pool size) per process,
-reused by every endpoint and system; async pools per event loop, closed with it."""
+reused by every endpoint and system; async sessions per event loop, closed with it; transport
+failures of the async path raised as the httpx errors the sync path raises."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import gzip
+from collections.abc import Awaitable, Callable
+
+import httpx
+import pytest
 
 from voxeval.config import SystemSpec
 from voxeval.providers.http_clients import (
     ClientKey,
+    async_session,
     close_async_clients,
-    leased_async_client,
+    send_async,
     shared_client,
 )
 from voxeval.providers.llm_openai import OpenAIChat
 from voxeval.systems.http_system import HTTPSystem
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
 
 def test_endpoints_of_one_server_share_one_client() -> None:
@@ -31,36 +39,129 @@ def test_endpoints_of_one_server_share_one_client() -> None:
     assert not llm_b.endpoint._client.is_closed
 
 
-def test_async_pools_belong_to_their_loop_and_close_with_it() -> None:
+def test_async_sessions_belong_to_their_loop_and_close_with_it() -> None:
     key = ClientKey("http://127.0.0.1:9", None, 10.0, 20)
+    other_key = ClientKey("http://127.0.0.1:9", None, 5.0, 20)
 
-    async def use() -> list[object]:
-        with leased_async_client(key) as client:
-            pass
-        with leased_async_client(key) as again:
-            assert again is client  # idle: the same client (and its open connections)
+    async def use() -> object:
+        session = async_session(key)
+        assert async_session(key) is session  # the same session, and its open connections
+        assert async_session(other_key) is not session
+        assert session.connector is not None and session.connector.limit == 20
         await close_async_clients()
-        assert client.is_closed
-        return [client]
+        assert session.closed
+        assert async_session(key) is not session  # a closed session is replaced
+        await close_async_clients()
+        return session
 
-    first = asyncio.run(use())
-    second = asyncio.run(use())
-    assert not {id(c) for c in first} & {id(c) for c in second}
+    assert asyncio.run(use()) is not asyncio.run(use())
     assert shared_client(key) is shared_client(key)
 
 
-def test_a_busy_pool_grows_by_shards_of_eight_requests_up_to_its_size() -> None:
-    key = ClientKey("http://127.0.0.1:9", None, 10.0, 20)  # 20 connections: at most 3 shards
+async def _serving(handler: Handler) -> tuple[asyncio.Server, str]:
+    server = await asyncio.start_server(handler, "127.0.0.1", 0)
+    return server, f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
 
-    async def use() -> list[int]:
-        with contextlib.ExitStack() as held:
-            clients = [held.enter_context(leased_async_client(key)) for _ in range(30)]
-        counts = [sum(1 for c in clients if c is shard) for shard in dict.fromkeys(clients)]
-        with leased_async_client(key) as after:  # all released: the least busy, the first
-            assert after is clients[0]
-        await close_async_clients()
-        return counts
 
-    # 8 requests fill the first shard, the 9th opens a second, the 17th a third; then the
-    # least busy one takes each next request
-    assert asyncio.run(use()) == [10, 10, 10]
+async def _read_request(reader: asyncio.StreamReader) -> tuple[bytes, bytes]:
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":", 1)[1])
+    return head, await reader.readexactly(length)
+
+
+def _exchange(handler: Handler, timeout_s: float = 5.0, **request: object) -> httpx.Response:
+    """POST ``request`` (httpx keywords) through ``send_async`` to a loopback server that
+    runs ``handler`` for each connection."""
+
+    async def run() -> httpx.Response:
+        server, url = await _serving(handler)
+        try:
+            prepared = httpx.Request("POST", f"{url}/v1/x?a=%2F", **request)  # type: ignore[arg-type]
+            prepared.read()
+            return await send_async(ClientKey(url, None, timeout_s, 4), prepared)
+        finally:
+            await close_async_clients()
+            server.close()
+
+    return asyncio.run(run())
+
+
+def test_the_request_arrives_as_httpx_built_it_and_the_reply_comes_back_whole() -> None:
+    seen: list[tuple[bytes, bytes]] = []
+    reply = gzip.compress(b'{"ok": true}')
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        seen.append(await _read_request(reader))
+        writer.write(
+            b"HTTP/1.1 201 Created\r\nContent-Type: application/json\r\n"
+            b"Content-Encoding: gzip\r\nX-Tag: a\r\nX-Tag: b\r\nContent-Length: %d\r\n\r\n"
+            % len(reply)
+            + reply
+        )
+        await writer.drain()
+        writer.close()
+
+    response = _exchange(
+        handler,
+        files={"audio": ("user.wav", b"RIFF1234", "audio/wav")},
+        data={"item_id": "q7"},
+        headers={"Authorization": "Bearer k"},
+    )
+    assert response.status_code == 201
+    assert response.json() == {"ok": True}  # decoded from gzip once, by httpx
+    assert response.headers.get_list("x-tag") == ["a", "b"]
+    head, body = seen[0]
+    assert head.startswith(b"POST /v1/x?a=%2F HTTP/1.1\r\n")  # the query kept as encoded
+    assert b"\r\nauthorization: bearer k\r\n" in head.lower()  # names are case-blind
+    assert b"multipart/form-data; boundary=" in head
+    assert b'name="item_id"\r\n\r\nq7\r\n' in body
+    assert b'filename="user.wav"\r\nContent-Type: audio/wav\r\n\r\nRIFF1234\r\n' in body
+
+
+def test_a_refused_connection_is_a_connect_error() -> None:
+    async def run() -> None:
+        server, url = await _serving(lambda r, w: asyncio.sleep(0))
+        server.close()
+        await server.wait_closed()  # the port is free: nothing listens there now
+        prepared = httpx.Request("POST", url, content=b"x")
+        try:
+            with pytest.raises(httpx.ConnectError) as caught:
+                await send_async(ClientKey(url, None, 5.0, 4), prepared)
+        finally:
+            await close_async_clients()
+        assert caught.value.request is prepared
+
+    asyncio.run(run())
+
+
+def test_a_connection_closed_without_a_reply_is_a_protocol_error() -> None:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _read_request(reader)
+        writer.close()
+
+    with pytest.raises(httpx.RemoteProtocolError):
+        _exchange(handler, content=b"x")
+
+
+def test_a_reply_that_is_not_http_is_a_protocol_error() -> None:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _read_request(reader)
+        writer.write(b"SSH-2.0-OpenSSH_9.6\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    with pytest.raises(httpx.RemoteProtocolError):
+        _exchange(handler, content=b"x")
+
+
+def test_a_server_slower_than_the_timeout_is_a_read_timeout() -> None:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _read_request(reader)
+        await asyncio.sleep(2.0)
+        writer.close()
+
+    with pytest.raises(httpx.ReadTimeout):
+        _exchange(handler, timeout_s=0.3, content=b"x")

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, FaultSchedule, chat_text
+from voxeval.providers.http_clients import close_async_clients
 from voxeval.providers.llm_openai import OpenAIChat
 from voxeval.providers.rate_limits import (
     AdaptiveLimiter,
@@ -103,6 +104,7 @@ def test_sixty_requests_per_minute_hold_across_concurrent_units() -> None:
                     for llm in (first, second, first, second)
                 )
             )
+            await close_async_clients()
 
         asyncio.run(units())
         arrivals = sorted(start for start, _, _ in server.spans)
@@ -202,6 +204,7 @@ def test_429_with_retry_after_pauses_the_provider() -> None:
             while llm.endpoint.limiter.stats()["penalties"] < 1:  # until the 429 is in
                 await asyncio.sleep(0.01)
             await asyncio.gather(first, llm.achat([{"role": "user", "content": "b"}]))
+            await close_async_clients()
 
         asyncio.run(units())
         starts = sorted(start for start, _, _ in server.spans)

@@ -180,6 +180,7 @@ def chat_in_worker(
     import os
 
     from tests.fakes.openai_server import FakeOpenAIServer  # noqa: F401  (importable here)
+    from voxeval.providers.http_clients import close_async_clients
     from voxeval.providers.llm_openai import OpenAIChat
     from voxeval.providers.rate_limits import ProviderLimits, limiter_for
     from voxeval.runner.ray_limits import RayRateLimiter, install_ray_limiters
@@ -202,7 +203,10 @@ def chat_in_worker(
         return True
 
     async def main() -> list[bool]:
-        return await asyncio.gather(*(one() for _ in range(tries)))
+        try:
+            return await asyncio.gather(*(one() for _ in range(tries)))
+        finally:
+            await close_async_clients()
 
     return {"pid": os.getpid(), "answered": sum(asyncio.run(main()))}
 

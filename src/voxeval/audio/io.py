@@ -11,6 +11,7 @@ from typing import Literal, get_args
 import numpy as np
 import soundfile as sf
 
+from voxeval.audio.pcm_wav import decode_pcm16_wav, encode_pcm16_wav
 from voxeval.audio.value import MAX_SECONDS, Audio
 from voxeval.errors import AudioError
 
@@ -127,6 +128,9 @@ def read_audio(
     if not p.exists():
         raise AudioError(f"{where}: file not found")
     _check_size(p, limits)
+    plain = _read_pcm16_wav(p, channels, limits) if p.suffix.lower() == ".wav" else None
+    if plain is not None:
+        return plain
     try:
         # One open: the header is checked before the samples are decoded into memory.
         with sf.SoundFile(str(p)) as handle:
@@ -149,6 +153,25 @@ def read_audio(
     if limits is not None and data.size / rate > limits.max_seconds:  # MP3 fallback only
         _check_header(p, AudioFileInfo(data.size, int(rate), 1), limits)
     return Audio(data, int(rate), source=where)
+
+
+def _read_pcm16_wav(
+    p: Path, channels: ChannelMode | None, limits: AudioLimits | None
+) -> Audio | None:
+    """``read_audio`` of a 16-bit PCM WAV file without libsndfile (see ``pcm_wav``); None
+    for any other file. Its size was checked, so reading it whole is bounded."""
+    decoded = decode_pcm16_wav(p.read_bytes())
+    if decoded is None:
+        return None
+    interleaved, rate, count = decoded
+    where = str(p)
+    _check_header(p, AudioFileInfo(interleaved.size // count, rate, count), limits)
+    if channels is None and count > 1:
+        raise _multichannel_error(where, count)
+    data = _select_channels(interleaved.reshape(-1, count), where, channels)
+    if data.size == 0:
+        raise AudioError(f"{where}: contains no samples")
+    return Audio(data, rate, source=where)
 
 
 def _read_mp3_fallback(
@@ -179,28 +202,35 @@ def write_audio(audio: Audio, path: str | Path, *, subtype: str | None = None) -
     fmt = p.suffix.lstrip(".").upper() or "WAV"
     if fmt == "WAV" and subtype is None:
         subtype = "PCM_16"
-    clipped = np.clip(audio.samples, -1.0, 1.0)
     tmp = p.with_name(p.name + ".part")
-    sf.write(str(tmp), clipped, audio.rate, format=fmt, subtype=subtype)
+    if fmt == "WAV" and subtype == "PCM_16":
+        tmp.write_bytes(encode_pcm16_wav(audio.samples, audio.rate))
+    else:
+        sf.write(
+            str(tmp), np.clip(audio.samples, -1.0, 1.0), audio.rate, format=fmt, subtype=subtype
+        )
     tmp.replace(p)  # atomic: a killed run never leaves a half-written file under the real name
     return p
 
 
 def audio_to_wav_bytes(audio: Audio) -> bytes:
     """16-bit PCM WAV bytes (for HTTP uploads and cache keys)."""
-    buf = io.BytesIO()
-    sf.write(buf, np.clip(audio.samples, -1.0, 1.0), audio.rate, format="WAV", subtype="PCM_16")
-    return buf.getvalue()
+    return encode_pcm16_wav(audio.samples, audio.rate)
 
 
 def audio_from_bytes(data: bytes, *, source: str = "<bytes>") -> Audio:
     """Decode encoded audio bytes (WAV/FLAC/OGG/MP3) into mono ``Audio``."""
     if not data:
         raise AudioError(f"{source}: no audio bytes")
-    try:
-        samples, rate = sf.read(io.BytesIO(data), dtype="float32", always_2d=False)
-    except Exception as exc:
-        raise AudioError(f"{source}: cannot decode audio bytes ({exc})") from exc
+    plain = decode_pcm16_wav(data)  # the common case, without libsndfile's set-up cost
+    if plain is not None:
+        interleaved, rate, channels = plain
+        samples = interleaved if channels == 1 else interleaved.reshape(-1, channels)
+    else:
+        try:
+            samples, rate = sf.read(io.BytesIO(data), dtype="float32", always_2d=False)
+        except Exception as exc:
+            raise AudioError(f"{source}: cannot decode audio bytes ({exc})") from exc
     samples = _select_channels(np.asarray(samples), source, "mix")
     if samples.size == 0:
         raise AudioError(f"{source}: contains no samples")

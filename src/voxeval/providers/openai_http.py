@@ -34,7 +34,7 @@ import httpx
 
 from voxeval.errors import ConfigError, EndpointError, ProviderUnavailable
 from voxeval.providers.base import Availability
-from voxeval.providers.http_clients import ClientKey, leased_async_client, shared_client
+from voxeval.providers.http_clients import ClientKey, send_async, shared_client
 from voxeval.providers.rate_limits import (
     ProviderLimits,
     RateLimiter,
@@ -369,17 +369,14 @@ class HTTPEndpoint:
         sent_headers = {**self._headers(), **(headers or {})}
         attempts = _Attempts(self, path)
         limiter = self.limiter
-        with leased_async_client(self._client_key) as client:  # every shard builds alike
-            # Built and encoded once (retries resend it): a multipart body streamed part by
-            # part takes one loop turn per part, which at high concurrency delays its arrival.
-            prepared = client.build_request("POST", url, headers=sent_headers, **request)
+        # Built and encoded once (retries resend the same bytes).
+        prepared = httpx.Request("POST", url, headers=sent_headers, **request)
         prepared.read()
         for attempt in range(self.max_retries + 1):
             self._count(requests=1)
             await limiter.acquire(tokens)
             try:
-                with leased_async_client(self._client_key) as client:
-                    response = await client.send(prepared)
+                response = await send_async(self._client_key, prepared)
             except httpx.HTTPError as exc:
                 limiter.release()
                 attempts.transport_failed(exc)
