@@ -1,0 +1,124 @@
+"""A single-turn unit is committed to the index as running before its system hears the query
+(so a killed attempt counts), for blocking and async systems alike, although the start's
+commit is shared with other units' writes and awaited without holding a thread."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+from rich.console import Console
+
+from voxeval.audio import Audio, write_audio
+from voxeval.config import SystemSpec, parse_run_config
+from voxeval.providers.base import Transcript
+from voxeval.registry import register
+from voxeval.runner.execute import run_evaluation
+from voxeval.systems.base import Reply, Turn
+
+RATE = 16000
+CLIP = Audio((0.1 * np.sin(np.arange(RATE) * 0.07)).astype(np.float32), RATE)
+SEEN: dict[str, list[tuple[str, str, int]]] = {}  # system name -> (item, status, attempts)
+
+
+def status_in_index(run_dir: Path, item_id: str) -> tuple[str, int]:
+    conn = sqlite3.connect(run_dir / "index.sqlite", timeout=30)
+    try:
+        row = conn.execute(
+            "SELECT status, attempts FROM units WHERE unit_key LIKE ?", (f"{item_id}%",)
+        ).fetchone()
+    finally:
+        conn.close()
+    return ("absent", 0) if row is None else (str(row[0]), int(row[1]))
+
+
+@register("asr", "test-start-order-asr")
+class FixedASR:
+    name = "test-start-order-asr"
+
+    def transcribe(self, audio: Audio, **_: Any) -> Transcript:
+        return Transcript(text="a question", language="en", provider=self.name)
+
+    def identity(self) -> dict[str, Any]:
+        return {"provider": self.name}
+
+
+class _Recorder:
+    run_dir: Path
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @classmethod
+    def from_spec(cls, spec: SystemSpec, ctx: Any = None) -> Any:
+        system = cls(spec.name)
+        system.run_dir = Path(str(spec.model_extra.get("run_dir")))  # type: ignore[union-attr]
+        return system
+
+    def identity(self) -> dict[str, Any]:
+        return {"type": type(self).__name__}
+
+    def _answer(self, history: Sequence[Turn]) -> Reply:
+        item = history[-1].item_id or ""
+        SEEN.setdefault(self.name, []).append((item, *status_in_index(self.run_dir, item)))
+        return Reply(audio=CLIP, text="An answer.", timing={"total_s": 0.0})
+
+
+@register("system", "test-start-order-blocking")
+class BlockingRecorder(_Recorder):
+    def reply(self, history: Sequence[Turn]) -> Reply:
+        return self._answer(history)
+
+
+@register("system", "test-start-order-async")
+class AsyncRecorder(_Recorder):
+    def reply(self, history: Sequence[Turn]) -> Reply:
+        raise AssertionError("the runner awaits areply")
+
+    async def areply(self, history: Sequence[Turn]) -> Reply:
+        return self._answer(history)
+
+
+def run(tmp_path: Path, system_type: str, audio: dict[str, str]) -> Path:
+    write_audio(CLIP, tmp_path / "query.wav")
+    queries = [
+        {"id": item, "text": "A question?", "category": "SR", "audio": path}
+        for item, path in audio.items()
+    ]
+    suite = {"name": "order", "protocol": "single_turn", "queries": queries}
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite), encoding="utf-8")
+    run_dir = tmp_path / "run"
+    system = {"name": system_type, "type": system_type, "run_dir": str(run_dir)}
+    config = parse_run_config(
+        {
+            "suite": str(tmp_path / "suite.yaml"),
+            "systems": [system],
+            "asr": {"provider": "test-start-order-asr"},
+            "metrics": ["duration"],
+            "build": {"dir": str(tmp_path / "built"), "profiles": 1, "conditions": ["clean"]},
+            "cache_dir": str(tmp_path / "cache"),
+            "concurrency": 2,
+        }
+    )
+    return run_evaluation(config, run_dir, console=Console(quiet=True))
+
+
+@pytest.mark.parametrize("system_type", ["test-start-order-blocking", "test-start-order-async"])
+def test_the_start_is_committed_before_the_system_is_called(
+    tmp_path: Path, system_type: str
+) -> None:
+    SEEN.pop(system_type, None)
+    run_dir = run(tmp_path, system_type, {f"q{i}": "query.wav" for i in range(4)})
+    seen = sorted(SEEN[system_type])
+    assert [item.split("__")[0] for item, _, _ in seen] == ["q0", "q1", "q2", "q3"]
+    assert {(status, attempts) for _, status, attempts in seen} == {("running", 1)}
+    done = sorted(p.parent.parent.parent.name for p in run_dir.rglob("scores.json"))
+    assert len(done) == 4
+    reply = json.loads(next(run_dir.rglob("reply.json")).read_text())
+    assert reply["system"] == system_type and reply["has_audio"] is True
