@@ -25,8 +25,15 @@ Printed per run:
   nothing less than the core share the process can get;
 - the machine's load average (other processes compete for the same cores).
 
+Run folders go to the system's temporary folder, or under ``--run-root DIR``; the header
+names that folder's file system. Creating a file or folder is part of every unit's cost
+(about seven a unit), and that cost depends on the file system: on an ext4 without a journal
+(this project's CI machines) the kernel scans for recently deleted inodes on every creation,
+0.2-0.3 ms of CPU each; on tmpfs (``--run-root /dev/shm``) the same creation takes
+microseconds.
+
     python bench/concurrency.py [--only layer|run] [--kind http|cascade] [--exact]
-                                [CONCURRENCY ...]
+                                [--run-root DIR] [CONCURRENCY ...]
 """
 
 from __future__ import annotations
@@ -281,7 +288,32 @@ def summarise(
     }
 
 
-def main(levels: list[int], modes: tuple[str, ...], kinds: tuple[str, ...], jitter: float) -> None:
+def filesystem_of(path: str) -> str:
+    """The type of the file system holding ``path`` (from /proc/self/mounts; Linux)."""
+    try:
+        mounts = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return "unknown"
+    best, kind = "", "unknown"
+    resolved = os.path.realpath(path)
+    for line in mounts:
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        point = fields[1].replace("\\040", " ")
+        inside = resolved == point or resolved.startswith(point.rstrip("/") + "/")
+        if inside and len(point) >= len(best):
+            best, kind = point, fields[2]
+    return kind
+
+
+def main(
+    levels: list[int],
+    modes: tuple[str, ...],
+    kinds: tuple[str, ...],
+    jitter: float,
+    run_root: str | None,
+) -> None:
     os.environ["VOXEVAL_NO_CACHE"] = "1"
     register_instant_scorers("What is six times seven?")
     server = subprocess.Popen(
@@ -290,7 +322,8 @@ def main(levels: list[int], modes: tuple[str, ...], kinds: tuple[str, ...], jitt
     try:
         assert server.stdout is not None
         base = f"http://127.0.0.1:{int(server.stdout.readline())}"
-        with tempfile.TemporaryDirectory() as tmp:
+        with tempfile.TemporaryDirectory(dir=run_root) as tmp:
+            print(f"run folders in {tmp} ({filesystem_of(tmp)})", flush=True)
             for mode, kind, concurrency in [
                 (mode, kind, level) for mode in modes for kind in kinds for level in levels
             ]:
@@ -322,6 +355,11 @@ if __name__ == "__main__":
         args = sys.argv[1:]
         jitter = 0.0 if "--exact" in args else JITTER
         args = [a for a in args if a != "--exact"]
+        run_root = None
+        if "--run-root" in args:
+            at = args.index("--run-root")
+            run_root = args[at + 1]
+            del args[at : at + 2]
         print(f"replies after {DELAY_S * 1000:.0f} ms +- {jitter:.0%}", flush=True)
         chosen: dict[str, tuple[str, ...]] = {
             "--only": ("layer", "run"),
@@ -332,4 +370,5 @@ if __name__ == "__main__":
                 at = args.index(flag)
                 chosen[flag] = (args[at + 1],)
                 del args[at : at + 2]
-        main([int(a) for a in args] or [16, 64], chosen["--only"], chosen["--kind"], jitter)
+        levels = [int(a) for a in args] or [16, 64]
+        main(levels, chosen["--only"], chosen["--kind"], jitter, run_root)

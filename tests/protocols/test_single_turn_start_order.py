@@ -1,11 +1,13 @@
 """A single-turn unit is committed to the index as running before its system hears the query
 (so a killed attempt counts), for blocking and async systems alike, although the start's
-commit is shared with other units' writes and awaited without holding a thread."""
+commit is shared with other units' writes and awaited without holding a thread; and the
+system is free for the next unit while a reply is being stored."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -85,7 +87,20 @@ class AsyncRecorder(_Recorder):
         return self._answer(history)
 
 
-def run(tmp_path: Path, system_type: str, audio: dict[str, str]) -> Path:
+CALLED: dict[str, threading.Event] = {}
+
+
+@register("system", "test-start-order-signalling")
+class SignallingSystem(_Recorder):
+    def reply(self, history: Sequence[Turn]) -> Reply:
+        raise AssertionError("the runner awaits areply")
+
+    async def areply(self, history: Sequence[Turn]) -> Reply:
+        CALLED.setdefault((history[-1].item_id or "").split("__")[0], threading.Event()).set()
+        return Reply(audio=CLIP, text="An answer.", timing={"total_s": 0.0})
+
+
+def run(tmp_path: Path, system_type: str, audio: dict[str, str], concurrency: int = 2) -> Path:
     write_audio(CLIP, tmp_path / "query.wav")
     queries = [
         {"id": item, "text": "A question?", "category": "SR", "audio": path}
@@ -103,7 +118,7 @@ def run(tmp_path: Path, system_type: str, audio: dict[str, str]) -> Path:
             "metrics": ["duration"],
             "build": {"dir": str(tmp_path / "built"), "profiles": 1, "conditions": ["clean"]},
             "cache_dir": str(tmp_path / "cache"),
-            "concurrency": 2,
+            "concurrency": concurrency,
         }
     )
     return run_evaluation(config, run_dir, console=Console(quiet=True))
@@ -122,3 +137,26 @@ def test_the_start_is_committed_before_the_system_is_called(
     assert len(done) == 4
     reply = json.loads(next(run_dir.rglob("reply.json")).read_text())
     assert reply["system"] == system_type and reply["has_audio"] is True
+
+
+def test_the_next_unit_reaches_the_system_while_a_reply_is_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At concurrency 1, storing q0's reply waits until q1 has reached the system: q1 was
+    prepared ahead and q0 gave its slot back with its reply (a held slot would deadlock)."""
+    from voxeval.protocols.single_turn import SingleTurnProtocol
+
+    CALLED.clear()
+    store_reply = SingleTurnProtocol._store_reply
+    waited: list[bool] = []
+
+    def slow_store(unit_dir: Path, reply: dict[str, Any], audio: Any) -> None:
+        if reply["item_id"].startswith("q0"):
+            waited.append(CALLED.setdefault("q1", threading.Event()).wait(timeout=10))
+        store_reply(unit_dir, reply, audio)
+
+    monkeypatch.setattr(SingleTurnProtocol, "_store_reply", staticmethod(slow_store))
+    audio = {f"q{i}": "query.wav" for i in range(3)}
+    run_dir = run(tmp_path, "test-start-order-signalling", audio, concurrency=1)
+    assert waited == [True]
+    assert len(list(run_dir.rglob("scores.json"))) == 3

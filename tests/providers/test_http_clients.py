@@ -5,6 +5,7 @@ failures of the async path raised as the httpx errors the sync path raises."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import gzip
 from collections.abc import Awaitable, Callable
 
@@ -165,3 +166,75 @@ def test_a_server_slower_than_the_timeout_is_a_read_timeout() -> None:
 
     with pytest.raises(httpx.ReadTimeout):
         _exchange(handler, timeout_s=0.3, content=b"x")
+
+
+def _answering(name: bytes, seen: list[bytes]) -> Handler:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head, _ = await _read_request(reader)
+        seen.append(head.split(b"\r\n", 1)[0])
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(name), name))
+        await writer.drain()
+        writer.close()
+
+    return handler
+
+
+@pytest.mark.parametrize("bypass", [False, True])
+def test_the_proxy_comes_from_the_environment_and_no_proxy_is_honoured(
+    monkeypatch: pytest.MonkeyPatch, bypass: bool
+) -> None:
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    direct_seen: list[bytes] = []
+    proxy_seen: list[bytes] = []
+
+    async def run() -> bytes:
+        direct, direct_url = await _serving(_answering(b"direct", direct_seen))
+        proxy, proxy_url = await _serving(_answering(b"proxy", proxy_seen))
+        monkeypatch.setenv("HTTP_PROXY", proxy_url)
+        if bypass:
+            monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        try:
+            prepared = httpx.Request("POST", f"{direct_url}/v1/x", content=b"x")
+            reply = await send_async(ClientKey(direct_url, None, 5.0, 4), prepared)
+            return reply.content
+        finally:
+            await close_async_clients()
+            direct.close()
+            proxy.close()
+
+    answered = asyncio.run(run())
+    if bypass:
+        assert answered == b"direct" and direct_seen == [b"POST /v1/x HTTP/1.1"]
+        assert proxy_seen == []
+    else:  # a proxy gets the absolute URL
+        assert answered == b"proxy" and proxy_seen[0].startswith(b"POST http://127.0.0.1:")
+        assert direct_seen == []
+
+
+def test_a_request_takes_no_worker_thread() -> None:
+    """The environment is read once per session, not on a worker thread per request (as
+    aiohttp's trust_env would): at 64 requests in flight those hops cost the event loop."""
+
+    class NoThreads(concurrent.futures.ThreadPoolExecutor):
+        def submit(self, *args: object, **kwargs: object) -> concurrent.futures.Future[object]:
+            raise AssertionError("a worker thread was used")
+
+    seen: list[bytes] = []
+
+    async def run() -> list[bytes]:
+        asyncio.get_running_loop().set_default_executor(NoThreads())
+        server, url = await _serving(_answering(b"ok", seen))
+        try:
+            key = ClientKey(url, None, 5.0, 4)
+            return [
+                (await send_async(key, httpx.Request("GET", f"{url}/{i}"))).content
+                for i in range(3)
+            ]
+        finally:
+            await close_async_clients()
+            server.close()
+
+    assert asyncio.run(run()) == [b"ok"] * 3
+    assert seen == [b"GET /0 HTTP/1.1", b"GET /1 HTTP/1.1", b"GET /2 HTTP/1.1"]

@@ -26,7 +26,9 @@ class Unit:
 
 def context(concurrency: int) -> Any:
     return SimpleNamespace(
-        config=SimpleNamespace(concurrency=concurrency), console=Console(quiet=True)
+        config=SimpleNamespace(concurrency=concurrency),
+        console=Console(quiet=True),
+        system_call_slots=None,
     )
 
 
@@ -259,3 +261,48 @@ def test_an_interrupt_in_the_finish_stage_lets_started_units_finish() -> None:
     assert outcome is None
     assert "u2" not in finished and len(finished) < 19  # stopped taking new units
     assert {"u0", "u1"} <= set(finished)  # units already past their system stage finished
+
+
+def test_the_next_unit_talks_to_the_system_while_the_last_one_is_finishing() -> None:
+    """At concurrency 1, u0's finish stage waits until u1 has reached the system: the slot
+    must be free while a unit is scored (if it were held, this would wait forever)."""
+    second_in_system = asyncio.Event()
+
+    async def work(unit: Unit) -> None:
+        if unit.key == "u1":
+            second_in_system.set()
+
+    async def finish(unit: Unit, _: None) -> None:
+        if unit.key == "u0":
+            await asyncio.wait_for(second_in_system.wait(), timeout=10)
+
+    units = [Unit(f"u{i}") for i in range(3)]
+    outcome = execute_units(context(1), units, work, lambda u, e: str(e), "t", finish)
+    assert (outcome.done, outcome.failed) == (3, 0), outcome.errors
+
+
+def test_units_prepared_ahead_wait_for_a_system_slot() -> None:
+    """``ahead``: more units start than ``concurrency``, but only ``concurrency`` at a time
+    hold a slot of ``ctx.system_call_slots`` (the system's wait); the slots are the pass's."""
+    ctx = context(4)
+    started, calling = Peak(), Peak()
+    slot_sets: set[int] = set()
+
+    async def work(unit: Unit) -> None:
+        with started:
+            await asyncio.sleep(0.01)  # reading the input
+            slots = ctx.system_call_slots
+            assert slots is not None
+            slot_sets.add(id(slots))
+            async with slots:
+                with calling:
+                    await asyncio.sleep(0.05)  # the system
+
+    async def finish(unit: Unit, _: None) -> None:
+        await asyncio.sleep(0)
+
+    units = [Unit(f"u{i}") for i in range(24)]
+    outcome = execute_units(ctx, units, work, lambda u, e: str(e), "t", finish, ahead=2)
+    assert (outcome.done, outcome.failed) == (24, 0)
+    assert calling.peak == 4 and started.peak == 6  # 4 with the system, 2 ready for it
+    assert len(slot_sets) == 1 and ctx.system_call_slots is None  # gone after the pass

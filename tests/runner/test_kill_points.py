@@ -109,6 +109,10 @@ def test_unit_killed_while_committing_is_redone_cleanly(tmp_path: Path, point: s
             (0,)
         ]
         assert (victim_dir / "reply.json").is_file()  # artifacts written, scores not committed
+        # the next unit may already be talking to the system while the victim commits (its
+        # slot was given back with its reply): such a unit is running, and redone too
+        running = {k for k, status in statuses.items() if status == "running"}
+        asked_before_resume = system.counts()
         if point == "rename":
             assert [p.name for p in victim_dir.glob(".scores.json.*.tmp")] != []
         else:
@@ -126,18 +130,19 @@ def test_unit_killed_while_committing_is_redone_cleanly(tmp_path: Path, point: s
         assert reference.returncode == 0, reference.stderr[-3000:]
         asked = system.counts()
 
-    victim_item = split_unit_key(run_dir, victim)[0]
     attempts = dict(query_index(run_dir, "SELECT unit_key, attempts FROM units"))
-    # only the victim ran twice (killed, then resumed); the server saw exactly that
-    assert attempts == {key: 2 if key == victim else 1 for key in keys}
-    assert (
-        asked
-        == {
-            item: 3 if item == victim_item else 2  # (+1: the uninterrupted run)
-            for item in asked
-        }
-        and len(asked) == N_QUERIES
-    )
+    # only the units running at the kill ran twice (killed, then resumed): the victim, and
+    # at most the next one; the server saw exactly that
+    assert victim in running and len(running) <= 2
+    assert attempts == {key: 2 if key in running else 1 for key in keys}
+    redone = {split_unit_key(run_dir, key)[0] for key in running}
+    assert len(asked) == N_QUERIES
+    for item, count in asked.items():
+        before = asked_before_resume.get(item, 0)
+        assert before <= 1
+        # (+1: the uninterrupted run)
+        assert count == before + (1 if item in redone else 0) + 1, item
+    assert asked_before_resume.get(split_unit_key(run_dir, victim)[0]) == 1
 
     assert_index_intact(run_dir, n_units=N_QUERIES, n_metrics=1)
     assert leftover_temporary_files(run_dir) == []

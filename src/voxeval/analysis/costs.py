@@ -55,6 +55,12 @@ def _add(bucket: dict[str, Any], cost: float | None, calls: int) -> None:
         bucket["cost_usd"] += cost
 
 
+def _content_order(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    names = tuple(str(row.get(k)) for k in ("unit_key", "system", "component", "kind"))
+    models = (str(row.get("provider")), str(row.get("model")))
+    return names + models + tuple(float(row.get(n) or 0) for n in MODEL_AMOUNTS)
+
+
 def price_run(
     rows: Iterable[Mapping[str, Any]],
     table: PriceTable,
@@ -68,7 +74,9 @@ def price_run(
     by_component: dict[str, dict[str, Any]] = {}
     by_model: dict[str, dict[str, Any]] = {}
     unpriced: dict[str, dict[str, Any]] = {}
-    for row in rows:
+    # in an order of the rows' contents, not of their commits (which follows concurrency and
+    # the executor): the float sums below then come out the same to the last digit
+    for row in sorted(rows, key=_content_order):
         kind, provider, model = str(row["kind"]), str(row["provider"]), str(row["model"])
         label = model_label(kind, provider, model)
         entry = table.match(kind, provider, model)

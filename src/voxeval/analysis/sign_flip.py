@@ -28,7 +28,13 @@ METHOD_MONTE_CARLO = "monte_carlo"
 
 
 def _abs_mean(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.asarray(np.abs(np.mean(x, axis=axis)))
+    # Summed in order of (|value|, value), so that the statistic of an assignment depends
+    # neither on the order the units came in nor, to the last bit, on negating them all: the
+    # ties between assignments that decide p are then exact.
+    values = np.moveaxis(x, axis, -1)
+    order = np.lexsort((values, np.abs(values)), axis=-1)
+    by_size = np.take_along_axis(values, order, axis=-1)
+    return np.asarray(np.abs(np.mean(by_size, axis=-1)))
 
 
 def sign_flip_test(

@@ -126,7 +126,9 @@ def run(
     out: Path | None = typer.Option(None, "--out", "-o", help="run folder [runs/<config stem>]"),
     limit: int | None = typer.Option(None, "--limit", min=1, help="only the first N items"),
     seed: int | None = typer.Option(None, "--seed", help="override the config's seed"),
-    concurrency: int | None = typer.Option(None, "--concurrency", min=1, help="worker threads"),
+    concurrency: int | None = typer.Option(
+        None, "--concurrency", min=1, help="units talking to their systems at once [config]"
+    ),
     trials: int | None = typer.Option(None, "--trials", min=1, help="trials per item"),
     no_resume: bool = typer.Option(
         False, "--no-resume", help="discard previous results in the run folder and start over"

@@ -3,6 +3,7 @@ the judge, deterministic random streams and per-provider concurrency limits."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import threading
@@ -105,6 +106,11 @@ class RunContext:
     )
     _call_cache: ProviderCache | None = field(default=None, repr=False)
     _call_cache_ready: bool = field(default=False, repr=False)
+    # Set by the runner while units run on its event loop (``execute_units`` with units
+    # prepared ahead): a unit holds one of these ``concurrency`` slots only while it waits on
+    # its system, so units that are starting, reading their input or storing their reply do
+    # not keep the system idle. None: the runner's workers are the only limit.
+    system_call_slots: asyncio.Semaphore | None = field(default=None, repr=False)
 
     # -- providers --------------------------------------------------------------------------
 
@@ -280,6 +286,13 @@ class RunContext:
         return self._optional_provider(
             "audio_judge", "audio_llm", self.config.audio_judge, NO_AUDIO_JUDGE_REASON
         )[1]
+
+    async def commit_start(self, unit: Any) -> None:
+        """Mark ``unit`` running and count the attempt, from an asyncio task: returns once
+        that is committed (the commit is shared with other units' writes, and awaited
+        without holding a thread). A unit calls its system only after this."""
+        started = await asyncio.to_thread(self.store.start_later, unit)
+        await asyncio.wrap_future(started)
 
     # -- determinism and limits -------------------------------------------------------------
 

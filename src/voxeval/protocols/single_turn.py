@@ -13,6 +13,7 @@ Scoring reads only these files, so ``voxeval score`` re-scores without calling a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import threading
@@ -197,6 +198,9 @@ class SingleTurnProtocol:
     record_type: ClassVar[type] = ReplyRecord
     system_needs: ClassVar[str] = REPLY
     comparison_steps: ClassVar[tuple[str, ...]] = (pairwise.PAIRWISE,)
+    # interact_async commits its start and waits on its system inside ctx.system_call_slots:
+    # the runner may prepare more units than ``concurrency`` (see ``execute_units``)
+    uses_system_call_slots: ClassVar[bool] = True
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -262,29 +266,36 @@ class SingleTurnProtocol:
 
     async def interact_async(self, unit: WorkUnit, ctx: RunContext) -> None:
         """``interact`` from an asyncio task: a system with ``areply`` is awaited (no thread
-        waits on it); reading the input and writing the reply run in a worker thread."""
+        waits on it); reading the input and writing the reply run in a worker thread. The
+        unit reads its input first, then takes one of ``ctx.system_call_slots`` (when the
+        runner set them), commits its start (``ctx.commit_start``: the attempt counts from
+        here) and waits on its system; it gives the slot back with the reply, so the next
+        unit, already prepared, calls the system at once."""
         system, item, unit_dir, user_audio = await asyncio.to_thread(self._prepare, unit, ctx)
         turn = Turn(role="user", audio=user_audio, item_id=item.key)
-        started = time.perf_counter()
         reply: Reply | None = None
         meter = SystemMeter()
         native = getattr(system, "areply", None)
-        try:
-            with metering_reply() as meter:
-                if native is not None and asyncio.iscoroutinefunction(native):
-                    reply = await native([turn])
-                else:
-                    reply = await run_blocking(system.reply, [turn])
-        except Exception as exc:
+        failure: Exception | None = None
+        slots = ctx.system_call_slots
+        async with slots if slots is not None else contextlib.nullcontext():
+            await ctx.commit_start(unit)  # outside the try: an index error is not the system's
+            started = time.perf_counter()  # the system's time, not the wait for a slot
+            try:
+                with metering_reply() as meter:
+                    if native is not None and asyncio.iscoroutinefunction(native):
+                        reply = await native([turn])
+                    else:
+                        reply = await run_blocking(system.reply, [turn])
+            except Exception as exc:
+                failure = exc
             wall_s = time.perf_counter() - started
-            await asyncio.to_thread(
-                self._conclude, unit, ctx, item, unit_dir, wall_s, None, exc, meter, user_audio
-            )
-            raise AssertionError("unreachable") from exc  # _conclude raised
-        wall_s = time.perf_counter() - started
+        # the slot is free again: the reply (or the fault) is stored while the next unit talks
         await asyncio.to_thread(
-            self._conclude, unit, ctx, item, unit_dir, wall_s, reply, None, meter, user_audio
+            self._conclude, unit, ctx, item, unit_dir, wall_s, reply, failure, meter, user_audio
         )
+        if failure is not None:
+            raise AssertionError("unreachable") from failure  # _conclude raised
 
     def _prepare(self, unit: WorkUnit, ctx: RunContext) -> tuple[Any, RenderedQuery, Path, Audio]:
         """The system, the item, the unit folder and the query audio (linked into the folder)."""

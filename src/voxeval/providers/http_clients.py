@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import aiohttp
 import httpx
+from aiohttp.helpers import get_env_proxy_for_url
 from yarl import URL
 
 
@@ -52,10 +53,36 @@ def _limits(key: ClientKey) -> httpx.Limits:
     )
 
 
+@dataclass(frozen=True)
+class EnvRouting:
+    """The proxy the environment sets for one base URL (``HTTP_PROXY``, ``HTTPS_PROXY``,
+    ``NO_PROXY``), as httpx reads it for the thread path (httpx ignores ``.netrc``, so this
+    does too). Looked up once per session: aiohttp's own ``trust_env`` looks the proxy and
+    ``.netrc`` up again for every request, each time on a worker thread (two thread hops a
+    request)."""
+
+    proxy: URL | None = None
+    proxy_auth: aiohttp.BasicAuth | None = None
+
+
+def env_routing(base_url: str) -> EnvRouting:
+    try:
+        proxy, proxy_auth = get_env_proxy_for_url(URL(base_url))
+    except LookupError:  # no proxy for this scheme, or NO_PROXY covers the host
+        return EnvRouting()
+    return EnvRouting(proxy, proxy_auth)
+
+
+@dataclass
+class _Session:
+    client: aiohttp.ClientSession
+    routing: EnvRouting
+
+
 _sync: dict[ClientKey, httpx.Client] = {}
-_async: weakref.WeakKeyDictionary[
-    asyncio.AbstractEventLoop, dict[ClientKey, aiohttp.ClientSession]
-] = weakref.WeakKeyDictionary()
+_async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[ClientKey, _Session]] = (
+    weakref.WeakKeyDictionary()
+)
 _lock = threading.Lock()
 
 
@@ -74,27 +101,31 @@ def shared_client(key: ClientKey) -> httpx.Client:
 def async_session(key: ClientKey) -> aiohttp.ClientSession:
     """The running event loop's session for ``key`` (made on first use; used on the loop's
     own thread only)."""
+    return _loop_session(key).client
+
+
+def _loop_session(key: ClientKey) -> _Session:
     loop = asyncio.get_running_loop()
     with _lock:
         sessions = _async.setdefault(loop, {})
         session = sessions.get(key)
-        if session is None or session.closed:
-            session = sessions[key] = _new_session(key)
+        if session is None or session.client.closed:
+            session = sessions[key] = _Session(_new_session(key), env_routing(key.base_url))
         return session
 
 
 def _new_session(key: ClientKey) -> aiohttp.ClientSession:
     # httpx's Timeout(t) bounds connecting (with the wait for a pooled connection) and every
     # read by t each; these are aiohttp's equivalents. Bodies are left compressed, so that
-    # httpx decodes them as it would its own replies; proxies come from the environment as
-    # they do for httpx; no cookies are kept between requests.
+    # httpx decodes them as it would its own replies; the proxy comes from
+    # ``env_routing`` (once, not per request); no cookies are kept between requests.
     return aiohttp.ClientSession(
         connector=aiohttp.TCPConnector(
             limit=key.max_connections, limit_per_host=0, ssl=_ssl_context()
         ),
         timeout=aiohttp.ClientTimeout(total=None, connect=key.timeout_s, sock_read=key.timeout_s),
         auto_decompress=False,
-        trust_env=True,
+        trust_env=False,
         cookie_jar=aiohttp.DummyCookieJar(),
     )
 
@@ -104,14 +135,18 @@ async def send_async(key: ClientKey, request: httpx.Request) -> httpx.Response:
     return the whole reply. Transport failures raise the ``httpx`` error of the same kind
     (``ConnectError``, ``ConnectTimeout``, ``ReadTimeout``, ``RemoteProtocolError``,
     ``ReadError``), the aiohttp one as its cause."""
-    session = async_session(key)
+    session = _loop_session(key)
+    routing = session.routing
+    headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]
     try:
-        async with session.request(
+        async with session.client.request(
             request.method,
             URL(str(request.url), encoded=True),
-            headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw],
+            headers=headers,
             data=request.content,
             allow_redirects=False,
+            proxy=routing.proxy,
+            proxy_auth=routing.proxy_auth,
         ) as reply:
             body = await reply.read()
     except aiohttp.ConnectionTimeoutError as exc:
@@ -142,7 +177,7 @@ async def close_async_clients() -> None:
     with _lock:
         sessions = list(_async.pop(loop, {}).values())
     for session in sessions:
-        await session.close()
+        await session.client.close()
 
 
 def close_shared_clients() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import inspect
+import math
 import os
 import signal
 import threading
@@ -127,6 +128,7 @@ def execute_units(
     on_error: Callable[[K, Exception], str],
     description: str,
     finish: Callable[[K, Any], Awaitable[None]] | None = None,
+    ahead: int = 0,
 ) -> RunOutcome:
     """Run ``work`` on every unit, ``config.concurrency`` at a time, with a progress bar.
 
@@ -136,6 +138,12 @@ def execute_units(
     is never idle while its last reply is scored. At most ``concurrency`` units are in
     ``finish`` at once (a worker waits for room before it takes the next unit), and a unit
     counts as done only when its ``finish`` has returned.
+
+    With ``ahead`` > 0, ``concurrency + ahead`` workers take units, and ``concurrency``
+    limits only the units waiting on their system: ``work`` must hold one of
+    ``ctx.system_call_slots`` (set here for the pass) around that wait. A unit then starts
+    and reads its input before a slot is free, and stores its reply after giving the slot
+    back, so the system is not idle between one unit's reply and the next one's request.
 
     The units run as tasks of one asyncio event loop (see ``unit_loop``): an ``async``
     ``work`` waits on remote endpoints without holding a thread; a plain ``work`` runs in
@@ -158,8 +166,9 @@ def execute_units(
             outcome,
             lambda: progress.update(task, advance=1, failed=outcome.failed),
             finish,
+            ahead,
         )
-        unit_loop(drive.run(), workers=ctx.config.concurrency, on_interrupt=drive.interrupt)
+        unit_loop(drive.run(), workers=ctx.config.concurrency + ahead, on_interrupt=drive.interrupt)
     if drive.interrupted is not None:
         raise drive.interrupted
     return outcome
@@ -177,9 +186,11 @@ class _UnitDriver(Generic[K]):
         outcome: RunOutcome,
         advance: Callable[[], None],
         finish: Callable[[K, Any], Awaitable[None]] | None = None,
+        ahead: int = 0,
     ) -> None:
         self.ctx = ctx
         self.finish = finish
+        self.ahead = max(0, ahead)
         self.finishing: set[asyncio.Task[None]] = set()
         self.queue = iter(units)
         self.work = work
@@ -202,34 +213,35 @@ class _UnitDriver(Generic[K]):
         self.stopping = True
 
     async def run(self) -> None:
-        workers = max(1, self.ctx.config.concurrency)
-        self.room = asyncio.Semaphore(workers)  # units in their finish stage
-        await asyncio.gather(*(self._worker() for _ in range(workers)))
-        while self.finishing:  # the last units' finish stages (also after an interrupt)
-            await asyncio.gather(*self.finishing)
+        concurrency = max(1, self.ctx.config.concurrency)
+        self.room = asyncio.Semaphore(concurrency)  # units in their finish stage
+        if self.ahead:
+            self.ctx.system_call_slots = asyncio.Semaphore(concurrency)
+        try:
+            await asyncio.gather(*(self._worker() for _ in range(concurrency + self.ahead)))
+            while self.finishing:  # the last units' finish stages (also after an interrupt)
+                await asyncio.gather(*self.finishing)
+        finally:
+            self.ctx.system_call_slots = None
         self.outcome.skipped += sum(1 for _ in self.queue)  # never started (interrupted)
 
     async def _worker(self) -> None:
         while not self.stopping:  # an interrupt sets it
-            if self.finish is not None:
-                await self.room.acquire()  # room for this unit's finish stage
             unit = next(self.queue, None)
             if unit is None:
-                self._release_room()
                 return
             ok, result = await self._stage(unit, False)
             if not ok:
-                self._release_room()
-            elif self.finish is None:
+                continue
+            if self.finish is None:
                 self._count_done()
-            else:
-                finishing = asyncio.create_task(self._finish_stage(unit, result))
-                self.finishing.add(finishing)
-                finishing.add_done_callback(self.finishing.discard)
-
-    def _release_room(self) -> None:
-        if self.finish is not None:
-            self.room.release()
+                continue
+            # room for this unit's finish stage: when ``concurrency`` units are being scored,
+            # the worker waits here before it takes the next unit (scoring keeps up)
+            await self.room.acquire()
+            finishing = asyncio.create_task(self._finish_stage(unit, result))
+            self.finishing.add(finishing)
+            finishing.add_done_callback(self.finishing.discard)
 
     async def _finish_stage(self, unit: K, result: Any) -> None:
         try:
@@ -237,7 +249,7 @@ class _UnitDriver(Generic[K]):
             if ok:
                 self._count_done()
         finally:
-            self._release_room()
+            self.room.release()
 
     def _count_done(self) -> None:
         self.outcome.done += 1
@@ -510,13 +522,25 @@ def run_evaluation(
     else:
         try:
             # the system's slot goes to the next unit while this one is scored and committed
-            outcome = execute_units(ctx, todo, work, on_error, "evaluating", score_and_commit)
+            outcome = execute_units(
+                ctx, todo, work, on_error, "evaluating", score_and_commit, units_ahead(ctx)
+            )
         finally:
             store.flush()  # what interrupted units had queued (their start, their cost)
     _print_failures(ctx, outcome, "units")
     run_comparison_steps(ctx, execute_units, recompute=False)  # those not done yet
     write_report_for(ctx)
     return store.run_dir
+
+
+def units_ahead(ctx: RunContext) -> int:
+    """How many units beyond ``concurrency`` start and read their input while every slot is
+    busy: a quarter more, enough that one is ready whenever a reply frees a slot (preparing
+    takes milliseconds; a reply hundreds). None when the protocol does not wait on its
+    systems inside ``ctx.system_call_slots``."""
+    if not getattr(ctx.require_protocol(), "uses_system_call_slots", False):
+        return 0
+    return math.ceil(ctx.config.concurrency / 4)
 
 
 def load_stored_config(store: RunStore) -> RunConfig:

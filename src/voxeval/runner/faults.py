@@ -99,10 +99,10 @@ async def interact_with_retries_async(
     for attempt in range(retry.attempts):
         try:
             if native is not None:
-                # committed with the other units' index writes of the moment; awaiting it
-                # holds no thread
-                started = await asyncio.to_thread(ctx.store.start_later, unit)
-                await asyncio.wrap_future(started)
+                if not getattr(protocol, "uses_system_call_slots", False):
+                    await ctx.commit_start(unit)
+                # (a protocol using the slots commits the start once it holds one, so a
+                # unit prepared ahead counts an attempt only when it reaches its system)
                 await native(unit, ctx)
             else:
                 await run_blocking(_start_and_interact, ctx, unit)

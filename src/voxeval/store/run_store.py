@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, select
 from sqlalchemy.engine import Connection, make_url
 
 from voxeval import atomic_files
@@ -41,6 +41,15 @@ from voxeval.store.index import (
 )
 from voxeval.store.records import ScoreRow, UnitLike, UnitRecord
 from voxeval.store.run_file import RunFile
+from voxeval.store.unit_statements import (
+    DELETE_SCORES,
+    END_UNIT,
+    INSERT_MODEL_USAGE,
+    INSERT_SCORES,
+    INSERT_UNIT,
+    INSERT_USAGE,
+    START_UNIT,
+)
 from voxeval.store.usage import (
     MODEL_AMOUNTS,
     summarize_model_usage,
@@ -106,7 +115,8 @@ class RunStore:
         self.run_file = self.run_dir / layout.RUN_FILE
         for folder in (self.run_dir, self.items_dir, self.report_dir):
             folder.mkdir(parents=True, exist_ok=True)
-        self._made_dirs: set[Path] = set()
+        # unit folder of (item, system, trial, condition), once made
+        self._unit_dirs: dict[tuple[str, str, int, str], Path] = {}
         self.run_file_doc = RunFile(self.run_file)
         self.run_id: str = self.run_file_doc.run_id
         url = index_url or os.environ.get(INDEX_URL_ENV) or self._default_url()
@@ -156,12 +166,12 @@ class RunStore:
 
     def unit_dir(self, unit: UnitLike) -> Path:
         """``items/<item>[@<condition>]/<system>/<trial>/`` (created)."""
-        path = self.run_dir / layout.unit_relpath(
-            unit.item_id, unit.system, unit.trial, unit.condition
-        )
-        if path not in self._made_dirs:
+        key = (unit.item_id, unit.system, unit.trial, unit.condition)
+        path = self._unit_dirs.get(key)
+        if path is None:  # a unit asks for its folder several times: build and make it once
+            path = self.run_dir / layout.unit_relpath(*key)
             path.mkdir(parents=True, exist_ok=True)
-            self._made_dirs.add(path)
+            self._unit_dirs[key] = path
         return path
 
     def clear_unit_dir(self, unit: UnitLike) -> int:
@@ -189,6 +199,18 @@ class RunStore:
 
     def _unit_filter(self, unit: UnitLike) -> Any:
         return (units_table.c.run_id == self.run_id) & (units_table.c.unit_key == unit.key)
+
+    def _end_params(self, unit: UnitLike, values: Mapping[str, Any]) -> dict[str, Any]:
+        """``END_UNIT``'s parameters: ``values`` holds status, error, cause, system_fault."""
+        return {
+            "b_run": self.run_id,
+            "b_key": unit.key,
+            "b_status": values["status"],
+            "b_error": values["error"],
+            "b_cause": values["cause"],
+            "b_fault": values["system_fault"],
+            "b_now": utcnow(),
+        }
 
     def _unit_row(self, unit: UnitLike, seq: int, status: str) -> dict[str, Any]:
         return {
@@ -256,21 +278,11 @@ class RunStore:
 
         def write(conn: Connection) -> None:
             result = conn.execute(
-                update(units_table)
-                .where(self._unit_filter(unit))
-                .values(
-                    status="running",
-                    error=None,
-                    cause=None,
-                    system_fault=None,
-                    attempts=units_table.c.attempts + 1,
-                    started_at=now,
-                    finished_at=None,
-                )
+                START_UNIT, {"b_run": self.run_id, "b_key": unit.key, "b_now": now}
             )
             if result.rowcount == 0:
                 fresh = self._unit_row(unit, self.index.next_seq(conn), "running")
-                conn.execute(units_table.insert(), [{**fresh, "attempts": 1, "started_at": now}])
+                conn.execute(INSERT_UNIT, [{**fresh, "attempts": 1, "started_at": now}])
 
         return self.committer.submit_later(write)
 
@@ -324,14 +336,10 @@ class RunStore:
         values = {"status": status, "error": clean_error, "cause": cause, "system_fault": None}
 
         def write(conn: Connection) -> None:
-            result = conn.execute(
-                update(units_table)
-                .where(self._unit_filter(unit))
-                .values(**values, finished_at=utcnow())
-            )
+            result = conn.execute(END_UNIT, self._end_params(unit, values))
             if result.rowcount == 0:
                 row = self._unit_row(unit, self.index.next_seq(conn), status)
-                conn.execute(units_table.insert(), [{**row, **values, "attempts": 1}])
+                conn.execute(INSERT_UNIT, [{**row, **values, "attempts": 1}])
 
         # with the unit's queued bookkeeping (usage), which must not be lost with it
         committed = self.committer.submit_later(write)
@@ -524,17 +532,11 @@ class RunStore:
 
         def write(conn: Connection) -> None:
             self._replace_score_rows(conn, unit, scores, rows)
-            result = conn.execute(
-                update(units_table)
-                .where(self._unit_filter(unit))
-                .values(**values, system_fault=system_fault, finished_at=utcnow())
-            )
+            ended = {**values, "system_fault": system_fault}
+            result = conn.execute(END_UNIT, self._end_params(unit, ended))
             if result.rowcount == 0:
                 row = self._unit_row(unit, self.index.next_seq(conn), "done")
-                conn.execute(
-                    units_table.insert(),
-                    [{**row, **values, "system_fault": system_fault, "attempts": 1}],
-                )
+                conn.execute(INSERT_UNIT, [{**row, **ended, "attempts": 1}])
 
         committed = self.committer.submit_later(write)
         return self._joined(committed, self._take_deferred(unit))
@@ -571,14 +573,10 @@ class RunStore:
         rows: list[dict[str, Any]],
     ) -> None:
         conn.execute(
-            delete(scores_table).where(
-                (scores_table.c.run_id == self.run_id)
-                & (scores_table.c.unit_key == unit.key)
-                & (scores_table.c.metric.in_(list(scores)))
-            )
+            DELETE_SCORES, {"b_run": self.run_id, "b_key": unit.key, "b_metrics": list(scores)}
         )
         if rows:
-            conn.execute(scores_table.insert(), rows)
+            conn.execute(INSERT_SCORES, rows)
 
     def load_scores(
         self, system: str | None = None, *, only_done: bool = True, unit_key: str | None = None
@@ -684,7 +682,7 @@ class RunStore:
             for (kind, provider, model), use in models.items()
         ]
         # committed with the unit's completion (or the next write before it)
-        self._defer(unit, lambda conn: conn.execute(model_usage_table.insert(), rows))
+        self._defer(unit, lambda conn: conn.execute(INSERT_MODEL_USAGE, rows))
 
     def record_usage(
         self,
@@ -726,7 +724,7 @@ class RunStore:
             "recorded_at": utcnow(),
         }
         # committed with the unit's completion (or the next write before it)
-        self._defer(unit, lambda conn: conn.execute(usage_table.insert(), [row]))
+        self._defer(unit, lambda conn: conn.execute(INSERT_USAGE, [row]))
 
     def usage_summary(self) -> dict[str, Any]:
         """Totals, per provider and per system (see ``voxeval.store.usage``)."""
@@ -795,7 +793,7 @@ class RunStore:
             ):
                 conn.execute(delete(table).where(table.c.run_id == self.run_id))
         self.comparisons.clear()
-        self._made_dirs.clear()
+        self._unit_dirs.clear()
         for folder in (self.items_dir, self.report_dir):
             shutil.rmtree(folder, ignore_errors=True)
             folder.mkdir(parents=True, exist_ok=True)

@@ -4,6 +4,8 @@ per-model breakdown in the model_usage table."""
 
 from __future__ import annotations
 
+import math
+from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -62,6 +64,7 @@ def usage_values(
 # Summed as they are; a missing count (an older index) adds nothing.
 _COUNTS = ("calls", "prompt_tokens", "completion_tokens", "parse_failures")
 _HTTP_COUNTS = ("requests", "retries", "timeouts")
+_SECONDS = ("audio_in_s", "audio_out_s")
 
 
 def empty_usage() -> dict[str, Any]:
@@ -90,6 +93,10 @@ def summarize_usage(rows: Iterable[UsageRow]) -> dict[str, Any]:
     total = empty_usage()
     by_provider: dict[str, dict[str, Any]] = {}
     by_system: dict[str, dict[str, Any]] = {}
+    # Seconds and dollars are summed exactly (math.fsum) once all rows are in: rows arrive
+    # in commit order, which differs with concurrency and executor, and a running float sum
+    # would differ in its last digits with it.
+    parts: defaultdict[tuple[int, str], list[float]] = defaultdict(list)
     for row in rows:
         system, provider, calls, prompt, completion, cost, failures, *rest = row
         http, audio = rest[:3], rest[3:]
@@ -102,12 +109,19 @@ def summarize_usage(rows: Iterable[UsageRow]) -> dict[str, Any]:
             by_system.setdefault(system, empty_usage()),
         ):
             for name, amount in amounts.items():
-                bucket[name] += amount
+                if name in _SECONDS:
+                    parts[id(bucket), name].append(float(amount))
+                else:
+                    bucket[name] += amount
             if cost is None:
                 bucket["calls_without_cost"] += calls
             else:
-                bucket["cost_usd"] = (bucket["cost_usd"] or 0.0) + float(cost)
+                parts[id(bucket), "cost_usd"].append(float(cost))
     for bucket in (total, *by_provider.values(), *by_system.values()):
+        for name in _SECONDS:
+            bucket[name] = math.fsum(parts.get((id(bucket), name), ()))
+        costs = parts.get((id(bucket), "cost_usd"))
+        bucket["cost_usd"] = None if costs is None else math.fsum(costs)
         calls = bucket["calls"]
         bucket["parse_failure_rate"] = bucket["parse_failures"] / calls if calls else None
     return {"total": total, "by_provider": by_provider, "by_system": by_system}
@@ -122,6 +136,7 @@ def summarize_model_usage(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[s
     """Amounts summed per model (``model_label``) over model_usage rows, with the model's
     kind, provider, model and the components that called it."""
     models: dict[str, dict[str, Any]] = {}
+    parts: defaultdict[tuple[str, str], list[float]] = defaultdict(list)
     for row in rows:
         label = model_label(row["kind"], row["provider"], row["model"])
         bucket = models.setdefault(
@@ -135,9 +150,15 @@ def summarize_model_usage(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[s
             },
         )
         for name in MODEL_AMOUNTS:
-            bucket[name] += row[name] or 0
+            if name in _SECONDS:
+                parts[label, name].append(float(row[name] or 0))
+            else:
+                bucket[name] += row[name] or 0
         if row["component"] not in bucket["components"]:
             bucket["components"].append(row["component"])
-    for bucket in models.values():
+    for label, bucket in models.items():
+        for name in _SECONDS:
+            if name in bucket:  # exactly, whatever the rows' order (see summarize_usage)
+                bucket[name] = math.fsum(parts.get((label, name), ()))
         bucket["components"].sort()
     return models
