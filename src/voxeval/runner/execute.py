@@ -141,9 +141,9 @@ def execute_units(
 
     With ``ahead`` > 0, ``concurrency + ahead`` workers take units, and ``concurrency``
     limits only the units waiting on their system: ``work`` must hold one of
-    ``ctx.system_call_slots`` (set here for the pass) around that wait. A unit then starts
-    and reads its input before a slot is free, and stores its reply after giving the slot
-    back, so the system is not idle between one unit's reply and the next one's request.
+    ``ctx.system_call_slots`` (set here for the pass) around that wait. A unit then gets
+    ready (reads its input) before a slot is free, and stores its reply after giving the
+    slot back, so the system is not idle between one unit's reply and the next request.
 
     The units run as tasks of one asyncio event loop (see ``unit_loop``): an ``async``
     ``work`` waits on remote endpoints without holding a thread; a plain ``work`` runs in
@@ -534,9 +534,9 @@ def run_evaluation(
 
 
 def units_ahead(ctx: RunContext) -> int:
-    """How many units beyond ``concurrency`` start and read their input while every slot is
-    busy: a quarter more, enough that one is ready whenever a reply frees a slot (preparing
-    takes milliseconds; a reply hundreds). None when the protocol does not wait on its
+    """How many units beyond ``concurrency`` get ready (read their input) while every slot
+    is busy: a quarter more, enough that one is ready whenever a reply frees a slot (getting
+    ready takes milliseconds; a reply hundreds). 0 when the protocol does not wait on its
     systems inside ``ctx.system_call_slots``."""
     if not getattr(ctx.require_protocol(), "uses_system_call_slots", False):
         return 0
