@@ -138,20 +138,17 @@ def test_a_refused_connection_is_a_connect_error() -> None:
     asyncio.run(run())
 
 
-def test_a_connection_closed_without_a_reply_is_a_protocol_error() -> None:
+@pytest.mark.parametrize(
+    "answer",
+    [b"", b"SSH-2.0-OpenSSH_9.6\r\n\r\n"],
+    ids=["closed-without-a-reply", "a-reply-that-is-not-http"],
+)
+def test_a_broken_reply_is_a_protocol_error(answer: bytes) -> None:
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await _read_request(reader)
-        writer.close()
-
-    with pytest.raises(httpx.RemoteProtocolError):
-        _exchange(handler, content=b"x")
-
-
-def test_a_reply_that_is_not_http_is_a_protocol_error() -> None:
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await _read_request(reader)
-        writer.write(b"SSH-2.0-OpenSSH_9.6\r\n\r\n")
-        await writer.drain()
+        if answer:
+            writer.write(answer)
+            await writer.drain()
         writer.close()
 
     with pytest.raises(httpx.RemoteProtocolError):

@@ -107,9 +107,9 @@ class RunContext:
     _call_cache: ProviderCache | None = field(default=None, repr=False)
     _call_cache_ready: bool = field(default=False, repr=False)
     # Set by the runner while units run on its event loop (``execute_units`` with units
-    # prepared ahead): a unit holds one of these ``concurrency`` slots only while it waits on
-    # its system, so units that are starting, reading their input or storing their reply do
-    # not keep the system idle. None: the runner's workers are the only limit.
+    # prepared ahead): a unit holds one of these ``concurrency`` slots only while it commits
+    # its start and waits on its system, so units reading their input or storing their reply
+    # do not keep the system idle. None: the runner's workers are the only limit.
     system_call_slots: asyncio.Semaphore | None = field(default=None, repr=False)
 
     # -- providers --------------------------------------------------------------------------
