@@ -35,7 +35,7 @@ from voxeval.runner import run_evaluation
 from voxeval.store import RunStore
 
 N_QUERIES = 4
-KILLED_UNIT = 3  # the third unit to finish (concurrency 1: plan order)
+KILLED_UNIT = 3  # the third unit to commit (not always the third planned: see below)
 
 # `voxeval run` that SIGKILLs itself at a chosen point of the KILLED_UNIT-th unit's commit.
 CHILD = """
@@ -83,6 +83,14 @@ def run_killed_at(config: Path, out: Path, point: str) -> int:
     return child.returncode
 
 
+def left_scores(unit_dir: Path, point: str) -> bool:
+    """Whether a kill at ``point`` left this unit's scores.json: under its temporary name
+    ("rename") or in place, not yet committed to the index ("commit")."""
+    if point == "rename":
+        return any(unit_dir.glob(".scores.json.*.tmp"))
+    return (unit_dir / "scores.json").is_file()
+
+
 def unit_keys(run_dir: Path) -> list[str]:
     return [str(r[0]) for r in query_index(run_dir, "SELECT unit_key FROM units ORDER BY seq")]
 
@@ -99,24 +107,26 @@ def test_unit_killed_while_committing_is_redone_cleanly(tmp_path: Path, point: s
         assert run_killed_at(killed_cfg, run_dir, point) == -9
 
         keys = unit_keys(run_dir)
-        victim = keys[KILLED_UNIT - 1]
-        victim_dir = unit_folder(run_dir, victim)
-        # what the kill left: the earlier units committed, the victim's commit lost whole
+        # what the kill left: two units committed, the victim's commit lost whole. Even at
+        # concurrency 1 units may commit out of plan order (the next unit calls the system
+        # while the previous one stores its reply), so the victim is found by what it left:
+        # its scores.json, under the temporary name or renamed, while still running.
         assert query_index(run_dir, "PRAGMA integrity_check") == [("ok",)]
         statuses = dict(query_index(run_dir, "SELECT unit_key, status FROM units"))
-        assert [statuses[k] for k in keys[:KILLED_UNIT]] == ["done", "done", "running"]
+        assert list(statuses.values()).count("done") == KILLED_UNIT - 1
+        running = {k for k, status in statuses.items() if status == "running"}
+        scores_left = {k for k in running if left_scores(unit_folder(run_dir, k), point)}
+        assert len(scores_left) == 1, statuses
+        (victim,) = scores_left
+        victim_dir = unit_folder(run_dir, victim)
+        done_dir = unit_folder(run_dir, next(k for k in keys if statuses[k] == "done"))
         assert query_index(run_dir, f"SELECT COUNT(*) FROM scores WHERE unit_key = '{victim}'") == [
             (0,)
         ]
         assert (victim_dir / "reply.json").is_file()  # artifacts written, scores not committed
-        # the next unit may already be talking to the system while the victim commits (its
-        # slot was given back with its reply): such a unit is running, and redone too
-        running = {k for k, status in statuses.items() if status == "running"}
+        # another unit may be talking to the system or storing its reply while the victim
+        # commits (the slot is given back with the reply): such a unit is running, redone too
         asked_before_resume = system.counts()
-        if point == "rename":
-            assert [p.name for p in victim_dir.glob(".scores.json.*.tmp")] != []
-        else:
-            assert (victim_dir / "scores.json").is_file()
 
         resumed = subprocess.run(
             run_command(killed_cfg, run_dir),
@@ -131,24 +141,33 @@ def test_unit_killed_while_committing_is_redone_cleanly(tmp_path: Path, point: s
         asked = system.counts()
 
     attempts = dict(query_index(run_dir, "SELECT unit_key, attempts FROM units"))
-    # only the units running at the kill ran twice (killed, then resumed): the victim, and
-    # at most the next one; the server saw exactly that
+    # only the units running at the kill ran twice (killed, then resumed): the victim and at
+    # most one other
     assert victim in running and len(running) <= 2
     assert attempts == {key: 2 if key in running else 1 for key in keys}
-    redone = {split_unit_key(run_dir, key)[0] for key in running}
+    status_of_item = {split_unit_key(run_dir, key)[0]: statuses[key] for key in keys}
     assert len(asked) == N_QUERIES
     for item, count in asked.items():
         before = asked_before_resume.get(item, 0)
         assert before <= 1
-        # (+1: the uninterrupted run)
-        assert count == before + (1 if item in redone else 0) + 1, item
+        # each item once more in the uninterrupted run; a unit done before the kill was asked
+        # once; one never started (it may have been waiting for its start to be committed)
+        # was asked only by the resumed run; one running at the kill was asked again by the
+        # resumed run, and by the killed run unless the kill came before its request left
+        # (the server may count a request from the dead process late, hence the range)
+        if status_of_item[item] == "done":
+            assert count == 2, item
+        elif status_of_item[item] == "running":
+            assert count - 2 in {0, 1} and count - 2 >= before, item
+        else:
+            assert before == 0 and count == 2, item
     assert asked_before_resume.get(split_unit_key(run_dir, victim)[0]) == 1
 
     assert_index_intact(run_dir, n_units=N_QUERIES, n_metrics=1)
     assert leftover_temporary_files(run_dir) == []
     # the redone unit's folder holds exactly the new attempt's files, scores as committed
     assert sorted(p.name for p in victim_dir.iterdir()) == sorted(
-        p.name for p in unit_folder(run_dir, keys[0]).iterdir()
+        p.name for p in done_dir.iterdir()
     )
     stored = json.loads((victim_dir / "scores.json").read_text())
     (value,) = query_index(
