@@ -18,6 +18,8 @@ import os
 import sys
 from pathlib import Path
 
+from bench_args import parser_for  # bench/, the script's folder
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # for cascade_parties
 
 from cascade_parties import CascadeBench
@@ -52,4 +54,8 @@ def main(target_s: float) -> None:
 
 
 if __name__ == "__main__":
-    main(float(sys.argv[1]) if len(sys.argv) > 1 else 300.0)
+    parser = parser_for(__doc__)
+    parser.add_argument(
+        "target_simulated_s", nargs="?", type=float, default=300.0, help="(default 300)"
+    )
+    main(parser.parse_args().target_simulated_s)

@@ -57,6 +57,7 @@ from typing import Any
 
 import numpy as np
 import yaml
+from bench_args import parser_for  # bench/, the script's folder
 from instant_scorers import register_instant_scorers  # bench/, the script's folder
 
 DELAY_S = 0.2
@@ -349,26 +350,29 @@ def main(
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--serve"]:
+    if sys.argv[1:2] == ["--serve"]:  # the loopback server's own process
         serve(float(sys.argv[2]))
     else:
-        args = sys.argv[1:]
-        jitter = 0.0 if "--exact" in args else JITTER
-        args = [a for a in args if a != "--exact"]
-        run_root = None
-        if "--run-root" in args:
-            at = args.index("--run-root")
-            run_root = args[at + 1]
-            del args[at : at + 2]
+        parser = parser_for(__doc__)
+        parser.add_argument(
+            "levels",
+            nargs="*",
+            type=int,
+            default=[16, 64],
+            metavar="CONCURRENCY",
+            help="concurrency levels (default 16 64)",
+        )
+        parser.add_argument("--only", choices=("layer", "run"), help="one measure only")
+        parser.add_argument("--kind", choices=("http", "cascade"), help="one system only")
+        parser.add_argument("--exact", action="store_true", help="replies after exactly 200 ms")
+        parser.add_argument("--run-root", metavar="DIR", help="where run folders go")
+        args = parser.parse_args()
+        jitter = 0.0 if args.exact else JITTER
         print(f"replies after {DELAY_S * 1000:.0f} ms +- {jitter:.0%}", flush=True)
-        chosen: dict[str, tuple[str, ...]] = {
-            "--only": ("layer", "run"),
-            "--kind": ("http", "cascade"),
-        }
-        for flag in chosen:
-            if flag in args:
-                at = args.index(flag)
-                chosen[flag] = (args[at + 1],)
-                del args[at : at + 2]
-        levels = [int(a) for a in args] or [16, 64]
-        main(levels, chosen["--only"], chosen["--kind"], jitter, run_root)
+        main(
+            args.levels,
+            (args.only,) if args.only else ("layer", "run"),
+            (args.kind,) if args.kind else ("http", "cascade"),
+            jitter,
+            args.run_root,
+        )

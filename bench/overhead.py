@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 import yaml
+from bench_args import parser_for  # bench/, the script's folder
 from instant_scorers import register_instant_scorers  # bench/, the script's folder
 from rich.console import Console
 
@@ -126,8 +127,11 @@ def marginal(items: int, repeats: int, *, call_cache: bool) -> tuple[float, floa
 
 
 if __name__ == "__main__":
-    items = int(sys.argv[1]) if len(sys.argv) > 1 else 200
-    repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    parser = parser_for(__doc__)
+    parser.add_argument("items", nargs="?", type=int, default=200, help="N (default 200)")
+    parser.add_argument("repeats", nargs="?", type=int, default=3, help="best of (default 3)")
+    args = parser.parse_args()
+    items, repeats = args.items, args.repeats
     load = os.getloadavg()
     per_item, fixed = marginal(items, repeats, call_cache=True)
     print(f"with the provider call cache (4 cached calls/item): {per_item:.2f} ms per item")

@@ -22,6 +22,8 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from bench_args import parser_for  # bench/, the script's folder
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # for cascade_parties
 
 from cascade_parties import CascadeBench
@@ -84,10 +86,15 @@ def main(calls: int, call_s: float, use_lane: bool, parallel_first: bool = False
 
 
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    parser = parser_for(__doc__)
+    parser.add_argument("calls", nargs="?", type=int, default=8, help="(default 8)")
+    parser.add_argument("call_s", nargs="?", type=float, default=45.0, help="(default 45)")
+    parser.add_argument("--no-lane", action="store_true")
+    parser.add_argument("--parallel-first", action="store_true")
+    args = parser.parse_args()
     main(
-        int(args[0]) if args else 8,
-        float(args[1]) if len(args) > 1 else 45.0,
-        use_lane="--no-lane" not in sys.argv,
-        parallel_first="--parallel-first" in sys.argv,
+        args.calls,
+        args.call_s,
+        use_lane=not args.no_lane,
+        parallel_first=args.parallel_first,
     )

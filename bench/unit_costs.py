@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from bench_args import parser_for  # bench/, the script's folder
 from rich.console import Console
 
 from voxeval.audio import Audio, audio_to_wav_bytes
@@ -246,4 +247,6 @@ def main(quick: bool) -> None:
 
 
 if __name__ == "__main__":
-    main("--quick" in sys.argv[1:])
+    parser = parser_for(__doc__)
+    parser.add_argument("--quick", action="store_true")
+    main(parser.parse_args().quick)

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import httpx
+from bench_args import parser_for  # bench/, the script's folder
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for tests.*
 
@@ -97,4 +98,6 @@ def main(units: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else UNITS)
+    parser = parser_for(__doc__)
+    parser.add_argument("units", nargs="?", type=int, default=UNITS, help=f"(default {UNITS})")
+    main(parser.parse_args().units)
