@@ -87,10 +87,14 @@ def main(calls: int, call_s: float, use_lane: bool, parallel_first: bool = False
 
 if __name__ == "__main__":
     parser = parser_for(__doc__)
-    parser.add_argument("calls", nargs="?", type=int, default=8, help="(default 8)")
-    parser.add_argument("call_s", nargs="?", type=float, default=45.0, help="(default 45)")
-    parser.add_argument("--no-lane", action="store_true")
-    parser.add_argument("--parallel-first", action="store_true")
+    parser.add_argument("calls", nargs="?", type=int, default=8, help="calls (default 8)")
+    parser.add_argument(
+        "call_s", nargs="?", type=float, default=45.0, help="simulated s per call (default 45)"
+    )
+    parser.add_argument("--no-lane", action="store_true", help="time on the wall clock")
+    parser.add_argument(
+        "--parallel-first", action="store_true", help="run the parallel calls before the single"
+    )
     args = parser.parse_args()
     main(
         args.calls,

@@ -341,6 +341,8 @@ def _unit_loop_here(
                 loop.add_signal_handler(signal.SIGINT, on_sigint)
                 handled = True
             except (NotImplementedError, RuntimeError, ValueError):
+                # this loop cannot take signal handlers (e.g. on Windows): Ctrl-C keeps
+                # Python's default, a KeyboardInterrupt, with no graceful first press
                 handled = False
         try:
             return await main
