@@ -121,6 +121,8 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 def read_json(path: Path) -> Any:
     """The parsed file, or None when it does not exist."""
-    if not path.exists():
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
         return None
-    return json.loads(path.read_text(encoding="utf-8"))
+    return json.loads(text)

@@ -117,3 +117,49 @@ def test_files_read_through_the_fast_path_equal_soundfile(tmp_path: Path) -> Non
     sf.write(tmp_path / "empty.wav", np.zeros(0, np.float32), 16000, subtype="PCM_16")
     with pytest.raises(AudioError, match="no samples"):
         read_audio(tmp_path / "empty.wav")
+
+
+@settings(max_examples=40, deadline=None)
+@given(hnp.arrays(np.int16, st.integers(1, 3000)), st.sampled_from([8000, 16000, 44100]))
+def test_canonical_bytes_are_kept_and_reused_exactly(pcm: np.ndarray, rate: int) -> None:
+    # what libsndfile (and our encoder) writes for mono PCM16: decoding and encoding again
+    # are lossless, so the decoded value keeps these very bytes as its encoding
+    data = libsndfile_wav(pcm.astype(np.float32) / 32768, rate)
+    audio = audio_from_bytes(data)
+    assert audio.encoded_wav is data
+    assert audio_to_wav_bytes(audio) is data
+    assert encode_pcm16_wav(audio.samples, rate) == data
+    # a new value made from those samples encodes to the same bytes, on its own
+    fresh = audio.with_samples(audio.samples)
+    assert fresh.encoded_wav is None
+    assert audio_to_wav_bytes(fresh) == data
+    assert audio_to_wav_bytes(fresh) is fresh.encoded_wav  # encoded once, then reused
+
+
+def test_other_layouts_are_decoded_but_encoded_afresh(tmp_path: Path) -> None:
+    pcm = np.array([0, 16384, -16384, 8192], "<i2")
+    plain = struct.pack("<HHIIHH", 1, 1, 8000, 16000, 2, 16)
+    odd_chunk = b"LIST" + struct.pack("<I", 3) + b"abc" + b"\x00"
+    stereo = libsndfile_wav(np.stack([pcm, pcm], axis=1).astype(np.float32) / 32768, 8000)
+    for data in (_wav(plain, pcm.tobytes(), odd_chunk), stereo, _wav(plain, pcm.tobytes()) + b"x"):
+        audio = audio_from_bytes(data)
+        assert audio.encoded_wav is None
+        assert audio_to_wav_bytes(audio) == encode_pcm16_wav(audio.samples, 8000) != data
+    path = tmp_path / "extra.wav"
+    path.write_bytes(_wav(plain, pcm.tobytes(), odd_chunk))
+    assert read_audio(path).encoded_wav is None
+    canonical = tmp_path / "plain.wav"
+    canonical.write_bytes(_wav(plain, pcm.tobytes()))
+    assert read_audio(canonical).encoded_wav == canonical.read_bytes()
+    assert audio_to_wav_bytes(read_audio(canonical)) == canonical.read_bytes()
+
+
+def test_large_encodings_are_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    from voxeval.audio import io as audio_io
+
+    monkeypatch.setattr(audio_io, "KEEP_ENCODED_MAX_BYTES", 100)
+    long = Audio(np.zeros(200, np.float32), 8000)
+    assert len(audio_to_wav_bytes(long)) == 444 and long.encoded_wav is None
+    assert audio_from_bytes(audio_to_wav_bytes(long)).encoded_wav is None
+    short = Audio(np.zeros(20, np.float32), 8000)
+    assert audio_to_wav_bytes(short) is short.encoded_wav

@@ -12,11 +12,13 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
+from rich.console import Console
 from typer.testing import CliRunner
 
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
 from voxeval.audio import Audio, audio_to_wav_bytes, write_audio
 from voxeval.cli.main import app
+from voxeval.runner.execute import rescore_run
 
 EGG = "Boil the egg for eight minutes."
 SUNNY = "It is sunny today in Paris, so enjoy it."
@@ -208,6 +210,39 @@ def test_missing_replay_reply_fails_the_unit_with_a_clear_error(tmp_path, world)
     assert summary["systems"]["recorded"]["units"]["failed_by_cause"] == {"input": 1}
     error = next((out / "items").glob("q2__*/recorded/0/error.txt")).read_text()
     assert "has no reply for item 'q2__" in error and str(tmp_path / "replies") in error
+
+
+def test_rescore_reads_the_stored_reply_and_names_a_missing_one(tmp_path, world) -> None:
+    server, _ = world
+    config = write_config(tmp_path, server.url)
+    data = yaml.safe_load(config.read_text())
+    data["systems"] = data["systems"][1:]  # replay only
+    data["metrics"] = ["duration"]
+    config.write_text(yaml.safe_dump(data))
+    out = tmp_path / "o"
+    assert CliRunner().invoke(app, ["run", str(config), "--out", str(out)]).exit_code == 0
+    q1 = next((out / "items").glob("q1__*/recorded/0"))
+    q2 = next((out / "items").glob("q2__*/recorded/0"))
+    # a stored system fault is read from the same reply.json: every metric scores it
+    reply = json.loads((q2 / "reply.json").read_text())
+    reply["system_fault"] = {"cause": "timeout", "message": "no answer in 30 s"}
+    (q2 / "reply.json").write_text(json.dumps(reply))
+    (q1 / "reply.json").unlink()
+    _, outcome = rescore_run(out, ["duration"], console=Console(quiet=True))
+    assert outcome.failed == 1
+    assert outcome.errors == [
+        f"{next(u for u in outcome_keys(out) if u.startswith('q1'))}: VoxevalError: "
+        f"{q1 / 'reply.json'}: no stored reply; run the unit before scoring it"
+    ]
+    # duration is descriptive: a failed system's is not run, so the stored value is kept
+    assert outcome.kept == 1
+    assert json.loads((q2 / "scores.json").read_text())["duration"]["value"] == 1.5
+
+
+def outcome_keys(out: Path) -> list[str]:
+    from voxeval.store import RunStore
+
+    return [u.key for u in RunStore(out).units()]
 
 
 @pytest.mark.models

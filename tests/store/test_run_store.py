@@ -39,6 +39,18 @@ def test_unit_dir_layout_and_sanitising(tmp_path: Path) -> None:
     assert safe_name("a/b") != safe_name("a_b") == "a_b"
 
 
+def test_unit_dirs_share_their_upper_levels_and_a_file_in_the_way_is_named(
+    tmp_path: Path,
+) -> None:
+    store = RunStore(tmp_path)
+    first = store.unit_dir(unit("q1", system="a"))
+    second = store.unit_dir(unit("q1", system="b", trial=1))  # q1/ exists already
+    assert first.is_dir() and second.is_dir() and first.parent.parent == second.parent.parent
+    (store.items_dir / "q2").write_text("not a folder")
+    with pytest.raises(FileExistsError, match="q2"):
+        store.unit_dir(unit("q2"))
+
+
 def test_status_lifecycle(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     a, b = unit("a"), unit("b")

@@ -11,7 +11,7 @@ from typing import Literal, get_args
 import numpy as np
 import soundfile as sf
 
-from voxeval.audio.pcm_wav import decode_pcm16_wav, encode_pcm16_wav
+from voxeval.audio.pcm_wav import decode_pcm16_wav, encode_pcm16_wav, is_encoded_as_we_would
 from voxeval.audio.value import MAX_SECONDS, Audio
 from voxeval.errors import AudioError
 
@@ -71,7 +71,10 @@ def _multichannel_error(where: str, count: int) -> AudioError:
 
 
 def _check_size(p: Path, limits: AudioLimits | None) -> None:
-    size = p.stat().st_size
+    try:
+        size = p.stat().st_size
+    except (FileNotFoundError, NotADirectoryError):
+        raise AudioError(f"{p}: file not found") from None
     if size == 0:
         raise AudioError(f"{p}: file is empty")
     if limits is not None and size > limits.max_megabytes * _MB:
@@ -125,8 +128,6 @@ def read_audio(
     """
     p = Path(path)
     where = str(p)
-    if not p.exists():
-        raise AudioError(f"{where}: file not found")
     _check_size(p, limits)
     plain = _read_pcm16_wav(p, channels, limits) if p.suffix.lower() == ".wav" else None
     if plain is not None:
@@ -160,7 +161,8 @@ def _read_pcm16_wav(
 ) -> Audio | None:
     """``read_audio`` of a 16-bit PCM WAV file without libsndfile (see ``pcm_wav``); None
     for any other file. Its size was checked, so reading it whole is bounded."""
-    decoded = decode_pcm16_wav(p.read_bytes())
+    data = p.read_bytes()
+    decoded = decode_pcm16_wav(data)
     if decoded is None:
         return None
     interleaved, rate, count = decoded
@@ -168,10 +170,10 @@ def _read_pcm16_wav(
     _check_header(p, AudioFileInfo(interleaved.size // count, rate, count), limits)
     if channels is None and count > 1:
         raise _multichannel_error(where, count)
-    data = _select_channels(interleaved.reshape(-1, count), where, channels)
-    if data.size == 0:
+    samples = _select_channels(interleaved.reshape(-1, count), where, channels)
+    if samples.size == 0:
         raise AudioError(f"{where}: contains no samples")
-    return Audio(data, rate, source=where)
+    return _keeping_bytes(Audio(samples, rate, source=where), data)
 
 
 def _read_mp3_fallback(
@@ -204,7 +206,7 @@ def write_audio(audio: Audio, path: str | Path, *, subtype: str | None = None) -
         subtype = "PCM_16"
     tmp = p.with_name(p.name + ".part")
     if fmt == "WAV" and subtype == "PCM_16":
-        tmp.write_bytes(encode_pcm16_wav(audio.samples, audio.rate))
+        tmp.write_bytes(audio_to_wav_bytes(audio))
     else:
         sf.write(
             str(tmp), np.clip(audio.samples, -1.0, 1.0), audio.rate, format=fmt, subtype=subtype
@@ -213,9 +215,28 @@ def write_audio(audio: Audio, path: str | Path, *, subtype: str | None = None) -
     return p
 
 
+# Encodings kept with their Audio up to this size (~4 min at 16 kHz): beyond it, holding
+# the bytes beside the samples costs more memory than encoding again costs time.
+KEEP_ENCODED_MAX_BYTES = 8 * 2**20
+
+
+def _keeping_bytes(audio: Audio, data: bytes) -> Audio:
+    """``audio`` decoded from ``data``; remembers ``data`` as its encoding when encoding
+    the samples again would give back exactly these bytes."""
+    if len(data) <= KEEP_ENCODED_MAX_BYTES and is_encoded_as_we_would(data, audio.rate):
+        audio.keep_encoded_wav(data)
+    return audio
+
+
 def audio_to_wav_bytes(audio: Audio) -> bytes:
-    """16-bit PCM WAV bytes (for HTTP uploads and cache keys)."""
-    return encode_pcm16_wav(audio.samples, audio.rate)
+    """16-bit PCM WAV bytes (for HTTP uploads, artifacts and cache keys); encoded once per
+    value, or the very bytes it was read from when they are already in this form."""
+    if audio.encoded_wav is not None:
+        return audio.encoded_wav
+    data = encode_pcm16_wav(audio.samples, audio.rate)
+    if len(data) <= KEEP_ENCODED_MAX_BYTES:
+        audio.keep_encoded_wav(data)
+    return data
 
 
 def audio_from_bytes(data: bytes, *, source: str = "<bytes>") -> Audio:
@@ -234,4 +255,5 @@ def audio_from_bytes(data: bytes, *, source: str = "<bytes>") -> Audio:
     samples = _select_channels(np.asarray(samples), source, "mix")
     if samples.size == 0:
         raise AudioError(f"{source}: contains no samples")
-    return Audio(samples, int(rate), source=source)
+    audio = Audio(samples, int(rate), source=source)
+    return audio if plain is None else _keeping_bytes(audio, data)

@@ -28,11 +28,24 @@ def encode_pcm16_wav(samples: npt.NDArray[np.float32], rate: int) -> bytes:
     clipped = np.clip(np.asarray(samples, dtype=np.float32), -1.0, 1.0).astype(np.float64)
     wide = np.clip(np.rint(clipped * 2.0**31), -(2.0**31), 2.0**31 - 1).astype(np.int64)
     pcm = (wide >> 16).astype("<i2").tobytes()
-    header = _HEADER.pack(
-        b"RIFF", 36 + len(pcm), b"WAVE", b"fmt ", 16, _PCM, 1, rate, rate * 2, 2, 16,
-        b"data", len(pcm),
+    return _mono_header(rate, len(pcm)) + pcm
+
+
+def _mono_header(rate: int, pcm_bytes: int) -> bytes:
+    return _HEADER.pack(
+        b"RIFF", 36 + pcm_bytes, b"WAVE", b"fmt ", 16, _PCM, 1, rate, rate * 2, 2, 16,
+        b"data", pcm_bytes,
     )  # fmt: skip
-    return header + pcm
+
+
+def is_encoded_as_we_would(data: bytes, rate: int) -> bool:
+    """True when ``data`` is exactly what ``encode_pcm16_wav`` writes for its own decoded
+    samples: mono 16-bit PCM at ``rate`` behind the plain 44-byte header and nothing after.
+    Decoding (int16 / 32768) and encoding back are then lossless, so such bytes can be
+    reused as the encoding of the audio read from them."""
+    return len(data) >= _HEADER.size and data[: _HEADER.size] == _mono_header(
+        rate, len(data) - _HEADER.size
+    )
 
 
 def decode_pcm16_wav(data: bytes) -> tuple[npt.NDArray[np.float32], int, int] | None:

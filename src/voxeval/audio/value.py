@@ -25,6 +25,10 @@ class Audio:
     samples: npt.NDArray[np.float32]
     rate: int
     source: str = field(default="<memory>", compare=False)
+    # The value's 16-bit PCM WAV bytes once known (read from such a file or encoded once):
+    # uploads and artifacts reuse them instead of encoding the same samples again. Safe to
+    # keep because the samples never change (see ``voxeval.audio.io.audio_to_wav_bytes``).
+    encoded_wav: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         data = np.asarray(self.samples)
@@ -57,6 +61,11 @@ class Audio:
     @property
     def num_samples(self) -> int:
         return int(self.samples.size)
+
+    def keep_encoded_wav(self, data: bytes) -> None:
+        """Remember ``data`` as this value's 16-bit PCM WAV encoding (the caller vouches for
+        it: ``voxeval.audio.io`` does, for bytes it decoded or encoded itself)."""
+        object.__setattr__(self, "encoded_wav", data)
 
     def is_empty(self) -> bool:
         return self.samples.size == 0

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import threading
 import time
@@ -110,13 +109,29 @@ def _write_wav(path: Path, audio: Audio) -> None:
     atomic_files.write_bytes_atomic(path, audio_to_wav_bytes(audio))
 
 
+def _stored_reply(unit_dir: Path) -> dict[str, Any]:
+    reply = atomic_files.read_json(unit_dir / REPLY_JSON)
+    if not isinstance(reply, dict):
+        raise VoxevalError(
+            f"{unit_dir / REPLY_JSON}: no stored reply; run the unit before scoring it"
+        )
+    return reply
+
+
+def _fault_in(reply: Any) -> dict[str, Any] | None:
+    fault = reply.get("system_fault") if isinstance(reply, dict) else None
+    return fault if isinstance(fault, dict) else None
+
+
 def _link_into(source: Path, target: Path) -> bool:
     """Hard-link the rendered query as the unit's ``user.wav`` (the exact bytes the system
     heard, no copy; the builder replaces files rather than editing them). False when the
     file system cannot link, e.g. across devices."""
     # Links left by a process killed between link and rename (one unit runs on one thread).
-    for stale in target.parent.glob(f".{target.name}.*.link"):
-        stale.unlink(missing_ok=True)
+    prefix = f".{target.name}."
+    for name in os.listdir(target.parent):
+        if name.startswith(prefix) and name.endswith(".link"):
+            (target.parent / name).unlink(missing_ok=True)
     try:
         if target.exists() and os.path.samefile(source, target):
             return True  # a resumed unit: already the same file (rename would be a no-op)
@@ -394,18 +409,17 @@ class SingleTurnProtocol:
 
     def stored_fault(self, unit: WorkUnit, ctx: RunContext) -> dict[str, Any] | None:
         """The ``system_fault`` stored in the unit's reply.json (None: the system answered)."""
-        reply = atomic_files.read_json(ctx.store.unit_dir(unit) / REPLY_JSON)
-        fault = reply.get("system_fault") if isinstance(reply, dict) else None
-        return fault if isinstance(fault, dict) else None
+        return _fault_in(atomic_files.read_json(ctx.store.unit_dir(unit) / REPLY_JSON))
 
-    def record(self, unit: WorkUnit, ctx: RunContext) -> ReplyRecord:
-        """The stored reply of ``unit`` as a record for the metrics."""
+    def record(
+        self, unit: WorkUnit, ctx: RunContext, reply: dict[str, Any] | None = None
+    ) -> ReplyRecord:
+        """The stored reply of ``unit`` as a record for the metrics (``reply``: its reply.json,
+        when the caller has read it already)."""
         item = self._item(ctx, unit)
         unit_dir = ctx.store.unit_dir(unit)
-        reply_path = unit_dir / REPLY_JSON
-        if not reply_path.is_file():
-            raise VoxevalError(f"{reply_path}: no stored reply; run the unit before scoring it")
-        reply = json.loads(reply_path.read_text(encoding="utf-8"))
+        if reply is None:
+            reply = _stored_reply(unit_dir)
         assistant = unit_dir / ASSISTANT_WAV
         return ReplyRecord(
             item_id=unit.item_id,
@@ -428,10 +442,11 @@ class SingleTurnProtocol:
         unknown = [m for m in wanted if m not in METRICS.names()]
         if unknown:
             raise ConfigError(f"unknown metrics {unknown}; known: {', '.join(METRICS.names())}")
-        fault = self.stored_fault(unit, ctx)
+        reply = _stored_reply(ctx.store.unit_dir(unit))
+        fault = _fault_in(reply)
         if fault is not None:  # the system failed: every metric scores the failure
             return failure_scores(wanted, str(fault.get("cause") or "exception"))
-        record = self.record(unit, ctx)
+        record = self.record(unit, ctx, reply)
         resources = self.resources(ctx)
         with usage_ledger() as ledger:
             scores = run_metrics(wanted, record, resources)

@@ -169,8 +169,16 @@ class RunStore:
         key = (unit.item_id, unit.system, unit.trial, unit.condition)
         path = self._unit_dirs.get(key)
         if path is None:  # a unit asks for its folder several times: build and make it once
-            path = self.run_dir / layout.unit_relpath(*key)
-            path.mkdir(parents=True, exist_ok=True)
+            path = self.run_dir
+            # from the top down: one mkdir per level (``parents=True`` starts at the leaf
+            # and fails once per missing level first)
+            for part in layout.unit_relpath(*key).parts:
+                path = path / part
+                try:
+                    path.mkdir()
+                except FileExistsError:
+                    if not path.is_dir():
+                        raise
             self._unit_dirs[key] = path
         return path
 
