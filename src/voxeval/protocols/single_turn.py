@@ -118,11 +118,6 @@ def _stored_reply(unit_dir: Path) -> dict[str, Any]:
     return reply
 
 
-def _fault_in(reply: Any) -> dict[str, Any] | None:
-    fault = reply.get("system_fault") if isinstance(reply, dict) else None
-    return fault if isinstance(fault, dict) else None
-
-
 def _link_into(source: Path, target: Path) -> bool:
     """Hard-link the rendered query as the unit's ``user.wav`` (the exact bytes the system
     heard, no copy; the builder replaces files rather than editing them). False when the
@@ -407,10 +402,6 @@ class SingleTurnProtocol:
                 )
             return self._resources
 
-    def stored_fault(self, unit: WorkUnit, ctx: RunContext) -> dict[str, Any] | None:
-        """The ``system_fault`` stored in the unit's reply.json (None: the system answered)."""
-        return _fault_in(atomic_files.read_json(ctx.store.unit_dir(unit) / REPLY_JSON))
-
     def record(
         self, unit: WorkUnit, ctx: RunContext, reply: dict[str, Any] | None = None
     ) -> ReplyRecord:
@@ -443,8 +434,8 @@ class SingleTurnProtocol:
         if unknown:
             raise ConfigError(f"unknown metrics {unknown}; known: {', '.join(METRICS.names())}")
         reply = _stored_reply(ctx.store.unit_dir(unit))
-        fault = _fault_in(reply)
-        if fault is not None:  # the system failed: every metric scores the failure
+        fault = reply.get("system_fault")
+        if isinstance(fault, dict):  # the system failed: every metric scores the failure
             return failure_scores(wanted, str(fault.get("cause") or "exception"))
         record = self.record(unit, ctx, reply)
         resources = self.resources(ctx)

@@ -335,15 +335,12 @@ def _unit_loop_here(
                 os._exit(130)  # second Ctrl-C: worker threads cannot be stopped otherwise
             on_interrupt(KeyboardInterrupt())
 
-        handled = False
-        if threading.current_thread() is threading.main_thread():
-            try:
-                loop.add_signal_handler(signal.SIGINT, on_sigint)
-                handled = True
-            except (NotImplementedError, RuntimeError, ValueError):
-                # this loop cannot take signal handlers (e.g. on Windows): Ctrl-C keeps
-                # Python's default, a KeyboardInterrupt, with no graceful first press
-                handled = False
+        # Event loops take signal handlers on POSIX, in the main thread only; elsewhere
+        # (Windows, a loop on its own thread) Ctrl-C keeps Python's default, a
+        # KeyboardInterrupt, without the graceful first press.
+        handled = os.name == "posix" and threading.current_thread() is threading.main_thread()
+        if handled:
+            loop.add_signal_handler(signal.SIGINT, on_sigint)
         try:
             return await main
         finally:
