@@ -42,3 +42,20 @@ def test_a_wrong_option_is_refused_by_name() -> None:
     )
     assert done.returncode == 2
     assert "--kind" in done.stderr and "grpc" in done.stderr
+
+
+def test_index_commits_counts_statements_shared_by_a_batch(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "index_commits.py"), "1", "4", "--rounds", "1",
+         "--run-root", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    # five statements per unit alone (usage, model usage, old scores, scores, done); a batch
+    # of four runs the same five statements once for all four
+    assert "batch   1:" in lines[0] and "5.00 statements per unit" in lines[0]
+    assert "batch   4:" in lines[1] and "1.25 statements per unit" in lines[1]
+    assert list(tmp_path.iterdir()) == []  # the run folders are removed

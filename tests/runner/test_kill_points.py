@@ -41,7 +41,7 @@ KILLED_UNIT = 3  # the third unit to commit (not always the third planned: see b
 CHILD = """
 import os, signal, sys
 from pathlib import Path
-from voxeval.store import layout, run_store
+from voxeval.store import group_commit, layout
 
 config, out, point, nth = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 seen = [0]
@@ -58,12 +58,14 @@ if point == "rename":  # scores.json written to its temporary name, not yet rena
             reached()
         return real_replace(src, dst, *args, **kwargs)
     os.replace = replace
-elif point == "commit":  # score rows inserted, the unit not yet done, nothing committed
-    real_rows = run_store.RunStore._replace_score_rows
-    def rows(self, conn, unit, scores, new_rows):
-        real_rows(self, conn, unit, scores, new_rows)
-        reached()
-    run_store.RunStore._replace_score_rows = rows
+elif point == "commit":  # score rows inserted and the unit's end run, nothing committed
+    from voxeval.store.unit_statements import INSERT_SCORES
+    real_run = group_commit.run_writes
+    def run_writes(conn, writes):
+        real_run(conn, writes)
+        if any(getattr(w, "statement", None) is INSERT_SCORES for w in writes):
+            reached()
+    group_commit.run_writes = run_writes
 
 from voxeval.cli.main import app
 sys.argv = ["voxeval", "run", config, "--out", out]

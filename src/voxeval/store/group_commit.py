@@ -14,27 +14,27 @@ write that is submitted (by any thread), in queue order, so a unit's bookkeeping
 (its start, what it cost) share the transaction of its completion instead of paying one
 commit each; ``flush`` commits whatever is still queued.
 
-If a batch's transaction fails, its writes are committed one by one, so one bad write
-fails only its own caller.
+A write is a function of the open connection, or ``Rows`` of a statement that many units
+share: the rows of a batch then run together, one ``executemany`` per statement (see
+``batched_writes``). If a batch's transaction fails, its writes are committed one by one, so
+one bad write fails only its own caller.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from sqlalchemy.engine import Connection
 
+from voxeval.store.batched_writes import Write, run_writes
 from voxeval.store.index import Index
-
-Write = Callable[[Connection], object]
 
 
 @dataclass
 class _Pending:
-    write: Write
+    writes: tuple[Write, ...]  # committed together, in this order
     committed: Future[None] = field(default_factory=Future)
     error: BaseException | None = None
 
@@ -58,15 +58,16 @@ class GroupCommitter:
         self.transactions = 0  # commits made (a batch, or one write after a failed batch)
         self.writes = 0
 
-    def submit(self, write: Write) -> None:
-        """Run ``write`` in an index transaction; return once it is committed (or raise
-        what it raised)."""
-        self.submit_later(write).result()
+    def submit(self, *writes: Write) -> None:
+        """Run ``writes`` in one index transaction; return once they are committed (or raise
+        what they raised)."""
+        self.submit_later(*writes).result()
 
-    def submit_later(self, write: Write) -> Future[None]:
-        """Queue ``write``; the future completes when it is committed (or holds its error).
-        The calling thread commits the queue itself when no other thread is doing so."""
-        pending = _Pending(write)
+    def submit_later(self, *writes: Write) -> Future[None]:
+        """Queue ``writes`` (committed together, in order); the future completes when they
+        are committed (or holds their error). The calling thread commits the queue itself
+        when no other thread is doing so."""
+        pending = _Pending(writes)
         with self._lock:
             self._queue.append(pending)
             lead = not self._leading
@@ -75,10 +76,10 @@ class GroupCommitter:
             self._lead()
         return pending.committed
 
-    def defer(self, write: Write) -> Future[None]:
-        """Queue ``write`` for the next commit (see the module docstring); the future
-        completes when it is committed."""
-        pending = _Pending(write)
+    def defer(self, *writes: Write) -> Future[None]:
+        """Queue ``writes`` for the next commit (see the module docstring); the future
+        completes when they are committed."""
+        pending = _Pending(writes)
         with self._lock:
             self._queue.append(pending)
         return pending.committed
@@ -114,8 +115,7 @@ class GroupCommitter:
     def _commit(self, batch: list[_Pending]) -> None:
         try:
             with self.index.write() as conn:
-                for pending in batch:
-                    pending.write(conn)
+                run_writes(conn, [write for pending in batch for write in pending.writes])
             self._count(1, len(batch))
         except Exception:
             # the whole transaction rolled back: commit each write alone, so only a bad
@@ -128,7 +128,7 @@ class GroupCommitter:
     def _commit_alone(self, pending: _Pending) -> None:
         try:
             with self.index.write() as conn:
-                pending.write(conn)
+                run_writes(conn, pending.writes)
             self._count(1, 1)
         except Exception as exc:
             pending.error = exc

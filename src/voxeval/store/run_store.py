@@ -7,13 +7,12 @@ write commits on its own. So a process killed at any moment loses at most the un
 
 from __future__ import annotations
 
-import functools
 import os
 import shutil
 import threading
 import traceback
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from voxeval.providers.usage_ledger import ComponentUsage
 from voxeval.redaction import redact_env_secrets, scrub
 from voxeval.scoring.score import Score
 from voxeval.store import layout
+from voxeval.store.batched_writes import Rows, Write
 from voxeval.store.comparisons import ComparisonStore
 from voxeval.store.group_commit import GroupCommitter
 from voxeval.store.index import (
@@ -42,7 +42,7 @@ from voxeval.store.index import (
 from voxeval.store.records import ScoreRow, UnitLike, UnitRecord
 from voxeval.store.run_file import RunFile
 from voxeval.store.unit_statements import (
-    DELETE_SCORES,
+    DELETE_SCORE,
     END_UNIT,
     INSERT_MODEL_USAGE,
     INSERT_SCORES,
@@ -284,17 +284,15 @@ class RunStore:
         unit must not call its system before then (a killed attempt must count)."""
         now = utcnow()
 
-        def write(conn: Connection) -> None:
-            result = conn.execute(
-                START_UNIT, {"b_run": self.run_id, "b_key": unit.key, "b_now": now}
-            )
-            if result.rowcount == 0:
-                fresh = self._unit_row(unit, self.index.next_seq(conn), "running")
-                conn.execute(INSERT_UNIT, [{**fresh, "attempts": 1, "started_at": now}])
+        def insert(conn: Connection) -> None:  # a unit the plan did not register
+            fresh = self._unit_row(unit, self.index.next_seq(conn), "running")
+            conn.execute(INSERT_UNIT, [{**fresh, "attempts": 1, "started_at": now}])
 
+        params = {"b_run": self.run_id, "b_key": unit.key, "b_now": now}
+        write = Rows(START_UNIT, self.run_id, unit.key, [params], if_absent=insert)
         return self.committer.submit_later(write)
 
-    def _defer(self, unit: UnitLike, write: Callable[[Connection], object]) -> None:
+    def _defer(self, unit: UnitLike, write: Write) -> None:
         """Queue a bookkeeping write of ``unit`` for the next commit; its outcome is checked
         when the unit completes or fails (``_joined``)."""
         committed = self.committer.defer(write)
@@ -343,14 +341,8 @@ class RunStore:
         clean_error = redact_env_secrets(error) if error else None
         values = {"status": status, "error": clean_error, "cause": cause, "system_fault": None}
 
-        def write(conn: Connection) -> None:
-            result = conn.execute(END_UNIT, self._end_params(unit, values))
-            if result.rowcount == 0:
-                row = self._unit_row(unit, self.index.next_seq(conn), status)
-                conn.execute(INSERT_UNIT, [{**row, **values, "attempts": 1}])
-
         # with the unit's queued bookkeeping (usage), which must not be lost with it
-        committed = self.committer.submit_later(write)
+        committed = self.committer.submit_later(self._end_write(unit, status, values))
         self._joined(committed, self._take_deferred(unit)).result()
 
     def record_failure(self, unit: UnitLike, exc: BaseException, cause: str | None = None) -> str:
@@ -486,8 +478,7 @@ class RunStore:
         fresh = {m: score for m, score in scores.items() if m not in kept}
         if fresh:
             rows = self._write_scores_file(unit, fresh)
-            write = functools.partial(self._replace_score_rows, unit=unit, scores=fresh, rows=rows)
-            committed = self.committer.submit_later(write)
+            committed = self.committer.submit_later(*self._score_writes(unit, fresh, rows))
             # with what the re-scoring cost (a judge's usage), queued before
             self._joined(committed, self._take_deferred(unit)).result()
         else:
@@ -536,18 +527,22 @@ class RunStore:
         now). Only then may the unit count as finished."""
         rows = self._write_scores_file(unit, scores)
         clean_error = redact_env_secrets(error) if error else None
-        values = {"status": "done", "error": clean_error, "cause": None}
-
-        def write(conn: Connection) -> None:
-            self._replace_score_rows(conn, unit, scores, rows)
-            ended = {**values, "system_fault": system_fault}
-            result = conn.execute(END_UNIT, self._end_params(unit, ended))
-            if result.rowcount == 0:
-                row = self._unit_row(unit, self.index.next_seq(conn), "done")
-                conn.execute(INSERT_UNIT, [{**row, **ended, "attempts": 1}])
-
-        committed = self.committer.submit_later(write)
+        ended = dict(status="done", error=clean_error, cause=None, system_fault=system_fault)
+        writes = self._score_writes(unit, scores, rows)
+        # the scores and the end in one transaction: done exactly when the scores are in
+        committed = self.committer.submit_later(*writes, self._end_write(unit, "done", ended))
         return self._joined(committed, self._take_deferred(unit))
+
+    def _end_write(self, unit: UnitLike, status: str, values: Mapping[str, Any]) -> Rows:
+        """``END_UNIT`` for ``unit`` (``values``: status, error, cause, system_fault); a unit
+        the plan did not register is inserted with them."""
+
+        def insert(conn: Connection) -> None:
+            row = self._unit_row(unit, self.index.next_seq(conn), status)
+            conn.execute(INSERT_UNIT, [{**row, **values, "attempts": 1}])
+
+        params = self._end_params(unit, values)
+        return Rows(END_UNIT, self.run_id, unit.key, [params], if_absent=insert)
 
     def _write_scores_file(
         self, unit: UnitLike, scores: Mapping[str, Score]
@@ -573,18 +568,15 @@ class RunStore:
         ]
         return rows
 
-    def _replace_score_rows(
-        self,
-        conn: Connection,
-        unit: UnitLike,
-        scores: Mapping[str, Score],
-        rows: list[dict[str, Any]],
-    ) -> None:
-        conn.execute(
-            DELETE_SCORES, {"b_run": self.run_id, "b_key": unit.key, "b_metrics": list(scores)}
-        )
-        if rows:
-            conn.execute(INSERT_SCORES, rows)
+    def _score_writes(
+        self, unit: UnitLike, scores: Mapping[str, Score], rows: list[dict[str, Any]]
+    ) -> list[Rows]:
+        """The writes that replace the unit's index rows of ``scores`` with ``rows``."""
+        gone = [{"b_run": self.run_id, "b_key": unit.key, "b_metric": m} for m in scores]
+        return [
+            Rows(DELETE_SCORE, self.run_id, unit.key, gone),
+            Rows(INSERT_SCORES, self.run_id, unit.key, rows),
+        ]
 
     def load_scores(
         self, system: str | None = None, *, only_done: bool = True, unit_key: str | None = None
@@ -690,7 +682,7 @@ class RunStore:
             for (kind, provider, model), use in models.items()
         ]
         # committed with the unit's completion (or the next write before it)
-        self._defer(unit, lambda conn: conn.execute(INSERT_MODEL_USAGE, rows))
+        self._defer(unit, Rows(INSERT_MODEL_USAGE, self.run_id, unit.key, rows))
 
     def record_usage(
         self,
@@ -732,7 +724,7 @@ class RunStore:
             "recorded_at": utcnow(),
         }
         # committed with the unit's completion (or the next write before it)
-        self._defer(unit, lambda conn: conn.execute(INSERT_USAGE, [row]))
+        self._defer(unit, Rows(INSERT_USAGE, self.run_id, unit.key, [row]))
 
     def usage_summary(self) -> dict[str, Any]:
         """Totals, per provider and per system (see ``voxeval.store.usage``)."""

@@ -3,15 +3,17 @@
 SQLAlchemy spends most of a small statement's CPU building it and computing its cache key:
 an ``UPDATE ... WHERE`` built for each call costs about 180 µs on SQLite, the same statement
 built once and executed with new parameters about 23 µs (``bench`` figures in
-docs/runs.md). A unit runs five or six of these, so they are built here, once per process.
-Parameter names carry a ``b_`` prefix: SQLAlchemy reserves the bare column names of an
-UPDATE's SET clause for itself.
+docs/runs.md). A unit runs six to ten of these, so they are built here, once per process,
+and the rows of units that commit together run as one ``executemany`` per statement
+(``batched_writes``; ``phase``: the order of one unit's writes). Parameter names carry a
+``b_`` prefix: SQLAlchemy reserves the bare column names of an UPDATE's SET clause for itself.
 """
 
 from __future__ import annotations
 
 from sqlalchemy import bindparam, delete, update
 
+from voxeval.store.batched_writes import SharedStatement
 from voxeval.store.index import model_usage_table, scores_table, units_table, usage_table
 
 _THIS_UNIT = (units_table.c.run_id == bindparam("b_run")) & (
@@ -19,7 +21,7 @@ _THIS_UNIT = (units_table.c.run_id == bindparam("b_run")) & (
 )
 
 # a new attempt: running, counted, with the previous attempt's outcome cleared
-START_UNIT = (
+_START_UNIT = (
     update(units_table)
     .where(_THIS_UNIT)
     .values(
@@ -34,7 +36,7 @@ START_UNIT = (
 )
 
 # the attempt's outcome: done (scored; ``b_fault`` when the system failed) or failed
-END_UNIT = (
+_END_UNIT = (
     update(units_table)
     .where(_THIS_UNIT)
     .values(
@@ -46,14 +48,18 @@ END_UNIT = (
     )
 )
 
-# the unit's rows of the metrics about to be stored again
-DELETE_SCORES = delete(scores_table).where(
+# the unit's row of a metric about to be stored again (one row of parameters per metric)
+_DELETE_SCORE = delete(scores_table).where(
     (scores_table.c.run_id == bindparam("b_run"))
     & (scores_table.c.unit_key == bindparam("b_key"))
-    & scores_table.c.metric.in_(bindparam("b_metrics", expanding=True))
+    & (scores_table.c.metric == bindparam("b_metric"))
 )
 
 INSERT_UNIT = units_table.insert()
-INSERT_SCORES = scores_table.insert()
-INSERT_USAGE = usage_table.insert()
-INSERT_MODEL_USAGE = model_usage_table.insert()
+
+START_UNIT = SharedStatement("start_unit", _START_UNIT, phase=0, updates_unit=True)
+INSERT_USAGE = SharedStatement("insert_usage", usage_table.insert(), phase=1)
+INSERT_MODEL_USAGE = SharedStatement("insert_model_usage", model_usage_table.insert(), phase=2)
+DELETE_SCORE = SharedStatement("delete_score", _DELETE_SCORE, phase=3)
+INSERT_SCORES = SharedStatement("insert_scores", scores_table.insert(), phase=4)
+END_UNIT = SharedStatement("end_unit", _END_UNIT, phase=5, updates_unit=True)
