@@ -23,6 +23,9 @@ Printed per run:
   At concurrency C with 200 ms replies a saturated run finishes C / 0.2 items per second
   (one request per item), so 95 % slot use needs CPU per item <= 0.2 / (0.95 C) divided by
   nothing less than the core share the process can get;
+- context switches per item: how often this process's threads gave up a core (to wait for
+  the GIL, a lock, a queue or I/O, or pre-empted), over the run / items; hand-offs between
+  the event loop and its worker threads show here, and they cost CPU of their own;
 - the machine's load average (other processes compete for the same cores).
 
 Run folders go to the system's temporary folder, or under ``--run-root DIR``; the header
@@ -223,11 +226,10 @@ def run_once(kind: str, concurrency: int, base: str, root: Path) -> dict[str, fl
     build_suite(str(suite), folder / "built", config.build, progress=False)  # one-time step
     with urllib.request.urlopen(f"{base}/log") as reply:  # forget the warm-up
         reply.read()
-    start, cpu = time.perf_counter(), cpu_seconds()
+    start, cpu, switched = time.perf_counter(), cpu_seconds(), context_switches()
     run_evaluation(config, folder / "run", console=Console(stderr=True, quiet=True))
-    return summarise(
-        kind, concurrency, base, items, time.perf_counter() - start, cpu_seconds() - cpu
-    )
+    wall, cpu = time.perf_counter() - start, cpu_seconds() - cpu
+    return summarise(kind, concurrency, base, items, wall, cpu, context_switches() - switched)
 
 
 def run_layer(kind: str, concurrency: int, base: str) -> dict[str, float]:
@@ -258,11 +260,11 @@ def run_layer(kind: str, concurrency: int, base: str) -> dict[str, float]:
     )
     with urllib.request.urlopen(f"{base}/log") as reply:
         reply.read()
-    start, cpu = time.perf_counter(), cpu_seconds()
+    start, cpu, switched = time.perf_counter(), cpu_seconds(), context_switches()
     outcome = execute_units(ctx, [Unit(i) for i in range(items)], work, lambda u, e: str(e), "")
     wall, cpu = time.perf_counter() - start, cpu_seconds() - cpu
     assert outcome.done == items, outcome.errors[:3]
-    return summarise(kind, concurrency, base, items, wall, cpu)
+    return summarise(kind, concurrency, base, items, wall, cpu, context_switches() - switched)
 
 
 def cpu_seconds() -> float:
@@ -271,8 +273,16 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def context_switches() -> int:
+    """Times this process's threads gave up a core so far: waiting (for the GIL, a lock, a
+    queue, I/O) or pre-empted. A hand-off between the event loop and a worker thread costs
+    one or two; fewer per item means less time lost to hand-offs."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_nvcsw + usage.ru_nivcsw
+
+
 def summarise(
-    kind: str, concurrency: int, base: str, items: int, wall: float, cpu: float
+    kind: str, concurrency: int, base: str, items: int, wall: float, cpu: float, switches: int
 ) -> dict[str, float]:
     with urllib.request.urlopen(f"{base}/log") as reply:
         log = [tuple(pair) for pair in json.loads(reply.read())]
@@ -286,6 +296,7 @@ def summarise(
         "overhead_ms": (wall - ideal) * 1000 / items,
         "cpu_ms": cpu * 1000 / items,
         "core_share": cpu / wall,
+        "switches": switches / items,
     }
 
 
@@ -340,6 +351,7 @@ def main(
                     f"{got['slot_use'] * 100:5.1f}%  overhead {got['overhead_ms']:5.2f} ms/item"
                     f"  cpu {got['cpu_ms']:5.2f} ms/item"
                     f" ({got['core_share'] * 100:3.0f}% of a core)"
+                    f"  {got['switches']:4.0f} switches/item"
                     f"  ({got['items']} items in {got['wall_s']:.2f} s; load average before "
                     f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f})",
                     flush=True,

@@ -9,8 +9,10 @@ bar, and the report (bootstrap CIs, figures).
 A run also has fixed costs (opening the run, the report with its figures: about 2 s) that a
 per-item average over a small run would blame on every item. So runs of N and 2N items are
 timed; the marginal cost of an item is (time(2N) - time(N)) / N, and the fixed cost per run
-is time(N) - N x that. Prints ``overhead_ms_per_item: X`` (the marginal cost, call cache
-off) last.
+is time(N) - N x that. The same is done with the process's CPU time (every thread, user +
+system): the run uses up to two cores, so CPU per item can exceed wall time per item, and
+it moves less than wall time when other processes compete for the cores. Prints
+``overhead_ms_per_item: X`` (the marginal wall time, call cache off) last.
 
     python bench/overhead.py [N_ITEMS [REPEATS]]
 """
@@ -18,6 +20,7 @@ off) last.
 from __future__ import annotations
 
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -80,7 +83,13 @@ def make_suite(folder: Path, n: int) -> Path:
     return path
 
 
-def main(n: int) -> float:
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def main(n: int) -> tuple[float, float]:
+    """(wall ms, CPU ms) per item of a run of ``n`` items."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         suite = make_suite(root, n)
@@ -101,29 +110,31 @@ def main(n: int) -> float:
         build_suite(str(suite), root / "built", config.build, progress=False)
         build_ms = (time.perf_counter() - start) * 1000 / n
         console = Console(stderr=True, quiet=True)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), cpu_seconds()
         run_evaluation(config, root / "run", console=console)
-        elapsed = time.perf_counter() - start
+        elapsed, cpu = time.perf_counter() - start, cpu_seconds() - cpu
     print(f"suite build (one-time, cached): {build_ms:.2f} ms per item", file=sys.stderr)
-    return elapsed * 1000 / n
+    return elapsed * 1000 / n, cpu * 1000 / n
 
 
-def best_of(items: int, repeats: int, *, call_cache: bool) -> float:
-    """The fastest of ``repeats`` runs of ``items`` items, in ms (like timeit: slower repeats
-    measure other processes competing for the CPU)."""
+def best_of(items: int, repeats: int, *, call_cache: bool) -> tuple[float, float]:
+    """The fastest wall time and the least CPU time of ``repeats`` runs of ``items`` items,
+    in ms (like timeit: slower repeats measure other processes competing for the CPU)."""
     if call_cache:
         os.environ.pop("VOXEVAL_NO_CACHE", None)
     else:
         os.environ["VOXEVAL_NO_CACHE"] = "1"
-    return min(main(items) * items for _ in range(repeats))
+    runs = [main(items) for _ in range(repeats)]
+    return min(w for w, _ in runs) * items, min(c for _, c in runs) * items
 
 
-def marginal(items: int, repeats: int, *, call_cache: bool) -> tuple[float, float]:
-    """(ms per extra item, fixed ms per run) from runs of ``items`` and twice as many."""
-    small = best_of(items, repeats, call_cache=call_cache)
-    large = best_of(2 * items, repeats, call_cache=call_cache)
+def marginal(items: int, repeats: int, *, call_cache: bool) -> tuple[float, float, float]:
+    """(wall ms per extra item, fixed wall ms per run, CPU ms per extra item) from runs of
+    ``items`` and twice as many."""
+    small, small_cpu = best_of(items, repeats, call_cache=call_cache)
+    large, large_cpu = best_of(2 * items, repeats, call_cache=call_cache)
     per_item = (large - small) / items
-    return per_item, small - items * per_item
+    return per_item, small - items * per_item, (large_cpu - small_cpu) / items
 
 
 if __name__ == "__main__":
@@ -133,12 +144,13 @@ if __name__ == "__main__":
     args = parser.parse_args()
     items, repeats = args.items, args.repeats
     load = os.getloadavg()
-    per_item, fixed = marginal(items, repeats, call_cache=True)
+    per_item, fixed, _ = marginal(items, repeats, call_cache=True)
     print(f"with the provider call cache (4 cached calls/item): {per_item:.2f} ms per item")
     # The headline leaves the call cache out: it stores and replays provider calls, which only
     # pays off for real models (seconds per call) and is pure cost for instant stubs.
-    per_item, fixed = marginal(items, repeats, call_cache=False)
+    per_item, fixed, cpu_per_item = marginal(items, repeats, call_cache=False)
     print(f"fixed cost per run (open, plan, report with figures): {fixed:.0f} ms")
+    print(f"CPU per extra item (every thread, user + system): {cpu_per_item:.2f} ms")
     print(
         f"runs of {items} and {2 * items} items, best of {repeats}; load average before "
         f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}"

@@ -3,9 +3,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from voxeval.redaction import (
     REDACTED,
+    add_secrets,
     collect_config_secrets,
     is_credential_field,
     is_secret_field,
@@ -118,3 +121,48 @@ def test_short_values_are_not_redacted_by_value() -> None:
     register_config_secrets({"api_key": "abc12"})
     assert registered_secrets() == before
     assert redact_text("abc12 stays") == "abc12 stays"
+
+
+LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.sampled_from(["plain", "uses sk-live-7f3a9c2e41 here", "https://u:pw@h/p", "x=1"]),
+)
+RECORDS = st.recursive(
+    LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["value", "details", "api_key", "note"]), inner, max_size=3
+        )
+    ),
+    max_leaves=12,
+)
+
+
+def reference_scrub(data: object) -> object:
+    """What ``scrub`` does, written plainly: the fast path for leaves must not change it."""
+    if isinstance(data, dict):
+        return {
+            k: REDACTED
+            if is_secret_field(k) and isinstance(v, str) and v and not v.isupper()
+            else reference_scrub(v)
+            for k, v in data.items()
+        }
+    if isinstance(data, list | tuple):
+        return [reference_scrub(v) for v in data]
+    if isinstance(data, str):
+        return redact_text(data)
+    return data
+
+
+@settings(max_examples=200, deadline=None)
+@given(record=RECORDS)
+def test_scrub_redacts_strings_and_keeps_every_other_leaf_as_it_is(record: object) -> None:
+    add_secrets(["sk-live-7f3a9c2e41"])
+    cleaned = scrub(record)
+    assert cleaned == reference_scrub(record)
+    assert "sk-live-7f3a9c2e41" not in json.dumps(cleaned)
+    assert "u:pw@" not in json.dumps(cleaned)

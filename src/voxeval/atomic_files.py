@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +118,26 @@ def write_text_atomic(path: Path, text: str) -> None:
 def write_json_atomic(path: Path, data: Any) -> None:
     """JSON (sorted keys, indented) through ``write_text_atomic``: secrets are redacted."""
     write_text_atomic(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def record_json(data: Mapping[str, Any]) -> str:
+    """A JSON object written one field per line, keys sorted, each value on its line:
+    ``{"wer": {"value": 0.1, ...}}`` shows as ``"wer": {"value": 0.1, ...}``. For records of
+    a few fields (a unit's scores, reply, transcripts) that reads as well as indentation,
+    and every value goes through the C encoder, where ``indent`` makes Python encode the
+    whole object itself, four times slower (once per unit, per file)."""
+    if not data:
+        return "{}\n"
+    fields = [
+        f"  {json.dumps(str(key))}: {json.dumps(value, sort_keys=True, default=str)}"
+        for key, value in sorted(data.items(), key=lambda item: str(item[0]))
+    ]
+    return "{\n" + ",\n".join(fields) + "\n}\n"
+
+
+def write_record_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
+    """``record_json`` through ``write_text_atomic``: secrets are redacted."""
+    write_text_atomic(path, record_json(data))
 
 
 def read_json(path: Path) -> Any:

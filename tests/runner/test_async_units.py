@@ -5,6 +5,7 @@ unit into its threads; a unit raising KeyboardInterrupt stops the pass cleanly."
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 import time
 from dataclasses import dataclass
@@ -16,7 +17,12 @@ import pytest
 from rich.console import Console
 
 from voxeval.providers.openai_http import RequestCounts, count_requests
-from voxeval.runner.execute import CPU_THREADS, execute_units, unit_loop
+from voxeval.runner.execute import (
+    CPU_THREADS,
+    YOUNG_COLLECTION_EVERY,
+    execute_units,
+    unit_loop,
+)
 
 
 @dataclass(frozen=True)
@@ -192,6 +198,47 @@ def test_units_run_where_an_event_loop_already_runs_on_the_thread() -> None:
     host.start()
     host.join(timeout=60)
     assert results == [("voxeval-units", "host")]
+
+
+def test_a_pass_collects_young_objects_less_often_and_restores_the_collector() -> None:
+    before = gc.get_threshold()
+
+    async def inside() -> tuple[int, ...]:
+        return gc.get_threshold()
+
+    assert unit_loop(inside(), workers=1) == (YOUNG_COLLECTION_EVERY, *before[1:])
+    assert gc.get_threshold() == before
+    with pytest.raises(ValueError):  # restored when the pass raises too
+
+        async def broken() -> None:
+            raise ValueError("stop")
+
+        unit_loop(broken(), workers=1)
+    assert gc.get_threshold() == before
+
+
+def test_overlapping_passes_share_the_collector_settings_until_the_last_one_ends() -> None:
+    before = gc.get_threshold()
+    tuned = (YOUNG_COLLECTION_EVERY, *before[1:])
+    first_inside, second_done = threading.Event(), threading.Event()
+    seen: dict[str, tuple[int, ...]] = {}
+
+    async def first() -> None:
+        first_inside.set()
+        await asyncio.to_thread(second_done.wait, 30)
+        seen["first, after the second ended"] = gc.get_threshold()
+
+    async def second() -> None:
+        seen["second"] = gc.get_threshold()
+
+    other = threading.Thread(target=lambda: unit_loop(first(), workers=1))
+    other.start()
+    assert first_inside.wait(30)
+    unit_loop(second(), workers=1)  # while the first pass still runs on the other thread
+    second_done.set()
+    other.join(30)
+    assert seen == {"second": tuned, "first, after the second ended": tuned}
+    assert gc.get_threshold() == before
 
 
 def test_finish_stage_frees_the_slot_and_a_unit_is_done_only_when_finished() -> None:

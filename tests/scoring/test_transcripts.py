@@ -90,3 +90,30 @@ def test_no_audio_gives_one_empty_transcript(openai_server) -> None:
     )
     assert result.texts == ("",) and result.no_audio
     assert openai_server.requests == []
+
+
+def test_a_transcript_set_round_trips_through_its_dict_like_asdict() -> None:
+    from dataclasses import asdict
+
+    from voxeval.scoring.transcripts import Candidate, TranscriptSet, TranscriptSettings
+
+    made = TranscriptSet(
+        texts=("hello there", "hello their"),
+        greedy="hello there",
+        candidates=(
+            Candidate("hello there", 0.0, None, False),
+            Candidate("hello their", 0.5, 7, False),
+            Candidate("hi hi hi", 0.5, 8, True),
+        ),
+        rejected=1,
+        filled_with_rejected=0,
+        settings=TranscriptSettings(k=2, language=None, seed=3),
+        asr={"provider": "whisper", "options": {"beam": [1, 2]}},
+        no_audio=False,
+    )
+    as_dict = made.to_dict()
+    assert as_dict == asdict(made)
+    assert json.dumps(as_dict, sort_keys=True) == json.dumps(asdict(made), sort_keys=True)
+    assert TranscriptSet.from_dict(json.loads(json.dumps(as_dict))) == made
+    as_dict["asr"]["options"]["beam"].append(3)  # a copy: the set itself is unchanged
+    assert made.asr == {"provider": "whisper", "options": {"beam": [1, 2]}}

@@ -361,7 +361,7 @@ class SingleTurnProtocol:
         elif assistant.exists():
             assistant.unlink()  # a stale reply from an earlier attempt must not be scored
         (unit_dir / "transcripts.json").unlink(missing_ok=True)
-        atomic_files.write_json_atomic(unit_dir / REPLY_JSON, reply)
+        atomic_files.write_record_json_atomic(unit_dir / REPLY_JSON, reply)
 
     # -- score --------------------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any, TypedDict, TypeVar, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -167,9 +167,11 @@ class RequestCounts:
                 setattr(self, name, getattr(self, name) + amount)
 
     def as_dict(self) -> dict[str, float]:
-        return asdict(self)
+        # flat numbers: no deep copy needed (asdict's costs ~10x more, once per reply)
+        return {name: getattr(self, name) for name in _COUNT_NAMES}
 
 
+_COUNT_NAMES = tuple(f.name for f in fields(RequestCounts))
 _tallies: ThreadStack[RequestCounts] = ThreadStack()
 
 

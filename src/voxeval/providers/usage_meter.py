@@ -37,8 +37,8 @@ class ModelUsage:
     audio_out_s: float = 0.0
 
     def add(self, other: ModelUsage) -> None:
-        for field in fields(self):
-            setattr(self, field.name, getattr(self, field.name) + getattr(other, field.name))
+        for name in _AMOUNTS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def add_tokens(self, usage: Any) -> None:
         """Tokens of a provider result's ``usage`` (a ``Usage``), if any."""
@@ -52,6 +52,8 @@ class ModelUsage:
         ):
             setattr(self, name, getattr(self, name) + int(getattr(usage, name, 0) or 0))
 
+
+_AMOUNTS = tuple(f.name for f in fields(ModelUsage))  # looked up once, not per call
 
 ModelKey = tuple[str, str, str]
 """(kind, provider, model): e.g. ("llm", "openai", "gpt-4o-mini"), ("asr", "whisper-tiny-en",

@@ -76,22 +76,36 @@ def run_writes(conn: Connection, writes: Sequence[Write]) -> None:
 
 
 def _run_group(conn: Connection, group: list[Rows]) -> None:
+    if len(group) == 1:  # a unit alone (concurrency 1): no grouping to do
+        _run_shared(conn, group)
+        return
     by_statement: dict[str, list[Rows]] = {}
     for write in sorted(group, key=lambda w: w.statement.phase):  # stable: order kept
         by_statement.setdefault(write.statement.name, []).append(write)
     for writes in by_statement.values():
-        shared = writes[0].statement
-        params = [row for write in writes for row in write.rows]
-        if not params:
-            continue
-        result = conn.execute(shared.statement, params)
-        if shared.updates_unit and not _every_row_matched(conn, result.rowcount, params):
-            _insert_absent_units(conn, writes)
+        _run_shared(conn, writes)
+
+
+def _run_shared(conn: Connection, writes: list[Rows]) -> None:
+    """The rows of ``writes`` (all of one statement) in one execution."""
+    shared = writes[0].statement
+    params = [row for write in writes for row in write.rows]
+    if not params:
+        return
+    # one row: a plain execute, which SQLAlchemy runs with less work than an executemany
+    result = conn.execute(shared.statement, params[0] if len(params) == 1 else params)
+    if shared.updates_unit and not _every_row_matched(conn, result.rowcount, params):
+        _insert_absent_units(conn, writes)
 
 
 def _every_row_matched(conn: Connection, rowcount: int, params: list[Params]) -> bool:
     # each row names one unit by its primary key: all there exactly when the count adds up
-    return bool(conn.dialect.supports_sane_multi_rowcount) and rowcount == len(params)
+    # (if the driver counts rows for this kind of execution; else the units are looked up)
+    dialect = conn.dialect
+    counts = (
+        dialect.supports_sane_rowcount if len(params) == 1 else dialect.supports_sane_multi_rowcount
+    )
+    return bool(counts) and rowcount == len(params)
 
 
 def _insert_absent_units(conn: Connection, writes: list[Rows]) -> None:

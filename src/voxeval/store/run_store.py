@@ -550,7 +550,7 @@ class RunStore:
         path = self.unit_dir(unit) / layout.SCORES_FILE
         existing = atomic_files.read_json(path) or {}
         merged = {**existing, **{name: scrub(s.to_dict()) for name, s in scores.items()}}
-        atomic_files.write_json_atomic(path, merged)
+        atomic_files.write_record_json_atomic(path, merged)
         now = utcnow()
         rows = [
             {
