@@ -11,8 +11,11 @@ per-item average over a small run would blame on every item. So runs of N and 2N
 timed; the marginal cost of an item is (time(2N) - time(N)) / N, and the fixed cost per run
 is time(N) - N x that. The same is done with the process's CPU time (every thread, user +
 system): the run uses up to two cores, so CPU per item can exceed wall time per item, and
-it moves less than wall time when other processes compete for the cores. Prints
-``overhead_ms_per_item: X`` (the marginal wall time, call cache off) last.
+it moves less than wall time when other processes compete for the cores. The report's own
+time varies by a few hundred ms from run to run, which the difference of two runs divides
+by N only; so the unit pass alone (interact, score, commit: no planning, no report) is timed
+too, as wall time per item of its best run. Prints ``overhead_ms_per_item: X`` (the marginal
+wall time, call cache off) last.
 
     python bench/overhead.py [N_ITEMS [REPEATS]]
 """
@@ -38,6 +41,7 @@ from voxeval.audio import Audio, write_audio
 from voxeval.benchmarks.build import build_suite
 from voxeval.config import SystemSpec, parse_run_config
 from voxeval.registry import register
+from voxeval.runner import execute
 from voxeval.runner.execute import run_evaluation
 from voxeval.systems.base import Reply, Turn
 
@@ -46,6 +50,22 @@ CLIP = Audio((0.1 * np.sin(np.arange(RATE) * 0.05)).astype(np.float32), RATE)
 
 
 register_instant_scorers("The answer is forty two.")
+
+# Wall ms per item of each run's unit pass: the runner's ``execute_units``, timed from here.
+unit_pass_ms: list[float] = []
+_execute_units = execute.execute_units
+
+
+def _timed_execute_units(ctx: Any, units: list[Any], *args: Any, **kwargs: Any) -> Any:
+    start = time.perf_counter()
+    try:
+        return _execute_units(ctx, units, *args, **kwargs)
+    finally:
+        if units and args[2:3] == ("evaluating",):  # not re-scoring or comparisons
+            unit_pass_ms.append((time.perf_counter() - start) * 1000 / len(units))
+
+
+execute.execute_units = _timed_execute_units
 
 
 @register("system", "bench-instant")
@@ -148,8 +168,13 @@ if __name__ == "__main__":
     print(f"with the provider call cache (4 cached calls/item): {per_item:.2f} ms per item")
     # The headline leaves the call cache out: it stores and replays provider calls, which only
     # pays off for real models (seconds per call) and is pure cost for instant stubs.
+    unit_pass_ms.clear()
     per_item, fixed, cpu_per_item = marginal(items, repeats, call_cache=False)
     print(f"fixed cost per run (open, plan, report with figures): {fixed:.0f} ms")
+    print(
+        f"unit pass alone (interact, score, commit): {min(unit_pass_ms):.2f} ms per item "
+        f"(best of {len(unit_pass_ms)} runs)"
+    )
     print(f"CPU per extra item (every thread, user + system): {cpu_per_item:.2f} ms")
     print(
         f"runs of {items} and {2 * items} items, best of {repeats}; load average before "
