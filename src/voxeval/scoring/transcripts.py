@@ -68,7 +68,7 @@ class TranscriptSet:
         # what ``asdict`` gives, built directly: it deep-copies field by field, ten times
         # slower, once per scored reply
         return {
-            "texts": tuple(self.texts),
+            "texts": self.texts,
             "greedy": self.greedy,
             "candidates": tuple(
                 {

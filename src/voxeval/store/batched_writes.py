@@ -76,9 +76,6 @@ def run_writes(conn: Connection, writes: Sequence[Write]) -> None:
 
 
 def _run_group(conn: Connection, group: list[Rows]) -> None:
-    if len(group) == 1:  # a unit alone (concurrency 1): no grouping to do
-        _run_shared(conn, group)
-        return
     by_statement: dict[str, list[Rows]] = {}
     for write in sorted(group, key=lambda w: w.statement.phase):  # stable: order kept
         by_statement.setdefault(write.statement.name, []).append(write)

@@ -12,7 +12,7 @@ import shutil
 import threading
 import traceback
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -283,14 +283,23 @@ class RunStore:
         """``start`` whose commit may still be under way: the future completes with it. The
         unit must not call its system before then (a killed attempt must count)."""
         now = utcnow()
-
-        def insert(conn: Connection) -> None:  # a unit the plan did not register
-            fresh = self._unit_row(unit, self.index.next_seq(conn), "running")
-            conn.execute(INSERT_UNIT, [{**fresh, "attempts": 1, "started_at": now}])
-
         params = {"b_run": self.run_id, "b_key": unit.key, "b_now": now}
-        write = Rows(START_UNIT, self.run_id, unit.key, [params], if_absent=insert)
-        return self.committer.submit_later(write)
+        insert = self._inserting(unit, "running", {"started_at": now})
+        return self.committer.submit_later(
+            Rows(START_UNIT, self.run_id, unit.key, [params], if_absent=insert)
+        )
+
+    def _inserting(
+        self, unit: UnitLike, status: str, values: Mapping[str, Any]
+    ) -> Callable[[Connection], None]:
+        """What an update of ``unit``'s row does when the plan did not register the unit:
+        insert it, with ``status``, ``values`` and this attempt counted."""
+
+        def insert(conn: Connection) -> None:
+            row = self._unit_row(unit, self.index.next_seq(conn), status)
+            conn.execute(INSERT_UNIT, [{**row, **values, "attempts": 1}])
+
+        return insert
 
     def _defer(self, unit: UnitLike, write: Write) -> None:
         """Queue a bookkeeping write of ``unit`` for the next commit; its outcome is checked
@@ -536,12 +545,8 @@ class RunStore:
     def _end_write(self, unit: UnitLike, status: str, values: Mapping[str, Any]) -> Rows:
         """``END_UNIT`` for ``unit`` (``values``: status, error, cause, system_fault); a unit
         the plan did not register is inserted with them."""
-
-        def insert(conn: Connection) -> None:
-            row = self._unit_row(unit, self.index.next_seq(conn), status)
-            conn.execute(INSERT_UNIT, [{**row, **values, "attempts": 1}])
-
         params = self._end_params(unit, values)
+        insert = self._inserting(unit, status, values)
         return Rows(END_UNIT, self.run_id, unit.key, [params], if_absent=insert)
 
     def _write_scores_file(
