@@ -10,7 +10,9 @@ when each request arrived and left. Then real
 ``run_evaluation`` runs (rendered suite, store, index, scoring of the cheap ``duration``
 metric, report) evaluate the ``http`` system and a cascade made of those three endpoints (it
 waits on the network three times per item) at concurrency 16 and 64, over 16x concurrency
-items each.
+items each, once with the local executor (this process) and once with ``executor:
+processes`` (one worker process per CPU, this process writing the index; ``--executor``
+picks one). The layer measure stays in this process.
 
 Printed per run:
 - slot use = mean requests in flight at the server / concurrency, over the steady-state
@@ -18,8 +20,9 @@ Printed per run:
   and the tail of the last wave are left out);
 - overhead per item = (wall time of the run - ideal) / items, where ideal = waves x requests
   per item x DELAY_S (waves = ceil(items / concurrency));
-- CPU per item = this process's CPU time (user + system, every thread; the server is
-  another process) during the run / items, and the share of one core it got (CPU / wall).
+- CPU per item = the CPU time (user + system, every thread) of this process and its worker
+  processes (the server is left out) during the run / items, and the cores' share it got
+  (CPU / wall; above 100 % with worker processes). Starting the workers is part of it.
   At concurrency C with 200 ms replies a saturated run finishes C / 0.2 items per second
   (one request per item), so 95 % slot use needs CPU per item <= 0.2 / (0.95 C) divided by
   nothing less than the core share the process can get;
@@ -36,7 +39,8 @@ names that folder's file system. Creating a file or folder is part of every unit
 microseconds.
 
     python bench/concurrency.py [--only layer|run] [--kind http|cascade] [--exact]
-                                [--run-root DIR] [CONCURRENCY ...]
+                                [--run-root DIR] [--executor local|processes]
+                                [CONCURRENCY ...]
 """
 
 from __future__ import annotations
@@ -59,10 +63,12 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+import process_cpu  # bench/, the script's folder
 import yaml
 from bench_args import parser_for  # bench/, the script's folder
 from instant_scorers import register_instant_scorers  # bench/, the script's folder
 
+_server_pid: int | None = None  # the loopback server's process, not ours to count
 DELAY_S = 0.2
 JITTER = 0.1  # replies take DELAY_S * (1 +- JITTER), drawn uniformly
 RATE = 16000
@@ -197,7 +203,14 @@ def system_spec(kind: str, base: str, concurrency: int) -> dict[str, Any]:
     }
 
 
-def run_once(kind: str, concurrency: int, base: str, root: Path) -> dict[str, float]:
+def run_once(
+    kind: str,
+    concurrency: int,
+    base: str,
+    root: Path,
+    executor: str = "local",
+    workers: int | None = None,
+) -> dict[str, float]:
     from rich.console import Console
 
     from voxeval.benchmarks.build import build_suite
@@ -205,7 +218,7 @@ def run_once(kind: str, concurrency: int, base: str, root: Path) -> dict[str, fl
     from voxeval.runner.execute import run_evaluation
 
     items = ITEMS_PER_SLOT * concurrency
-    folder = root / f"{kind}-{concurrency}"
+    folder = root / f"{kind}-{concurrency}-{executor}"
     folder.mkdir()
     suite = make_suite(folder, items)
     config = parse_run_config(
@@ -220,6 +233,8 @@ def run_once(kind: str, concurrency: int, base: str, root: Path) -> dict[str, fl
             "mos": {"provider": "bench-instant"},
             "build": {"dir": str(folder / "built"), "profiles": 1, "conditions": ["clean"]},
             "concurrency": concurrency,
+            "executor": executor,
+            "processes": {"workers": workers},
             "cache_dir": str(folder / "cache"),
         }
     )
@@ -228,6 +243,7 @@ def run_once(kind: str, concurrency: int, base: str, root: Path) -> dict[str, fl
         reply.read()
     start, cpu, switched = time.perf_counter(), cpu_seconds(), context_switches()
     run_evaluation(config, folder / "run", console=Console(stderr=True, quiet=True))
+    assert_all_done(folder / "run", items)
     wall, cpu = time.perf_counter() - start, cpu_seconds() - cpu
     return summarise(kind, concurrency, base, items, wall, cpu, context_switches() - switched)
 
@@ -267,18 +283,30 @@ def run_layer(kind: str, concurrency: int, base: str) -> dict[str, float]:
     return summarise(kind, concurrency, base, items, wall, cpu, context_switches() - switched)
 
 
+def assert_all_done(run_dir: Path, items: int) -> None:
+    from voxeval.store import RunStore
+
+    store = RunStore(run_dir)
+    try:
+        done = len(store.finished_keys())
+    finally:
+        store.close()
+    assert done == items, f"{done} of {items} units done"
+
+
 def cpu_seconds() -> float:
-    """CPU time of this process so far, every thread, user + system."""
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+    """CPU time so far of this process and its descendants, the loopback server left out
+    (``process_cpu.cpu_seconds``)."""
+    return process_cpu.cpu_seconds(leave_out=_server_pid)
 
 
 def context_switches() -> int:
-    """Times this process's threads gave up a core so far: waiting (for the GIL, a lock, a
-    queue, I/O) or pre-empted. A hand-off between the event loop and a worker thread costs
-    one or two; fewer per item means less time lost to hand-offs."""
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_nvcsw + usage.ru_nivcsw
+    """Times this process's threads (and its ended children's: not the workers of a fork
+    server) gave up a core so far: waiting
+    (for the GIL, a lock, a queue, I/O) or pre-empted. A hand-off between the event loop and
+    a worker thread costs one or two; fewer per item means less time lost to hand-offs."""
+    usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    return sum(u.ru_nvcsw + u.ru_nivcsw for u in usage)
 
 
 def summarise(
@@ -325,29 +353,39 @@ def main(
     kinds: tuple[str, ...],
     jitter: float,
     run_root: str | None,
+    executors: tuple[str, ...] = ("local",),
+    workers: int | None = None,
 ) -> None:
     os.environ["VOXEVAL_NO_CACHE"] = "1"
     register_instant_scorers("What is six times seven?")
+    global _server_pid
     server = subprocess.Popen(
         [sys.executable, __file__, "--serve", str(jitter)], stdout=subprocess.PIPE, text=True
     )
+    _server_pid = server.pid
     try:
         assert server.stdout is not None
         base = f"http://127.0.0.1:{int(server.stdout.readline())}"
         with tempfile.TemporaryDirectory(dir=run_root) as tmp:
             print(f"run folders in {tmp} ({filesystem_of(tmp)})", flush=True)
-            for mode, kind, concurrency in [
-                (mode, kind, level) for mode in modes for kind in kinds for level in levels
-            ]:
+            plan = [
+                (mode, kind, executor, level)
+                for mode in modes
+                for kind in kinds
+                for executor in (executors if mode == "run" else ("local",))
+                for level in levels
+            ]
+            for mode, kind, executor, concurrency in plan:
                 if concurrency == levels[0]:  # warm-up (imports, first connections)
                     run_layer(kind, 4, base) if mode == "layer" else None
                 load = os.getloadavg()
                 if mode == "layer":
                     got = run_layer(kind, concurrency, base)
                 else:
-                    got = run_once(kind, concurrency, base, Path(tmp))
+                    got = run_once(kind, concurrency, base, Path(tmp), executor, workers)
+                label = mode if mode == "layer" else f"{mode} ({executor})"
                 print(
-                    f"{mode:5s} {kind:8s} concurrency {concurrency:3d}: slot use "
+                    f"{label:15s} {kind:8s} concurrency {concurrency:3d}: slot use "
                     f"{got['slot_use'] * 100:5.1f}%  overhead {got['overhead_ms']:5.2f} ms/item"
                     f"  cpu {got['cpu_ms']:5.2f} ms/item"
                     f" ({got['core_share'] * 100:3.0f}% of a core)"
@@ -378,6 +416,18 @@ if __name__ == "__main__":
         parser.add_argument("--kind", choices=("http", "cascade"), help="one system only")
         parser.add_argument("--exact", action="store_true", help="replies after exactly 200 ms")
         parser.add_argument("--run-root", metavar="DIR", help="where run folders go")
+        parser.add_argument(
+            "--executor",
+            choices=("local", "processes"),
+            help="how runs execute their units (default: both, one after the other; layer "
+            "measures are always in this process)",
+        )
+        parser.add_argument(
+            "--workers",
+            type=int,
+            metavar="N",
+            help="worker processes of the processes runs (default: voxeval's choice)",
+        )
         args = parser.parse_args()
         jitter = 0.0 if args.exact else JITTER
         print(f"replies after {DELAY_S * 1000:.0f} ms +- {jitter:.0%}", flush=True)
@@ -387,4 +437,6 @@ if __name__ == "__main__":
             (args.kind,) if args.kind else ("http", "cascade"),
             jitter,
             args.run_root,
+            (args.executor,) if args.executor else ("local", "processes"),
+            args.workers,
         )

@@ -17,13 +17,16 @@ by N only; so the unit pass alone (interact, score, commit: no planning, no repo
 too, as wall time per item of its best run. Prints ``overhead_ms_per_item: X`` (the marginal
 wall time, call cache off) last.
 
-    python bench/overhead.py [N_ITEMS [REPEATS]]
+With ``--executor processes`` the runs spread their units over worker processes (one per
+CPU); CPU then counts the workers and their fork server too, and the fixed cost includes
+starting the workers.
+
+    python bench/overhead.py [--executor local|processes] [N_ITEMS [REPEATS]]
 """
 
 from __future__ import annotations
 
 import os
-import resource
 import sys
 import tempfile
 import time
@@ -32,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import process_cpu  # bench/, the script's folder
 import yaml
 from bench_args import parser_for  # bench/, the script's folder
 from instant_scorers import register_instant_scorers  # bench/, the script's folder
@@ -61,7 +65,7 @@ def _timed_execute_units(ctx: Any, units: list[Any], *args: Any, **kwargs: Any) 
     try:
         return _execute_units(ctx, units, *args, **kwargs)
     finally:
-        if units and args[2:3] == ("evaluating",):  # not re-scoring or comparisons
+        if units and str(args[2:3] and args[2]).startswith("evaluating"):  # not re-scoring
             unit_pass_ms.append((time.perf_counter() - start) * 1000 / len(units))
 
 
@@ -103,12 +107,7 @@ def make_suite(folder: Path, n: int) -> Path:
     return path
 
 
-def cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-def main(n: int) -> tuple[float, float]:
+def main(n: int, executor: str = "local") -> tuple[float, float]:
     """(wall ms, CPU ms) per item of a run of ``n`` items."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -122,6 +121,7 @@ def main(n: int) -> tuple[float, float]:
                 "mos": {"provider": "bench-instant"},
                 "build": {"dir": str(root / "built"), "profiles": 1, "conditions": ["clean"]},
                 "concurrency": 2,  # the default
+                "executor": executor,
                 "cache_dir": str(root / "cache"),
             }
         )
@@ -130,29 +130,33 @@ def main(n: int) -> tuple[float, float]:
         build_suite(str(suite), root / "built", config.build, progress=False)
         build_ms = (time.perf_counter() - start) * 1000 / n
         console = Console(stderr=True, quiet=True)
-        start, cpu = time.perf_counter(), cpu_seconds()
+        start, cpu = time.perf_counter(), process_cpu.cpu_seconds()
         run_evaluation(config, root / "run", console=console)
-        elapsed, cpu = time.perf_counter() - start, cpu_seconds() - cpu
+        elapsed, cpu = time.perf_counter() - start, process_cpu.cpu_seconds() - cpu
     print(f"suite build (one-time, cached): {build_ms:.2f} ms per item", file=sys.stderr)
     return elapsed * 1000 / n, cpu * 1000 / n
 
 
-def best_of(items: int, repeats: int, *, call_cache: bool) -> tuple[float, float]:
+def best_of(
+    items: int, repeats: int, *, call_cache: bool, executor: str = "local"
+) -> tuple[float, float]:
     """The fastest wall time and the least CPU time of ``repeats`` runs of ``items`` items,
     in ms (like timeit: slower repeats measure other processes competing for the CPU)."""
     if call_cache:
         os.environ.pop("VOXEVAL_NO_CACHE", None)
     else:
         os.environ["VOXEVAL_NO_CACHE"] = "1"
-    runs = [main(items) for _ in range(repeats)]
+    runs = [main(items, executor) for _ in range(repeats)]
     return min(w for w, _ in runs) * items, min(c for _, c in runs) * items
 
 
-def marginal(items: int, repeats: int, *, call_cache: bool) -> tuple[float, float, float]:
+def marginal(
+    items: int, repeats: int, *, call_cache: bool, executor: str = "local"
+) -> tuple[float, float, float]:
     """(wall ms per extra item, fixed wall ms per run, CPU ms per extra item) from runs of
     ``items`` and twice as many."""
-    small, small_cpu = best_of(items, repeats, call_cache=call_cache)
-    large, large_cpu = best_of(2 * items, repeats, call_cache=call_cache)
+    small, small_cpu = best_of(items, repeats, call_cache=call_cache, executor=executor)
+    large, large_cpu = best_of(2 * items, repeats, call_cache=call_cache, executor=executor)
     per_item = (large - small) / items
     return per_item, small - items * per_item, (large_cpu - small_cpu) / items
 
@@ -161,15 +165,21 @@ if __name__ == "__main__":
     parser = parser_for(__doc__)
     parser.add_argument("items", nargs="?", type=int, default=200, help="N (default 200)")
     parser.add_argument("repeats", nargs="?", type=int, default=3, help="best of (default 3)")
+    parser.add_argument(
+        "--executor",
+        choices=("local", "processes"),
+        default="local",
+        help="how the runs execute their units (default local: this process)",
+    )
     args = parser.parse_args()
-    items, repeats = args.items, args.repeats
+    items, repeats, executor = args.items, args.repeats, args.executor
     load = os.getloadavg()
-    per_item, fixed, _ = marginal(items, repeats, call_cache=True)
+    per_item, fixed, _ = marginal(items, repeats, call_cache=True, executor=executor)
     print(f"with the provider call cache (4 cached calls/item): {per_item:.2f} ms per item")
     # The headline leaves the call cache out: it stores and replays provider calls, which only
     # pays off for real models (seconds per call) and is pure cost for instant stubs.
     unit_pass_ms.clear()
-    per_item, fixed, cpu_per_item = marginal(items, repeats, call_cache=False)
+    per_item, fixed, cpu_per_item = marginal(items, repeats, call_cache=False, executor=executor)
     print(f"fixed cost per run (open, plan, report with figures): {fixed:.0f} ms")
     print(
         f"unit pass alone (interact, score, commit): {min(unit_pass_ms):.2f} ms per item "

@@ -112,6 +112,23 @@ def test_kind_rejects_two_classes_under_one_name() -> None:
             pass
 
 
+def test_load_all_imports_every_builtin_package_up_front(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "gadgets_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "cog.py").write_text(
+        "from voxeval.registry import register\n\n"
+        "@register('gadget', 'cog')\nclass Cog:\n    pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(registry._BUILTIN_PACKAGES, "gadget", ("gadgets_pkg",))
+    registry.load_all()  # no lookup of 'gadget' yet: imported all the same
+    assert "cog" in registry._REGISTRY["gadget"]
+    assert "gadgets_pkg" in registry._loaded_packages
+
+
 def test_builtin_kinds_load_their_package_on_first_lookup() -> None:
     assert {"live_call", "single_turn"} <= set(PROTOCOLS.names())
     assert {"clinic-calls", "wild-mini"} <= set(SUITES.names())

@@ -80,6 +80,22 @@ class RayOptions(BaseModel):
     )
 
 
+class ProcessOptions(BaseModel):
+    """The config's ``processes:`` section: how ``executor: processes`` spreads units over
+    worker processes of this machine."""
+
+    model_config = ConfigDict(extra="forbid")
+    workers: int | None = Field(
+        default=None, ge=1, description="worker processes; None = this machine's CPUs"
+    )
+    max_retries: int = Field(
+        default=3, ge=0, description="times a unit is run again after its worker died"
+    )
+    lease_batch: int = Field(
+        default=4, ge=1, description="rate-limit slots a worker leases per round trip"
+    )
+
+
 class RunConfig(BaseModel):
     """Everything a run needs. Protocol-specific sections are free-form mappings that the
     protocol validates itself (``build``, ``simulation``)."""
@@ -109,9 +125,11 @@ class RunConfig(BaseModel):
     # strict: YAML `seed: true` must not become seed 1; negative seeds are invalid for numpy
     seed: int = Field(default=0, ge=0, strict=True)
     concurrency: int = Field(default=2, ge=1)
-    executor: Literal["local", "ray"] = Field(
-        default="local", description="where units run: threads here, or a Ray cluster"
+    executor: Literal["local", "processes", "ray"] = Field(
+        default="local",
+        description="where units run: this process, worker processes here, or a Ray cluster",
     )
+    processes: ProcessOptions = Field(default_factory=ProcessOptions)
     ray: RayOptions = Field(default_factory=RayOptions)
     limit: int | None = Field(default=None, ge=1)
     cache_dir: str | None = None

@@ -1,14 +1,19 @@
 """Fixtures of the runner tests: a local Ray cluster (2 CPUs, no dashboard, its own temp
-folder), started once per test module that asks for it."""
+folder), and the scripted world of ``executor_world`` with the local executor's run of its
+suite; each started once per test module that asks for it."""
 
 from __future__ import annotations
 
 import tempfile
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.fakes.openai_server import FakeOpenAIServer
+from tests.runner.executor_world import N_QUERIES, World, run_cli, single_turn_config
 from voxeval.runner.ray_limits import NAMESPACE
 
 
@@ -27,3 +32,33 @@ def ray_cluster() -> Iterator[Any]:
     )
     yield ray
     ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def world() -> Iterator[tuple[FakeOpenAIServer, World]]:
+    responder = World()
+    with FakeOpenAIServer(responder) as server:
+        yield server, responder
+
+
+@pytest.fixture(scope="module")
+def local_run(world, tmp_path_factory) -> Path:
+    """The local executor's run of the single-turn suite: what a run on another executor
+    must equal."""
+    server, responder = world
+    tmp = tmp_path_factory.mktemp("local")
+    started = time.perf_counter()
+    result = run_cli(single_turn_config(tmp, server.url), tmp / "run")
+    assert result.exit_code == 0, result.output
+    print(f"local run of {N_QUERIES} single-turn units: {time.perf_counter() - started:.1f} s")
+    responder.replies.clear()
+    return tmp / "run"
+
+
+@pytest.fixture
+def fresh_world(world) -> Iterator[tuple[FakeOpenAIServer, World]]:
+    """The module's world with its counters cleared and no kill hook (also after the test)."""
+    world[1].replies.clear()
+    world[1].on_reply = None
+    yield world
+    world[1].on_reply = None

@@ -1,5 +1,5 @@
-"""Provider limits shared across Ray workers: the bookkeeping (``LimitState``) on a fake
-clock, and the actor under two worker processes that never exceed it together."""
+"""Provider limits shared across Ray workers: the actor under two worker processes that
+never exceed it together (the bookkeeping itself: ``test_shared_limits``)."""
 
 from __future__ import annotations
 
@@ -10,74 +10,8 @@ from typing import Any
 
 import pytest
 
-from voxeval.runner.ray_limits import (
-    LimitState,
-    LimitValues,
-    kill_run_limiters,
-    ray_limiter,
-)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def state(clock: Clock, **limits: Any) -> LimitState:
-    return LimitState(LimitValues(**limits), clock=clock)
-
-
-def test_requests_per_minute_is_a_sliding_window() -> None:
-    clock = Clock()
-    limits = state(clock, requests_per_minute=3)
-    assert limits.lease(5) == 3
-    limits.give_back(finished=3)
-    clock.now += 20
-    assert limits.lease(1) == 0
-    assert limits.grantable(1, 0) == (0, pytest.approx(40.0))  # the first grant ages out
-    clock.now += 40
-    assert limits.lease(2) == 2  # the window moved past the first three
-    assert limits.stats()["requests_last_minute"] == 2
-
-
-def test_unused_slots_are_not_counted_as_requests() -> None:
-    clock = Clock()
-    limits = state(clock, requests_per_minute=4, max_concurrency=4)
-    assert limits.lease(4) == 4
-    limits.give_back(finished=1, unused=2)
-    assert limits.in_use == 1
-    assert limits.lease(4) == 2  # 2 requests of 4 were sent, so two more this minute
-
-
-def test_tokens_per_minute_counts_estimates_and_corrections() -> None:
-    clock = Clock()
-    limits = state(clock, tokens_per_minute=100)
-    assert limits.lease(5, tokens_each=30) == 3  # 90 of 100 tokens
-    limits.give_back(finished=3, token_correction=-60)  # they used 30 in all
-    assert limits.stats()["tokens_last_minute"] == 30
-    assert limits.lease(5, tokens_each=30) == 2
-    assert limits.lease(1, tokens_each=30) == 0
-
-
-def test_concurrency_halves_on_429_pauses_and_grows_back() -> None:
-    clock = Clock()
-    limits = state(clock, max_concurrency=8)
-    assert limits.lease(8) == 8
-    limits.penalise(retry_after_s=2.5)
-    assert limits.limit == 4
-    limits.give_back(finished=8)
-    assert limits.limit == pytest.approx(5.688619)  # x + 1/x, eight times from 4
-    limits.penalise(None)  # no Retry-After: the pause already running is kept
-    assert limits.limit == 2
-    assert limits.lease(1) == 0 and limits.grantable(1, 0)[1] == pytest.approx(2.5)
-    clock.now += 2.5
-    assert limits.lease(10) == 2
-    limits.give_back(finished=1)
-    assert limits.limit == pytest.approx(2.5)  # + 1/limit per finished request
-    assert limits.stats()["penalties"] == 2
+from voxeval.runner.ray_limits import kill_run_limiters, ray_limiter
+from voxeval.runner.shared_limits import LimitValues
 
 
 def hammer(
@@ -183,12 +117,13 @@ def chat_in_worker(
     from voxeval.providers.http_clients import close_async_clients
     from voxeval.providers.llm_openai import OpenAIChat
     from voxeval.providers.rate_limits import ProviderLimits, limiter_for
-    from voxeval.runner.ray_limits import RayRateLimiter, install_ray_limiters
+    from voxeval.runner.ray_limits import install_ray_limiters
+    from voxeval.runner.shared_limits import LeasedRateLimiter
 
     install_ray_limiters(run_id, batch=4)
     llm = OpenAIChat(base_url=url, model="m", requests_per_minute=rpm, max_concurrency=8)
     shared = limiter_for(llm.endpoint.limit_key, ProviderLimits(requests_per_minute=rpm))
-    assert isinstance(shared, RayRateLimiter)
+    assert isinstance(shared, LeasedRateLimiter)
     assert llm.endpoint.limiter is shared  # the provider waits on the run's shared actor
     messages = [{"role": "user", "content": "hi"}]
     if tries == 0:

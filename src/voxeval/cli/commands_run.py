@@ -147,7 +147,17 @@ def run(
         help="seconds before the first retry (doubling after each)",
     ),
     executor: str | None = typer.Option(
-        None, "--executor", help="local (threads here) or ray (a Ray cluster) [config: local]"
+        None,
+        "--executor",
+        help="local (this process), processes (worker processes of this machine) or ray "
+        "(a Ray cluster) [config: local]",
+    ),
+    workers: int | None = typer.Option(
+        None,
+        "--workers",
+        min=1,
+        help="worker processes (processes) or actors (ray) [config processes.workers / "
+        "ray.workers; none: one per CPU]",
     ),
     address: str | None = typer.Option(
         None, "--address", help="Ray cluster to join [config ray.address; none: start one here]"
@@ -167,6 +177,11 @@ def run(
         "executor": executor,
     }
     cfg = load_run_config(config, overrides)
+    if workers is not None:
+        if cfg.executor == "local":
+            raise ConfigError(f"{config}: --workers is for --executor processes or --executor ray")
+        section = cfg.processes if cfg.executor == "processes" else cfg.ray
+        cfg = cfg.model_copy(update={cfg.executor: section.model_copy(update={"workers": workers})})
     if address is not None:
         if cfg.executor != "ray":
             raise ConfigError(f"{config}: --address is for the Ray executor; add --executor ray")

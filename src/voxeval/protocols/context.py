@@ -291,6 +291,9 @@ class RunContext:
         """Mark ``unit`` running and count the attempt, from an asyncio task: returns once
         that is committed (the commit is shared with other units' writes, and awaited
         without holding a thread). A unit calls its system only after this."""
+        if not self.store.index_writes_wait:  # a worker's journal: no commit to wait for
+            self.store.start(unit)
+            return
         started = await asyncio.to_thread(self.store.start_later, unit)
         await asyncio.wrap_future(started)
 

@@ -5,16 +5,13 @@ every outcome, write the report. Also re-scoring of a finished run."""
 from __future__ import annotations
 
 import asyncio
-import gc
 import inspect
 import math
-import os
-import signal
 import threading
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Future
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
@@ -35,11 +32,11 @@ from voxeval.config import RunConfig, parse_run_config
 from voxeval.errors import ConfigError, SystemFault
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
-from voxeval.providers.async_dispatch import run_blocking, set_blocking_executor
-from voxeval.providers.http_clients import close_async_clients
+from voxeval.providers.async_dispatch import run_blocking
 from voxeval.redaction import register_config_secrets, scrub
 from voxeval.report.writer import write_report
 from voxeval.runner.comparison_steps import run_comparison_steps
+from voxeval.runner.event_loop import unit_loop
 from voxeval.runner.faults import (
     DEFAULT_RETRY,
     RetryPolicy,
@@ -47,6 +44,7 @@ from voxeval.runner.faults import (
     interact_with_retries_async,
 )
 from voxeval.runner.plan_check import validate_plan, validate_scoring
+from voxeval.runner.process_executor import run_units_in_processes, start_worker_server
 from voxeval.runner.ray_executor import run_units_on_ray
 from voxeval.store import RunStore
 from voxeval.store.provenance import now_iso
@@ -88,17 +86,6 @@ class Keyed(Protocol):
     def key(self) -> str: ...
 
 
-# Threads for CPU work: more only contend for the GIL (sqlite, file I/O and the embedded
-# models release it, so a few threads still overlap them).
-CPU_THREADS = 4
-
-# Allocations between two collections of the youngest generation during a pass (Python's
-# default: 700). A young collection costs about the same whatever the threshold (it visits
-# what the units in flight hold), so collecting 14 times less often cut the collector's time
-# in a 1,024-unit `http` run at 64 from 150-200 ms to 83 ms (bench, gc.callbacks), at a pause
-# of ~8 ms per collection. Cycles are still collected; only later.
-YOUNG_COLLECTION_EVERY = 10_000
-
 K = TypeVar("K", bound=Keyed)
 T = TypeVar("T")
 
@@ -137,6 +124,7 @@ def execute_units(
     description: str,
     finish: Callable[[K, Any], Awaitable[None]] | None = None,
     ahead: int = 0,
+    session: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
 ) -> RunOutcome:
     """Run ``work`` on every unit, ``config.concurrency`` at a time, with a progress bar.
 
@@ -160,6 +148,9 @@ def execute_units(
     raising KeyboardInterrupt) stops cleanly: units not yet started are dropped, units in
     flight are allowed to finish, and KeyboardInterrupt is re-raised; a second Ctrl-C
     aborts at once.
+
+    ``session()``, when given, is entered on the pass's event loop before the first unit
+    starts and left after the last one ends (e.g. connections every unit uses).
     """
     outcome = RunOutcome(total=len(units))
     if not units:
@@ -175,6 +166,7 @@ def execute_units(
             lambda: progress.update(task, advance=1, failed=outcome.failed),
             finish,
             ahead,
+            session,
         )
         unit_loop(drive.run(), workers=ctx.config.concurrency + ahead, on_interrupt=drive.interrupt)
     if drive.interrupted is not None:
@@ -195,8 +187,10 @@ class _UnitDriver(Generic[K]):
         advance: Callable[[], None],
         finish: Callable[[K, Any], Awaitable[None]] | None = None,
         ahead: int = 0,
+        session: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
     ) -> None:
         self.ctx = ctx
+        self.session = session
         self.finish = finish
         self.ahead = max(0, ahead)
         self.finishing: set[asyncio.Task[None]] = set()
@@ -221,6 +215,13 @@ class _UnitDriver(Generic[K]):
         self.stopping = True
 
     async def run(self) -> None:
+        if self.session is None:
+            await self._run_units()
+            return
+        async with self.session():
+            await self._run_units()
+
+    async def _run_units(self) -> None:
         concurrency = max(1, self.ctx.config.concurrency)
         self.room = asyncio.Semaphore(concurrency)  # units in their finish stage
         if self.ahead:
@@ -290,119 +291,8 @@ class _UnitDriver(Generic[K]):
         return True, result
 
 
-def unit_loop(
-    main: Coroutine[Any, Any, T],
-    *,
-    workers: int,
-    on_interrupt: Callable[[BaseException], None] | None = None,
-) -> T:
-    """Run ``main`` on a fresh event loop with two thread pools: ``CPU_THREADS`` for short
-    CPU work (``asyncio.to_thread``: scoring, file writes, embedded models) and ``workers``
-    for blocking calls (``run_blocking``: protocols and systems without an async path). On the
-    main thread, the first Ctrl-C calls ``on_interrupt`` (units in flight finish) and a second
-    one exits at once.
-
-    Called where an event loop already runs on this thread (a notebook, a test session that
-    drives a browser through Playwright's sync API), the loop gets a thread of its own: a
-    second loop cannot run on a thread that has one."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return _unit_loop_here(main, workers=workers, on_interrupt=on_interrupt)
-    results: list[T] = []
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            results.append(_unit_loop_here(main, workers=workers, on_interrupt=on_interrupt))
-        except BaseException as exc:  # handed to the caller's thread below
-            errors.append(exc)
-
-    thread = threading.Thread(target=run, name="voxeval-units")
-    thread.start()
-    thread.join()
-    if errors:
-        raise errors[0]
-    return results[0]
-
-
-def _unit_loop_here(
-    main: Coroutine[Any, Any, T],
-    *,
-    workers: int,
-    on_interrupt: Callable[[BaseException], None] | None = None,
-) -> T:
-    async def wrapped() -> T:
-        loop = asyncio.get_running_loop()
-        presses = 0
-
-        def on_sigint() -> None:
-            nonlocal presses
-            presses += 1
-            if presses > 1 or on_interrupt is None:
-                os._exit(130)  # second Ctrl-C: worker threads cannot be stopped otherwise
-            on_interrupt(KeyboardInterrupt())
-
-        # Event loops take signal handlers on POSIX, in the main thread only; elsewhere
-        # (Windows, a loop on its own thread) Ctrl-C keeps Python's default, a
-        # KeyboardInterrupt, without the graceful first press.
-        handled = os.name == "posix" and threading.current_thread() is threading.main_thread()
-        if handled:
-            loop.add_signal_handler(signal.SIGINT, on_sigint)
-        try:
-            return await main
-        finally:
-            if handled:
-                loop.remove_signal_handler(signal.SIGINT)
-            await close_async_clients()
-
-    with asyncio.Runner() as runner:
-        loop = runner.get_loop()
-        cpu = ThreadPoolExecutor(
-            max_workers=min(max(1, workers), CPU_THREADS), thread_name_prefix="cpu"
-        )
-        loop.set_default_executor(cpu)
-        blocking = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="unit")
-        set_blocking_executor(loop, blocking)
-        try:
-            with _collector_tuned_for_a_pass():
-                return runner.run(wrapped())
-        finally:
-            blocking.shutdown(wait=True)
-
-
-_passes_running = 0
-_passes_lock = threading.Lock()
-_saved_thresholds: tuple[int, ...] = ()
-
-
-@contextmanager
-def _collector_tuned_for_a_pass() -> Iterator[None]:
-    """The garbage collector's settings for unit passes (shared by passes that overlap, e.g.
-    on two threads: the first one in sets them, the last one out restores them).
-
-    What is alive when a pass starts (modules, models, the plan) outlives it: frozen, it is
-    left out of the collector's full passes, which otherwise stall the loop ~0.1 s each. Young
-    objects are collected every ``YOUNG_COLLECTION_EVERY`` allocations."""
-    global _passes_running, _saved_thresholds
-    with _passes_lock:
-        _passes_running += 1
-        if _passes_running == 1:
-            gc.freeze()
-            _saved_thresholds = gc.get_threshold()
-            gc.set_threshold(YOUNG_COLLECTION_EVERY, *_saved_thresholds[1:])
-    try:
-        yield
-    finally:
-        with _passes_lock:
-            _passes_running -= 1
-            if _passes_running == 0:
-                gc.set_threshold(*_saved_thresholds)
-                gc.unfreeze()
-
-
 # Fields that only change how a run executes, not its results.
-_EXECUTION_FIELDS = {"concurrency", "limit", "cache_dir", "executor", "ray"}
+_EXECUTION_FIELDS = {"concurrency", "limit", "cache_dir", "executor", "processes", "ray"}
 
 
 def changed_fields(stored: dict[str, Any] | None, config: RunConfig) -> list[str]:
@@ -497,6 +387,8 @@ def run_evaluation(
     whether everything was scored and compared.
     """
     register_config_secrets(config)  # redacted from everything the run writes or prints
+    if config.executor == "processes":
+        start_worker_server()  # meanwhile the plan is checked and the units planned
     validate_plan(config)  # every config mistake, before anything is written or called
     if not resume:
         refuse_to_reset_foreign_folder(Path(out_dir))
@@ -551,8 +443,11 @@ def run_evaluation(
     def on_error(unit: WorkUnit, exc: Exception) -> str:
         return store.record_failure(unit, exc, cause=failure_cause(exc))
 
-    if config.executor == "ray":  # workers interact and score; this process writes the index
+    # ray, processes: workers interact and score; this process writes the index
+    if config.executor == "ray":
         outcome = run_units_on_ray(ctx, todo, retry, execute_units)
+    elif config.executor == "processes":
+        outcome = run_units_in_processes(ctx, todo, retry, execute_units, tried_before)
     else:
         try:
             # the system's slot goes to the next unit while this one is scored and committed

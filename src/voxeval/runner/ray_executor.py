@@ -28,9 +28,15 @@ from voxeval.errors import ConfigError
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
 from voxeval.redaction import register_config_secrets
-from voxeval.runner.faults import RetryPolicy, failure_cause
+from voxeval.runner.faults import RetryPolicy
 from voxeval.runner.ray_limits import NAMESPACE, install_ray_limiters, kill_run_limiters
-from voxeval.runner.unit_work import UnitFailedRemotely, commit_result, run_unit, worker_context
+from voxeval.runner.unit_work import (
+    commit_result,
+    record_remote_failure,
+    run_unit,
+    with_concurrency,
+    worker_context,
+)
 from voxeval.store import INDEX_URL_ENV
 
 SCALE_EXTRA_HINT = "pip install 'voxeval[scale]'"
@@ -40,7 +46,6 @@ DEFAULT_NUM_CPUS = {"single_turn": 1.0, "live_call": 1.0, "multi_turn": 0.5}
 # Environment a worker needs from the driver: voxeval's own settings, model hub switches and
 # the variables the config names (keys: api_key_env, headers_env).
 _SHIPPED_ENV = re.compile(r"^(VOXEVAL_|HF_|TRANSFORMERS_)")
-WORKER_CAUSE = "worker"  # a unit whose worker kept dying
 
 
 def import_ray() -> Any:
@@ -260,15 +265,9 @@ def run_units_on_ray(
             commit_result(store, unit, pool.run(unit))
 
         def on_error(unit: WorkUnit, exc: Exception) -> str:
-            if isinstance(exc, UnitFailedRemotely):
-                store.finish(unit, "failed", exc.message, cause=exc.cause)
-                return exc.message
-            cause = WORKER_CAUSE if _is_worker_death(ray, exc) else failure_cause(exc)
-            return store.record_failure(unit, exc, cause=cause)
+            return record_remote_failure(store, unit, exc, died=_is_worker_death(ray, exc))
 
-        driver = dataclasses.replace(
-            ctx, config=ctx.config.model_copy(update={"concurrency": shape.in_flight})
-        )
+        driver = with_concurrency(ctx, shape.in_flight)
         try:
             return execute_units(driver, units, work, on_error, "evaluating (ray)")
         finally:

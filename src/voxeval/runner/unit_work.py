@@ -11,20 +11,23 @@ the same way.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 import traceback
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, NoReturn
+from typing import Any, ClassVar, NoReturn
 
 from rich.console import Console
 
 from voxeval import atomic_files
 from voxeval.benchmarks.suite_info import resolve_suite
 from voxeval.config import RunConfig
+from voxeval.errors import SystemFault
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.redaction import redact_env_secrets
@@ -53,6 +56,8 @@ class _DriverOnly:
 class JournalStore(RunStore):
     """A worker's view of the run folder: artifacts go to disk as in a local run; index
     writes are journaled per unit for the driver (``take_journal``)."""
+
+    index_writes_wait: ClassVar[bool] = False  # a journal entry is appended at once
 
     def __init__(self, run_dir: Path | str) -> None:  # no index: deliberately no super()
         self.run_dir = Path(run_dir).resolve()
@@ -84,6 +89,12 @@ class JournalStore(RunStore):
 
     def start(self, unit: UnitLike) -> None:
         self._log(unit, ("start", {}))
+
+    def start_later(self, unit: UnitLike) -> Future[None]:
+        self.start(unit)
+        started: Future[None] = Future()
+        started.set_result(None)  # journaled: the driver committed the start before sending
+        return started
 
     def record_usage(
         self,
@@ -185,15 +196,18 @@ def run_unit(
         fault = interact_with_retries(ctx, unit, retry, sleep)
         scores = ctx.require_protocol().score(unit, ctx, ctx.config.metrics)
     except Exception as exc:
-        message = f"{type(exc).__name__}: {exc}"
-        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        atomic_files.write_text_atomic(
-            store.unit_dir(unit) / layout.ERROR_FILE, redact_env_secrets(text)
-        )
-        return UnitResult(
-            unit.key, store.take_journal(unit), error=message, cause=failure_cause(exc),
-            worker=worker,
-        )  # fmt: skip
+        return failed_result(store, unit, exc, worker)
+    return scored_result(store, unit, scores, fault, worker)
+
+
+def scored_result(
+    store: JournalStore,
+    unit: WorkUnit,
+    scores: dict[str, Score],
+    fault: SystemFault | None,
+    worker: str,
+) -> UnitResult:
+    """The result of a unit that ran and was scored (``fault``: its system failed)."""
     return UnitResult(
         unit.key,
         store.take_journal(unit),
@@ -201,6 +215,18 @@ def run_unit(
         system_fault=fault.cause if fault else None,
         error=str(fault) if fault else None,
         worker=worker,
+    )
+
+
+def failed_result(store: JournalStore, unit: WorkUnit, exc: Exception, worker: str) -> UnitResult:
+    """The result of a unit that failed on our side; its traceback goes to ``error.txt``."""
+    message = f"{type(exc).__name__}: {exc}"
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    atomic_files.write_text_atomic(
+        store.unit_dir(unit) / layout.ERROR_FILE, redact_env_secrets(text)
+    )
+    return UnitResult(
+        unit.key, store.take_journal(unit), error=message, cause=failure_cause(exc), worker=worker
     )
 
 
@@ -226,6 +252,26 @@ def apply_journal(store: RunStore, unit: WorkUnit, journal: list[JournalEntry]) 
             raise ValueError(f"unknown journal entry {kind!r} for {unit.key}")
 
 
+WORKER_CAUSE = "worker"  # a unit whose worker kept dying
+
+
+def record_remote_failure(store: RunStore, unit: WorkUnit, exc: Exception, died: bool) -> str:
+    """The driver's record of a unit that did not come back done: failed on our side in its
+    worker (which wrote its ``error.txt``), its worker died (``died``: cause ``worker``), or
+    the driver's own error. Returns the one-line error recorded in the index."""
+    if isinstance(exc, UnitFailedRemotely):
+        store.finish(unit, "failed", exc.message, cause=exc.cause)
+        return exc.message
+    return store.record_failure(unit, exc, cause=WORKER_CAUSE if died else failure_cause(exc))
+
+
+def with_concurrency(ctx: RunContext, concurrency: int) -> RunContext:
+    """``ctx`` with another ``concurrency`` (the driver's units in flight)."""
+    return dataclasses.replace(
+        ctx, config=ctx.config.model_copy(update={"concurrency": concurrency})
+    )
+
+
 class UnitFailedRemotely(Exception):
     """A unit that failed on our side in a worker (already has its error.txt)."""
 
@@ -238,8 +284,16 @@ class UnitFailedRemotely(Exception):
 def commit_result(store: RunStore, unit: WorkUnit, result: UnitResult) -> None:
     """Write a worker's result to the index (the driver's job). A unit that failed on our side
     raises ``UnitFailedRemotely`` for the executor's error handler to record."""
+    commit_result_later(store, unit, result).result()
+
+
+def commit_result_later(store: RunStore, unit: WorkUnit, result: UnitResult) -> Future[None]:
+    """``commit_result`` whose commit may still be under way (shared with other units
+    finishing now): the unit is done when the future is."""
     apply_journal(store, unit, result.journal)
     if result.scores is None:
         raise UnitFailedRemotely(result.error or "failed in a worker", result.cause)
     # done exactly when its scores are committed; a system fault is a scored result
-    store.complete(unit, result.scores, system_fault=result.system_fault, error=result.error)
+    return store.complete_later(
+        unit, result.scores, system_fault=result.system_fault, error=result.error
+    )

@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 from sqlalchemy import delete, func, select
@@ -105,6 +105,9 @@ def _safe_url(url: str) -> str:
 class RunStore:
     """The run folder ``run_dir`` and its index (``index_url``, default ``VOXEVAL_INDEX_URL``
     or ``sqlite:///<run_dir>/index.sqlite``)."""
+
+    # Index writes wait on a commit (a worker's journal does not: see ``unit_work``).
+    index_writes_wait: ClassVar[bool] = True
 
     def __init__(self, run_dir: Path | str, index_url: str | None = None) -> None:
         self.run_dir = Path(run_dir).resolve()
