@@ -53,9 +53,9 @@ STOP_TIMEOUT_S = 30.0
 def worker_processes_context() -> Any:
     """How worker processes start: from a fork server that imported the worker's code and
     the built-in components once (``worker_preload``: each worker then starts in
-    milliseconds, not the seconds of a fresh interpreter), where
-    the platform has one; else as fresh interpreters. Never a fork of this process: its
-    threads (progress bar, commits) may hold locks a forked copy would never see released."""
+    milliseconds, not the seconds of a fresh interpreter), where the platform has one; else
+    as fresh interpreters. Never a fork of this process: its threads (progress bar, commits)
+    may hold locks a forked copy would never see released."""
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["voxeval.runner.worker_preload"])
@@ -64,7 +64,7 @@ def worker_processes_context() -> Any:
 
 
 def start_worker_server() -> None:
-    """Start the fork server in the background now (it imports voxeval, a second or two),
+    """Start the fork server in the background now (it imports voxeval: about 3 s of CPU),
     so it is ready by the time the run has planned its units; a no-op where workers start
     as fresh interpreters, or when it already runs."""
     if worker_processes_context().get_start_method() != "forkserver":
@@ -126,7 +126,7 @@ class WorkerProcess:
     """One worker: its process, its connection, the units it has and the slots it leased."""
 
     name: str
-    process: Any  # multiprocessing's Process of the spawn context
+    process: Any  # a Process of ``worker_processes_context()``
     conn: Connection | None  # until the link takes it over
     slots: int = 1  # units it has talking to their systems at once
     capacity: int = 1  # units it is given at once
@@ -269,11 +269,19 @@ class ProcessPool:
             await self._changed.wait()
 
     async def _listen(self, worker: WorkerProcess) -> None:
+        """Handle the worker's messages until its connection ends (or a message cannot be
+        handled: the worker is then ended and replaced like a dead one)."""
+        try:
+            await self._handle_messages(worker)
+        finally:
+            await self._lost(worker)
+
+    async def _handle_messages(self, worker: WorkerProcess) -> None:
         assert worker.link is not None and self._changed is not None
         while True:
             message = await worker.link.receive()
             if message is None:
-                break
+                return
             kind = message[0]
             if kind == "result":
                 waiting = worker.pending.pop(message[1], None)
@@ -300,7 +308,6 @@ class ProcessPool:
                 worker.link.send(("answer", message[1], await self._host(message[2]).stats()))
             else:
                 raise ValueError(f"{worker.name}: unknown message {kind!r}")
-        await self._lost(worker)
 
     def _host(self, key: str, limits: LimitValues | None = None) -> LimitHost:
         host = self.hosts.get(key)
@@ -329,6 +336,8 @@ class ProcessPool:
         worker.leased.clear()
         if self._closing:
             return
+        if worker.process.is_alive():  # its connection failed, not the process
+            worker.process.kill()
         await asyncio.to_thread(worker.process.join, 5)
         died = WorkerDied(
             f"{worker.name} (pid {worker.process.pid}) ended with exit code "

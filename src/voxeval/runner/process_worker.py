@@ -223,6 +223,8 @@ async def _run_unit(
             ctx.require_protocol().score, unit, ctx, ctx.config.metrics
         )
         result = scored_result(store, unit, scores, fault, start.name)
-    except Exception as exc:
+    except asyncio.CancelledError:
+        raise  # the worker is stopping: nobody takes this result
+    except BaseException as exc:  # even a unit's SystemExit: the driver waits for a result
         result = await asyncio.to_thread(failed_result, store, unit, exc, start.name)
     link.send(("result", unit.key, result))

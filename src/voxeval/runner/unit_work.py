@@ -218,7 +218,9 @@ def scored_result(
     )
 
 
-def failed_result(store: JournalStore, unit: WorkUnit, exc: Exception, worker: str) -> UnitResult:
+def failed_result(
+    store: JournalStore, unit: WorkUnit, exc: BaseException, worker: str
+) -> UnitResult:
     """The result of a unit that failed on our side; its traceback goes to ``error.txt``."""
     message = f"{type(exc).__name__}: {exc}"
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
