@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -43,17 +44,23 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="ne
 
 
 def worker_pids() -> set[int]:
-    """Live worker processes of this test process: children of its fork server."""
+    """Live worker processes of this test process: the children of its fork server (and no
+    other grandchild, such as the browser a Playwright driver started)."""
     parents: dict[int, int] = {}
+    servers: set[int] = set()
     for status in Path("/proc").glob("[0-9]*/status"):
         try:
             text = status.read_text()
+            command = (status.parent / "cmdline").read_bytes()
         except OSError:
             continue
         found = re.search(r"^PPid:\s+(\d+)", text, re.MULTILINE)
-        if found:
-            parents[int(status.parent.name)] = int(found.group(1))
-    servers = {pid for pid, parent in parents.items() if parent == os.getpid()}
+        if found is None:
+            continue
+        pid, parent = int(status.parent.name), int(found.group(1))
+        parents[pid] = parent
+        if parent == os.getpid() and b"multiprocessing.forkserver" in command:
+            servers.add(pid)
     return {pid for pid, parent in parents.items() if parent in servers}
 
 
@@ -256,3 +263,47 @@ def test_run_help_names_the_executors() -> None:
     assert result.exit_code == 0
     assert "processes (worker processes of this machine)" in result.output
     assert "--workers" in result.output
+
+
+@pytest.mark.slow  # a voxeval process, its fork server and two workers start
+def test_ctrl_c_reaching_every_process_finishes_the_units_in_flight(fresh_world, tmp_path) -> None:
+    """Ctrl-C in a terminal reaches the driver, the fork server and the workers alike: the
+    workers keep going, the driver stops sending units, the ones sent finish and are
+    recorded, the exit code is 130 and the same command resumes the rest."""
+    server, responder = fresh_world
+    # 12 units; two workers take 3 each (a slot, one being scored, one ready ahead)
+    config = single_turn_config(tmp_path, server.url, metrics=["duration"], trials=2)
+    data = yaml.safe_load(config.read_text())
+    for key in ("judge", "asr", "mos"):
+        data.pop(key)
+    config.write_text(yaml.safe_dump(data))
+    first_reply = threading.Event()
+
+    def slow_reply(query: int, count: int) -> None:
+        first_reply.set()
+        time.sleep(0.6)
+
+    responder.on_reply = slow_reply
+    command = [sys.executable, "-m", "voxeval", "run", str(config), "--out",
+               str(tmp_path / "proc"), "--executor", "processes", "--workers", "2"]  # fmt: skip
+    proc = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,  # its own process group, as a terminal's job
+    )  # fmt: skip
+    try:
+        assert first_reply.wait(timeout=120), "no system request arrived"
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, (out, err)
+    assert "finishing the units in flight" in err
+    statuses = dict(index_rows(tmp_path / "proc", "SELECT unit_key, status FROM units"))
+    done = [key for key, status in statuses.items() if status == "done"]
+    assert done and "failed" not in statuses.values() and "running" not in statuses.values()
+    assert len(done) < len(statuses)  # the rest was never sent
+    responder.on_reply = None
+    again = run_cli(config, tmp_path / "proc", "--executor", "processes", "--workers", "2")
+    assert again.exit_code == 0, again.output
+    assert sum(responder.replies.values()) == len(statuses)  # each unit reached its system once

@@ -9,6 +9,7 @@ import multiprocessing
 
 import pytest
 
+from tests.support.event_loops import run_coroutine
 from voxeval.runner.process_link import open_link
 from voxeval.runner.process_worker import DriverLeaseChannel, DriverRequests
 from voxeval.runner.shared_limits import LimitValues
@@ -30,7 +31,7 @@ def test_messages_arrive_whole_and_in_order() -> None:
         await right.drain_and_close()
         return got
 
-    got = asyncio.run(main())
+    got = run_coroutine(main)
     assert got[0] == ("unit", 1, {"a": [1.5, None]})
     assert got[1] == ("big", big)
     assert got[2] == ("stop",)
@@ -55,7 +56,7 @@ def test_a_blocking_request_on_the_loop_thread_is_refused() -> None:
         await link.drain_and_close()
         await driver.drain_and_close()
 
-    asyncio.run(main())
+    run_coroutine(main)
 
 
 def test_an_abandoned_request_fails_instead_of_hanging() -> None:
@@ -69,4 +70,4 @@ def test_an_abandoned_request_fails_instead_of_hanging() -> None:
             answer.result(timeout=1)
         await link.drain_and_close()
 
-    asyncio.run(main())
+    run_coroutine(main)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.event_loops import run_coroutine
 from voxeval.runner.shared_limits import LeasedRateLimiter, LimitHost, LimitState, LimitValues
 
 
@@ -114,7 +115,7 @@ def test_leased_limiter_batches_leases_and_never_exceeds_the_host() -> None:
     async def main() -> None:
         await asyncio.gather(*(request() for _ in range(12)))
 
-    asyncio.run(main())
+    run_coroutine(main)
     assert running["most"] == 3
     assert host.state.in_use == 0 and host.state.granted_total == 12
     assert channel.leases < 12  # several slots per round trip
@@ -135,7 +136,7 @@ def test_unused_slots_are_kept_briefly_then_given_back() -> None:
         await asyncio.sleep(0.15)
         return kept, trips, host.state.in_use
 
-    kept, trips, after = asyncio.run(main())
+    kept, trips, after = run_coroutine(main)
     assert kept == 3 and trips == 1
     assert after == 0  # given back once nobody took them
     # only the requests that were sent count against the requests per minute
@@ -153,7 +154,7 @@ def test_a_429_gives_the_kept_slots_back_at_once() -> None:
         assert host.state.in_use == 1  # the kept ones went back
         limiter.release()
 
-    asyncio.run(main())
+    run_coroutine(main)
     assert host.state.in_use == 0
 
 
@@ -177,5 +178,5 @@ def test_workers_sharing_a_tight_limit_both_get_slots() -> None:
     async def main() -> None:
         await asyncio.gather(*(request(i % 2) for i in range(20)))
 
-    asyncio.run(main())
+    run_coroutine(main)
     assert served == [10, 10] and running["most"] <= 2
