@@ -178,7 +178,6 @@ class ProcessPool:
         self._serial = itertools.count()
         self.hosts: dict[str, LimitHost] = {}
         self.workers: list[WorkerProcess] = []
-        self.replaced = 0
         self._closing = False
         self._broken: Exception | None = None
         self._listening: set[asyncio.Task[None]] = set()
@@ -354,7 +353,6 @@ class ProcessPool:
         else:
             await self._connect(fresh)  # connected before any unit can pick it
             self.workers.append(fresh)
-            self.replaced += 1
         assert self._changed is not None
         self._changed.set()
 

@@ -49,7 +49,8 @@ class _DriverOnly:
 
     def __getattr__(self, name: str) -> NoReturn:
         raise RuntimeError(
-            f"a Ray worker tried to use the run index ({name}); only the driver writes it"
+            f"a worker (Ray or process) tried to use the run index ({name}); only the driver "
+            "writes it"
         )
 
 
@@ -89,12 +90,6 @@ class JournalStore(RunStore):
 
     def start(self, unit: UnitLike) -> None:
         self._log(unit, ("start", {}))
-
-    def start_later(self, unit: UnitLike) -> Future[None]:
-        self.start(unit)
-        started: Future[None] = Future()
-        started.set_result(None)  # journaled: the driver committed the start before sending
-        return started
 
     def record_usage(
         self,
@@ -141,7 +136,9 @@ class JournalStore(RunStore):
             self._identities.append(("identity", {"kind": kind, "identity": dict(identity)}))
 
     def update_extra(self, changes: Mapping[str, Any]) -> None:
-        raise RuntimeError("a Ray worker tried to change run.yaml; only the driver writes it")
+        raise RuntimeError(
+            "a worker (Ray or process) tried to change run.yaml; only the driver writes it"
+        )
 
 
 @dataclass
