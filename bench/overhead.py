@@ -14,8 +14,15 @@ system): the run uses up to two cores, so CPU per item can exceed wall time per 
 it moves less than wall time when other processes compete for the cores. The report's own
 time varies by a few hundred ms from run to run, which the difference of two runs divides
 by N only; so the unit pass alone (interact, score, commit: no planning, no report) is timed
-too, as wall time per item of its best run. Prints ``overhead_ms_per_item: X`` (the marginal
-wall time, call cache off) last.
+too, as wall time per item of its best run. The two sizes alternate (N, 2N, N, 2N, ...), so a
+drift of the machine weighs on both. Prints ``overhead_ms_per_item: X`` (the marginal wall
+time, call cache off) last.
+
+Every run's folder is kept until the script ends. Deleting a finished run (thousands of
+files and folders) right before the next one is timed slowed that one's file system work for
+a while: on this machine's ext4 (mounted with ``discard``) a unit's three-level folder took
+85 us to create before a bench and 443 us right after, a small file 53 us and 178 us. A real
+evaluation does not delete a run just before it starts.
 
 With ``--executor processes`` the runs spread their units over worker processes (one per
 CPU); CPU then counts the workers and their fork server too, and the fixed cost includes
@@ -50,6 +57,7 @@ from voxeval.runner.execute import run_evaluation
 from voxeval.systems.base import Reply, Turn
 
 RATE = 16000
+ITEMS = 200  # the smaller run; the larger has twice as many
 CLIP = Audio((0.1 * np.sin(np.arange(RATE) * 0.05)).astype(np.float32), RATE)
 
 
@@ -107,63 +115,85 @@ def make_suite(folder: Path, n: int) -> Path:
     return path
 
 
-def main(n: int, executor: str = "local") -> tuple[float, float]:
-    """(wall ms, CPU ms) per item of a run of ``n`` items."""
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        suite = make_suite(root, n)
-        config = parse_run_config(
-            {
-                "suite": str(suite),
-                "systems": [{"name": "instant", "type": "bench-instant"}],
-                "asr": {"provider": "bench-instant"},
-                "language_id": {"provider": "bench-instant"},
-                "mos": {"provider": "bench-instant"},
-                "build": {"dir": str(root / "built"), "profiles": 1, "conditions": ["clean"]},
-                "concurrency": 2,  # the default
-                "executor": executor,
-                "cache_dir": str(root / "cache"),
-            }
-        )
-        # Rendering the suite is a one-time, cached step (`voxeval build`); it is timed apart.
-        start = time.perf_counter()
-        build_suite(str(suite), root / "built", config.build, progress=False)
-        build_ms = (time.perf_counter() - start) * 1000 / n
-        console = Console(stderr=True, quiet=True)
-        start, cpu = time.perf_counter(), process_cpu.cpu_seconds()
-        run_evaluation(config, root / "run", console=console)
-        elapsed, cpu = time.perf_counter() - start, process_cpu.cpu_seconds() - cpu
+def main(n: int, parent: Path, executor: str = "local") -> tuple[float, float]:
+    """(wall ms, CPU ms) per item of a run of ``n`` items, in a new folder in ``parent`` (left
+    there: see the module docstring)."""
+    root = Path(tempfile.mkdtemp(prefix="run-", dir=parent))
+    suite = make_suite(root, n)
+    config = parse_run_config(
+        {
+            "suite": str(suite),
+            "systems": [{"name": "instant", "type": "bench-instant"}],
+            "asr": {"provider": "bench-instant"},
+            "language_id": {"provider": "bench-instant"},
+            "mos": {"provider": "bench-instant"},
+            "build": {"dir": str(root / "built"), "profiles": 1, "conditions": ["clean"]},
+            "concurrency": 2,  # the default
+            "executor": executor,
+            "cache_dir": str(root / "cache"),
+        }
+    )
+    # Rendering the suite is a one-time, cached step (`voxeval build`); it is timed apart.
+    start = time.perf_counter()
+    build_suite(str(suite), root / "built", config.build, progress=False)
+    build_ms = (time.perf_counter() - start) * 1000 / n
+    console = Console(stderr=True, quiet=True)
+    start, cpu = time.perf_counter(), process_cpu.cpu_seconds()
+    run_evaluation(config, root / "run", console=console)
+    elapsed, cpu = time.perf_counter() - start, process_cpu.cpu_seconds() - cpu
     print(f"suite build (one-time, cached): {build_ms:.2f} ms per item", file=sys.stderr)
     return elapsed * 1000 / n, cpu * 1000 / n
 
 
-def best_of(
-    items: int, repeats: int, *, call_cache: bool, executor: str = "local"
-) -> tuple[float, float]:
-    """The fastest wall time and the least CPU time of ``repeats`` runs of ``items`` items,
-    in ms (like timeit: slower repeats measure other processes competing for the CPU)."""
-    if call_cache:
+def _use_call_cache(on: bool) -> None:
+    if on:
         os.environ.pop("VOXEVAL_NO_CACHE", None)
     else:
         os.environ["VOXEVAL_NO_CACHE"] = "1"
-    runs = [main(items, executor) for _ in range(repeats)]
-    return min(w for w, _ in runs) * items, min(c for _, c in runs) * items
 
 
 def marginal(
-    items: int, repeats: int, *, call_cache: bool, executor: str = "local"
+    items: int, repeats: int, parent: Path, *, call_cache: bool, executor: str = "local"
 ) -> tuple[float, float, float]:
-    """(wall ms per extra item, fixed wall ms per run, CPU ms per extra item) from runs of
-    ``items`` and twice as many."""
-    small, small_cpu = best_of(items, repeats, call_cache=call_cache, executor=executor)
-    large, large_cpu = best_of(2 * items, repeats, call_cache=call_cache, executor=executor)
-    per_item = (large - small) / items
-    return per_item, small - items * per_item, (large_cpu - small_cpu) / items
+    """(wall ms per extra item, fixed wall ms per run, CPU ms per extra item) from the
+    fastest wall time and the least CPU time of ``repeats`` runs of ``items`` items and of as
+    many runs of twice as many (like timeit: slower repeats measure other processes competing
+    for the CPU). The two sizes alternate, so a drift of the machine affects both alike."""
+    _use_call_cache(call_cache)
+    small: list[tuple[float, float]] = []
+    large: list[tuple[float, float]] = []
+    for _ in range(repeats):
+        small.append(main(items, parent, executor))
+        large.append(main(2 * items, parent, executor))
+    small_ms, small_cpu = (min(v for v, _ in small) * items, min(c for _, c in small) * items)
+    large_ms = min(v for v, _ in large) * 2 * items
+    large_cpu = min(c for _, c in large) * 2 * items
+    per_item = (large_ms - small_ms) / items
+    return per_item, small_ms - items * per_item, (large_cpu - small_cpu) / items
+
+
+def measure(items: int, repeats: int, parent: Path, executor: str) -> float:
+    """Print the figures; returns the headline (wall ms per extra item, call cache off)."""
+    per_item, fixed, _ = marginal(items, repeats, parent, call_cache=True, executor=executor)
+    print(f"with the provider call cache (4 cached calls/item): {per_item:.2f} ms per item")
+    # The headline leaves the call cache out: it stores and replays provider calls, which only
+    # pays off for real models (seconds per call) and is pure cost for instant stubs.
+    unit_pass_ms.clear()
+    per_item, fixed, cpu_per_item = marginal(
+        items, repeats, parent, call_cache=False, executor=executor
+    )
+    print(f"fixed cost per run (open, plan, report with figures): {fixed:.0f} ms")
+    print(
+        f"unit pass alone (interact, score, commit): {min(unit_pass_ms):.2f} ms per item "
+        f"(best of {len(unit_pass_ms)} runs)"
+    )
+    print(f"CPU per extra item (every thread, user + system): {cpu_per_item:.2f} ms")
+    return per_item
 
 
 if __name__ == "__main__":
     parser = parser_for(__doc__)
-    parser.add_argument("items", nargs="?", type=int, default=200, help="N (default 200)")
+    parser.add_argument("items", nargs="?", type=int, default=ITEMS, help=f"N (default {ITEMS})")
     parser.add_argument("repeats", nargs="?", type=int, default=3, help="best of (default 3)")
     parser.add_argument(
         "--executor",
@@ -174,20 +204,11 @@ if __name__ == "__main__":
     args = parser.parse_args()
     items, repeats, executor = args.items, args.repeats, args.executor
     load = os.getloadavg()
-    per_item, fixed, _ = marginal(items, repeats, call_cache=True, executor=executor)
-    print(f"with the provider call cache (4 cached calls/item): {per_item:.2f} ms per item")
-    # The headline leaves the call cache out: it stores and replays provider calls, which only
-    # pays off for real models (seconds per call) and is pure cost for instant stubs.
-    unit_pass_ms.clear()
-    per_item, fixed, cpu_per_item = marginal(items, repeats, call_cache=False, executor=executor)
-    print(f"fixed cost per run (open, plan, report with figures): {fixed:.0f} ms")
-    print(
-        f"unit pass alone (interact, score, commit): {min(unit_pass_ms):.2f} ms per item "
-        f"(best of {len(unit_pass_ms)} runs)"
-    )
-    print(f"CPU per extra item (every thread, user + system): {cpu_per_item:.2f} ms")
+    # the runs' folders are deleted together at the end (see the module docstring)
+    with tempfile.TemporaryDirectory(prefix="voxeval-bench-overhead-") as folder:
+        headline = measure(items, repeats, Path(folder), executor)
     print(
         f"runs of {items} and {2 * items} items, best of {repeats}; load average before "
         f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}"
     )
-    print(f"overhead_ms_per_item: {per_item:.2f}")
+    print(f"overhead_ms_per_item: {headline:.2f}")

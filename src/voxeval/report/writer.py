@@ -169,14 +169,16 @@ def write_report(ctx: RunContext, prices: str | Path | None = None) -> Path:
     """Write summary.json, summary.md, scores.csv, index.html, figures/*.svg and costs.json
     (priced with ``prices``, see ``write_costs``); returns summary.md."""
     report_dir = ctx.store.report_dir
-    summary = build_summary(ctx)
-    summary["costs"] = write_costs(ctx, prices)
+    with ctx.store.reading_once():  # the summary, the costs and scores.csv read one snapshot
+        summary = build_summary(ctx)
+        summary["costs"] = write_costs(ctx, prices)
+        csv_text = scores_csv(ctx)
     text = json.dumps(summary, indent=2, default=str, allow_nan=False) + "\n"
     # figures are drawn from the summary as written (the JSON round trip), so they equal it
     figures = build_figures(json.loads(text))
     atomic_files.write_text_atomic(report_dir / SUMMARY_JSON, text)
     write_figures(report_dir, figures)
     atomic_files.write_text_atomic(report_dir / SUMMARY_MD, render_markdown(summary, figures))
-    atomic_files.write_text_atomic(report_dir / SCORES_CSV, scores_csv(ctx))
+    atomic_files.write_text_atomic(report_dir / SCORES_CSV, csv_text)
     atomic_files.write_text_atomic(report_dir / INDEX_HTML, render_html(summary, figures))
     return report_dir / SUMMARY_MD

@@ -12,10 +12,11 @@ import shutil
 import threading
 import traceback
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import yaml
 from sqlalchemy import delete, func, select
@@ -56,6 +57,8 @@ from voxeval.store.usage import (
     summarize_usage,
     usage_values,
 )
+
+T = TypeVar("T")
 
 INDEX_URL_ENV = "VOXEVAL_INDEX_URL"
 
@@ -135,6 +138,7 @@ class RunStore:
         self._deferred: dict[str, list[Future[None]]] = {}  # unit key -> queued writes
         self._deferred_lock = threading.Lock()
         self.comparisons = ComparisonStore(self.index, self.run_dir)  # across systems
+        self._snapshot: dict[str, Any] | None = None  # whole-run reads, see ``reading_once``
         if url != self._default_url():
             self.run_file_doc.update({"index_url": _safe_url(url)})
 
@@ -164,6 +168,32 @@ class RunStore:
     def add_model_identity(self, kind: str, identity: Mapping[str, Any]) -> None:
         """Record a model/provider identity under ``models.<kind>`` (once per distinct value)."""
         self.run_file_doc.add_model_identity(kind, identity)
+
+    # -- whole-run reads ------------------------------------------------------------------------
+
+    @contextmanager
+    def reading_once(self) -> Iterator[None]:
+        """Within the block, each whole-run read (every unit, the scores of done units, the
+        model usage rows) queries the index once and later calls share that result: a report
+        reads them in several places, and its parts then agree with each other. Meant for
+        blocks that only read (writes made inside are not seen by the shared results)."""
+        outer = self._snapshot
+        if outer is None:
+            self._snapshot = {}
+        try:
+            yield
+        finally:
+            if outer is None:
+                self._snapshot = None
+
+    def _read_once(self, name: str, read: Callable[[], list[T]]) -> list[T]:
+        """``read()``, or inside ``reading_once`` the block's shared result (a new list)."""
+        snapshot = self._snapshot
+        if snapshot is None:
+            return read()
+        if name not in snapshot:
+            snapshot[name] = read()
+        return list(snapshot[name])
 
     # -- units ------------------------------------------------------------------------------
 
@@ -387,6 +417,12 @@ class RunStore:
 
     def units(self, status: str | None = None) -> list[UnitRecord]:
         """Units in plan order, optionally only those with ``status``."""
+        if self._snapshot is not None:
+            every = self._read_once("units", self._read_units)
+            return every if status is None else [u for u in every if u.status == status]
+        return self._read_units(status)
+
+    def _read_units(self, status: str | None = None) -> list[UnitRecord]:
         self.flush()  # rows still queued for the next commit
         query = select(units_table).where(units_table.c.run_id == self.run_id)
         if status is not None:
@@ -557,8 +593,8 @@ class RunStore:
     ) -> list[dict[str, Any]]:
         path = self.unit_dir(unit) / layout.SCORES_FILE
         existing = atomic_files.read_json(path) or {}
-        merged = {**existing, **{name: scrub(s.to_dict()) for name, s in scores.items()}}
-        atomic_files.write_record_json_atomic(path, merged)
+        entries = {name: scrub(s.to_dict()) for name, s in scores.items()}  # scrubbed once
+        atomic_files.write_record_json_atomic(path, {**existing, **entries})
         now = utcnow()
         rows = [
             {
@@ -568,7 +604,7 @@ class RunStore:
                 "value": None if score.value is None else float(score.value),
                 "passed": None if score.passed is None else int(bool(score.passed)),
                 "error": redact_env_secrets(score.error) if score.error else None,
-                "details": scrub(score.details) or None,
+                "details": entries[name]["details"] or None,
                 "pending": int(score.pending),
                 "scored_at": now,
             }
@@ -591,6 +627,13 @@ class RunStore:
     ) -> list[ScoreRow]:
         """Score rows in plan order; by default only for units whose status is ``done``;
         ``unit_key`` keeps one unit's."""
+        if system is None and only_done and unit_key is None:
+            return self._read_once("scores", self._read_scores)
+        return self._read_scores(system, only_done=only_done, unit_key=unit_key)
+
+    def _read_scores(
+        self, system: str | None = None, *, only_done: bool = True, unit_key: str | None = None
+    ) -> list[ScoreRow]:
         u, s = units_table, scores_table
         query = (
             select(
@@ -763,25 +806,16 @@ class RunStore:
 
     def model_usage_rows(self) -> list[dict[str, Any]]:
         """Every ``model_usage`` row of the run (plan order is not kept: records append)."""
+        return self._read_once("model_usage", self._read_model_usage)
+
+    def _read_model_usage(self) -> list[dict[str, Any]]:
         self.flush()  # rows still queued for the next commit
         t = model_usage_table
+        names = ("unit_key", "system", "component", "kind", "provider", "model", *MODEL_AMOUNTS)
+        query = select(*(t.c[name] for name in names))
         with self.index.read() as conn:
-            rows = conn.execute(select(t).where(t.c.run_id == self.run_id).order_by(t.c.id)).all()
-        return [
-            {
-                key: row._mapping[key]
-                for key in (
-                    "unit_key",
-                    "system",
-                    "component",
-                    "kind",
-                    "provider",
-                    "model",
-                    *MODEL_AMOUNTS,
-                )
-            }
-            for row in rows
-        ]
+            rows = conn.execute(query.where(t.c.run_id == self.run_id).order_by(t.c.id)).all()
+        return [dict(zip(names, row, strict=True)) for row in rows]
 
     # -- maintenance ------------------------------------------------------------------------
 
