@@ -73,10 +73,14 @@ def kill_workers_at(world: World, out: Path, nth: int) -> dict[str, Any]:
     worker process (mid-unit: this request is answered only after the kill) and note the
     units the index had finished by then."""
     seen: dict[str, Any] = {}
+    claimed: list[int] = []  # the one request that kills (the server answers on many threads)
+    lock = threading.Lock()
 
     def on_reply(query: int, count: int) -> None:
-        if count < nth or seen:
-            return
+        with lock:
+            if count < nth or claimed:
+                return
+            claimed.append(query)
         deadline = time.monotonic() + 60
         while not done_units(out) and time.monotonic() < deadline:
             time.sleep(0.1)  # the other worker's unit gets scored meanwhile
