@@ -4,6 +4,7 @@ and after it, every call reads the index again."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from voxeval.protocols.contract import WorkUnit
@@ -76,3 +77,17 @@ def test_blocks_nest_and_the_outer_one_ends_the_snapshot(tmp_path: Path) -> None
             assert len(store.load_scores()) == 1  # still the outer block's snapshot
         assert len(store.load_scores()) == 1
     assert len(store.load_scores()) == 2
+
+
+def test_other_threads_read_the_index(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    finish(store, unit("a"), 1.0)
+    seen: list[int] = []
+    with store.reading_once():
+        assert len(store.load_scores()) == 1
+        finish(store, unit("b"), 2.0)
+        reader = threading.Thread(target=lambda: seen.append(len(store.load_scores())))
+        reader.start()
+        reader.join()
+        assert len(store.load_scores()) == 1  # this thread's snapshot
+    assert seen == [2]  # the other thread was outside the block

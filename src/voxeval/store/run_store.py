@@ -138,7 +138,7 @@ class RunStore:
         self._deferred: dict[str, list[Future[None]]] = {}  # unit key -> queued writes
         self._deferred_lock = threading.Lock()
         self.comparisons = ComparisonStore(self.index, self.run_dir)  # across systems
-        self._snapshot: dict[str, Any] | None = None  # whole-run reads, see ``reading_once``
+        self._snapshots = threading.local()  # whole-run reads, see ``reading_once``
         if url != self._default_url():
             self.run_file_doc.update({"index_url": _safe_url(url)})
 
@@ -176,15 +176,22 @@ class RunStore:
         """Within the block, each whole-run read (every unit, the scores of done units, the
         model usage rows) queries the index once and later calls share that result: a report
         reads them in several places, and its parts then agree with each other. Meant for
-        blocks that only read (writes made inside are not seen by the shared results)."""
+        blocks that only read (writes made inside are not seen by the shared results). Only
+        the calling thread shares them: other threads using this store read the index."""
         outer = self._snapshot
         if outer is None:
-            self._snapshot = {}
+            self._snapshots.current = {}
         try:
             yield
         finally:
             if outer is None:
-                self._snapshot = None
+                self._snapshots.current = None
+
+    @property
+    def _snapshot(self) -> dict[str, Any] | None:
+        """The calling thread's shared reads inside ``reading_once``, else None."""
+        current: dict[str, Any] | None = getattr(self._snapshots, "current", None)
+        return current
 
     def _read_once(self, name: str, read: Callable[[], list[T]]) -> list[T]:
         """``read()``, or inside ``reading_once`` the block's shared result (a new list)."""
