@@ -137,8 +137,10 @@ def test_killed_workers_lose_no_finished_unit(local_run, fresh_world, tmp_path) 
     assert_same_results(local_run, tmp_path / "proc", usage=False)
     done_queries = {int(re.match(r"q(\d+)__", key).group(1)) for key in seen["done"]}
     assert all(responder.replies[q] == 1 for q in done_queries)  # never sent again
-    rerun = sum(n - 1 for n in responder.replies.values())
-    assert 1 <= rerun <= 4  # the units in flight on the two killed workers (2 slots)
+    # the units in flight on the two killed workers (2 slots, each with one unit scoring);
+    # counted by query: a request held back past the client's timeout is sent again
+    rerun = {q for q, n in responder.replies.items() if n > 1}
+    assert 1 <= len(rerun) <= 4
     attempts = index_rows(tmp_path / "proc", "SELECT MAX(attempts) FROM units")[0][0]
     assert attempts == 2  # the killed attempt counted
     assert not list((tmp_path / "proc").rglob("error.txt"))
