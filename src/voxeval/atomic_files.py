@@ -106,13 +106,15 @@ _HTML_SUFFIXES = (".html", ".htm")
 _HTML_REDACTED = REDACTED.replace("<", "&lt;").replace(">", "&gt;")
 
 
-def write_text_atomic(path: Path, text: str) -> None:
+def write_text_atomic(path: Path, text: str) -> str:
     """Write ``text`` atomically with every known secret redacted (see ``voxeval.redaction``):
-    this is the boundary every text artifact of a run passes through."""
+    this is the boundary every text artifact of a run passes through. Returns what was
+    written."""
     clean = redact_text(text)
     if path.suffix.lower() in _HTML_SUFFIXES and clean != text:
         clean = clean.replace(REDACTED, _HTML_REDACTED)  # visible in a browser, not a tag
     write_bytes_atomic(path, clean.encode("utf-8"))
+    return clean
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -135,9 +137,10 @@ def record_json(data: Mapping[str, Any]) -> str:
     return "{\n" + ",\n".join(fields) + "\n}\n"
 
 
-def write_record_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
-    """``record_json`` through ``write_text_atomic``: secrets are redacted."""
-    write_text_atomic(path, record_json(data))
+def write_record_json_atomic(path: Path, data: Mapping[str, Any]) -> str:
+    """``record_json`` through ``write_text_atomic``: secrets are redacted. Returns what was
+    written."""
+    return write_text_atomic(path, record_json(data))
 
 
 def read_json(path: Path) -> Any:

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from voxeval.audio import Audio, audio_from_bytes, audio_to_wav_bytes, read_audio, write_audio
-from voxeval.audio.io import AudioLimits
-from voxeval.audio.pcm_wav import decode_pcm16_wav, encode_pcm16_wav
+from voxeval.audio.io import AudioLimits, probe_audio
+from voxeval.audio.pcm_wav import decode_pcm16_wav, encode_pcm16_wav, pcm16_wav_header
 from voxeval.errors import AudioError
 
 
@@ -163,3 +163,38 @@ def test_large_encodings_are_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     assert audio_from_bytes(audio_to_wav_bytes(long)).encoded_wav is None
     short = Audio(np.zeros(20, np.float32), 8000)
     assert audio_to_wav_bytes(short) is short.encoded_wav
+
+
+def test_header_probe_agrees_with_soundfile_on_every_layout(tmp_path: Path) -> None:
+    """``probe_audio`` reads 16-bit PCM headers itself; frames, rate and channels must be
+    what libsndfile reports, and every other file still goes to libsndfile."""
+    pcm = np.arange(-300, 300, dtype="<i2").tobytes()  # 600 samples
+    stereo = struct.pack("<HHIIHH", 1, 2, 22050, 88200, 4, 16)
+    guid_tail = b"\x00\x00\x00\x00\x10\x00\x80\x00\x00\xaa\x00\x38\x9b\x71"
+    extensible = struct.pack("<HHIIHHHHI", 0xFFFE, 1, 8000, 16000, 2, 16, 22, 16, 4)
+    metadata = b"LIST" + struct.pack("<I", 5) + b"abcde" + b"\x00"
+    files = {
+        "plain.wav": audio_to_wav_bytes(Audio(np.zeros(1234, np.float32), 16000)),
+        "stereo_after_metadata.wav": _wav(stereo, pcm, metadata),
+        "extensible.wav": _wav(extensible + b"\x01\x00" + guid_tail, pcm),
+        "pcm24.wav": libsndfile_wav(np.zeros(10), 16000, "PCM_24"),
+        "float.wav": libsndfile_wav(np.zeros(10), 16000, "FLOAT"),
+    }
+    expected_fast = {"plain.wav": (1234, 16000, 1), "stereo_after_metadata.wav": (300, 22050, 2)}
+    expected_fast["extensible.wav"] = (600, 8000, 1)
+    for name, data in files.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        info = probe_audio(path)
+        reference = sf.info(str(path))
+        assert (info.frames, info.rate, info.channels) == (
+            reference.frames,
+            reference.samplerate,
+            reference.channels,
+        ), name
+        fast = pcm16_wav_header(data[:128], len(data))
+        assert fast == expected_fast.get(name), name
+    # the data chunk must start within the bytes read, and must fit in the file
+    data = files["plain.wav"]
+    assert pcm16_wav_header(data[:20], len(data)) is None
+    assert pcm16_wav_header(data[:64], len(data) - 2) is None

@@ -145,10 +145,19 @@ def test_run_report_resume_and_rescore(tmp_path, world) -> None:
     assert again.exit_code == 0, again.output
     assert responder.system_calls == 2 and len(server.requests) == before
 
-    # Re-scoring reads stored files only; the report can be rewritten at any time.
+    # Re-scoring reads stored files only; the report can be rewritten at any time. The run
+    # scored the reply its interaction handed over in memory; read back from the files, the
+    # same reply scores the same.
+    first = {u: json.loads((u / "scores.json").read_text()) for u in out.glob("items/*/*/0")}
     rescored = cli.invoke(app, ["score", str(out), "--metrics", "duration,assertions"])
     assert rescored.exit_code == 0, rescored.output
     assert responder.system_calls == 2 and len(server.requests) == before
+    assert len(first) == 4
+    for unit_dir, scores in first.items():
+        again_scores = json.loads((unit_dir / "scores.json").read_text())
+        for metric in ("duration", "assertions"):
+            assert again_scores[metric]["value"] == scores[metric]["value"]
+            assert again_scores[metric]["details"] == scores[metric]["details"]
     report = cli.invoke(app, ["report", str(out)])
     assert report.exit_code == 0 and "summary.md" in report.output
     markdown = (out / "report" / "summary.md").read_text()

@@ -150,12 +150,12 @@ def test_the_next_unit_reaches_the_system_while_a_reply_is_stored(
     store_reply = SingleTurnProtocol._store_reply
     waited: list[bool] = []
 
-    def slow_store(unit_dir: Path, reply: dict[str, Any], audio: Any) -> None:
+    def slow_store(self: Any, unit_dir: Path, reply: dict[str, Any], audio: Any) -> None:
         if reply["item_id"].startswith("q0"):
             waited.append(CALLED.setdefault("q1", threading.Event()).wait(timeout=10))
-        store_reply(unit_dir, reply, audio)
+        store_reply(self, unit_dir, reply, audio)
 
-    monkeypatch.setattr(SingleTurnProtocol, "_store_reply", staticmethod(slow_store))
+    monkeypatch.setattr(SingleTurnProtocol, "_store_reply", slow_store)
     audio = {f"q{i}": "query.wav" for i in range(3)}
     run_dir = run(tmp_path, "test-start-order-signalling", audio, concurrency=1)
     assert waited == [True]

@@ -17,7 +17,8 @@ import pytest
 from rich.console import Console
 
 from voxeval.providers.openai_http import RequestCounts, count_requests
-from voxeval.runner.event_loop import CPU_THREADS, YOUNG_COLLECTION_EVERY, unit_loop
+from voxeval.runner.collector_pause import YOUNG_COLLECTION_EVERY
+from voxeval.runner.event_loop import CPU_THREADS, unit_loop
 from voxeval.runner.execute import execute_units
 
 

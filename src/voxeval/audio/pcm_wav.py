@@ -51,6 +51,29 @@ def is_encoded_as_we_would(data: bytes, rate: int) -> bool:
 def decode_pcm16_wav(data: bytes) -> tuple[npt.NDArray[np.float32], int, int] | None:
     """(samples, rate, channels) of a 16-bit PCM WAV file, samples interleaved as float32 in
     [-1, 1); None when ``data`` is anything else (soundfile then decodes it)."""
+    layout = _pcm16_layout(data, len(data))
+    if layout is None:
+        return None
+    rate, channels, start, size = layout
+    body = data[start : start + size]
+    samples = np.frombuffer(body, dtype="<i2").astype(np.float32) / np.float32(32768.0)
+    return samples, rate, channels
+
+
+def pcm16_wav_header(head: bytes, file_size: int) -> tuple[int, int, int] | None:
+    """(frames, rate, channels) of a 16-bit PCM WAV file of ``file_size`` bytes from its
+    first bytes ``head``, as ``decode_pcm16_wav`` would decode it; None when the header is
+    anything else or its data chunk does not start within ``head`` (soundfile decides)."""
+    layout = _pcm16_layout(head, file_size)
+    if layout is None:
+        return None
+    rate, channels, _, size = layout
+    return size // (2 * channels), rate, channels
+
+
+def _pcm16_layout(data: bytes, total: int) -> tuple[int, int, int, int] | None:
+    """(rate, channels, offset, size) of the samples of a 16-bit PCM WAV file of ``total``
+    bytes that begins with ``data``; None for anything else."""
     if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
         return None
     at, fmt, body = 12, None, None
@@ -58,11 +81,13 @@ def decode_pcm16_wav(data: bytes) -> tuple[npt.NDArray[np.float32], int, int] | 
         chunk, size = data[at : at + 4], int.from_bytes(data[at + 4 : at + 8], "little")
         start = at + 8
         if chunk == b"fmt " and size >= 16:
+            if start + size > len(data):
+                return None
             fmt = data[start : start + size]
         elif chunk == b"data":
-            if start + size > len(data) or fmt is None:
+            if start + size > total or fmt is None:
                 return None  # truncated, or data before its format: soundfile decides
-            body = data[start : start + size]
+            body = (start, size)
             break
         at = start + size + (size & 1)  # chunks are padded to an even length
     if fmt is None or body is None:
@@ -71,7 +96,6 @@ def decode_pcm16_wav(data: bytes) -> tuple[npt.NDArray[np.float32], int, int] | 
     bits = struct.unpack_from("<H", fmt, 14)[0]
     if tag == _EXTENSIBLE and len(fmt) >= 40 and fmt[26:40] == _PCM_GUID_TAIL:
         tag = struct.unpack_from("<H", fmt, 24)[0]
-    if tag != _PCM or bits != 16 or channels < 1 or rate < 1 or len(body) % (2 * channels):
+    if tag != _PCM or bits != 16 or channels < 1 or rate < 1 or body[1] % (2 * channels):
         return None
-    samples = np.frombuffer(body, dtype="<i2").astype(np.float32) / np.float32(32768.0)
-    return samples, rate, channels
+    return rate, channels, body[0], body[1]

@@ -39,6 +39,7 @@ from voxeval.protocols import single_turn_pairwise as pairwise
 from voxeval.protocols.comparison import Comparison
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
+from voxeval.protocols.fresh_replies import FreshReplies
 from voxeval.protocols.input_intelligibility import input_error_rates
 from voxeval.protocols.single_turn_breakdowns import item_attributes
 from voxeval.protocols.single_turn_items import RenderedQuery, load_rendered_queries
@@ -103,10 +104,13 @@ def scoring_options(ctx: RunContext) -> SingleTurnScoring:
         raise ConfigError(format_validation_error("config scoring", exc)) from exc
 
 
-def _write_wav(path: Path, audio: Audio) -> None:
+def _write_wav(path: Path, audio: Audio) -> bytes:
+    """Write ``audio`` to ``path``; returns the bytes written."""
     # Encoding in memory and renaming into place is atomic and ~5x faster than soundfile's
     # file writer here (it flushes per block).
-    atomic_files.write_bytes_atomic(path, audio_to_wav_bytes(audio))
+    data = audio_to_wav_bytes(audio)
+    atomic_files.write_bytes_atomic(path, data)
+    return data
 
 
 def _stored_reply(unit_dir: Path) -> dict[str, Any]:
@@ -214,6 +218,7 @@ class SingleTurnProtocol:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._fresh = FreshReplies()  # each unit's reply, from its interaction to its scoring
         self._items: dict[str, RenderedQuery] | None = None
         self._resources: ScoringResources | None = None
 
@@ -353,15 +358,19 @@ class SingleTurnProtocol:
         self._store_reply(unit_dir, reply_to_json(unit, item, reply, wall_s), reply.audio)
         record_system_usage(ctx, unit, reply.details, meter, heard=heard, spoke=reply.audio)
 
-    @staticmethod
-    def _store_reply(unit_dir: Path, reply: dict[str, Any], audio: Audio | None) -> None:
+    def _store_reply(self, unit_dir: Path, reply: dict[str, Any], audio: Audio | None) -> None:
+        """Write reply.json and assistant.wav, and keep what was written for the unit's
+        scoring (``fresh_replies``)."""
+        self._fresh.forget(unit_dir)  # an earlier attempt's, if this write fails
         assistant = unit_dir / ASSISTANT_WAV
+        wav = None
         if audio is not None:
-            _write_wav(assistant, audio)
+            wav = _write_wav(assistant, audio)
         elif assistant.exists():
             assistant.unlink()  # a stale reply from an earlier attempt must not be scored
         (unit_dir / "transcripts.json").unlink(missing_ok=True)
-        atomic_files.write_record_json_atomic(unit_dir / REPLY_JSON, reply)
+        text = atomic_files.write_record_json_atomic(unit_dir / REPLY_JSON, reply)
+        self._fresh.keep(unit_dir, text, wav)
 
     # -- score --------------------------------------------------------------------------------
 
@@ -403,19 +412,26 @@ class SingleTurnProtocol:
             return self._resources
 
     def record(
-        self, unit: WorkUnit, ctx: RunContext, reply: dict[str, Any] | None = None
+        self,
+        unit: WorkUnit,
+        ctx: RunContext,
+        reply: dict[str, Any] | None = None,
+        *,
+        reply_audio: tuple[Audio | None] | None = None,
     ) -> ReplyRecord:
         """The stored reply of ``unit`` as a record for the metrics (``reply``: its reply.json,
-        when the caller has read it already)."""
+        ``reply_audio``: its assistant.wav, or (None,) for none, when the caller has them)."""
         item = self._item(ctx, unit)
         unit_dir = ctx.store.unit_dir(unit)
         if reply is None:
             reply = _stored_reply(unit_dir)
-        assistant = unit_dir / ASSISTANT_WAV
+        if reply_audio is None:
+            assistant = unit_dir / ASSISTANT_WAV
+            reply_audio = (read_audio(assistant) if assistant.is_file() else None,)
         return ReplyRecord(
             item_id=unit.item_id,
             query=item.query.text,
-            reply_audio=read_audio(assistant) if assistant.is_file() else None,
+            reply_audio=reply_audio[0],
             reply_text=reply.get("text"),
             category=item.query.category,
             checklist=tuple(item.query.checklist),
@@ -433,11 +449,13 @@ class SingleTurnProtocol:
         unknown = [m for m in wanted if m not in METRICS.names()]
         if unknown:
             raise ConfigError(f"unknown metrics {unknown}; known: {', '.join(METRICS.names())}")
-        reply = _stored_reply(ctx.store.unit_dir(unit))
+        unit_dir = ctx.store.unit_dir(unit)
+        fresh = self._fresh.take(unit_dir, ASSISTANT_WAV)  # just written by this process
+        reply = fresh[0] if fresh is not None else _stored_reply(unit_dir)
         fault = reply.get("system_fault")
         if isinstance(fault, dict):  # the system failed: every metric scores the failure
             return failure_scores(wanted, str(fault.get("cause") or "exception"))
-        record = self.record(unit, ctx, reply)
+        record = self.record(unit, ctx, reply, reply_audio=None if fresh is None else fresh[1:])
         resources = self.resources(ctx)
         with usage_ledger() as ledger:
             scores = run_metrics(wanted, record, resources)

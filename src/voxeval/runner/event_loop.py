@@ -4,30 +4,22 @@ Ctrl-C handled gracefully on the main thread, and the garbage collector tuned fo
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 import signal
 import threading
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from voxeval.providers.async_dispatch import set_blocking_executor
 from voxeval.providers.http_clients import close_async_clients
+from voxeval.runner.collector_pause import collector_tuned
 
 T = TypeVar("T")
 
 # Threads for CPU work: more only contend for the GIL (sqlite, file I/O and the embedded
 # models release it, so a few threads still overlap them).
 CPU_THREADS = 4
-
-# Allocations between two collections of the youngest generation during a pass (Python's
-# default: 700). A young collection costs about the same whatever the threshold (it visits
-# what the units in flight hold), so collecting 14 times less often cut the collector's time
-# in a 1,024-unit `http` run at 64 from 150-200 ms to 83 ms (bench, gc.callbacks), at a pause
-# of ~8 ms per collection. Cycles are still collected; only later.
-YOUNG_COLLECTION_EVERY = 10_000
 
 
 def unit_loop(
@@ -105,37 +97,7 @@ def _unit_loop_here(
         blocking = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="unit")
         set_blocking_executor(loop, blocking)
         try:
-            with _collector_tuned_for_a_pass():
+            with collector_tuned():
                 return runner.run(wrapped())
         finally:
             blocking.shutdown(wait=True)
-
-
-_passes_running = 0
-_passes_lock = threading.Lock()
-_saved_thresholds: tuple[int, ...] = ()
-
-
-@contextmanager
-def _collector_tuned_for_a_pass() -> Iterator[None]:
-    """The garbage collector's settings for unit passes (shared by passes that overlap, e.g.
-    on two threads: the first one in sets them, the last one out restores them).
-
-    What is alive when a pass starts (modules, models, the plan) outlives it: frozen, it is
-    left out of the collector's full passes, which otherwise stall the loop ~0.1 s each. Young
-    objects are collected every ``YOUNG_COLLECTION_EVERY`` allocations."""
-    global _passes_running, _saved_thresholds
-    with _passes_lock:
-        _passes_running += 1
-        if _passes_running == 1:
-            gc.freeze()
-            _saved_thresholds = gc.get_threshold()
-            gc.set_threshold(YOUNG_COLLECTION_EVERY, *_saved_thresholds[1:])
-    try:
-        yield
-    finally:
-        with _passes_lock:
-            _passes_running -= 1
-            if _passes_running == 0:
-                gc.set_threshold(*_saved_thresholds)
-                gc.unfreeze()

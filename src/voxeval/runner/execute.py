@@ -35,6 +35,7 @@ from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.providers.async_dispatch import run_blocking
 from voxeval.redaction import register_config_secrets, scrub
 from voxeval.report.writer import write_report
+from voxeval.runner.collector_pause import collector_tuned
 from voxeval.runner.comparison_steps import run_comparison_steps
 from voxeval.runner.event_loop import unit_loop
 from voxeval.runner.faults import (
@@ -386,6 +387,20 @@ def run_evaluation(
     (those not done yet; see ``voxeval.runner.comparison_steps``). ``run_health`` tells
     whether everything was scored and compared.
     """
+    with collector_tuned():  # planning and the report too, not only the unit pass
+        return _run_evaluation(config, out_dir, limit, resume, console, index_url, retry, sleep)
+
+
+def _run_evaluation(
+    config: RunConfig,
+    out_dir: Path | str,
+    limit: int | None,
+    resume: bool,
+    console: Console | None,
+    index_url: str | None,
+    retry: RetryPolicy,
+    sleep: Callable[[float], None],
+) -> Path:
     register_config_secrets(config)  # redacted from everything the run writes or prints
     if config.executor == "processes":
         start_worker_server()  # meanwhile the plan is checked and the units planned
