@@ -137,12 +137,15 @@ def test_killed_workers_lose_no_finished_unit(local_run, fresh_world, tmp_path) 
     assert_same_results(local_run, tmp_path / "proc", usage=False)
     done_queries = {int(re.match(r"q(\d+)__", key).group(1)) for key in seen["done"]}
     assert all(responder.replies[q] == 1 for q in done_queries)  # never sent again
-    # the units in flight on the two killed workers (2 slots, each with one unit scoring);
-    # counted by query: a request held back past the client's timeout is sent again
+    # Only units in flight on a killed worker run again. How many were in flight depends on
+    # timing (talking, prepared ahead, being scored; a request held back past the client's
+    # timeout is also sent again), so the check is that some did and none was done.
     rerun = {q for q, n in responder.replies.items() if n > 1}
-    assert 1 <= len(rerun) <= 4
+    assert rerun and not rerun & done_queries
     attempts = index_rows(tmp_path / "proc", "SELECT MAX(attempts) FROM units")[0][0]
-    assert attempts == 2  # the killed attempt counted
+    # the killed attempt counted; a unit sent to a worker in the moment between its kill
+    # and the driver noticing counts that attempt too
+    assert attempts in (2, 3)
     assert not list((tmp_path / "proc").rglob("error.txt"))
 
 
