@@ -22,8 +22,10 @@ from typing import Any
 from voxeval.audio import Audio
 from voxeval.audio.io import wav_file_audio
 
-# Units in flight are at most a few times the run's concurrency (1,024 at most).
-KEPT_MAX = 4096
+# An entry lives from a unit's stored reply to its scoring, so only units in flight have one;
+# past this many (very high concurrency), the oldest are read from their files instead. A
+# small bound keeps the audio held in memory small.
+KEPT_MAX = 256
 
 
 class FreshReplies:
