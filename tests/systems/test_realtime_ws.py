@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -78,6 +79,17 @@ def test_spoken_call_with_tools_against_a_realtime_server(
             # turn 2: the caller hangs up on the goodbye, nothing more is asked for
         )
         agent = _agent(server, monkeypatch)
+        send = agent._send
+
+        def slow_upload(**event: Any) -> None:
+            # A slow uplink (or a busy machine): the upload takes long before the response
+            # is asked for. The agent's latency and its tool times count from the request,
+            # so the tool calls still fall before its answer on the call's clock.
+            if event.get("type") == "input_audio_buffer.append":
+                time.sleep(0.004)
+            send(**event)
+
+        monkeypatch.setattr(agent, "_send", slow_upload)
         caller = ScriptedCaller(behaviour_kind="none")  # no drawn pauses inside the turn
         result = run_call(scenario, caller, agent, tools, mode="audio", caller_voice=caller_voice)
         assert server.wait_closed()

@@ -155,6 +155,7 @@ class RealtimeAgent:
         pcm = bytearray()
         texts: list[str] = []
         records: list[ToolCallRecord] = []
+        offsets: list[float] = []  # when each call ran, from the same origin as the latency
         first_audio: list[float] = []  # arrival time of the first audio delta
         for _ in range(self.max_tool_rounds + 1):
             calls = self._read_response(pcm, texts, first_audio)
@@ -162,6 +163,7 @@ class RealtimeAgent:
                 break
             assert self._tools is not None
             for call in calls:
+                offsets.append(max(0.0, time.monotonic() - asked))
                 record = self._tools.call(call["name"], call.get("arguments") or "{}")
                 records.append(record)
                 self._send(
@@ -176,7 +178,13 @@ class RealtimeAgent:
         latency = (first_audio[0] if first_audio else time.monotonic()) - asked
         audio = pcm16_to_audio(bytes(pcm), RATE, "<realtime>") if pcm else None
         text = "".join(texts).strip() or None
-        return AgentTurn(text=text, audio=audio, tool_calls=tuple(records), compute_s=latency)
+        return AgentTurn(
+            text=text,
+            audio=audio,
+            tool_calls=tuple(records),
+            compute_s=latency,
+            tool_offsets_s=tuple(offsets),
+        )
 
     def _read_response(
         self, pcm: bytearray, texts: list[str], first_audio: list[float]
