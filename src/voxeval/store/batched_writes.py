@@ -23,6 +23,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.expression import Executable
 
+from voxeval.store.driver_rows import driver_form, execute_driver_rows
 from voxeval.store.index import units_table
 
 Params = dict[str, Any]
@@ -89,10 +90,20 @@ def _run_shared(conn: Connection, writes: list[Rows]) -> None:
     params = [row for write in writes for row in write.rows]
     if not params:
         return
-    # one row: a plain execute, which SQLAlchemy runs with less work than an executemany
-    result = conn.execute(shared.statement, params[0] if len(params) == 1 else params)
-    if shared.updates_unit and not _every_row_matched(conn, result.rowcount, params):
+    rowcount = _run_on_driver(conn, shared, params)
+    if rowcount is None:
+        # one row: a plain execute, which SQLAlchemy runs with less work than an executemany
+        rowcount = conn.execute(
+            shared.statement, params[0] if len(params) == 1 else params
+        ).rowcount
+    if shared.updates_unit and not _every_row_matched(conn, rowcount, params):
         _insert_absent_units(conn, writes)
+
+
+def _run_on_driver(conn: Connection, shared: SharedStatement, params: list[Params]) -> int | None:
+    """The rows run as driver tuples (``driver_rows``: SQLite); None if they were not."""
+    form = driver_form(shared.name, shared.statement, conn.dialect, tuple(params[0]))
+    return None if form is None else execute_driver_rows(conn, form, params)
 
 
 def _every_row_matched(conn: Connection, rowcount: int, params: list[Params]) -> bool:
