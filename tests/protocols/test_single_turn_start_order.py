@@ -27,6 +27,7 @@ from voxeval.systems.base import Reply, Turn
 RATE = 16000
 CLIP = Audio((0.1 * np.sin(np.arange(RATE) * 0.07)).astype(np.float32), RATE)
 SEEN: dict[str, list[tuple[str, str, int]]] = {}  # system name -> (item, status, attempts)
+THREADS: dict[str, list[tuple[str, int]]] = {}  # item -> (step, thread) of its interaction
 
 
 def status_in_index(run_dir: Path, item_id: str) -> tuple[str, int]:
@@ -68,6 +69,7 @@ class _Recorder:
 
     def _answer(self, history: Sequence[Turn]) -> Reply:
         item = history[-1].item_id or ""
+        THREADS.setdefault(item.split("__")[0], []).append(("reply", threading.get_ident()))
         SEEN.setdefault(self.name, []).append((item, *status_in_index(self.run_dir, item)))
         return Reply(audio=CLIP, text="An answer.", timing={"total_s": 0.0})
 
@@ -160,3 +162,39 @@ def test_the_next_unit_reaches_the_system_while_a_reply_is_stored(
     run_dir = run(tmp_path, "test-start-order-signalling", audio, concurrency=1)
     assert waited == [True]
     assert len(list(run_dir.rglob("scores.json"))) == 3
+
+
+def test_a_blocking_systems_units_take_one_thread_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once a system is known to block (its first unit), each of its units reads its input,
+    waits on the system and stores the reply in one worker thread: one hand-over between
+    threads, not four. The first units learn it on the general path (a thread per step)."""
+    from voxeval.protocols.single_turn import SingleTurnProtocol
+
+    prepare, conclude = SingleTurnProtocol._prepare, SingleTurnProtocol._conclude
+
+    def noting_prepare(self: Any, unit: Any, ctx: Any) -> Any:
+        THREADS.setdefault(unit.item_id.split("__")[0], []).append(("read", threading.get_ident()))
+        return prepare(self, unit, ctx)
+
+    def noting_conclude(self: Any, unit: Any, *args: Any) -> None:
+        THREADS.setdefault(unit.item_id.split("__")[0], []).append(("store", threading.get_ident()))
+        conclude(self, unit, *args)
+
+    monkeypatch.setattr(SingleTurnProtocol, "_prepare", noting_prepare)
+    monkeypatch.setattr(SingleTurnProtocol, "_conclude", noting_conclude)
+    THREADS.clear()
+    SEEN.pop("test-start-order-blocking", None)
+    run_dir = run(tmp_path, "test-start-order-blocking", {f"q{i}": "query.wav" for i in range(6)})
+    assert len(list(run_dir.rglob("scores.json"))) == 6
+    steps = {item: [step for step, _ in seen] for item, seen in THREADS.items()}
+    assert steps == {f"q{i}": ["read", "reply", "store"] for i in range(6)}
+    threads = {item: len({thread for _, thread in seen}) for item, seen in THREADS.items()}
+    # q0-q2 start together (concurrency 2, one ready ahead) before any has met the system:
+    # their input is read on the CPU pool and the reply waited for on the blocking pool
+    assert threads["q0"] > 1
+    assert [threads[f"q{i}"] for i in range(3, 6)] == [1, 1, 1]  # taken once q0 had learnt
+    # and still every start was committed before the system heard the query
+    seen = SEEN["test-start-order-blocking"]
+    assert {(status, attempts) for _, status, attempts in seen} == {("running", 1)}

@@ -53,7 +53,8 @@ def _run_units(folder: Path) -> list[tuple[Any, ...]]:
         for table in TABLES:
             columns = [c[1] for c in conn.execute(f"PRAGMA table_info({table})")]
             typed = ", ".join(f'"{c}", typeof("{c}")' for c in columns if c != "run_id")
-            rows += [(table, *r) for r in conn.execute(f"SELECT {typed} FROM {table} ORDER BY 1, 2, 3")]
+            query = f"SELECT {typed} FROM {table} ORDER BY 1, 2, 3"
+            rows += [(table, *r) for r in conn.execute(query)]
     store.index.dispose()
     return rows
 

@@ -20,6 +20,7 @@ from voxeval.benchmarks.suite_info import SuiteInfo
 from voxeval.config import ProviderSpec, RunConfig
 from voxeval.errors import ConfigError, ProviderUnavailable, VoxevalError
 from voxeval.protocols.contract import EvaluationProtocol
+from voxeval.providers.async_dispatch import await_future
 from voxeval.providers.base import ASR, LLM, MOS, TTS, VAD, AudioLLM, Provider
 from voxeval.providers.cache import ProviderCache, cache_disabled, cached, default_cache
 from voxeval.providers.factory import SpecLike, create_provider
@@ -295,7 +296,7 @@ class RunContext:
             self.store.start(unit)
             return
         started = await asyncio.to_thread(self.store.start_later, unit)
-        await asyncio.wrap_future(started)
+        await await_future(started)
 
     # -- determinism and limits -------------------------------------------------------------
 

@@ -221,6 +221,9 @@ class SingleTurnProtocol:
         self._fresh = FreshReplies()  # each unit's reply, from its interaction to its scoring
         self._items: dict[str, RenderedQuery] | None = None
         self._resources: ScoringResources | None = None
+        # whether each system (by name) answers only by blocking calls: learnt from its first
+        # unit, then such units take one worker thread for their whole interaction
+        self._blocking: dict[str, bool] = {}
 
     # -- plan ---------------------------------------------------------------------------------
 
@@ -265,6 +268,25 @@ class SingleTurnProtocol:
 
     def interact(self, unit: WorkUnit, ctx: RunContext) -> None:
         system, item, unit_dir, user_audio = self._prepare(unit, ctx)
+        self._reply_and_conclude(unit, ctx, system, item, unit_dir, user_audio)
+
+    def _interact_in_thread(self, unit: WorkUnit, ctx: RunContext) -> None:
+        """A unit whose system blocks, from input to stored reply in one worker thread: its
+        start is committed (the attempt counts) once its input is read, as in
+        ``interact_async``."""
+        system, item, unit_dir, user_audio = self._prepare(unit, ctx)
+        ctx.store.start(unit)
+        self._reply_and_conclude(unit, ctx, system, item, unit_dir, user_audio)
+
+    def _reply_and_conclude(
+        self,
+        unit: WorkUnit,
+        ctx: RunContext,
+        system: Any,
+        item: RenderedQuery,
+        unit_dir: Path,
+        user_audio: Audio,
+    ) -> None:
         turn = Turn(role="user", audio=user_audio, item_id=item.key)
         started = time.perf_counter()
         reply: Reply | None = None
@@ -285,20 +307,34 @@ class SingleTurnProtocol:
         unit reads its input first, then takes one of ``ctx.system_call_slots`` (when the
         runner set them), commits its start (``ctx.commit_start``: the attempt counts from
         here) and waits on its system; it gives the slot back with the reply, so the next
-        unit, already prepared, calls the system at once."""
+        unit, already prepared, calls the system at once.
+
+        A system that only blocks (no coroutine ``areply``) holds a worker thread for its
+        reply anyway: after its first unit, its units take a slot and then do everything,
+        from reading the input to storing the reply, in one worker thread. That is one
+        hand-over between threads instead of four, each a wake-up of an idle thread (tens
+        of microseconds each, more on a virtual machine), and costs the slot the few
+        milliseconds of reading and storing, against a blocking system's seconds."""
+        slots = ctx.system_call_slots
+        if self._blocking.get(unit.system):
+            async with slots if slots is not None else contextlib.nullcontext():
+                await run_blocking(self._interact_in_thread, unit, ctx)
+            return
         system, item, unit_dir, user_audio = await asyncio.to_thread(self._prepare, unit, ctx)
         turn = Turn(role="user", audio=user_audio, item_id=item.key)
         reply: Reply | None = None
         meter = SystemMeter()
         native = getattr(system, "areply", None)
+        is_async = native is not None and asyncio.iscoroutinefunction(native)
+        self._blocking[unit.system] = not is_async
         failure: Exception | None = None
-        slots = ctx.system_call_slots
         async with slots if slots is not None else contextlib.nullcontext():
             await ctx.commit_start(unit)  # outside the try: an index error is not the system's
             started = time.perf_counter()  # the system's time, not the wait for a slot
             try:
                 with metering_reply() as meter:
-                    if native is not None and asyncio.iscoroutinefunction(native):
+                    if is_async:
+                        assert native is not None
                         reply = await native([turn])
                     else:
                         reply = await run_blocking(system.reply, [turn])

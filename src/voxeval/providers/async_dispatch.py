@@ -19,7 +19,7 @@ import functools
 import threading
 import weakref
 from collections.abc import Callable
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -45,6 +45,14 @@ async def run_blocking(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         executor = _blocking_pools.get(loop)
     call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
     return await loop.run_in_executor(executor, call)
+
+
+async def await_future(future: Future[T]) -> T:
+    """The result of a thread's ``future``; one already settled is read at once (wrapping it
+    would still cost a wake-up of the event loop through its self-pipe)."""
+    if future.done():
+        return future.result()
+    return await asyncio.wrap_future(future)
 
 
 async def call_async(component: Any, method: str, *args: Any, **kwargs: Any) -> Any:

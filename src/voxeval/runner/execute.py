@@ -32,7 +32,7 @@ from voxeval.config import RunConfig, parse_run_config
 from voxeval.errors import ConfigError, SystemFault
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
-from voxeval.providers.async_dispatch import run_blocking
+from voxeval.providers.async_dispatch import await_future, run_blocking
 from voxeval.redaction import register_config_secrets, scrub
 from voxeval.report.writer import write_report
 from voxeval.runner.collector_pause import collector_tuned
@@ -453,7 +453,7 @@ def _run_evaluation(
     async def score_and_commit(unit: WorkUnit, fault: SystemFault | None) -> None:
         committed = await asyncio.to_thread(finish, unit, fault)  # scoring: CPU work
         # the commit is shared with the units finishing now; waiting for it holds no thread
-        await asyncio.wrap_future(committed)
+        await await_future(committed)
 
     def on_error(unit: WorkUnit, exc: Exception) -> str:
         return store.record_failure(unit, exc, cause=failure_cause(exc))

@@ -33,6 +33,7 @@ from voxeval.config import RunConfig
 from voxeval.errors import ConfigError
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
+from voxeval.providers.async_dispatch import await_future
 from voxeval.runner.faults import RetryPolicy
 from voxeval.runner.process_link import Link, open_link
 from voxeval.runner.process_worker import WorkerStart, worker_main
@@ -393,7 +394,7 @@ def run_units_in_processes(
                     raise
                 continue
             committed = await asyncio.to_thread(commit_result_later, store, unit, result)
-            await asyncio.wrap_future(committed)
+            await await_future(committed)
             return
 
     def on_error(unit: WorkUnit, exc: Exception) -> str:

@@ -24,6 +24,7 @@ from typing import Any
 
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.elements import ClauseElement
 from sqlalchemy.sql.expression import Executable
 
 Processor = Callable[[Any], Any] | None
@@ -72,6 +73,8 @@ def driver_form(
 
 
 def _compile(statement: Executable, dialect: Dialect, keys: tuple[str, ...]) -> DriverForm | None:
+    if not isinstance(statement, ClauseElement):
+        return None
     compiled = statement.compile(dialect=dialect, column_keys=list(keys))
     if not isinstance(compiled, SQLCompiler) or compiled.positiontup is None:
         return None
