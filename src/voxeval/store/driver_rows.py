@@ -17,7 +17,6 @@ PostgreSQL always does.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -50,8 +49,8 @@ class DriverForm:
         )
 
 
-_forms: dict[tuple[str, str, tuple[str, ...]], DriverForm | None] = {}
-_forms_lock = threading.Lock()
+# (statement name, row keys) -> form; two threads may compile the same one, with the same result
+_forms: dict[tuple[str, tuple[str, ...]], DriverForm | None] = {}
 
 
 def driver_form(
@@ -61,15 +60,11 @@ def driver_form(
     when it must run through SQLAlchemy (see the module docstring). Built once per process."""
     if dialect.name != "sqlite" or dialect.paramstyle != "qmark":
         return None
-    cache_key = (name, dialect.name, keys)
     try:
-        return _forms[cache_key]
+        return _forms[name, keys]
     except KeyError:
-        pass
-    form = _compile(statement, dialect, keys)
-    with _forms_lock:
-        _forms[cache_key] = form
-    return form
+        form = _forms[name, keys] = _compile(statement, dialect, keys)
+        return form
 
 
 def _compile(statement: Executable, dialect: Dialect, keys: tuple[str, ...]) -> DriverForm | None:
