@@ -125,3 +125,19 @@ def test_rows_with_other_keys_are_left_to_sqlalchemy(tmp_path: Path) -> None:
         ("m", 1.0, None, NOW),
         ("n", 1.0, None, NOW),
     ]
+
+
+def test_a_row_of_a_form_without_fixed_values_is_its_keys_in_order_processed() -> None:
+    form = driver_rows.DriverForm("sql", ("a", "b", "c"), (None, str, None), {})
+    assert form.row({"c": 3, "a": 1, "b": 2}) == (1, "2", 3)
+    plain = driver_rows.DriverForm("sql", ("a", "b"), (None, None), {})
+    assert plain.row({"b": [2], "a": 1}) == (1, [2])
+    with pytest.raises(KeyError):
+        form.row({"a": 1, "b": 2})
+
+
+def test_a_form_with_one_name_or_fixed_values_gives_tuples_too() -> None:
+    single = driver_rows.DriverForm("sql", ("a",), (float,), {})
+    assert single.row({"a": 2}) == (2.0,)
+    mixed = driver_rows.DriverForm("sql", ("a", "k", "b"), (None, None, str), {"k": "fixed"})
+    assert mixed.row({"a": 1, "b": 5}) == (1, "fixed", "5")

@@ -61,7 +61,7 @@ def clustered_sample(
         # Singleton clusters have no key to sort by: order them by value instead.
         ordered = [[v] for v in sorted(kept)]
     else:
-        ordered = [groups[k] for k in sorted(groups, key=lambda k: (str(k), repr(k)))]
+        ordered = [groups[k] for k in _sorted_keys(groups)]
     totals = np.array([math.fsum(group) for group in ordered], dtype=np.float64)
     sizes = np.array([len(group) for group in ordered], dtype=np.float64)
     first = kept[0]
@@ -72,3 +72,11 @@ def clustered_sample(
         sizes=sizes,
         all_equal=all(v == first for v in kept),
     )
+
+
+def _sorted_keys(groups: dict[Hashable, list[float]]) -> list[Hashable]:
+    """Cluster keys by (text, repr): a canonical order for keys of mixed types. Text keys
+    (query and scenario ids, the usual case) sort as themselves, in the same order."""
+    if all(type(key) is str for key in groups):
+        return sorted(groups)  # type: ignore[type-var]
+    return sorted(groups, key=lambda k: (str(k), repr(k)))

@@ -29,6 +29,7 @@ from voxeval.audio.io import DEFAULT_MAX_AUDIO_MB, DEFAULT_MAX_AUDIO_S
 from voxeval.benchmarks.jsonl_file import read_jsonl
 from voxeval.benchmarks.spoken_query import SpokenQuery
 from voxeval.benchmarks.suite_info import SUITE_FILE, SUITES, resolve_suite
+from voxeval.benchmarks.validated_suites import validated_queries
 from voxeval.benchmarks.wildspeech_loader import load_wildspeech
 from voxeval.config import format_validation_error, load_yaml
 from voxeval.errors import AudioError, ConfigError
@@ -152,7 +153,10 @@ def load_query_suite(ref: str | Path) -> list[SpokenQuery]:
         return _load_wildspeech((path.parent / header.data).resolve())
     if not header.queries:
         raise ConfigError(f"{path}: queries: the suite has no queries")
-    return validate_queries(header.queries, str(path), path.parent, header.audio_input())
+    return validated_queries(
+        path,
+        lambda: validate_queries(header.queries, str(path), path.parent, header.audio_input()),
+    )
 
 
 def suite_audio_input(ref: str | Path) -> SuiteAudioInput:

@@ -482,7 +482,8 @@ class SingleTurnProtocol:
 
     def score(self, unit: WorkUnit, ctx: RunContext, metrics: list[str] | None) -> dict[str, Score]:
         wanted = list(metrics) if metrics else list(DEFAULT_METRICS)
-        unknown = [m for m in wanted if m not in METRICS.names()]
+        known = METRICS.names()
+        unknown = [m for m in wanted if m not in known]
         if unknown:
             raise ConfigError(f"unknown metrics {unknown}; known: {', '.join(METRICS.names())}")
         unit_dir = ctx.store.unit_dir(unit)

@@ -165,6 +165,7 @@ class CachedProvider:
         self.cache = cache
         self._identity = inner.identity()
         self._counters = _Counters()
+        self._signatures: dict[str, inspect.Signature] = {}
 
     def __getattr__(self, name: str) -> Any:
         if name == "inner":  # not yet set (e.g. during unpickling): avoid infinite recursion
@@ -195,17 +196,23 @@ class CachedProvider:
 
     def _call(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         fn = getattr(self.inner, method)
-        bound = inspect.signature(fn).bind(*args, **kwargs)
+        if cache_disabled():
+            self._count("bypassed")
+            return fn(*args, **kwargs)
+        signature = self._signatures.get(method)
+        if signature is None:  # one per method: building it costs more than a stub's call
+            signature = self._signatures[method] = inspect.signature(fn)
+        bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         arguments = dict(bound.arguments)
-        for name, param in inspect.signature(fn).parameters.items():
+        for name, param in signature.parameters.items():
             if param.kind is inspect.Parameter.VAR_KEYWORD:
                 arguments.update(arguments.pop(name, {}))
         input_name = next(iter(arguments))  # the first parameter is the thing being processed
         inputs = {input_name: arguments.pop(input_name)}
         sampling = (arguments.get("temperature") or 0) > 0 and arguments.get("seed") is None
         try:
-            key = None if cache_disabled() or sampling else self._key(method, arguments, inputs)
+            key = None if sampling else self._key(method, arguments, inputs)
         except TypeError as exc:
             log.debug("not caching %s.%s: %s", self.kind, method, exc)
             key = None
