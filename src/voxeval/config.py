@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pickle
-import threading
 from pathlib import Path
 from typing import Any, Literal
 
@@ -11,6 +9,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from voxeval.errors import ConfigError
+from voxeval.pickled_memo import PickledMemo
 from voxeval.registry import names
 
 # Top-level keys of report/summary.json; systems are also listed there by name.
@@ -184,35 +183,30 @@ def format_validation_error(where: str, exc: ValidationError) -> str:
     return "\n".join(lines)
 
 
-_parsed: dict[tuple[str, int, int], bytes] = {}
-_parsed_lock = threading.Lock()
-_PARSED_MAX = 64
+# A run reads the same suite file from several places; YAML's safe types all pickle.
+_parsed = PickledMemo(max_entries=64)
 
 
 def load_yaml(path: str | Path) -> Any:
     """Parse a YAML file. Parsed files are memoised by (path, mtime, size) because a run reads
-    the same suite file from several places; callers get their own deep copy."""
-    # The memo holds the parse as a pickle: unpickling makes the caller's copy about four
-    # times faster than copy.deepcopy (YAML's safe types all pickle).
+    the same suite file from several places; callers get their own copy."""
     p = Path(path)
     try:
         stat = p.stat()
     except FileNotFoundError:
         raise ConfigError(f"{p}: file not found") from None
     key = (str(p.resolve()), stat.st_mtime_ns, stat.st_size)
-    with _parsed_lock:
-        if key in _parsed:
-            return pickle.loads(_parsed[key])
+    try:
+        return _parsed.get(key)
+    except KeyError:
+        pass
     try:
         # libyaml's loader when PyYAML was built with it: ~10x faster on large suite files.
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         data = yaml.load(p.read_text(encoding="utf-8"), Loader=loader)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{p}: invalid YAML ({exc})") from exc
-    with _parsed_lock:
-        if len(_parsed) >= _PARSED_MAX:
-            _parsed.pop(next(iter(_parsed)))
-        _parsed[key] = pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
+    _parsed.put(key, data)
     return data
 
 

@@ -5,25 +5,24 @@ units: both validate every query of the suite, and for a large suite that is mos
 planning (a model validation, a path resolution and an audio header probe per query). The
 second load reuses the first one's result when the suite file and every recording it names
 are unchanged (same path, modification time and size); a changed recording is validated
-again, as is everything in a new process. Callers get their own copies (a pickle round
-trip), so editing a returned query cannot alter the next load's.
+again, as is everything in a new process. Callers get their own copies, so editing a
+returned query cannot alter the next load's.
 """
 
 from __future__ import annotations
 
 import os
-import pickle
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
 from voxeval.benchmarks.spoken_query import SpokenQuery
+from voxeval.pickled_memo import PickledMemo
 
 FileStamp = tuple[int, int]  # (st_mtime_ns, st_size)
 
-_MAX_SUITES = 4  # recent suites kept (a process rarely plans more than one at a time)
-_lock = threading.Lock()
-_kept: dict[tuple[str, FileStamp], tuple[bytes, tuple[tuple[str, FileStamp], ...]]] = {}
+# (suite file, its stamp) -> (queries, the stamp of each recording they name); a process
+# rarely plans more than one suite at a time
+_validated = PickledMemo(max_entries=4)
 
 
 def _stamp(path: str | Path) -> FileStamp | None:
@@ -41,20 +40,16 @@ def validated_queries(path: Path, validate: Callable[[], list[SpokenQuery]]) -> 
     if suite_stamp is None:
         return validate()
     key = (str(path.resolve()), suite_stamp)
-    with _lock:
-        kept = _kept.get(key)
-    if kept is not None:
-        pickled, recordings = kept
+    try:
+        queries, recordings = _validated.get(key)
+    except KeyError:
+        pass
+    else:
         if all(_stamp(audio) == stamp for audio, stamp in recordings):
-            queries: list[SpokenQuery] = pickle.loads(pickled)
-            return queries
+            kept: list[SpokenQuery] = queries
+            return kept
     queries = validate()
     stamps = [(q.audio, _stamp(q.audio)) for q in queries if q.audio is not None]
-    if any(stamp is None for _, stamp in stamps):
-        return queries  # a recording vanished meanwhile: nothing worth keeping
-    recordings = tuple((audio, stamp) for audio, stamp in stamps if stamp is not None)
-    with _lock:
-        if len(_kept) >= _MAX_SUITES and key not in _kept:
-            _kept.pop(next(iter(_kept)))
-        _kept[key] = (pickle.dumps(queries, protocol=pickle.HIGHEST_PROTOCOL), recordings)
+    if all(stamp is not None for _, stamp in stamps):  # else a recording vanished meanwhile
+        _validated.put(key, (queries, stamps))
     return queries

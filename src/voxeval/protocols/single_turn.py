@@ -485,7 +485,7 @@ class SingleTurnProtocol:
         known = METRICS.names()
         unknown = [m for m in wanted if m not in known]
         if unknown:
-            raise ConfigError(f"unknown metrics {unknown}; known: {', '.join(METRICS.names())}")
+            raise ConfigError(f"unknown metrics {unknown}; known: {', '.join(known)}")
         unit_dir = ctx.store.unit_dir(unit)
         fresh = self._fresh.take(unit_dir, ASSISTANT_WAV)  # just written by this process
         reply = fresh[0] if fresh is not None else _stored_reply(unit_dir)

@@ -196,29 +196,11 @@ class CachedProvider:
 
     def _call(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         fn = getattr(self.inner, method)
-        if cache_disabled():
+        keyed = None if cache_disabled() else self._keyed(method, fn, args, kwargs)
+        if keyed is None:
             self._count("bypassed")
             return fn(*args, **kwargs)
-        signature = self._signatures.get(method)
-        if signature is None:  # one per method: building it costs more than a stub's call
-            signature = self._signatures[method] = inspect.signature(fn)
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        arguments = dict(bound.arguments)
-        for name, param in signature.parameters.items():
-            if param.kind is inspect.Parameter.VAR_KEYWORD:
-                arguments.update(arguments.pop(name, {}))
-        input_name = next(iter(arguments))  # the first parameter is the thing being processed
-        inputs = {input_name: arguments.pop(input_name)}
-        sampling = (arguments.get("temperature") or 0) > 0 and arguments.get("seed") is None
-        try:
-            key = None if sampling else self._key(method, arguments, inputs)
-        except TypeError as exc:
-            log.debug("not caching %s.%s: %s", self.kind, method, exc)
-            key = None
-        if key is None:
-            self._count("bypassed")
-            return fn(*args, **kwargs)
+        key, arguments = keyed
         found = self.cache.load(self.kind, key)
         if found is not None:
             self._count("hits")
@@ -245,6 +227,30 @@ class CachedProvider:
             self._count("write_errors")
             log.warning("could not write cache entry for %s.%s: %s", self.kind, method, exc)
         return result
+
+    def _keyed(
+        self, method: str, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[str, dict[str, Any]] | None:
+        """(cache key, parameters) of a call, or None when it is not cached: it samples
+        without a seed, or an argument has no canonical form."""
+        signature = self._signatures.get(method)
+        if signature is None:  # one per method: building it costs more than a stub's call
+            signature = self._signatures[method] = inspect.signature(fn)
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        arguments = dict(bound.arguments)
+        for name, param in signature.parameters.items():
+            if param.kind is inspect.Parameter.VAR_KEYWORD:
+                arguments.update(arguments.pop(name, {}))
+        input_name = next(iter(arguments))  # the first parameter is the thing being processed
+        inputs = {input_name: arguments.pop(input_name)}
+        if (arguments.get("temperature") or 0) > 0 and arguments.get("seed") is None:
+            return None
+        try:
+            return self._key(method, arguments, inputs), arguments
+        except TypeError as exc:
+            log.debug("not caching %s.%s: %s", self.kind, method, exc)
+            return None
 
     def _key(self, method: str, parameters: dict[str, Any], inputs: dict[str, Any]) -> str:
         # Auth material does not change a result: rotating a key keeps the cache valid.
