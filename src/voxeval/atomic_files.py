@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from voxeval.plain_files import read_file_bytes, write_file_bytes
 from voxeval.redaction import REDACTED, redact_text
 
 # Temporary names of voxeval's writers inside a run folder; the pid lets a later process tell
@@ -37,11 +38,7 @@ def write_bytes_atomic(path: Path, data: bytes, *, fsync: bool = False) -> None:
     a killed process left behind is removed by ``remove_stale_temp_files``."""
     tmp = temp_path(path)
     try:
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-            if fsync:
-                handle.flush()
-                os.fsync(handle.fileno())
+        write_file_bytes(tmp, data, fsync=fsync)
         os.replace(tmp, path)
     except FileNotFoundError:
         if path.parent.exists():
@@ -146,7 +143,7 @@ def write_record_json_atomic(path: Path, data: Mapping[str, Any]) -> str:
 def read_json(path: Path) -> Any:
     """The parsed file, or None when it does not exist."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_file_bytes(path)
     except FileNotFoundError:
         return None
-    return json.loads(text)
+    return json.loads(data.decode("utf-8"))

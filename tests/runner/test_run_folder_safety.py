@@ -90,6 +90,23 @@ def test_linking_the_same_query_again_leaves_no_temporary_link(tmp_path: Path) -
     assert os.path.samefile(source, unit / "user.wav")
 
 
+def test_a_query_is_linked_into_a_new_unit_folder_and_replaces_an_old_file(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "query.wav"
+    source.write_bytes(b"RIFF....")
+    new, old = tmp_path / "new", tmp_path / "old"
+    new.mkdir()
+    old.mkdir()
+    (old / "user.wav").write_bytes(b"an earlier attempt's input")
+    for unit in (new, old):
+        assert _link_into(source, unit / "user.wav")
+        assert [p.name for p in unit.iterdir()] == ["user.wav"]  # no temporary name left
+        assert os.path.samefile(source, unit / "user.wav")
+    assert not _link_into(tmp_path / "missing.wav", new / "other.wav")  # written instead
+    assert not (new / "other.wav").exists()
+
+
 def tone(seconds: float) -> Audio:
     t = np.arange(int(16000 * seconds)) / 16000
     return Audio((0.3 * np.sin(2 * np.pi * 300 * t)).astype(np.float32), 16000)

@@ -51,6 +51,15 @@ def test_unit_dirs_share_their_upper_levels_and_a_file_in_the_way_is_named(
         store.unit_dir(unit("q2"))
 
 
+def test_unit_dirs_are_made_again_after_a_reset(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    assert store.unit_dir(unit("q1", system="a")).is_dir()
+    store.reset()  # removes items/ with q1/
+    assert not (store.items_dir / "q1").exists()
+    for system in ("a", "b"):  # the memo of existing folders went with them
+        assert store.unit_dir(unit("q1", system=system)).is_dir()
+
+
 def test_status_lifecycle(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     a, b = unit("a"), unit("b")

@@ -20,6 +20,7 @@ from voxeval.audio.pcm_wav import (
 )
 from voxeval.audio.value import MAX_SECONDS, Audio
 from voxeval.errors import AudioError
+from voxeval.plain_files import read_file_bytes
 
 # How a multi-channel input becomes mono: the average of all channels, or one channel.
 ChannelMode = Literal["mix", "left", "right"]
@@ -81,6 +82,10 @@ def _check_size(p: Path, limits: AudioLimits | None) -> None:
         size = p.stat().st_size
     except (FileNotFoundError, NotADirectoryError):
         raise AudioError(f"{p}: file not found") from None
+    _check_file_size(p, size, limits)
+
+
+def _check_file_size(p: Path, size: int, limits: AudioLimits | None) -> None:
     if size == 0:
         raise AudioError(f"{p}: file is empty")
     if limits is not None and size > limits.max_megabytes * _MB:
@@ -156,10 +161,12 @@ def read_audio(
     """
     p = Path(path)
     where = str(p)
-    _check_size(p, limits)
-    plain = _read_pcm16_wav(p, channels, limits) if p.suffix.lower() == ".wav" else None
-    if plain is not None:
-        return plain
+    if p.suffix.lower() == ".wav":
+        plain = _read_pcm16_wav(p, channels, limits)
+        if plain is not None:
+            return plain
+    else:
+        _check_size(p, limits)
     try:
         # One open: the header is checked before the samples are decoded into memory.
         with sf.SoundFile(str(p)) as handle:
@@ -188,8 +195,13 @@ def _read_pcm16_wav(
     p: Path, channels: ChannelMode | None, limits: AudioLimits | None
 ) -> Audio | None:
     """``read_audio`` of a 16-bit PCM WAV file without libsndfile (see ``pcm_wav``); None
-    for any other file. Its size was checked, so reading it whole is bounded."""
-    return _pcm16_wav_audio(p.read_bytes(), p, channels, limits)
+    for any other file. Its size is checked before it is read, so reading it whole is
+    bounded."""
+    try:
+        data = read_file_bytes(p, check_size=lambda size: _check_file_size(p, size, limits))
+    except (FileNotFoundError, NotADirectoryError):
+        raise AudioError(f"{p}: file not found") from None
+    return _pcm16_wav_audio(data, p, channels, limits)
 
 
 def wav_file_audio(data: bytes, path: Path) -> Audio:

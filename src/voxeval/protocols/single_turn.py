@@ -126,6 +126,14 @@ def _link_into(source: Path, target: Path) -> bool:
     """Hard-link the rendered query as the unit's ``user.wav`` (the exact bytes the system
     heard, no copy; the builder replaces files rather than editing them). False when the
     file system cannot link, e.g. across devices."""
+    try:
+        # a new unit folder (the common case): the link appears under its final name at once
+        os.link(source, target)
+        return True
+    except FileExistsError:
+        pass  # a unit run again: replace what is there (below)
+    except OSError:
+        return False
     # Links left by a process killed between link and rename (one unit runs on one thread).
     prefix = f".{target.name}."
     for name in os.listdir(target.parent):

@@ -67,6 +67,7 @@ class JournalStore(RunStore):
         self.report_dir = self.run_dir / layout.REPORT_DIR
         self.run_file = self.run_dir / layout.RUN_FILE
         self._unit_dirs: dict[tuple[str, str, int, str], Path] = {}
+        self._parent_dirs: set[Path] = set()
         self.run_file_doc = RunFile(self.run_file)
         self.run_id = self.run_file_doc.run_id
         self.index_url = ""

@@ -272,12 +272,29 @@ class Index:
         # One writer at a time: SQLite allows a single writer anyway, and serialising here
         # avoids busy-retry storms when many worker threads finish together.
         self.write_lock = threading.Lock()
+        # The writers' connection, kept between transactions (under write_lock): taking one
+        # from the pool and giving it back (with its reset) costs more than a small commit.
+        self._writer: Connection | None = None
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
         """One committed transaction (rolled back if the block raises)."""
-        with self.write_lock, self.engine.begin() as conn:
-            yield conn
+        with self.write_lock:
+            conn = self._writer
+            if conn is None or conn.closed or conn.invalidated:
+                conn = self._writer = self.engine.connect()
+            try:
+                with conn.begin():
+                    yield conn
+            except BaseException:
+                if conn.invalidated:  # the database dropped it: the next write reconnects
+                    self._drop_writer()
+                raise
+
+    def _drop_writer(self) -> None:
+        conn, self._writer = self._writer, None
+        if conn is not None:
+            conn.close()
 
     def read(self) -> Connection:
         return self.engine.connect()
@@ -289,4 +306,6 @@ class Index:
         return int(current or 0) + 1
 
     def dispose(self) -> None:
+        with self.write_lock:
+            self._drop_writer()
         self.engine.dispose()

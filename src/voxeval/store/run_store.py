@@ -123,6 +123,8 @@ class RunStore:
             folder.mkdir(parents=True, exist_ok=True)
         # unit folder of (item, system, trial, condition), once made
         self._unit_dirs: dict[tuple[str, str, int, str], Path] = {}
+        # their parent folders known to exist (an item's folder holds every system's units)
+        self._parent_dirs: set[Path] = set()
         self.run_file_doc = RunFile(self.run_file)
         self.run_id: str = self.run_file_doc.run_id
         url = index_url or os.environ.get(INDEX_URL_ENV) or self._default_url()
@@ -210,15 +212,16 @@ class RunStore:
         path = self._unit_dirs.get(key)
         if path is None:  # a unit asks for its folder several times: build and make it once
             path = self.run_dir
-            # from the top down: one mkdir per level (``parents=True`` starts at the leaf
-            # and fails once per missing level first)
-            for part in layout.unit_relpath(*key).parts:
+            # from the top down: one mkdir per missing level (``parents=True`` starts at the
+            # leaf and fails once per missing level first)
+            *parents, leaf = layout.unit_relpath(*key).parts
+            for part in parents:
                 path = path / part
-                try:
-                    path.mkdir()
-                except FileExistsError:
-                    if not path.is_dir():
-                        raise
+                if path not in self._parent_dirs:
+                    _make_dir(path)
+                    self._parent_dirs.add(path)
+            path = path / leaf
+            _make_dir(path)
             self._unit_dirs[key] = path
         return path
 
@@ -843,6 +846,7 @@ class RunStore:
                 conn.execute(delete(table).where(table.c.run_id == self.run_id))
         self.comparisons.clear()
         self._unit_dirs.clear()
+        self._parent_dirs.clear()
         for folder in (self.items_dir, self.report_dir):
             shutil.rmtree(folder, ignore_errors=True)
             folder.mkdir(parents=True, exist_ok=True)
@@ -850,3 +854,12 @@ class RunStore:
 
     def close(self) -> None:
         self.index.dispose()
+
+
+def _make_dir(path: Path) -> None:
+    """Create the folder ``path`` (its parent exists); an existing folder is fine."""
+    try:
+        path.mkdir()
+    except FileExistsError:
+        if not path.is_dir():
+            raise
