@@ -16,10 +16,11 @@ from sqlalchemy import event, insert, select
 from sqlalchemy.engine import Connection, Engine
 
 from voxeval.protocols.contract import WorkUnit
+from voxeval.providers.usage_meter import ModelUsage
 from voxeval.scoring.score import Score
 from voxeval.store import RunStore
 from voxeval.store.batched_writes import Rows, Write, run_writes
-from voxeval.store.index import Index, scores_table, units_table
+from voxeval.store.index import Index, model_usage_table, scores_table, units_table, usage_table
 from voxeval.store.unit_statements import (
     DELETE_SCORE,
     END_UNIT,
@@ -218,3 +219,29 @@ def test_a_store_commits_finishing_units_with_shared_statements(tmp_path: Path) 
     assert {(r.item_id, r.metric): r.value for r in store.load_scores()} == {
         (u.item_id, m): s.value for u in units for m, s in scores.items()
     }
+
+
+def test_usage_recorded_component_by_component_runs_one_statement_each(tmp_path: Path) -> None:
+    # a unit records each component's usage and then its models, component after component:
+    # the rows of both tables still go in one execution per table
+    store = RunStore(tmp_path)
+    unit = WorkUnit("q0", "sys", 0, "clean", category="c")
+    store.record_items([unit])
+    for component, model in (("scoring_asr", "whisper"), ("scoring_mos", "utmos")):
+        store.record_usage(unit, component, calls=3, prompt_tokens=0, completion_tokens=0,
+                           cost_usd=None)  # fmt: skip
+        store.record_model_usage(
+            unit, component, {("asr", "local", model): ModelUsage(calls=3, audio_in_s=1.5)}
+        )
+    with counted(store.index.engine) as seen:
+        store.flush()
+    assert sorted(seen) == [("INSERT", 2), ("INSERT", 2)]
+    with store.index.read() as conn:
+        models = conn.execute(
+            select(model_usage_table.c.component, model_usage_table.c.model).order_by(
+                model_usage_table.c.component
+            )
+        ).all()
+        providers = conn.execute(select(usage_table.c.provider).order_by(usage_table.c.id)).all()
+    assert [tuple(r) for r in models] == [("scoring_asr", "whisper"), ("scoring_mos", "utmos")]
+    assert [r[0] for r in providers] == ["scoring_asr", "scoring_mos"]

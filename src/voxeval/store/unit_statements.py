@@ -58,8 +58,11 @@ _DELETE_SCORE = delete(scores_table).where(
 INSERT_UNIT = units_table.insert()
 
 START_UNIT = SharedStatement("start_unit", _START_UNIT, phase=0, updates_unit=True)
+# A unit's usage and model usage rows are inserts of their own, which no other write of the
+# unit reads: one phase, so the rows a unit records component by component (usage, models,
+# usage, models) stay one execution per statement instead of starting a group each time.
 INSERT_USAGE = SharedStatement("insert_usage", usage_table.insert(), phase=1)
-INSERT_MODEL_USAGE = SharedStatement("insert_model_usage", model_usage_table.insert(), phase=2)
-DELETE_SCORE = SharedStatement("delete_score", _DELETE_SCORE, phase=3)
-INSERT_SCORES = SharedStatement("insert_scores", scores_table.insert(), phase=4)
-END_UNIT = SharedStatement("end_unit", _END_UNIT, phase=5, updates_unit=True)
+INSERT_MODEL_USAGE = SharedStatement("insert_model_usage", model_usage_table.insert(), phase=1)
+DELETE_SCORE = SharedStatement("delete_score", _DELETE_SCORE, phase=2)
+INSERT_SCORES = SharedStatement("insert_scores", scores_table.insert(), phase=3)
+END_UNIT = SharedStatement("end_unit", _END_UNIT, phase=4, updates_unit=True)
