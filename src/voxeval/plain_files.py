@@ -33,10 +33,11 @@ def read_file_bytes(path: str | Path, *, check_size: Callable[[int], None] | Non
             check_size(info.st_size)
         want = info.st_size + 1
         data = os.read(fd, want)
-        if len(data) < want and stat.S_ISREG(info.st_mode):
-            return data  # a short read of a regular file ends at its end
+        if len(data) == info.st_size and stat.S_ISREG(info.st_mode):
+            return data  # the whole file, as fstat sized it
         chunks = [data]
-        while data:  # grew since fstat, or a pipe or a /proc file (size 0)
+        # grew or shrank since fstat, a short read, or a pipe or a /proc file (size 0)
+        while data:
             data = os.read(fd, 1 << 20)
             chunks.append(data)
         return b"".join(chunks)
