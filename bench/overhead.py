@@ -22,7 +22,11 @@ Every run's folder is kept until the script ends. Deleting a finished run (thous
 files and folders) right before the next one is timed slowed that one's file system work for
 a while: on this machine's ext4 (mounted with ``discard``) a unit's three-level folder took
 85 us to create before a bench and 443 us right after, a small file 53 us and 178 us. A real
-evaluation does not delete a run just before it starts.
+evaluation does not delete a run just before it starts. The same slowdown lasts minutes after
+any large deletion on the disk (another bench's clean-up included), so the script probes how
+fast the file system creates folders and small files before and after its runs and prints it
+with the number of each a unit made (``file_system_probe.py``): a timing taken while creation
+was several times slower than usual measured the disk as much as voxeval.
 
 With ``--executor processes`` the runs spread their units over worker processes (one per
 CPU); CPU then counts the workers and their fork server too, and the fixed cost includes
@@ -41,6 +45,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import file_system_probe  # bench/, the script's folder
 import numpy as np
 import process_cpu  # bench/, the script's folder
 import yaml
@@ -63,6 +68,8 @@ CLIP = Audio((0.1 * np.sin(np.arange(RATE) * 0.05)).astype(np.float32), RATE)
 
 register_instant_scorers("The answer is forty two.")
 
+# Folders and files a run created per unit, counted once (after the first run).
+entries_per_unit: list[tuple[float, float]] = []
 # Wall ms per item of each run's unit pass: the runner's ``execute_units``, timed from here.
 unit_pass_ms: list[float] = []
 _execute_units = execute.execute_units
@@ -141,6 +148,8 @@ def main(n: int, parent: Path, executor: str = "local") -> tuple[float, float]:
     start, cpu = time.perf_counter(), process_cpu.cpu_seconds()
     run_evaluation(config, root / "run", console=console)
     elapsed, cpu = time.perf_counter() - start, process_cpu.cpu_seconds() - cpu
+    if not entries_per_unit:
+        entries_per_unit.append(file_system_probe.entries_per_unit(root / "run" / "items", n))
     print(f"suite build (one-time, cached): {build_ms:.2f} ms per item", file=sys.stderr)
     return elapsed * 1000 / n, cpu * 1000 / n
 
@@ -178,6 +187,7 @@ def marginal(
 
 def measure(items: int, repeats: int, parent: Path, executor: str) -> float:
     """Print the figures; returns the headline (wall ms per extra item, call cache off)."""
+    before = file_system_probe.create_speed(parent)
     per_item, fixed, _ = marginal(items, repeats, parent, call_cache=True, executor=executor)
     print(f"with the provider call cache (4 cached calls/item): {per_item:.2f} ms per item")
     # The headline leaves the call cache out: it stores and replays provider calls, which only
@@ -192,6 +202,12 @@ def measure(items: int, repeats: int, parent: Path, executor: str) -> float:
         f"(best of {len(unit_pass_ms)} runs)"
     )
     print(f"CPU per extra item (every thread, user + system): {cpu_per_item:.2f} ms")
+    after = file_system_probe.create_speed(parent)
+    folders, files = entries_per_unit[0]
+    print(
+        f"file system of the runs: {before.describe()} before the runs, "
+        f"{after.describe()} after; a unit made {folders:.1f} folders and {files:.1f} files"
+    )
     return per_item
 
 
