@@ -33,10 +33,10 @@ Printed per run:
 
 Run folders go to the system's temporary folder, or under ``--run-root DIR``; the header
 names that folder's file system. Creating a file or folder is part of every unit's cost
-(about seven a unit), and that cost depends on the file system: on an ext4 without a journal
-(this project's CI machines) the kernel scans for recently deleted inodes on every creation,
-0.2-0.3 ms of CPU each; on tmpfs (``--run-root /dev/shm``) the same creation takes
-microseconds.
+(eight a unit), and that cost depends on the file system and its state: on this project's
+ext4 a creation takes 22-35 us on a settled disk, but 0.1-0.8 ms for minutes after many
+files were deleted (the kernel scans past recently freed inodes); on tmpfs
+(``--run-root /dev/shm``) it takes microseconds.
 
     python bench/concurrency.py [--only layer|run] [--kind http|cascade] [--exact]
                                 [--run-root DIR] [--executor local|processes]
