@@ -14,6 +14,7 @@ from voxeval.analysis.human_votes import load_rubric_values, load_votes
 from voxeval.analysis.pairwise_judgement import PairwiseJudgement
 from voxeval.analysis.rubric_exclusion import DEFAULT_EXCLUSION_RESAMPLES
 from voxeval.atomic_files import write_json_atomic
+from voxeval.cli.command_groups import command_group
 from voxeval.cli.common import RedactingConsole, friendly_errors, print_json
 from voxeval.cli.main import app
 from voxeval.errors import ConfigError
@@ -21,10 +22,7 @@ from voxeval.protocols.arena_judgements import analyze_agreement, analyze_bias
 from voxeval.store import RunStore
 from voxeval.store.run_store import is_run_folder
 
-analyze_app = typer.Typer(
-    help="Judge bias and agreement of a multi-turn run's arena verdicts.",
-    no_args_is_help=True,
-)
+analyze_app = command_group("Judge bias and agreement of a multi-turn run's arena verdicts.")
 app.add_typer(analyze_app, name="analyze")
 stdout = RedactingConsole()
 BIAS_FILE = "judge_bias.json"

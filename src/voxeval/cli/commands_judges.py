@@ -9,12 +9,12 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
+from voxeval.cli.command_groups import command_group
 from voxeval.cli.common import RedactingConsole, console, friendly_errors, print_json
 from voxeval.cli.main import app
 
-judges_app = typer.Typer(
-    help="LLM judges: calibrate a judge endpoint against labelled development sets.",
-    no_args_is_help=True,
+judges_app = command_group(
+    "LLM judges: calibrate a judge endpoint against labelled development sets."
 )
 app.add_typer(judges_app, name="judges")
 stdout = RedactingConsole()

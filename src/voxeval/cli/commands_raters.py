@@ -7,12 +7,12 @@ from pathlib import Path
 
 import typer
 
+from voxeval.cli.command_groups import command_group
 from voxeval.cli.common import console, friendly_errors
 from voxeval.cli.main import app
 
-raters_app = typer.Typer(
-    help="Human raters: build a study from a run, invite raters, serve the web app, export.",
-    no_args_is_help=True,
+raters_app = command_group(
+    "Human raters: build a study from a run, invite raters, serve the web app, export."
 )
 app.add_typer(raters_app, name="raters")
 

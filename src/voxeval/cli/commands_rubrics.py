@@ -11,13 +11,13 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
+from voxeval.cli.command_groups import command_group
 from voxeval.cli.common import RedactingConsole, console, friendly_errors, print_json
 from voxeval.cli.main import app
 from voxeval.errors import ConfigError
 
-rubrics_app = typer.Typer(
-    help="Sample-level rubric criteria: draft with an LLM, review, apply, report.",
-    no_args_is_help=True,
+rubrics_app = command_group(
+    "Sample-level rubric criteria: draft with an LLM, review, apply, report."
 )
 app.add_typer(rubrics_app, name="rubrics")
 stdout = RedactingConsole()

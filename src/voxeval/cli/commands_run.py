@@ -123,7 +123,7 @@ def _interrupted(run_dir: Path) -> NoReturn:
 @friendly_errors
 def run(
     config: Path = typer.Argument(..., help="run config YAML"),
-    out: Path | None = typer.Option(None, "--out", "-o", help="run folder [runs/<config stem>]"),
+    out: Path | None = typer.Option(None, "--out", "-o", help="run folder [`runs/<config stem>`]"),
     limit: int | None = typer.Option(None, "--limit", min=1, help="only the first N items"),
     seed: int | None = typer.Option(None, "--seed", help="override the config's seed"),
     concurrency: int | None = typer.Option(

@@ -11,13 +11,12 @@ from rich.table import Table
 
 from voxeval.benchmarks.scenario import ScenarioSuite, load_scenario_suite
 from voxeval.benchmarks.suite_info import resolve_suite
+from voxeval.cli.command_groups import command_group
 from voxeval.cli.common import RedactingConsole, console, friendly_errors, print_json
 from voxeval.cli.main import app
 from voxeval.errors import ConfigError
 
-scenarios_app = typer.Typer(
-    help="Live-call scenarios: validate suites, import EVA-Bench records.", no_args_is_help=True
-)
+scenarios_app = command_group("Live-call scenarios: validate suites, import EVA-Bench records.")
 app.add_typer(scenarios_app, name="scenarios")
 stdout = RedactingConsole()
 
@@ -106,7 +105,7 @@ def import_eva(
         [],
         "--domain",
         help="release domain to import (airline, itsm, medical_hr, ...); repeatable: with "
-        "several, each is written to OUT/<domain>/",
+        "several, each is written to `OUT/<domain>/`",
     ),
     lang: str = typer.Option("en", "--lang", help="the callers' language (suite language:)"),
     python_tools: bool = typer.Option(
@@ -127,8 +126,8 @@ def import_eva(
 ) -> None:
     """Convert EVA-Bench data into a voxeval live-call suite folder.
 
-    With --domain, SOURCE is a release folder as shipped (data/<domain>_dataset.json,
-    data/<domain>_scenarios/<id>.json, configs/agents/<domain>_agent.yaml). Every record
+    With --domain, SOURCE is a release folder as shipped (`data/<domain>_dataset.json`,
+    `data/<domain>_scenarios/<id>.json`, `configs/agents/<domain>_agent.yaml`). Every record
     that can be converted is; each one that cannot is listed with its id and field. Exit 0
     when at least one record of each domain converted, 1 when a domain converted none (or,
     with --strict, when any record failed), 2 on an unusable release folder or option."""

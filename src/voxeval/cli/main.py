@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import importlib
 
-import typer
+from voxeval.cli.command_groups import command_group
 
-app = typer.Typer(
+app = command_group(
+    "Evaluate voice AI: spoken queries, multi-turn dialogues and live simulated calls.",
     name="voxeval",
-    help="Evaluate voice AI: spoken queries, multi-turn dialogues and live simulated calls.",
-    no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
