@@ -136,3 +136,37 @@ def test_summary_is_json_ready() -> None:
     rows = top_bottom(3, 1, ties=1)
     json.dumps(bias_summary(rows), allow_nan=False)
     json.dumps(bias_summary([]), allow_nan=False)
+
+
+@pytest.mark.parametrize(("leaning", "decidable"), [(1, False), (3, False), (5, False), (6, True)])
+def test_too_few_units_is_said_not_reported_as_p(leaning: int, decidable: bool) -> None:
+    # every unit prefers the top reply: the strongest evidence k units can give
+    result = position_bias(top_bottom(leaning, 0), cluster_of=None)
+    assert result["test"]["smallest_p"] == pytest.approx(2 / 2**leaning)
+    assert result["test"]["clusters_needed"] == 6
+    assert result["decidable"] is decidable
+    if decidable:
+        assert result["p_value"] == pytest.approx(2 / 64)
+        assert result["significant"] is True
+        assert "note" not in result
+    else:
+        assert result["p_value"] == pytest.approx(min(1.0, 2 / 2**leaning))
+        assert result["significant"] is None  # not "no bias": the test cannot tell
+        assert f"{leaning} of {leaning} independent units lean" in result["note"]
+        assert "at least 6" in result["note"]
+
+
+def test_units_whose_orders_cancel_do_not_count_towards_deciding() -> None:
+    # 8 dialogues judged in both orders; in 5 the top reply won both times (+2), in 3 the
+    # judge kept its verdict across orders (+1 - 1 = 0): only 5 lean, so no decision
+    rows = []
+    for i in range(8):
+        leans = i < 5
+        rows.append(vote(f"d{i}", "a", "b", "a"))
+        rows.append(vote(f"d{i}", "b", "a", "b" if leans else "a"))
+    result = position_bias(rows)
+    assert result["test"]["clusters"] == 8
+    assert result["test"]["clusters_leaning"] == 5
+    assert result["decidable"] is False
+    assert result["significant"] is None
+    assert result["p_value"] == pytest.approx(2 / 32)

@@ -187,3 +187,14 @@ def test_agreement_table_shows_the_exclusion(criteria_run: Path) -> None:
     text = " ".join(result.output.replace("│", " ").split())
     assert "Bootstrap rubric exclusion" in text
     assert "llm:judge 10.0 1.000 [1.000, 1.000]" in text  # rho 1 whatever is dropped
+
+
+def test_bias_on_three_dialogues_says_the_test_cannot_decide(judged_run: Path) -> None:
+    data = invoke("analyze", "bias", str(judged_run), "--json")
+    position = data["all"]["raters"]["llm:judge"]["position"]
+    assert position["decidable"] is False and position["significant"] is None
+    assert "at least 6" in position["note"]
+    result = runner.invoke(app, ["analyze", "bias", str(judged_run)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "cannot decide" in result.stdout
+    assert "fewer than 6 dialogues" in result.stdout

@@ -15,6 +15,12 @@ cluster's (category-1 wins - category-2 wins), two-sided, seeded, exact when the
 few. (The paper describes pooling the labels and re-splitting them into two groups; swapping
 within each comparison is the relabelling that the design makes exchangeable.)
 
+Too few units to decide: a cluster whose category-1 and category-2 wins cancel out (or a tie)
+never moves the statistic, so only the k clusters that lean one way count, and the smallest
+p-value any data can give is 2 / 2^k. Below k = 6 that is above 0.05: the test cannot reject
+at the 5% level whatever the verdicts. The result then says so (``decidable: false``,
+``significant: null`` and a ``note`` with the count needed) instead of reporting only p.
+
 Ties: by default (``ties="exclude"``) a tie prefers neither category and is left out of N, so
 p1 + p2 = 1, as in the paper's tables; with ``ties="count"`` ties stay in N (p1 + p2 + tie
 rate = 1) and weigh Delta towards 0. Either way their number is reported. A comparison whose
@@ -24,6 +30,7 @@ length analysis, also counted.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, Literal
@@ -70,6 +77,7 @@ def preference_bias(
         "delta": None,
         "p_value": None,
         "significant": None,
+        "decidable": None,
         "test": None,
     }
     if not kept:
@@ -81,15 +89,45 @@ def preference_bias(
     for v, k in kept:
         per_cluster[k] += v
     test = sign_flip_test(list(per_cluster.values()), seed=seed, resamples=permutations)
+    leaning = sum(1 for total in per_cluster.values() if total != 0)
+    smallest = smallest_attainable_p(leaning, test["assignments"])
+    decidable = smallest < alpha
     out.update(
         p1=_rate(p1),
         p2=_rate(p2),
         delta=p1["mean"] - p2["mean"],
         p_value=test["p_value"],
-        significant=test["p_value"] < alpha,
-        test={**test, "clusters": len(per_cluster), "alpha": alpha},
+        significant=test["p_value"] < alpha if decidable else None,
+        decidable=decidable,
+        test={
+            **test,
+            "clusters": len(per_cluster),
+            "clusters_leaning": leaning,
+            "smallest_p": smallest,
+            "clusters_needed": clusters_needed(alpha),
+            "alpha": alpha,
+        },
     )
+    if not decidable:
+        out["note"] = (
+            f"too few to decide: {leaning} of {len(per_cluster)} independent units lean "
+            f"either way, so the smallest p-value the sign-flip test can give is "
+            f"{smallest:.3g}, not below alpha = {alpha:g}; at least {clusters_needed(alpha)} "
+            "units that lean are needed"
+        )
     return out
+
+
+def smallest_attainable_p(leaning: int, assignments: int) -> float:
+    """The smallest p-value the sign-flip test can return when ``leaning`` units have a
+    non-zero difference: only the two all-same-sign assignments reach the maximum, 2 / 2^k
+    (and a Monte Carlo p is never below 1 / assignments)."""
+    return min(1.0, max(2.0 / 2.0**leaning, 1.0 / assignments))
+
+
+def clusters_needed(alpha: float) -> int:
+    """The fewest leaning units for which 2 / 2^k < alpha (6 at alpha = 0.05)."""
+    return math.floor(math.log2(2.0 / alpha)) + 1
 
 
 def _rate(stat: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from voxeval.analysis.human_votes import load_rubric_values, load_votes
 from voxeval.analysis.pairwise_judgement import PairwiseJudgement
+from voxeval.analysis.preference_bias import SIGNIFICANCE_LEVEL, clusters_needed
 from voxeval.analysis.rubric_exclusion import DEFAULT_EXCLUSION_RESAMPLES
 from voxeval.atomic_files import write_json_atomic
 from voxeval.cli.command_groups import command_group
@@ -68,6 +69,17 @@ def _num(value: Any, digits: int = 3) -> str:
     return "-" if value is None else f"{float(value):.{digits}f}"
 
 
+def _p_cell(part: dict[str, Any]) -> str:
+    """The p-value, marked when the sample is too small for the test to decide."""
+    p = _num(part.get("p_value"), 4)
+    if part.get("decidable") is False:
+        test = part.get("test") or {}
+        return (
+            f"{p} (cannot decide: {test.get('clusters_leaning')} < {test.get('clusters_needed')})"
+        )
+    return p
+
+
 @analyze_app.command("bias")
 @friendly_errors
 def bias(run: Path = RUN_ARG, votes: Path | None = VOTES_OPT, as_json: bool = JSON_OPT) -> None:
@@ -97,12 +109,28 @@ def bias(run: Path = RUN_ARG, votes: Path | None = VOTES_OPT, as_json: bool = JS
                     _pct((part.get("p1") or {}).get("rate")),
                     _pct((part.get("p2") or {}).get("rate")),
                     _num(part.get("delta")),
-                    _num(part.get("p_value"), 4),
+                    _p_cell(part),
                     str(part.get("n", "-")),
                     str(part.get("n_ties", "-")),
                 )
     stdout.print(table)
+    if _any_undecidable(data):
+        stdout.print(
+            f"cannot decide: the sign-flip test cannot reach p < {SIGNIFICANCE_LEVEL:g} with "
+            f"fewer than {clusters_needed(SIGNIFICANCE_LEVEL)} dialogues whose verdicts lean "
+            "one way; a p-value marked so says nothing about bias either way"
+        )
     stdout.print(f"written: {target}")
+
+
+def _any_undecidable(data: dict[str, Any]) -> bool:
+    summaries = [data["all"], *data["dimensions"].values()]
+    return any(
+        part.get("decidable") is False
+        for summary in summaries
+        for parts in [*summary["raters"].values(), summary["pooled"]]
+        for part in (parts["position"], parts["length"])
+    )
 
 
 @analyze_app.command("agreement")
