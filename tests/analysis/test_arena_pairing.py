@@ -6,7 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from voxeval.analysis.arena_pairing import AdaptivePairing, all_pairs, closest_pairs
+from voxeval.analysis.arena_pairing import (
+    AdaptivePairing,
+    all_pairs,
+    closest_pairs,
+    joining_pairs,
+)
 
 RATINGS = {"a": 1000.0, "b": 1010.0, "c": 1100.0, "d": 1030.0}
 
@@ -65,3 +70,28 @@ def test_proposal_is_always_one_of_the_closest(ratings: dict[str, float], seed: 
     gap = abs(ratings[a] - ratings[b])
     gaps = sorted(abs(ratings[x] - ratings[y]) for x, y in all_pairs(ratings))
     assert gap <= gaps[min(2, len(gaps) - 1)]
+
+
+def test_joining_pairs_golden() -> None:
+    ratings = {"a": 1000.0, "b": 1010.0, "c": 990.0, "d": 1000.0, "e": 1000.0}
+    # a-b linked, c-d linked, e never compared: pairs with e first (closest gap, then names),
+    # then the pairs joining {a, b} and {c, d}
+    assert joining_pairs(ratings, [("a", "b"), ("c", "d")]) == [
+        ("a", "e"), ("d", "e"), ("b", "e"), ("c", "e"),
+        ("a", "d"), ("a", "c"), ("b", "d"), ("b", "c"),
+    ]  # fmt: skip
+    assert joining_pairs(ratings, [("a", "b"), ("b", "c"), ("c", "d"), ("d", "e")]) == []
+    # nothing compared: pairs of two fresh systems, all of them
+    assert len(joining_pairs(ratings, [])) == 10
+
+
+def test_linked_proposals_cover_every_system_then_follow_the_ratings() -> None:
+    ratings = {name: 1000.0 for name in "abcdefg"}
+    links: list[tuple[str, str]] = []
+    for seed in range(6):
+        links.append(AdaptivePairing(seed).propose(ratings, links))
+    assert joining_pairs(ratings, links) == []  # 6 pairs link all 7 systems
+    assert {name for pair in links for name in pair} == set(ratings)
+    # once linked, the reference's rule: one of the 3 closest pairs
+    proposed = AdaptivePairing(9).propose(ratings, links)
+    assert tuple(sorted(proposed)) in closest_pairs(ratings)

@@ -106,18 +106,32 @@ def test_all_pairs_have_stable_keys_and_seeded_orders(tmp_path: Path) -> None:
     assert any(orders) and not all(orders)
 
 
-def test_adaptive_pairing_plans_one_stable_pair_per_dialogue(tmp_path: Path) -> None:
+def test_adaptive_pairing_plans_a_batch_that_links_every_system(tmp_path: Path) -> None:
     systems = ("w", "x", "y", "z")
     replies = {(f"d{n}", s): ["good"] for n in range(6) for s in systems}
     ctx, units = arena_context(tmp_path, replies, arena={"pairing": "adaptive"})
     planned = arena_comparisons(ctx, units)
-    assert len(planned) == 6
-    assert sorted({c.units[0].item_id for c in planned}) == [f"d{n}" for n in range(6)]
-    # all ratings equal: candidates are the 3 closest pairs, ties broken by names
-    allowed = {frozenset(p) for p in (("w", "x"), ("w", "y"), ("w", "z"))}
-    assert all(frozenset(u.system for u in c.units) in allowed for c in planned)
+    # one batch (4 dialogues) before any verdict: the rest waits for its verdicts
+    assert [c.units[0].item_id for c in planned] == ["d0", "d1", "d2", "d3"]
+    pairs = [frozenset(u.system for u in c.units) for c in planned]
+    # coverage first: two pairs of never-compared systems, then one joining the two groups
+    assert pairs[0] in {frozenset(p) for p in (("w", "x"), ("w", "y"), ("w", "z"))}
+    assert not pairs[1] & pairs[0]
+    assert pairs[2] & pairs[0] and pairs[2] & pairs[1]
+    # all linked, all ratings equal: the reference's 3 closest pairs, ties broken by names
+    assert pairs[3] in {frozenset(p) for p in (("w", "x"), ("w", "y"), ("w", "z"))}
     again = arena_comparisons(ctx, units)
     assert [(c.key, c.unit_keys) for c in planned] == [(c.key, c.unit_keys) for c in again]
+
+
+def test_adaptive_pairing_old_behaviour_left_systems_out(tmp_path: Path) -> None:
+    """Regression: 7 systems, 4 dialogues planned before any verdict used to pair only the
+    first systems by name; now the batch leaves no system out."""
+    systems = [f"s{i}" for i in range(7)]
+    replies = {(f"d{n}", s): ["good"] for n in range(4) for s in systems}
+    ctx, units = arena_context(tmp_path, replies, arena={"pairing": "adaptive"})
+    planned = arena_comparisons(ctx, units)
+    assert {u.system for c in planned for u in c.units} == set(systems)
 
 
 # -- judging ----------------------------------------------------------------------------------
@@ -421,7 +435,7 @@ def test_adaptive_pairing_follows_the_stored_ratings(
     quality = {"w": "good", "x": "good", "y": "poor", "z": "poor"}
     replies = {(f"d{n}", s): [q] for n in range(8) for s, q in quality.items()}
     ctx, units = arena_context(
-        tmp_path, replies, judge_url=judge_server.url, arena={"pairing": "adaptive"}
+        tmp_path, replies, judge_url=judge_server.url, arena={"pairing": "adaptive", "batch": 10}
     )
     first_round = [u for u in units if u.item_id != "d7"]
     planned = arena_comparisons(ctx, first_round)

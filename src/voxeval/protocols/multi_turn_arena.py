@@ -8,8 +8,9 @@ Options (``scoring: {arena: {...}}`` of the run config):
 
 - ``pairing``: ``all`` (every pair of systems on every dialogue) or ``adaptive`` (one pair
   per dialogue, drawn among the 3 pairs with the closest current Elo ratings, as MTalk-Bench
-  does; the ratings are those of the verdicts already stored in the run, and a dialogue
-  compared once keeps its pair so the plan stays stable);
+  does, after pairs that link systems not yet compared; planned ``batch`` dialogues at a
+  time from the verdicts stored so far, the runner judging each batch before the next is
+  planned; a dialogue compared once keeps its pair so the plan stays stable);
 - ``mode``: ``transcript`` (annotated transcripts to the text judge) or ``audio`` (one
   spoken comparison file per order to the audio judge);
 - ``disagreement``: ``tie`` or ``drop``;
@@ -64,6 +65,7 @@ class ArenaOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     pairing: Literal["all", "adaptive"] = "all"
+    batch: int = Field(default=4, ge=1, le=10_000)  # adaptive: dialogues planned per round
     mode: Literal["transcript", "audio"] = "transcript"
     disagreement: Literal["tie", "drop"] = "tie"
     judge_attempts: int = Field(default=3, ge=1, le=10)
@@ -142,16 +144,33 @@ def arena_comparisons(ctx: RunContext, units: Sequence[WorkUnit]) -> list[Compar
     return out
 
 
+def _planned_pair(key: str) -> tuple[str, str] | None:
+    """The pair ``(X, Y)`` a stored key ``dialogue|dimension|trial|X|Y`` names."""
+    parts = key.split("|")
+    return (parts[3], parts[4]) if len(parts) == 5 else None
+
+
 def _adaptive(
     ctx: RunContext,
     cells: dict[tuple[str, str, int], dict[str, WorkUnit]],
     order: dict[str, int],
 ) -> list[Comparison]:
-    stored = {r.key: r for r in ctx.store.comparisons.records(ARENA)}
+    """The comparisons stored so far (same pair and order) plus the next ``batch`` dialogues
+    without one, each paired from the Elo ratings of the stored verdicts and the pairs
+    compared or planned so far in its dimension (coverage first, see ``arena_pairing``)."""
+    options = arena_options(ctx.config)
+    records = ctx.store.comparisons.records(ARENA)
+    stored = {r.key: r for r in records}
     by_dimension: dict[str, list[Battle]] = defaultdict(list)
     for battle in _stored_battles(ctx):
         by_dimension[battle.dimension].append(battle)
+    links: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for record in records:
+        pair = _planned_pair(record.key)
+        if pair is not None:
+            links[record.key.split("|")[1]].append(pair)
     out = []
+    planned = 0
     for cell, by_system in cells.items():
         if len(by_system) < 2:
             continue
@@ -167,10 +186,14 @@ def _adaptive(
             units = tuple(keys[u] for u in record.unit_keys)
             out.append(Comparison(ARENA, record.key, units))
             continue
+        if planned >= options.batch:
+            continue  # planned in a later round, from the verdicts of this one
         ratings = online_elo(by_dimension[cell[1]], systems=by_system)
         ratings = {name: ratings[name] for name in by_system}
         seed = int(ctx.rng(ARENA, "adaptive", *cell).integers(2**31))
-        a, b = AdaptivePairing(seed).propose(ratings)
+        a, b = AdaptivePairing(seed).propose(ratings, links[cell[1]])
+        links[cell[1]].append((a, b))
+        planned += 1
         x, y = sorted((a, b), key=order.__getitem__)
         out.append(Comparison(ARENA, _key(cell, x, y), (by_system[a], by_system[b])))
     return out
@@ -371,8 +394,9 @@ def battles_of(record: ComparisonRecord) -> list[Battle]:
 
 
 def summarize_arena(ctx: RunContext) -> dict[str, Any]:
-    """Per dimension: the arena summary of its battles (replayed for Elo in key order) and
-    the counts of comparisons, order disagreements, dropped verdicts and parse failures."""
+    """Per dimension: the arena summary of its battles (replayed for Elo in key order), the
+    systems left unrated with the reason, and the counts of comparisons, order
+    disagreements, dropped verdicts and parse failures."""
     options = arena_options(ctx.config)
     records = sorted(ctx.store.comparisons.records(ARENA), key=lambda r: r.key)
     battles: dict[str, list[Battle]] = defaultdict(list)
@@ -404,12 +428,16 @@ def summarize_arena(ctx: RunContext) -> dict[str, Any]:
         for battle in battles_of(record):
             battles[dimension].append(replace(battle, order=len(battles[dimension])))
     dimensions = {}
+    entered = _systems_by_dimension(ctx)
     for dimension in sorted(counts):
         summary = arena_summary(
             battles[dimension],
             anchor=options.anchor,
             n_resamples=options.resamples,
             seed=ctx.seed,
+        )
+        summary["unrated"] = _unrated(
+            entered.get(dimension, []), battles[dimension], records, dimension
         )
         dimensions[dimension] = {**summary, "comparisons": dict(counts[dimension])}
     return {
@@ -419,6 +447,44 @@ def summarize_arena(ctx: RunContext) -> dict[str, Any]:
         "disagreement": options.disagreement,
         "dimensions": dimensions,
     }
+
+
+def _systems_by_dimension(ctx: RunContext) -> dict[str, list[str]]:
+    """The systems with a unit in each dimension, in the config's order."""
+    order = [spec.name for spec in ctx.config.systems]
+    present: dict[str, set[str]] = defaultdict(set)
+    for unit in ctx.store.units():
+        present[unit.category].add(unit.system)
+    return {dim: [name for name in order if name in names] for dim, names in present.items()}
+
+
+def _unrated(
+    systems: Sequence[str],
+    battles: Sequence[Battle],
+    records: Sequence[ComparisonRecord],
+    dimension: str,
+) -> dict[str, str]:
+    """``{system: why it has no rating}`` for the dimension's systems without a battle."""
+    rated = {name for battle in battles for name in (battle.system_a, battle.system_b)}
+    statuses: dict[str, list[str]] = defaultdict(list)
+    for record in records:
+        parts = record.key.split("|")
+        if len(parts) == 5 and parts[1] == dimension:
+            for name in parts[3:]:
+                statuses[name].append(record.status)
+    unrated = {}
+    for name in systems:
+        if name in rated:
+            continue
+        seen = statuses.get(name, [])
+        if not seen:
+            unrated[name] = "never compared: no comparison was planned with it"
+        elif "done" not in seen:
+            counted = ", ".join(f"{seen.count(s)} {s.replace('_', ' ')}" for s in sorted(set(seen)))
+            unrated[name] = f"no comparison of it is done yet ({counted})"
+        else:
+            unrated[name] = "every verdict about it was dropped (the two orders disagreed)"
+    return unrated
 
 
 def arena_audio_folder(run_dir: Path) -> Path:

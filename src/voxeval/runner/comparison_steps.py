@@ -6,6 +6,11 @@ side or has not finished is stored as ``not_run`` with that unit as the cause; i
 unit is done. ``voxeval run`` skips comparisons already done; ``voxeval score`` recomputes
 every comparison (the scores they read were recomputed). A stored ``done`` result is never
 replaced by a pending, failed or not-run one.
+
+Rounds: a protocol may plan its comparisons from the verdicts already stored (the arena's
+adaptive pairing plans one batch at a time). After each round the plan is asked for again,
+and the comparisons it adds are run, until a round adds none. A comparison is tried at most
+once per call.
 """
 
 from __future__ import annotations
@@ -90,9 +95,12 @@ def _unit_of(record: UnitRecord) -> WorkUnit:
 class Outcome(Protocol):
     """What the runner's executor reports (``voxeval.runner.execute.RunOutcome``)."""
 
+    total: int
+    done: int
     failed: int
     errors: list[str]
     kept: int
+    interrupted: bool
 
 
 OutcomeT = TypeVar("OutcomeT", bound=Outcome)
@@ -117,16 +125,7 @@ def run_comparison_steps(
     store = ctx.store
     records = store.units()
     by_key = {record.key: record for record in records}
-    comparisons = protocol.comparisons(ctx, steps, [_unit_of(r) for r in records])
-    stored = store.comparisons.statuses()
-    todo = [c for c in comparisons if recompute or stored.get((c.step, c.key)) != "done"]
-    if not todo:
-        return None
-    done_before = len(comparisons) - len(todo)
-    ctx.console.print(
-        f"comparing: {len(todo)} comparisons ({', '.join(steps)})"
-        + (f", {done_before} done before" if done_before else "")
-    )
+    units = [_unit_of(r) for r in records]
     kept: list[str] = []
     incomplete: list[str] = []
     lock = threading.Lock()
@@ -155,7 +154,37 @@ def run_comparison_steps(
         save(comparison, ComparisonResult.failed(message, cause=failure_cause(exc)))
         return message
 
-    outcome = execute(ctx, todo, work, on_error, "comparing")
+    tried: set[tuple[str, str]] = set()
+    outcome: OutcomeT | None = None
+    while True:  # one round per batch the plan adds (a single round for a fixed plan)
+        comparisons = protocol.comparisons(ctx, steps, units)
+        stored = store.comparisons.statuses()
+        todo = [
+            c
+            for c in comparisons
+            if (c.step, c.key) not in tried and (recompute or stored.get((c.step, c.key)) != "done")
+        ]
+        if not todo:
+            break
+        tried.update((c.step, c.key) for c in todo)
+        done_before = sum(1 for c in comparisons if stored.get((c.step, c.key)) == "done")
+        ctx.console.print(
+            f"comparing: {len(todo)} comparisons ({', '.join(steps)})"
+            + (f", {done_before} done before" if done_before and not recompute else "")
+        )
+        this_round = execute(ctx, todo, work, on_error, "comparing")
+        if outcome is None:
+            outcome = this_round
+        else:
+            outcome.total += this_round.total
+            outcome.done += this_round.done
+            outcome.failed += this_round.failed
+            outcome.errors += this_round.errors
+            outcome.interrupted = outcome.interrupted or this_round.interrupted
+        if this_round.interrupted:
+            break
+    if outcome is None:
+        return None
     outcome.kept = len(kept)
     if outcome.failed:
         ctx.console.print(f"[red]{outcome.failed} comparisons failed[/]; first errors:")
