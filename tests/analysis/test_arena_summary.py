@@ -9,6 +9,7 @@ from voxeval.analysis.arena_summary import arena_summary
 from voxeval.analysis.battles import Battle
 from voxeval.analysis.bradley_terry import bradley_terry
 from voxeval.analysis.elo import online_elo
+from voxeval.analysis.elo_intervals import elo_intervals
 
 
 def test_summary_of_one_dimension_is_json_ready() -> None:
@@ -20,7 +21,10 @@ def test_summary_of_one_dimension_is_json_ready() -> None:
     assert summary["elo"] == online_elo(battles)
     assert summary["bt"] == bradley_terry(battles, n_resamples=80, seed=2, anchor="x")
     row = summary["bt"]["systems"]["z"]
-    assert set(row) == {"rating", "ci_low", "ci_high", "rank", "rank_low", "rank_high", "battles"}
+    assert set(row) == {
+        "rating", "ci_low", "ci_high", "rank", "rank_low", "rank_high", "battles", "unbounded"
+    }  # fmt: skip
+    assert summary["elo_intervals"] == elo_intervals(battles, n_resamples=80, seed=2)
     assert summary["style_controlled"]["features_dropped"]  # the tournament has no style data
     assert summary["win_matrix"]["x"]["y"]["n"] == 10
 
@@ -28,8 +32,14 @@ def test_summary_of_one_dimension_is_json_ready() -> None:
 def test_disconnected_and_empty_battles_leave_a_note() -> None:
     disconnected = [battle("A", "B", "a", "d1"), battle("C", "D", "b", "d2")]
     summary = arena_summary(disconnected, n_resamples=10)
-    assert summary["bt"] is None and summary["style_controlled"] is None
+    assert summary["style_controlled"] is None
     assert "unlinked groups" in summary["ratings_note"]
+    assert "every rating is unbounded" in summary["ratings_note"]
+    # regression: the systems used to vanish from BT; now every one is there, unbounded
+    assert set(summary["bt"]["systems"]) == {"A", "B", "C", "D"}
+    assert summary["bt"]["unbounded"] == ["A", "B", "C", "D"]
+    elo = summary["elo_intervals"]["systems"]
+    assert all(entry["unbounded"] and entry["ci_low"] is None for entry in elo.values())
     assert summary["elo"]["A"] == pytest.approx(1002.0)
     empty = arena_summary([])
     assert (empty["n_battles"], empty["bt"], empty["ratings_note"]) == (0, None, "no battles")

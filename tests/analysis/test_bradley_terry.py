@@ -12,9 +12,12 @@ from voxeval.analysis.battles import Battle
 from voxeval.analysis.bradley_terry import (
     NOTE_TOO_FEW_ITEMS,
     RATING_SCALE,
+    UNBOUNDED_LOST,
+    UNBOUNDED_WON,
     DisconnectedComparisons,
     bradley_terry,
     bradley_terry_strengths,
+    disconnected_ratings,
 )
 
 GAP_LN3 = 400 * math.log10(3)  # 190.85 rating points: odds 3:1
@@ -174,7 +177,11 @@ def test_unbeaten_system_gets_a_finite_rating_and_is_flagged() -> None:
     report = bradley_terry(battles, n_resamples=100)
     assert report["unbounded"] == ["A"]
     a = report["systems"]["A"]
-    assert math.isfinite(a["rating"]) and a["rating"] > 1500 and a["rank_high"] == 1
+    assert math.isfinite(a["rating"]) and a["rating"] > 1500
+    # no interval bounds it: open, and its rank can be anything, never a certain first
+    assert a["unbounded"] == UNBOUNDED_WON
+    assert (a["ci_low"], a["ci_high"], a["rank_low"], a["rank_high"]) == (None, None, 1, 3)
+    assert report["systems"]["B"]["unbounded"] is None
     assert report["systems"]["B"]["rating"] == pytest.approx(
         report["systems"]["C"]["rating"], abs=1.0
     )
@@ -187,3 +194,38 @@ def test_a_tie_bounds_the_estimate() -> None:
     # A has 5.5 of 6 points: odds 11, gap ln 11, no ridge needed
     assert theta["A"] - theta["B"] == pytest.approx(math.log(11), abs=1e-2)
     assert bradley_terry(battles, n_resamples=10)["unbounded"] == []
+
+
+@pytest.mark.parametrize("dialogues", [2, 5, 40])
+def test_a_sweep_is_never_certain(dialogues: int) -> None:
+    """Regression: a sweep gave the ridge-set rating with ci_low == ci_high and rank [1, 1]."""
+    # A shown first or second, A always wins
+    battles = [
+        battle("A", "B", "a", f"d{i}") if i % 2 else battle("B", "A", "b", f"d{i}")
+        for i in range(dialogues)
+    ]
+    report = bradley_terry(battles, n_resamples=50)
+    a, b = report["systems"]["A"], report["systems"]["B"]
+    assert (a["unbounded"], b["unbounded"]) == (UNBOUNDED_WON, UNBOUNDED_LOST)
+    for entry in (a, b):
+        assert entry["ci_low"] is None and entry["ci_high"] is None
+        assert (entry["rank_low"], entry["rank_high"]) == (1, 2)
+
+
+def test_disconnected_battles_give_unbounded_ratings_per_group() -> None:
+    battles = [
+        battle("A", "B", "a", "d1"),
+        battle("A", "B", "b", "d2"),
+        battle("A", "B", "a", "d3"),
+    ]
+    battles += [battle("C", "D", "a", "e1"), battle("C", "D", "tie", "e2")]
+    report = disconnected_ratings(battles)
+    assert report["groups"] == [["A", "B"], ["C", "D"]]
+    assert report["unbounded"] == ["A", "B", "C", "D"]
+    assert report["ci_note"].startswith("the battles do not link every system")
+    for entry in report["systems"].values():
+        assert entry["unbounded"].startswith("not linked to every other system")
+        assert entry["ci_low"] is None and entry["rank"] is None
+    # within a group the ridge fit is the group's own: A 2 of 3 against B, gap ln 2
+    gap = report["systems"]["A"]["rating"] - report["systems"]["B"]["rating"]
+    assert gap == pytest.approx(400 * math.log10(2), abs=0.5)

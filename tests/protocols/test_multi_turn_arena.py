@@ -448,3 +448,37 @@ def test_adaptive_pairing_follows_the_stored_ratings(
     (new,) = [c for c in replanned if c.units[0].item_id == "d7"]
     candidates = {frozenset(pair) for pair in closest_pairs(ratings)}
     assert frozenset(u.system for u in new.units) in candidates
+
+
+def test_elo_is_replayed_in_judging_order_not_dialogue_order(
+    tmp_path: Path, judge_server: FakeOpenAIServer
+) -> None:
+    """Regression: the summary replayed the verdicts sorted by key (dialogue id)."""
+    replies = {
+        ("d1", "alpha"): ["good"],
+        ("d1", "beta"): ["poor"],
+        ("d2", "alpha"): ["poor"],
+        ("d2", "beta"): ["good"],
+        ("d3", "alpha"): ["good"],
+        ("d3", "beta"): ["poor"],
+    }
+    ctx, units = arena_context(
+        tmp_path, replies, judge_url=judge_server.url, arena={"resamples": 50}
+    )
+    by_dialogue = {c.units[0].item_id: c for c in arena_comparisons(ctx, units)}
+    run_all(ctx, [by_dialogue["d3"], by_dialogue["d1"], by_dialogue["d2"]])  # judging order
+    ambient = summarize_arena(ctx)["dimensions"]["ambient"]
+    alpha = beta = 1000.0
+    for score in (1.0, 1.0, 0.0):  # d3, d1 won by alpha, then d2 lost
+        expected = 1 / (1 + 10 ** ((beta - alpha) / 400))
+        alpha, beta = alpha + 4 * (score - expected), beta - 4 * (score - expected)
+    assert ambient["elo"]["alpha"] == pytest.approx(alpha, abs=1e-9)
+    assert ambient["elo_intervals"]["systems"]["alpha"]["rating"] == pytest.approx(alpha)
+    assert ambient["elo_intervals"]["order"] == "judging"
+    # dialogue order (d1, d2, d3) would give another number
+    in_key_order = 1000.0
+    other = 1000.0
+    for score in (1.0, 0.0, 1.0):
+        expected = 1 / (1 + 10 ** ((other - in_key_order) / 400))
+        in_key_order, other = in_key_order + 4 * (score - expected), other - 4 * (score - expected)
+    assert abs(ambient["elo"]["alpha"] - in_key_order) > 1e-3

@@ -375,3 +375,16 @@ def test_single_turn_record_export_writes_a_query_suite(st_run: Path, tmp_path: 
 
     assert soundfile.info(queries[0].audio).samplerate == 22050
     assert queries[1].metadata["speaker"] == "speaker"
+
+
+def test_analysis_md_says_a_sweep_is_unbounded() -> None:
+    from tests.analysis.arena_battles import battle
+    from voxeval.analysis.arena_summary import arena_summary
+    from voxeval.raters.export_summary import _arena
+
+    votes = [battle("alpha", "beta", "a", f"d{i}") for i in range(4)]
+    section = {"n_votes": 4, "all": arena_summary(votes, n_resamples=50), "human_vs_llm": {}}
+    section["human_vs_llm"] = {"not_run": "no run"}
+    text = "\n".join(_arena(section))
+    assert "| alpha |" in text and "unbounded (won every battle)" in text
+    assert "unbounded (lost every battle)" in text

@@ -8,10 +8,14 @@ from typing import Any
 from voxeval.analysis.battles import Battle
 from voxeval.analysis.bradley_terry import (
     DEFAULT_RATING_CONFIDENCE,
+    BattleArrays,
     DisconnectedComparisons,
     bradley_terry,
+    disconnected_ratings,
+    require_connected,
 )
 from voxeval.analysis.elo import online_elo
+from voxeval.analysis.elo_intervals import EloPoint, elo_intervals
 from voxeval.analysis.rating_bootstrap import DEFAULT_RATING_RESAMPLES
 from voxeval.analysis.style_control import STYLE_FEATURES, style_controlled
 from voxeval.analysis.win_matrix import win_matrix
@@ -25,10 +29,14 @@ def arena_summary(
     n_resamples: int = DEFAULT_RATING_RESAMPLES,
     seed: int = 0,
     confidence: float = DEFAULT_RATING_CONFIDENCE,
+    elo_point: EloPoint = "final",
 ) -> dict[str, Any]:
-    """``{"dimension", "n_battles", "ties", "elo", "bt", "style_controlled", "win_matrix"}``
-    for the battles of one dimension. ``bt`` and ``style_controlled`` are None with a
-    ``ratings_note`` when the battles do not link every system (or there are none)."""
+    """``{"dimension", "n_battles", "ties", "elo", "elo_intervals", "bt",
+    "style_controlled", "win_matrix"}`` for the battles of one dimension (``elo``: the
+    online Elo in judging order; ``elo_intervals``: the same with bootstrap intervals and
+    rank intervals). When the battles do not link every system, ``bt`` holds the ridge fit
+    with every system unbounded, ``style_controlled`` is None, and ``ratings_note`` says
+    why; with no battles all three are None."""
     dimensions = sorted({battle.dimension for battle in battles})
     if len(dimensions) > 1:
         raise ValueError(f"arena summary: battles of several dimensions {dimensions}")
@@ -37,6 +45,7 @@ def arena_summary(
         "n_battles": len(battles),
         "ties": sum(1 for battle in battles if battle.winner == "tie"),
         "elo": online_elo(battles),
+        "elo_intervals": None,
         "bt": None,
         "style_controlled": None,
         "win_matrix": win_matrix(battles),
@@ -50,9 +59,20 @@ def arena_summary(
         "seed": seed,
         "confidence": confidence,
     }
-    try:
-        summary["bt"] = bradley_terry(battles, **options)
-        summary["style_controlled"] = style_controlled(battles, features=style_features, **options)
-    except DisconnectedComparisons as error:
-        summary["ratings_note"] = str(error)
+    elo_options = {k: v for k, v in options.items() if k != "anchor"}
+    arrays = BattleArrays.of(battles)
+    if not arrays.is_connected():
+        summary["bt"] = disconnected_ratings(battles, anchor=anchor, confidence=confidence)
+        reasons = {name: r["unbounded"] for name, r in summary["bt"]["systems"].items()}
+        summary["elo_intervals"] = elo_intervals(
+            battles, point=elo_point, unbounded=reasons, **elo_options
+        )
+        try:
+            require_connected(arrays)
+        except DisconnectedComparisons as error:
+            summary["ratings_note"] = f"{error}: every rating is unbounded"
+        return summary
+    summary["elo_intervals"] = elo_intervals(battles, point=elo_point, **elo_options)
+    summary["bt"] = bradley_terry(battles, **options)
+    summary["style_controlled"] = style_controlled(battles, features=style_features, **options)
     return summary

@@ -9,6 +9,14 @@ and the others' intervals are intervals of the gap to it).
 
 Unlike online Elo the fit does not depend on the order of the battles. Intervals come from
 ``rating_bootstrap`` (dialogues resampled, default 1,000 rounds, seeded, percentile method).
+
+Never more certain than the data: a system that won (or lost) every battle has no finite
+maximum-likelihood rating; the number reported is set by the ridge alone, and every bootstrap
+round (a resample of a sweep is a sweep) lands on the same ridge-set value, which would make a
+zero-width interval and a certain rank. Such a system's interval is reported as unbounded
+(``ci_low`` and ``ci_high`` null, ``unbounded`` naming why) and counts as (-inf, +inf) in the
+rank intervals. Battles that do not link every system get the same treatment for all systems
+(``disconnected_ratings``).
 """
 
 from __future__ import annotations
@@ -38,6 +46,9 @@ RATING_CI_METHOD = "cluster_bootstrap_percentile"
 
 NOTE_TOO_FEW_ITEMS = "fewer than two compared items: no interval"
 NOTE_TOO_FEW_ROUNDS = "fewer than two usable bootstrap rounds: no interval"
+UNBOUNDED_WON = "won every battle: the rating is bounded only by the fit's ridge"
+UNBOUNDED_LOST = "lost every battle: the rating is bounded only by the fit's ridge"
+NOTE_DISCONNECTED = "the battles do not link every system: no interval and no rank"
 
 
 class DisconnectedComparisons(ValueError):
@@ -203,20 +214,63 @@ def bradley_terry(
     )
 
 
-def unbounded_systems(arrays: BattleArrays) -> list[str]:
-    """Systems that won all their battles or lost all of them (a tie is half a win, so any tie
-    bounds the estimate): their maximum-likelihood rating is infinite and the reported one is
-    set by the ridge alone. (A whole group beating everyone else is not detected here.)"""
+def unbounded_reasons(arrays: BattleArrays) -> dict[str, str]:
+    """``{system: why}`` for the systems that won all their battles or lost all of them (a tie
+    is half a win, so any tie bounds the estimate): their maximum-likelihood rating is
+    infinite and the reported one is set by the ridge alone. (A whole group beating everyone
+    else is not detected here.)"""
     n = len(arrays.systems)
     won = np.bincount(arrays.index_a, arrays.score_a, n) + np.bincount(
         arrays.index_b, 1.0 - arrays.score_a, n
     )
     played = np.bincount(arrays.index_a, minlength=n) + np.bincount(arrays.index_b, minlength=n)
-    return [
-        name
-        for i, name in enumerate(arrays.systems)
-        if played[i] > 0 and (won[i] == 0 or won[i] == played[i])
-    ]
+    reasons = {}
+    for i, name in enumerate(arrays.systems):
+        if played[i] > 0 and won[i] == played[i]:
+            reasons[name] = UNBOUNDED_WON
+        elif played[i] > 0 and won[i] == 0:
+            reasons[name] = UNBOUNDED_LOST
+    return reasons
+
+
+def unbounded_systems(arrays: BattleArrays) -> list[str]:
+    """The systems of ``unbounded_reasons``, by name."""
+    return list(unbounded_reasons(arrays))
+
+
+def disconnected_ratings(
+    battles: Sequence[Battle],
+    *,
+    anchor: str | None = None,
+    confidence: float = DEFAULT_RATING_CONFIDENCE,
+    ridge: float = RIDGE,
+) -> dict[str, Any]:
+    """The ``bradley_terry`` layout for battles that split the systems into unlinked groups:
+    the ridge fit's numbers (centred within each group), every system marked unbounded with
+    the groups named, no interval and no rank, since the groups' relative strength is not
+    identified by any battle."""
+    arrays = BattleArrays.of(battles)
+    groups = arrays.components()
+    anchor_index = anchor_index_of(arrays.systems, anchor)
+    ratings = strengths_to_ratings(
+        _PairTable(arrays).fit(np.ones(len(battles)), ridge=ridge), anchor_index
+    )
+    named = "; ".join(", ".join(group) for group in groups)
+    reason = f"not linked to every other system by the battles (groups: {named})"
+    report = rating_report(
+        arrays,
+        ratings,
+        None,
+        None,
+        anchor=anchor,
+        confidence=confidence,
+        resamples=0,
+        dropped=0,
+        note=NOTE_DISCONNECTED,
+        unbounded=dict.fromkeys(arrays.systems, reason),
+    )
+    report["groups"] = groups
+    return report
 
 
 def rating_report(
@@ -230,38 +284,48 @@ def rating_report(
     resamples: int,
     dropped: int,
     note: str | None,
+    unbounded: dict[str, str] | None = None,
+    method: str = RATING_CI_METHOD,
 ) -> dict[str, Any]:
+    """The JSON layout shared by the rating reports; ``unbounded`` (default: the systems that
+    won or lost every battle) get no interval and count as (-inf, +inf) in the ranks."""
     n_battles = np.bincount(arrays.index_a, minlength=len(arrays.systems)) + np.bincount(
         arrays.index_b, minlength=len(arrays.systems)
     )
+    reasons = unbounded_reasons(arrays) if unbounded is None else unbounded
     ranks = None
     if low is not None and high is not None:
         # On small skewed samples a percentile interval can miss the full-data estimate;
         # widen it to hold the estimate so a rank interval never contradicts its rating.
         low, high = np.minimum(low, ratings), np.maximum(high, ratings)
         ranks = rank_intervals(
-            {name: (float(low[i]), float(high[i])) for i, name in enumerate(arrays.systems)}
+            {
+                name: (-math.inf, math.inf) if name in reasons else (float(low[i]), float(high[i]))
+                for i, name in enumerate(arrays.systems)
+            }
         )
     systems: dict[str, dict[str, Any]] = {}
     for i, name in enumerate(arrays.systems):
+        open_ended = name in reasons
         systems[name] = {
             "rating": float(ratings[i]),
-            "ci_low": None if low is None else float(low[i]),
-            "ci_high": None if high is None else float(high[i]),
+            "ci_low": None if low is None or open_ended else float(low[i]),
+            "ci_high": None if high is None or open_ended else float(high[i]),
             "rank": None if ranks is None else ranks[name].rank,
             "rank_low": None if ranks is None else ranks[name].best,
             "rank_high": None if ranks is None else ranks[name].worst,
             "battles": int(n_battles[i]),
+            "unbounded": reasons.get(name),
         }
     report: dict[str, Any] = {
         "systems": systems,
         "anchor": anchor,
         "confidence": confidence,
-        "method": RATING_CI_METHOD,
+        "method": method,
         "clusters": len(arrays.items),
         "resamples": resamples,
         "resamples_dropped": dropped,
-        "unbounded": unbounded_systems(arrays),
+        "unbounded": sorted(reasons),
     }
     if note is not None:
         report["ci_note"] = note

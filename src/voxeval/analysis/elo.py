@@ -37,8 +37,24 @@ def online_elo(
 ) -> dict[str, float]:
     """Final Elo rating of every system after replaying ``battles`` sorted by ``order``;
     ``systems`` adds systems that have not battled yet (they keep ``initial``)."""
+    return replay_elo(
+        in_sequence(battles), systems=systems, initial=initial, k=k, scale=scale, base=base
+    )
+
+
+def replay_elo(
+    battles: Iterable[Battle],
+    *,
+    systems: Iterable[str] = (),
+    initial: float = ELO_INITIAL,
+    k: float = ELO_K,
+    scale: float = ELO_SCALE,
+    base: float = ELO_BASE,
+) -> dict[str, float]:
+    """Online Elo over ``battles`` in the order given (``order`` is not read)."""
+    battles = list(battles)
     ratings = dict.fromkeys(sorted({*systems, *systems_of(battles)}), initial)
-    for battle in in_sequence(battles):
+    for battle in battles:
         r_a, r_b = ratings[battle.system_a], ratings[battle.system_b]
         e_a = expected_score(r_a, r_b, scale=scale, base=base)
         s_a = battle.score_a

@@ -15,9 +15,11 @@ Options (``scoring: {arena: {...}}`` of the run config):
   spoken comparison file per order to the audio judge);
 - ``disagreement``: ``tie`` or ``drop``;
 - ``judge_attempts``, ``cue_tts`` (the voice of the spoken cues), ``anchor`` and
-  ``resamples`` (Bradley-Terry anchor system and bootstrap rounds).
+  ``resamples`` (Bradley-Terry anchor system and bootstrap rounds), ``elo_point`` (``final``:
+  the online Elo in judging order; ``median``: FastChat's median of the bootstrap).
 
-The summary gives, per dimension, Elo, Bradley-Terry with intervals and rank intervals, the
+The summary gives, per dimension, Elo (replayed in judging order: the order the verdicts were
+stored) and Bradley-Terry, both with intervals and rank intervals, the
 style-controlled ratings (reply words and seconds) and the win matrix
 (``voxeval.analysis.arena_summary``), plus counts of order disagreements and parse failures."""
 
@@ -72,6 +74,8 @@ class ArenaOptions(BaseModel):
     cue_tts: str = Field(default="piper", min_length=1)
     anchor: str | None = None
     resamples: int = Field(default=DEFAULT_RATING_RESAMPLES, ge=0, le=100_000)
+    # the Elo point: the online Elo in judging order, or FastChat's median of the bootstrap
+    elo_point: Literal["final", "median"] = "final"
 
 
 def arena_options(config: RunConfig) -> ArenaOptions:
@@ -116,8 +120,17 @@ def _key(cell: tuple[str, str, int], first: str, second: str) -> str:
     return f"{item}|{dimension}|{trial}|{first}|{second}"
 
 
+def judging_order(records: Sequence[ComparisonRecord]) -> list[ComparisonRecord]:
+    """The records in the order their outcomes were stored (the judging order; equal or
+    unknown times fall back to the key)."""
+    return sorted(records, key=lambda r: (r.compared_at is None, r.compared_at or 0, r.key))
+
+
 def _stored_battles(ctx: RunContext) -> list[Battle]:
-    return [b for r in ctx.store.comparisons.records(ARENA) for b in battles_of(r)]
+    """The stored verdicts as battles, ``order`` = their place in the judging order."""
+    records = judging_order(ctx.store.comparisons.records(ARENA))
+    battles = [b for r in records for b in battles_of(r)]
+    return [replace(b, order=i) for i, b in enumerate(battles)]
 
 
 def arena_comparisons(ctx: RunContext, units: Sequence[WorkUnit]) -> list[Comparison]:
@@ -394,11 +407,11 @@ def battles_of(record: ComparisonRecord) -> list[Battle]:
 
 
 def summarize_arena(ctx: RunContext) -> dict[str, Any]:
-    """Per dimension: the arena summary of its battles (replayed for Elo in key order), the
-    systems left unrated with the reason, and the counts of comparisons, order
+    """Per dimension: the arena summary of its battles (replayed for Elo in judging order),
+    the systems left unrated with the reason, and the counts of comparisons, order
     disagreements, dropped verdicts and parse failures."""
     options = arena_options(ctx.config)
-    records = sorted(ctx.store.comparisons.records(ARENA), key=lambda r: r.key)
+    records = judging_order(ctx.store.comparisons.records(ARENA))
     battles: dict[str, list[Battle]] = defaultdict(list)
     counts: dict[str, dict[str, int]] = defaultdict(
         lambda: {
@@ -435,6 +448,7 @@ def summarize_arena(ctx: RunContext) -> dict[str, Any]:
             anchor=options.anchor,
             n_resamples=options.resamples,
             seed=ctx.seed,
+            elo_point=options.elo_point,
         )
         summary["unrated"] = _unrated(
             entered.get(dimension, []), battles[dimension], records, dimension

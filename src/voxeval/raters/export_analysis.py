@@ -122,7 +122,9 @@ def arena_analysis(
     # do the listeners favour the reply heard first, or the longer one? (per rater, pooled)
     out["bias"] = bias_summary(votes, seed=seed)
     bt = out[ALL].get("bt")
-    human_ratings = {s: v["rating"] for s, v in bt["systems"].items()} if bt else None
+    # battles that do not link every system give no comparable ratings (all unbounded)
+    linked = bt is not None and not bt.get("groups")
+    human_ratings = {s: v["rating"] for s, v in bt["systems"].items()} if linked else None
     if run is None:
         out["human_vs_llm"] = {"not_run": "the source run folder is not available"}
     else:

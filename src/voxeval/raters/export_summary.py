@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from voxeval.report.arena_blocks import short_reason
+
 
 def _num(value: Any, digits: int = 3) -> str:
     if value is None:
@@ -27,6 +29,8 @@ def _arena(section: dict[str, Any]) -> list[str]:
         ranked = sorted(bt["systems"].items(), key=lambda kv: -kv[1]["rating"])
         for name, row in ranked:
             ci = f"[{_num(row['ci_low'], 1)}, {_num(row['ci_high'], 1)}]"
+            if row.get("unbounded"):  # won or lost every vote, or not linked: no interval
+                ci = f"unbounded ({short_reason(str(row['unbounded']))})"
             rank = f"{_num(row['rank_low'])}–{_num(row['rank_high'])}"
             lines.append(f"| {name} | {row['rating']:.1f} | {ci} | {rank} | {row['battles']} |")
     lines.append("")

@@ -41,7 +41,8 @@ def fmt_num(value: Any, digits: int = 3) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return f"{value:.{digits}g}" if abs(value) < 1e4 else f"{value:.0f}"
+        # 1,000 and above: whole numbers, never an exponent (2260, not 2.26e+03)
+        return f"{value:.{digits}g}" if abs(value) < 1e3 else f"{value:.0f}"
     return str(value)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from voxeval.report.arena_blocks import arena_blocks
 from voxeval.report.blocks import (
     Block,
     BulletList,
@@ -503,6 +504,7 @@ def build_document(summary: Mapping[str, Any]) -> list[Block]:
         blocks.append(Paragraph(comparison_count_text(summary["comparisons"])))
     if isinstance(summary.get("pairwise"), Mapping):
         blocks += pairwise_blocks(summary["pairwise"])
+    blocks += arena_blocks(summary.get("arena"))
     usage = summary.get("usage") or {}
     if usage.get("by_provider"):
         blocks += [

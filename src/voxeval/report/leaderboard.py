@@ -10,6 +10,11 @@ lower is ranked on its negated interval. A statistic without an interval because
 (or every unit's mean) was equal is taken as the point it is; one without an interval because
 it has a single independent unit is taken as unbounded (it could sit anywhere); a row without
 a value for the rank metric is listed last, unranked.
+
+Runs with an arena (multi-turn) add its ratings as their reports wrote them
+(``report/summary.json``): per run, dimension and system the online Elo and the Bradley-Terry
+rating with their intervals and rank intervals, an unbounded interval said as such, and the
+systems left unrated with the reason.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from voxeval import atomic_files
 from voxeval.analysis.bootstrap import NOTE_TOO_FEW_CLUSTERS
 from voxeval.analysis.rank_intervals import rank_intervals
 from voxeval.errors import ConfigError
+from voxeval.report.arena_blocks import interval_text, rank_text, rating_text
 from voxeval.report.blocks import Block, BulletList, Heading, Paragraph, TableBlock, fmt_mean_ci
 from voxeval.report.markdown import block_markdown
 from voxeval.report.run_compare import direction_of
@@ -48,18 +54,56 @@ class Leaderboard:
     better: dict[str, str | None]
     rows: list[dict[str, Any]]
     warnings: list[str] = field(default_factory=list)
+    arena: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "suite": self.suite,
             "metrics": self.metrics,
             "better": self.better,
-            "rank_metric": self.metrics[0],
+            "rank_metric": self.metrics[0] if self.metrics else None,
             "ranking": "rank = 1 + rows whose 95% interval of the rank metric is wholly "
             "better; [rank_best, rank_worst] = the ranks its interval allows",
             "warnings": self.warnings,
             "rows": self.rows,
+            "arena": self.arena,
         }
+
+
+ARENA_FIELDS = ("rating", "ci_low", "ci_high", "rank", "rank_low", "rank_high", "unbounded")
+
+
+def arena_rows(run: RunSource) -> list[dict[str, Any]]:
+    """The arena ratings the run's report wrote: one row per dimension and system."""
+    path = run.path / "report" / "summary.json"
+    if not path.is_file():
+        return []
+    arena = json.loads(path.read_text(encoding="utf-8")).get("arena")
+    if not isinstance(arena, Mapping):
+        return []
+    rows = []
+    for dimension, block in (arena.get("dimensions") or {}).items():
+        bt = (block.get("bt") or {}).get("systems") or {}
+        elo = (block.get("elo_intervals") or {}).get("systems") or {}
+        for system in dict.fromkeys([*bt, *elo]):
+            b, e = bt.get(system) or {}, elo.get(system) or {}
+            rows.append(
+                {
+                    "run_id": run.run_id,
+                    "dimension": dimension,
+                    "system": system,
+                    "battles": b.get("battles", e.get("battles")),
+                    "bt": {k: b.get(k) for k in ARENA_FIELDS} if b else None,
+                    "elo": {k: e.get(k) for k in ARENA_FIELDS} if e else None,
+                    "unrated": None,
+                }
+            )
+        for system, reason in (block.get("unrated") or {}).items():
+            rows.append(
+                {"run_id": run.run_id, "dimension": dimension, "system": system,
+                 "battles": 0, "bt": None, "elo": None, "unrated": reason}
+            )  # fmt: skip
+    return rows
 
 
 def _headline(runs: Sequence[RunSource], rows_by_run: Mapping[str, Any]) -> list[str]:
@@ -107,7 +151,18 @@ def build_leaderboard(
     runs = [open_run_source(p) for p in run_dirs]
     warnings = check_same_suite(runs)
     rows_by_run = {run.run_id: run.rows() for run in runs}
-    wanted = list(dict.fromkeys(metrics)) if metrics else _headline(runs, rows_by_run)
+    arena = [row for run in runs for row in arena_rows(run)]
+    try:
+        wanted = list(dict.fromkeys(metrics)) if metrics else _headline(runs, rows_by_run)
+    except ConfigError:
+        if not arena:
+            raise
+        # an arena-only run (e.g. released replies without rubrics): its ratings are the board
+        first = runs[0]
+        suite = {"name": first.suite.name, "protocol": first.protocol, "unit": first.cluster_unit}
+        warnings.append("no metric with a better direction has a value: arena ratings only")
+        return Leaderboard(suite=suite, metrics=[], better={}, rows=[], warnings=warnings,
+                           arena=arena)  # fmt: skip
     better = {m: direction_of(m) for m in wanted}
     rank_metric = wanted[0]
     rank_better = better[rank_metric]
@@ -155,6 +210,7 @@ def build_leaderboard(
         better=better,
         rows=ordered,
         warnings=warnings,
+        arena=arena,
     )
 
 
@@ -224,20 +280,54 @@ def render_markdown(board: Leaderboard) -> str:
              str(row.get("commit") or "–"), str(row.get("date") or "–")]
         )  # fmt: skip
     blocks: list[Block] = [
-        Heading(1, f"Leaderboard: {board.suite['name']} ({board.suite['protocol']})"),
-        Paragraph(
-            f"Ranked by {board.metrics[0]} ({board.better[board.metrics[0]]} is better). A "
-            "rank is 1 + the rows whose 95% interval is wholly better; the rank interval is "
-            f"every rank the interval allows. Intervals resample the {unit}."
-        ),
-        TableBlock(header, rows),
+        Heading(1, f"Leaderboard: {board.suite['name']} ({board.suite['protocol']})")
     ]
+    if board.metrics:
+        blocks += [
+            Paragraph(
+                f"Ranked by {board.metrics[0]} ({board.better[board.metrics[0]]} is better). "
+                "A rank is 1 + the rows whose 95% interval is wholly better; the rank interval "
+                f"is every rank the interval allows. Intervals resample the {unit}."
+            ),
+            TableBlock(header, rows),
+        ]
+    if board.arena:
+        blocks += arena_markdown_blocks(board.arena)
     if board.warnings:
         blocks.append(BulletList([f"Warning: {w}" for w in board.warnings]))
     lines: list[str] = []
     for block in blocks:
         lines += block_markdown(block)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def arena_markdown_blocks(arena: Sequence[Mapping[str, Any]]) -> list[Block]:
+    header = ["run", "dimension", "system", "Elo", "Elo 95% CI", "Elo rank (interval)",
+              "Bradley-Terry", "BT 95% CI", "BT rank (interval)", "battles"]  # fmt: skip
+    rows = []
+    for row in arena:
+        if row["unrated"]:
+            rows.append([row["run_id"], str(row["dimension"]), row["system"], "unrated", "–",
+                         "–", f"unrated: {row['unrated']}", "–", "–", "0"])  # fmt: skip
+            continue
+        elo, bt = row["elo"] or {}, row["bt"] or {}
+        bt_rating = rating_text(bt.get("rating"))
+        rows.append(
+            [row["run_id"], str(row["dimension"]), row["system"], rating_text(elo.get("rating")),
+             interval_text(elo), rank_text(elo),
+             f"{bt_rating} (ridge-bound)" if bt.get("unbounded") else bt_rating,
+             interval_text(bt), rank_text(bt), str(row.get("battles"))]
+        )  # fmt: skip
+    return [
+        Heading(2, "Arena ratings"),
+        Paragraph(
+            "As each run's report wrote them: online Elo (judging order) and Bradley-Terry "
+            "with 95% intervals over dialogues and rank intervals, per dimension. Unbounded: "
+            "the system won or lost every battle (or the battles do not link every system), so "
+            "no interval bounds it and its rank is uncertain."
+        ),
+        TableBlock(header, rows),
+    ]
 
 
 RENDERERS = {"md": render_markdown, "csv": render_csv, "json": render_json}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ class ComparisonRecord:
     error: str | None = None
     cause: str | None = None
     attempts: int = 0
+    compared_at: datetime | None = None  # when this outcome was stored (judging order)
 
 
 class ComparisonStore:
@@ -113,6 +115,7 @@ class ComparisonStore:
                 error=r["error"],
                 cause=r["cause"],
                 attempts=int(r["attempts"] or 0),
+                compared_at=r["compared_at"],
             )
             for r in rows
         ]

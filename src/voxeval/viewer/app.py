@@ -22,7 +22,7 @@ from voxeval.viewer.run_comparison import (
     item_page,
 )
 from voxeval.viewer.run_files import media_type, resolve_run_file
-from voxeval.viewer.run_summary import system_summaries
+from voxeval.viewer.run_summary import arena_tables, system_summaries
 from voxeval.viewer.unit_artifacts import UnitArtifacts, load_unit
 from voxeval.viewer.unit_query import PER_PAGE_CHOICES, UnitQuery
 from voxeval.viewer.waveform import figure_svg
@@ -117,6 +117,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
             info=info,
             counts=counts,
             systems=system_summaries(summary),
+            arena=arena_tables(summary),
             generated_at=summary.get("generated_at", ""),
             indexed=index is not None,
         )
@@ -126,8 +127,8 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
         info = run_or_404(slug)
         index = catalog.index(info)
         if index is None:
-            return page("run.html", info=info, counts={}, systems=[], generated_at="",
-                        indexed=False)  # fmt: skip
+            return page("run.html", info=info, counts={}, systems=[], arena=[],
+                        generated_at="", indexed=False)  # fmt: skip
         query = UnitQuery.from_params(request.query_params)
         result = index.page(query)
         return page(

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from voxeval.report.arena_blocks import dimension_blocks
+from voxeval.report.blocks import BulletList, Paragraph, TableBlock
 from voxeval.report.document import cluster_noun, is_stat, metric_label, stat_cells
 
 # Protocol-level statistics shown under the overall metrics when a summary has them.
@@ -67,3 +69,38 @@ def system_summaries(summary: Mapping[str, Any]) -> list[SystemSummary]:
             )
         )
     return out
+
+
+@dataclass(frozen=True)
+class ArenaTable:
+    """One arena dimension as the report shows it: Elo and Bradley-Terry with intervals and
+    rank intervals, unbounded and unrated systems said in words."""
+
+    dimension: str
+    text: str
+    header: list[str]
+    rows: list[list[str]]
+    notes: list[str]
+
+
+def arena_tables(summary: Mapping[str, Any]) -> list[ArenaTable]:
+    """The arena ratings of ``summary`` per dimension (none for a run without an arena)."""
+    arena = summary.get("arena")
+    if not isinstance(arena, Mapping):
+        return []
+    tables = []
+    for dimension, block in (arena.get("dimensions") or {}).items():
+        if not isinstance(block, Mapping):
+            continue
+        parts = dimension_blocks(str(dimension or "all"), block)
+        table = next((b for b in parts if isinstance(b, TableBlock)), None)
+        tables.append(
+            ArenaTable(
+                dimension=str(dimension or "all"),
+                text=" ".join(b.text for b in parts if isinstance(b, Paragraph)),
+                header=table.header if table else [],
+                rows=table.rows if table else [],
+                notes=[i for b in parts if isinstance(b, BulletList) for i in b.items],
+            )
+        )
+    return tables

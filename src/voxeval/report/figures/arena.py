@@ -72,6 +72,8 @@ def win_rate_heatmap(name: str, title: str, matrix: Mapping[str, Mapping[str, An
 
 
 def rank_text(rating: Mapping[str, Any]) -> str:
+    if rating.get("unbounded"):
+        return "unbounded"
     rank, low, high = rating.get("rank"), rating.get("rank_low"), rating.get("rank_high")
     if rank is None:
         return "no rank interval"
@@ -95,6 +97,22 @@ def bt_forest(name: str, title: str, bt: Mapping[str, Any]) -> Figure:
                 [mean - low if low is not None else 0.0],
                 [high - mean if high is not None else 0.0],
             ]
+            if r.get("unbounded"):
+                # no interval: an open marker and an arrow to the side the data cannot bound
+                point = ax.plot([mean], [y], marker="o", fillstyle="none", color=colour(1))[0]
+                point.set_gid(f"{name}-point-{slug(system)}")
+                side = -1.0 if str(r["unbounded"]).startswith("lost") else 1.0
+                ax.annotate(
+                    "unbounded",
+                    xy=(mean, y),
+                    xytext=(side * 40, 0),
+                    textcoords="offset points",
+                    ha="left" if side > 0 else "right",
+                    va="center",
+                    fontsize="small",
+                    arrowprops={"arrowstyle": "<-", "color": colour(1)},
+                )
+                continue
             bar = ax.errorbar([mean], [y], xerr=xerr, fmt="o", color=colour(0), capsize=3)
             bar.lines[0].set_gid(f"{name}-point-{slug(system)}")
         ax.set_yticks(range(len(order)), [f"{s}  [{rank_text(ratings[s])}]" for s in order])
@@ -115,17 +133,26 @@ def bt_forest(name: str, title: str, bt: Mapping[str, Any]) -> Figure:
             ratings[s].get("rank_low"),
             ratings[s].get("rank_high"),
             ratings[s].get("battles"),
+            ratings[s].get("unbounded") or "no",
         ]
         for s in order
     ]
-    header = ["system", "rating", "CI low", "CI high", "rank", "rank low", "rank high", "battles"]
+    header = ["system", "rating", "CI low", "CI high", "rank", "rank low", "rank high",
+              "battles", "unbounded"]  # fmt: skip
+    unbounded = [s for s in order if ratings[s].get("unbounded")]
     return Figure(
         name=name,
         title=title,
         description=(
             f"Forest plot of Bradley-Terry ratings with their intervals, best first "
             f"({', '.join(order)}); each label gives the rank and its interval"
-            + (f"; no interval: {bt['ci_note']}." if bt.get("ci_note") else ".")
+            + (f"; no interval: {bt['ci_note']}" if bt.get("ci_note") else "")
+            + (
+                f"; unbounded (open marker, arrow; the rating is set by the fit's ridge): "
+                f"{', '.join(unbounded)}."
+                if unbounded
+                else "."
+            )
         ),
         svg=render_svg(name, draw),
         table=DataTable(header, rows),
