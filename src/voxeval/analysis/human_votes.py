@@ -152,6 +152,11 @@ def _rows(path: str | Path) -> Iterator[tuple[dict[str, Any], str]]:
     raise ConfigError(f"{path}: records must be in a .csv or .jsonl file")
 
 
+def read_records(path: str | Path) -> Iterator[tuple[dict[str, Any], str]]:
+    """Each record of a ``.csv`` or ``.jsonl`` file with its ``file:line`` (for errors)."""
+    return _rows(path)
+
+
 def load_votes(path: str | Path) -> list[PairwiseJudgement]:
     """Pairwise votes from a ``.csv`` or ``.jsonl`` file (see the module doc for the fields)."""
     return [vote_from_row(row, where) for row, where in _rows(path)]

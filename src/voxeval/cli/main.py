@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "commands_mtalk",
     "commands_raters",
     "commands_raters_web",
+    "commands_ratings",
     "commands_rubrics",
     "commands_run",
     "commands_scenarios",
