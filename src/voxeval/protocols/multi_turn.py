@@ -5,7 +5,9 @@ its own earlier replies); the finished dialogue is judged against its rubric cri
 Unit folder (``items/<dialogue>/<system>/<trial>/``):
   - ``dialogue.json``  the dialogue as the system answered it (read by the arena step too):
     ``{"dialogue", "system", "trial", "dimension", "turns": [{"index", "user_text",
-    "user_audio", "reply_text", "reply_audio", "reply_duration_s", "timing"}]}``,
+    "user_audio", "reply_text", "reply_audio", "reply_duration_s", "timing"}]}`` (a turn a
+    replay answered from a released transcript alone also has ``"reply_transcript_only":
+    true``; a user turn without a recording has ``"user_audio": null``),
   - ``reply_<n>.wav``  the spoken reply to user turn n,
   - ``system_fault.json`` the system's fault, when it failed (the turns before it are kept),
   - ``turns.partial.json`` while the unit is under way: the turns answered so far, so an
@@ -28,6 +30,7 @@ from voxeval import atomic_files
 from voxeval.audio import Audio, audio_to_wav_bytes, read_audio
 from voxeval.benchmarks.dialogue import Dialogue, strip_tags, turn_item_id
 from voxeval.benchmarks.dialogue_suite import DialogueSuite, load_dialogue_suite
+from voxeval.benchmarks.transcript_cues import JudgedFrom, cue_warnings
 from voxeval.config import ProviderSpec, RunConfig, format_validation_error
 from voxeval.errors import (
     ConfigError,
@@ -91,6 +94,12 @@ def scoring_options(ctx: RunContext) -> MultiTurnScoring:
         raise ConfigError(format_validation_error("config scoring", exc)) from exc
 
 
+def transcript_only(reply: Reply) -> bool:
+    """A replayed reply whose recording is absent: its released text is the whole reply
+    (labelled, not a system fault; see ``systems.replay``)."""
+    return bool(reply.details.get("transcript_only")) and bool((reply.text or "").strip())
+
+
 def _turn_json(
     index: int, dialogue: Dialogue, reply: Reply | None, wall_s: float | None
 ) -> dict[str, Any]:
@@ -99,6 +108,7 @@ def _turn_json(
     timing: dict[str, Any] = {}
     if reply is not None:
         timing = {**reply.timing, "wall_s": wall_s}
+    label = {"reply_transcript_only": True} if reply is not None and not has_audio else {}
     return {
         "index": index,
         "user_text": turn.transcript,
@@ -107,6 +117,7 @@ def _turn_json(
         "reply_audio": reply_wav(index) if has_audio else None,
         "reply_duration_s": reply.audio.duration if has_audio and reply and reply.audio else None,
         "timing": timing,
+        **label,
     }
 
 
@@ -191,7 +202,8 @@ class MultiTurnProtocol:
             try:
                 with metering_reply() as meter:
                     reply = system.reply(list(history))
-                if reply.audio is None or reply.audio.is_empty():
+                silent = reply.audio is None or reply.audio.is_empty()
+                if silent and not transcript_only(reply):
                     raise SystemFault(
                         f"system {unit.system!r} answered turn {index} without audio",
                         cause="no_audio",
@@ -212,10 +224,10 @@ class MultiTurnProtocol:
                 record_system_usage(ctx, unit, details, meter, heard=heard)
                 raise fault from exc
             wall_s = time.perf_counter() - started
-            assert reply.audio is not None
-            atomic_files.write_bytes_atomic(
-                unit_dir / reply_wav(index), audio_to_wav_bytes(reply.audio)
-            )
+            if reply.audio is not None and not reply.audio.is_empty():
+                atomic_files.write_bytes_atomic(
+                    unit_dir / reply_wav(index), audio_to_wav_bytes(reply.audio)
+                )
             stored = _turn_json(index, dialogue, reply, wall_s)
             done.append(stored)
             atomic_files.write_json_atomic(unit_dir / PARTIAL_JSON, {**header, "turns": done})
@@ -253,7 +265,8 @@ class MultiTurnProtocol:
                 break
             audio = stored.get("reply_audio")
             said = dialogue.turns[expected - 1].transcript
-            if stored.get("user_text") != said or not audio or not (unit_dir / audio).is_file():
+            heard = stored.get("reply_transcript_only") or (audio and (unit_dir / audio).is_file())
+            if stored.get("user_text") != said or not heard:
                 break
             kept.append(stored)
         return kept
@@ -368,9 +381,20 @@ class MultiTurnProtocol:
         return arena.compare_arena(comparison, ctx)
 
     def summarize_comparisons(self, ctx: RunContext) -> dict[str, Any]:
-        if not ctx.store.comparisons.records(arena.ARENA):
+        records = ctx.store.comparisons.records(arena.ARENA)
+        if not records:
             return {}
-        return {arena.ARENA: arena.summarize_arena(ctx)}
+        summary = arena.summarize_arena(ctx)
+        try:
+            dialogues = self.suite(ctx).by_id()
+        except VoxevalError:
+            dialogues = {}
+        compared = sorted({str(r.result.get("dialogue")) for r in records if r.status == "done"})
+        heard: JudgedFrom = "audio" if summary.get("mode") == "audio" else "transcript"
+        warnings = cue_warnings([dialogues[d] for d in compared if d in dialogues], heard)
+        if warnings:
+            summary["warnings"] = warnings
+        return {arena.ARENA: summary}
 
     # -- summarize ----------------------------------------------------------------------------
 

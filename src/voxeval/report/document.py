@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from voxeval.report.arena_protocol_blocks import arena_protocol_blocks
 from voxeval.report.blocks import (
     Block,
     BulletList,
@@ -20,6 +21,7 @@ from voxeval.report.composite_blocks import composite_blocks
 from voxeval.report.cost_blocks import cost_blocks
 from voxeval.report.latency_basis_blocks import latency_basis_blocks
 from voxeval.report.rubric_blocks import rubric_blocks
+from voxeval.report.transcript_blocks import transcript_only_blocks
 from voxeval.report.validation_blocks import validation_blocks
 
 STANDARD_KEYS = (
@@ -42,6 +44,7 @@ STANDARD_KEYS = (
     "simulation_validation",
     "latency_basis",
     "rubric",
+    "transcript_only",
     "distributions",  # histograms and per-turn series drawn as figures (report.figures)
 )
 # Groupings shown as their own "By ..." tables, in this order.
@@ -179,6 +182,7 @@ def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
         blocks += [Heading(3, "Protocol results"), TableBlock(["result", *STAT_HEADER], extra)]
     blocks += composite_blocks(entry.get("composites"))
     blocks += rubric_blocks(entry.get("rubric"))
+    blocks += transcript_only_blocks(entry)
     blocks += validation_blocks(entry.get("simulation_validation"))
     blocks += latency_basis_blocks(entry.get("latency_basis"))
     blocks += latency_blocks(entry.get("latency"))
@@ -501,6 +505,7 @@ def build_document(summary: Mapping[str, Any]) -> list[Block]:
         blocks += system_blocks(name, entry)
     if summary.get("comparisons"):
         blocks.append(Paragraph(comparison_count_text(summary["comparisons"])))
+    blocks += arena_protocol_blocks(summary.get("arena"))
     if isinstance(summary.get("pairwise"), Mapping):
         blocks += pairwise_blocks(summary["pairwise"])
     usage = summary.get("usage") or {}
