@@ -18,7 +18,10 @@ Options (``scoring: {arena: {...}}`` of the run config):
 
 The summary gives, per dimension, Elo, Bradley-Terry with intervals and rank intervals, the
 style-controlled ratings (reply words and seconds) and the win matrix
-(``voxeval.analysis.arena_summary``), plus counts of order disagreements and parse failures."""
+(``voxeval.analysis.arena_summary``), plus counts of order disagreements, judge requests and
+parse failures, and the parse failures per system (those of the comparisons it took part in).
+The judge's provider never retries bad JSON by itself under a judge, so ``judge_attempts`` is
+the number of requests per verdict and every malformed answer is counted."""
 
 from __future__ import annotations
 
@@ -385,16 +388,25 @@ def summarize_arena(ctx: RunContext) -> dict[str, Any]:
             "order_disagreements": 0,
             "dropped": 0,
             "parse_failures": 0,
+            "judge_requests": 0,
         }
     )
+    # dimension -> system -> parse failures in the comparisons that system took part in
+    by_system: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for record in records:
         result = record.result or {}
-        # a comparison not judged yet has no result: its key names the dimension
+        # a comparison not judged yet has no result: its key names the dimension and systems
         parts = record.key.split("|")
         dimension = str(result.get("dimension") or (parts[-4] if len(parts) >= 5 else ""))
         entry = counts[dimension]
         entry[record.status] = entry.get(record.status, 0) + 1
-        entry["parse_failures"] += int((result.get("accounting") or {}).get("parse_failures", 0))
+        accounting = result.get("accounting") or {}
+        failures = int(accounting.get("parse_failures", 0))
+        entry["parse_failures"] += failures
+        entry["judge_requests"] += int(accounting.get("judge_requests", 0))
+        for system in parts[-2:] if len(parts) >= 5 else (result.get("a"), result.get("b")):
+            if system:
+                by_system[dimension][str(system)] += failures
         if record.status != "done":
             continue
         if not result.get("agreed", True):
@@ -411,9 +423,21 @@ def summarize_arena(ctx: RunContext) -> dict[str, Any]:
             n_resamples=options.resamples,
             seed=ctx.seed,
         )
-        dimensions[dimension] = {**summary, "comparisons": dict(counts[dimension])}
+        dimensions[dimension] = {
+            **summary,
+            "comparisons": dict(counts[dimension]),
+            "parse_failures_by_system": dict(sorted(by_system[dimension].items())),
+        }
+    total: dict[str, int] = defaultdict(int)
+    for systems in by_system.values():
+        for system, failures in systems.items():
+            total[system] += failures
     return {
         "unit": "dialogue",
+        "parse_failures": {
+            "total": sum(c["parse_failures"] for c in counts.values()),
+            "by_system": dict(sorted(total.items())),
+        },
         "mode": options.mode,
         "pairing": options.pairing,
         "disagreement": options.disagreement,

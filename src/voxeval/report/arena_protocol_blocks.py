@@ -10,7 +10,7 @@ from typing import Any
 
 from voxeval.report.blocks import Block, BulletList, Heading, Paragraph, TableBlock
 
-COUNTS = ("done", "pending", "failed", "not_run", "parse_failures")
+COUNTS = ("done", "pending", "failed", "not_run", "judge_requests", "parse_failures")
 
 
 def arena_protocol_blocks(arena: Any) -> list[Block]:
@@ -31,6 +31,21 @@ def arena_protocol_blocks(arena: Any) -> list[Block]:
         rows.append([dimension or "-", *(str(counts.get(k, 0)) for k in COUNTS)])
     if rows:
         blocks.append(TableBlock(["dimension", *COUNTS], rows))
+    failures = [
+        [dimension or "-", system, str(n)]
+        for dimension, entry in dims.items()
+        for system, n in ((entry or {}).get("parse_failures_by_system") or {}).items()
+    ]
+    if failures:
+        blocks += [
+            Paragraph(
+                "Judge parse failures per system: the malformed answers in the comparisons the "
+                "system took part in (each comparison counts for both of its systems). Every "
+                "malformed answer is counted: the provider does not retry by itself under a "
+                "judge, so judge_attempts bounds the requests per verdict."
+            ),
+            TableBlock(["dimension", "system", "parse failures"], failures),
+        ]
     if arena.get("warnings"):
         blocks.append(BulletList([f"Warning: {w}" for w in arena["warnings"]]))
     return blocks
