@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -41,6 +41,7 @@ from voxeval.errors import (
     classify_system_fault,
 )
 from voxeval.protocols import multi_turn_arena as arena
+from voxeval.protocols.arena_inputs import load_dialogue, render_segments, turn_segments
 from voxeval.protocols.comparison import Comparison
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
@@ -76,6 +77,21 @@ def reply_wav(index: int) -> str:
     return f"reply_{index}.wav"
 
 
+def rubric_audio_wav(turns: int) -> str:
+    """The dialogue's first ``turns`` turns as the rubric's audio judge heard them."""
+    return f"rubric_audio.t{turns}.wav"
+
+
+class RubricOptions(BaseModel):
+    """``scoring.rubric``: what the rubric metrics' judge gets. ``mode: text`` (default) the
+    annotated transcript to ``judge:``; ``audio`` the dialogue's audio to ``audio_judge:``
+    (cues spoken by ``cue_tts``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    mode: Literal["text", "audio"] = "text"
+    cue_tts: str = Field(default="piper", min_length=1)
+
+
 class MultiTurnScoring(BaseModel):
     """The config's ``scoring:`` section for this protocol."""
 
@@ -85,6 +101,7 @@ class MultiTurnScoring(BaseModel):
     arena: dict[str, Any] | None = Field(
         default=None, description="options of the arena comparison step (checked by it)"
     )
+    rubric: RubricOptions = Field(default_factory=RubricOptions)
 
 
 def scoring_options(ctx: RunContext) -> MultiTurnScoring:
@@ -296,7 +313,34 @@ class MultiTurnProtocol:
                         counted, max_attempts=opts.judge_attempts, repeats=opts.judge_repeats
                     )
 
-                self._resources = DialogueScoringResources(judge=judge)
+                def audio_judge() -> Judge:
+                    heard = ctx.audio_judge()
+                    if heard is None:
+                        reason = ctx.audio_judge_unavailable_reason() or "no audio judge"
+                        raise ProviderUnavailable(f"rubric mode audio: {reason}")
+                    counted = AttributedProvider(heard, "judge", ("chat",))
+                    return Judge(
+                        counted,
+                        modality="audio",
+                        max_attempts=opts.judge_attempts,
+                        repeats=opts.judge_repeats,
+                    )
+
+                def hear(record: DialogueRecord, turns: int) -> Audio:
+                    if record.unit_dir is None:
+                        raise VoxevalError(f"dialogue {record.dialogue_id!r}: no unit folder")
+                    stored = load_dialogue(record.unit_dir)
+                    tts = ctx.provider("tts", opts.rubric.cue_tts)
+                    # rendered afresh each time: the stored replies may have changed
+                    parts = turn_segments(stored, lambda text: tts.synthesize(text), turns=turns)
+                    return render_segments(record.unit_dir / rubric_audio_wav(turns), parts)
+
+                self._resources = DialogueScoringResources(
+                    judge=judge,
+                    audio_judge=audio_judge,
+                    hear=hear,
+                    rubric_mode=opts.rubric.mode,
+                )
             return self._resources
 
     def stored_fault(self, unit: WorkUnit, ctx: RunContext) -> dict[str, Any] | None:
@@ -404,4 +448,5 @@ class MultiTurnProtocol:
         except VoxevalError:
             dialogues = {}  # the suite is gone: no capability breakdown, no turn counts
         metrics = list(ctx.config.metrics or DEFAULT_METRICS)
-        return summarize_multi_turn(ctx, metrics, dialogues)
+        heard: JudgedFrom = "audio" if scoring_options(ctx).rubric.mode == "audio" else "transcript"
+        return summarize_multi_turn(ctx, metrics, dialogues, heard)

@@ -94,7 +94,12 @@ def _rubric_block(
     if not overall.values and not turns.values:
         return {}
     order = sorted(turns.values, key=lambda k: int(k[1:]))
+    heard = sorted(
+        {str(r.details["judged_from"]) for r in rows if r.ran and r.details.get("judged_from")}
+    )
     block: dict[str, Any] = {
+        # what the judge got: "transcript" or "audio" (both when scored in both ways)
+        "judged_from": "+".join(heard) or "transcript",
         **overall.stats(seed),
         "by_level": levels.stats(seed, RUBRIC_LEVELS),
         "turns": turns.stats(seed, order),
