@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from voxeval import atomic_files
 from voxeval.audio import Audio, audio_to_wav_bytes, read_audio
@@ -85,11 +85,25 @@ def rubric_audio_wav(turns: int) -> str:
 class RubricOptions(BaseModel):
     """``scoring.rubric``: what the rubric metrics' judge gets. ``mode: text`` (default) the
     annotated transcript to ``judge:``; ``audio`` the dialogue's audio to ``audio_judge:``
-    (cues spoken by ``cue_tts``)."""
+    (cues spoken by ``cue_tts``). ``protocol: reference`` makes the reference's two calls per
+    dialogue (general and sample prompts), from audio."""
 
     model_config = ConfigDict(extra="forbid")
+    protocol: Literal["voxeval", "reference"] = "voxeval"
     mode: Literal["text", "audio"] = "text"
     cue_tts: str = Field(default="piper", min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reference_hears(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("protocol") == "reference":
+            if data.get("mode", "audio") != "audio":
+                raise ValueError(
+                    "protocol reference judges from audio (the dataset's rubric prompts carry "
+                    "no transcript): leave mode out or set mode: audio"
+                )
+            data = {**data, "mode": "audio"}
+        return data
 
 
 class MultiTurnScoring(BaseModel):
@@ -340,6 +354,7 @@ class MultiTurnProtocol:
                     audio_judge=audio_judge,
                     hear=hear,
                     rubric_mode=opts.rubric.mode,
+                    rubric_protocol=opts.rubric.protocol,
                 )
             return self._resources
 
@@ -370,6 +385,11 @@ class MultiTurnProtocol:
             tier1=dialogue.capability.tier1 if dialogue.capability else None,
             criteria=tuple(RubricCriterion(c.id, c.level, c.text) for c in dialogue.rubrics.used()),
             unit_dir=unit_dir,
+            prompts={
+                str(k): str(v)
+                for k, v in dict(dialogue.metadata.get("reference_prompts") or {}).items()
+                if isinstance(v, str)
+            },
         )
 
     @staticmethod

@@ -6,6 +6,11 @@ comparison counts as a tie (``disagreement: tie``, the default) or is left out o
 
 Options (``scoring: {arena: {...}}`` of the run config):
 
+- ``protocol``: ``both_orders`` (voxeval's, the default: both presentation orders, ties
+  allowed) or ``reference`` (the MTalk-Bench reference's: one seeded order per comparison,
+  verdicts limited to A or B, others skipped and counted, the dataset's own prompt when the
+  suite carries it; ``voxeval.protocols.arena_reference``). With ``reference`` the input
+  mode defaults to ``audio`` and the pairing to ``adaptive``, as the reference runs;
 - ``pairing``: ``all`` (every pair of systems on every dialogue) or ``adaptive`` (one pair
   per dialogue, drawn among the 3 pairs with the closest current Elo ratings, as MTalk-Bench
   does; the ratings are those of the verdicts already stored in the run, and a dialogue
@@ -31,7 +36,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from voxeval.analysis.arena_pairing import AdaptivePairing
 from voxeval.analysis.arena_summary import arena_summary
@@ -46,6 +51,12 @@ from voxeval.protocols.arena_inputs import (
     load_dialogue,
     render_comparison,
     transcript,
+)
+from voxeval.protocols.arena_reference import (
+    dataset_arena_prompt,
+    judged_now,
+    reference_label,
+    reference_template,
 )
 from voxeval.protocols.comparison import Comparison
 from voxeval.protocols.context import RunContext
@@ -66,6 +77,7 @@ LABEL_SCORE = {"A": 1.0, "B": 0.0, "tie": 0.5}
 class ArenaOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    protocol: Literal["both_orders", "reference"] = "both_orders"
     pairing: Literal["all", "adaptive"] = "all"
     mode: Literal["transcript", "audio"] = "transcript"
     disagreement: Literal["tie", "drop"] = "tie"
@@ -73,6 +85,14 @@ class ArenaOptions(BaseModel):
     cue_tts: str = Field(default="piper", min_length=1)
     anchor: str | None = None
     resamples: int = Field(default=DEFAULT_RATING_RESAMPLES, ge=0, le=100_000)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reference_defaults(cls, data: Any) -> Any:
+        """The reference protocol hears audio and pairs adaptively unless told otherwise."""
+        if isinstance(data, dict) and data.get("protocol") == "reference":
+            data = {"mode": "audio", "pairing": "adaptive", **data}
+        return data
 
 
 def arena_options(config: RunConfig) -> ArenaOptions:
@@ -255,6 +275,7 @@ def _grade_order(
     comparison: Comparison,
     shown: tuple[StoredDialogue, StoredDialogue],
     order_index: int,
+    dataset_prompt: str | None = None,
 ) -> JudgeResult:
     dimension = shown[0].dimension or comparison.units[0].category
     variables = {
@@ -279,7 +300,12 @@ def _grade_order(
             raise HarnessFault(
                 f"arena audio rendering failed: {exc}", component="renderer"
             ) from exc
-    return judge.grade(arena_template(options.mode), variables, audio=audio, seed=seed)
+    template = (
+        reference_template(arena_template(options.mode).user, dataset_prompt)
+        if options.protocol == "reference"
+        else arena_template(options.mode)
+    )
+    return judge.grade(template, variables, audio=audio, seed=seed)
 
 
 def compare_arena(comparison: Comparison, ctx: RunContext) -> ComparisonResult:
@@ -303,9 +329,12 @@ def compare_arena(comparison: Comparison, ctx: RunContext) -> ComparisonResult:
         "a": unit_a.system,
         "b": unit_b.system,
         "mode": options.mode,
+        "protocol": options.protocol,
         "judge": judge.identity(),
         "features": {side_a.system: side_a.features(), side_b.system: side_b.features()},
     }
+    if options.protocol == "reference":
+        return _compare_reference(ctx, judge, options, comparison, (side_a, side_b), result)
     orders: list[dict[str, Any]] = []
     accounting: dict[str, Any] = {}
     for index, shown in enumerate(((side_a, side_b), (side_b, side_a))):
@@ -344,6 +373,53 @@ def compare_arena(comparison: Comparison, ctx: RunContext) -> ComparisonResult:
         else ("tie" if options.disagreement == "tie" else None),
         disagreement=options.disagreement,
         accounting=accounting,
+        judged_at_ns=judged_now(),
+    )
+    return ComparisonResult.done(result)
+
+
+def _accounting(graded: JudgeResult) -> dict[str, Any]:
+    return {k: v for k, v in graded.accounting().items() if isinstance(v, int | float)}
+
+
+def _compare_reference(
+    ctx: RunContext,
+    judge: Judge,
+    options: ArenaOptions,
+    comparison: Comparison,
+    shown: tuple[StoredDialogue, StoredDialogue],
+    result: dict[str, Any],
+) -> ComparisonResult:
+    """One verdict in the planned order; a verdict other than A or B is skipped (done,
+    without a winner, ``skipped: true``), as the reference skips it."""
+    prompt = dataset_arena_prompt(ctx, comparison.units[0].item_id)
+    result["prompt"] = "dataset" if prompt else "voxeval"
+    try:
+        graded = _grade_order(ctx, judge, options, comparison, shown, 0, prompt)
+    except EndpointError as exc:
+        return ComparisonResult.pending_retry(f"{ARENA} judge: {exc}", result)
+    accounting = _accounting(graded)
+    if graded.value is None or not isinstance(graded.parsed, dict):
+        return ComparisonResult.pending_retry(
+            f"{ARENA} judge: {graded.error or 'no answer'}", {**result, "accounting": accounting}
+        )
+    names = (shown[0].system, shown[1].system)
+    said = str(graded.parsed["winner"])
+    label = reference_label(said)
+    order = {
+        "shown_a": names[0],
+        "shown_b": names[1],
+        "label": label or said,
+        "winner": None if label is None else _winner_system(label, names),
+        "reason": str(graded.parsed["reason"]),
+    }
+    result.update(
+        orders=[order],
+        agreed=True,
+        winner=order["winner"],
+        skipped=label is None,
+        accounting=accounting,
+        judged_at_ns=judged_now(),
     )
     return ComparisonResult.done(result)
 
@@ -374,10 +450,22 @@ def battles_of(record: ComparisonRecord) -> list[Battle]:
 
 
 def summarize_arena(ctx: RunContext) -> dict[str, Any]:
-    """Per dimension: the arena summary of its battles (replayed for Elo in key order) and
-    the counts of comparisons, order disagreements, dropped verdicts and parse failures."""
+    """Per dimension: the arena summary of its battles (online Elo replayed in judging order
+    under the reference protocol, in key order otherwise) and the counts of comparisons,
+    order disagreements, dropped and skipped verdicts and parse failures; ``protocol``
+    names the mode used."""
     options = arena_options(ctx.config)
-    records = sorted(ctx.store.comparisons.records(ARENA), key=lambda r: r.key)
+    # the reference's online Elo follows the judging order (when each verdict was given;
+    # verdicts stored without that time come last, by key); voxeval's replays the key order,
+    # which does not depend on how many comparisons ran at once
+    judging = options.protocol == "reference"
+    records = sorted(
+        ctx.store.comparisons.records(ARENA),
+        key=lambda r: (
+            int((r.result or {}).get("judged_at_ns") or 2**63) if judging else 0,
+            r.key,
+        ),
+    )
     battles: dict[str, list[Battle]] = defaultdict(list)
     counts: dict[str, dict[str, int]] = defaultdict(
         lambda: {
@@ -389,6 +477,7 @@ def summarize_arena(ctx: RunContext) -> dict[str, Any]:
             "dropped": 0,
             "parse_failures": 0,
             "judge_requests": 0,
+            "skipped": 0,
         }
     )
     # dimension -> system -> parse failures in the comparisons that system took part in
@@ -411,7 +500,9 @@ def summarize_arena(ctx: RunContext) -> dict[str, Any]:
             continue
         if not result.get("agreed", True):
             entry["order_disagreements"] += 1
-        if result.get("winner") is None:
+        if result.get("skipped"):
+            entry["skipped"] += 1
+        elif result.get("winner") is None:
             entry["dropped"] += 1
         for battle in battles_of(record):
             battles[dimension].append(replace(battle, order=len(battles[dimension])))
@@ -434,6 +525,8 @@ def summarize_arena(ctx: RunContext) -> dict[str, Any]:
             total[system] += failures
     return {
         "unit": "dialogue",
+        "protocol": options.protocol,
+        "elo_order": "judging" if judging else "key",
         "parse_failures": {
             "total": sum(c["parse_failures"] for c in counts.values()),
             "by_system": dict(sorted(total.items())),

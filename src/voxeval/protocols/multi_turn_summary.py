@@ -100,6 +100,10 @@ def _rubric_block(
     block: dict[str, Any] = {
         # what the judge got: "transcript" or "audio" (both when scored in both ways)
         "judged_from": "+".join(heard) or "transcript",
+        # voxeval's one call per dialogue, or the reference's general and sample calls
+        "protocol": "reference"
+        if any(r.details.get("protocol") == "reference" for r in rows)
+        else "voxeval",
         **overall.stats(seed),
         "by_level": levels.stats(seed, RUBRIC_LEVELS),
         "turns": turns.stats(seed, order),

@@ -199,7 +199,9 @@ class Judge:
                 {"type": "text", "text": user},
                 {"type": "input_audio", "input_audio": {"data": wav, "format": "wav"}},
             ]
-        return [{"role": "system", "content": system}, {"role": "user", "content": content}]
+        # an empty system prompt is left out (a reference prompt sent as the reference does)
+        head: list[Message] = [{"role": "system", "content": system}] if system else []
+        return [*head, {"role": "user", "content": content}]
 
     def grade(
         self,
@@ -222,7 +224,8 @@ class Judge:
         seed: int,
     ) -> JudgeResult:
         system, user = template.render(variables)
-        messages = self._messages(system, user, audio)
+        prompt = self._messages(system, user, audio)
+        messages = prompt
         schema = template.schema if template.output == "json" else None
         raw: list[str] = []
         failures = 0
@@ -258,7 +261,7 @@ class Judge:
                 failures += 1
                 problem = str(exc)
                 messages = [
-                    *messages[:2],
+                    *prompt,
                     {"role": "assistant", "content": response.text},
                     {"role": "user", "content": _RETRY_NOTE.format(problem=problem)},
                 ]

@@ -20,6 +20,12 @@ Both read either the annotated transcript (``rubric_mode: text``, the default) o
 cue "Turn N", the user's recording, a cue "Model's response" and the reply (the reference's
 layout; rendered by the protocol, ``DialogueScoringResources.hear``). The answer format and
 its checks are the same; ``judged_from`` in the details says which input was used.
+
+With ``rubric_protocol: reference`` the ``rubric`` metric makes the reference's two audio-judge
+calls per dialogue: the general prompt (general and dimension criteria) and the sample prompt
+(sample criteria), each the dataset's own prompt when the suite carries it (sent as the
+reference sends it: the prompt text with the audio, no system message), else voxeval's prompt
+for those criteria. The value is the share of all criteria met, as in voxeval's one call.
 """
 
 from __future__ import annotations
@@ -220,6 +226,77 @@ def _judged(
     )
 
 
+# (name of the call, levels it covers, the dataset prompt that asks for them)
+REFERENCE_CALLS = (
+    ("general", ("general", "dimension"), "rubric_prompt_general"),
+    ("sample", ("sample",), "rubric_prompt_specific"),
+)
+
+
+def _dataset_template(ids: Sequence[str], prompt: str) -> RatedTemplate:
+    return RatedTemplate(
+        name="mtalk-rubric-reference",
+        system="",
+        user=prompt.replace("{", "{{").replace("}", "}}"),  # sent verbatim
+        output="json",
+        min_score=0,
+        max_score=1,
+        integer=False,
+        schema=None,
+        rate=_rate_exactly(ids),
+    )
+
+
+def _reference_calls(
+    judge: Judge, record: DialogueRecord, resources: DialogueScoringResources
+) -> Score:
+    """The reference's calls (see the module doc); pending as soon as one call is."""
+    values: dict[str, int] = {}
+    calls: dict[str, str] = {}
+    accounting: dict[str, Any] = {}
+    audio = resources.hear(record, len(record.turns)) if resources.hear is not None else None
+    for name, levels, field in REFERENCE_CALLS:
+        chosen = [c for c in record.criteria if c.level in levels]
+        if not chosen:
+            continue
+        ids = [c.id for c in chosen]
+        prompt = record.prompts.get(field)
+        template = (
+            _dataset_template(ids, prompt)
+            if prompt
+            else rubric_template(ids, resources.rubric_mode)
+        )
+        calls[name] = "dataset" if prompt else "voxeval"
+        facts = {"dialogue": record.dialogue_id, "call": name}
+        score = run_judge(
+            judge, template, _variables(record, record.turns, chosen), _builder(chosen), facts,
+            audio=audio,
+        )  # fmt: skip
+        for key in ("judge_calls", "judge_requests", "parse_failures"):
+            accounting[key] = accounting.get(key, 0) + int(score.details.get(key) or 0)
+        if score.pending or not score.ran:
+            return Score(
+                value=None,
+                details={**accounting, "failed_call": name, "calls": calls},
+                error=f"{name} call: {score.error}",
+                pending=score.pending,
+            )
+        values.update(score.details["criteria"])
+    answer = {c.id: values[c.id] for c in record.criteria}
+    built = _builder(record.criteria)(sum(answer.values()) / len(answer), answer)
+    return Score(
+        value=built.value,
+        details={
+            **built.details,
+            **accounting,
+            "calls": calls,
+            "protocol": "reference",
+            "judge": judge.identity(),
+            "judged_from": "audio" if resources.rubric_mode == "audio" else "transcript",
+        },
+    )
+
+
 @register("metric", "rubric")
 @better_when("higher")
 @failure_value(FailureValue(0.0, None, "a failed dialogue meets no criterion"))
@@ -227,6 +304,8 @@ def rubric(record: DialogueRecord, resources: DialogueScoringResources) -> Score
     if not record.criteria:
         return Score.not_run(f"dialogue {record.dialogue_id!r} has no accepted criteria")
     judge = rubric_judge(resources)  # ProviderUnavailable -> not run with the reason
+    if resources.rubric_protocol == "reference":
+        return _reference_calls(judge, record, resources)
     return _judged(judge, record, record.turns, record.criteria, resources)
 
 
