@@ -5,8 +5,9 @@ comparison file of the audio mode.
 The audio file of one presentation order is: the cue "dialogue with model A", then per turn
 the cue "turn N", the user's audio, the cue "model's response" and the reply audio; then the
 same for model B. Every segment is separated by one second of silence. Cues are spoken by our
-own TTS; a turn without stored user audio has its transcript spoken by the same voice, a turn
-without reply audio the cue "no spoken response"."""
+own TTS; a turn without stored user audio has its transcript spoken by the same voice, a
+transcript-only reply (a released reply whose recording is absent) its text, and a turn
+without any reply audio the cue "no spoken response"."""
 
 from __future__ import annotations
 
@@ -41,6 +42,8 @@ class StoredTurn:
     reply_text: str | None
     reply_audio: Path | None
     reply_duration_s: float | None
+    # a released reply whose recording is absent: its text is the reply (spoken, if heard)
+    reply_transcript_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,7 @@ def load_dialogue(folder: Path) -> StoredDialogue:
                     raw.get("reply_audio"), folder, path, f"{where}.reply_audio"
                 ),
                 reply_duration_s=None if duration is None else float(duration),
+                reply_transcript_only=bool(raw.get("reply_transcript_only")),
             )
         )
     return StoredDialogue(
@@ -160,6 +164,8 @@ def turn_segments(
         segments.append((f"cue: {prefix}turn {turn.index} response", speak("Model's response.")))
         if turn.reply_audio is not None and turn.reply_audio.is_file():
             reply = read_audio(turn.reply_audio)
+        elif turn.reply_transcript_only and spoken_text(turn.reply_text or ""):
+            reply = speak(spoken_text(turn.reply_text or ""))
         else:
             reply = speak(NO_SPOKEN_REPLY_CUE)
         segments.append((f"{prefix}turn {turn.index} reply", reply))
