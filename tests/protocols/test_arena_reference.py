@@ -14,6 +14,7 @@ import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
 from tests.protocols.arena_runs import arena_context, preferring_judge, shown_sides
+from voxeval.protocols.arena_judgements import arena_judgements
 from voxeval.protocols.comparison import Comparison
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.multi_turn_arena import (
@@ -107,6 +108,9 @@ def test_one_request_per_comparison_and_elo_in_judging_order(tmp_path: Path) -> 
     assert by_key != pytest.approx(expected, abs=1e-9)
     markdown = render_markdown({"systems": {}, "arena": summary})
     assert "Protocol mode reference" in markdown
+    # the bias analyses read the 8 verdicts given, not the skipped one
+    judgements = arena_judgements(ctx.store)
+    assert len(judgements) == 8 and all(j.winner in ("alpha", "beta", "gamma") for j in judgements)
 
 
 def _run(ctx: RunContext, comparisons: list[Comparison]) -> None:

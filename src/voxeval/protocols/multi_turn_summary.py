@@ -123,16 +123,22 @@ def _rubric_block(
 
 def judge_accounting(rows: Sequence[ScoreRow]) -> dict[str, Any]:
     """Judge calls and parse failures (unknown, missing or malformed criterion answers) over
-    the judged metrics."""
+    the judged metrics, in all and per dimension."""
     calls = failures = 0
+    by_dimension: dict[str, dict[str, int]] = defaultdict(lambda: {"calls": 0, "parse_failures": 0})
     for row in rows:
         if row.metric in JUDGED:
-            calls += int(row.details.get("judge_calls") or 0)
-            failures += int(row.details.get("parse_failures") or 0)
+            row_calls = int(row.details.get("judge_calls") or 0)
+            row_failures = int(row.details.get("parse_failures") or 0)
+            calls += row_calls
+            failures += row_failures
+            by_dimension[row.category]["calls"] += row_calls
+            by_dimension[row.category]["parse_failures"] += row_failures
     return {
         "calls": calls,
         "parse_failures": failures,
         "parse_failure_rate": failures / calls if calls else None,
+        "by_dimension": dict(sorted(by_dimension.items())),
     }
 
 

@@ -228,6 +228,16 @@ def reliability_blocks(judge: Any, transcripts: Any) -> list[Block]:
             f"judge calls {judge.get('calls', 0)}, parse failures "
             f"{judge.get('parse_failures', 0)} (rate {fmt_num(judge.get('parse_failure_rate'))})"
         )
+        per_dimension = judge.get("by_dimension")
+        if isinstance(per_dimension, Mapping) and len(per_dimension) > 1:
+            items.append(
+                "parse failures by dimension: "
+                + ", ".join(
+                    f"{dim} {c.get('parse_failures', 0)} of {c.get('calls', 0)} calls"
+                    for dim, c in per_dimension.items()
+                    if isinstance(c, Mapping)
+                )
+            )
         if "transcripts_without_score" in judge:
             items.append(
                 f"transcripts the judge gave no readable score: "
