@@ -14,6 +14,9 @@ Unit folder (``items/<dialogue>/<system>/<trial>/``):
     interrupted unit goes on from the first unanswered turn instead of starting again.
 Scoring reads only these files (and the suite's criteria): ``voxeval score`` never calls a
 system.
+
+A user turn without a recording (a transcript-only import) is passed as its words alone; a
+system that cannot answer it fails the unit on our side (cause ``input``), not as its fault.
 """
 
 from __future__ import annotations
@@ -71,6 +74,10 @@ CONDITION = "clean"
 DEFAULT_REPLY_ASR = ProviderSpec(provider="whisper-tiny-en")
 # Raised while the system answers, yet not its fault (see single_turn).
 NOT_SYSTEM_FAULTS = (HarnessFault, ConfigError, ProviderUnavailable, MissingReply)
+
+
+class TranscriptOnlyTurn(VoxevalError):
+    """A system could not answer a user turn that has no recording: an input fault."""
 
 
 def reply_wav(index: int) -> str:
@@ -243,6 +250,15 @@ class MultiTurnProtocol:
                 record_system_usage(ctx, unit, None, meter, heard=heard)
                 raise  # our side, or a setup problem: the runner retries or fails the unit
             except Exception as exc:
+                if heard is None:
+                    # the turn has no recording (a transcript-only import): the system had
+                    # only its words, so its failure is our input's, not the system's
+                    record_system_usage(ctx, unit, None, meter, heard=heard)
+                    raise TranscriptOnlyTurn(
+                        f"dialogue {dialogue.id!r} turn {index} has no recording "
+                        f"(transcript-only); system {unit.system!r} could not answer its "
+                        f"words alone: {exc}"
+                    ) from exc
                 fault = classify_system_fault(exc, f"system {unit.system!r} at turn {index}")
                 failed = _turn_json(index, dialogue, None, None)
                 failed["timing"] = {"wall_s": time.perf_counter() - started}
