@@ -50,33 +50,53 @@ def test_loads_every_dimension_with_zero_hand_edits(tmp_path: Path) -> None:
     assert result.problems == []
 
 
-def test_a_missing_question_recording_is_named_and_drops_its_dialogue(tmp_path: Path) -> None:
+def test_a_missing_question_recording_loads_the_turn_transcript_only(tmp_path: Path) -> None:
     sample = write_model_outputs(tmp_path)
     gone = sample.parent / "audio_new/scene3/record_3-2/3-2-turn2_sem.wav"
     gone.unlink()
     result = import_model_outputs(sample)
+    assert result.problems == []
+    sem = {d.id: d for d in result.dialogues}["sem-3-2"]
+    assert sem.turns[1].audio is None
+    assert sem.turns[1].transcript == "user words of sem 3-2 turn 2"
+    assert result.absent_audio == [
+        "sem-3-2 turn 2 question: ./audio_new/scene3/record_3-2/3-2-turn2_sem.wav"
+    ]
+    assert result.audio_counts()["questions"] == {
+        "total": 9, "with_audio": 8, "transcript_only": 1
+    }  # fmt: skip
+    # a recording that is there but empty is still a problem, and drops its dialogue
+    gone.write_bytes(b"")
+    result = import_model_outputs(sample)
     assert "sem-3-2" not in [d.id for d in result.dialogues]
-    assert len(result.problems) == 1
-    problem = result.problems[0]
-    assert problem.field == "question"
-    assert problem.where == "'Semantic information'[1] turn 2"
-    assert str(gone.resolve()) in problem.message
+    [problem] = result.problems
+    assert (problem.field, problem.where) == ("question", "'Semantic information'[1] turn 2")
     assert all(not r.item_id.startswith("sem-3-2") for r in result.replies["GPT-4o"])
-    with pytest.raises(ConfigError, match=r"3-2-turn2_sem\.wav"):
+    with pytest.raises(ConfigError, match=r"3-2-turn2_sem\.wav: empty file"):
         load_model_outputs(sample)
 
 
-def test_a_missing_reply_drops_that_reply_only(tmp_path: Path) -> None:
+def test_a_missing_reply_recording_replays_its_transcript(tmp_path: Path) -> None:
     sample = write_model_outputs(tmp_path)
     gone = sample.parent / "model_output/qwen2.5-omni-7b/scene1/record_1-1/1-1-turn2_amb_answer.wav"
     gone.unlink()
     result = import_model_outputs(sample)
-    assert "amb-1-1" in [d.id for d in result.dialogues]
+    assert result.problems == []
+    qwen = {r.item_id: r for r in result.replies["Qwen-Omni"]}
+    assert qwen["amb-1-1.turn2"].audio is None
+    assert qwen["amb-1-1.turn2"].text == "Qwen-Omni says turn 2 of 1-1"
+    assert qwen["amb-1-1.turn1"].audio is not None
+    # without a transcription there is nothing to replay: a problem, that reply dropped
+    data = json.loads(sample.read_text())
+    data["Ambient sound"][0][1]["dialogue_transcription"].pop("Qwen-Omni")
+    sample.write_text(json.dumps(data))
+    result = import_model_outputs(sample)
     [problem] = result.problems
     assert problem.field == "dialogue.Qwen-Omni"
     assert "1-1-turn2_amb_answer.wav" in problem.message
-    qwen = {r.item_id for r in result.replies["Qwen-Omni"]}
-    assert "amb-1-1.turn2" not in qwen and "amb-1-1.turn1" in qwen
+    assert "no dialogue_transcription" in problem.message
+    qwen_ids = {r.item_id for r in result.replies["Qwen-Omni"]}
+    assert "amb-1-1.turn2" not in qwen_ids and "amb-1-1.turn1" in qwen_ids
     assert "amb-1-1.turn2" in {r.item_id for r in result.replies["GPT-4o"]}
 
 
@@ -93,8 +113,8 @@ def test_unknown_top_level_key_and_pathless_question_are_reported(tmp_path: Path
     sample.write_text(json.dumps(data))
     result = import_model_outputs(sample)
     fields = sorted((p.where, p.field) for p in result.problems)
+    # the path names no record (its recording, found nowhere, would load transcript-only)
     assert fields == [
-        ("'Ambient sound'[0] turn 1", "question"),
         ("'Ambient sound'[0] turn 1", "question"),
         ("'Ambient sound'[0] turn 2", "question_transcription"),
     ]
@@ -110,8 +130,12 @@ def test_audio_root_progress_and_an_empty_recording(tmp_path: Path) -> None:
     result = import_model_outputs(sample, lambda d, t: calls.append((d, t)), audio_root=tmp_path)
     assert result.problems == [] and len(result.dialogues) == 4
     assert calls == [(1, 4), (2, 4), (3, 4), (4, 4)]
-    with pytest.raises(ConfigError, match="no dialogue could be read"):
-        import_model_outputs(sample)  # relative to data/: nothing is there
+    # without a root, the folder above data/ is searched too (the reference's own base)
+    assert import_model_outputs(sample).audio_counts()["replies"]["with_audio"] == 18
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    with pytest.raises(ConfigError, match="audio root folder not found"):
+        import_model_outputs(sample, audio_root=other / "nothing")
     empty = tmp_path / "model_output/GPT4o/scene1/record_1-1/1-1-turn1_sem_answer.wav"
     empty.write_bytes(b"")
     result = import_model_outputs(sample, audio_root=tmp_path)

@@ -83,13 +83,13 @@ def test_dataset_folder_with_progress_and_text_summary(tmp_path: Path) -> None:
 def test_unreadable_turns_stop_the_import_unless_skipped(tmp_path: Path) -> None:
     sample = write_model_outputs(tmp_path / "release")
     gone = sample.parent / "audio_new/scene1/record_1-1/1-1-turn2_para.wav"
-    gone.unlink()
+    gone.write_bytes(b"")  # there, but unreadable (an absent one loads transcript-only)
     out = tmp_path / "mtalk"
     result = runner.invoke(app, ["mtalk-suite", str(sample), "-o", str(out)])
     assert result.exit_code == 2
     compact = "".join(result.output.split())  # the console folds long lines, even in paths
-    assert "'Paralinguisticinformation'[0]turn2:question:audiofilenotfound:" in compact
-    assert str(gone.resolve()) in compact
+    assert "'Paralinguisticinformation'[0]turn2:question:" in compact
+    assert f"{gone.resolve()}:emptyfile" in compact
     assert "--skip-unreadable" in result.output
     assert not (out / "suite.yaml").exists()
     result = runner.invoke(
@@ -99,7 +99,8 @@ def test_unreadable_turns_stop_the_import_unless_skipped(tmp_path: Path) -> None
     written = json.loads(result.stdout)
     assert written["dialogues"] == 3
     [problem] = written["problem_list"]
-    assert problem["field"] == "question" and problem["message"].endswith("1-1-turn2_para.wav")
+    assert problem["field"] == "question"
+    assert problem["message"].endswith("1-1-turn2_para.wav: empty file")
     report = json.loads((out / "import.json").read_text())
     assert report["problem_list"] == written["problem_list"]
 

@@ -33,6 +33,19 @@ def test_valid_plan_notes_the_missing_judge(tmp_path) -> None:
     assert "no judge configured: the rubric metrics (rubric, rubric_turns) will be not_run" in out
 
 
+def test_audio_rubrics_note_the_missing_audio_judge(tmp_path) -> None:
+    path = config_file(tmp_path, metrics=["rubric"], scoring={"rubric": {"mode": "audio"}})
+    result = CliRunner().invoke(app, ["validate", str(path)])
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.output.split())
+    assert "no audio judge configured: the rubric metrics (rubric, rubric_turns) judge" in out
+    assert "no judge configured" not in out
+    bad = config_file(tmp_path, scoring={"rubric": {"protocol": "reference", "mode": "text"}})
+    result = CliRunner().invoke(app, ["validate", str(bad)])
+    assert result.exit_code != 0
+    assert "protocol reference judges from audio" in " ".join(result.output.split())
+
+
 def test_every_mistake_is_listed(tmp_path) -> None:
     path = config_file(
         tmp_path,

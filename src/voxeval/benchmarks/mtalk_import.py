@@ -11,6 +11,11 @@ each naming the file, where in it, and the field.
     DIR/replies/<model>.jsonl               a replay manifest per model
     DIR/systems.yaml                        ``systems:`` with one ``replay`` system per model
     DIR/import.json                         counts and problems of the import
+
+A turn or reply whose recording is absent loads transcript-only: the suite's turn has no
+``audio`` and the manifest row ``"audio": null, "transcript_only": true`` (a replay then
+answers with the released text alone). The import counts them (``audio`` in the counts,
+``absent_audio`` lists each one) and the suite's metadata carries the same counts.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import yaml
 from voxeval import atomic_files
 from voxeval.benchmarks.dialogue import Dialogue
 from voxeval.benchmarks.dialogue_suite import relative_path, write_dialogue_suite
+from voxeval.benchmarks.transcript_cues import cue_warnings
 
 # Called as progress(done, total) while rows or dialogues are read.
 Progress = Callable[[int, int], None]
@@ -55,7 +61,7 @@ class ReleasedReply:
     """One model's released reply to one user turn."""
 
     item_id: str
-    audio: str  # absolute path
+    audio: str | None  # absolute path; None: the recording is absent (transcript-only)
     text: str | None = None
 
 
@@ -68,6 +74,8 @@ class MTalkImport:
     problems: list[ImportProblem] = field(default_factory=list)
     # Audio files the import created (embedded recordings), removed by ``discard_written``.
     written: list[str] = field(default_factory=list)
+    # "<dialogue> <part>: <path>" of every recording found nowhere (loaded transcript-only)
+    absent_audio: list[str] = field(default_factory=list)
 
     def discard_written(self) -> None:
         """Remove the recordings the import wrote (and their folder, once empty)."""
@@ -93,6 +101,31 @@ class MTalkImport:
                 out[model] = missing
         return out
 
+    def audio_counts(self) -> dict[str, dict[str, int]]:
+        """Recordings found of the user turns (``questions``) and of the replies, and how
+        many of each load transcript-only."""
+        turns = [t for d in self.dialogues for t in d.turns]
+        replies = [r for rows in self.replies.values() for r in rows]
+        found_q = sum(t.audio is not None for t in turns)
+        found_r = sum(r.audio is not None for r in replies)
+        return {
+            "questions": {
+                "total": len(turns),
+                "with_audio": found_q,
+                "transcript_only": len(turns) - found_q,
+            },
+            "replies": {
+                "total": len(replies),
+                "with_audio": found_r,
+                "transcript_only": len(replies) - found_r,
+            },
+        }
+
+    def warnings(self) -> list[str]:
+        """Dimensions whose cue is only in the audio, for dialogues whose transcripts do not
+        annotate it (a transcript judge cannot perceive it)."""
+        return cue_warnings(self.dialogues)
+
     def counts(self) -> dict[str, Any]:
         return {
             "dialogues": len(self.dialogues),
@@ -100,22 +133,37 @@ class MTalkImport:
             "models": {name: len(rows) for name, rows in sorted(self.replies.items())},
             "unanswered": self.unanswered(),
             "problems": len(self.problems),
+            "audio": self.audio_counts(),
+            "absent_audio": list(self.absent_audio),
+            "warnings": self.warnings(),
         }
 
     def summary(self) -> str:
-        """One line of counts, then one line per problem."""
+        """One line of counts, one of recordings, then one line per problem and warning."""
         counts = self.counts()
         head = (
             f"{self.layout} {self.source}: {counts['dialogues']} dialogues, "
             f"{counts['turns']} user turns, {len(self.replies)} models, "
             f"{counts['problems']} problems"
         )
+        q, r = counts["audio"]["questions"], counts["audio"]["replies"]
+        audio = (
+            f"  recordings found: {q['with_audio']} of {q['total']} user turns, "
+            f"{r['with_audio']} of {r['total']} replies"
+        )
+        if q["transcript_only"] or r["transcript_only"]:
+            audio += (
+                f"; transcript-only: {q['transcript_only']} user turns, "
+                f"{r['transcript_only']} replies (their audio is absent: judges read the "
+                "transcription)"
+            )
         gaps = [
             f"  {model}: no released reply to every turn of {len(ids)} dialogue(s) "
             f"({', '.join(ids[:5])}{', ...' if len(ids) > 5 else ''}); a replay run fails them"
             for model, ids in counts["unanswered"].items()
         ]
-        return "\n".join([head, *(f"  {p}" for p in self.problems), *gaps])
+        warnings = [f"  warning: {w}" for w in counts["warnings"]]
+        return "\n".join([head, audio, *(f"  {p}" for p in self.problems), *gaps, *warnings])
 
 
 def model_file_name(model: str, taken: set[str]) -> str:
@@ -139,7 +187,11 @@ def write_mtalk_suite(
         folder,
         name,
         description or f"MTalk-Bench {imported.layout} release read from {imported.source}",
-        metadata={"imported_from": imported.source, "layout": imported.layout},
+        metadata={
+            "imported_from": imported.source,
+            "layout": imported.layout,
+            "audio": imported.audio_counts(),
+        },
     )
     systems: list[dict[str, Any]] = []
     manifests: dict[str, str] = {}
@@ -151,8 +203,12 @@ def write_mtalk_suite(
         for reply in imported.replies[model]:
             row: dict[str, Any] = {
                 "item_id": reply.item_id,
-                "audio": relative_path(reply.audio, manifest.parent),
+                "audio": None
+                if reply.audio is None
+                else relative_path(reply.audio, manifest.parent),
             }
+            if reply.audio is None:
+                row["transcript_only"] = True
             if reply.text is not None:
                 row["text"] = reply.text
             rows.append(row)

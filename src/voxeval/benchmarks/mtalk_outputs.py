@@ -11,16 +11,21 @@ The top level has the keys ``"Semantic information"``, ``"Paralinguistic informa
 
 The dialogue number is only in the question path (``record_(\\d+-\\d+)``); the dialogue id is
 the dimension code and that number (``sem-1-1``). Its first part is the scene, which names the
-scenario (scenes 1..9 in the paper's order). Paths are relative to the file's folder (or to a
-given audio root). A missing, empty or over-long recording is a problem naming the file: a
-bad question recording drops its dialogue, a bad reply drops that model's reply to that turn
-(its replay then fails on that turn, visibly).
+scenario (scenes 1..9 in the paper's order). Paths are looked up under the given audio roots,
+then the file's folder and the folder above it (``mtalk_audio_search``: also by file name in a
+root's ``static/audio/``, where the public repository keeps its question recordings). A
+recording found nowhere is not an error: that turn or reply loads transcript-only (its
+transcription is what a judge reads), and the import counts and lists those parts. A reply
+with neither audio nor transcription, or an empty or over-long recording, is a problem naming
+the file: a bad question recording drops its dialogue, a bad reply drops that model's reply to
+that turn (its replay then fails on that turn, visibly).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +33,7 @@ from pydantic import ValidationError
 
 from voxeval.audio import AudioLimits, probe_audio
 from voxeval.benchmarks.dialogue import Dialogue, turn_item_id
+from voxeval.benchmarks.mtalk_audio_search import AudioSearch, paths_in
 from voxeval.benchmarks.mtalk_import import MTalkImport, Progress, ReleasedReply
 from voxeval.benchmarks.mtalk_taxonomy import (
     CODE_OF_DIMENSION,
@@ -82,10 +88,10 @@ def is_model_outputs_file(path: Path) -> bool:
 class _Turns:
     """Reads one dialogue's turns, recording problems in the import."""
 
-    def __init__(self, result: MTalkImport, file: Path, base: Path, where: str) -> None:
+    def __init__(self, result: MTalkImport, file: Path, search: AudioSearch, where: str) -> None:
         self.result = result
         self.file = file
-        self.base = base
+        self.search = search
         self.where = where
         self.user_ok = True
 
@@ -93,35 +99,43 @@ class _Turns:
         self.result.problem(self.file, where, field_name, message)
         self.user_ok = self.user_ok and not user
 
-    def audio(self, value: Any, where: str, field_name: str, *, user: bool) -> str | None:
+    def audio(
+        self, value: Any, where: str, field_name: str, *, user: bool
+    ) -> tuple[str | None, bool]:
+        """(the recording's absolute path, or None; whether it is absent). An absent file is
+        not a problem (the part loads transcript-only); a malformed path or a bad file is."""
         if not isinstance(value, str) or not value.strip():
             self.problem(where, field_name, "expected an audio path", user=user)
-            return None
-        target = Path(value)
-        target = target if target.is_absolute() else (self.base / target).resolve()
-        if not target.is_file():
-            self.problem(where, field_name, f"audio file not found: {target}", user=user)
-            return None
+            return None, False
+        target = self.search.find(value)
+        if target is None:
+            return None, True
         try:
             if target.stat().st_size == 0:
                 raise AudioError(f"{target}: empty file")
             probe_audio(target, AudioLimits())
         except AudioError as exc:
             self.problem(where, field_name, str(exc), user=user)
-            return None
-        return str(target)
+            return None, False
+        return str(target), False
 
 
 def _read_dialogue(
-    raw: Any, dimension: Dimension, where: str, file: Path, base: Path, result: MTalkImport
+    raw: Any,
+    dimension: Dimension,
+    where: str,
+    file: Path,
+    search: AudioSearch,
+    result: MTalkImport,
 ) -> tuple[Dialogue, dict[str, list[ReleasedReply]]] | None:
     if not isinstance(raw, list) or not raw:
         result.problem(file, where, "<dialogue>", "expected a non-empty list of turns")
         return None
-    reader = _Turns(result, file, base, where)
+    reader = _Turns(result, file, search, where)
     numbers: set[str] = set()
     turns: list[dict[str, Any]] = []
-    replies: dict[str, list[tuple[int, str, str | None]]] = {}
+    replies: dict[str, list[tuple[int, str | None, str | None]]] = {}
+    absent: list[tuple[str, str]] = []  # (part, path) of the recordings found nowhere
     for position, turn in enumerate(raw, 1):
         at = f"{where} turn {position}"
         if not isinstance(turn, dict):
@@ -135,12 +149,14 @@ def _read_dialogue(
             reader.problem(at, "question", f"no record_N-M in {question!r}", user=True)
         else:
             numbers.add(number)
-        audio = reader.audio(question, at, "question", user=True)
+        audio, missing = reader.audio(question, at, "question", user=True)
         transcript = turn.get("question_transcription")
         if not isinstance(transcript, str) or not transcript.strip():
             reader.problem(at, "question_transcription", "missing or empty", user=True)
-        elif audio is not None:
+        elif audio is not None or missing:
             turns.append({"transcript": transcript.strip(), "audio": audio})
+            if missing:
+                absent.append((f"turn {position} question", str(question)))
         answers = turn.get("dialogue", {})
         texts = turn.get("dialogue_transcription", {})
         if not isinstance(answers, dict):
@@ -150,13 +166,23 @@ def _read_dialogue(
             reader.problem(at, "dialogue_transcription", "expected {model: text}", user=False)
             texts = {}
         for model, path in answers.items():
-            reply_audio = reader.audio(path, at, f"dialogue.{model}", user=False)
-            if reply_audio is None:
-                continue
+            reply_audio, missing = reader.audio(path, at, f"dialogue.{model}", user=False)
             text = texts.get(model)
-            replies.setdefault(str(model), []).append(
-                (position, reply_audio, text.strip() if isinstance(text, str) else None)
-            )
+            text = text.strip() if isinstance(text, str) and text.strip() else None
+            if missing and text is None:
+                reader.problem(
+                    at,
+                    f"dialogue.{model}",
+                    f"audio file not found ({path}) and no dialogue_transcription: "
+                    "nothing to replay",
+                    user=False,
+                )
+                continue
+            if reply_audio is None and not missing:
+                continue
+            if missing:
+                absent.append((f"turn {position} dialogue.{model}", str(path)))
+            replies.setdefault(str(model), []).append((position, reply_audio, text))
     if len(numbers) > 1:
         reader.problem(
             where, "question", f"turns name different records {sorted(numbers)}", user=True
@@ -182,22 +208,37 @@ def _read_dialogue(
         model: [ReleasedReply(turn_item_id(dialogue.id, n), a, t) for n, a, t in rows]
         for model, rows in replies.items()
     }
+    for part, path in absent:
+        result.absent_audio.append(f"{dialogue.id} {part}: {path}")
     return dialogue, released
 
 
 def import_model_outputs(
-    path: str | Path, progress: Progress | None = None, audio_root: str | Path | None = None
+    path: str | Path,
+    progress: Progress | None = None,
+    audio_root: str | Path | Sequence[str | Path] | None = None,
 ) -> MTalkImport:
     """Every readable dialogue and reply of a model-outputs file, and the problems found.
 
-    Audio paths are relative to the file's folder, or to ``audio_root`` when given (the
-    reference scripts resolve them from the repository root, one level above ``data/``).
+    Audio paths are searched under ``audio_root`` (one folder or several, in order), then
+    the file's folder and the folder above it (the reference scripts resolve them from the
+    repository root, one level above ``data/``); see ``mtalk_audio_search``. Recordings found
+    nowhere load transcript-only and are counted (``MTalkImport.absent_audio``).
     Raises ``ConfigError`` when the file itself cannot be read or no dialogue loads."""
     file = Path(path).resolve()
-    base = Path(audio_root).resolve() if audio_root is not None else file.parent
-    if not base.is_dir():
-        raise ConfigError(f"{base}: audio root folder not found")
+    given = (
+        []
+        if audio_root is None
+        else [audio_root]
+        if isinstance(audio_root, str | Path)
+        else list(audio_root)
+    )
+    roots = [Path(r).resolve() for r in given]
+    for root in roots:
+        if not root.is_dir():
+            raise ConfigError(f"{root}: audio root folder not found")
     data = read_model_outputs_file(file)
+    search = AudioSearch([*roots, file.parent, file.parent.parent], paths_in(data))
     result = MTalkImport(source=str(file), layout="model-outputs")
     work: list[tuple[str, int, Any]] = []
     for key, value in data.items():
@@ -208,7 +249,7 @@ def import_model_outputs(
     seen: dict[str, str] = {}
     for done, (key, index, raw) in enumerate(work, 1):
         where = f"{key!r}[{index}]"
-        read = _read_dialogue(raw, OUTPUT_FILE_KEYS[key], where, file, base, result)
+        read = _read_dialogue(raw, OUTPUT_FILE_KEYS[key], where, file, search, result)
         if progress is not None:
             progress(done, len(work))
         if read is None:

@@ -22,14 +22,18 @@ AUDIO_DIR = "audio"
 @friendly_errors
 def mtalk_suite(
     path: Path = typer.Argument(
-        ..., help="model-outputs file (sample.json layout) or dataset folder/file"
+        ...,
+        help="model-outputs file (sample.json layout) or the folder holding it, or a dataset "
+        "folder/file",
     ),
     out: Path = typer.Option(..., "-o", "--out", help="suite folder to write"),
     name: str | None = typer.Option(None, help="suite name (default: the folder's name)"),
-    audio_root: Path | None = typer.Option(
-        None,
+    audio_root: list[Path] = typer.Option(
+        [],
         "--audio-root",
-        help="folder a model-outputs file's audio paths are relative to (default: its folder)",
+        help="folder where a model-outputs file's recordings are searched first (repeatable; "
+        "then its folder and the one above, also by file name under static/audio/); "
+        "recordings found nowhere load transcript-only",
     ),
     outputs: list[Path] = typer.Option(
         [],

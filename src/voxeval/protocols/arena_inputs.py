@@ -5,8 +5,9 @@ comparison file of the audio mode.
 The audio file of one presentation order is: the cue "dialogue with model A", then per turn
 the cue "turn N", the user's audio, the cue "model's response" and the reply audio; then the
 same for model B. Every segment is separated by one second of silence. Cues are spoken by our
-own TTS; a turn without stored user audio has its transcript spoken by the same voice, a turn
-without reply audio the cue "no spoken response"."""
+own TTS; a turn without stored user audio has its transcript spoken by the same voice, a
+transcript-only reply (a released reply whose recording is absent) its text, and a turn
+without any reply audio the cue "no spoken response"."""
 
 from __future__ import annotations
 
@@ -41,6 +42,8 @@ class StoredTurn:
     reply_text: str | None
     reply_audio: Path | None
     reply_duration_s: float | None
+    # a released reply whose recording is absent: its text is the reply (spoken, if heard)
+    reply_transcript_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,7 @@ def load_dialogue(folder: Path) -> StoredDialogue:
                     raw.get("reply_audio"), folder, path, f"{where}.reply_audio"
                 ),
                 reply_duration_s=None if duration is None else float(duration),
+                reply_transcript_only=bool(raw.get("reply_transcript_only")),
             )
         )
     return StoredDialogue(
@@ -143,6 +147,31 @@ def spoken_text(text: str) -> str:
 Speak = Callable[[str], Audio]
 
 
+def turn_segments(
+    dialogue: StoredDialogue, speak: Speak, label: str = "", turns: int | None = None
+) -> list[tuple[str, Audio]]:
+    """Per turn (the first ``turns``, default all): the cue "turn N", the user's audio, the
+    cue "model's response" and the reply audio. ``label`` prefixes the segment names."""
+    segments: list[tuple[str, Audio]] = []
+    prefix = f"{label} " if label else ""
+    for turn in dialogue.turns[:turns]:
+        segments.append((f"cue: turn {turn.index}", speak(f"Turn {turn.index}.")))
+        if turn.user_audio is not None:
+            user = read_audio(turn.user_audio)
+        else:
+            user = speak(spoken_text(turn.user_text) or "silence")
+        segments.append((f"{prefix}turn {turn.index} user", user))
+        segments.append((f"cue: {prefix}turn {turn.index} response", speak("Model's response.")))
+        if turn.reply_audio is not None and turn.reply_audio.is_file():
+            reply = read_audio(turn.reply_audio)
+        elif turn.reply_transcript_only and spoken_text(turn.reply_text or ""):
+            reply = speak(spoken_text(turn.reply_text or ""))
+        else:
+            reply = speak(NO_SPOKEN_REPLY_CUE)
+        segments.append((f"{prefix}turn {turn.index} reply", reply))
+    return segments
+
+
 def comparison_segments(
     sides: Sequence[tuple[str, StoredDialogue]], speak: Speak
 ) -> list[tuple[str, Audio]]:
@@ -152,21 +181,7 @@ def comparison_segments(
         segments.append(
             (f"cue: dialogue with model {label}", speak(f"Dialogue with model {label}."))
         )
-        for turn in dialogue.turns:
-            segments.append((f"cue: turn {turn.index}", speak(f"Turn {turn.index}.")))
-            if turn.user_audio is not None:
-                user = read_audio(turn.user_audio)
-            else:
-                user = speak(spoken_text(turn.user_text) or "silence")
-            segments.append((f"{label} turn {turn.index} user", user))
-            segments.append(
-                (f"cue: {label} turn {turn.index} response", speak("Model's response."))
-            )
-            if turn.reply_audio is not None and turn.reply_audio.is_file():
-                reply = read_audio(turn.reply_audio)
-            else:
-                reply = speak(NO_SPOKEN_REPLY_CUE)
-            segments.append((f"{label} turn {turn.index} reply", reply))
+        segments += turn_segments(dialogue, speak, label)
     return segments
 
 
@@ -177,10 +192,27 @@ def render_comparison(
     the segment list beside it (``<target>.json``: names, starts and ends in seconds)."""
     if target.is_file():
         return read_audio(target)
+    return render_segments(target, comparison_segments(sides, speak))
+
+
+def render_dialogue(
+    target: Path, dialogue: StoredDialogue, speak: Speak, turns: int | None = None
+) -> Audio:
+    """One dialogue as a rubric judge hears it (the reference's layout: per turn the cue
+    "turn N", the user, the cue "model's response", the reply), rendered once to ``target``
+    with its segment list beside it."""
+    if target.is_file():
+        return read_audio(target)
+    return render_segments(target, turn_segments(dialogue, speak, turns=turns))
+
+
+def render_segments(target: Path, parts: Sequence[tuple[str, Audio]]) -> Audio:
+    """``parts`` joined with one second of silence between them, written to ``target`` with
+    the layout beside it."""
     # every part at the file's rate first, so the layout counts the samples actually written
     segments = [
         (name, part if part.rate == COMPARISON_RATE else resample(part, COMPARISON_RATE))
-        for name, part in comparison_segments(sides, speak)
+        for name, part in parts
     ]
     audio = concatenate([a for _, a in segments], SEGMENT_GAP_S, rate=COMPARISON_RATE)
     gap = round(SEGMENT_GAP_S * COMPARISON_RATE)

@@ -60,6 +60,8 @@ def arena_judgements(store: RunStore) -> list[PairwiseJudgement]:
         features = result.get("features") or {}
         item = item_of(str(result["dialogue"]), int(result.get("trial") or 0))
         for order in result.get("orders") or []:
+            if order.get("winner") is None:
+                continue  # a verdict the reference protocol skipped (neither A nor B)
             first, second = str(order["shown_a"]), str(order["shown_b"])
             winner = None if order["winner"] == "tie" else str(order["winner"])
             out.append(

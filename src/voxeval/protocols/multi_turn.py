@@ -5,13 +5,18 @@ its own earlier replies); the finished dialogue is judged against its rubric cri
 Unit folder (``items/<dialogue>/<system>/<trial>/``):
   - ``dialogue.json``  the dialogue as the system answered it (read by the arena step too):
     ``{"dialogue", "system", "trial", "dimension", "turns": [{"index", "user_text",
-    "user_audio", "reply_text", "reply_audio", "reply_duration_s", "timing"}]}``,
+    "user_audio", "reply_text", "reply_audio", "reply_duration_s", "timing"}]}`` (a turn a
+    replay answered from a released transcript alone also has ``"reply_transcript_only":
+    true``; a user turn without a recording has ``"user_audio": null``),
   - ``reply_<n>.wav``  the spoken reply to user turn n,
   - ``system_fault.json`` the system's fault, when it failed (the turns before it are kept),
   - ``turns.partial.json`` while the unit is under way: the turns answered so far, so an
     interrupted unit goes on from the first unanswered turn instead of starting again.
 Scoring reads only these files (and the suite's criteria): ``voxeval score`` never calls a
 system.
+
+A user turn without a recording (a transcript-only import) is passed as its words alone; a
+system that cannot answer it fails the unit on our side (cause ``input``), not as its fault.
 """
 
 from __future__ import annotations
@@ -20,14 +25,15 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from voxeval import atomic_files
 from voxeval.audio import Audio, audio_to_wav_bytes, read_audio
 from voxeval.benchmarks.dialogue import Dialogue, strip_tags, turn_item_id
 from voxeval.benchmarks.dialogue_suite import DialogueSuite, load_dialogue_suite
+from voxeval.benchmarks.transcript_cues import JudgedFrom, cue_warnings
 from voxeval.config import ProviderSpec, RunConfig, format_validation_error
 from voxeval.errors import (
     ConfigError,
@@ -38,6 +44,7 @@ from voxeval.errors import (
     classify_system_fault,
 )
 from voxeval.protocols import multi_turn_arena as arena
+from voxeval.protocols.arena_inputs import load_dialogue, render_segments, turn_segments
 from voxeval.protocols.comparison import Comparison
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
@@ -69,8 +76,41 @@ DEFAULT_REPLY_ASR = ProviderSpec(provider="whisper-tiny-en")
 NOT_SYSTEM_FAULTS = (HarnessFault, ConfigError, ProviderUnavailable, MissingReply)
 
 
+class TranscriptOnlyTurn(VoxevalError):
+    """A system could not answer a user turn that has no recording: an input fault."""
+
+
 def reply_wav(index: int) -> str:
     return f"reply_{index}.wav"
+
+
+def rubric_audio_wav(turns: int) -> str:
+    """The dialogue's first ``turns`` turns as the rubric's audio judge heard them."""
+    return f"rubric_audio.t{turns}.wav"
+
+
+class RubricOptions(BaseModel):
+    """``scoring.rubric``: what the rubric metrics' judge gets. ``mode: text`` (default) the
+    annotated transcript to ``judge:``; ``audio`` the dialogue's audio to ``audio_judge:``
+    (cues spoken by ``cue_tts``). ``protocol: reference`` makes the reference's two calls per
+    dialogue (general and sample prompts), from audio."""
+
+    model_config = ConfigDict(extra="forbid")
+    protocol: Literal["voxeval", "reference"] = "voxeval"
+    mode: Literal["text", "audio"] = "text"
+    cue_tts: str = Field(default="piper", min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reference_hears(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("protocol") == "reference":
+            if data.get("mode", "audio") != "audio":
+                raise ValueError(
+                    "protocol reference judges from audio (the dataset's rubric prompts carry "
+                    "no transcript): leave mode out or set mode: audio"
+                )
+            data = {**data, "mode": "audio"}
+        return data
 
 
 class MultiTurnScoring(BaseModel):
@@ -82,6 +122,7 @@ class MultiTurnScoring(BaseModel):
     arena: dict[str, Any] | None = Field(
         default=None, description="options of the arena comparison step (checked by it)"
     )
+    rubric: RubricOptions = Field(default_factory=RubricOptions)
 
 
 def scoring_options(ctx: RunContext) -> MultiTurnScoring:
@@ -89,6 +130,12 @@ def scoring_options(ctx: RunContext) -> MultiTurnScoring:
         return MultiTurnScoring.model_validate(ctx.config.scoring)
     except ValidationError as exc:
         raise ConfigError(format_validation_error("config scoring", exc)) from exc
+
+
+def transcript_only(reply: Reply) -> bool:
+    """A replayed reply whose recording is absent: its released text is the whole reply
+    (labelled, not a system fault; see ``systems.replay``)."""
+    return bool(reply.details.get("transcript_only")) and bool((reply.text or "").strip())
 
 
 def _turn_json(
@@ -99,6 +146,7 @@ def _turn_json(
     timing: dict[str, Any] = {}
     if reply is not None:
         timing = {**reply.timing, "wall_s": wall_s}
+    label = {"reply_transcript_only": True} if reply is not None and not has_audio else {}
     return {
         "index": index,
         "user_text": turn.transcript,
@@ -107,6 +155,7 @@ def _turn_json(
         "reply_audio": reply_wav(index) if has_audio else None,
         "reply_duration_s": reply.audio.duration if has_audio and reply and reply.audio else None,
         "timing": timing,
+        **label,
     }
 
 
@@ -191,7 +240,8 @@ class MultiTurnProtocol:
             try:
                 with metering_reply() as meter:
                     reply = system.reply(list(history))
-                if reply.audio is None or reply.audio.is_empty():
+                silent = reply.audio is None or reply.audio.is_empty()
+                if silent and not transcript_only(reply):
                     raise SystemFault(
                         f"system {unit.system!r} answered turn {index} without audio",
                         cause="no_audio",
@@ -200,6 +250,15 @@ class MultiTurnProtocol:
                 record_system_usage(ctx, unit, None, meter, heard=heard)
                 raise  # our side, or a setup problem: the runner retries or fails the unit
             except Exception as exc:
+                if heard is None:
+                    # the turn has no recording (a transcript-only import): the system had
+                    # only its words, so its failure is our input's, not the system's
+                    record_system_usage(ctx, unit, None, meter, heard=heard)
+                    raise TranscriptOnlyTurn(
+                        f"dialogue {dialogue.id!r} turn {index} has no recording "
+                        f"(transcript-only); system {unit.system!r} could not answer its "
+                        f"words alone: {exc}"
+                    ) from exc
                 fault = classify_system_fault(exc, f"system {unit.system!r} at turn {index}")
                 failed = _turn_json(index, dialogue, None, None)
                 failed["timing"] = {"wall_s": time.perf_counter() - started}
@@ -212,10 +271,10 @@ class MultiTurnProtocol:
                 record_system_usage(ctx, unit, details, meter, heard=heard)
                 raise fault from exc
             wall_s = time.perf_counter() - started
-            assert reply.audio is not None
-            atomic_files.write_bytes_atomic(
-                unit_dir / reply_wav(index), audio_to_wav_bytes(reply.audio)
-            )
+            if reply.audio is not None and not reply.audio.is_empty():
+                atomic_files.write_bytes_atomic(
+                    unit_dir / reply_wav(index), audio_to_wav_bytes(reply.audio)
+                )
             stored = _turn_json(index, dialogue, reply, wall_s)
             done.append(stored)
             atomic_files.write_json_atomic(unit_dir / PARTIAL_JSON, {**header, "turns": done})
@@ -253,7 +312,8 @@ class MultiTurnProtocol:
                 break
             audio = stored.get("reply_audio")
             said = dialogue.turns[expected - 1].transcript
-            if stored.get("user_text") != said or not audio or not (unit_dir / audio).is_file():
+            heard = stored.get("reply_transcript_only") or (audio and (unit_dir / audio).is_file())
+            if stored.get("user_text") != said or not heard:
                 break
             kept.append(stored)
         return kept
@@ -283,7 +343,35 @@ class MultiTurnProtocol:
                         counted, max_attempts=opts.judge_attempts, repeats=opts.judge_repeats
                     )
 
-                self._resources = DialogueScoringResources(judge=judge)
+                def audio_judge() -> Judge:
+                    heard = ctx.audio_judge()
+                    if heard is None:
+                        reason = ctx.audio_judge_unavailable_reason() or "no audio judge"
+                        raise ProviderUnavailable(f"rubric mode audio: {reason}")
+                    counted = AttributedProvider(heard, "judge", ("chat",))
+                    return Judge(
+                        counted,
+                        modality="audio",
+                        max_attempts=opts.judge_attempts,
+                        repeats=opts.judge_repeats,
+                    )
+
+                def hear(record: DialogueRecord, turns: int) -> Audio:
+                    if record.unit_dir is None:
+                        raise VoxevalError(f"dialogue {record.dialogue_id!r}: no unit folder")
+                    stored = load_dialogue(record.unit_dir)
+                    tts = ctx.provider("tts", opts.rubric.cue_tts)
+                    # rendered afresh each time: the stored replies may have changed
+                    parts = turn_segments(stored, lambda text: tts.synthesize(text), turns=turns)
+                    return render_segments(record.unit_dir / rubric_audio_wav(turns), parts)
+
+                self._resources = DialogueScoringResources(
+                    judge=judge,
+                    audio_judge=audio_judge,
+                    hear=hear,
+                    rubric_mode=opts.rubric.mode,
+                    rubric_protocol=opts.rubric.protocol,
+                )
             return self._resources
 
     def stored_fault(self, unit: WorkUnit, ctx: RunContext) -> dict[str, Any] | None:
@@ -313,6 +401,11 @@ class MultiTurnProtocol:
             tier1=dialogue.capability.tier1 if dialogue.capability else None,
             criteria=tuple(RubricCriterion(c.id, c.level, c.text) for c in dialogue.rubrics.used()),
             unit_dir=unit_dir,
+            prompts={
+                str(k): str(v)
+                for k, v in dict(dialogue.metadata.get("reference_prompts") or {}).items()
+                if isinstance(v, str)
+            },
         )
 
     @staticmethod
@@ -368,9 +461,20 @@ class MultiTurnProtocol:
         return arena.compare_arena(comparison, ctx)
 
     def summarize_comparisons(self, ctx: RunContext) -> dict[str, Any]:
-        if not ctx.store.comparisons.records(arena.ARENA):
+        records = ctx.store.comparisons.records(arena.ARENA)
+        if not records:
             return {}
-        return {arena.ARENA: arena.summarize_arena(ctx)}
+        summary = arena.summarize_arena(ctx)
+        try:
+            dialogues = self.suite(ctx).by_id()
+        except VoxevalError:
+            dialogues = {}
+        compared = sorted({str(r.result.get("dialogue")) for r in records if r.status == "done"})
+        heard: JudgedFrom = "audio" if summary.get("mode") == "audio" else "transcript"
+        warnings = cue_warnings([dialogues[d] for d in compared if d in dialogues], heard)
+        if warnings:
+            summary["warnings"] = warnings
+        return {arena.ARENA: summary}
 
     # -- summarize ----------------------------------------------------------------------------
 
@@ -380,4 +484,5 @@ class MultiTurnProtocol:
         except VoxevalError:
             dialogues = {}  # the suite is gone: no capability breakdown, no turn counts
         metrics = list(ctx.config.metrics or DEFAULT_METRICS)
-        return summarize_multi_turn(ctx, metrics, dialogues)
+        heard: JudgedFrom = "audio" if scoring_options(ctx).rubric.mode == "audio" else "transcript"
+        return summarize_multi_turn(ctx, metrics, dialogues, heard)

@@ -6,6 +6,11 @@ comparison counts as a tie (``disagreement: tie``, the default) or is left out o
 
 Options (``scoring: {arena: {...}}`` of the run config):
 
+- ``protocol``: ``both_orders`` (voxeval's, the default: both presentation orders, ties
+  allowed) or ``reference`` (the MTalk-Bench reference's: one seeded order per comparison,
+  verdicts limited to A or B, others skipped and counted, the dataset's own prompt when the
+  suite carries it; ``voxeval.protocols.arena_reference``). With ``reference`` the input
+  mode defaults to ``audio`` and the pairing to ``adaptive``, as the reference runs;
 - ``pairing``: ``all`` (every pair of systems on every dialogue) or ``adaptive`` (one pair
   per dialogue, drawn among the 3 pairs with the closest current Elo ratings, as MTalk-Bench
   does, after pairs that link systems not yet compared; planned ``batch`` dialogues at a
@@ -21,7 +26,10 @@ Options (``scoring: {arena: {...}}`` of the run config):
 The summary gives, per dimension, Elo (replayed in judging order: the order the verdicts were
 stored) and Bradley-Terry, both with intervals and rank intervals, the
 style-controlled ratings (reply words and seconds) and the win matrix
-(``voxeval.analysis.arena_summary``), plus counts of order disagreements and parse failures."""
+(``voxeval.analysis.arena_summary``), plus counts of order disagreements, judge requests and
+parse failures, and the parse failures per system (those of the comparisons it took part in).
+The judge's provider never retries bad JSON by itself under a judge, so ``judge_attempts`` is
+the number of requests per verdict and every malformed answer is counted."""
 
 from __future__ import annotations
 
@@ -31,7 +39,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from voxeval.analysis.arena_pairing import AdaptivePairing
 from voxeval.analysis.arena_summary import arena_summary
@@ -46,6 +54,12 @@ from voxeval.protocols.arena_inputs import (
     load_dialogue,
     render_comparison,
     transcript,
+)
+from voxeval.protocols.arena_reference import (
+    dataset_arena_prompt,
+    judged_now,
+    reference_label,
+    reference_template,
 )
 from voxeval.protocols.comparison import Comparison
 from voxeval.protocols.context import RunContext
@@ -66,6 +80,7 @@ LABEL_SCORE = {"A": 1.0, "B": 0.0, "tie": 0.5}
 class ArenaOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    protocol: Literal["both_orders", "reference"] = "both_orders"
     pairing: Literal["all", "adaptive"] = "all"
     batch: int = Field(default=4, ge=1, le=10_000)  # adaptive: dialogues planned per round
     mode: Literal["transcript", "audio"] = "transcript"
@@ -76,6 +91,14 @@ class ArenaOptions(BaseModel):
     resamples: int = Field(default=DEFAULT_RATING_RESAMPLES, ge=0, le=100_000)
     # the Elo point: the online Elo in judging order, or FastChat's median of the bootstrap
     elo_point: Literal["final", "median"] = "final"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reference_defaults(cls, data: Any) -> Any:
+        """The reference protocol hears audio and pairs adaptively unless told otherwise."""
+        if isinstance(data, dict) and data.get("protocol") == "reference":
+            data = {"mode": "audio", "pairing": "adaptive", **data}
+        return data
 
 
 def arena_options(config: RunConfig) -> ArenaOptions:
@@ -123,7 +146,15 @@ def _key(cell: tuple[str, str, int], first: str, second: str) -> str:
 def judging_order(records: Sequence[ComparisonRecord]) -> list[ComparisonRecord]:
     """The records in the order their outcomes were stored (the judging order; equal or
     unknown times fall back to the key)."""
-    return sorted(records, key=lambda r: (r.compared_at is None, r.compared_at or 0, r.key))
+
+    # judged_at_ns (the verdict's own time, in nanoseconds) orders verdicts stored within the
+    # same second; records without it fall back to when they were stored, then to the key
+    def _when(r: ComparisonRecord) -> tuple[bool, int, bool, float, str]:
+        judged = (r.result or {}).get("judged_at_ns")
+        stored = r.compared_at.timestamp() if r.compared_at is not None else 0.0
+        return (judged is None, int(judged or 0), r.compared_at is None, stored, r.key)
+
+    return sorted(records, key=_when)
 
 
 def _stored_battles(ctx: RunContext) -> list[Battle]:
@@ -288,6 +319,7 @@ def _grade_order(
     comparison: Comparison,
     shown: tuple[StoredDialogue, StoredDialogue],
     order_index: int,
+    dataset_prompt: str | None = None,
 ) -> JudgeResult:
     dimension = shown[0].dimension or comparison.units[0].category
     variables = {
@@ -312,7 +344,12 @@ def _grade_order(
             raise HarnessFault(
                 f"arena audio rendering failed: {exc}", component="renderer"
             ) from exc
-    return judge.grade(arena_template(options.mode), variables, audio=audio, seed=seed)
+    template = (
+        reference_template(arena_template(options.mode).user, dataset_prompt)
+        if options.protocol == "reference"
+        else arena_template(options.mode)
+    )
+    return judge.grade(template, variables, audio=audio, seed=seed)
 
 
 def compare_arena(comparison: Comparison, ctx: RunContext) -> ComparisonResult:
@@ -336,9 +373,12 @@ def compare_arena(comparison: Comparison, ctx: RunContext) -> ComparisonResult:
         "a": unit_a.system,
         "b": unit_b.system,
         "mode": options.mode,
+        "protocol": options.protocol,
         "judge": judge.identity(),
         "features": {side_a.system: side_a.features(), side_b.system: side_b.features()},
     }
+    if options.protocol == "reference":
+        return _compare_reference(ctx, judge, options, comparison, (side_a, side_b), result)
     orders: list[dict[str, Any]] = []
     accounting: dict[str, Any] = {}
     for index, shown in enumerate(((side_a, side_b), (side_b, side_a))):
@@ -377,6 +417,53 @@ def compare_arena(comparison: Comparison, ctx: RunContext) -> ComparisonResult:
         else ("tie" if options.disagreement == "tie" else None),
         disagreement=options.disagreement,
         accounting=accounting,
+        judged_at_ns=judged_now(),
+    )
+    return ComparisonResult.done(result)
+
+
+def _accounting(graded: JudgeResult) -> dict[str, Any]:
+    return {k: v for k, v in graded.accounting().items() if isinstance(v, int | float)}
+
+
+def _compare_reference(
+    ctx: RunContext,
+    judge: Judge,
+    options: ArenaOptions,
+    comparison: Comparison,
+    shown: tuple[StoredDialogue, StoredDialogue],
+    result: dict[str, Any],
+) -> ComparisonResult:
+    """One verdict in the planned order; a verdict other than A or B is skipped (done,
+    without a winner, ``skipped: true``), as the reference skips it."""
+    prompt = dataset_arena_prompt(ctx, comparison.units[0].item_id)
+    result["prompt"] = "dataset" if prompt else "voxeval"
+    try:
+        graded = _grade_order(ctx, judge, options, comparison, shown, 0, prompt)
+    except EndpointError as exc:
+        return ComparisonResult.pending_retry(f"{ARENA} judge: {exc}", result)
+    accounting = _accounting(graded)
+    if graded.value is None or not isinstance(graded.parsed, dict):
+        return ComparisonResult.pending_retry(
+            f"{ARENA} judge: {graded.error or 'no answer'}", {**result, "accounting": accounting}
+        )
+    names = (shown[0].system, shown[1].system)
+    said = str(graded.parsed["winner"])
+    label = reference_label(said)
+    order = {
+        "shown_a": names[0],
+        "shown_b": names[1],
+        "label": label or said,
+        "winner": None if label is None else _winner_system(label, names),
+        "reason": str(graded.parsed["reason"]),
+    }
+    result.update(
+        orders=[order],
+        agreed=True,
+        winner=order["winner"],
+        skipped=label is None,
+        accounting=accounting,
+        judged_at_ns=judged_now(),
     )
     return ComparisonResult.done(result)
 
@@ -407,9 +494,10 @@ def battles_of(record: ComparisonRecord) -> list[Battle]:
 
 
 def summarize_arena(ctx: RunContext) -> dict[str, Any]:
-    """Per dimension: the arena summary of its battles (replayed for Elo in judging order),
+    """Per dimension: the arena summary of its battles (online Elo replayed in judging order),
     the systems left unrated with the reason, and the counts of comparisons, order
-    disagreements, dropped verdicts and parse failures."""
+    disagreements, dropped and skipped verdicts and parse failures; ``protocol`` names the
+    mode used."""
     options = arena_options(ctx.config)
     records = judging_order(ctx.store.comparisons.records(ARENA))
     battles: dict[str, list[Battle]] = defaultdict(list)
@@ -422,21 +510,33 @@ def summarize_arena(ctx: RunContext) -> dict[str, Any]:
             "order_disagreements": 0,
             "dropped": 0,
             "parse_failures": 0,
+            "judge_requests": 0,
+            "skipped": 0,
         }
     )
+    # dimension -> system -> parse failures in the comparisons that system took part in
+    by_system: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for record in records:
         result = record.result or {}
-        # a comparison not judged yet has no result: its key names the dimension
+        # a comparison not judged yet has no result: its key names the dimension and systems
         parts = record.key.split("|")
         dimension = str(result.get("dimension") or (parts[-4] if len(parts) >= 5 else ""))
         entry = counts[dimension]
         entry[record.status] = entry.get(record.status, 0) + 1
-        entry["parse_failures"] += int((result.get("accounting") or {}).get("parse_failures", 0))
+        accounting = result.get("accounting") or {}
+        failures = int(accounting.get("parse_failures", 0))
+        entry["parse_failures"] += failures
+        entry["judge_requests"] += int(accounting.get("judge_requests", 0))
+        for system in parts[-2:] if len(parts) >= 5 else (result.get("a"), result.get("b")):
+            if system:
+                by_system[dimension][str(system)] += failures
         if record.status != "done":
             continue
         if not result.get("agreed", True):
             entry["order_disagreements"] += 1
-        if result.get("winner") is None:
+        if result.get("skipped"):
+            entry["skipped"] += 1
+        elif result.get("winner") is None:
             entry["dropped"] += 1
         for battle in battles_of(record):
             battles[dimension].append(replace(battle, order=len(battles[dimension])))
@@ -453,9 +553,23 @@ def summarize_arena(ctx: RunContext) -> dict[str, Any]:
         summary["unrated"] = _unrated(
             entered.get(dimension, []), battles[dimension], records, dimension
         )
-        dimensions[dimension] = {**summary, "comparisons": dict(counts[dimension])}
+        dimensions[dimension] = {
+            **summary,
+            "comparisons": dict(counts[dimension]),
+            "parse_failures_by_system": dict(sorted(by_system[dimension].items())),
+        }
+    total: dict[str, int] = defaultdict(int)
+    for systems in by_system.values():
+        for system, failures in systems.items():
+            total[system] += failures
     return {
         "unit": "dialogue",
+        "protocol": options.protocol,
+        "elo_order": "judging",
+        "parse_failures": {
+            "total": sum(c["parse_failures"] for c in counts.values()),
+            "by_system": dict(sorted(total.items())),
+        },
         "mode": options.mode,
         "pairing": options.pairing,
         "disagreement": options.disagreement,

@@ -16,6 +16,7 @@ from voxeval.analysis.aggregate import standard_summary
 from voxeval.analysis.bootstrap import metric_stats
 from voxeval.atomic_files import read_json
 from voxeval.benchmarks.dialogue import RUBRIC_LEVELS, Dialogue
+from voxeval.benchmarks.transcript_cues import JudgedFrom, cue_warnings
 from voxeval.protocols.arena_inputs import DIALOGUE_FILE
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.single_turn_breakdowns import LATENCY_FIELDS
@@ -93,7 +94,16 @@ def _rubric_block(
     if not overall.values and not turns.values:
         return {}
     order = sorted(turns.values, key=lambda k: int(k[1:]))
+    heard = sorted(
+        {str(r.details["judged_from"]) for r in rows if r.ran and r.details.get("judged_from")}
+    )
     block: dict[str, Any] = {
+        # what the judge got: "transcript" or "audio" (both when scored in both ways)
+        "judged_from": "+".join(heard) or "transcript",
+        # voxeval's one call per dialogue, or the reference's general and sample calls
+        "protocol": "reference"
+        if any(r.details.get("protocol") == "reference" for r in rows)
+        else "voxeval",
         **overall.stats(seed),
         "by_level": levels.stats(seed, RUBRIC_LEVELS),
         "turns": turns.stats(seed, order),
@@ -113,16 +123,22 @@ def _rubric_block(
 
 def judge_accounting(rows: Sequence[ScoreRow]) -> dict[str, Any]:
     """Judge calls and parse failures (unknown, missing or malformed criterion answers) over
-    the judged metrics."""
+    the judged metrics, in all and per dimension."""
     calls = failures = 0
+    by_dimension: dict[str, dict[str, int]] = defaultdict(lambda: {"calls": 0, "parse_failures": 0})
     for row in rows:
         if row.metric in JUDGED:
-            calls += int(row.details.get("judge_calls") or 0)
-            failures += int(row.details.get("parse_failures") or 0)
+            row_calls = int(row.details.get("judge_calls") or 0)
+            row_failures = int(row.details.get("parse_failures") or 0)
+            calls += row_calls
+            failures += row_failures
+            by_dimension[row.category]["calls"] += row_calls
+            by_dimension[row.category]["parse_failures"] += row_failures
     return {
         "calls": calls,
         "parse_failures": failures,
         "parse_failure_rate": failures / calls if calls else None,
+        "by_dimension": dict(sorted(by_dimension.items())),
     }
 
 
@@ -147,9 +163,33 @@ def reply_latencies(ctx: RunContext) -> dict[str, TurnPoints]:
     return out
 
 
+def transcript_only_counts(ctx: RunContext) -> dict[str, dict[str, int]]:
+    """system -> turns of its done dialogues, user turns without a recording and replies
+    given as a transcript alone (released replies whose audio is absent)."""
+    out: dict[str, dict[str, int]] = defaultdict(
+        lambda: {"turns": 0, "user_turns": 0, "replies": 0}
+    )
+    for unit in ctx.store.units("done"):
+        stored = read_json(ctx.store.unit_dir(unit) / DIALOGUE_FILE)
+        turns = stored.get("turns") if isinstance(stored, dict) else None
+        counts = out[unit.system]
+        for turn in turns or ():
+            if not isinstance(turn, dict):
+                continue
+            counts["turns"] += 1
+            counts["user_turns"] += turn.get("user_audio") is None
+            counts["replies"] += bool(turn.get("reply_transcript_only"))
+    return dict(out)
+
+
 def summarize_multi_turn(
-    ctx: RunContext, metrics: Sequence[str], dialogues: Mapping[str, Dialogue]
+    ctx: RunContext,
+    metrics: Sequence[str],
+    dialogues: Mapping[str, Dialogue],
+    judged_from: JudgedFrom = "transcript",
 ) -> dict[str, Any]:
+    """The per-system summary; ``judged_from`` is what the rubric judge reads (transcripts
+    or the dialogue's audio), for the warnings about cues it cannot perceive."""
     store = ctx.store
     rows = store.load_scores()
     clusters = {row.item_id: row.item_id for row in rows}  # the dialogue is the unit
@@ -165,6 +205,7 @@ def summarize_multi_turn(
     for row in rows:
         by_system[row.system].append(row)
     latencies = reply_latencies(ctx)
+    transcript_only = transcript_only_counts(ctx)
     histograms = latency_histograms(
         {s: {f: [v for *_, v in points] for f, points in by.items()} for s, by in latencies.items()}
     )
@@ -180,4 +221,15 @@ def summarize_multi_turn(
         if block:
             entry["rubric"] = block
         entry["judge"] = judge_accounting(sys_rows)
+        counts = transcript_only.get(system)
+        if counts and (counts["user_turns"] or counts["replies"]):
+            entry["transcript_only"] = counts
+        judged = {
+            r.item_id for r in sys_rows if r.metric in JUDGED and r.ran and r.value is not None
+        }
+        warnings = cue_warnings(
+            [dialogues[d] for d in sorted(judged) if d in dialogues], judged_from
+        )
+        if warnings:
+            entry["judge"]["warnings"] = warnings
     return summary

@@ -2,12 +2,18 @@
 
 Shared by every LLM provider (remote and local) so that all of them validate structured
 output the same way and retry with the same corrective message.
+
+Under a judge (``without_schema_retries``) the provider sends one request per call and
+raises on a bad reply: the judge retries and counts every malformed answer itself, so none
+is hidden inside a provider's own retries.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import replace
 from typing import Any
 
@@ -140,6 +146,20 @@ def add_usage(a: Usage, b: Usage) -> Usage:
     )
 
 
+_NO_SCHEMA_RETRIES: ContextVar[bool] = ContextVar("voxeval_no_schema_retries", default=False)
+
+
+@contextmanager
+def without_schema_retries() -> Iterator[None]:
+    """Inside this block ``chat_with_schema`` makes one attempt whatever the provider's
+    ``schema_retries`` (a judge's own retry loop counts each malformed answer)."""
+    token = _NO_SCHEMA_RETRIES.set(True)
+    try:
+        yield
+    finally:
+        _NO_SCHEMA_RETRIES.reset(token)
+
+
 def chat_with_schema(
     attempt: Callable[[list[Message]], ChatResponse],
     messages: list[Message],
@@ -153,10 +173,13 @@ def chat_with_schema(
 
     After a bad reply the conversation is extended with that reply and a note saying what was
     wrong, which fixes most slips of instruction-following models. Usage sums all attempts.
-    Raises ``LLMOutputError`` (with the last raw text) after ``retries + 1`` attempts.
+    Raises ``LLMOutputError`` (with the last raw text) after ``retries + 1`` attempts; inside
+    ``without_schema_retries`` after the first.
     """
     if schema is None:
         return attempt(messages)
+    if _NO_SCHEMA_RETRIES.get():
+        retries = 0
     validator = schema_validator(schema)
     history = list(messages)
     total = Usage()

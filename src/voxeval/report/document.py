@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from voxeval.report.arena_blocks import arena_blocks
+from voxeval.report.arena_protocol_blocks import arena_protocol_blocks
 from voxeval.report.blocks import (
     Block,
     BulletList,
@@ -21,6 +22,7 @@ from voxeval.report.composite_blocks import composite_blocks
 from voxeval.report.cost_blocks import cost_blocks
 from voxeval.report.latency_basis_blocks import latency_basis_blocks
 from voxeval.report.rubric_blocks import rubric_blocks
+from voxeval.report.transcript_blocks import transcript_only_blocks
 from voxeval.report.validation_blocks import validation_blocks
 
 STANDARD_KEYS = (
@@ -43,6 +45,7 @@ STANDARD_KEYS = (
     "simulation_validation",
     "latency_basis",
     "rubric",
+    "transcript_only",
     "distributions",  # histograms and per-turn series drawn as figures (report.figures)
 )
 # Groupings shown as their own "By ..." tables, in this order.
@@ -180,6 +183,7 @@ def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
         blocks += [Heading(3, "Protocol results"), TableBlock(["result", *STAT_HEADER], extra)]
     blocks += composite_blocks(entry.get("composites"))
     blocks += rubric_blocks(entry.get("rubric"))
+    blocks += transcript_only_blocks(entry)
     blocks += validation_blocks(entry.get("simulation_validation"))
     blocks += latency_basis_blocks(entry.get("latency_basis"))
     blocks += latency_blocks(entry.get("latency"))
@@ -225,6 +229,16 @@ def reliability_blocks(judge: Any, transcripts: Any) -> list[Block]:
             f"judge calls {judge.get('calls', 0)}, parse failures "
             f"{judge.get('parse_failures', 0)} (rate {fmt_num(judge.get('parse_failure_rate'))})"
         )
+        per_dimension = judge.get("by_dimension")
+        if isinstance(per_dimension, Mapping) and len(per_dimension) > 1:
+            items.append(
+                "parse failures by dimension: "
+                + ", ".join(
+                    f"{dim} {c.get('parse_failures', 0)} of {c.get('calls', 0)} calls"
+                    for dim, c in per_dimension.items()
+                    if isinstance(c, Mapping)
+                )
+            )
         if "transcripts_without_score" in judge:
             items.append(
                 f"transcripts the judge gave no readable score: "
@@ -502,6 +516,7 @@ def build_document(summary: Mapping[str, Any]) -> list[Block]:
         blocks += system_blocks(name, entry)
     if summary.get("comparisons"):
         blocks.append(Paragraph(comparison_count_text(summary["comparisons"])))
+    blocks += arena_protocol_blocks(summary.get("arena"))
     if isinstance(summary.get("pairwise"), Mapping):
         blocks += pairwise_blocks(summary["pairwise"])
     blocks += arena_blocks(summary.get("arena"))

@@ -24,6 +24,21 @@ def _row(label: str, block: Mapping[str, Any]) -> list[str]:
     return [label, _cell(block, "model_score"), *(_cell(levels, lv) for lv in LEVELS), n]
 
 
+def _judged_from(rubric: Mapping[str, Any]) -> str:
+    heard = str(rubric.get("judged_from") or "transcript")
+    where = (
+        "judged from audio (the audio judge heard each dialogue)"
+        if heard == "audio"
+        else (
+            f"judged from {heard.replace('+', ' and ')}"
+            if "+" in heard
+            else "judged from annotated transcripts"
+        )
+    )
+    protocol = rubric.get("protocol")
+    return f"Criteria {where}" + (f"; protocol {protocol}." if protocol else ".")
+
+
 def rubric_blocks(rubric: Any) -> list[Block]:
     if not isinstance(rubric, Mapping) or not rubric:
         return []
@@ -34,7 +49,7 @@ def rubric_blocks(rubric: Any) -> list[Block]:
         Heading(3, "Rubric scores"),
         Paragraph(
             "Share of rubric criteria met x100 (S_case averaged over dialogues); CIs resample "
-            "dialogues. Levels: general, dimension and sample criteria."
+            "dialogues. Levels: general, dimension and sample criteria. " + _judged_from(rubric)
         ),
         TableBlock(header, rows),
     ]

@@ -327,11 +327,22 @@ def plan_notes(config: RunConfig) -> list[str]:
     """Notes that do not stop a run, e.g. a deprecated ``type: agent`` system spec."""
 
     notes = [deprecation_note(spec) for spec in config.systems]
-    if config.judge is None and _suite_protocol(config) == "multi_turn":
-        notes.append(
-            "no judge configured: the rubric metrics (rubric, rubric_turns) will be not_run, "
-            "and so will the arena comparisons; set `judge:` to score the dialogues"
-        )
+    if _suite_protocol(config) == "multi_turn":
+        rubric = config.scoring.get("rubric") if isinstance(config.scoring, dict) else None
+        rubric = rubric if isinstance(rubric, dict) else {}
+        # the rubric metrics hear audio in mode audio and under the reference protocol
+        heard = rubric.get("mode") == "audio" or rubric.get("protocol") == "reference"
+        if heard and config.audio_judge is None:
+            notes.append(
+                "no audio judge configured: the rubric metrics (rubric, rubric_turns) judge "
+                "from audio (scoring.rubric) and will be not_run; set `audio_judge:`"
+            )
+        if config.judge is None and not heard:
+            notes.append(
+                "no judge configured: the rubric metrics (rubric, rubric_turns) will be "
+                "not_run, and so will the arena comparisons; set `judge:` to score the "
+                "dialogues"
+            )
     return [note for note in notes if note is not None]
 
 

@@ -6,10 +6,12 @@ The record extends ``DialogueReplies`` (the replies alone), so the metrics writt
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
+from voxeval.audio import Audio
 from voxeval.scoring.dialogue_replies import DialogueReplies, DialogueTurnReply
 from voxeval.scoring.judge import Judge
 
@@ -31,10 +33,27 @@ class DialogueRecord(DialogueReplies):
     tier1: str | None = None
     criteria: tuple[RubricCriterion, ...] = ()
     unit_dir: Path | None = None
+    # the dataset's own judge prompts (``rubric_prompt_general``, ``rubric_prompt_specific``,
+    # ``arena_prompt``) when the suite carries them
+    prompts: Mapping[str, str] = field(default_factory=dict)
+
+
+RubricMode = Literal["text", "audio"]
+RubricProtocol = Literal["voxeval", "reference"]
+# (record, k) -> the dialogue's first k turns as the audio judge hears them
+Hear = Callable[[DialogueRecord, int], Audio]
 
 
 @dataclass
 class DialogueScoringResources:
-    """``judge`` is called lazily and raises ``ProviderUnavailable`` without a judge."""
+    """``judge`` and ``audio_judge`` are called lazily and raise ``ProviderUnavailable``
+    without one. ``rubric_mode``: what the rubric judge gets (``text``: the annotated
+    transcript; ``audio``: the dialogue's audio, rendered by ``hear``); ``rubric_protocol``:
+    voxeval's one call with every criterion, or the reference's two calls (general and
+    sample prompts)."""
 
     judge: Callable[[], Judge]
+    audio_judge: Callable[[], Judge] | None = None
+    hear: Hear | None = None
+    rubric_mode: RubricMode = "text"
+    rubric_protocol: RubricProtocol = "voxeval"

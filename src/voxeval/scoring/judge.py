@@ -19,6 +19,7 @@ import jsonschema
 from voxeval.audio import Audio, audio_to_wav_bytes
 from voxeval.errors import LLMOutputError, VoxevalError
 from voxeval.providers.base import LLM, Message
+from voxeval.providers.llm_output import without_schema_retries
 from voxeval.providers.openai_http import RequestCounts, count_requests
 
 OutputFormat = Literal["score_line", "json"]
@@ -148,7 +149,11 @@ _RETRY_NOTE = (
 class Judge:
     """Grades with an LLM (``modality="text"``) or an audio-capable LLM (``"audio"``, the audio
     goes in as an ``input_audio`` part). Malformed answers are retried up to ``max_attempts``
-    calls in total; each retry shows the model its previous answer and what was wrong.
+    calls in total; each retry shows the model its previous answer and what was wrong. The
+    provider's own retries of bad JSON are off while grading (``without_schema_retries``), so
+    ``max_attempts`` bounds the requests per grading (transport retries of a failed request,
+    counted in ``judge_retries``, aside) and every malformed answer is a counted parse
+    failure.
 
     ``repeats``: how many independent gradings a metric asks for (``judged_call.run_judge``
     keeps all of them so that judge noise can be measured); ``grade`` itself grades once."""
@@ -194,7 +199,9 @@ class Judge:
                 {"type": "text", "text": user},
                 {"type": "input_audio", "input_audio": {"data": wav, "format": "wav"}},
             ]
-        return [{"role": "system", "content": system}, {"role": "user", "content": content}]
+        # an empty system prompt is left out (a reference prompt sent as the reference does)
+        head: list[Message] = [{"role": "system", "content": system}] if system else []
+        return [*head, {"role": "user", "content": content}]
 
     def grade(
         self,
@@ -204,7 +211,7 @@ class Judge:
         audio: Audio | None = None,
         seed: int = 0,
     ) -> JudgeResult:
-        with count_requests() as http:
+        with count_requests() as http, without_schema_retries():
             result = self._grade(template, variables, audio=audio, seed=seed)
         return replace(result, http=http)
 
@@ -217,7 +224,8 @@ class Judge:
         seed: int,
     ) -> JudgeResult:
         system, user = template.render(variables)
-        messages = self._messages(system, user, audio)
+        prompt = self._messages(system, user, audio)
+        messages = prompt
         schema = template.schema if template.output == "json" else None
         raw: list[str] = []
         failures = 0
@@ -253,7 +261,7 @@ class Judge:
                 failures += 1
                 problem = str(exc)
                 messages = [
-                    *messages[:2],
+                    *prompt,
                     {"role": "assistant", "content": response.text},
                     {"role": "user", "content": _RETRY_NOTE.format(problem=problem)},
                 ]

@@ -13,6 +13,7 @@ from typing import Any
 
 import jsonschema
 
+from voxeval.audio import Audio
 from voxeval.providers.llm_output import extract_json
 from voxeval.scoring.judge import Judge, JudgeOutputError, JudgeResult, JudgeTemplate
 from voxeval.scoring.judged_ratings import RATING_MAX, RATING_MIN
@@ -100,14 +101,16 @@ def run_judge(
     variables: dict[str, Any],
     build: Callable[[float, dict[str, Any]], Score],
     facts: dict[str, Any],
+    audio: Audio | None = None,
 ) -> Score:
     """Grade ``judge.repeats`` times and build the score from the first grading's (rating,
     parsed answer); a judge that gave no answer in format on the first grading leaves the
     metric pending. Further gradings only add ``judge_repeat_values`` (the value of each
     grading that answered in format, the first included) for the variance decomposition;
-    the accounting covers every call."""
+    the accounting covers every call. ``audio`` goes to an audio judge with the prompt."""
     results: list[JudgeResult] = [
-        judge.grade(template, variables, seed=r * REPEAT_SEED_STRIDE) for r in range(judge.repeats)
+        judge.grade(template, variables, audio=audio, seed=r * REPEAT_SEED_STRIDE)
+        for r in range(judge.repeats)
     ]
     first = results[0]
     bookkeeping = {**facts, **_summed_accounting(results), "judge": judge.identity()}

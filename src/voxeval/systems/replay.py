@@ -2,7 +2,10 @@
 
 Either ``folder:`` with ``<item_id>.wav`` (and optionally ``<item_id>.txt``, the system's text
 channel), or ``manifest:`` — a JSONL file of ``{"item_id", "audio", "text"?}`` rows whose audio
-paths are relative to the manifest. The protocol passes the item id in ``Turn.item_id``; a
+paths are relative to the manifest. A row with ``"audio": null`` and a ``text`` is a
+transcript-only reply (a released reply whose recording is absent): the reply carries the text
+alone and says so in its details (``transcript_only``), so the protocol stores it labelled
+instead of scoring a missing recording. The protocol passes the item id in ``Turn.item_id``; a
 reply stored under the query id alone (the part before the first ``__``) serves every rendering
 of that query.
 Replay rows are scored exactly like live replies: same files, same metrics.
@@ -51,9 +54,15 @@ class ReplayOptions(BaseModel):
 class ManifestRow(BaseModel):
     model_config = ConfigDict(extra="allow")
     item_id: str
-    audio: str
+    audio: str | None  # None: transcript-only (the text is the whole reply)
     text: str | None = None
     channels: ChannelMode | None = None  # this row's own choice (default: the system's)
+
+    @model_validator(mode="after")
+    def _something_to_replay(self) -> ManifestRow:
+        if self.audio is None and not (self.text or "").strip():
+            raise ValueError("a row without audio needs its text (transcript-only reply)")
+        return self
 
 
 class MissingReply(VoxevalError):
@@ -124,6 +133,9 @@ class ReplaySystem:
         row = next((self._rows[c] for c in lookup_ids(item_id) if c in self._rows), None)
         if row is None:
             raise MissingReply(f"replay manifest {self.manifest} has no row for item {item_id!r}")
+        if row.audio is None:
+            details = {"replayed": True, "transcript_only": True}
+            return Reply(audio=None, text=row.text, details=details)
         audio_path = Path(row.audio)
         if not audio_path.is_absolute():
             audio_path = self.manifest.parent / audio_path
