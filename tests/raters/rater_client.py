@@ -51,6 +51,11 @@ def clip_numbers(html: str) -> list[int]:
     return [int(n) for n in re.findall(r'data-clip="(\d+)"', html)]
 
 
+def clip_urls(html: str) -> list[str]:
+    """The clip addresses the page plays, in page order."""
+    return re.findall(r'<audio[^>]* src="(/clip/[^"]+)"', html)
+
+
 def play_all(client: TestClient, assignment: int, html: str) -> None:
     csrf = csrf_of(html)
     for number in clip_numbers(html):

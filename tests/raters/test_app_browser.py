@@ -113,3 +113,45 @@ def test_speaker_records_in_the_browser(media_browser: Any, tmp_path: Path) -> N
     assert info.samplerate == 22050 and info.channels == 1
     assert 0.6 < info.duration < 5.0
     assert row.answer["duration_s"] == round(info.duration, 3)
+
+
+STATUSES = "urls => Promise.all(urls.map(u => fetch(u).then(r => r.status)))"
+CLIP_SRCS = "[...document.querySelectorAll('audio[data-clip]')].map(a => a.getAttribute('src'))"
+
+
+def test_a_rater_cannot_fetch_any_clip_outside_their_current_item(
+    browser: Any, tmp_path: Path
+) -> None:
+    study = make_study(tmp_path / "study", "arena", items=3, gold=1, min_time_factor=0)
+    app = create_app(study)
+    every_file = [f"/audio/{p.relative_to(study).as_posix()}" for p in study.rglob("*.wav")]
+    first, second = browser.new_context(), browser.new_context()
+    try:
+        with LiveServer(app) as server:
+            page, other = first.new_page(), second.new_page()
+            _log_in(page, server, invite(app)[0])
+            _log_in(other, server, invite(app)[0])
+            mine, theirs = page.evaluate(CLIP_SRCS), other.evaluate(CLIP_SRCS)
+            assert len(mine) == 3 and not set(mine) & set(theirs)
+            assert page.evaluate(STATUSES, mine) == [200, 200, 200]
+            # every study file by its path (this item's, other items', the gold item's)
+            assert len(every_file) == 12
+            assert page.evaluate(STATUSES, every_file) == [404] * 12
+            # another rater's current clips, and numbered addresses of this assignment
+            assert page.evaluate(STATUSES, theirs) == [404] * 3
+            assignment = page.url.rsplit("/", 1)[1]
+            numbered = [f"/clip/{assignment}/{n}" for n in (1, 2, 3)]
+            assert page.evaluate(STATUSES, numbered) == [404] * 3
+            # after the vote the answered item's clips are gone too
+            page.evaluate(PLAY_ALL)
+            page.wait_for_selector("#vote-a:enabled", timeout=15000)
+            page.click("#vote-a")
+            page.wait_for_url("**/reveal")
+            assert page.evaluate(STATUSES, mine) == [404] * 3
+            page.click("#next")
+            page.wait_for_url(f"{server.url}/item/*")
+            fresh = page.evaluate(CLIP_SRCS)
+            assert page.evaluate(STATUSES, fresh) == [200, 200, 200]
+    finally:
+        first.close()
+        second.close()

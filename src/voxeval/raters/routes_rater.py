@@ -16,6 +16,7 @@ from voxeval.raters.accounts import SessionInfo, mark_trained
 from voxeval.raters.answers import AnswerError, parse_answer
 from voxeval.raters.assignment import next_item
 from voxeval.raters.audio_files import media_type, resolve_study_file
+from voxeval.raters.clip_tokens import current_clip
 from voxeval.raters.clips import Clip, clip_labels, page_clips
 from voxeval.raters.database import transaction
 from voxeval.raters.quality_gate import required_seconds
@@ -68,6 +69,7 @@ def rater_routes(site: RaterSite) -> APIRouter:
             item=opened.item,
             clips=clips,
             turns=_group_turns(clips),
+            clip_tokens=opened.clip_tokens,
             gate=opened.gate,
             gate_message=opened.gate.explanation(clip_labels(clips)),
             required_s=required_seconds(opened.item, config.min_time_factor),
@@ -227,19 +229,15 @@ def rater_routes(site: RaterSite) -> APIRouter:
             }
         )
 
-    @router.get("/clip/{assignment_id}/{number}")
-    async def clip_file(request: Request, assignment_id: int, number: int) -> Response:
+    @router.get("/clip/{token}")
+    async def clip_file(request: Request, token: str) -> Response:
         session = await rater(request)
         if not isinstance(session, SessionInfo):
             return session
-        try:
-            opened = await run_in_threadpool(
-                open_item, site.engine, config, session.rater_id, assignment_id
-            )
-            clip = _clip(page_clips(opened.item, opened.swapped), number)
-        except Refused:
-            return Response("Not found", status_code=404)
-        path = resolve_study_file(site.study_dir, clip.stimulus.path)
+        stimulus = await run_in_threadpool(
+            current_clip, site.engine, config.study_id, session.rater_id, token
+        )
+        path = None if stimulus is None else resolve_study_file(site.study_dir, stimulus.path)
         if path is None:
             return Response("Not found", status_code=404)
         return FileResponse(
@@ -251,9 +249,11 @@ def rater_routes(site: RaterSite) -> APIRouter:
         session = await rater(request)
         if not isinstance(session, SessionInfo):
             return session
-        path = resolve_study_file(site.study_dir, relative)
-        # Recordings are personal: only the admin hears them through this route.
-        if path is None or (relative.startswith("recordings/") and session.role != "admin"):
+        # Study files by path are for the admin only (recordings, checks): the path names
+        # the item and stimulus, so a rater would learn a clip's side before the vote.
+        # Raters fetch their current item's clips through /clip/<token>.
+        path = resolve_study_file(site.study_dir, relative) if session.role == "admin" else None
+        if path is None:
             return Response("Not found", status_code=404)
         return FileResponse(
             path, media_type=media_type(path), headers={"Cache-Control": "private, no-store"}
