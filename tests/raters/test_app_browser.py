@@ -155,3 +155,30 @@ def test_a_rater_cannot_fetch_any_clip_outside_their_current_item(
     finally:
         first.close()
         second.close()
+
+
+def test_a_reload_after_listening_keeps_the_answer_enabled_and_the_reason(
+    page: Any, tmp_path: Path
+) -> None:
+    app = create_app(make_study(tmp_path / "study", "arena", items=1, min_time_factor=0))
+    with LiveServer(app) as server:
+        _log_in(page, server, invite(app)[0])
+        item_url = page.url
+        page.evaluate(PLAY_ALL)
+        page.wait_for_selector("#vote-a:enabled", timeout=15000)
+        page.fill("#reason", "A answers; B repeats itself")
+        for leave in (page.reload, lambda: (page.goto(f"{server.url}/training"), page.go_back())):
+            leave()
+            assert page.url == item_url
+            page.wait_for_load_state("load")
+            page.wait_for_timeout(700)  # the script's gate check runs every 0.5 s
+            for button in ("#vote-a", "#vote-b", "#vote-tie", "#vote-both-bad"):
+                assert page.locator(button).is_enabled(), button
+            states = page.locator(".clip-state").all_inner_texts()
+            assert states == ["played ✓"] * 3
+            assert page.locator("#gate-status").inner_text() == "You can answer now."
+            assert page.input_value("#reason") == "A answers; B repeats itself"
+        page.click("#vote-b")
+        page.wait_for_url(f"{item_url}/reveal")
+    [row] = _responses(app)
+    assert row.answer["reason"] == "A answers; B repeats itself"

@@ -58,7 +58,12 @@ def rater_routes(site: RaterSite) -> APIRouter:
         return session
 
     def item_page(
-        session: SessionInfo, opened: OpenedItem, *, error: str = "", status: int = 200
+        session: SessionInfo,
+        opened: OpenedItem,
+        *,
+        error: str = "",
+        reason: str = "",
+        status: int = 200,
     ) -> Response:
         clips = page_clips(opened.item, opened.swapped)
         return site.render(
@@ -74,6 +79,7 @@ def rater_routes(site: RaterSite) -> APIRouter:
             gate_message=opened.gate.explanation(clip_labels(clips)),
             required_s=required_seconds(opened.item, config.min_time_factor),
             error=error,
+            reason=reason,
         )
 
     @router.get("/")
@@ -163,7 +169,14 @@ def rater_routes(site: RaterSite) -> APIRouter:
                 opened = await run_in_threadpool(
                     open_item, site.engine, config, session.rater_id, assignment_id
                 )
-                return item_page(session, opened, error=refused.message, status=422)
+                typed = form.get("reason")
+                return item_page(
+                    session,
+                    opened,
+                    error=refused.message,
+                    reason=typed if isinstance(typed, str) else "",
+                    status=422,
+                )
             return site.message(
                 "Not accepted", refused.message, status=refused.status, session=session
             )

@@ -19,7 +19,9 @@
   var audios = Array.prototype.slice.call(document.querySelectorAll("audio[data-clip]"));
   var gated = Array.prototype.slice.call(form.querySelectorAll("[data-gated]"));
   var status = document.getElementById("gate-status");
-  var confirmed = {}; // clip number -> the server stored its "ended" event
+  var confirmed = {}; // clip number -> the server counts it as played
+  // A reload (or going back) starts from what the server already counted.
+  audios.forEach(function (a) { if (a.dataset.played === "1") confirmed[a.dataset.clip] = true; });
   var haveRecording = form.dataset.task !== "record";
   var submitting = false;
 
@@ -78,6 +80,17 @@
       });
     });
   });
+
+  // The typed reason survives a reload or a trip back to this page (per tab).
+  var reason = document.getElementById("reason");
+  var reasonKey = "voxeval-reason-" + assignment;
+  if (reason && window.sessionStorage) {
+    try {
+      var kept = sessionStorage.getItem(reasonKey);
+      if (kept && !reason.value) reason.value = kept;
+      reason.addEventListener("input", function () { sessionStorage.setItem(reasonKey, reason.value); });
+    } catch (e) { /* storage switched off: nothing to keep */ }
+  }
 
   form.addEventListener("submit", function (event) {
     if (submitting || !update()) { event.preventDefault(); return; }
