@@ -367,3 +367,37 @@ def test_recording_upload_is_resampled_and_a_second_take_is_refused(tmp_path: Pa
     assert second.status_code == 409
     assert path.read_bytes() == before  # the accepted take is untouched
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # no staged leftovers
+
+
+HUGE_IDS = (2**31, 2**63, 10**20)
+
+
+def _huge_ids_are_not_found(app) -> None:  # type: ignore[no-untyped-def]
+    client = logged_in(app, invite(app)[0])
+    _, html = next_assignment(client)
+    csrf = csrf_of(html)
+    for big in HUGE_IDS:
+        for path in (f"/item/{big}", f"/item/{big}/reveal"):
+            assert client.get(path).status_code == 404, path
+        posted = client.post(f"/item/{big}", data={"csrf_token": csrf, "score": "5"})
+        assert posted.status_code == 404, big
+        api = client.post(
+            "/api/playback",
+            json={"assignment": big, "clip": 1, "event": "play", "media_time": 0.0},
+            headers={"X-CSRF-Token": csrf},
+        )
+        assert api.status_code == 404 and api.json()["error"], big
+    assert client.get("/clip/" + "9" * 70).status_code == 404
+    assert client.get("/healthz").status_code == 200  # and the server is still fine
+
+
+def test_huge_ids_are_not_found_on_sqlite(tmp_path: Path) -> None:
+    _huge_ids_are_not_found(start(make_study(tmp_path / "s", "score", items=1)))
+
+
+def test_huge_ids_are_not_found_on_postgres(tmp_path: Path, postgres_url: str) -> None:
+    app = start(make_study(tmp_path / "s", "score", items=1), postgres_url)
+    try:
+        _huge_ids_are_not_found(app)
+    finally:
+        app.state.site.engine.dispose()

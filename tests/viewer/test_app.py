@@ -227,3 +227,11 @@ def test_dialogue_page_has_a_player_per_reply_and_the_rubric(client: Any, runs_r
     stored = json.loads((run / "items" / "d1" / "recorded" / "0" / "scores.json").read_text())
     rubric = html.split('id="score-rubric"', 1)[1].split("</tr>", 1)[0]
     assert f'<td class="num">{stored["rubric"]["value"]:.3g}</td>' in rubric  # 0.75
+
+
+def test_unit_pages_with_ids_beyond_any_integer_column_are_not_found(client: Any) -> None:
+    for seq in (0, -1, 2**31, 2**63, 10**20):
+        page = client.get(f"/runs/single-run/units/{seq}")
+        assert page.status_code == 404, seq
+        assert "has no unit" in page.text
+    assert client.get("/runs/single-run").status_code == 200

@@ -27,6 +27,7 @@ from voxeval.raters.schema import (
     responses_table,
 )
 from voxeval.raters.study_files import StudyConfig, StudyItem
+from voxeval.web.ids import storable_id
 
 MAX_PLAYBACK_EVENTS = 500  # per assignment: a page that keeps reporting is misbehaving
 
@@ -53,6 +54,8 @@ class OpenedItem:
 
 
 def _assignment(conn: Connection, study_id: str, rater_id: str, assignment_id: int) -> Row[Any]:
+    if not storable_id(assignment_id):  # no such row, and the database would overflow
+        raise Refused(404, "No such item for you.")
     row = conn.execute(
         select(assignments_table, items_table.c.payload)
         .join(

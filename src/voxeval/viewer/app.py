@@ -45,7 +45,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
         from fastapi.staticfiles import StaticFiles
     except ImportError as exc:  # the `web` extra is optional
         raise ConfigError("voxeval view needs the 'web' extra: pip install 'voxeval[web]'") from exc
-    from voxeval.web import ASSETS_DIR, template_environment
+    from voxeval.web import ASSETS_DIR, storable_id, template_environment
 
     templates = template_environment(TEMPLATES_DIR)
     templates.filters["tojson_pretty"] = _pretty_json
@@ -143,7 +143,8 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
     def unit_page(slug: str, seq: int, request: Request) -> Any:
         info = run_or_404(slug)
         index = catalog.index(info)
-        row = index.unit(seq) if index is not None else None
+        # an id beyond the index's integers would overflow SQLite: no such unit either
+        row = index.unit(seq) if index is not None and storable_id(seq) else None
         if index is None or row is None:
             raise HTTPException(status_code=404, detail=f"run {slug!r} has no unit #{seq}")
         relative = unit_relpath(row.item_id, row.system, row.trial, row.condition)
