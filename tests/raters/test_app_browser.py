@@ -182,3 +182,35 @@ def test_a_reload_after_listening_keeps_the_answer_enabled_and_the_reason(
         page.wait_for_url(f"{item_url}/reveal")
     [row] = _responses(app)
     assert row.answer["reason"] == "A answers; B repeats itself"
+
+
+SEEK_TO_END = """Promise.all([...document.querySelectorAll('audio[data-clip]')].map(a =>
+  a.play().then(() => { a.currentTime = a.duration - 0.05; })))"""
+
+
+def test_seeking_every_clip_to_its_end_does_not_open_the_answer(page: Any, tmp_path: Path) -> None:
+    study = make_study(tmp_path / "study", "arena", items=1, min_time_factor=0, clip_s=1.5)
+    app = create_app(study)
+    with LiveServer(app) as server:
+        _log_in(page, server, invite(app)[0])
+        page.evaluate(SEEK_TO_END)
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.clip-state')]"
+            ".every(s => s.textContent.startsWith('not counted'))",
+            timeout=10000,
+        )
+        page.wait_for_timeout(600)
+        assert page.locator("#vote-a").is_disabled()
+        assert "Play every clip" in page.locator("#gate-status").inner_text()
+        # the server refuses a vote posted anyway
+        csrf = page.locator("#answer-form input[name=csrf_token]").get_attribute("value")
+        refused = page.request.post(page.url, form={"csrf_token": csrf, "choice": "a"})
+        assert refused.status == 422
+        # listening to each clip from the start opens it
+        page.evaluate(
+            "[...document.querySelectorAll('audio[data-clip]')]"
+            ".forEach(a => { a.currentTime = 0; a.play(); })"
+        )
+        page.wait_for_selector("#vote-a:enabled", timeout=15000)
+        assert page.locator(".clip-state").all_inner_texts() == ["played ✓"] * 3
+    assert _responses(app) == []

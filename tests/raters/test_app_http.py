@@ -4,6 +4,7 @@ it should (CSRF 403, duplicate 409, traversal 404, rate limit 429, listening gat
 from __future__ import annotations
 
 import os
+import time
 from html import unescape
 from pathlib import Path
 
@@ -401,3 +402,47 @@ def test_huge_ids_are_not_found_on_postgres(tmp_path: Path, postgres_url: str) -
         _huge_ids_are_not_found(app)
     finally:
         app.state.site.engine.dispose()
+
+
+def test_a_clip_counts_only_when_listened_for_about_its_length(tmp_path: Path) -> None:
+    app = start(make_study(tmp_path / "s", "score", items=1, min_time_factor=0, clip_s=1.0))
+    client = logged_in(app, invite(app)[0])
+    assignment, html = next_assignment(client)
+    csrf = csrf_of(html)
+
+    def report(clip: int, event: str, at: float) -> list[int]:
+        response = client.post(
+            "/api/playback",
+            json={"assignment": assignment, "clip": clip, "event": event, "media_time": at},
+            headers={"X-CSRF-Token": csrf},
+        )
+        assert response.status_code == 200, response.text
+        played: list[int] = response.json()["played"]
+        return played
+
+    # clip 1 skipped to its end, clip 2 stopped after 0.4 of its 1.0 s then skipped
+    report(1, "play", 0.0)
+    assert report(1, "ended", 1.0) == []
+    report(2, "play", 0.0)
+    time.sleep(0.4)
+    assert report(2, "ended", 1.0) == []
+    answer = client.post(f"/item/{assignment}", data={"csrf_token": csrf, "score": "5"})
+    assert answer.status_code == 422
+    assert "clip 1 (" in answer.text and "clip 2 (" in answer.text
+    # heard in two stretches with a pause between: counts; the other still does not
+    report(1, "play", 0.0)
+    time.sleep(0.45)
+    report(1, "pause", 0.45)
+    report(1, "play", 0.45)
+    time.sleep(0.45)
+    assert report(1, "ended", 1.0) == [1]
+    # a second "play" without a pause restarts the timing (a reload mid-clip)
+    report(2, "play", 0.0)
+    time.sleep(0.5)
+    report(2, "play", 0.0)
+    assert report(2, "ended", 1.0) == [1]
+    report(2, "play", 0.0)
+    time.sleep(0.7)
+    assert report(2, "ended", 1.0) == [1, 2]
+    done = client.post(f"/item/{assignment}", data={"csrf_token": csrf, "score": "5"})
+    assert done.status_code == 303

@@ -232,10 +232,12 @@ def rater_routes(site: RaterSite) -> APIRouter:
             )
         except Refused as refused:
             return JSONResponse({"error": refused.message}, status_code=refused.status)
-        labels = clip_labels(page_clips(opened.item, opened.swapped))
+        clips = page_clips(opened.item, opened.swapped)
+        labels = clip_labels(clips)
         return JSONResponse(
             {
                 "passed": gate.passed,
+                "played": [c.number for c in clips if c.stimulus.id not in gate.unplayed],
                 "unplayed": [labels[s] for s in gate.unplayed],
                 "seconds_left": round(gate.seconds_left, 2),
                 "message": gate.explanation(labels),

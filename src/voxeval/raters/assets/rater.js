@@ -69,11 +69,17 @@
       setClipState(audio, "playing");
       report(audio, "play").catch(function () {});
     });
+    // The server times each stretch of playing between "play" and "pause"/"ended": a clip
+    // counts only when it has been heard for about its length, not skipped to its end.
+    audio.addEventListener("pause", function () {
+      if (!audio.ended) report(audio, "pause").catch(function () {});
+    });
     audio.addEventListener("ended", function () {
       setClipState(audio, "checking…");
-      report(audio, "ended").then(function () {
-        confirmed[audio.dataset.clip] = true;
-        setClipState(audio, "played ✓");
+      report(audio, "ended").then(function (data) {
+        (data.played || []).forEach(function (n) { confirmed[String(n)] = true; });
+        if (confirmed[audio.dataset.clip]) setClipState(audio, "played ✓");
+        else setClipState(audio, "not counted: listen to the whole clip without skipping; play it again");
         update();
       }).catch(function (err) {
         setClipState(audio, "not counted (" + err.message + "); play it again");
