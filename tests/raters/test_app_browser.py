@@ -214,3 +214,36 @@ def test_seeking_every_clip_to_its_end_does_not_open_the_answer(page: Any, tmp_p
         page.wait_for_selector("#vote-a:enabled", timeout=15000)
         assert page.locator(".clip-state").all_inner_texts() == ["played ✓"] * 3
     assert _responses(app) == []
+
+
+def test_the_refusal_names_clips_as_shown_and_clears_when_the_gate_opens(
+    page: Any, tmp_path: Path
+) -> None:
+    app = create_app(make_study(tmp_path / "study", "arena", items=1, min_time_factor=0))
+    with LiveServer(app) as server:
+        _log_in(page, server, invite(app)[0])
+        page.fill("#reason", "too early")
+        # posted before listening (the script would not let the buttons do it)
+        page.evaluate(
+            "HTMLFormElement.prototype.submit.call(document.getElementById('answer-form'))"
+        )
+        page.wait_for_selector("#server-error")
+        error = page.locator("#server-error").inner_text()
+        assert "clip 2 (Reply A, turn 1)" in error and "clip 3 (Reply B, turn 1)" in error
+        assert error.startswith("Play every clip")
+        assert page.input_value("#reason") == "too early"
+        page.evaluate(PLAY_ALL)
+        page.wait_for_selector("#vote-a:enabled", timeout=15000)
+        page.wait_for_selector("#server-error", state="detached", timeout=2000)
+        assert page.locator("#gate-status").inner_text() == "You can answer now."
+
+
+def test_both_apps_have_a_favicon(page: Any, tmp_path: Path) -> None:
+    app = create_app(make_study(tmp_path / "study", "arena", items=1))
+    with LiveServer(app) as server:
+        page.goto(f"{server.url}/login")
+        icon = page.locator("link[rel=icon]").get_attribute("href")
+        for url in (icon, "/favicon.ico"):
+            response = page.request.get(f"{server.url}{url}")
+            assert response.status == 200 and response.headers["content-type"] == "image/svg+xml"
+            assert response.body().startswith(b"<svg")

@@ -235,3 +235,12 @@ def test_unit_pages_with_ids_beyond_any_integer_column_are_not_found(client: Any
         assert page.status_code == 404, seq
         assert "has no unit" in page.text
     assert client.get("/runs/single-run").status_code == 200
+
+
+def test_the_viewer_has_a_favicon(client: Any) -> None:
+    html = client.get("/").text
+    href = re.search(r'<link rel="icon" href="([^"]+)" type="image/svg\+xml">', html).group(1)
+    for url in (href, "/favicon.ico"):
+        icon = client.get(url)
+        assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg")
+        assert icon.content.startswith(b"<svg")

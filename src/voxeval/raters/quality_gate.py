@@ -56,7 +56,10 @@ class GateStatus:
             parts.append(
                 f"listen for at least {self.seconds_left:.0f} more second(s) before answering"
             )
-        return "; ".join(parts).capitalize() + "." if parts else ""
+        if not parts:
+            return ""
+        text = "; ".join(parts)  # (str.capitalize would lower-case "Reply A")
+        return text[0].upper() + text[1:] + "."
 
 
 def required_seconds(item: StudyItem, min_time_factor: float) -> float:

@@ -45,7 +45,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
         from fastapi.staticfiles import StaticFiles
     except ImportError as exc:  # the `web` extra is optional
         raise ConfigError("voxeval view needs the 'web' extra: pip install 'voxeval[web]'") from exc
-    from voxeval.web import ASSETS_DIR, storable_id, template_environment
+    from voxeval.web import ASSETS_DIR, FAVICON, storable_id, template_environment
 
     templates = template_environment(TEMPLATES_DIR)
     templates.filters["tojson_pretty"] = _pretty_json
@@ -93,6 +93,10 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
             heading="Not found" if exc.status_code == 404 else "Error",
             message=str(exc.detail),
         )
+
+    @app.get("/favicon.ico")
+    def favicon() -> Any:  # browsers ask for it whatever the page links
+        return FileResponse(FAVICON, media_type="image/svg+xml")
 
     @app.get("/", response_class=HTMLResponse)
     def runs_list() -> Any:

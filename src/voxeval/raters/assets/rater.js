@@ -24,6 +24,7 @@
   audios.forEach(function (a) { if (a.dataset.played === "1") confirmed[a.dataset.clip] = true; });
   var haveRecording = form.dataset.task !== "record";
   var submitting = false;
+  var wasClosed = false; // the gate was closed at some point on this page
 
   function report(audio, event) {
     return fetch("/api/playback", {
@@ -61,6 +62,11 @@
     else text = "You can answer now.";
     if (status && status.textContent !== text) status.textContent = text;
     if (status) status.className = "gate " + (ready ? "ok" : "muted");
+    // A refusal shown while the gate was closed (e.g. "play every clip ...") is stale once
+    // it opens; an error shown with the gate already open (a bad field) stays.
+    var serverError = document.getElementById("server-error");
+    if (ready && wasClosed && serverError) serverError.remove();
+    if (!ready) wasClosed = true;
     return ready;
   }
 
