@@ -446,3 +446,18 @@ def test_a_clip_counts_only_when_listened_for_about_its_length(tmp_path: Path) -
     assert report(2, "ended", 1.0) == [1, 2]
     done = client.post(f"/item/{assignment}", data={"csrf_token": csrf, "score": "5"})
     assert done.status_code == 303
+
+
+def test_the_item_page_carries_the_server_playback_state_and_the_typed_reason(arena) -> None:  # type: ignore[no-untyped-def]
+    client = logged_in(arena, invite(arena)[0])
+    assignment, html = next_assignment(client)
+    assert html.count('data-played="0"') == 3 and "played ✓" not in html
+    play_all(client, assignment, html)
+    again = client.get(f"/item/{assignment}").text
+    assert again.count('data-played="1"') == 3 and again.count("played ✓") == 3
+    refused = client.post(
+        f"/item/{assignment}",
+        data={"csrf_token": csrf_of(html), "choice": "maybe", "reason": "B <repeats> itself"},
+    )
+    assert refused.status_code == 422
+    assert ">B &lt;repeats&gt; itself</textarea>" in refused.text
