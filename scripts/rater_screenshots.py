@@ -135,8 +135,10 @@ def _vote_over_http(url: str, token: str, choices: list[str], attentive: bool) -
             html = client.get(location).text
             assignment = int(location.rsplit("/", 1)[1])
             csrf = _csrf(html)
-            for clip in re.findall(r'data-clip="(\d+)"', html):
-                for event, at in (("play", 0.0), ("ended", CLIP_S)):
+            for event, at in (("play", 0.0), ("ended", CLIP_S)):
+                if event == "ended":
+                    time.sleep(CLIP_S)  # the server times the listening
+                for clip in re.findall(r'data-clip="(\d+)"', html):
                     client.post(
                         "/api/playback",
                         json={"assignment": assignment, "clip": int(clip), "event": event,

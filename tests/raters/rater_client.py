@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -51,13 +52,26 @@ def clip_numbers(html: str) -> list[int]:
     return [int(n) for n in re.findall(r'data-clip="(\d+)"', html)]
 
 
+def clip_urls(html: str) -> list[str]:
+    """The clip addresses the page plays, in page order."""
+    return re.findall(r'<audio[^>]* src="(/clip/[^"]+)"', html)
+
+
 def play_all(client: TestClient, assignment: int, html: str) -> None:
+    """Play every clip at once, for its whole length (the server times the listening)."""
     csrf = csrf_of(html)
-    for number in clip_numbers(html):
-        for event, at in (("play", 0.0), ("ended", CLIP_S)):
-            response = client.post(
-                "/api/playback",
-                json={"assignment": assignment, "clip": number, "event": event, "media_time": at},
-                headers={"X-CSRF-Token": csrf},
-            )
-            assert response.status_code == 200, response.text
+
+    def report(number: int, event: str, at: float) -> None:
+        response = client.post(
+            "/api/playback",
+            json={"assignment": assignment, "clip": number, "event": event, "media_time": at},
+            headers={"X-CSRF-Token": csrf},
+        )
+        assert response.status_code == 200, response.text
+
+    numbers = clip_numbers(html)
+    for number in numbers:
+        report(number, "play", 0.0)
+    time.sleep(CLIP_S)
+    for number in numbers:
+        report(number, "ended", CLIP_S)

@@ -21,7 +21,9 @@ def write_tone(path: Path, hz: float, seconds: float = CLIP_S, rate: int = RATE)
     sf.write(str(path), (0.3 * np.sin(2 * np.pi * hz * t)).astype(np.float32), rate)
 
 
-def _stimuli(study_dir: Path, item_id: str, task: str) -> list[dict[str, Any]]:
+def _stimuli(
+    study_dir: Path, item_id: str, task: str, clip_s: float = CLIP_S
+) -> list[dict[str, Any]]:
     roles = {
         "arena": [("u1", "user", 1), ("a1", "a", 1), ("b1", "b", 1)],
         "rubric": [("u1", "user", 1), ("r1", "reply", 1)],
@@ -31,9 +33,9 @@ def _stimuli(study_dir: Path, item_id: str, task: str) -> list[dict[str, Any]]:
     stimuli = []
     for number, (sid, role, turn) in enumerate(roles):
         relative = f"audio/{item_id}/{sid}.wav"
-        write_tone(study_dir / relative, 300 + 100 * number)
+        write_tone(study_dir / relative, 300 + 100 * number, clip_s)
         stimuli.append(
-            {"id": sid, "role": role, "turn": turn, "path": relative, "duration_s": CLIP_S}
+            {"id": sid, "role": role, "turn": turn, "path": relative, "duration_s": clip_s}
         )
     return stimuli
 
@@ -44,9 +46,11 @@ def make_study(
     *,
     items: int = 3,
     gold: int = 0,
+    clip_s: float = CLIP_S,
     **settings: Any,
 ) -> Path:
-    """A study folder with ``items`` normal and ``gold`` gold items; returns the folder."""
+    """A study folder with ``items`` normal and ``gold`` gold items (tones of ``clip_s``
+    seconds); returns the folder."""
     rows: list[StudyItem] = []
     for index in range(items + gold):
         item_id = f"{'gold' if index >= items else 'item'}-{index}"
@@ -54,7 +58,7 @@ def make_study(
             "item_id": item_id,
             "kind": "gold" if index >= items else "normal",
             "title": f"Remembers the caller's constraint <{index}>",
-            "stimuli": _stimuli(study_dir, item_id, task),
+            "stimuli": _stimuli(study_dir, item_id, task, clip_s),
         }
         if task == "arena":
             row["systems"] = {"a": "alpha-sys", "b": "beta-sys"}

@@ -113,3 +113,137 @@ def test_speaker_records_in_the_browser(media_browser: Any, tmp_path: Path) -> N
     assert info.samplerate == 22050 and info.channels == 1
     assert 0.6 < info.duration < 5.0
     assert row.answer["duration_s"] == round(info.duration, 3)
+
+
+STATUSES = "urls => Promise.all(urls.map(u => fetch(u).then(r => r.status)))"
+CLIP_SRCS = "[...document.querySelectorAll('audio[data-clip]')].map(a => a.getAttribute('src'))"
+
+
+def test_a_rater_cannot_fetch_any_clip_outside_their_current_item(
+    browser: Any, tmp_path: Path
+) -> None:
+    study = make_study(tmp_path / "study", "arena", items=3, gold=1, min_time_factor=0)
+    app = create_app(study)
+    every_file = [f"/audio/{p.relative_to(study).as_posix()}" for p in study.rglob("*.wav")]
+    first, second = browser.new_context(), browser.new_context()
+    try:
+        with LiveServer(app) as server:
+            page, other = first.new_page(), second.new_page()
+            _log_in(page, server, invite(app)[0])
+            _log_in(other, server, invite(app)[0])
+            mine, theirs = page.evaluate(CLIP_SRCS), other.evaluate(CLIP_SRCS)
+            assert len(mine) == 3 and not set(mine) & set(theirs)
+            assert page.evaluate(STATUSES, mine) == [200, 200, 200]
+            # every study file by its path (this item's, other items', the gold item's)
+            assert len(every_file) == 12
+            assert page.evaluate(STATUSES, every_file) == [404] * 12
+            # another rater's current clips, and numbered addresses of this assignment
+            assert page.evaluate(STATUSES, theirs) == [404] * 3
+            assignment = page.url.rsplit("/", 1)[1]
+            numbered = [f"/clip/{assignment}/{n}" for n in (1, 2, 3)]
+            assert page.evaluate(STATUSES, numbered) == [404] * 3
+            # after the vote the answered item's clips are gone too
+            page.evaluate(PLAY_ALL)
+            page.wait_for_selector("#vote-a:enabled", timeout=15000)
+            page.click("#vote-a")
+            page.wait_for_url("**/reveal")
+            assert page.evaluate(STATUSES, mine) == [404] * 3
+            page.click("#next")
+            page.wait_for_url(f"{server.url}/item/*")
+            fresh = page.evaluate(CLIP_SRCS)
+            assert page.evaluate(STATUSES, fresh) == [200, 200, 200]
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_reload_after_listening_keeps_the_answer_enabled_and_the_reason(
+    page: Any, tmp_path: Path
+) -> None:
+    app = create_app(make_study(tmp_path / "study", "arena", items=1, min_time_factor=0))
+    with LiveServer(app) as server:
+        _log_in(page, server, invite(app)[0])
+        item_url = page.url
+        page.evaluate(PLAY_ALL)
+        page.wait_for_selector("#vote-a:enabled", timeout=15000)
+        page.fill("#reason", "A answers; B repeats itself")
+        for leave in (page.reload, lambda: (page.goto(f"{server.url}/training"), page.go_back())):
+            leave()
+            assert page.url == item_url
+            page.wait_for_load_state("load")
+            page.wait_for_timeout(700)  # the script's gate check runs every 0.5 s
+            for button in ("#vote-a", "#vote-b", "#vote-tie", "#vote-both-bad"):
+                assert page.locator(button).is_enabled(), button
+            states = page.locator(".clip-state").all_inner_texts()
+            assert states == ["played ✓"] * 3
+            assert page.locator("#gate-status").inner_text() == "You can answer now."
+            assert page.input_value("#reason") == "A answers; B repeats itself"
+        page.click("#vote-b")
+        page.wait_for_url(f"{item_url}/reveal")
+    [row] = _responses(app)
+    assert row.answer["reason"] == "A answers; B repeats itself"
+
+
+SEEK_TO_END = """Promise.all([...document.querySelectorAll('audio[data-clip]')].map(a =>
+  a.play().then(() => { a.currentTime = a.duration - 0.05; })))"""
+
+
+def test_seeking_every_clip_to_its_end_does_not_open_the_answer(page: Any, tmp_path: Path) -> None:
+    study = make_study(tmp_path / "study", "arena", items=1, min_time_factor=0, clip_s=1.5)
+    app = create_app(study)
+    with LiveServer(app) as server:
+        _log_in(page, server, invite(app)[0])
+        page.evaluate(SEEK_TO_END)
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.clip-state')]"
+            ".every(s => s.textContent.startsWith('not counted'))",
+            timeout=10000,
+        )
+        page.wait_for_timeout(600)
+        assert page.locator("#vote-a").is_disabled()
+        assert "Play every clip" in page.locator("#gate-status").inner_text()
+        # the server refuses a vote posted anyway
+        csrf = page.locator("#answer-form input[name=csrf_token]").get_attribute("value")
+        refused = page.request.post(page.url, form={"csrf_token": csrf, "choice": "a"})
+        assert refused.status == 422
+        # listening to each clip from the start opens it
+        page.evaluate(
+            "[...document.querySelectorAll('audio[data-clip]')]"
+            ".forEach(a => { a.currentTime = 0; a.play(); })"
+        )
+        page.wait_for_selector("#vote-a:enabled", timeout=15000)
+        assert page.locator(".clip-state").all_inner_texts() == ["played ✓"] * 3
+    assert _responses(app) == []
+
+
+def test_the_refusal_names_clips_as_shown_and_clears_when_the_gate_opens(
+    page: Any, tmp_path: Path
+) -> None:
+    app = create_app(make_study(tmp_path / "study", "arena", items=1, min_time_factor=0))
+    with LiveServer(app) as server:
+        _log_in(page, server, invite(app)[0])
+        page.fill("#reason", "too early")
+        # posted before listening (the script would not let the buttons do it)
+        page.evaluate(
+            "HTMLFormElement.prototype.submit.call(document.getElementById('answer-form'))"
+        )
+        page.wait_for_selector("#server-error")
+        error = page.locator("#server-error").inner_text()
+        assert "clip 2 (Reply A, turn 1)" in error and "clip 3 (Reply B, turn 1)" in error
+        assert error.startswith("Play every clip")
+        assert page.input_value("#reason") == "too early"
+        page.evaluate(PLAY_ALL)
+        page.wait_for_selector("#vote-a:enabled", timeout=15000)
+        page.wait_for_selector("#server-error", state="detached", timeout=2000)
+        assert page.locator("#gate-status").inner_text() == "You can answer now."
+
+
+def test_both_apps_have_a_favicon(page: Any, tmp_path: Path) -> None:
+    app = create_app(make_study(tmp_path / "study", "arena", items=1))
+    with LiveServer(app) as server:
+        page.goto(f"{server.url}/login")
+        icon = page.locator("link[rel=icon]").get_attribute("href")
+        for url in (icon, "/favicon.ico"):
+            response = page.request.get(f"{server.url}{url}")
+            assert response.status == 200 and response.headers["content-type"] == "image/svg+xml"
+            assert response.body().startswith(b"<svg")

@@ -4,6 +4,7 @@ it should (CSRF 403, duplicate 409, traversal 404, rate limit 429, listening gat
 from __future__ import annotations
 
 import os
+import time
 from html import unescape
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from sqlalchemy import select
 
 from tests.raters.rater_client import (
     clip_numbers,
+    clip_urls,
     invite,
     logged_in,
     next_assignment,
@@ -19,7 +21,7 @@ from tests.raters.rater_client import (
     start,
 )
 from tests.raters.study_builder import csrf_of, make_study, write_tone
-from voxeval.raters.schema import accounts_table, responses_table
+from voxeval.raters.schema import accounts_table, assignments_table, responses_table
 
 
 def _responses(app):  # type: ignore[no-untyped-def]
@@ -90,7 +92,7 @@ def test_second_answer_to_the_same_item_is_refused(arena) -> None:  # type: igno
 
 
 def test_audio_paths_outside_the_study_audio_are_not_found(arena, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    client = logged_in(arena, invite(arena)[0])
+    client = logged_in(arena, invite(arena, role="admin")[0], train=False)
     assert client.get("/audio/audio/item-0/u1.wav").status_code == 200
     assert client.get("/audio/audio/item-0/u1.wav").headers["content-type"] == "audio/wav"
     secret = tmp_path / "secret.wav"
@@ -106,9 +108,9 @@ def test_audio_paths_outside_the_study_audio_are_not_found(arena, tmp_path: Path
         "/audio/audio/item-0/missing.wav",
     ):
         assert client.get(path).status_code == 404, path
-    # a clip number that is not on the page
-    assignment, _ = next_assignment(client)
-    assert client.get(f"/clip/{assignment}/99").status_code == 404
+    # a clip token that is not on any page
+    rater = logged_in(arena, invite(arena)[0])
+    assert rater.get("/clip/" + "A" * 32).status_code == 404
 
 
 def test_answers_over_the_rate_limit_get_429(tmp_path: Path) -> None:
@@ -273,11 +275,51 @@ def test_recordings_are_served_to_admins_only(tmp_path: Path) -> None:
 
 def test_another_raters_item_is_not_found(arena) -> None:  # type: ignore[no-untyped-def]
     first = logged_in(arena, invite(arena)[0])
-    assignment, _ = next_assignment(first)
+    assignment, html = next_assignment(first)
     second = logged_in(arena, invite(arena)[0])
     for path in (f"/item/{assignment}", f"/item/{assignment}/reveal", "/item/999999"):
         assert second.get(path).status_code == 404, path
-    assert second.get(f"/clip/{assignment}/1").status_code == 404
+    for url in clip_urls(html):
+        assert first.get(url).status_code == 200
+        assert second.get(url).status_code == 404, url
+
+
+def test_a_rater_fetches_only_the_clips_of_their_current_item(arena) -> None:  # type: ignore[no-untyped-def]
+    study = arena.state.site.study_dir
+    client = logged_in(arena, invite(arena)[0])
+    assignment, html = next_assignment(client)
+    urls = clip_urls(html)
+    assert len(urls) == 3 and len(set(urls)) == 3
+    served = {client.get(url).content for url in urls}
+    with arena.state.site.engine.connect() as conn:
+        item_id = conn.execute(
+            select(assignments_table.c.item_id).where(
+                assignments_table.c.assignment_id == assignment
+            )
+        ).scalar_one()
+    on_disk = {p.read_bytes() for p in (study / "audio" / item_id).glob("*.wav")}
+    assert served == on_disk  # the page's own clips play
+    for url in urls:  # opaque: neither the item, the stimulus nor the side shows
+        token = url.removeprefix("/clip/")
+        assert len(token) >= 32 and item_id not in token
+        assert not any(s in token.lower() for s in ("u1", "a1", "b1"))
+    # no study file by its computable path, this item's or any other's
+    for wav in sorted((study / "audio").rglob("*.wav")):
+        relative = wav.relative_to(study).as_posix()
+        assert client.get(f"/audio/{relative}").status_code == 404, relative
+    # the old numbered address is gone
+    assert client.get(f"/clip/{assignment}/1").status_code == 404
+    # once answered, the item's clips are no longer served; the next item's are
+    play_all(client, assignment, html)
+    client.post(f"/item/{assignment}", data={"csrf_token": csrf_of(html), "choice": "a"})
+    for url in urls:
+        assert client.get(url).status_code == 404, url
+    second, next_html = next_assignment(client)
+    next_urls = clip_urls(next_html)
+    assert second != assignment and not set(next_urls) & set(urls)
+    assert all(client.get(url).status_code == 200 for url in next_urls)
+    # a reload keeps the same addresses (the audio elements need not fetch again)
+    assert clip_urls(client.get(f"/item/{second}").text) == next_urls
 
 
 def _wav_bytes(hz: float, rate: int, seconds: float = 0.5) -> bytes:
@@ -326,3 +368,96 @@ def test_recording_upload_is_resampled_and_a_second_take_is_refused(tmp_path: Pa
     assert second.status_code == 409
     assert path.read_bytes() == before  # the accepted take is untouched
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # no staged leftovers
+
+
+HUGE_IDS = (2**31, 2**63, 10**20)
+
+
+def _huge_ids_are_not_found(app) -> None:  # type: ignore[no-untyped-def]
+    client = logged_in(app, invite(app)[0])
+    _, html = next_assignment(client)
+    csrf = csrf_of(html)
+    for big in HUGE_IDS:
+        for path in (f"/item/{big}", f"/item/{big}/reveal"):
+            assert client.get(path).status_code == 404, path
+        posted = client.post(f"/item/{big}", data={"csrf_token": csrf, "score": "5"})
+        assert posted.status_code == 404, big
+        api = client.post(
+            "/api/playback",
+            json={"assignment": big, "clip": 1, "event": "play", "media_time": 0.0},
+            headers={"X-CSRF-Token": csrf},
+        )
+        assert api.status_code == 404 and api.json()["error"], big
+    assert client.get("/clip/" + "9" * 70).status_code == 404
+    assert client.get("/healthz").status_code == 200  # and the server is still fine
+
+
+def test_huge_ids_are_not_found_on_sqlite(tmp_path: Path) -> None:
+    _huge_ids_are_not_found(start(make_study(tmp_path / "s", "score", items=1)))
+
+
+def test_huge_ids_are_not_found_on_postgres(tmp_path: Path, postgres_url: str) -> None:
+    app = start(make_study(tmp_path / "s", "score", items=1), postgres_url)
+    try:
+        _huge_ids_are_not_found(app)
+    finally:
+        app.state.site.engine.dispose()
+
+
+def test_a_clip_counts_only_when_listened_for_about_its_length(tmp_path: Path) -> None:
+    app = start(make_study(tmp_path / "s", "score", items=1, min_time_factor=0, clip_s=1.0))
+    client = logged_in(app, invite(app)[0])
+    assignment, html = next_assignment(client)
+    csrf = csrf_of(html)
+
+    def report(clip: int, event: str, at: float) -> list[int]:
+        response = client.post(
+            "/api/playback",
+            json={"assignment": assignment, "clip": clip, "event": event, "media_time": at},
+            headers={"X-CSRF-Token": csrf},
+        )
+        assert response.status_code == 200, response.text
+        played: list[int] = response.json()["played"]
+        return played
+
+    # clip 1 skipped to its end, clip 2 stopped after 0.4 of its 1.0 s then skipped
+    report(1, "play", 0.0)
+    assert report(1, "ended", 1.0) == []
+    report(2, "play", 0.0)
+    time.sleep(0.4)
+    assert report(2, "ended", 1.0) == []
+    answer = client.post(f"/item/{assignment}", data={"csrf_token": csrf, "score": "5"})
+    assert answer.status_code == 422
+    assert "clip 1 (" in answer.text and "clip 2 (" in answer.text
+    # heard in two stretches with a pause between: counts; the other still does not
+    report(1, "play", 0.0)
+    time.sleep(0.45)
+    report(1, "pause", 0.45)
+    report(1, "play", 0.45)
+    time.sleep(0.45)
+    assert report(1, "ended", 1.0) == [1]
+    # a second "play" without a pause restarts the timing (a reload mid-clip)
+    report(2, "play", 0.0)
+    time.sleep(0.5)
+    report(2, "play", 0.0)
+    assert report(2, "ended", 1.0) == [1]
+    report(2, "play", 0.0)
+    time.sleep(0.7)
+    assert report(2, "ended", 1.0) == [1, 2]
+    done = client.post(f"/item/{assignment}", data={"csrf_token": csrf, "score": "5"})
+    assert done.status_code == 303
+
+
+def test_the_item_page_carries_the_server_playback_state_and_the_typed_reason(arena) -> None:  # type: ignore[no-untyped-def]
+    client = logged_in(arena, invite(arena)[0])
+    assignment, html = next_assignment(client)
+    assert html.count('data-played="0"') == 3 and "played ✓" not in html
+    play_all(client, assignment, html)
+    again = client.get(f"/item/{assignment}").text
+    assert again.count('data-played="1"') == 3 and again.count("played ✓") == 3
+    refused = client.post(
+        f"/item/{assignment}",
+        data={"csrf_token": csrf_of(html), "choice": "maybe", "reason": "B <repeats> itself"},
+    )
+    assert refused.status_code == 422
+    assert ">B &lt;repeats&gt; itself</textarea>" in refused.text

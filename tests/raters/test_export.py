@@ -388,3 +388,75 @@ def test_analysis_md_says_a_sweep_is_unbounded() -> None:
     text = "\n".join(_arena(section))
     assert "| alpha |" in text and "unbounded (won every battle)" in text
     assert "unbounded (lost every battle)" in text
+
+
+def _response_times(out: Path) -> list[str]:
+    lines = (out / "responses.jsonl").read_text().splitlines()
+    return [json.loads(line)["submitted_at"] for line in lines]
+
+
+def test_submitted_at_is_the_same_utc_time_on_sqlite_and_postgresql(
+    arena_study: Path, postgres_url: str, tmp_path: Path
+) -> None:
+    answers = arena_answers(arena_study)[:2]
+    sqlite_url = f"sqlite:///{tmp_path / 'study.db'}"
+    fill_study_db(sqlite_url, arena_study, answers)
+    fill_study_db(postgres_url, arena_study, answers)
+    # a server whose session time zone is not UTC hands back +05:30 times
+    kolkata = postgres_url + "?options=-c%20TimeZone%3DAsia/Kolkata"
+    export_study(arena_study, db=sqlite_url, out_dir=tmp_path / "lite", resamples=20)
+    export_study(arena_study, db=kolkata, out_dir=tmp_path / "pg", resamples=20)
+    expected = ["2026-01-01T00:00:00+00:00", "2026-01-01T00:00:10+00:00"]
+    assert _response_times(tmp_path / "lite") == expected
+    assert _response_times(tmp_path / "pg") == expected
+
+
+def test_export_counts_only_the_raters_who_answered(arena_study: Path, tmp_path: Path) -> None:
+    import hashlib
+    from datetime import UTC, datetime
+
+    from sqlalchemy import insert
+
+    from voxeval.raters.schema import accounts_table
+
+    db = f"sqlite:///{tmp_path / 'study.db'}"
+    fill_study_db(db, arena_study, arena_answers(arena_study))  # r1-r4 answer
+    engine = create_engine(db)
+    with engine.begin() as conn:  # two more invited, who never answer
+        for rater in ("r5", "r6"):
+            conn.execute(
+                insert(accounts_table).values(
+                    study_id=load_study_config(arena_study).study_id,
+                    rater_id=rater,
+                    role="rater",
+                    token_sha256=hashlib.sha256(rater.encode()).hexdigest(),
+                    created_at=datetime(2026, 1, 1, tzinfo=UTC),
+                    disabled=False,
+                )
+            )
+    engine.dispose()
+    result = export_study(arena_study, db=db, out_dir=tmp_path / "out", resamples=20)
+    assert result.analysis["raters"] == 4 and result.analysis["invited_raters"] == 6
+    summary = (tmp_path / "out" / "analysis.md").read_text()
+    assert "- raters who answered: 4 (of 6 invited); flagged: r4" in summary
+    # the source run has no LLM judge: the comparison says so
+    versus = result.analysis["arena"]["human_vs_llm"]["not_run"]
+    assert versus.startswith("the run had no judge")
+    assert "Human vs LLM judge: not run (the run had no judge" in summary
+
+
+def test_score_export_of_a_run_without_judge_says_so(tmp_path: Path) -> None:
+    from tests.raters.study_runs import single_turn_run
+
+    run = single_turn_run(tmp_path / "run")
+    study = tmp_path / "score"
+    build_study(run, study, StudyOptions(task="score"))
+    items = load_study_items(study, load_study_config(study))
+    answers = [("h1", i.item_id, {"system": i.systems["reply"], "score": 5}) for i in items]
+    db = f"sqlite:///{tmp_path / 's.db'}"
+    fill_study_db(db, study, answers)
+    result = export_study(study, db=db)
+    versus = result.analysis["score"]["human_vs_llm"]
+    assert versus == {"not_run": "the run had no judge: it holds no checklist scores"}
+    summary = (study / "export" / "analysis.md").read_text()
+    assert "Human vs judge checklist scores: not run (the run had no judge" in summary

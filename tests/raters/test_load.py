@@ -123,8 +123,11 @@ class SimulatedRater:
             if early is None:
                 return False
             self.refusal(early, 422, "play")
-        for number in clip_numbers(page.text):
-            for event, at in (("play", 0.0), ("ended", CLIP_S)):
+        # every clip played at once for its length: the server times the listening
+        for event, at in (("play", 0.0), ("ended", CLIP_S)):
+            if event == "ended":
+                time.sleep(CLIP_S)
+            for number in clip_numbers(page.text):
                 body = {"assignment": assignment, "clip": number, "event": event, "media_time": at}
                 played = self.request(
                     "POST", "/api/playback", json=body, headers={"X-CSRF-Token": csrf}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 from typer.testing import CliRunner
@@ -56,7 +57,10 @@ def _exact_sign_flip_p(deltas: list[float]) -> float:
 def test_regression_flagged_exactly_on_the_slipped_metric(live: dict[str, Path]) -> None:
     comparison = compare_runs([live["before"], live["after"]])
     data = comparison.to_dict()
-    assert data["warnings"] == []
+    # the two runs script the agent differently: said, with the setting's name
+    [warning] = data["warnings"]
+    assert warning.startswith(f"{comparison.runs[1]['run_id']}: system 'agent' is set up")
+    assert "(settings that differ: script)" in warning
     assert [(f["system"], f["metric"], f["flag"]) for f in comparison.flags()] == [
         ("agent", "task_completion", "regression")
     ]
@@ -103,8 +107,8 @@ def test_three_runs_warn_on_another_seed_and_compare_each_with_the_baseline(
     comparison = compare_runs(
         [live["before"], live["after"], live["reseeded"]], metrics=["task_completion"]
     )
-    assert len(comparison.warnings) == 1
-    assert "seed 4 differs" in comparison.warnings[0]
+    setup, seed = comparison.warnings
+    assert "system 'agent' is set up differently" in setup and "seed 4 differs" in seed
     entries = comparison.systems["agent"]["metrics"]["task_completion"]["comparisons"]
     assert [e["run"].split("-")[0] for e in entries] == ["after", "reseeded"]
     assert [e["flag"] for e in entries] == ["regression", None]
@@ -210,3 +214,41 @@ def test_compare_command_writes_the_files_and_prints_the_changes(
     assert "task_compl" in result.output  # the table (columns may be cut to the width)
     bad = CliRunner().invoke(app, ["compare", str(live["before"]), str(live["other"])])
     assert bad.exit_code == 2 and "only runs of the same suite" in bad.output
+
+
+def _single_turn_pair(tmp_path: Path) -> tuple[Path, Path]:
+    rows = [_row(f"x{i}", 0, "stt_wer", 0.1 * i) for i in range(1, 5)]
+    later = [_row(f"x{i}", 0, "stt_wer", 0.1 * i + 0.05) for i in range(1, 5)]
+    base = stored_run(tmp_path, "base", rows, protocol="single_turn", suite_name="st")
+    after = stored_run(tmp_path, "after", later, protocol="single_turn", suite_name="st")
+    return base, after
+
+
+def test_differing_system_and_scoring_settings_are_named(tmp_path: Path) -> None:
+    base, after = _single_turn_pair(tmp_path)
+    doc = yaml.safe_load((after / "run.yaml").read_text(encoding="utf-8"))
+    doc["config"]["systems"][0]["voice"] = "nova"
+    doc["config"]["metrics"] = ["stt_wer"]
+    doc["config"]["scoring"] = {"checklist": {"scale": 5}}
+    (after / "run.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
+    comparison = compare_runs([base, after])
+    first, later = (r["run_id"] for r in comparison.runs)
+    assert comparison.warnings == [
+        f"{later}: system 'a' is set up differently from {first}'s (settings that differ: "
+        "voice); its deltas are partly the setup's",
+        f"{later}: scoring settings differ from {first}'s (metrics, scoring.checklist.scale); "
+        "score deltas are partly the scorer's",
+    ]
+
+
+def test_single_turn_tables_say_queries(tmp_path: Path) -> None:
+    from voxeval.report.leaderboard import build_leaderboard, render_markdown
+
+    base, after = _single_turn_pair(tmp_path)
+    comparison = compare_runs([base, after])
+    assert compare_runs([base, after]).warnings == []
+    markdown = write_comparison(comparison, tmp_path / "out")[1].read_text()
+    assert "delta [95% CI over queries]" in markdown and "paired items (queries)" in markdown
+    assert "querys" not in markdown
+    board = render_markdown(build_leaderboard([base, after], metrics=["stt_wer"]))
+    assert " queries)" in board and "querys" not in board

@@ -227,3 +227,136 @@ def test_dialogue_page_has_a_player_per_reply_and_the_rubric(client: Any, runs_r
     stored = json.loads((run / "items" / "d1" / "recorded" / "0" / "scores.json").read_text())
     rubric = html.split('id="score-rubric"', 1)[1].split("</tr>", 1)[0]
     assert f'<td class="num">{stored["rubric"]["value"]:.3g}</td>' in rubric  # 0.75
+
+
+def test_unit_pages_with_ids_beyond_any_integer_column_are_not_found(client: Any) -> None:
+    for seq in (0, -1, 2**31, 2**63, 10**20):
+        page = client.get(f"/runs/single-run/units/{seq}")
+        assert page.status_code == 404, seq
+        assert "has no unit" in page.text
+    assert client.get("/runs/single-run").status_code == 200
+
+
+def test_runs_named_on_the_command_line_are_listed_newest_first(
+    runs_root: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    order = []
+    for n, name in enumerate(("zeta-old", "alpha-new")):  # given oldest first
+        copy = shutil.copytree(runs_root / "single-run", tmp_path / name)
+        stamp = 1_700_000_000 + 1000 * n
+        os.utime(copy / "run.yaml", (stamp, stamp))
+        order.append(copy)
+    with TestClient(create_app(order)) as viewer:
+        html = viewer.get("/").text
+    assert "newest first" in html
+    listed = re.findall(r'href="/runs/([a-z-]+)"', html)
+    assert [s for s in listed if s in ("zeta-old", "alpha-new")][:2] == ["alpha-new", "zeta-old"]
+
+
+def test_single_turn_unit_page_shows_the_query_text_and_its_checklist(
+    client: Any, runs_root: Path
+) -> None:
+    seq = unit_seq(runs_root / "single-run", "q1", "recorded")
+    html = client.get(f"/runs/single-run/units/{seq}").text
+    query = html.split('id="query"', 1)[1].split("</section>", 1)[0]
+    assert '<p id="query-text">How long do I boil an egg?</p>' in query
+    assert re.findall(r"<li>([^<]+)</li>", query) == [
+        "Gives a time in minutes",
+        "Says soft or hard",
+    ]
+    other = client.get(
+        f"/runs/single-run/units/{unit_seq(runs_root / 'single-run', 'q2', 'recorded')}"
+    )
+    assert "What&#39;s the weather like?" in other.text and "has no checklist" in other.text
+
+
+def test_dialogue_unit_page_plays_each_user_turn(client: Any, runs_root: Path) -> None:
+    run = runs_root / "dialogue-run"
+    seq = unit_seq(run, "d1", "recorded")
+    html = client.get(f"/runs/dialogue-run/units/{seq}").text
+    urls = re.findall(r'<audio controls preload="none" class="user-turn" src="([^"]+)"', html)
+    assert urls == [f"/runs/dialogue-run/units/{seq}/user-turns/{n}" for n in (1, 2)]
+    stored = json.loads((run / "items" / "d1" / "recorded" / "0" / "dialogue.json").read_text())
+    for url, turn in zip(urls, stored["turns"], strict=True):
+        played = client.get(url)
+        assert played.status_code == 200 and played.headers["content-type"] == "audio/wav"
+        assert played.content == Path(turn["user_audio"]).read_bytes()
+    for bad in (
+        f"/runs/dialogue-run/units/{seq}/user-turns/3",
+        "/runs/dialogue-run/units/99999/user-turns/1",
+    ):
+        assert client.get(bad).status_code == 404, bad
+
+
+def test_transcripts_differing_only_in_case_are_not_highlighted(
+    runs_root: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    run = Path(shutil.copytree(runs_root / "single-run", tmp_path / "case-run"))
+    seq = unit_seq(run, "q1", "recorded")
+    [path] = [
+        p
+        for p in (run / "items").rglob("transcripts.json")
+        if "recorded" in p.parts and any(part.startswith("q1") for part in p.parts)
+    ]
+    reply = json.loads((path.parent / "reply.json").read_text())["text"]
+    data = json.loads(path.read_text())
+    data["texts"] = [reply.upper(), "  " + reply.lower() + " ", reply.replace("eight", "ten")]
+    path.write_text(json.dumps(data))
+    with TestClient(create_app([run])) as viewer:
+        html = viewer.get(f"/runs/case-run/units/{seq}").text
+    rows = re.findall(r'<tr><th scope="row">Transcript \d</th><td([^>]*)>', html)
+    assert rows == ["", "", ' class="differs"']
+
+
+def test_a_failed_units_badge_does_not_read_done(client: Any) -> None:
+    html = client.get("/runs/live-run/units?per_page=100").text
+    badges = re.findall(
+        r'<span class="badge badge-(\w+)" title="status: (\w+)">([^<]+)</span>', html
+    )
+    assert {kind for kind, _, _ in badges} >= {"pass", "fail"}
+    for kind, status, label in badges:
+        if kind in ("fail", "error"):
+            assert "done" not in label and "failed" in label, (kind, status, label)
+        if kind == "pass":
+            assert label == "done" and status == "done"
+
+
+def test_compare_page_says_queries_and_names_differing_settings(tmp_path: Path) -> None:
+    import yaml
+
+    from tests.report.compare_runs_fixtures import stored_run
+    from voxeval.store.records import ScoreRow
+
+    def rows(shift: float) -> list[ScoreRow]:
+        return [
+            ScoreRow(f"q{i}", "a", 0, "clean", "cat", "stt_wer", 0.1 * i + shift, None, None)
+            for i in range(1, 5)
+        ]
+
+    base = stored_run(tmp_path, "base", rows(0.0), protocol="single_turn", suite_name="st")
+    after = stored_run(tmp_path, "after", rows(0.05), protocol="single_turn", suite_name="st")
+    doc = yaml.safe_load((after / "run.yaml").read_text(encoding="utf-8"))
+    doc["config"]["systems"][0]["model"] = "gpt-4o-mini-realtime"
+    doc["config"]["judge"] = {"provider": "openai", "model": "judge-2"}
+    (after / "run.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
+    with TestClient(create_app([base, after])) as viewer:
+        html = viewer.get("/compare?run=base&run=after").text
+    assert "over queries]" in html and "Paired items (queries)" in html and "querys" not in html
+    warnings = html.split('id="compare-warnings"', 1)[1].split("</ul>", 1)[0]
+    assert "system &#39;a&#39; is set up differently" in warnings and ": model)" in warnings
+    assert re.search(
+        r"scoring settings differ from base-\w+&#39;s \(judge.model, judge.provider\)", warnings
+    )
+
+
+def test_the_viewer_has_a_favicon(client: Any) -> None:
+    html = client.get("/").text
+    href = re.search(r'<link rel="icon" href="([^"]+)" type="image/svg\+xml">', html).group(1)
+    for url in (href, "/favicon.ico"):
+        icon = client.get(url)
+        assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg")
+        assert icon.content.startswith(b"<svg")

@@ -58,6 +58,7 @@ def single_turn_run(folder: Path) -> Path:
                         "text": "How long do I boil an egg?",
                         "category": "SR",
                         "audio": "q1.wav",
+                        "checklist": ["Gives a time in minutes", "Says soft or hard"],
                         "assertions": [{"kind": "number", "values": ["8"], "tolerance": 2}],
                     },
                     {

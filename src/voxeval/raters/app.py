@@ -30,6 +30,9 @@ SECURITY_HEADERS = {
 }
 
 
+STATIC_TYPES = {".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml"}
+
+
 def rater_quality_rows(engine: Any, study_id: str) -> list[dict[str, Any]]:
     """The admin page's quality table: ``quality.rater_quality`` per rater."""
     from voxeval.raters.quality import rater_quality
@@ -65,7 +68,7 @@ def create_app(
     from voxeval.raters.routes_rater import rater_routes
     from voxeval.raters.site import RaterSite
     from voxeval.raters.submission import Refused
-    from voxeval.web import ASSETS_DIR, template_environment
+    from voxeval.web import ASSETS_DIR, FAVICON, template_environment
 
     study_dir = study_folder(Path(study))
     config = load_study_config(study_dir)
@@ -100,6 +103,7 @@ def create_app(
 
     static_files = {
         "base.css": ASSETS_DIR / "base.css",
+        "favicon.svg": FAVICON,
         "rater.css": ASSETS / "rater.css",
         "rater.js": ASSETS / "rater.js",
     }
@@ -109,8 +113,12 @@ def create_app(
         path = static_files.get(name)
         if path is None:
             return Response("Not found", status_code=404)
-        kind = "text/css" if name.endswith(".css") else "text/javascript"
+        kind = STATIC_TYPES[path.suffix]
         return FileResponse(path, media_type=kind, headers={"cache-control": "no-cache"})
+
+    @app.get("/favicon.ico")
+    async def favicon() -> Response:  # browsers ask for it whatever the page links
+        return FileResponse(FAVICON, media_type=STATIC_TYPES[".svg"])
 
     app.include_router(auth_routes(site))
     app.include_router(rater_routes(site))

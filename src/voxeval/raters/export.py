@@ -103,7 +103,8 @@ def export_study(
         "responses": len(responses),
         "normal_responses": len(normal),
         "gold_responses": len(responses) - len(normal),
-        "raters": len({*accounts, *(r.rater_id for r in responses)}),
+        "raters": len({r.rater_id for r in responses}),  # who answered, not who was invited
+        "invited_raters": len(accounts),
         "flagged_raters": sorted(flagged),
         "keep_flagged": keep_flagged,
         "excluded_responses": len(normal) - len(kept),

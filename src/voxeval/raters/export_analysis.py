@@ -132,7 +132,7 @@ def arena_analysis(
         out["human_vs_llm"] = (
             human_llm_arena(votes, llm, human_ratings)
             if llm
-            else {"not_run": "the source run has no arena verdicts of an LLM judge"}
+            else {"not_run": "the run had no judge: it holds no arena verdicts of an LLM judge"}
         )
     return out
 
@@ -179,7 +179,9 @@ def rubric_analysis(
             if (key := (v.item, v.system, v.criterion)) in llm
         ]
         if not pairs:
-            out["human_vs_llm"] = {"not_run": "the run has no per-criterion rubric verdicts"}
+            out["human_vs_llm"] = {
+                "not_run": "the run had no judge: it holds no per-criterion rubric verdicts"
+            }
         else:
             kappa, table = label_kappa([h for h, _ in pairs], [m for _, m in pairs])
             out["human_vs_llm"] = {
@@ -216,10 +218,19 @@ def score_analysis(
     if run is None:
         out["human_vs_llm"] = {"not_run": "the source run folder is not available"}
         return out
+    rows = run.load_scores()
+    checklist = [r for r in rows if r.metric == "checklist"]
+    if not checklist:
+        out["human_vs_llm"] = {"not_run": "the run had no judge: it holds no checklist scores"}
+        return out
+    if not any(r.ran for r in checklist):
+        out["human_vs_llm"] = {
+            "not_run": f"the run's judge scored no reply ({len(checklist)} checklist "
+            "score(s) failed or pending)"
+        }
+        return out
     try:
-        out["human_vs_llm"] = human_validation(
-            scores_path, ratings, run.load_scores(), query_ids, seed=seed
-        )
+        out["human_vs_llm"] = human_validation(scores_path, ratings, rows, query_ids, seed=seed)
     except ConfigError as exc:
         out["human_vs_llm"] = {"not_run": str(exc)}
     return out

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from sqlalchemy import Engine, create_engine, select
 
 from voxeval.errors import ConfigError
+from voxeval.raters.database import as_utc
 from voxeval.raters.schema import accounts_table, items_table, responses_table
 from voxeval.raters.study_files import DEFAULT_DB, StudyItem
 
@@ -65,7 +66,8 @@ def load_responses(engine: Engine, study_id: str) -> list[ResponseRow]:
             task=str(r["task"]),
             answer=dict(r["answer"] or {}),
             seconds_on_page=float(r["seconds_on_page"]),
-            submitted_at=r["submitted_at"],
+            # SQLite hands back naive times, PostgreSQL its session's zone: UTC for both
+            submitted_at=as_utc(r["submitted_at"]),
             gold_correct=r["gold_correct"],
         )
         for r in rows

@@ -100,7 +100,13 @@ def analysis_markdown(analysis: dict[str, Any]) -> str:
         f"# Study {analysis['study_id']} ({analysis['task']})",
         "",
         f"- responses: {analysis['responses']} ({analysis['gold_responses']} to gold items)",
-        f"- raters: {analysis['raters']}; flagged: {flagged}",
+        f"- raters who answered: {analysis['raters']}"
+        + (
+            f" (of {analysis['invited_raters']} invited)"
+            if analysis.get("invited_raters", 0) > analysis["raters"]
+            else ""
+        )
+        + f"; flagged: {flagged}",
         f"- responses excluded (flagged raters): {analysis['excluded_responses']}"
         + (" (kept: --keep-flagged)" if analysis["keep_flagged"] else ""),
         f"- gold accuracy: {_num(gold['accuracy'])} ({gold['correct']}/{gold['answers']})",

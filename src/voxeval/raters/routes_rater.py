@@ -16,6 +16,7 @@ from voxeval.raters.accounts import SessionInfo, mark_trained
 from voxeval.raters.answers import AnswerError, parse_answer
 from voxeval.raters.assignment import next_item
 from voxeval.raters.audio_files import media_type, resolve_study_file
+from voxeval.raters.clip_tokens import current_clip
 from voxeval.raters.clips import Clip, clip_labels, page_clips
 from voxeval.raters.database import transaction
 from voxeval.raters.quality_gate import required_seconds
@@ -57,7 +58,12 @@ def rater_routes(site: RaterSite) -> APIRouter:
         return session
 
     def item_page(
-        session: SessionInfo, opened: OpenedItem, *, error: str = "", status: int = 200
+        session: SessionInfo,
+        opened: OpenedItem,
+        *,
+        error: str = "",
+        reason: str = "",
+        status: int = 200,
     ) -> Response:
         clips = page_clips(opened.item, opened.swapped)
         return site.render(
@@ -68,10 +74,12 @@ def rater_routes(site: RaterSite) -> APIRouter:
             item=opened.item,
             clips=clips,
             turns=_group_turns(clips),
+            clip_tokens=opened.clip_tokens,
             gate=opened.gate,
             gate_message=opened.gate.explanation(clip_labels(clips)),
             required_s=required_seconds(opened.item, config.min_time_factor),
             error=error,
+            reason=reason,
         )
 
     @router.get("/")
@@ -161,7 +169,14 @@ def rater_routes(site: RaterSite) -> APIRouter:
                 opened = await run_in_threadpool(
                     open_item, site.engine, config, session.rater_id, assignment_id
                 )
-                return item_page(session, opened, error=refused.message, status=422)
+                typed = form.get("reason")
+                return item_page(
+                    session,
+                    opened,
+                    error=refused.message,
+                    reason=typed if isinstance(typed, str) else "",
+                    status=422,
+                )
             return site.message(
                 "Not accepted", refused.message, status=refused.status, session=session
             )
@@ -217,29 +232,27 @@ def rater_routes(site: RaterSite) -> APIRouter:
             )
         except Refused as refused:
             return JSONResponse({"error": refused.message}, status_code=refused.status)
-        labels = clip_labels(page_clips(opened.item, opened.swapped))
+        clips = page_clips(opened.item, opened.swapped)
+        labels = clip_labels(clips)
         return JSONResponse(
             {
                 "passed": gate.passed,
+                "played": [c.number for c in clips if c.stimulus.id not in gate.unplayed],
                 "unplayed": [labels[s] for s in gate.unplayed],
                 "seconds_left": round(gate.seconds_left, 2),
                 "message": gate.explanation(labels),
             }
         )
 
-    @router.get("/clip/{assignment_id}/{number}")
-    async def clip_file(request: Request, assignment_id: int, number: int) -> Response:
+    @router.get("/clip/{token}")
+    async def clip_file(request: Request, token: str) -> Response:
         session = await rater(request)
         if not isinstance(session, SessionInfo):
             return session
-        try:
-            opened = await run_in_threadpool(
-                open_item, site.engine, config, session.rater_id, assignment_id
-            )
-            clip = _clip(page_clips(opened.item, opened.swapped), number)
-        except Refused:
-            return Response("Not found", status_code=404)
-        path = resolve_study_file(site.study_dir, clip.stimulus.path)
+        stimulus = await run_in_threadpool(
+            current_clip, site.engine, config.study_id, session.rater_id, token
+        )
+        path = None if stimulus is None else resolve_study_file(site.study_dir, stimulus.path)
         if path is None:
             return Response("Not found", status_code=404)
         return FileResponse(
@@ -251,9 +264,11 @@ def rater_routes(site: RaterSite) -> APIRouter:
         session = await rater(request)
         if not isinstance(session, SessionInfo):
             return session
-        path = resolve_study_file(site.study_dir, relative)
-        # Recordings are personal: only the admin hears them through this route.
-        if path is None or (relative.startswith("recordings/") and session.role != "admin"):
+        # Study files by path are for the admin only (recordings, checks): the path names
+        # the item and stimulus, so a rater would learn a clip's side before the vote.
+        # Raters fetch their current item's clips through /clip/<token>.
+        path = resolve_study_file(site.study_dir, relative) if session.role == "admin" else None
+        if path is None:
             return Response("Not found", status_code=404)
         return FileResponse(
             path, media_type=media_type(path), headers={"Cache-Control": "private, no-store"}

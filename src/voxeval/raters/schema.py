@@ -11,6 +11,8 @@ Tables (all keyed by ``study_id`` so one database can hold several studies):
 - ``rater_sessions``: a logged-in browser: random session id (cookie) and its CSRF token.
 - ``rater_assignments``: an item issued to a rater, with the seeded presentation (stimulus
   order, A/B side swap); at most one per (study, rater, item).
+- ``rater_clip_tokens``: the random, per-assignment id under which the page fetches each clip
+  (nothing about the item, side or system can be computed from it).
 - ``rater_playback``: playback events the page reported (``play``, ``ended``), server-timed.
 - ``rater_responses``: the accepted answer; unique per (study, item, rater) and per assignment.
 """
@@ -91,6 +93,21 @@ assignments_table = Table(
     Column("status", String(10), nullable=False),  # open | done | expired
     UniqueConstraint("study_id", "rater_id", "item_id", name="one_assignment_per_rater_item"),
     Index("assignments_by_item", "study_id", "item_id", "status"),
+)
+
+clip_tokens_table = Table(
+    "rater_clip_tokens",
+    metadata,
+    Column("token", String(64), primary_key=True),
+    Column(
+        "assignment_id",
+        Integer,
+        ForeignKey("rater_assignments.assignment_id"),
+        nullable=False,
+        index=True,
+    ),
+    Column("stimulus_id", String(200), nullable=False),
+    UniqueConstraint("assignment_id", "stimulus_id", name="one_token_per_clip"),
 )
 
 playback_table = Table(

@@ -15,6 +15,7 @@ from sqlalchemy import Engine, func, insert, select, update
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.exc import IntegrityError
 
+from voxeval.raters.clip_tokens import ensure_clip_tokens
 from voxeval.raters.clips import clip_labels, page_clips
 from voxeval.raters.database import as_utc, retrying, transaction, utcnow
 from voxeval.raters.gold_check import gold_correct
@@ -26,6 +27,7 @@ from voxeval.raters.schema import (
     responses_table,
 )
 from voxeval.raters.study_files import StudyConfig, StudyItem
+from voxeval.web.ids import storable_id
 
 MAX_PLAYBACK_EVENTS = 500  # per assignment: a page that keeps reporting is misbehaving
 
@@ -48,9 +50,12 @@ class OpenedItem:
     gate: GateStatus
     answered: bool
     answer: dict[str, Any] | None
+    clip_tokens: dict[str, str]  # stimulus id -> its opaque URL token (empty once answered)
 
 
 def _assignment(conn: Connection, study_id: str, rater_id: str, assignment_id: int) -> Row[Any]:
+    if not storable_id(assignment_id):  # no such row, and the database would overflow
+        raise Refused(404, "No such item for you.")
     row = conn.execute(
         select(assignments_table, items_table.c.payload)
         .join(
@@ -94,6 +99,11 @@ def open_item(engine: Engine, config: StudyConfig, rater_id: str, assignment_id:
             item = StudyItem.model_validate(row.payload)
             response = _response(conn, config.study_id, row.item_id, rater_id)
             gate = gate_status(conn, assignment_id, item, opened, config.min_time_factor, now)
+            tokens = (
+                {}
+                if response is not None
+                else ensure_clip_tokens(conn, assignment_id, [s.id for s in item.stimuli])
+            )
             return OpenedItem(
                 assignment_id,
                 item,
@@ -102,9 +112,13 @@ def open_item(engine: Engine, config: StudyConfig, rater_id: str, assignment_id:
                 gate,
                 response is not None,
                 dict(response.answer) if response is not None else None,
+                tokens,
             )
 
-    return retrying(work)
+    try:
+        return retrying(work)
+    except IntegrityError:  # a concurrent first opening stored the clip tokens: read them
+        return retrying(work)
 
 
 def record_playback(

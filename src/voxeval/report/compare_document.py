@@ -17,6 +17,7 @@ from voxeval.report.blocks import fmt_mean_ci as _fmt_mean_ci
 from voxeval.report.html import STYLE, block_html
 from voxeval.report.markdown import block_markdown
 from voxeval.report.run_compare import CHANGED, IMPROVEMENT, REGRESSION, RunComparison
+from voxeval.report.unit_plural import unit_plural
 
 MARKERS = {REGRESSION: "▼ REGRESSION", IMPROVEMENT: "▲ improvement", CHANGED: "◆ changed"}
 ITEM_MARKERS = {REGRESSION: "▼ worse", IMPROVEMENT: "▲ better"}
@@ -149,7 +150,8 @@ def _system_blocks(name: str, entry: Mapping[str, Any], unit: str) -> list[Block
     blocks: list[Block] = [Heading(2, f"System {name}")]
     header = [
         "metric", "better", "run", "baseline mean [95% CI]", "run mean [95% CI]",
-        f"delta [95% CI over {unit}s]", f"paired items ({unit}s)", "p", "p (Holm)", "flag",
+        f"delta [95% CI over {unit_plural(unit)}]", f"paired items ({unit_plural(unit)})", "p",
+        "p (Holm)", "flag",
         "unpaired",
     ]  # fmt: skip
     rows: list[list[str]] = []

@@ -37,6 +37,7 @@ from voxeval.report.blocks import Block, BulletList, Heading, Paragraph, TableBl
 from voxeval.report.markdown import block_markdown
 from voxeval.report.run_compare import direction_of
 from voxeval.report.run_source import RunSource, check_same_suite, open_run_source
+from voxeval.report.unit_plural import unit_plural
 
 HEADLINE = {"single_turn": "checklist", "live_call": "task_completion", "multi_turn": "rubric"}
 FORMATS = {".md": "md", ".markdown": "md", ".csv": "csv", ".json": "json"}
@@ -271,7 +272,7 @@ def render_markdown(board: Leaderboard) -> str:
     rows = []
     for row in board.rows:
         first = row["metrics"][board.metrics[0]]
-        n = f"{first.get('n') or 0} ({first.get('clusters') or 0} {unit}s)"
+        n = f"{first.get('n') or 0} ({first.get('clusters') or 0} {unit_plural(unit)})"
         rows.append(
             [*_rank_cell(row), row["system"], row["run_id"],
              *(fmt_mean_ci(row["metrics"][m]) for m in board.metrics), n,

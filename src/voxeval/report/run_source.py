@@ -12,6 +12,7 @@ import csv
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -106,6 +107,9 @@ class RunSource:
     commit: str | None
     date: str | None
     store: RunStore
+    config: dict[str, Any] = dataclass_field(
+        default_factory=dict
+    )  # run.yaml's config (as recorded)
 
     @property
     def protocol(self) -> str:
@@ -199,6 +203,7 @@ def open_run_source(path: Path | str) -> RunSource:
         commit=commit,
         date=str(doc.get("started_at") or doc.get("created_at") or "") or None,
         store=store,
+        config=dict(config),
     )
 
 
@@ -232,4 +237,61 @@ def check_same_suite(runs: Sequence[RunSource]) -> list[str]:
                 warnings.append(
                     f"{run.run_id}: {label} {mine!r} differs from {first.run_id}'s {theirs!r}"
                 )
+        warnings += settings_differences(first, run)
     return warnings
+
+
+# The run settings that decide how replies are scored: a change makes score deltas partly
+# the scorer's, not the systems'.
+SCORING_SETTINGS = ("judge", "audio_judge", "asr", "mos", "language_id", "metrics", "scoring")
+
+
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    """``{"a": {"b": 1}}`` -> ``{"a.b": 1}``; lists and scalars are leaves, and an empty
+    mapping adds nothing (the same as the setting left out)."""
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, inner in value.items():
+            out.update(_flat(inner, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    return {prefix: value}
+
+
+def _changed(mine: Any, theirs: Any) -> list[str]:
+    a, b = _flat(mine), _flat(theirs)
+    return sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
+
+
+def settings_differences(first: RunSource, run: RunSource) -> list[str]:
+    """Warnings naming the settings of a shared system, and the scoring settings, in which
+    ``run`` differs from ``first`` (the setting names only: values may hold endpoints)."""
+    out = []
+    systems = {
+        str(s.get("name")): {k: v for k, v in s.items() if k != "name"}
+        for s in first.config.get("systems") or []
+        if isinstance(s, Mapping)
+    }
+    for spec in run.config.get("systems") or []:
+        if not isinstance(spec, Mapping) or str(spec.get("name")) not in systems:
+            continue
+        name = str(spec.get("name"))
+        changed = _changed({k: v for k, v in spec.items() if k != "name"}, systems[name])
+        if changed:
+            out.append(
+                f"{run.run_id}: system {name!r} is set up differently from {first.run_id}'s "
+                f"(settings that differ: {', '.join(changed)}); its deltas are partly the "
+                "setup's"
+            )
+    scoring = [
+        key
+        for setting in SCORING_SETTINGS
+        for key in _changed(
+            {setting: run.config.get(setting)}, {setting: first.config.get(setting)}
+        )
+    ]
+    if scoring:
+        out.append(
+            f"{run.run_id}: scoring settings differ from {first.run_id}'s "
+            f"({', '.join(scoring)}); score deltas are partly the scorer's"
+        )
+    return out

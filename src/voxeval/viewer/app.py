@@ -11,7 +11,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 from voxeval.errors import ConfigError
+from voxeval.protocols.single_turn_summary import query_id_from_item
 from voxeval.report.compare_document import fmt_mean_ci, fmt_num
+from voxeval.report.unit_plural import unit_plural
 from voxeval.store.layout import unit_relpath
 from voxeval.viewer.run_catalog import Catalog, RunInfo, run_file_mtime
 from voxeval.viewer.run_comparison import (
@@ -23,7 +25,8 @@ from voxeval.viewer.run_comparison import (
 )
 from voxeval.viewer.run_files import media_type, resolve_run_file
 from voxeval.viewer.run_summary import arena_tables, system_summaries
-from voxeval.viewer.unit_artifacts import UnitArtifacts, load_unit
+from voxeval.viewer.suite_texts import SuiteTexts, user_turn_audio
+from voxeval.viewer.unit_artifacts import UnitArtifacts, load_unit, texts_differ
 from voxeval.viewer.unit_query import PER_PAGE_CHOICES, UnitQuery
 from voxeval.viewer.waveform import figure_svg
 
@@ -45,12 +48,14 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
         from fastapi.staticfiles import StaticFiles
     except ImportError as exc:  # the `web` extra is optional
         raise ConfigError("voxeval view needs the 'web' extra: pip install 'voxeval[web]'") from exc
-    from voxeval.web import ASSETS_DIR, template_environment
+    from voxeval.web import ASSETS_DIR, FAVICON, storable_id, template_environment
 
     templates = template_environment(TEMPLATES_DIR)
     templates.filters["tojson_pretty"] = _pretty_json
     templates.filters["num"] = _num
     templates.filters["mean_ci"] = _mean_ci
+    templates.filters["plural"] = unit_plural
+    templates.tests["different_text"] = texts_differ
     for name in (
         "runs.html",
         "run.html",
@@ -65,6 +70,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
     app = FastAPI(title="voxeval view", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.catalog = catalog
     comparisons = ComparisonCache()
+    suite_texts = SuiteTexts()
     app.state.comparisons = comparisons
     app.mount(VIEWER_STATIC_URL, StaticFiles(directory=VIEWER_ASSETS_DIR), name="viewer-assets")
     app.mount(STATIC_URL, StaticFiles(directory=ASSETS_DIR), name="static")
@@ -93,6 +99,10 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
             heading="Not found" if exc.status_code == 404 else "Error",
             message=str(exc.detail),
         )
+
+    @app.get("/favicon.ico")
+    def favicon() -> Any:  # browsers ask for it whatever the page links
+        return FileResponse(FAVICON, media_type="image/svg+xml")
 
     @app.get("/", response_class=HTMLResponse)
     def runs_list() -> Any:
@@ -144,7 +154,8 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
     def unit_page(slug: str, seq: int, request: Request) -> Any:
         info = run_or_404(slug)
         index = catalog.index(info)
-        row = index.unit(seq) if index is not None else None
+        # an id beyond the index's integers would overflow SQLite: no such unit either
+        row = index.unit(seq) if index is not None and storable_id(seq) else None
         if index is None or row is None:
             raise HTTPException(status_code=404, detail=f"run {slug!r} has no unit #{seq}")
         relative = unit_relpath(row.item_id, row.system, row.trial, row.condition)
@@ -154,8 +165,23 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
             score["reasoning"] = judge_reasoning(score["details"])
         previous, following = index.neighbours(seq)
         item_meta = _item_meta(index, row.item_id)
+        query, query_error = None, None
+        if info.protocol == "single_turn":
+            reply = artifacts.reply or {}
+            query_id = reply.get("query_id") or query_id_from_item(row.item_id, row.condition)
+            query, query_error = suite_texts.query(info.path, str(query_id))
+        user_audio = {
+            int(turn["index"]): f"/runs/{slug}/units/{seq}/user-turns/{turn['index']}"
+            for turn in ((artifacts.dialogue or {}).get("turns") or [])
+            if isinstance(turn, dict)
+            and isinstance(turn.get("index"), int)
+            and user_turn_audio(artifacts.dialogue, turn["index"]) is not None
+        }
         return page(
             "unit.html",
+            query=query,
+            query_error=query_error,
+            user_audio=user_audio,
             info=info,
             row=row,
             art=artifacts,
@@ -166,6 +192,20 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
             following=following,
             back=request.query_params.get("back", ""),
         )
+
+    @app.get("/runs/{slug}/units/{seq}/user-turns/{turn}")
+    def user_turn_file(slug: str, seq: int, turn: int) -> Any:
+        """A dialogue's user turn as the system heard it (from the suite, outside the run)."""
+        info = run_or_404(slug)
+        index = catalog.index(info)
+        row = index.unit(seq) if index is not None and storable_id(seq) else None
+        if row is None:
+            raise HTTPException(status_code=404, detail=f"run {slug!r} has no unit #{seq}")
+        relative = unit_relpath(row.item_id, row.system, row.trial, row.condition)
+        path = user_turn_audio(load_unit(info.path, relative).dialogue, turn)
+        if path is None:
+            raise HTTPException(status_code=404, detail=f"no recording of user turn {turn}")
+        return FileResponse(path, media_type=media_type(path))
 
     def compared_runs(request: Request) -> tuple[list[RunInfo], Any]:
         slugs = list(dict.fromkeys(request.query_params.getlist("run")))

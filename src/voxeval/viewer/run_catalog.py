@@ -50,14 +50,16 @@ class RunInfo:
 
 
 def discover(runs: Sequence[Path], root: Path | None) -> list[Path]:
-    """The run folders to show: ``runs`` when given (each must be a run), else the folders
-    under ``root`` (and ``root`` itself when it is a run), newest first."""
+    """The run folders to show, newest first (by the last write of their run file): ``runs``
+    when given (each must be a run; a folder named twice is shown once), else the folders
+    under ``root`` (and ``root`` itself when it is a run)."""
     if runs:
-        return [Path(r).resolve() for r in runs]
-    if root is None or not root.is_dir():
+        found = list(dict.fromkeys(Path(r).resolve() for r in runs))
+    elif root is None or not root.is_dir():
         return []
-    found = [root] if is_run_folder(root) else []
-    found += [p for p in root.iterdir() if p.is_dir() and is_run_folder(p)]
+    else:
+        found = [root] if is_run_folder(root) else []
+        found += [p for p in root.iterdir() if p.is_dir() and is_run_folder(p)]
     return sorted((p.resolve() for p in found), key=lambda p: (-run_file_mtime(p), p.name.lower()))
 
 

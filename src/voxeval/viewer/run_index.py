@@ -63,6 +63,21 @@ class UnitRow:
             return "fail"
         return "pass"
 
+    @property
+    def badge_label(self) -> str:
+        """The badge's word, saying what its colour says: a red badge never reads "done"."""
+        outcome = self.outcome
+        if outcome == "error":
+            return "failed (our side)"
+        if outcome == "pending":
+            return self.status
+        if outcome == "fail":
+            if self.system_fault:
+                return "system failed"
+            plural = "s" if self.failed_metrics != 1 else ""
+            return f"{self.failed_metrics} metric{plural} failed"
+        return "done"
+
 
 @dataclass(frozen=True)
 class UnitPage:

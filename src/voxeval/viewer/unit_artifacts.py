@@ -94,6 +94,14 @@ def track_label(name: str) -> str:
     return TRACK_LABELS.get(name, name)
 
 
+def texts_differ(heard: Any, meant: Any) -> bool:
+    """Whether a transcript says something else than the text it is shown against: case and
+    spacing do not count (recognisers capitalise and space as they like)."""
+    if not isinstance(heard, str) or not isinstance(meant, str):
+        return heard != meant
+    return " ".join(heard.split()).casefold() != " ".join(meant.split()).casefold()
+
+
 def diff_has_changes(diff: dict[str, Any]) -> bool:
     """True when a ``db_diff.json`` records any difference between expected and final."""
 

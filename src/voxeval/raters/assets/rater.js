@@ -19,9 +19,12 @@
   var audios = Array.prototype.slice.call(document.querySelectorAll("audio[data-clip]"));
   var gated = Array.prototype.slice.call(form.querySelectorAll("[data-gated]"));
   var status = document.getElementById("gate-status");
-  var confirmed = {}; // clip number -> the server stored its "ended" event
+  var confirmed = {}; // clip number -> the server counts it as played
+  // A reload (or going back) starts from what the server already counted.
+  audios.forEach(function (a) { if (a.dataset.played === "1") confirmed[a.dataset.clip] = true; });
   var haveRecording = form.dataset.task !== "record";
   var submitting = false;
+  var wasClosed = false; // the gate was closed at some point on this page
 
   function report(audio, event) {
     return fetch("/api/playback", {
@@ -59,6 +62,11 @@
     else text = "You can answer now.";
     if (status && status.textContent !== text) status.textContent = text;
     if (status) status.className = "gate " + (ready ? "ok" : "muted");
+    // A refusal shown while the gate was closed (e.g. "play every clip ...") is stale once
+    // it opens; an error shown with the gate already open (a bad field) stays.
+    var serverError = document.getElementById("server-error");
+    if (ready && wasClosed && serverError) serverError.remove();
+    if (!ready) wasClosed = true;
     return ready;
   }
 
@@ -67,17 +75,34 @@
       setClipState(audio, "playing");
       report(audio, "play").catch(function () {});
     });
+    // The server times each stretch of playing between "play" and "pause"/"ended": a clip
+    // counts only when it has been heard for about its length, not skipped to its end.
+    audio.addEventListener("pause", function () {
+      if (!audio.ended) report(audio, "pause").catch(function () {});
+    });
     audio.addEventListener("ended", function () {
       setClipState(audio, "checking…");
-      report(audio, "ended").then(function () {
-        confirmed[audio.dataset.clip] = true;
-        setClipState(audio, "played ✓");
+      report(audio, "ended").then(function (data) {
+        (data.played || []).forEach(function (n) { confirmed[String(n)] = true; });
+        if (confirmed[audio.dataset.clip]) setClipState(audio, "played ✓");
+        else setClipState(audio, "not counted: listen to the whole clip without skipping; play it again");
         update();
       }).catch(function (err) {
         setClipState(audio, "not counted (" + err.message + "); play it again");
       });
     });
   });
+
+  // The typed reason survives a reload or a trip back to this page (per tab).
+  var reason = document.getElementById("reason");
+  var reasonKey = "voxeval-reason-" + assignment;
+  if (reason && window.sessionStorage) {
+    try {
+      var kept = sessionStorage.getItem(reasonKey);
+      if (kept && !reason.value) reason.value = kept;
+      reason.addEventListener("input", function () { sessionStorage.setItem(reasonKey, reason.value); });
+    } catch (e) { /* storage switched off: nothing to keep */ }
+  }
 
   form.addEventListener("submit", function (event) {
     if (submitting || !update()) { event.preventDefault(); return; }
