@@ -122,8 +122,10 @@ class Scenario(_Strict):
     def _expected_shape(cls, value: Database) -> Database:
         # other entries may be record tables, lists or plain values (``_current_date``);
         # tools that name one check its shape (``check_tables``)
-        if SESSION_KEY in value and not isinstance(value[SESSION_KEY], dict):
-            raise ValueError("'session' must be a mapping of field -> value")
+        # ``session: null`` (as released records may hold) means no session is expected
+        session = value.get(SESSION_KEY)
+        if session is not None and not isinstance(session, dict):
+            raise ValueError("'session' must be a mapping of field -> value, or null")
         return value
 
     def languages(self) -> list[str]:

@@ -35,8 +35,8 @@ class ScenarioCheck:
     # "rejected", "accepted" (a failure) or "cannot_change_state" (the expected database
     # equals the initial one, so no final state can tell a wrong path apart; not a failure)
     wrong_path: str = "rejected"
-    # findings that do not fail the check, e.g. a session mismatch when the suite scores
-    # task completion on the database alone (``task_completion.require_session: false``)
+    # findings that do not fail the check, e.g. a session mismatch when the suite opts out of
+    # the reference's session rule (``task_completion.require_session: false``)
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
