@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from voxeval.benchmarks.placeholders import fill_placeholders, has_placeholders, placeholder_values
+from voxeval.benchmarks.tools.argument_coercion import COERCE, STRICT, ToolArguments
 from voxeval.benchmarks.tools.database import Database
 from voxeval.benchmarks.tools.db_compare import REFERENCE_SETTINGS, TaskCompletionSettings
 from voxeval.benchmarks.tools.tool_runtime import resolve_scenario_tools
@@ -198,6 +199,10 @@ class ScenarioSuite:
     language: str = "en"  # the callers' language; placeholders are resolved for it
     # how final databases are compared (suite.yaml ``task_completion:``)
     task_completion: TaskCompletionSettings = REFERENCE_SETTINGS
+    # suite.yaml ``tool_arguments:``: ``strict`` refuses arguments that do not match a tool's
+    # schema; ``coerce`` converts mismatched types as the EVA-Bench reference's tools do and
+    # records the mismatch (benchmarks/tools/argument_coercion.py)
+    tool_arguments: ToolArguments = STRICT
 
     def get(self, scenario_id: str) -> Scenario:
         for scenario in self.scenarios:
@@ -228,7 +233,10 @@ def load_scenario_suite(
 
     ``task_completion:`` (optional) sets how final databases are compared: ``order_free_lists``
     (fields whose lists are compared regardless of order; default: the EVA-Bench set) and
-    ``sort_all_lists`` (ignore the order of every list; default false)."""
+    ``sort_all_lists`` (ignore the order of every list; default false), ``require_session``.
+
+    ``tool_arguments:`` (optional) ``strict`` (default) or ``coerce`` (what ``import-eva``
+    writes: argument types are converted as the EVA-Bench reference's tools convert them)."""
 
     trust = HookTrust(tuple(trusted_modules))
 
@@ -264,6 +272,12 @@ def load_scenario_suite(
             raise ConfigError(f"{suite_path}: scenarios.{n}: expected a mapping or a path")
         scenarios += [_parse_scenario(item, where, defaults, tools, trust) for where, item in raw]
     completion = _task_completion_settings(data.get("task_completion"), suite_path)
+    tool_arguments = data.get("tool_arguments", STRICT)
+    if tool_arguments not in (STRICT, COERCE):
+        raise ConfigError(
+            f"{suite_path}: tool_arguments: expected {STRICT!r} or {COERCE!r}, "
+            f"got {tool_arguments!r}"
+        )
     language = language or str(data.get("language") or "en")
     scenarios = [s.in_language(language, f"{suite_path}: scenario {s.id}") for s in scenarios]
     seen: set[str] = set()
@@ -280,6 +294,7 @@ def load_scenario_suite(
         trust=trust,
         language=language,
         task_completion=completion,
+        tool_arguments=tool_arguments,
     )
 
 

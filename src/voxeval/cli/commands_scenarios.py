@@ -67,7 +67,11 @@ def validate(
         for scenario in scenarios:
             results.append(
                 validate_scenario(
-                    scenario, loaded.tools_for(scenario), loaded.trust, loaded.task_completion
+                    scenario,
+                    loaded.tools_for(scenario),
+                    loaded.trust,
+                    loaded.task_completion,
+                    loaded.tool_arguments,
                 )
             )
             progress.advance(task)

@@ -56,7 +56,11 @@ def build_import_report(
         return report
     for scenario in suite.scenarios:
         check = validate_scenario(
-            scenario, suite.tools_for(scenario), suite.trust, suite.task_completion
+            scenario,
+            suite.tools_for(scenario),
+            suite.trust,
+            suite.task_completion,
+            suite.tool_arguments,
         )
         _count(report, check)
     return report

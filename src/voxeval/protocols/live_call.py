@@ -329,7 +329,7 @@ class LiveCallProtocol:
         sim = self.simulation(ctx)
         scenario = suite.get(unit.item_id)
         condition = self.conditions(ctx)[unit.condition]
-        tools = ToolRuntime(scenario, suite.tools, suite.trust)
+        tools = ToolRuntime(scenario, suite.tools, suite.trust, suite.tool_arguments)
         with usage_ledger() as ledger:
             try:
                 result, caller, agent = self._call(unit, ctx, scenario, condition, tools, seed)

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from voxeval.benchmarks.scenario import Scenario
+from voxeval.benchmarks.tools.argument_coercion import STRICT, ToolArguments
 from voxeval.benchmarks.tools.db_compare import REFERENCE_SETTINGS, TaskCompletionSettings, db_hash
 from voxeval.benchmarks.tools.tool_runtime import ToolRuntime
 from voxeval.benchmarks.tools.tool_spec import HookTrust, ToolSpec
@@ -71,29 +72,36 @@ def _play(
     wrong: bool,
     trust: HookTrust | None,
     settings: TaskCompletionSettings,
-) -> tuple[Any, list[str], list[str]]:
-    """(final-state comparison, invalid calls, tool errors) of the expected or wrong path."""
-    runtime = ToolRuntime(scenario, tools, trust)
+    arguments: ToolArguments,
+) -> tuple[Any, list[str], list[str], list[str]]:
+    """(final-state comparison, invalid calls, tool errors, converted argument types) of the
+    expected or wrong path."""
+    runtime = ToolRuntime(scenario, tools, trust, arguments)
     writes = {name for name, spec in runtime.tools.items() if spec.kind == "write"}
     steps = wrong_steps(scenario, writes) if wrong else scenario.agent_script
     invalid: list[str] = []
     tool_errors: list[str] = []
+    coerced: list[str] = []
     for n, step in enumerate(steps):
         for call in step.tool_calls:
             try:
                 record = runtime.call(call.name, call.arguments)
             except Exception as exc:  # a crashing hook: name the step, tool and arguments
                 raise ToolCrash(n, call.name, call.arguments, exc) from exc
+            where = f"step {n}: {describe_call(record.name, record.arguments)}"
+            coerced += [
+                f"{where}: argument type converted: {m}" for m in record.argument_mismatches
+            ]
             if record.error is None:
                 continue
-            where = f"step {n}: {describe_call(record.name, record.arguments)}"
             if not record.valid:
                 invalid.append(f"{where}: invalid call: {record.error}")
             else:
                 code = record.result.get("error") if isinstance(record.result, dict) else None
                 tool_errors.append(f"{where}: {code or 'error'}: {record.error}")
     final = runtime.final_state()
-    return compare_final_state(scenario.expected_db, final, settings), invalid, tool_errors
+    comparison = compare_final_state(scenario.expected_db, final, settings)
+    return comparison, invalid, tool_errors, coerced
 
 
 def validate_scenario(
@@ -101,14 +109,18 @@ def validate_scenario(
     tools: Mapping[str, ToolSpec],
     trust: HookTrust | None = None,
     settings: TaskCompletionSettings = REFERENCE_SETTINGS,
+    arguments: ToolArguments = STRICT,
 ) -> ScenarioCheck:
-    """Play the expected and the wrong path; ``trust`` allows python hooks of inline tools and
-    ``settings`` are the suite's ``task_completion:`` settings (list order, session)."""
+    """Play the expected and the wrong path; ``trust`` allows python hooks of inline tools,
+    ``settings`` are the suite's ``task_completion:`` settings (list order, session) and
+    ``arguments`` its ``tool_arguments`` setting (strict or coerce)."""
     if not scenario.agent_script:
         return ScenarioCheck(scenario.id, False, False, False, errors=["agent_script is empty"])
     try:
-        expected, errors, tool_errors = _play(scenario, tools, False, trust, settings)
-        wrong, _, _ = _play(scenario, tools, True, trust, settings)
+        expected, errors, tool_errors, coerced = _play(
+            scenario, tools, False, trust, settings, arguments
+        )
+        wrong, _, _, _ = _play(scenario, tools, True, trust, settings, arguments)
     except Exception as exc:  # a broken tool definition must not abort the whole suite
         message = str(exc) if isinstance(exc, ToolCrash) else f"{type(exc).__name__}: {exc}"
         return ScenarioCheck(scenario.id, False, False, False, errors=[message])
@@ -117,7 +129,7 @@ def validate_scenario(
     wrong_path = "rejected" if rejected else "accepted"
     if not rejected and keeps_state(scenario, settings):
         wrong_path = "cannot_change_state"
-    notes: list[str] = []
+    notes: list[str] = list(coerced)
     if not expected.details.get("auth_success", True):
         mismatch = f"session mismatch: {expected.details.get('session_mismatch')}"
         (errors if settings.require_session else notes).append(mismatch)
