@@ -94,7 +94,9 @@ def test_session_mismatch_fails_unless_the_suite_opts_out(
 
 def test_import_eva_exit_code_1_prints_no_traceback(tmp_path: Path) -> None:
     forget_tool_module()
-    root = write_release(tmp_path / "eva")  # no tool definitions: no record converts
+    root = write_release(tmp_path / "eva")
+    # no tool definitions anywhere (nor the release's tool file): no record converts
+    (root / "src" / "parcelco_eva" / "tools" / "parcel_tools.py").unlink()
     result = CliRunner().invoke(
         app, ["scenarios", "import-eva", str(root), "--domain", DOMAIN, "-o", str(tmp_path / "o")]
     )

@@ -34,7 +34,19 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class DecisionTree(_Strict):
+class _OpenGoal(BaseModel):
+    """User-goal parts keep keys beyond the known ones (EVA-Bench records carry e.g.
+    ``decision_tree.must_have`` or ``resolution``; the reference accepts any user goal); the
+    caller is shown them (``extra_details``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    def extra_details(self) -> dict[str, Any]:
+        """The keys this model does not know, as given."""
+        return dict(self.model_extra or {})
+
+
+class DecisionTree(_OpenGoal):
     """Rules that make the caller's choices deterministic across trials."""
 
     must_have_criteria: list[str] = Field(default_factory=list)
@@ -46,7 +58,7 @@ class DecisionTree(_Strict):
     edge_cases: list[str] = Field(default_factory=list)
 
 
-class UserGoal(_Strict):
+class UserGoal(_OpenGoal):
     high_level_user_goal: str
     decision_tree: DecisionTree = Field(default_factory=DecisionTree)
     # label -> value the caller discloses only when asked (member ID, date of birth, ...)

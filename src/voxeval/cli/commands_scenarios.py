@@ -115,8 +115,9 @@ def import_eva(
     python_tools: bool = typer.Option(
         False,
         "--python-tools",
-        help="use the release's tool functions (tool_module_path; put the release's src/ on "
-        "PYTHONPATH); load the suite with --trust MODULE",
+        help="import the release's tool module (tool_module_path) from PYTHONPATH, so --report "
+        "can run it; without this and without --tools the tool names are read from the "
+        "release's src/ without running it. Load the suite with --trust MODULE either way",
     ),
     tools: Path | None = typer.Option(
         None, "--tools", help="declarative tool definitions YAML (wins over --python-tools)"
