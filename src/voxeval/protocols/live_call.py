@@ -450,6 +450,9 @@ class LiveCallProtocol:
             task_completion=suite.task_completion,
             tracks=RecordedTracks(unit_dir),
             pipeline=system_pipeline(ctx.config.system(unit.system)),
+            turn_taking_zero_on_agent_error=(
+                live_call_scoring(ctx.config).turn_taking_zero_on_agent_error
+            ),
         )
 
     def resources(self, ctx: RunContext) -> Any:
