@@ -158,4 +158,6 @@ def _mark(flag: bool) -> str:
 def _wrong_mark(wrong_path: str) -> str:
     if wrong_path == "cannot_change_state":
         return "[yellow]n/a (read-only)[/]"
+    if wrong_path == "unproven":
+        return "[red]unproven (no slip took effect)[/]"
     return _mark(wrong_path == "rejected")

@@ -98,7 +98,7 @@ def _print(summary: ImportReport, validated: bool) -> None:
             f"validate: {summary.reached_expected}/{summary.validated} reach the expected "
             f"state; wrong path rejected {summary.wrong_rejected}, cannot change the state "
             f"(read-only/refusal) {summary.wrong_cannot_change_state}, accepted "
-            f"{summary.wrong_accepted}"
+            f"{summary.wrong_accepted}, unproven (no slip took effect) {summary.wrong_unproven}"
         )
         for scenario_id, problems in summary.invalid.items():
             _say(f"  {scenario_id}: " + "; ".join(p for p in problems if p))
