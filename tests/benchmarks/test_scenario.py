@@ -114,6 +114,26 @@ def test_errors_name_file_scenario_and_field(
     assert "0.yaml" in message and "scenario s1" in message and field in message
 
 
+def test_null_session_loads_validates_and_scores(tmp_path: Path) -> None:
+    # issue 37.1: a record whose expected session is null expects no authentication
+    from voxeval.protocols.scenario_validation import validate_scenario
+
+    write_suite(tmp_path, [minimal(expected_db={"t": {"k": {"v": 1}}, "session": None})])
+    suite = load_scenario_suite(tmp_path)
+    scenario = suite.scenarios[0]
+    assert scenario.expected_session == {}
+    check = validate_scenario(scenario, suite.tools_for(scenario), suite.trust)
+    assert check.expected_reached and check.errors == []
+
+
+def test_suite_default_requires_the_expected_session(tmp_path: Path) -> None:
+    # issue 37.1: the reference's rule is the default; a suite may opt out
+    write_suite(tmp_path / "a", [minimal()])
+    assert load_scenario_suite(tmp_path / "a").task_completion.require_session is True
+    write_suite(tmp_path / "b", [minimal()], task_completion={"require_session": False})
+    assert load_scenario_suite(tmp_path / "b").task_completion.require_session is False
+
+
 def test_script_tool_names_are_checked(tmp_path: Path) -> None:
     bad = minimal(agent_script=[{"say": "x", "tool_calls": [{"name": "teleport"}]}])
     write_suite(tmp_path, [bad])

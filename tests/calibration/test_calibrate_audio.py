@@ -87,7 +87,14 @@ def test_the_audio_set_against_a_loopback_audio_judge(
     text_judge, audio_judge = judges(responder)
     plan = plan_metrics(["agent_speech_fidelity"], audio_judge=True)
     result = calibrate(
-        plan, text_judge, audio_judge, per_defect=2, seed=1, concurrency=2, render=tone_render
+        plan,
+        text_judge,
+        audio_judge,
+        per_defect=2,
+        min_items=1,
+        seed=1,
+        concurrency=2,
+        render=tone_render,
     )
     stats = result.report["metrics"]["agent_speech_fidelity"]
     assert stats["judge_failures"] == 0, stats["failures"]

@@ -18,7 +18,7 @@ TEXT_METRICS = [m for m, spec in METRIC_LABELS.items() if spec.judge == "text"]
 
 @pytest.fixture(scope="module")
 def dev_set() -> DevSet:
-    return build_dev_set(TEXT_METRICS, per_defect=2, seed=7)
+    return build_dev_set(TEXT_METRICS, per_defect=2, seed=7, min_items=1)
 
 
 def by_defect(dev_set: DevSet, defect: str) -> list[CalibrationExample]:
@@ -194,19 +194,24 @@ def test_edited_timelines_stay_consistent(dev_set: DevSet) -> None:
 
 
 def test_same_seed_same_set_other_seed_other_scenarios() -> None:
-    one = build_dev_set(["faithfulness"], per_defect=1, seed=3)
-    two = build_dev_set(["faithfulness"], per_defect=1, seed=3)
+    one = build_dev_set(["faithfulness"], per_defect=1, seed=3, min_items=1)
+    two = build_dev_set(["faithfulness"], per_defect=1, seed=3, min_items=1)
     assert [(e.example_id, e.edit) for e in one.examples] == [
         (e.example_id, e.edit) for e in two.examples
     ]
     assert [call_conversation(e.record).transcript for e in one.examples] == [
         call_conversation(e.record).transcript for e in two.examples
     ]
-    other = build_dev_set(["faithfulness"], per_defect=1, seed=4)
+    other = build_dev_set(["faithfulness"], per_defect=1, seed=4, min_items=1)
     assert other.scenarios != one.scenarios
 
 
 def test_only_the_asked_metrics_get_examples() -> None:
-    dev_set = build_dev_set(["speakability"], per_defect=1, seed=0)
+    dev_set = build_dev_set(["speakability"], per_defect=1, seed=0, min_items=1)
     assert {e.metric for e in dev_set.examples} == {"speakability"}
-    assert sorted(e.defect for e in dev_set.examples) == [CLEAN, "unspeakable_text"]
+    # the obvious defect and its subtle form
+    assert sorted(e.defect for e in dev_set.examples) == [
+        CLEAN,
+        "raw_id_in_backticks",
+        "unspeakable_text",
+    ]

@@ -64,8 +64,8 @@ def test_summary_counts_failures_apart_and_skips_unlabelled_dimensions() -> None
     assert summary["accuracy"] == pytest.approx(3 / 4)
     assert summary["confusion"] == {"tp": 1, "fp": 0, "fn": 1, "tn": 2}
     assert summary["by_defect"] == {
-        "clean": {"n": 2, "flagged": 0},
-        "redundant_question": {"n": 2, "flagged": 1},
+        "clean": {"n": 2, "flagged": 0, "severity": None},
+        "redundant_question": {"n": 2, "flagged": 1, "severity": "obvious"},
     }
     info = summary["dimensions"]["information_loss"]
     assert info["n"] == 3  # the unlabelled example is left out

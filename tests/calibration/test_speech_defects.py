@@ -36,7 +36,11 @@ def pair(examples: list[CalibrationExample], scenario: str) -> tuple[Calibration
 
 def test_a_mispronounced_entity_is_in_the_audio_and_not_in_the_intended_text() -> None:
     dev_set = build_dev_set(
-        ["agent_speech_fidelity"], per_defect=2, seed=1, audio=audio_builder(tone_render)
+        ["agent_speech_fidelity"],
+        per_defect=2,
+        seed=1,
+        audio=audio_builder(tone_render),
+        min_items=1,
     )
     assert dev_set.shortfall == {} and len(dev_set.scenarios) == 2
     assert {e.metric for e in dev_set.examples} == {"agent_speech_fidelity"}
@@ -70,7 +74,9 @@ def test_a_mispronounced_entity_is_in_the_audio_and_not_in_the_intended_text() -
 
 
 def test_no_audio_builder_no_audio_examples() -> None:
-    dev_set = build_dev_set(["agent_speech_fidelity", "speakability"], per_defect=1, seed=0)
+    dev_set = build_dev_set(
+        ["agent_speech_fidelity", "speakability"], per_defect=1, seed=0, min_items=1
+    )
     assert {e.metric for e in dev_set.examples} == {"speakability"}
 
 
@@ -78,7 +84,9 @@ def test_no_audio_builder_no_audio_examples() -> None:
 def test_the_offline_asr_check_hears_the_planted_entity() -> None:
     from voxeval.providers import create_provider
 
-    dev_set = build_dev_set(["agent_speech_fidelity"], per_defect=1, seed=1, audio=audio_builder())
+    dev_set = build_dev_set(
+        ["agent_speech_fidelity"], per_defect=1, seed=1, audio=audio_builder(), min_items=1
+    )
     clean, defect = pair(dev_set.examples, dev_set.scenarios[0])
     resources = ScoringResources(asr=lambda: create_provider("asr", "whisper-tiny-en"))
     clean_score = run_metric("agent_speech_fidelity_asr", clean.record, resources)

@@ -106,7 +106,7 @@ def right_answer(metric: str, user: str, example: CalibrationExample | None) -> 
 def example_finder() -> Callable[[str, str], CalibrationExample | None]:
     """The example a prompt is about: the one whose judge view (transcript, or the agent
     turns for speakability) the prompt quotes, the longest such view winning."""
-    examples = build_dev_set(METRICS, per_defect=PER_DEFECT, seed=SEED).examples
+    examples = build_dev_set(METRICS, per_defect=PER_DEFECT, seed=SEED, min_items=1).examples
 
     def view(example: CalibrationExample) -> str:
         conv = call_conversation(example.record)
@@ -154,6 +154,7 @@ def server_for() -> Iterator[Callable[..., FakeOpenAIServer]]:
 
 def calibrate(tmp_path: Path, config: Path, *extra: str) -> Any:
     args = ["judges", "calibrate", "--judge", str(config), "--per-defect", str(PER_DEFECT)]
+    args += ["--min-items", "1"]
     args += ["--seed", str(SEED), "--metrics", ",".join(METRICS), "--out", str(tmp_path / "out")]
     return runner.invoke(app, [*args, "--json", *extra])
 
@@ -194,6 +195,12 @@ def test_a_judge_with_the_right_answers_gets_accuracy_one(
     for metric, stats in report["metrics"].items():
         assert stats["accuracy"] == 1.0 and stats["kappa"] == pytest.approx(1.0), metric
         assert stats["f1"] == 1.0, metric
+        # issue 37.6: a perfect judge on a tiny set still gets an honest kappa interval, and
+        # the report says the set cannot tell a fit judge from an unfit one
+        low, high = stats["kappa_ci"]
+        assert high == pytest.approx(1.0) and low < 0.6, metric
+        assert stats["verdict"] == "undecided", metric
+        assert "too small to tell a fit judge from an unfit one" in stats["statement"], metric
         for name, dim in stats["dimensions"].items():
             assert dim["accuracy"] == 1.0, (metric, name)
 
@@ -251,13 +258,13 @@ def test_an_unreachable_judge_exits_non_zero(tmp_path: Path) -> None:
         app,
         [
             *("judges", "calibrate", "--judge", str(config), "--metrics", "speakability"),
-            *("--per-defect", "1", "--out", str(tmp_path / "out")),
+            *("--per-defect", "1", "--min-items", "1", "--out", str(tmp_path / "out")),
         ],
     )
     assert result.exit_code == 3
     assert "judge failure" in result.stderr and "judge answered no example" in flat(result.stderr)
     report = json.loads((tmp_path / "out" / "calibration.json").read_text())
-    assert report["metrics"]["speakability"]["judge_failures"] == 2
+    assert report["metrics"]["speakability"]["judge_failures"] == 3  # clean, obvious, subtle
 
 
 def test_config_errors_name_the_file_and_field(tmp_path: Path) -> None:

@@ -101,13 +101,31 @@ def test_session_superset_check() -> None:
     assert set(failed["mismatched"]) == {"member_id", "last_name"}
     wrong_auth = copy.deepcopy(EXPECTED)
     wrong_auth["session"] = {"member_id": "KX4-92B1"}
-    # the reference scores the hash alone: the session mismatch is reported, not scored
-    reference = compare_final_state(EXPECTED, wrong_auth)
-    assert reference.value == 1.0 and reference.details["auth_success"] is False
-    score = compare_final_state(EXPECTED, wrong_auth, TaskCompletionSettings(require_session=True))
+    # the reference fails the task on a session mismatch, whatever the tables hold
+    score = compare_final_state(EXPECTED, wrong_auth)
     assert score.value == 0.0
     assert score.details["db_match"] is True and score.details["auth_success"] is False
     assert score.details["session_mismatch"]["member_id"]["actual"] == "KX4-92B1"
+    # opting out scores the hash alone and only reports the session
+    loose = compare_final_state(EXPECTED, wrong_auth, TaskCompletionSettings(require_session=False))
+    assert loose.value == 1.0 and loose.details["auth_success"] is False
+
+
+def test_expected_session_not_met_fails_by_default_as_in_the_reference() -> None:
+    # issue 37.1, the minimal case: same tables, the expected session never written
+    expected = {"x": 1, "session": {"employee_auth": True}}
+    assert compare_final_state(expected, {"x": 1}).value == 0.0
+    assert compare_final_state(expected, {"x": 1, "session": None}).value == 0.0
+    assert compare_final_state(expected, {"x": 1, "session": {"employee_auth": True}}).value == 1.0
+    record = LiveCallRecord(expected_db=expected, final_db={"x": 1})
+    assert task_completion(record).value == 0.0
+
+
+def test_null_session_checks_nothing_and_does_not_crash() -> None:
+    assert compare_final_state({"x": 1, "session": None}, {"x": 1}).value == 1.0
+    assert compare_final_state({"x": 1, "session": None}, {"x": 1, "session": None}).value == 1.0
+    assert compare_final_state({"x": 1, "session": None}, {"x": 2}).value == 0.0
+    assert session_check(None, None)["ok"]
 
 
 def test_no_expected_session_is_not_an_auth_check() -> None:

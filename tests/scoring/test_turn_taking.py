@@ -279,7 +279,7 @@ def test_unanswered_speech_merges_into_the_next_turn() -> None:
     ("reason", "expected"),
     [
         ("agent_timeout", 0.0),  # the reference's inactivity timeout with the caller last
-        ("agent_error", 0.0),  # ours: the agent raised or disconnected
+        ("agent_error", 1.0),  # not zeroed by default, as in the reference (issue 37.4b)
         ("max_duration", 1.0),  # not the agent's silence: turn 1 = 600 ms -> 1.0
         ("user_end_call", 1.0),
     ],
@@ -292,6 +292,39 @@ def test_missed_last_turn_zeroes_the_call(reason: str, expected: float) -> None:
     assert score.value == expected
     assert score.details["missed_turn"] is (expected == 0.0)
     assert score.details["timeouts"] == ([2] if expected == 0.0 else [])
+
+
+def test_agent_error_zeroes_the_call_only_when_opted_in() -> None:
+    timeline = call(
+        GREETING, user(1.5, 3.0), agent(3.6, 4.0), user(4.5, 5.0), end="agent_error", end_t=20.0
+    )
+    assert turn_taking_score(timeline, zero_on_agent_error=True).value == 0.0
+    metric = lookup("metric", "turn_taking")
+    assert metric(LiveCallRecord(timeline=timeline)).value == 1.0
+    opted = LiveCallRecord(timeline=timeline, turn_taking_zero_on_agent_error=True)
+    assert metric(opted).value == 0.0
+
+
+def test_agent_starting_over_the_caller_opens_its_turn_only_with_its_transcript() -> None:
+    # issue 37.4a: the agent starts at 4.5 s while the caller talks (to 5.5 s) and the caller
+    # resumes at 5.8 s, before that reply's transcript (its end, 6.0 s) arrives: one turn.
+    timeline = call(GREETING, user(1.5, 5.5), agent(4.5, 6.0), user(5.8, 7.0), agent(7.6, 8.5))
+    turns = number_turns(timeline)
+    assert turns.user == {1: [(1.5, 5.5), (5.8, 7.0)]}
+    assert turns.agent == {0: [(0.0, 1.0)], 1: [(4.5, 6.0), (7.6, 8.5)]}
+    score = turn_taking_score(timeline)
+    # overlap (5.5-4.5) + (6.0-5.8) = 1.2 s -> 0.5 * (1 - 1200/2000) = 0.2; one barge-in ->
+    # 0.5; settled reply 7.6 - 7.0 = 600 ms -> 1.0; the caller's cut-in at 5.8 s yields to the
+    # greeting (ended 1.0 s, before 1.5 s) -> 1.0; min = 0.2 (today: 0.575 over two turns)
+    assert score.value == pytest.approx(0.2)
+    assert score.details["num_evaluated"] == 1
+    assert turn_of(timeline, 1)["reason"] == "dual_interrupt"
+
+
+def test_agent_reply_over_the_caller_still_ends_the_turn_once_heard() -> None:
+    # the caller speaks again only after the overlapping reply ended: a new turn, as before
+    timeline = call(GREETING, user(1.5, 5.5), agent(4.5, 6.0), user(6.5, 7.0), agent(7.6, 8.5))
+    assert number_turns(timeline).user == {1: [(1.5, 5.5)], 2: [(6.5, 7.0)]}
 
 
 def test_caller_spoke_but_no_turn_was_answered_scores_zero() -> None:
@@ -375,3 +408,11 @@ def test_backchannels_alone_are_not_caller_speech() -> None:
     timeline = call(GREETING, mm_hm(0.5, 0.8))
     score = turn_taking(LiveCallRecord(timeline=timeline))
     assert score.value is None and "backchannels aside" in str(score.error)
+
+
+def test_the_opt_in_is_a_run_config_scoring_option() -> None:
+    from voxeval.protocols.live_call_scoring import LiveCallScoring
+
+    assert LiveCallScoring().turn_taking_zero_on_agent_error is False
+    opted = LiveCallScoring.model_validate({"turn_taking_zero_on_agent_error": True})
+    assert opted.turn_taking_zero_on_agent_error is True

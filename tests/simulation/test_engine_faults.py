@@ -56,9 +56,12 @@ def test_an_agent_that_raises_is_a_system_fault(exc: Exception, reason: str, cau
     assert result.system_fault is not None and result.system_fault.cause == cause
     assert result.error is not None and result.error.startswith("agent list-agent:")
     assert closed == [True]
-    # the second user turn (turn 2 after the greeting's turn 0) was never answered: the
-    # missed last turn zeroes turn-taking
+    # the second user turn (turn 2 after the greeting's turn 0) was never answered: a timeout
+    # zeroes turn-taking (the reference's rule); an agent_error only with the opt-in setting
     score = turn_taking(LiveCallRecord(timeline=result.timeline))
+    assert score.details["missed_turn"] is (reason == "agent_timeout")
+    opted = LiveCallRecord(timeline=result.timeline, turn_taking_zero_on_agent_error=True)
+    score = turn_taking(opted)
     assert score.value == 0.0 and score.details["timeouts"] == [2]
 
 

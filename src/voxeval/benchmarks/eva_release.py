@@ -10,12 +10,22 @@ policy, tool schemas and ``tool_module_path``). A record gives ``id``, ``current
 scripted agent's path).
 
 Placeholders (``<LAST_NAME>``...) stay in the written scenarios with their overrides, so one
-import serves every language; the suite's ``language:`` picks the one resolved at load. Every
-record that can be converted is; each one that cannot is reported with its id and field.
+import serves every language; the suite's ``language:`` picks the one resolved at load.
+``<LOC:Name>`` place tokens and the databases' ``name_aliases`` come from the release's
+``data/<domain>_aliases/`` as in the reference (benchmarks/eva_locations.py). Keys of
+``user_goal`` beyond the known ones are kept. Every record that can be converted is; each one
+that cannot is reported with its id and field.
+
+Tools: ``--tools`` declarations win; otherwise the release's Python tool functions
+(``tool_module_path``) are used. They are found in the release's ``src/`` and read without being
+run (their names only), so the import itself runs no release code; the written suite names the
+module and a run must still trust it (``--trust``). ``--python-tools`` instead imports the
+module from ``PYTHONPATH`` (and lets ``--report`` run it).
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 from dataclasses import dataclass, field
@@ -25,6 +35,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from voxeval.benchmarks.eva_agent_config import EvaAgentConfig, load_eva_agent_config
+from voxeval.benchmarks.eva_locations import (
+    AliasFileError,
+    LocationTokens,
+    load_alias_index,
+    spoken_name,
+    with_name_aliases,
+)
 from voxeval.benchmarks.eva_trace import TRACE_FIELD, trace_events, trace_to_script
 from voxeval.benchmarks.jsonl_file import read_json_list
 from voxeval.benchmarks.scenario import Scenario
@@ -53,6 +70,9 @@ class EvaImport:
     tools: list[dict[str, Any]] = field(default_factory=list)  # declarations to write
     missing_tools: list[str] = field(default_factory=list)  # agent tools with no definition
     python_module: str = ""  # the module python tools come from ("" when none)
+    # True when the module was imported at the user's request (--python-tools), so the import
+    # report may run it; False when its tools were found by reading the release's source
+    python_module_imported: bool = False
     notes: list[str] = field(default_factory=list)
 
 
@@ -62,6 +82,8 @@ class ReleasePaths:
     scenarios: Path
     agent: Path
     greetings: Path  # configs/agents/initial_messages.yaml: the agent's greeting per language
+    aliases: Path  # data/<domain>_aliases/: place names (<LOC:...>, name_aliases); optional
+    source: Path  # the release's src/ (where tool_module_path's file is)
 
     @classmethod
     def of(cls, root: Path, domain: str) -> ReleasePaths:
@@ -70,6 +92,8 @@ class ReleasePaths:
             scenarios=root / "data" / f"{domain}_scenarios",
             agent=root / "configs" / "agents" / f"{domain}_agent.yaml",
             greetings=root / "configs" / "agents" / "initial_messages.yaml",
+            aliases=root / "data" / f"{domain}_aliases",
+            source=root / "src",
         )
         for path in (paths.dataset, paths.scenarios, paths.agent):
             if not path.exists():
@@ -106,14 +130,20 @@ def import_release(
     agent = load_eva_agent_config(paths.agent)
     agent.greeting = _greeting(paths.greetings, language)
     records = read_json_list(paths.dataset, "records")
+    try:
+        places = load_alias_index(paths.aliases)
+    except AliasFileError as exc:
+        raise ConfigError(str(exc)) from exc
     result = EvaImport(domain=domain, language=language, records=len(records))
-    available = _tool_library(agent, python_tools, tool_definitions, result)
+    available = _tool_library(agent, python_tools, tool_definitions, result, paths)
     for n, record in enumerate(records):
         record_id = str(record.get("id", f"#{n}")) if isinstance(record, dict) else f"#{n}"
         try:
             if not isinstance(record, dict):
                 raise _RecordError("<record>", "expected a JSON object")
-            scenario = convert_record(record, paths, agent, available, domain, language)
+            scenario = convert_record(
+                record, paths, agent, available, domain, language, places, result.notes
+            )
         except _RecordError as exc:
             result.failures.append(RecordFailure(record_id, exc.field, exc.reason))
             continue
@@ -122,9 +152,15 @@ def import_release(
 
 
 def _tool_library(
-    agent: EvaAgentConfig, python_tools: bool, definitions: Path | None, result: EvaImport
+    agent: EvaAgentConfig,
+    python_tools: bool,
+    definitions: Path | None,
+    result: EvaImport,
+    paths: ReleasePaths,
 ) -> set[str]:
-    """Fill ``result.tools`` with the declarations to write; return the usable tool names."""
+    """Fill ``result.tools`` with the declarations to write; return the usable tool names.
+    Python tools come from the imported module (``python_tools``), else, without
+    ``definitions``, from the names the release's source file defines."""
     user: dict[str, dict[str, Any]] = {}
     if definitions is not None:
         data = load_yaml(definitions)
@@ -133,19 +169,58 @@ def _tool_library(
             raise ConfigError(f"{definitions}: expected a 'tools' list")
         user = {str(t.get("name")): t for t in items if isinstance(t, dict)}
     module = _python_module(agent, result) if python_tools else None
+    defined: set[str] = set()
+    if module is not None:
+        result.python_module_imported = True
+        defined = {n for n in dir(module) if callable(getattr(module, n, None))}
+    elif not python_tools and definitions is None:
+        defined = _functions_in_release(agent, paths, result)
     for declaration in agent.tools:
         name = declaration["name"]
         if name in user:
             result.tools.append(user[name])
-        elif module is not None and callable(getattr(module, name, None)):
+        elif name in defined:
             ref = f"{agent.tool_module_path}:{name}"
             result.tools.append({**declaration, "python": ref, "python_call": "eva"})
         else:
             result.missing_tools.append(name)
     result.tools += [t for name, t in user.items() if name not in agent.tool_names()]
-    if module is not None:
+    if any(t.get("python_call") == "eva" for t in result.tools):
         result.python_module = agent.tool_module_path
     return {str(t["name"]) for t in result.tools}
+
+
+def _functions_in_release(
+    agent: EvaAgentConfig, paths: ReleasePaths, result: EvaImport
+) -> set[str]:
+    """Names of the top-level functions of ``tool_module_path``'s file in the release's
+    ``src/``, read without running it (the reference loads the same file)."""
+    if not agent.tool_module_path:
+        return set()
+    parts = agent.tool_module_path.split(".")
+    candidates = [
+        paths.source.joinpath(*parts).with_suffix(".py"),
+        paths.source.joinpath(*parts, "__init__.py"),
+    ]
+    path = next((p for p in candidates if p.is_file()), None)
+    if path is None:
+        result.notes.append(
+            f"{agent.path}: tool_module_path {agent.tool_module_path!r}: no file "
+            f"{candidates[0]} in the release; give --tools, or --python-tools with the module "
+            "on PYTHONPATH"
+        )
+        return set()
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except SyntaxError as exc:
+        result.notes.append(f"{path}: cannot be read as Python ({exc}); python tools unavailable")
+        return set()
+    return {
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and not node.name.startswith("_")
+    }
 
 
 def _python_module(agent: EvaAgentConfig, result: EvaImport) -> Any:
@@ -169,8 +244,12 @@ def convert_record(
     available: set[str],
     domain: str,
     language: str,
+    places: dict[str, dict[str, Any]] | None = None,
+    notes: list[str] | None = None,
 ) -> Scenario:
-    """One record as a scenario (placeholders kept); raises :class:`_RecordError`."""
+    """One record as a scenario (placeholders kept); raises :class:`_RecordError`.
+    ``places`` is the release's alias index (``<LOC:...>`` tokens, ``name_aliases``)."""
+    places = places or {}
     record_id = _required(record, "id")
     goal = _required(record, "user_goal")
     if not isinstance(goal, dict):
@@ -202,6 +281,28 @@ def convert_record(
                     "declaration in --tools",
                 )
     now = str(_required(record, "current_date_time"))
+    overrides = record.get("culture_overrides") or {}
+    locations = LocationTokens()
+    try:
+        goal = locations.rewrite(goal)
+        utterances = locations.rewrite(utterances)
+    except AliasFileError as exc:
+        raise _RecordError("user_goal", str(exc)) from exc
+    if locations.names and isinstance(overrides, dict) and overrides:
+        overrides = locations.overrides(overrides, places)
+    elif locations.names:  # no per-language values: resolve for the import language
+        values = {
+            f"<LOC_{k}>": spoken_name(n, places, language) for k, n in locations.names.items()
+        }
+        goal, utterances = _replace_all(goal, values), _replace_all(utterances, values)
+    unknown = sorted(n for n in locations.names.values() if n not in places)
+    if unknown and notes is not None:
+        notes.append(
+            f"record {record_id}: <LOC:...> names without an alias file (kept as written): "
+            + ", ".join(unknown)
+        )
+    opening = utterances.get(language) or goal.get("starting_utterance") or opening
+    initial_db = with_name_aliases(_initial_db(paths, str(record_id), now), places, language)
     data = {
         "id": str(record_id),
         "domain": domain,
@@ -210,8 +311,8 @@ def convert_record(
         "user_goal": {**goal, "starting_utterance": goal.get("starting_utterance", opening)},
         "user_persona": persona,
         "persona_traits": _traits(user_config),
-        "initial_db": _initial_db(paths, str(record_id), now),
-        "expected_db": expected,
+        "initial_db": initial_db,
+        "expected_db": with_name_aliases(expected, places, language),
         "agent": {
             "role": agent.role,
             "instructions": agent.instructions,
@@ -219,7 +320,7 @@ def convert_record(
             "greeting": agent.greeting,
         },
         "agent_script": script,
-        "culture_overrides": record.get("culture_overrides") or {},
+        "culture_overrides": overrides,
         "romanized_culture_overrides": record.get("romanized_culture_overrides") or {},
         "starting_utterances": utterances,
         "language": language,
@@ -235,6 +336,18 @@ def convert_record(
     except ConfigError as exc:
         raise _RecordError("culture_overrides", str(exc).removeprefix("record: ")) from exc
     return scenario
+
+
+def _replace_all(value: Any, values: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        for token, text in values.items():
+            value = value.replace(token, text)
+        return value
+    if isinstance(value, list):
+        return [_replace_all(v, values) for v in value]
+    if isinstance(value, dict):
+        return {k: _replace_all(v, values) for k, v in value.items()}
+    return value
 
 
 def _greeting(path: Path, language: str) -> str:

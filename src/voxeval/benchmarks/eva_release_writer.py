@@ -34,6 +34,8 @@ def write_release_suite(result: EvaImport, out: Path, name: str | None = None) -
         "domain": "tools.yaml",
         "scenarios": "scenarios/",
         "language": result.language,
+        # the reference's executor checks no schema; its tools convert argument types
+        "tool_arguments": "coerce",
     }
     if result.python_module:
         # the tools are the release's own Python functions: code, so the suite only names the

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from voxeval.benchmarks.placeholders import fill_placeholders, has_placeholders, placeholder_values
+from voxeval.benchmarks.tools.argument_coercion import COERCE, STRICT, ToolArguments
 from voxeval.benchmarks.tools.database import Database
 from voxeval.benchmarks.tools.db_compare import REFERENCE_SETTINGS, TaskCompletionSettings
 from voxeval.benchmarks.tools.tool_runtime import resolve_scenario_tools
@@ -33,7 +34,19 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class DecisionTree(_Strict):
+class _OpenGoal(BaseModel):
+    """User-goal parts keep keys beyond the known ones (EVA-Bench records carry e.g.
+    ``decision_tree.must_have`` or ``resolution``; the reference accepts any user goal); the
+    caller is shown them (``extra_details``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    def extra_details(self) -> dict[str, Any]:
+        """The keys this model does not know, as given."""
+        return dict(self.model_extra or {})
+
+
+class DecisionTree(_OpenGoal):
     """Rules that make the caller's choices deterministic across trials."""
 
     must_have_criteria: list[str] = Field(default_factory=list)
@@ -45,7 +58,7 @@ class DecisionTree(_Strict):
     edge_cases: list[str] = Field(default_factory=list)
 
 
-class UserGoal(_Strict):
+class UserGoal(_OpenGoal):
     high_level_user_goal: str
     decision_tree: DecisionTree = Field(default_factory=DecisionTree)
     # label -> value the caller discloses only when asked (member ID, date of birth, ...)
@@ -122,8 +135,10 @@ class Scenario(_Strict):
     def _expected_shape(cls, value: Database) -> Database:
         # other entries may be record tables, lists or plain values (``_current_date``);
         # tools that name one check its shape (``check_tables``)
-        if SESSION_KEY in value and not isinstance(value[SESSION_KEY], dict):
-            raise ValueError("'session' must be a mapping of field -> value")
+        # ``session: null`` (as released records may hold) means no session is expected
+        session = value.get(SESSION_KEY)
+        if session is not None and not isinstance(session, dict):
+            raise ValueError("'session' must be a mapping of field -> value, or null")
         return value
 
     def languages(self) -> list[str]:
@@ -196,6 +211,10 @@ class ScenarioSuite:
     language: str = "en"  # the callers' language; placeholders are resolved for it
     # how final databases are compared (suite.yaml ``task_completion:``)
     task_completion: TaskCompletionSettings = REFERENCE_SETTINGS
+    # suite.yaml ``tool_arguments:``: ``strict`` refuses arguments that do not match a tool's
+    # schema; ``coerce`` converts mismatched types as the EVA-Bench reference's tools do and
+    # records the mismatch (benchmarks/tools/argument_coercion.py)
+    tool_arguments: ToolArguments = STRICT
 
     def get(self, scenario_id: str) -> Scenario:
         for scenario in self.scenarios:
@@ -226,7 +245,10 @@ def load_scenario_suite(
 
     ``task_completion:`` (optional) sets how final databases are compared: ``order_free_lists``
     (fields whose lists are compared regardless of order; default: the EVA-Bench set) and
-    ``sort_all_lists`` (ignore the order of every list; default false)."""
+    ``sort_all_lists`` (ignore the order of every list; default false), ``require_session``.
+
+    ``tool_arguments:`` (optional) ``strict`` (default) or ``coerce`` (what ``import-eva``
+    writes: argument types are converted as the EVA-Bench reference's tools convert them)."""
 
     trust = HookTrust(tuple(trusted_modules))
 
@@ -262,6 +284,12 @@ def load_scenario_suite(
             raise ConfigError(f"{suite_path}: scenarios.{n}: expected a mapping or a path")
         scenarios += [_parse_scenario(item, where, defaults, tools, trust) for where, item in raw]
     completion = _task_completion_settings(data.get("task_completion"), suite_path)
+    tool_arguments = data.get("tool_arguments", STRICT)
+    if tool_arguments not in (STRICT, COERCE):
+        raise ConfigError(
+            f"{suite_path}: tool_arguments: expected {STRICT!r} or {COERCE!r}, "
+            f"got {tool_arguments!r}"
+        )
     language = language or str(data.get("language") or "en")
     scenarios = [s.in_language(language, f"{suite_path}: scenario {s.id}") for s in scenarios]
     seen: set[str] = set()
@@ -278,6 +306,7 @@ def load_scenario_suite(
         trust=trust,
         language=language,
         task_completion=completion,
+        tool_arguments=tool_arguments,
     )
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from voxeval.atomic_files import write_json_atomic, write_text_atomic
-from voxeval.calibration.dev_set import DevSet, build_dev_set
+from voxeval.calibration.dev_set import MIN_ITEMS, DevSet, build_dev_set
 from voxeval.calibration.judge_runs import (
     JudgedExample,
     judge_examples,
@@ -98,6 +98,7 @@ def calibrate(
     audio_judge: Judge | None = None,
     *,
     per_defect: int = 3,
+    min_items: int = MIN_ITEMS,
     seed: int = 0,
     concurrency: int = 4,
     render: Renderer | None = None,
@@ -107,7 +108,9 @@ def calibrate(
     audio = None
     if audio_judge is not None and any(METRIC_LABELS[m].judge == "audio" for m in plan.metrics):
         audio = audio_builder(render)
-    dev_set = build_dev_set(plan.metrics, per_defect=per_defect, seed=seed, audio=audio)
+    dev_set = build_dev_set(
+        plan.metrics, per_defect=per_defect, seed=seed, audio=audio, min_items=min_items
+    )
     if on_built is not None:
         on_built(dev_set)
     resources = scoring_resources(judge, audio_judge)
@@ -118,10 +121,12 @@ def calibrate(
     report = {
         "seed": seed,
         "per_defect": per_defect,
+        "min_items": min_items,
         "judge": judge.identity(),
         "audio_judge": audio_judge.identity() if audio_judge is not None else None,
         "scenarios": dev_set.scenarios,
         "shortfall": dev_set.shortfall,
+        "items_short": dev_set.items_short,
         "skipped": plan.skipped,
         "metrics": metrics,
     }

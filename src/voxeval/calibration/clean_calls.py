@@ -83,7 +83,7 @@ def scenario_order(
 def clean_call(suite: ScenarioSuite, scenario: Scenario, seed: int = 0) -> CleanCall | None:
     """The expected path of ``scenario``; None when it does not end normally with the task
     completed (such a call would not be a clean example)."""
-    tools = ToolRuntime(scenario, suite.tools, suite.trust)
+    tools = ToolRuntime(scenario, suite.tools, suite.trust, suite.tool_arguments)
     # No drawn pauses, backchannels or barge-ins: a clean example is one plain turn after
     # another, so the injected defects are the only thing wrong with it.
     caller = ScriptedCaller(behaviour_kind="none")

@@ -1,9 +1,12 @@
-"""The catalogue of injected defects: which metric each one must make fail and the expected
-label of every dimension of that metric (True flagged, False not, None either way)."""
+"""The catalogue of injected defects: which metric each one must make fail, the expected
+label of every dimension of that metric (True flagged, False not, None either way) and how
+plain the defect is: ``obvious`` (a judge that reads the call at all should flag it) or
+``subtle`` (one character, one value or one turn off: what tells a careful judge apart)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from voxeval.calibration import text_defects
 from voxeval.calibration.text_defects import Injector
@@ -16,6 +19,7 @@ class Defect:
     description: str
     dimensions: dict[str, bool | None]
     inject: Injector | None = None  # None: built by the audio set (speech_defects)
+    severity: Literal["obvious", "subtle"] = "obvious"
 
 
 DEFECTS: dict[str, Defect] = {
@@ -33,6 +37,7 @@ DEFECTS: dict[str, Defect] = {
                 "hallucination": None,
             },
             text_defects.fabricated_tool_parameter,
+            "subtle",
         ),
         Defect(
             "misread_tool_result",
@@ -46,6 +51,7 @@ DEFECTS: dict[str, Defect] = {
                 "hallucination": None,
             },
             text_defects.misread_tool_result,
+            "subtle",
         ),
         Defect(
             "skipped_policy_step",
@@ -85,11 +91,32 @@ DEFECTS: dict[str, Defect] = {
             text_defects.verbose_turns,
         ),
         Defect(
+            "one_enumerated_turn",
+            "conciseness",
+            "a single agent turn also reads out every field its tool returned",
+            {
+                "verbosity_or_filler": None,
+                "excess_information_density": None,
+                "over_enumeration": True,
+                "disproportionate_detail": None,
+            },
+            text_defects.one_enumerated_turn,
+            "subtle",
+        ),
+        Defect(
             "unspeakable_text",
             "speakability",
             "one agent turn written as markdown with bullets, a raw id and a URL",
             {},
             text_defects.unspeakable_text,
+        ),
+        Defect(
+            "raw_id_in_backticks",
+            "speakability",
+            "one agent turn, otherwise spoken well, ends with a record id in backticks",
+            {},
+            text_defects.raw_id_in_backticks,
+            "subtle",
         ),
         Defect(
             "abandoned_goal",
@@ -109,6 +136,7 @@ DEFECTS: dict[str, Defect] = {
             "agent_speech_fidelity",
             "one agent turn's audio says an entity one character off its intended text",
             {},
+            severity="subtle",
         ),
     )
 }

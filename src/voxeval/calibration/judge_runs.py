@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from voxeval.analysis.classification_agreement import classification_agreement
+from voxeval.calibration.defects import DEFECTS
 from voxeval.calibration.dev_set import CalibrationExample
 from voxeval.calibration.metric_labels import METRIC_LABELS, Verdict
 from voxeval.scoring.metric_runner import run_metric
@@ -122,6 +123,7 @@ def metric_summary(metric: str, judged: list[JudgedExample]) -> dict[str, Any]:
             defect: {
                 "n": len(rows),
                 "flagged": sum(1 for j in rows if j.verdict and j.verdict.defect),
+                "severity": DEFECTS[defect].severity if defect in DEFECTS else None,
             }
             for defect in sorted({j.example.defect for j in answered})
             for rows in [[j for j in answered if j.example.defect == defect]]

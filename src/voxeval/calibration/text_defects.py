@@ -360,6 +360,23 @@ def verbose_turns(call: CleanCall, rng: np.random.Generator) -> Injected | None:
     return Injected(out, {"padded_turns": _agent_turns(timeline), "enumerated_turns": enumerated})
 
 
+def one_enumerated_turn(call: CleanCall, rng: np.random.Generator) -> Injected | None:
+    """The subtle form of ``verbose_turns``: a single agent turn, otherwise as it was, also
+    reads out every field its tool returned; no pleasantries anywhere."""
+    timeline = call.timeline
+    listed = [
+        (turn, listing)
+        for turn in _agent_turns(timeline)
+        for listing in [_enumeration([e for e in timeline.tools if e.turn == turn])]
+        if listing
+    ]
+    if not listed:
+        return None
+    turn, listing = listed[int(rng.integers(len(listed)))]
+    text = f"{turn_text(timeline, 'assistant', turn)} {listing}"
+    return Injected(set_turn_text(timeline, "assistant", turn, text), {"enumerated_turn": turn})
+
+
 # ---------------------------------------------------------------- speakability
 
 
@@ -388,6 +405,26 @@ def unspeakable_text(call: CleanCall, rng: np.random.Generator) -> Injected | No
         f"**Summary of your request**\n{lines}\n- Record: `{record_id}`\n"
         f"Details: https://www.{site}.example.com/account?ref={record_id}"
     )
+    out = set_turn_text(timeline, "assistant", turn, text)
+    return Injected(out, {"turn": turn, "record_id": record_id})
+
+
+def raw_id_in_backticks(call: CleanCall, rng: np.random.Generator) -> Injected | None:
+    """The subtle form of ``unspeakable_text``: one agent turn, otherwise as it was, ends with
+    a record id written for a screen (in backticks), the only thing a listener cannot hear."""
+    timeline = call.timeline
+    found = [
+        (turn, str(v))
+        for turn in _agent_turns(timeline)
+        for e in timeline.tools
+        if e.turn == turn and _succeeded(e)
+        for _, v in _leaves(e.result)
+        if isinstance(v, str) and _CODE.match(v)
+    ]
+    if not found:
+        return None
+    turn, record_id = found[int(rng.integers(len(found)))]
+    text = f"{turn_text(timeline, 'assistant', turn)} Reference: `{record_id}`."
     out = set_turn_text(timeline, "assistant", turn, text)
     return Injected(out, {"turn": turn, "record_id": record_id})
 

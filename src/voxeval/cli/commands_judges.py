@@ -32,13 +32,17 @@ verification (faithfulness); redundant questions (conversation_progression); ver
 goal (user_behavioural_fidelity); with --audio-judge, a turn whose audio says an entity one
 character off its intended text (agent_speech_fidelity, rendered with the embedded TTS).
 
-Each example is scored by the registered metric exactly as in a run. Per metric and per
-dimension the report gives n (examples the judge answered), the base rate (share of
-defect examples), accuracy (share agreeing with the label, with an interval that treats
-the scenario as the independent unit), F1 of the defect class, Cohen's kappa and the judge's
-parse failures. Read kappa first: 0 means no better than chance (a judge that always says
-"pass" gets accuracy = 1 - base rate and kappa 0), 1 perfect agreement; below about 0.6 do
-not trust the metric's numbers. Examples the judge failed to answer are counted and listed,
+Each example is scored by the registered metric exactly as in a run. Scenarios are added
+until every metric and every dimension has at least --min-items labelled items (default 30,
+a third of them defects where a defect can flag it), with subtle defects (one value, one
+character, one turn) beside obvious ones. Per metric and per dimension the report gives n
+(examples the judge answered), the base rate (share of defect examples), accuracy and
+Cohen's kappa each with a 95% interval that treats the scenario as the independent unit, F1
+of the defect class, the judge's parse failures and a verdict in plain words: fit (the whole
+kappa interval at or above 0.6), unfit (below it), or cannot tell, saying when the set is too
+small to tell a fit judge from an unfit one. Read kappa first: 0 means no better than chance
+(a judge that always says "pass" gets accuracy = 1 - base rate and kappa 0), 1 perfect
+agreement. Examples the judge failed to answer are counted and listed,
 never scored. Exit 3 when a judge could not be reached at all."""
 # one line per paragraph: the help formatter keeps line breaks as they are written
 CALIBRATE_HELP = "\n\n".join(" ".join(p.split()) for p in _CALIBRATE_TEXT.split("\n\n"))
@@ -48,23 +52,41 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
+def _with_ci(value: float | None, ci: list[float] | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.2f}" if ci is None else f"{value:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
 def _row(table: Table, label: str, stats: dict[str, Any], extra: dict[str, Any]) -> None:
     table.add_row(
         label,
         str(stats["n"]),
         _pct(stats["base_rate"]),
-        _pct(stats["accuracy"]),
+        _with_ci(stats["accuracy"], stats.get("accuracy_ci")),
         _pct(stats["f1"]),
-        _pct(stats["kappa"]),
+        _with_ci(stats["kappa"], stats.get("kappa_ci")),
+        str(stats.get("verdict", "")),
         str(extra.get("parse_failures", "")),
         str(extra.get("judge_failures", "")),
     )
 
 
+def _statements(report: dict[str, Any]) -> list[str]:
+    """One plain line per metric and dimension: fit, unfit, or why it cannot tell."""
+    lines = []
+    for metric, stats in report["metrics"].items():
+        lines.append(f"{metric}: {stats.get('statement', '')}")
+        lines += [f"  {name}: {d.get('statement', '')}" for name, d in stats["dimensions"].items()]
+    return lines
+
+
 def _table(report: dict[str, Any]) -> Table:
     table = Table(title=f"Judge calibration (seed {report['seed']})")
-    for column in ("metric / dimension", "n", "base rate", "accuracy", "F1", "kappa"):
+    for column in ("metric / dimension", "n", "base rate", "accuracy [95% CI]", "F1"):
         table.add_column(column, justify="left" if column.startswith("metric") else "right")
+    table.add_column("kappa [95% CI]", justify="right")
+    table.add_column("verdict", justify="left")
     table.add_column("parse failures", justify="right")
     table.add_column("judge failures", justify="right")
     for metric, stats in report["metrics"].items():
@@ -88,7 +110,16 @@ def calibrate_command(
     metrics: str | None = typer.Option(
         None, "--metrics", help="comma-separated metrics to calibrate (default: all)"
     ),
-    per_defect: int = typer.Option(3, "--per-defect", min=1, help="examples per defect type"),
+    per_defect: int = typer.Option(
+        3, "--per-defect", min=1, help="at least this many examples per defect type"
+    ),
+    min_items: int = typer.Option(
+        30,
+        "--min-items",
+        min=1,
+        help="at least this many labelled items per metric and per dimension (a third of "
+        "them defects where a defect can flag it)",
+    ),
     seed: int = typer.Option(0, "--seed", help="picks the scenarios and the edits"),
     out: Path = typer.Option(
         Path("judge-calibration"), "--out", help="folder for calibration.json and answers.jsonl"
@@ -126,12 +157,20 @@ def calibrate_command(
                     "scenarios offer no more places for it",
                     highlight=False,
                 )
+            for metric, parts in dev_set.items_short.items():
+                missing = ", ".join(f"{part} {left}" for part, left in parts.items())
+                console.print(
+                    f"[yellow]note[/] {metric}: labelled items short of --min-items "
+                    f"({missing}); the built-in scenarios ran out",
+                    highlight=False,
+                )
 
         result = calibrate(
             plan,
             text_judge,
             sound_judge,
             per_defect=per_defect,
+            min_items=min_items,
             seed=seed,
             concurrency=concurrency,
             on_built=built,
@@ -142,6 +181,8 @@ def calibrate_command(
         print_json(result.report)
     else:
         stdout.print(_table(result.report))
+        for line in _statements(result.report):
+            stdout.print(line, soft_wrap=True, highlight=False)
         console.print(f"written: {out / 'calibration.json'}, {out / 'answers.jsonl'}")
     failures = [f for stats in result.report["metrics"].values() for f in stats["failures"]]
     for failure in failures[:SHOWN_FAILURES]:

@@ -67,7 +67,11 @@ def validate(
         for scenario in scenarios:
             results.append(
                 validate_scenario(
-                    scenario, loaded.tools_for(scenario), loaded.trust, loaded.task_completion
+                    scenario,
+                    loaded.tools_for(scenario),
+                    loaded.trust,
+                    loaded.task_completion,
+                    loaded.tool_arguments,
                 )
             )
             progress.advance(task)
@@ -111,8 +115,9 @@ def import_eva(
     python_tools: bool = typer.Option(
         False,
         "--python-tools",
-        help="use the release's tool functions (tool_module_path; put the release's src/ on "
-        "PYTHONPATH); load the suite with --trust MODULE",
+        help="import the release's tool module (tool_module_path) from PYTHONPATH, so --report "
+        "can run it; without this and without --tools the tool names are read from the "
+        "release's src/ without running it. Load the suite with --trust MODULE either way",
     ),
     tools: Path | None = typer.Option(
         None, "--tools", help="declarative tool definitions YAML (wins over --python-tools)"
@@ -153,4 +158,6 @@ def _mark(flag: bool) -> str:
 def _wrong_mark(wrong_path: str) -> str:
     if wrong_path == "cannot_change_state":
         return "[yellow]n/a (read-only)[/]"
+    if wrong_path == "unproven":
+        return "[red]unproven (no slip took effect)[/]"
     return _mark(wrong_path == "rejected")

@@ -54,12 +54,23 @@ def _import_domain(
         tool_definitions=options.tools,
     )
     suite_file = write_release_suite(result, out, options.name) if result.scenarios else None
-    trusted = [result.python_module] if result.python_module else []
-    summary = build_import_report(result, suite_file if options.report else None, trusted)
+    # release code runs here only when asked for (--python-tools); tools found by reading the
+    # release's source are trusted at run time (--trust), so --report cannot validate them
+    runnable = not result.python_module or result.python_module_imported
+    trusted = [result.python_module] if result.python_module and runnable else []
+    validate = options.report and suite_file is not None and runnable
+    if options.report and suite_file is not None and not runnable:
+        result.notes.append(
+            f"validation skipped: the tools are the release's Python code ({result.python_module});"
+            " give --python-tools (the release's src/ on PYTHONPATH) to let --report run them, or "
+            "run voxeval scenarios validate with --trust"
+        )
+    summary = build_import_report(result, suite_file if validate else None, trusted)
     if not options.as_json:
-        _print(summary, validated=options.report and suite_file is not None)
+        _print(summary, validated=validate)
     if suite_file is not None:
-        trust = "".join(f" --trust {m}" for m in trusted)
+        modules = [result.python_module] if result.python_module else []
+        trust = "".join(f" --trust {m}" for m in modules)
         console.print(
             f"wrote {suite_file}; check it with: voxeval scenarios validate {out}{trust}",
             soft_wrap=True,
@@ -87,7 +98,7 @@ def _print(summary: ImportReport, validated: bool) -> None:
             f"validate: {summary.reached_expected}/{summary.validated} reach the expected "
             f"state; wrong path rejected {summary.wrong_rejected}, cannot change the state "
             f"(read-only/refusal) {summary.wrong_cannot_change_state}, accepted "
-            f"{summary.wrong_accepted}"
+            f"{summary.wrong_accepted}, unproven (no slip took effect) {summary.wrong_unproven}"
         )
         for scenario_id, problems in summary.invalid.items():
             _say(f"  {scenario_id}: " + "; ".join(p for p in problems if p))

@@ -27,6 +27,8 @@ class ImportReport:
     wrong_rejected: int = 0
     wrong_cannot_change_state: int = 0  # read-only / refusal scenarios (not failures)
     wrong_accepted: int = 0
+    # no generated wrong path took effect (every slipped call refused or a no-op): a failure
+    wrong_unproven: int = 0
     # scenario id -> what validation found wrong with it
     invalid: dict[str, list[str]] = field(default_factory=dict)
 
@@ -56,7 +58,11 @@ def build_import_report(
         return report
     for scenario in suite.scenarios:
         check = validate_scenario(
-            scenario, suite.tools_for(scenario), suite.trust, suite.task_completion
+            scenario,
+            suite.tools_for(scenario),
+            suite.trust,
+            suite.task_completion,
+            suite.tool_arguments,
         )
         _count(report, check)
     return report
@@ -69,6 +75,8 @@ def _count(report: ImportReport, check: ScenarioCheck) -> None:
         report.wrong_rejected += 1
     elif check.wrong_path == "cannot_change_state":
         report.wrong_cannot_change_state += 1
+    elif check.wrong_path == "unproven":
+        report.wrong_unproven += 1
     else:
         report.wrong_accepted += 1
     report.notes += [f"{check.scenario}: {note}" for note in check.notes]

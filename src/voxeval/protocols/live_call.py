@@ -329,7 +329,7 @@ class LiveCallProtocol:
         sim = self.simulation(ctx)
         scenario = suite.get(unit.item_id)
         condition = self.conditions(ctx)[unit.condition]
-        tools = ToolRuntime(scenario, suite.tools, suite.trust)
+        tools = ToolRuntime(scenario, suite.tools, suite.trust, suite.tool_arguments)
         with usage_ledger() as ledger:
             try:
                 result, caller, agent = self._call(unit, ctx, scenario, condition, tools, seed)
@@ -450,6 +450,9 @@ class LiveCallProtocol:
             task_completion=suite.task_completion,
             tracks=RecordedTracks(unit_dir),
             pipeline=system_pipeline(ctx.config.system(unit.system)),
+            turn_taking_zero_on_agent_error=(
+                live_call_scoring(ctx.config).turn_taking_zero_on_agent_error
+            ),
         )
 
     def resources(self, ctx: RunContext) -> Any:

@@ -26,6 +26,12 @@ class LiveCallScoring(BaseModel):
     judge_repeats: int = Field(
         default=1, ge=1, le=10, description="independent gradings of each judged call"
     )
+    turn_taking_zero_on_agent_error: bool = Field(
+        default=False,
+        description="our addition: a call that ends in agent_error with the caller's words "
+        "unanswered scores turn_taking 0, as an agent timeout does (the reference keeps the "
+        "mean of its turns)",
+    )
 
 
 def live_call_scoring(config: RunConfig) -> LiveCallScoring:

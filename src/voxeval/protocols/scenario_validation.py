@@ -4,21 +4,28 @@ call of the expected path that was refused or failed is listed with its argument
 
 A scenario whose expected database equals its initial one (a read-only or refusal scenario:
 the right outcome is that nothing changes) cannot reject a wrong path by its final state; its
-wrong path is reported as ``cannot_change_state``, not as a failure."""
+wrong path is reported as ``cannot_change_state``, not as a failure.
+
+A generated wrong path (no ``wrong_script``) proves something only when its slipped tool call
+runs and changes the state: a slip the tools refuse leaves the state as doing nothing would,
+and rejecting that shows nothing about telling a wrong action from the right one. Such a
+scenario is ``unproven`` (a failure) unless another slip takes effect."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from itertools import islice
 from typing import Any
 
-from voxeval.benchmarks.scenario import Scenario
+from voxeval.benchmarks.scenario import Scenario, ScriptStep
+from voxeval.benchmarks.tools.argument_coercion import STRICT, ToolArguments
 from voxeval.benchmarks.tools.db_compare import REFERENCE_SETTINGS, TaskCompletionSettings, db_hash
-from voxeval.benchmarks.tools.tool_runtime import ToolRuntime
+from voxeval.benchmarks.tools.tool_runtime import ToolRuntime, resolve_scenario_tools
 from voxeval.benchmarks.tools.tool_spec import HookTrust, ToolSpec
 from voxeval.scoring.task_completion import compare_final_state
-from voxeval.systems.scripted import wrong_steps
+from voxeval.systems.scripted import wrong_candidates, wrong_steps
 
 
 @dataclass
@@ -32,11 +39,12 @@ class ScenarioCheck:
     errors: list[str] = field(default_factory=list)
     # every call of the expected path that a tool refused or failed: "step N: tool(args): why"
     tool_errors: list[str] = field(default_factory=list)
-    # "rejected", "accepted" (a failure) or "cannot_change_state" (the expected database
-    # equals the initial one, so no final state can tell a wrong path apart; not a failure)
+    # "rejected", "accepted" (a failure), "unproven" (a failure: no generated wrong path took
+    # effect, see _wrong_path) or "cannot_change_state" (the expected database equals the
+    # initial one, so no final state can tell a wrong path apart; not a failure)
     wrong_path: str = "rejected"
-    # findings that do not fail the check, e.g. a session mismatch when the suite scores
-    # task completion on the database alone (``task_completion.require_session: false``)
+    # findings that do not fail the check, e.g. a session mismatch when the suite opts out of
+    # the reference's session rule (``task_completion.require_session: false``)
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -45,6 +53,10 @@ class ScenarioCheck:
     def problems(self) -> list[str]:
         """What to show for a failed check: errors, then the tool errors that explain them."""
         return [*self.errors, *self.tool_errors]
+
+
+# generated wrong paths tried before a scenario's wrong path is called unproven
+MAX_WRONG_CANDIDATES = 24
 
 
 class ToolCrash(Exception):
@@ -65,35 +77,90 @@ def describe_call(name: str, arguments: Any) -> str:
     return f"{name}({shown})"
 
 
+@dataclass
+class _Played:
+    comparison: Any  # the final-state Score
+    invalid: list[str]
+    tool_errors: list[str]
+    coerced: list[str]
+    # the watched call ran without error and changed the database or session
+    watched_changed: bool = False
+
+
 def _play(
     scenario: Scenario,
     tools: Mapping[str, ToolSpec],
-    wrong: bool,
+    steps: Sequence[ScriptStep],
     trust: HookTrust | None,
     settings: TaskCompletionSettings,
-) -> tuple[Any, list[str], list[str]]:
-    """(final-state comparison, invalid calls, tool errors) of the expected or wrong path."""
-    runtime = ToolRuntime(scenario, tools, trust)
-    writes = {name for name, spec in runtime.tools.items() if spec.kind == "write"}
-    steps = wrong_steps(scenario, writes) if wrong else scenario.agent_script
-    invalid: list[str] = []
-    tool_errors: list[str] = []
+    arguments: ToolArguments,
+    watch: tuple[int, int] | None = None,
+) -> _Played:
+    """Play ``steps`` on a fresh runtime: the final-state comparison, invalid calls, tool
+    errors, converted argument types, and whether the ``watch``ed (step, call) took effect."""
+    runtime = ToolRuntime(scenario, tools, trust, arguments)
+    played = _Played(None, [], [], [])
     for n, step in enumerate(steps):
-        for call in step.tool_calls:
+        for c, call in enumerate(step.tool_calls):
+            before = runtime.final_state() if (n, c) == watch else None
             try:
                 record = runtime.call(call.name, call.arguments)
             except Exception as exc:  # a crashing hook: name the step, tool and arguments
                 raise ToolCrash(n, call.name, call.arguments, exc) from exc
+            if before is not None:
+                played.watched_changed = record.error is None and runtime.final_state() != before
+            where = f"step {n}: {describe_call(record.name, record.arguments)}"
+            played.coerced += [
+                f"{where}: argument type converted: {m}" for m in record.argument_mismatches
+            ]
             if record.error is None:
                 continue
-            where = f"step {n}: {describe_call(record.name, record.arguments)}"
             if not record.valid:
-                invalid.append(f"{where}: invalid call: {record.error}")
+                played.invalid.append(f"{where}: invalid call: {record.error}")
             else:
                 code = record.result.get("error") if isinstance(record.result, dict) else None
-                tool_errors.append(f"{where}: {code or 'error'}: {record.error}")
-    final = runtime.final_state()
-    return compare_final_state(scenario.expected_db, final, settings), invalid, tool_errors
+                played.tool_errors.append(f"{where}: {code or 'error'}: {record.error}")
+    played.comparison = compare_final_state(scenario.expected_db, runtime.final_state(), settings)
+    return played
+
+
+def _wrong_path(
+    scenario: Scenario,
+    tools: Mapping[str, ToolSpec],
+    trust: HookTrust | None,
+    settings: TaskCompletionSettings,
+    arguments: ToolArguments,
+) -> tuple[str, Any]:
+    """(verdict, final-state comparison) of the wrong path.
+
+    A scenario's own ``wrong_script`` is played as written. A generated one must prove that
+    the check tells a wrong action apart: its slipped call has to run and change the state.
+    A slip the tools refuse (or that writes nothing) leaves the state as a do-nothing agent
+    would, so the candidates are tried in order (``wrong_candidates``) until one takes
+    effect; if none does, the verdict is ``unproven``, never ``rejected``."""
+    keeps = keeps_state(scenario, settings)
+    if scenario.wrong_script or keeps:
+        steps = wrong_steps(scenario, _writes(scenario, tools, trust))
+        wrong = _play(scenario, tools, steps, trust, settings, arguments).comparison
+        if wrong.value == 0.0:
+            return "rejected", wrong
+        return ("cannot_change_state" if keeps else "accepted"), wrong
+    first = None
+    available = resolve_scenario_tools(scenario, tools, trust)
+    schemas = {name: spec.parameters for name, spec in available.items()}
+    candidates = wrong_candidates(scenario, _writes(scenario, tools, trust), schemas)
+    for steps, target in islice(candidates, MAX_WRONG_CANDIDATES):
+        played = _play(scenario, tools, steps, trust, settings, arguments, watch=target)
+        first = first or played.comparison
+        if played.watched_changed:
+            verdict = "rejected" if played.comparison.value == 0.0 else "accepted"
+            return verdict, played.comparison
+    return "unproven", first
+
+
+def _writes(scenario: Scenario, tools: Mapping[str, ToolSpec], trust: HookTrust | None) -> set[str]:
+    available = resolve_scenario_tools(scenario, tools, trust)
+    return {name for name, spec in available.items() if spec.kind == "write"}
 
 
 def validate_scenario(
@@ -101,35 +168,40 @@ def validate_scenario(
     tools: Mapping[str, ToolSpec],
     trust: HookTrust | None = None,
     settings: TaskCompletionSettings = REFERENCE_SETTINGS,
+    arguments: ToolArguments = STRICT,
 ) -> ScenarioCheck:
-    """Play the expected and the wrong path; ``trust`` allows python hooks of inline tools and
-    ``settings`` are the suite's ``task_completion:`` settings (list order, session)."""
+    """Play the expected and the wrong path; ``trust`` allows python hooks of inline tools,
+    ``settings`` are the suite's ``task_completion:`` settings (list order, session) and
+    ``arguments`` its ``tool_arguments`` setting (strict or coerce)."""
     if not scenario.agent_script:
         return ScenarioCheck(scenario.id, False, False, False, errors=["agent_script is empty"])
     try:
-        expected, errors, tool_errors = _play(scenario, tools, False, trust, settings)
-        wrong, _, _ = _play(scenario, tools, True, trust, settings)
+        played = _play(scenario, tools, scenario.agent_script, trust, settings, arguments)
+        wrong_path, wrong = _wrong_path(scenario, tools, trust, settings, arguments)
     except Exception as exc:  # a broken tool definition must not abort the whole suite
         message = str(exc) if isinstance(exc, ToolCrash) else f"{type(exc).__name__}: {exc}"
         return ScenarioCheck(scenario.id, False, False, False, errors=[message])
+    expected, errors, tool_errors = played.comparison, played.invalid, played.tool_errors
     reached = expected.value == 1.0
-    rejected = wrong.value == 0.0
-    wrong_path = "rejected" if rejected else "accepted"
-    if not rejected and keeps_state(scenario, settings):
-        wrong_path = "cannot_change_state"
-    notes: list[str] = []
+    notes: list[str] = list(played.coerced)
     if not expected.details.get("auth_success", True):
         mismatch = f"session mismatch: {expected.details.get('session_mismatch')}"
         (errors if settings.require_session else notes).append(mismatch)
     if wrong_path == "accepted":
         errors.append("the wrong path also reaches the expected state; add a wrong_script")
+    if wrong_path == "unproven":
+        errors.append(
+            "no generated wrong path changes the final state: every slipped tool call was "
+            "refused or changed nothing, so the check only shows that doing nothing fails; "
+            "add a wrong_script"
+        )
     return ScenarioCheck(
         scenario=scenario.id,
-        ok=reached and wrong_path != "accepted" and not errors,
+        ok=reached and wrong_path not in ("accepted", "unproven") and not errors,
         expected_reached=reached,
-        wrong_rejected=rejected,
+        wrong_rejected=wrong_path == "rejected",
         diff=str(expected.details.get("diff_text", "")),
-        wrong_diff=_wrong_reason(wrong.details),
+        wrong_diff=_wrong_reason(wrong.details) if wrong is not None else "",
         errors=errors,
         tool_errors=tool_errors,
         wrong_path=wrong_path,

@@ -168,15 +168,25 @@ def stt_wer(record: LiveCallRecord, resources: object = None) -> Score:
 
 @register("metric", "tool_call_validity")
 def tool_call_validity(record: LiveCallRecord, resources: object = None) -> Score:
-    """Share of the agent's tool calls whose arguments validated against the tool's schema."""
+    """Share of the agent's tool calls whose arguments validated against the tool's schema.
+    Calls whose argument types were converted (``tool_arguments: coerce``, as the EVA-Bench
+    reference's tools convert them) count as valid and are listed under ``coerced``."""
     if record.timeline is None:
         return Score.not_run("no event timeline for this call")
     calls = record.timeline.tools
     if not calls:
         return Score.not_run("the agent made no tool calls")
     invalid = [{"name": t.name, "error": t.error} for t in calls if not t.valid]
+    coerced = [
+        {"name": t.name, "mismatches": list(t.argument_mismatches)}
+        for t in calls
+        if t.argument_mismatches
+    ]
     value = 1.0 - len(invalid) / len(calls)
-    return Score(value=value, passed=not invalid, details={"calls": len(calls), "invalid": invalid})
+    details: dict[str, Any] = {"calls": len(calls), "invalid": invalid}
+    if coerced:
+        details["coerced"] = coerced
+    return Score(value=value, passed=not invalid, details=details)
 
 
 def entity_key(text: str) -> str:

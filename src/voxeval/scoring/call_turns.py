@@ -6,6 +6,11 @@ One pass over the call's speech in time order:
 - the caller starting to speak opens a new turn only if the agent has spoken since the current
   turn began; otherwise the caller's speech joins the current turn. Caller speech the agent
   never answered is therefore merged with the caller's next speech into one turn;
+- agent speech counts as "the agent has spoken" when it starts in silence, or, when it starts
+  while the caller is still talking, only once its transcript arrives (at the end of the
+  speech), as in the reference: a caller who goes on talking over such a reply stays in the
+  same turn (greeting 0-1 s, caller 1.5-5.5, agent 4.5-6.0, caller 5.8-7.0, agent 7.6-8.5 is
+  one scored turn);
 - agent speech belongs to the turn that is current when it starts;
 - the agent interrupted the caller in a turn when agent speech starts while caller speech of
   that turn is still playing;
@@ -84,9 +89,14 @@ def number_turns(timeline: Timeline) -> CallTurns:
     turn, agent_spoke, user_started = GREETING_TURN, False, False
     open_user: set[int] = set()
     open_agent: set[int] = set()
+    # agent speech that started over the caller: segment -> its turn, until its transcript
+    # (its end) arrives and the agent counts as having spoken in that turn
+    pending: dict[int, int] = {}
     for t, kind, n, seg in events:
         if kind == _END:
             (open_user if seg is not None and seg.speaker == "user" else open_agent).discard(n)
+            if n in pending and pending.pop(n) == turn and seg is not None:
+                agent_spoke = True
         elif kind == _TOOL:
             turns.tool_turns.add(turn)
             turns.first_tool_t.setdefault(turn, t)
@@ -103,7 +113,10 @@ def number_turns(timeline: Timeline) -> CallTurns:
             if open_user and user_started:
                 turns.agent_interrupted.add(turn)
             open_agent.add(n)
-            agent_spoke = True
+            if open_user:
+                pending[n] = turn
+            else:
+                agent_spoke = True
             turns.agent.setdefault(turn, []).append((seg.start, seg.end))
             if seg.nudge:
                 turns.nudge_turns.add(turn)

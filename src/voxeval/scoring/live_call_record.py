@@ -29,3 +29,6 @@ class LiveCallRecord:
     task_completion: TaskCompletionSettings = REFERENCE_SETTINGS
     tracks: Mapping[str, Audio] = field(default_factory=dict)
     pipeline: str = "unknown"
+    # opt-in (run config ``scoring: {turn_taking_zero_on_agent_error: true}``): an agent_error
+    # ending with the caller's words unanswered zeroes turn_taking, as a timeout does
+    turn_taking_zero_on_agent_error: bool = False

@@ -1,11 +1,12 @@
 """Task completion (EVA-A): did the call leave the database in the expected state?
 
-Binary: the SHA-256 of the normalised database (``session`` removed) must equal the expected
-one (``voxeval.benchmarks.tools.db_compare``: the EVA-Bench reference hash under the default
-settings; a suite may change which lists are order-free). As in the reference, the session is
-not part of the score: the ``authentication_success`` diagnostic reports it, and the details
-here say whether it matched. A suite that sets ``task_completion: {require_session: true}``
-also fails the call when an expected session key does not hold its value."""
+Binary, as in the EVA-Bench reference: first every key of the expected ``session`` must hold
+its value in the final session (strings compared case-insensitively; a null or absent
+expected session checks nothing), else the call scores 0 whatever the tables hold; then the
+SHA-256 of the normalised database (``session`` removed) must equal the expected one
+(``voxeval.benchmarks.tools.db_compare``: the reference hash under the default settings; a
+suite may change which lists are order-free). A suite that sets ``task_completion:
+{require_session: false}`` scores the hash alone and only reports the session."""
 
 from __future__ import annotations
 
@@ -39,9 +40,10 @@ def compare_final_state(
     ``auth_success`` is then True only in the sense that no check failed."""
     expected_hash, actual_hash = db_hash(expected_db, settings), db_hash(final_db, settings)
     expected_session = expected_db.get(SESSION_KEY) or {}
-    auth = session_check(expected_session, final_db.get(SESSION_KEY) or {})
+    auth = session_check(expected_session, final_db.get(SESSION_KEY))
     diff = diff_databases(expected_db, final_db, settings)
     db_match = expected_hash == actual_hash
+    # the reference returns 0 on a session mismatch before it compares hashes
     passed = db_match and (auth["ok"] or not settings.require_session)
     details: dict[str, Any] = {
         "auth_success": auth["ok"],

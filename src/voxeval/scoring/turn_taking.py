@@ -17,8 +17,11 @@ both sides spoke in it:
 - otherwise: the latency curve on agent onset - end of the caller's speech.
 
 The call's score is the mean of its turn scores, forced to 0 when the agent left the caller's
-last words unanswered and the call ended because of it (agent timeout, or - our addition - the
-agent raised or disconnected). A call where no turn had speech on both sides scores 0.
+last words unanswered and the call ended because of it: an agent timeout, as in the reference.
+An ``agent_error`` ending (the agent raised or disconnected) zeroes the call only when the run
+opts in (``scoring: {turn_taking_zero_on_agent_error: true}``), our addition; by default such a
+call keeps the mean of its scored turns, as the reference scores it. A call where no turn had
+speech on both sides scores 0.
 """
 
 from __future__ import annotations
@@ -52,8 +55,10 @@ LATE_BUCKET_MS = 2750.0
 TOOL_LATE_BUCKET_MS = 4000.0
 BARGE_IN_MIN_S = 0.001  # an agent segment counts as a barge-in above this much overlap
 ROUND_DIGITS = 4  # the reference rounds turn scores and the call score to 4 decimals
-# Call ends that are the agent's fault (silence past its timeout, or it raised/disconnected)
-AGENT_FAULT_ENDS = ("agent_timeout", "agent_error")
+# Call ends that zero the call when the caller spoke last: the agent's silence past its timeout
+# (the reference's rule); an agent error only with the opt-in setting
+AGENT_FAULT_ENDS = ("agent_timeout",)
+AGENT_ERROR_END = "agent_error"
 
 
 def latency_score(latency_ms: float, tool_call: bool = False) -> float:
@@ -159,16 +164,21 @@ def score_turn(turns: CallTurns, t: int) -> TurnScore:
     return TurnScore(t, reason, round(value, ROUND_DIGITS), tool_call, latency_ms, ev)
 
 
-def missed_last_turn(turns: CallTurns, timeline: Timeline) -> bool:
-    """The caller spoke last and the call ended because the agent failed to answer."""
+def missed_last_turn(
+    turns: CallTurns, timeline: Timeline, zero_on_agent_error: bool = False
+) -> bool:
+    """The caller spoke last and the call ended because the agent failed to answer (timed out;
+    with ``zero_on_agent_error`` also: raised or disconnected)."""
     end = timeline.end
-    return end is not None and end.reason in AGENT_FAULT_ENDS and turns.last_speaker() == "user"
+    if end is None or turns.last_speaker() != "user":
+        return False
+    return end.reason in AGENT_FAULT_ENDS or (zero_on_agent_error and end.reason == AGENT_ERROR_END)
 
 
-def turn_taking_score(timeline: Timeline) -> Score:
+def turn_taking_score(timeline: Timeline, zero_on_agent_error: bool = False) -> Score:
     turns = number_turns(timeline)
     scored = [score_turn(turns, t) for t in turns.evaluable()]
-    missed = missed_last_turn(turns, timeline)
+    missed = missed_last_turn(turns, timeline, zero_on_agent_error)
     details = _details(turns, scored, missed)
     if not scored:
         details["reason"] = "no turn had speech from both the caller and the agent"
@@ -213,4 +223,4 @@ def turn_taking(record: LiveCallRecord, resources: object = None) -> Score:
         return Score.not_run("no event timeline for this call")
     if not floor_speech(record.timeline, "user"):  # backchannels alone are not a turn
         return Score.not_run("the timeline has no user speech (backchannels aside)")
-    return turn_taking_score(record.timeline)
+    return turn_taking_score(record.timeline, record.turn_taking_zero_on_agent_error)

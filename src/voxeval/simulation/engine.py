@@ -472,6 +472,7 @@ class _Call:
                     kind=record.kind,
                     valid=record.valid,
                     error=record.error,
+                    argument_mismatches=list(record.argument_mismatches),
                 )
             )
 

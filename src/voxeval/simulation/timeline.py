@@ -46,6 +46,8 @@ class ToolEvent:
     kind: str = ""
     valid: bool = True
     error: str | None = None
+    # arguments converted to the schema's type (``tool_arguments: coerce``): a diagnostic
+    argument_mismatches: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

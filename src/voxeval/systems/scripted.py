@@ -9,6 +9,7 @@ validate scenarios, in regression tests and for engine benchmarks.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -16,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from voxeval.audio import Audio
 from voxeval.benchmarks.scenario import Scenario, ScriptStep
 from voxeval.benchmarks.tools import ToolRuntime
+from voxeval.benchmarks.tools.database import is_record_table
 from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError
 from voxeval.registry import register
@@ -33,22 +35,51 @@ def mutate_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
     """The built-in "wrong" path: the first date argument moves one day later, otherwise the
     first number grows by one, otherwise the first string gets a character changed — the kind
     of slip a mishearing agent makes."""
-    mutated = dict(arguments)
-    for key, value in mutated.items():
-        if isinstance(value, str) and (m := _DATE.match(value)):
-            day = int(m.group(3)) % 28 + 1
-            mutated[key] = f"{m.group(1)}-{m.group(2)}-{day:02d}{value[10:]}"
-            return mutated
-    for key, value in mutated.items():
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            mutated[key] = value + 1
-            return mutated
-    for key, value in mutated.items():
-        if isinstance(value, str) and value:
-            last = value[-1]
-            mutated[key] = value[:-1] + ("X" if last != "X" else "Y")
-            return mutated
-    return mutated
+    return next(argument_mutations(arguments), dict(arguments))
+
+
+def argument_mutations(arguments: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every one-argument slip of ``mutate_arguments``'s kinds, in its order of preference:
+    each date one day later, then each number plus one, then each string with its last
+    character changed. The first is ``mutate_arguments``'s."""
+    dates = [k for k, v in arguments.items() if isinstance(v, str) and _DATE.match(v)]
+    numbers = [
+        k for k, v in arguments.items() if isinstance(v, int | float) and not isinstance(v, bool)
+    ]
+    texts = [k for k, v in arguments.items() if isinstance(v, str) and v and k not in dates]
+    for key in dates:
+        value = arguments[key]
+        m = _DATE.match(value)
+        assert m is not None
+        day = int(m.group(3)) % 28 + 1
+        yield {**arguments, key: f"{m.group(1)}-{m.group(2)}-{day:02d}{value[10:]}"}
+    for key in numbers:
+        yield {**arguments, key: arguments[key] + 1}
+    for key in texts:
+        value = arguments[key]
+        yield {**arguments, key: value[:-1] + ("X" if value[-1] != "X" else "Y")}
+
+
+def other_record_mutations(
+    arguments: dict[str, Any], db: dict[str, Any]
+) -> Iterator[dict[str, Any]]:
+    """Slips to another existing record: each string argument naming a record of a table in
+    ``db`` (its key, any case) replaced by each other key of that table, nearest after it
+    first, as an agent that picks the wrong slot or appointment would. Such a slip passes the
+    tools' existence checks."""
+    for key, value in arguments.items():
+        if not isinstance(value, str):
+            continue
+        for table in db.values():
+            if not is_record_table(table):
+                continue
+            keys = sorted(str(k) for k in table)
+            match = [k for k in keys if k.lower() == value.lower()]
+            if match:
+                at = keys.index(match[0])
+                for other in keys[at + 1 :] + keys[:at]:
+                    yield {**arguments, key: other}
+                break
 
 
 def wrong_steps(scenario: Scenario, write_tools: set[str] | None = None) -> list[ScriptStep]:
@@ -57,21 +88,69 @@ def wrong_steps(scenario: Scenario, write_tools: set[str] | None = None) -> list
     call) mutated by ``mutate_arguments``."""
     if scenario.wrong_script:
         return list(scenario.wrong_script)
-    steps = [step.model_copy(deep=True) for step in scenario.agent_script]
-    calls = [(s, c) for s, step in enumerate(steps) for c in range(len(step.tool_calls))]
-    if not calls:
-        return steps
-    target = calls[-1]
-    for s, c in reversed(calls):
-        name = steps[s].tool_calls[c].name
-        is_write = name in write_tools if write_tools is not None else name.startswith(_WRITE_VERBS)
-        if is_write:
-            target = (s, c)
-            break
-    s, c = target
-    call = steps[s].tool_calls[c]
-    steps[s].tool_calls[c] = call.model_copy(update={"arguments": mutate_arguments(call.arguments)})
-    return steps
+    first = next(wrong_candidates(scenario, write_tools), None)
+    return first[0] if first else [s.model_copy(deep=True) for s in scenario.agent_script]
+
+
+def wrong_candidates(
+    scenario: Scenario,
+    write_tools: set[str] | None = None,
+    schemas: dict[str, dict[str, Any]] | None = None,
+) -> Iterator[tuple[list[ScriptStep], tuple[int, int]]]:
+    """Generated wrong paths, most plausible first, each with the (step, call) it changed:
+    the expected path with one argument of one call slipped (``argument_mutations``), write
+    calls from the last to the first (``write_tools``; else calls whose names look like
+    writes; else only the last call), then slips to another existing record
+    (``other_record_mutations``), to another allowed value of an ``enum`` parameter
+    (``schemas``: tool name -> JSON schema of its parameters) or a number one lower. The
+    first is ``wrong_steps``'s."""
+    script = scenario.agent_script
+    calls = [(s, c) for s, step in enumerate(script) for c in range(len(step.tool_calls))]
+
+    def is_write(name: str) -> bool:
+        return name in write_tools if write_tools is not None else name.startswith(_WRITE_VERBS)
+
+    targets = [(s, c) for s, c in reversed(calls) if is_write(script[s].tool_calls[c].name)]
+    chosen = targets or calls[-1:]
+    slips = [
+        *((t, a) for t in chosen for a in argument_mutations(_call_args(script, t))),
+        *(
+            (t, a)
+            for t in chosen
+            for a in other_record_mutations(_call_args(script, t), scenario.initial_db)
+        ),
+        *(
+            (t, a)
+            for t in chosen
+            for a in value_mutations(
+                _call_args(script, t),
+                (schemas or {}).get(script[t[0]].tool_calls[t[1]].name, {}),
+            )
+        ),
+    ]
+    for (s, c), arguments in slips:
+        steps = [step.model_copy(deep=True) for step in script]
+        call = steps[s].tool_calls[c]
+        steps[s].tool_calls[c] = call.model_copy(update={"arguments": arguments})
+        yield steps, (s, c)
+
+
+def value_mutations(arguments: dict[str, Any], schema: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Slips that stay inside what the tool accepts: another value of an ``enum`` parameter
+    (a wrong cancellation reason), and a number one lower (a smaller amount)."""
+    properties = schema.get("properties") or {}
+    for key, value in arguments.items():
+        allowed = (properties.get(key) or {}).get("enum") or []
+        for other in allowed:
+            if other != value:
+                yield {**arguments, key: other}
+    for key, value in arguments.items():
+        if isinstance(value, int | float) and not isinstance(value, bool) and value > 1:
+            yield {**arguments, key: value - 1}
+
+
+def _call_args(script: list[ScriptStep], target: tuple[int, int]) -> dict[str, Any]:
+    return script[target[0]].tool_calls[target[1]].arguments
 
 
 class ScriptedAgent:

@@ -42,9 +42,10 @@ class TaskCompletionSettings(BaseModel):
     order_free_lists: tuple[str, ...] = Field(default=REFERENCE_ORDER_FREE_LISTS)
     # every list is order-free (voxeval's rule before EVA parity; not the reference's)
     sort_all_lists: bool = False
-    # also fail task completion when the expected ``session`` is not met; the reference scores
-    # the database hash alone and reports the session as ``authentication_success``
-    require_session: bool = False
+    # fail task completion when the expected ``session`` is not met, before the hashes are
+    # compared, as the EVA-Bench reference does; false scores the database hash alone (the
+    # session is then only reported, as ``authentication_success``)
+    require_session: bool = True
 
 
 REFERENCE_SETTINGS = TaskCompletionSettings()
@@ -188,10 +189,14 @@ def render_diff(diff: dict[str, Any]) -> str:
     return "\n".join(lines) if lines else "no differences"
 
 
-def session_check(expected: dict[str, Any], actual: dict[str, Any]) -> dict[str, Any]:
+def session_check(expected: Any, actual: Any) -> dict[str, Any]:
     """The reference's auth check: for every expected key, the actual value (None when the
     key is absent) equals the expected one, strings compared lower-cased and otherwise as
-    they are ("None" is the string "none" here, not null). Extra actual keys are allowed."""
+    they are ("None" is the string "none" here, not null). Extra actual keys are allowed.
+    A session given as null (or any non-mapping) counts as empty: nothing expected, or
+    nothing written."""
+    expected = expected if isinstance(expected, dict) else {}
+    actual = actual if isinstance(actual, dict) else {}
     mismatched = {
         key: {"expected": want, "actual": actual.get(key)}
         for key, want in expected.items()

@@ -16,3 +16,6 @@ class ToolCallRecord:
     kind: str = ""  # auth | read | write | system
     valid: bool = True  # parameters validated against the tool's JSON schema
     error: str | None = None  # schema or precondition error returned to the agent
+    # arguments whose type differed from the schema and were converted (``tool_arguments:
+    # coerce``), one readable line each: a diagnostic, not a refusal
+    argument_mismatches: tuple[str, ...] = ()

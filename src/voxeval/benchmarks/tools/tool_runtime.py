@@ -5,10 +5,12 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Protocol
 
 import jsonschema
 
+from voxeval.benchmarks.tools.argument_coercion import STRICT, ToolArguments, coerce_arguments
 from voxeval.benchmarks.tools.database import Database
 from voxeval.benchmarks.tools.tool_call import ToolCallRecord
 from voxeval.benchmarks.tools.tool_ops import ToolContext, ToolFailure, run_tool
@@ -71,15 +73,24 @@ class ToolRuntime:
     """``db`` and ``session`` hold the live state; ``log`` every executed call in order.
 
     Each call runs on a deep copy of the database and session and is committed only if it
-    succeeds, so a refused call never leaves partial writes behind."""
+    succeeds, so a refused call never leaves partial writes behind.
+
+    ``arguments`` is the suite's ``tool_arguments`` setting: ``strict`` refuses a call whose
+    arguments do not match the tool's schema; ``coerce`` (the EVA-Bench reference's behaviour,
+    the default of imported suites) converts a mismatched type when nothing is lost, runs the
+    call and records the mismatch on it (``ToolCallRecord.argument_mismatches``). Tools in the
+    reference's calling convention (``python_call: eva``) receive the arguments as sent, as the
+    reference passes them; other tools receive the converted values."""
 
     def __init__(
         self,
         scenario: ToolScenario,
         tool_specs: Mapping[str, ToolSpec] | Sequence[ToolSpec],
         trust: HookTrust | None = None,
+        arguments: ToolArguments = STRICT,
     ) -> None:
         self.scenario = scenario
+        self.arguments = arguments
         self.tools = resolve_scenario_tools(scenario, tool_specs, trust)
         self.db: Database = copy.deepcopy(scenario.initial_db)
         self.session: dict[str, Any] = {}
@@ -122,10 +133,15 @@ class ToolRuntime:
         if parse_error is not None:
             return _refusal(name, args, spec.kind, "invalid_parameters", parse_error)
         given = _without_null_optionals(args, spec.parameters)
+        mismatches: tuple[str, ...] = ()
+        if self.arguments != STRICT:
+            given, notes = coerce_arguments(given, spec.parameters)
+            mismatches = tuple(notes)
         problems = sorted(self._validators[name].iter_errors(given), key=lambda e: list(e.path))
         if problems:
             message = "; ".join(_schema_message(e) for e in problems)
-            return _refusal(name, args, spec.kind, "invalid_parameters", message)
+            refused = _refusal(name, args, spec.kind, "invalid_parameters", message)
+            return replace(refused, argument_mismatches=mismatches)
         if spec.requires_auth and not self.session:
             return ToolCallRecord(
                 name=name,
@@ -134,6 +150,7 @@ class ToolRuntime:
                 kind=spec.kind,
                 valid=True,
                 error="the caller has not been verified yet",
+                argument_mismatches=mismatches,
             )
         ctx = ToolContext(
             db=copy.deepcopy(self.db),
@@ -157,10 +174,16 @@ class ToolRuntime:
                 kind=spec.kind,
                 valid=True,
                 error=exc.message,
+                argument_mismatches=mismatches,
             )
         self.db, self.session, self.state = ctx.db, ctx.session, ctx.state
         return ToolCallRecord(
-            name=name, arguments=args, result=copy.deepcopy(result), kind=spec.kind, valid=True
+            name=name,
+            arguments=args,
+            result=copy.deepcopy(result),
+            kind=spec.kind,
+            valid=True,
+            argument_mismatches=mismatches,
         )
 
 

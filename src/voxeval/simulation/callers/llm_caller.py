@@ -46,6 +46,16 @@ def _bullets(items: list[str]) -> str:
     return "\n".join(f"- {item}" for item in items) if items else "- (none)"
 
 
+def _other_details(goal: dict[str, Any], tree: dict[str, Any]) -> str:
+    """The goal's keys beyond the known ones (imported records carry some), so the caller
+    follows them too; empty when there are none, so other prompts stay as they were."""
+    items = {**{f"decision_tree.{k}": v for k, v in tree.items()}, **goal}
+    if not items:
+        return ""
+    lines = [f"- {k}: {v if isinstance(v, str) else json.dumps(v)}" for k, v in items.items()]
+    return "Other details of your goal:\n" + "\n".join(lines) + "\n"
+
+
 def caller_prompt(scenario: Scenario, persona: Persona) -> str:
     goal = scenario.user_goal
     tree = goal.decision_tree
@@ -72,7 +82,7 @@ Failure means: {tree.failure_condition or "the agent cannot do what you need."}
 Transfers to a human: {tree.escalation_behavior or "do not ask for one."}
 Special situations:
 {_bullets(tree.edge_cases)}
-
+{_other_details(goal.extra_details(), tree.extra_details())}
 Facts you know. Give one only when the agent asks for it, exactly as written, and say codes,
 numbers and dates clearly (spell codes character by character if the agent mishears them):
 {info}
