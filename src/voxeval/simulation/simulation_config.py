@@ -49,14 +49,19 @@ from voxeval.simulation.parties import CALLERS, Caller
 from voxeval.simulation.personas import get_persona
 from voxeval.simulation.perturbations import Condition
 from voxeval.simulation.turn_detection import FrameVAD, ProviderVAD
+from voxeval.systems.turn_handling import EnergyFrameVAD, frame_vad_from
 from voxeval.systems.turn_handling import FrameVAD as StreamingVAD
-from voxeval.systems.turn_handling import frame_vad_from
 
 # The offline voice used for a language when the config names none.
 DEFAULT_VOICES = {"en": "piper:joe", "es": "espeak:es+m3"}
 # ASR models that only recognise English: wrong for a caller hearing another language.
 ENGLISH_ONLY_ASR = frozenset({"whisper-tiny-en"})
 MULTILINGUAL_ASR = "whisper-base"
+# Adapted agents hear the caller through Silero by default: an energy detector takes street or
+# cafe noise for speech and stops the agent (issue 38). ``energy`` names the level detector.
+DEFAULT_TURN_VAD = "silero"
+ENERGY_VAD = "energy"
+STREAMING_VADS = frozenset({"silero"})
 
 
 # The simulation validation gates, in the order they run (``voxeval.scoring.simulation_gates``).
@@ -104,6 +109,9 @@ class SimulationConfig(BaseModel):
     caller_gap_ms: float = Field(default=600.0, ge=0)
     caller_yield_ms: float | None = Field(default=1000.0, ge=0)
     vad: ProviderSpec | None = None
+    # How adapted (turn-based) agents hear caller speech: None = ``vad`` when it streams,
+    # else Silero (line noise does not count as speech); ``energy`` = the level detector.
+    turn_vad: ProviderSpec | None = None
     latency_model: LatencyModel | None = None
     # declared speech model charged to text-only agents instead of our Piper time
     tts_latency_model: RenderingLatency = Field(default_factory=RenderingLatency)
@@ -114,6 +122,8 @@ class SimulationConfig(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _removed_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("turn_vad"), str):
+            data = {**data, "turn_vad": {"provider": data["turn_vad"]}}
         if isinstance(data, dict) and "yield_ms" in data:
             raise ValueError(
                 "yield_ms was removed: the agent's yield is no longer a constant of the "
@@ -253,14 +263,29 @@ class SimulationConfig(BaseModel):
             return None
         return ProviderVAD(harness_provider(ctx, "vad", self.vad))
 
-    def agent_vad(self, ctx: ProviderSource | None) -> StreamingVAD | None:
-        """The streaming VAD of adapted agents (per call): ``vad`` when it streams (Silero),
-        else None (the energy VAD)."""
-        if self.vad is None:
-            return None
-        provider = harness_provider(ctx, "vad", self.vad)
+    def turn_vad_spec(self) -> ProviderSpec:
+        """The speech detector of adapted agents: ``turn_vad``, else ``vad`` when it can
+        stream, else Silero."""
+        if self.turn_vad is not None:
+            return self.turn_vad
+        if self.vad is not None and self.vad.provider in STREAMING_VADS:
+            return self.vad
+        return ProviderSpec(provider=DEFAULT_TURN_VAD)
+
+    def agent_vad(self, ctx: ProviderSource | None) -> StreamingVAD:
+        """The streaming VAD of adapted agents (a new one per call: it keeps state)."""
+        spec = self.turn_vad_spec()
+        if spec.provider == ENERGY_VAD:
+            try:
+                return EnergyFrameVAD(**spec.options())
+            except TypeError as exc:
+                raise ConfigError(f"simulation.turn_vad: {exc}") from exc
+        provider = harness_provider(ctx, "vad", spec)
         if not callable(getattr(provider, "open_stream", None)):
-            return None
+            raise ConfigError(
+                f"simulation.turn_vad: vad {spec.provider!r} cannot stream (no open_stream()); "
+                f"use {DEFAULT_TURN_VAD!r} or {ENERGY_VAD!r}"
+            )
         return frame_vad_from(provider)
 
 
