@@ -241,7 +241,9 @@ def test_frame_and_turn_settings_are_checked() -> None:
     sim = parse_simulation({"frame_ms": 40, "patience_ms": 500, "barge_in_ms": None})
     settings = sim.engine_settings()
     assert (settings.frame_ms, settings.patience_s, settings.barge_in_s) == (40, 0.5, None)
-    assert settings.turn_policy() == TurnPolicy(patience_ms=500, barge_in_ms=None)
+    assert settings.turn_policy() == TurnPolicy(
+        patience_ms=500, barge_in_ms=None, min_interruption_words=1
+    )
 
 
 def test_a_streaming_agent_that_never_takes_in_the_line_is_a_system_fault() -> None:

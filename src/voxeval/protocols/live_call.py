@@ -393,6 +393,7 @@ class LiveCallProtocol:
             line_effects=condition.line_effects(seed) if sim.mode == "audio" else [],
             vad=sim.frame_vad(ctx),
             agent_vad=sim.agent_vad(ctx) if sim.mode == "audio" else None,
+            interruption_asr=sim.word_counter(ctx),
             settings=sim.engine_settings(),
             rendering_latency=sim.tts_latency_model,
         )

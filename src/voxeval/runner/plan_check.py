@@ -437,6 +437,8 @@ def _check_simulation(config: RunConfig, problems: Problems) -> None:
         providers["caller_asr"] = ("asr", sim.caller_asr)
         if sim.turn_vad_spec().provider != ENERGY_VAD:
             providers["turn_vad"] = ("vad", sim.turn_vad_spec())
+        if sim.min_interruption_words:
+            providers["interruption_asr"] = ("asr", sim.interruption_asr)
     for field_name, (kind, spec) in providers.items():
         if spec is not None:
             for line in provider_problems(kind, spec):

@@ -93,6 +93,7 @@ class EngineSettings:
     eot_silence_s: float = 0.7  # adapted agents: silence that ends the caller's turn
     patience_s: float = 0.0  # adapted agents: extra listening before taking the turn
     barge_in_s: float | None = 0.3  # adapted agents: caller speech that stops their reply
+    min_interruption_words: int = 0  # adapted agents: non-backchannel words it must hold too
     caller_gap_s: float = 0.6  # caller's pause after the agent stops before answering
     caller_yield_s: float | None = 1.0  # caller stops after being talked over this long
     frame_ms: float = 20.0
@@ -108,6 +109,7 @@ class EngineSettings:
             eot_silence_ms=self.eot_silence_s * 1000,
             patience_ms=self.patience_s * 1000,
             barge_in_ms=None if self.barge_in_s is None else self.barge_in_s * 1000,
+            min_interruption_words=self.min_interruption_words,
         )
 
 
@@ -205,6 +207,7 @@ class _Call:
         line_effects: list[LineEffect],
         vad: FrameVAD | None,
         agent_vad: StreamingVAD | None,
+        interruption_asr: Callable[[Audio], str] | None,
         settings: EngineSettings,
         clock: Clock,
         rendering: RenderingLatency,
@@ -214,7 +217,9 @@ class _Call:
             raise ConfigError(f"simulation.mode must be 'audio' or 'text', got {mode!r}")
         self.scenario, self.caller, self.tools = scenario, caller, _TimedTools(tools)
         self.agent_name = str(getattr(agent, "name", "agent"))
-        self.agent: StreamingCallAgent = as_streaming(agent, settings.turn_policy(), agent_vad)
+        self.agent: StreamingCallAgent = as_streaming(
+            agent, settings.turn_policy(), agent_vad, interruption_asr
+        )
         self.mode, self.latency, self.settings, self.clock = mode, latency, settings, clock
         self.agent_timeout_s = agent_timeout_s
         self.rng = np.random.default_rng(seed)
@@ -855,6 +860,7 @@ def run_call(
     line_effects: list[LineEffect] | None = None,
     vad: FrameVAD | None = None,
     agent_vad: StreamingVAD | None = None,
+    interruption_asr: Callable[[Audio], str] | None = None,
     settings: EngineSettings | None = None,
     clock: str | None = None,
     rendering_latency: RenderingLatency | None = None,
@@ -863,8 +869,10 @@ def run_call(
     """Run one call to its end and return the timeline, the tracks and the database state.
 
     ``agent`` is a ``StreamingCallAgent`` or a turn-based ``CallAgent`` (given turn handling
-    with ``settings``' defaults and ``agent_vad``). ``clock`` defaults to the agent's
-    ``clock`` attribute (``"wall"`` for external real-time agents) or ``"virtual"``.
+    with ``settings``' defaults, ``agent_vad`` and ``interruption_asr``, which counts the words
+    of caller speech over its reply when ``settings.min_interruption_words`` asks).
+    ``clock`` defaults to the agent's ``clock`` attribute (``"wall"`` for external real-time
+    agents) or ``"virtual"``.
     ``caller_transform`` perturbs each caller utterance, ``line_effects`` the whole caller
     line (continuous noise, connection); both change only what the agent hears.
     ``rendering_latency``: the declared speech model charged to a text-only agent (default
@@ -889,6 +897,7 @@ def run_call(
         line_effects=list(line_effects or []),
         vad=vad,
         agent_vad=agent_vad,
+        interruption_asr=interruption_asr,
         settings=settings or EngineSettings(),
         clock=make_clock(clock_kind),
         rendering=rendering_latency or RenderingLatency(),

@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from voxeval.audio import Audio, mulaw_roundtrip
 from voxeval.audio.noise_environments import environment_noise
+from voxeval.providers.speech_renderer import PAUSE_MARKER
 from voxeval.systems.turn_handling import words_spoken
 
 Samples = npt.NDArray[np.float32]
@@ -147,6 +148,17 @@ class LinePiece:
         full = self.start + self.length
         return full if self.cut is None else min(full, self.cut)
 
+    def word_ends(self) -> list[tuple[int, str]]:
+        """(sample where it ends, word) for each word said before the piece ended (text
+        mode: words evenly spaced over the piece, as ``spoken_text`` cuts them)."""
+        words = PAUSE_MARKER.sub(" ", self.text).split()
+        n = len(words)
+        if n == 0 or self.length <= 0:
+            return []
+        ends = [(self.start + math.ceil(self.length * (i + 1) / n), w) for i, w in enumerate(words)]
+        said = len(self.spoken_text().split()) if self.cut is not None else n
+        return ends[:said]
+
     def spoken_text(self) -> str:
         if self.cut is None or self.length <= 0:
             return self.text
@@ -212,10 +224,12 @@ class CallerLine:
                 f0 = max(0, p.start // self.frame_len - k0)
                 f1 = min(frames, math.ceil(p.end / self.frame_len) - k0)
                 flags[f0:f1] = True
-                last = (p.end - 1) // self.frame_len
-                if k0 <= last < k0 + frames and p.end > p.start:
-                    said = p.spoken_text()
-                    words[last] = f"{words[last]} {said}" if last in words else said
+                # each word arrives in the frame where it ends (words evenly spaced), so a
+                # listener can count the words of speech still under way
+                for at, word in p.word_ends():
+                    frame = (at - 1) // self.frame_len
+                    if k0 <= frame < k0 + frames:
+                        words[frame] = f"{words[frame]} {word}" if frame in words else word
             return None, flags, words
         if not hits and self.quiet():
             return None, None, {}

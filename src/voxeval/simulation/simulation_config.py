@@ -13,7 +13,10 @@ simulation:
   frame_ms: 20                # the line's frame (10-100 ms), both directions
   eot_silence_ms: 700         # adapted agents: silence that ends the caller's turn
   patience_ms: 0              # adapted agents: extra listening before taking the turn
-  barge_in_ms: 300            # adapted agents: caller speech that stops their reply (null: never)
+  barge_in_ms: 500            # adapted agents: caller speech that stops their reply (null: never)
+  min_interruption_words: 1   # ... and the words besides backchannels it must hold (0: any)
+  interruption_asr: null      # counts those words in audio mode (default: as caller_asr)
+  turn_vad: silero            # adapted agents' speech detector: silero (default) | energy | spec
   caller_gap_ms: 600          # the caller answers this long after the agent stops
   caller_yield_ms: 1000       # the caller stops when talked over this long (null: never)
   latency_model: {agent: {kind: fixed, ms: 800}}
@@ -32,10 +35,12 @@ before the first call.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from voxeval.audio import Audio
 from voxeval.config import ProviderSpec, format_validation_error
 from voxeval.errors import ConfigError, UnknownComponent
 from voxeval.providers.factory import ProviderSource, harness_provider
@@ -62,6 +67,8 @@ MULTILINGUAL_ASR = "whisper-base"
 DEFAULT_TURN_VAD = "silero"
 ENERGY_VAD = "energy"
 STREAMING_VADS = frozenset({"silero"})
+# A word counts towards an interruption when the ASR gives it at least this probability.
+MIN_WORD_P = 0.5
 
 
 # The simulation validation gates, in the order they run (``voxeval.scoring.simulation_gates``).
@@ -105,7 +112,13 @@ class SimulationConfig(BaseModel):
     frame_ms: float = Field(default=20.0, ge=10, le=100)
     eot_silence_ms: float = Field(default=700.0, gt=0)
     patience_ms: float = Field(default=0.0, ge=0)
-    barge_in_ms: float | None = Field(default=300.0, ge=0)
+    # The interruption policy of adapted agents, as deployed agents configure it: LiveKit
+    # Agents' min_interruption_duration (0.5 s by default) and a minimum-words rule in the
+    # spirit of Pipecat's MinWordsInterruptionStrategy that skips backchannel words, so
+    # "mm-hm" or a cough does not stop the agent (docs/live-calls.md, "Interruption policy").
+    barge_in_ms: float | None = Field(default=500.0, ge=0)
+    min_interruption_words: int = Field(default=1, ge=0)
+    interruption_asr_spec: ProviderSpec | None = Field(default=None, alias="interruption_asr")
     caller_gap_ms: float = Field(default=600.0, ge=0)
     caller_yield_ms: float | None = Field(default=1000.0, ge=0)
     vad: ProviderSpec | None = None
@@ -141,6 +154,7 @@ class SimulationConfig(BaseModel):
             eot_silence_s=self.eot_silence_ms / 1000,
             patience_s=self.patience_ms / 1000,
             barge_in_s=seconds(self.barge_in_ms),
+            min_interruption_words=self.min_interruption_words,
             caller_gap_s=self.caller_gap_ms / 1000,
             caller_yield_s=seconds(self.caller_yield_ms),
             frame_ms=self.frame_ms,
@@ -152,6 +166,31 @@ class SimulationConfig(BaseModel):
             return self.caller_asr_spec
         english = base_language(self.language) == "en"
         return ProviderSpec(provider="whisper-tiny-en" if english else MULTILINGUAL_ASR)
+
+    @property
+    def interruption_asr(self) -> ProviderSpec:
+        """The ASR adapted agents count interruption words with (audio mode)."""
+        return self.interruption_asr_spec or self.caller_asr
+
+    def word_counter(self, ctx: ProviderSource | None) -> Callable[[Audio], str] | None:
+        """What the adapter transcribes would-be interruptions with; None when words do not
+        matter (``min_interruption_words: 0``) or in text mode."""
+        if self.min_interruption_words == 0 or self.mode != "audio":
+            return None
+        asr = harness_provider(ctx, "asr", self.interruption_asr)
+        language = base_language(self.language)
+
+        def transcribe(audio: Audio) -> str:
+            heard = asr.transcribe(audio, language=language, word_timestamps=True)
+            if not heard.words:  # an ASR without word timings: its text as it is
+                return str(heard.text)
+            # recognised words only: Whisper tiny makes up words for a short reverberant
+            # "mm-hm" ("And then make sure.", each word below 0.5), real words score higher
+            return " ".join(
+                w.text for w in heard.words if w.probability is None or w.probability >= MIN_WORD_P
+            )
+
+        return transcribe
 
     @property
     def caller_voice(self) -> str:
