@@ -87,7 +87,15 @@ def _playing_at(segments: list[SpeakerSegment], t: float) -> SpeakerSegment | No
     return max(playing, key=lambda s: s.end) if playing else None
 
 
+def stopped_early(segment: SpeakerSegment) -> bool:
+    """The speaker stopped before the end of its text by itself (yielded, or stopped on
+    noise), not because the call ended."""
+    return segment.interrupted and segment.cut_reason != "call_end"
+
+
 def _cut_by_end(timeline: Timeline, segment: SpeakerSegment) -> bool:
+    if segment.cut_reason == "call_end":
+        return True
     end = timeline.end
     return end is not None and not segment.interrupted and segment.end >= end.t - SAME_INSTANT_S
 
@@ -106,7 +114,7 @@ def barge_ins(timeline: Timeline) -> list[BargeIn]:
                 start=seg.start,
                 agent_start=over.start,
                 agent_end=over.end,
-                yielded=over.interrupted,
+                yielded=stopped_early(over),
                 cut_by_call_end=_cut_by_end(timeline, over),
             )
         )
@@ -121,8 +129,10 @@ def heard_backchannels(timeline: Timeline) -> list[HeardBackchannel]:
     said = backchannels(timeline, "user")
     yielded_to: set[int] = set()  # indices into ``said``
     for a in agent:
-        if not a.interrupted or any(a.start < u.start < a.end for u in caller_floor):
+        if not stopped_early(a) or any(a.start < u.start < a.end for u in caller_floor):
             continue  # it ran to its end, or a real barge-in explains the stop
+        if a.cut_reason is not None and a.cut_reason != "backchannel":
+            continue  # recorded: something else was on the line when it stopped
         before_stop = [i for i, b in enumerate(said) if a.start < b.start < a.end]
         if before_stop:
             yielded_to.add(before_stop[-1])

@@ -53,7 +53,7 @@ from voxeval.errors import (
     SystemFault,
     classify_system_fault,
 )
-from voxeval.simulation.bus import BUS_RATE, AudioBus, to_rate
+from voxeval.simulation.bus import BUS_RATE, FADE_S, AudioBus, to_rate
 from voxeval.simulation.call_end import timeline_until_end
 from voxeval.simulation.caller_behaviour import (
     CallerBehaviour,
@@ -84,6 +84,9 @@ Mode = Literal["audio", "text"]
 
 MAX_BLOCK_FRAMES = 250  # longest stretch handed to the agent at once
 LINE_OPEN_S = 0.1  # the caller never speaks in the line's first 100 ms
+# An agent's early stop is put down to the caller speech on the line in this many seconds
+# before it (an adapted agent stops within its interruption policy's duration and word checks).
+CUT_CAUSE_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -525,7 +528,7 @@ class _Call:
         spoken = self.playing
         assert spoken is not None
         if yielded and at < spoken.onset + spoken.length:
-            spoken.stop = at
+            spoken.stop = at  # its audio fades out over the last FADE_S before the stop
         self.playing = None
         self.spoken.append(spoken)
         self.heard.append(spoken)
@@ -533,7 +536,11 @@ class _Call:
         self.yield_at = None
         if self.agent_bus is not None and spoken.utterance.audio is not None:
             self.agent_bus.write(
-                "assistant", spoken.utterance.audio, self._s(spoken.onset), self._s(spoken.end)
+                "assistant",
+                spoken.utterance.audio,
+                self._s(spoken.onset),
+                self._s(spoken.end),
+                fade_s=FADE_S if spoken.stop is not None else 0.0,
             )
         if spoken.turn.end_call:
             raise _CallEnded("agent_end_call", self._s(spoken.end))
@@ -620,9 +627,9 @@ class _Call:
         self.yield_at = None
         if self.turn_end is None or self.turn_end <= at:
             return
-        self.line.cut(at)
+        self.line.cut(at, self._samples(FADE_S))
         kept = [p.end for p in self.turn_pieces if any(p is q for q in self.line.pieces)]
-        self.turn_end = min(at, max(kept)) if kept else at
+        self.turn_end = max(kept) if kept else at
 
     # ---------------------------------------------------------------- events
     def _deadline(self) -> int | None:
@@ -789,46 +796,71 @@ class _Call:
             "turns": list(self.latency_turns),
         }
 
-    def segments(self) -> list[SpeakerSegment]:
+    def _cut_reason(self, onset: int, stop: int) -> str:
+        """Why the agent stopped at ``stop``: what the caller had on the line in the
+        ``CUT_CAUSE_S`` before it (within the utterance)."""
+        since = max(onset, stop - self._samples(CUT_CAUSE_S))
+        near = [p for p in self.line.pieces if p.start < stop and p.end > since]
+        if any(not p.backchannel for p in near):
+            return "caller_speech"
+        return "backchannel" if near else "no_caller_speech"
+
+    def segments(self, t_end: float | None = None) -> list[SpeakerSegment]:
+        """The call's speech segments; ``t_end``: when the call ended (speech still running
+        then is marked cut by the call's end)."""
         spoken = list(self.spoken)
         for live in (self.playing,):
             if live is not None:
                 spoken.append(live)
+        end_at = None if t_end is None else self._samples(t_end)
         segs: list[SpeakerSegment] = []
-        caller_starts = [p.start for p in self.line.pieces]
         for s in spoken:
-            interrupted = s.stop is not None and any(s.onset < c <= s.stop for c in caller_starts)
+            text = s.turn.text or ""
+            reason: str | None = None
+            if s.stop is not None:
+                reason = self._cut_reason(s.onset, s.stop)
+            elif end_at is not None and s.onset + s.length > end_at:
+                reason = "call_end"
+            said = ""
+            if reason is not None:
+                stop = s.end if end_at is None else min(s.end, end_at)
+                said = words_spoken(text, (stop - s.onset) / s.length if s.length else 1.0)
             segs.append(
                 SpeakerSegment(
                     "assistant",
                     self._s(s.onset),
                     self._s(s.end),
                     s.index,
-                    intended_text=s.turn.text or "",
+                    intended_text=text,
                     transcript=s.transcript,
-                    interrupted=interrupted,
+                    interrupted=reason is not None,
+                    cut_reason=reason,
+                    spoken_text=said,
                 )
             )
-        texts: dict[int, list[LinePiece]] = {}
         for p in self.line.pieces:
-            if not p.backchannel:
-                texts.setdefault(p.turn, []).append(p)
-        for p in self.line.pieces:
-            if self.mode == "text" or p.backchannel:
-                intended = p.text
-            else:
-                turn_pieces = texts.get(p.turn, [])
-                intended = " ".join(q.text for q in turn_pieces) if p is turn_pieces[0] else ""
+            reason = None
+            if p.cut is not None and p.cut < p.start + p.length:
+                reason = "talked_over"
+            elif end_at is not None and p.start < end_at < p.end:
+                reason = "call_end"
+            said = ""
+            if reason == "talked_over":
+                said = p.spoken_text()
+            elif reason == "call_end" and end_at is not None:
+                said = words_spoken(p.text, (end_at - p.start) / p.length)
             segs.append(
                 SpeakerSegment(
                     "user",
                     self._s(p.start),
                     self._s(p.end),
                     p.turn,
-                    intended_text=intended,
+                    intended_text=p.text,
                     transcript=p.transcript,
-                    interrupted=p.cut is not None and p.cut < p.start + p.length,
+                    interrupted=reason is not None,
                     backchannel=p.backchannel,
+                    cut_reason=reason,
+                    spoken_text=said,
                 )
             )
         return segs
@@ -913,7 +945,7 @@ def run_call(
     length = round(t_end, 4)  # tracks end with the call: a hang-up cuts the other side
     timeline = call.timeline
     timeline.segments = sorted(
-        (replace(s, start=round(s.start, 4), end=round(s.end, 4)) for s in call.segments()),
+        (replace(s, start=round(s.start, 4), end=round(s.end, 4)) for s in call.segments(t_end)),
         key=lambda s: (s.start, s.speaker),
     )
     timeline.end = EndEvent(length, reason)

@@ -141,12 +141,23 @@ class LinePiece:
     backchannel: bool = False
     first_of_turn: bool = True
     cut: int | None = None  # the caller stopped here (it yielded)
+    fade: int = 0  # samples before ``cut`` over which it faded out
     transcript: str = ""  # what the agent's ASR made of the turn (first piece only)
 
     @property
     def end(self) -> int:
         full = self.start + self.length
         return full if self.cut is None else min(full, self.cut)
+
+    def gained(self, s: int, e: int) -> Samples:
+        """The piece's samples over line samples ``[s, e)``, faded out before a cut."""
+        assert self.samples is not None
+        out = self.samples[s - self.start : e - self.start]
+        if self.cut is None or self.fade <= 0 or e <= self.cut - self.fade:
+            return out
+        pos = np.arange(s, e) - (self.cut - self.fade)
+        ramp = np.where(pos < 0, 1.0, 0.5 + 0.5 * np.cos(np.pi * (pos + 1) / self.fade))
+        return (out * ramp).astype(np.float32)
 
     def word_ends(self) -> list[tuple[int, str]]:
         """(sample where it ends, word) for each word said before the piece ended (text
@@ -181,9 +192,10 @@ class CallerLine:
         self.pieces.append(piece)
         self._live.append(piece)
 
-    def cut(self, at: int) -> list[LinePiece]:
+    def cut(self, at: int, fade: int = 0) -> list[LinePiece]:
         """The caller stops at sample ``at``: pieces still to come are dropped, a piece under
-        way ends there. Returns the pieces that were cut short."""
+        way fades out over the next ``fade`` samples and ends there. Returns the pieces that
+        were cut short."""
         cut: list[LinePiece] = []
         for p in list(self._live):
             if p.backchannel or p.end <= at:
@@ -192,7 +204,8 @@ class CallerLine:
                 self.pieces.remove(p)
                 self._live.remove(p)
             else:
-                p.cut = at
+                p.cut = min(at + fade, p.start + p.length)
+                p.fade = p.cut - at
                 cut.append(p)
         return cut
 
@@ -238,7 +251,7 @@ class CallerLine:
             if p.samples is None:
                 continue
             s, e = max(a, p.start), min(b, p.end)
-            out[s - a : e - a] += p.samples[s - p.start : e - p.start]
+            out[s - a : e - a] += p.gained(s, e)
         for effect in self.effects:
             out = effect.apply(out, a, self.rate)
         return out, None, {}
