@@ -338,10 +338,11 @@ class _Call:
                 length = self._samples(words / (self.settings.words_per_s * rate_factor))
                 piece = LinePiece(t, length, text, index, None, backchannel, n == 0)
             else:
-                samples = self._caller_audio(turn if len(parts) == 1 else None, text)
-                if samples is None:
+                rendered = self._caller_audio(turn if len(parts) == 1 else None, text)
+                if rendered is None:
                     continue
-                piece = LinePiece(t, samples.size, text, index, samples, backchannel, n == 0)
+                samples, length = rendered
+                piece = LinePiece(t, length, text, index, samples, backchannel, n == 0)
             placed.append(piece)
             t = piece.start + piece.length + self._samples(pause)
         if not placed:
@@ -356,7 +357,9 @@ class _Call:
             self.turn_end = placed[-1].end
             self.user_turns += 1
 
-    def _caller_audio(self, turn: CallerTurn | None, text: str) -> np.ndarray | None:
+    def _caller_audio(self, turn: CallerTurn | None, text: str) -> tuple[np.ndarray, int] | None:
+        """The caller's utterance as the line carries it, and how long its speech lasts: a
+        perturbation may leave a tail after the speech (a room's ring-out), which plays on."""
         audio = turn.audio if turn is not None else None
         if audio is None:
             if self.caller_voice is None:
@@ -371,10 +374,10 @@ class _Call:
                 "perturbation", "caller transform", self._laned, self.caller_transform, heard
             )
             heard = to_rate(perturbed)
-        samples = heard.samples.astype(np.float32)[: clean.audio.num_samples]
+        samples = heard.samples.astype(np.float32)
         for effect in self.line.effects:
             effect.calibrate(rms(clean.audio))
-        return samples
+        return samples, min(samples.size, clean.audio.num_samples)
 
     def _agent_utterance(self, turn: AgentTurn) -> tuple[Utterance | None, bool]:
         """The agent's speech, and whether we rendered it from the agent's text (a text-only

@@ -149,6 +149,14 @@ class LinePiece:
         full = self.start + self.length
         return full if self.cut is None else min(full, self.cut)
 
+    @property
+    def sound_end(self) -> int:
+        """Where the piece's sound ends: after its speech, the ring-out its samples carry
+        beyond ``length`` (a reverberant room), unless the caller cut it short."""
+        if self.samples is None or self.cut is not None:
+            return self.end
+        return self.start + max(self.length, self.samples.size)
+
     def gained(self, s: int, e: int) -> Samples:
         """The piece's samples over line samples ``[s, e)``, faded out before a cut."""
         assert self.samples is not None
@@ -217,7 +225,7 @@ class CallerLine:
         """Starts and ends of pieces after ``sample`` (where the line changes)."""
         out = []
         for p in self._live:
-            out += [s for s in (p.start, p.end) if s > sample]
+            out += [s for s in (p.start, p.end, p.sound_end) if s > sample]
         return out
 
     def block(
@@ -226,8 +234,8 @@ class CallerLine:
         """The line over frames ``[k0, k0 + frames)``: (samples or None when empty, per-frame
         speech flags in text mode, words finished per frame in text mode)."""
         a, b = k0 * self.frame_len, (k0 + frames) * self.frame_len
-        self._live = [p for p in self._live if p.end > a or p.start >= a]
-        hits = [p for p in self._live if p.start < b and p.end > a]
+        self._live = [p for p in self._live if p.sound_end > a or p.start >= a]
+        hits = [p for p in self._live if p.start < b and p.sound_end > a]
         if self.mode == "text":
             if not hits:
                 return None, None, {}
@@ -250,7 +258,7 @@ class CallerLine:
         for p in hits:
             if p.samples is None:
                 continue
-            s, e = max(a, p.start), min(b, p.end)
+            s, e = max(a, p.start), min(b, p.sound_end)
             out[s - a : e - a] += p.gained(s, e)
         for effect in self.effects:
             out = effect.apply(out, a, self.rate)
