@@ -93,6 +93,8 @@ DIAGNOSTICS = (
     "backchannel_yield_rate",
     "false_end_of_turn_rate",
     "talk_over_ratio",
+    "false_yield_rate",
+    "agent_backchannel_rate",
 )
 
 

@@ -20,6 +20,9 @@ from voxeval.simulation.timeline import SpeakerSegment, Timeline
 Span = tuple[float, float]
 # Times closer than this (s) are the same instant: the call end cutting a segment, float noise.
 SAME_INSTANT_S = 1e-6
+# An agent's early stop is put down to caller speech in this many seconds before it (the
+# call engine records its cut reasons with the same window).
+CAUSE_WINDOW_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,32 @@ def heard_backchannels(timeline: Timeline) -> list[HeardBackchannel]:
             )
         )
     return heard
+
+
+@dataclass(frozen=True)
+class FalseYield:
+    """An agent segment that stopped early with no caller speech on the line (noise,
+    background talk, a cough, or the agent's own doing)."""
+
+    start: float
+    stop: float
+    intended_text: str
+    spoken_text: str
+
+
+def false_yields(timeline: Timeline) -> list[FalseYield]:
+    """The agent's early stops with no caller speech, backchannels included, in the
+    ``CAUSE_WINDOW_S`` before the stop (within the segment), in time order."""
+    caller = timeline.speech("user")
+    found: list[FalseYield] = []
+    for a in floor_speech(timeline, "assistant"):
+        if not stopped_early(a):
+            continue
+        since = max(a.start, a.end - CAUSE_WINDOW_S)
+        if any(u.start < a.end and u.end > since for u in caller):
+            continue
+        found.append(FalseYield(a.start, a.end, a.intended_text, a.spoken_text))
+    return found
 
 
 def caller_pauses(timeline: Timeline) -> list[CallerPause]:

@@ -457,7 +457,8 @@ class _Call:
                 raise _CallEnded("agent_end_call", self._s(onset))
             return
         self.pending = _Spoken(turn, self.agent_turns, utt, onset, self._samples(utt.duration))
-        self.agent_turns += 1
+        if not turn.backchannel:  # an acknowledgement is not a turn
+            self.agent_turns += 1
 
     def _tool_events(self, turn: AgentTurn, at: int, t0: float, delay: float) -> None:
         """Tool calls at their observed times (measured agents calling our tools), else spread
@@ -516,6 +517,8 @@ class _Call:
         spoken = self.pending
         assert spoken is not None
         self.pending, self.playing = None, spoken
+        if spoken.turn.backchannel:
+            return  # the caller neither yields to nor reacts to an "mm-hm"
         if self.turn_end is not None and self.settings.caller_yield_s is not None:
             # the agent talks over the caller's turn
             self.yield_at = at + self._samples(self.settings.caller_yield_s)
@@ -534,8 +537,9 @@ class _Call:
             spoken.stop = at  # its audio fades out over the last FADE_S before the stop
         self.playing = None
         self.spoken.append(spoken)
-        self.heard.append(spoken)
-        self.last_agent_end = spoken.end
+        if not spoken.turn.backchannel:
+            self.heard.append(spoken)
+            self.last_agent_end = spoken.end
         self.yield_at = None
         if self.agent_bus is not None and spoken.utterance.audio is not None:
             self.agent_bus.write(
@@ -548,6 +552,8 @@ class _Call:
         if spoken.turn.end_call:
             raise _CallEnded("agent_end_call", self._s(spoken.end))
         self.agent.utterance_done(spoken.turn.text or "", spoken.fraction())
+        if spoken.turn.backchannel:
+            return  # not an answer: the caller goes on with its turn
         answered = self.awaiting and spoken.end > self.last_turn_end
         if answered and self.decided is None:
             self._caller_decides(spoken.end)
@@ -837,6 +843,7 @@ class _Call:
                     intended_text=text,
                     transcript=s.transcript,
                     interrupted=reason is not None,
+                    backchannel=s.turn.backchannel,
                     cut_reason=reason,
                     spoken_text=said,
                 )
