@@ -76,7 +76,7 @@ from voxeval.systems.call import (
     StreamingCallAgent,
 )
 from voxeval.systems.turn_handling import FrameVAD as StreamingVAD
-from voxeval.systems.turn_handling import TurnPolicy, as_streaming
+from voxeval.systems.turn_handling import TurnPolicy, TurnTakingAdapter, as_streaming
 
 Renderer = Callable[[str], Audio]
 AudioTransform = Callable[[Audio], Audio]
@@ -814,6 +814,14 @@ class _Call:
             return "caller_speech"
         return "backchannel" if near else "no_caller_speech"
 
+    def turn_handling(self) -> dict[str, Any]:
+        """Whose settings decided the agent's turn timing: voxeval's turn adapter (with its
+        policy and VAD) for a turn-based agent, the agent itself for a streaming one."""
+        describe = getattr(self.agent, "describe", None)
+        if isinstance(self.agent, TurnTakingAdapter) and callable(describe):
+            return dict(describe())
+        return {"adapter": False}
+
     def segments(self, t_end: float | None = None) -> list[SpeakerSegment]:
         """The call's speech segments; ``t_end``: when the call ended (speech still running
         then is marked cut by the call's end)."""
@@ -980,7 +988,11 @@ def run_call(
         error=error,
         duration_s=t_end,
         wall_s=time.perf_counter() - wall0,
-        details={"latency": call.latency_details(), "compute_s": round(call.compute_s, 6)},
+        details={
+            "latency": call.latency_details(),
+            "compute_s": round(call.compute_s, 6),
+            "turn_handling": call.turn_handling(),
+        },
         system_fault=ended.fault,
     )
 

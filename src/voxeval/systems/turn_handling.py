@@ -257,6 +257,15 @@ class TurnTakingAdapter:
         self._rate = 16000
         self._frame_len = 0
 
+    def describe(self) -> dict[str, Any]:
+        """The settings that decide this agent's timing in a call (``call.json``)."""
+        vad = type(self.vad).__name__
+        return {
+            "adapter": True,
+            **self.policy.model_dump(),
+            "vad": {"EnergyFrameVAD": "energy", "SileroFrameVAD": "silero"}.get(vad, vad),
+        }
+
     def _reset_input(self) -> None:
         self._audio: dict[int, npt.NDArray[np.float32]] = {}
         self._words: list[tuple[int, str]] = []
