@@ -120,14 +120,16 @@ def test_a_patient_agent_waits_out_a_pause_and_an_eager_one_jumps_in() -> None:
 
 def test_the_caller_yields_when_the_agent_talks_over_it_for_a_second() -> None:
     """The agent ignores barge-ins and jumps into the pause (onset 3.9, its line to 7.1); the
-    caller resumes at 4.1 and gives up its turn 1 s after the agent started (4.9)."""
+    caller resumes at 4.1 and gives up its turn 1 s after the agent started (4.9), fading out
+    over 10 ms (4.91)."""
     caller = caller_with(
         ScheduledBehaviour(pause_s=1.2), "one two three ... four five six seven eight", []
     )
     agent = agent_with(TurnPolicy(barge_in_ms=None), [LONG_LINE, "c d"])
     result = call(caller, agent, latency_model=QUICK)
     users = result.timeline.speech("user")
-    assert (users[1].start, users[1].end, users[1].interrupted) == (4.1, 4.9, True)
+    assert (users[1].start, users[1].end, users[1].interrupted) == (4.1, 4.91, True)
+    assert users[1].cut_reason == "talked_over"
     assert spans(result, "assistant")[1] == (3.9, 7.1, False)
 
 
@@ -241,7 +243,9 @@ def test_frame_and_turn_settings_are_checked() -> None:
     sim = parse_simulation({"frame_ms": 40, "patience_ms": 500, "barge_in_ms": None})
     settings = sim.engine_settings()
     assert (settings.frame_ms, settings.patience_s, settings.barge_in_s) == (40, 0.5, None)
-    assert settings.turn_policy() == TurnPolicy(patience_ms=500, barge_in_ms=None)
+    assert settings.turn_policy() == TurnPolicy(
+        patience_ms=500, barge_in_ms=None, min_interruption_words=1
+    )
 
 
 def test_a_streaming_agent_that_never_takes_in_the_line_is_a_system_fault() -> None:
@@ -308,6 +312,7 @@ def test_a_streaming_agent_may_talk_over_the_caller_and_decides_its_own_yield() 
     agent = Eager()
     result = call(ListCaller("one two three four five", []), agent, agent_timeout_s=1.0)
     assert spans(result, "user")[0] == (0.1, 2.1, False)
-    assert spans(result, "assistant")[0] == (1.1, 1.14, False)  # the caller started first
+    # the caller started first; the agent's stop is still a cut, with the caller on the line
+    assert spans(result, "assistant")[0] == (1.1, 1.14, True)
     assert agent.done == ("sure sure sure", pytest.approx(0.04 / 1.2))
     assert (result.end_reason, result.duration_s) == ("agent_timeout", pytest.approx(3.1))

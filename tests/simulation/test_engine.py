@@ -45,8 +45,10 @@ def test_pause_inside_user_turn_makes_the_agent_interrupt(mode: str) -> None:
     # user: [2.2, 3.4] pause [4.4, 5.2]; early end of turn at 4.1, agent starts at 4.9 while
     # the user is talking again, hears it and stops 0.3 s later.
     assert spans(result, "user")[:2] == [(2.2, 3.4, False), (4.4, 5.2, False)]
-    # the agent stopped because it had talked over the user: cut short, not barged in on
-    assert spans(result, "assistant") == [(0.8, 1.6, False), (4.9, 5.2, False), (6.7, 7.5, False)]
+    # the agent stopped because it had talked over the user: cut short, and recorded as cut
+    # (with the caller's speech on the line as the reason)
+    assert spans(result, "assistant") == [(0.8, 1.6, False), (4.9, 5.2, True), (6.7, 7.5, False)]
+    assert result.timeline.speech("assistant")[1].cut_reason == "caller_speech"
     if mode == "text":
         assert agent.heard == ["one two three", "four five"]
     score = turn_taking(LiveCallRecord(timeline=result.timeline))

@@ -29,6 +29,7 @@ from voxeval.benchmarks.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.config import ProviderSpec
 from voxeval.errors import ConfigError, ProviderUnavailable, SystemFault, UnknownComponent
+from voxeval.protocols.adapter_timing import adapter_timing
 from voxeval.protocols.call_validation import (
     run_validated_call,
     stored_gate_scores,
@@ -93,6 +94,8 @@ DIAGNOSTICS = (
     "backchannel_yield_rate",
     "false_end_of_turn_rate",
     "talk_over_ratio",
+    "false_yield_rate",
+    "agent_backchannel_rate",
 )
 
 
@@ -393,6 +396,7 @@ class LiveCallProtocol:
             line_effects=condition.line_effects(seed) if sim.mode == "audio" else [],
             vad=sim.frame_vad(ctx),
             agent_vad=sim.agent_vad(ctx) if sim.mode == "audio" else None,
+            interruption_asr=sim.word_counter(ctx),
             settings=sim.engine_settings(),
             rendering_latency=sim.tts_latency_model,
         )
@@ -548,6 +552,9 @@ class LiveCallProtocol:
             basis = latency_basis(ctx.store.unit_dir(u) for u in ran)
             if basis is not None:
                 entry["latency_basis"] = basis
+            timing = adapter_timing(ctx.store.unit_dir(u) for u in ran)
+            if timing is not None:  # turn-based: the adapter's settings decide these metrics
+                entry["adapter_timing"] = timing
             entry["simulation_validation"] = validation_summary(
                 (ctx.store.unit_dir(u) for u in ran), self.simulation(ctx).validation
             )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from voxeval.report.adapter_timing_blocks import adapter_marked, adapter_timing_blocks
 from voxeval.report.arena_blocks import arena_blocks
 from voxeval.report.arena_protocol_blocks import arena_protocol_blocks
 from voxeval.report.blocks import (
@@ -44,6 +45,7 @@ STANDARD_KEYS = (
     "composites",
     "simulation_validation",
     "latency_basis",
+    "adapter_timing",
     "rubric",
     "transcript_only",
     "distributions",  # histograms and per-turn series drawn as figures (report.figures)
@@ -149,11 +151,15 @@ def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
         counts = [f"{k} {v}" for k, v in units.items() if not isinstance(v, Mapping)]
         blocks.append(Paragraph("Units: " + ", ".join(counts)))
     overall = entry.get("overall") or {}
+    timing = entry.get("adapter_timing")
     if overall:
         rows = [
-            [metric_label(m, s), *stat_cells(s, unit)] for m, s in overall.items() if is_stat(s)
+            [adapter_marked(m, metric_label(m, s), timing), *stat_cells(s, unit)]
+            for m, s in overall.items()
+            if is_stat(s)
         ]
         blocks += [Heading(3, "Overall"), TableBlock(["metric", *STAT_HEADER], rows)]
+        blocks += adapter_timing_blocks(timing)
     # Protocol-specific groupings (e.g. by_pf_subcategory) are listed under "Protocol
     # results" with their full path as label, like every other extra field.
     grouped = [k for k in GROUPINGS if k in entry]

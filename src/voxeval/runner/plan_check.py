@@ -53,7 +53,7 @@ from voxeval.scoring.metric import METRICS
 from voxeval.simulation.parties import CALLERS
 from voxeval.simulation.personas import get_persona
 from voxeval.simulation.perturbations import parse_conditions
-from voxeval.simulation.simulation_config import SimulationConfig
+from voxeval.simulation.simulation_config import ENERGY_VAD, SimulationConfig
 from voxeval.systems.factory import deprecation_note, missing_capability, resolve_spec
 
 # Config sections each built-in protocol reads; a non-empty section it ignores is a mistake.
@@ -446,6 +446,10 @@ def _check_simulation(config: RunConfig, problems: Problems) -> None:
     providers = {"caller_llm": ("llm", sim.caller_llm), "vad": ("vad", sim.vad)}
     if sim.mode == "audio":
         providers["caller_asr"] = ("asr", sim.caller_asr)
+        if sim.turn_vad_spec().provider != ENERGY_VAD:
+            providers["turn_vad"] = ("vad", sim.turn_vad_spec())
+        if sim.min_interruption_words:
+            providers["interruption_asr"] = ("asr", sim.interruption_asr)
     for field_name, (kind, spec) in providers.items():
         if spec is not None:
             for line in provider_problems(kind, spec):

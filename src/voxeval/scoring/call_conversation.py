@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from voxeval.scoring.call_pipeline import hears_audio
-from voxeval.scoring.floor_speech import floor_speech
+from voxeval.scoring.floor_speech import floor_speech, turn_texts
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.simulation.timeline import SpeakerSegment, ToolEvent
 
@@ -48,7 +48,7 @@ def _json(value: Any) -> str:
 
 
 def _caller_line(seg: SpeakerSegment, audio_native: bool) -> str:
-    text = seg.intended_text if audio_native or not seg.transcript else seg.transcript
+    text = seg.said_text if audio_native or not seg.transcript else seg.transcript
     if seg.backchannel:
         return f"[caller backchannel] {text.strip() or '(inaudible)'}"
     return f"[caller turn {seg.turn}] {text.strip() or '(inaudible)'}"
@@ -59,7 +59,10 @@ def _agent_line(seg: SpeakerSegment) -> str:
         return f"[agent backchannel] {seg.intended_text.strip() or '(inaudible)'}"
     notes = [n for n, on in (("fallback reprompt", seg.nudge), ("cut off", seg.interrupted)) if on]
     suffix = f" ({', '.join(notes)})" if notes else ""
-    return f"[agent turn {seg.turn}]{suffix} {seg.intended_text.strip() or '(silence)'}"
+    line = f"[agent turn {seg.turn}]{suffix} {seg.said_text.strip() or '(silence)'}"
+    if seg.interrupted and seg.cut_reason and seg.said_text != seg.intended_text:
+        line += f" [meant to say: {seg.intended_text.strip()}]"
+    return line
 
 
 def _tool_line(tool: ToolEvent) -> str:
@@ -78,8 +81,12 @@ def call_conversation(record: LiveCallRecord) -> CallConversation | None:
     user_transcripts = any(s.transcript for s in timeline.speech("user"))
     audio_native = hears_audio(record.pipeline, user_transcripts)
     events: list[tuple[float, int, str]] = []
+    firsts = {t.turn: t.start for t in turn_texts(timeline, "user")}
     for seg in timeline.segments:
         if seg.speaker == "user":
+            later_piece = not seg.backchannel and seg.start > firsts.get(seg.turn, seg.start)
+            if later_piece and not audio_native and not seg.transcript:
+                continue  # the agent's transcript of the turn sits on its first piece
             events.append((seg.start, 1, _caller_line(seg, audio_native)))
         else:
             events.append((seg.start, 1, _agent_line(seg)))

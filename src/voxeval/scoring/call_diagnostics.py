@@ -14,7 +14,7 @@ import jiwer
 from voxeval.benchmarks.tools.db_compare import SESSION_KEY, session_check
 from voxeval.registry import register
 from voxeval.scoring.call_turns import GREETING_TURN, number_turns
-from voxeval.scoring.floor_speech import floor_speech
+from voxeval.scoring.floor_speech import floor_speech, turn_texts
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.score import Score
 from voxeval.scoring.text_normaliser import normaliser_for
@@ -143,11 +143,11 @@ def stt_wer(record: LiveCallRecord, resources: object = None) -> Score:
     normalise = normaliser_for(record.scenario.language if record.scenario else None)
     # A user segment with no transcript that the agent never answered (e.g. the caller's goodbye
     # as it hangs up) was never processed by the agent's ASR: it is not a deletion error.
+    # per caller turn: a turn said in pieces (pauses) is one transcript on the agent's side
     pairs = [
-        (normalise(s.intended_text), normalise(s.transcript))
-        for s in floor_speech(record.timeline, "user")
-        if s.intended_text.strip()
-        and (s.transcript.strip() or any(t >= s.end for t in agent_starts))
+        (normalise(t.said), normalise(t.transcript))
+        for t in turn_texts(record.timeline, "user")
+        if t.said and (t.transcript or any(a >= t.end for a in agent_starts))
     ]
     pairs = [(ref, hyp) for ref, hyp in pairs if ref]
     if not pairs:
@@ -219,20 +219,22 @@ def key_entity_accuracy(record: LiveCallRecord, resources: object = None) -> Sco
     entities = record.scenario.entities
     if not entities:
         return Score.not_run("the scenario lists no key entities")
-    segments = [s for s in floor_speech(record.timeline, "user") if s.intended_text.strip()]
-    if not any(s.transcript.strip() for s in segments):
+    # per caller turn (its pieces joined), on the words that went out: an entity the caller
+    # was cut off before saying was never on the line
+    turns = [t for t in turn_texts(record.timeline, "user") if t.said]
+    if not any(t.transcript for t in turns):
         return Score.not_run("the agent exposed no transcript of the user (e.g. speech-to-speech)")
     checks: list[dict[str, Any]] = []
     for label, value in entities.items():
         variants = entity_variants(value)
-        for seg in segments:
-            said = entity_key(seg.intended_text)
+        for t in turns:
+            said = entity_key(t.said)
             if not any(v and v in said for v in variants):
                 continue
-            heard = entity_key(seg.transcript)
+            heard = entity_key(t.transcript)
             checks.append(
-                {"entity": label, "value": value, "turn": seg.turn,
-                 "correct": any(v and v in heard for v in variants), "heard": seg.transcript}
+                {"entity": label, "value": value, "turn": t.turn,
+                 "correct": any(v and v in heard for v in variants), "heard": t.transcript}
             )  # fmt: skip
     if not checks:
         return Score.not_run("the caller never spoke a key entity in a recognisable form")

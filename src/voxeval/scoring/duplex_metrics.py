@@ -17,6 +17,7 @@ from voxeval.scoring.duplex_timeline import (
     barge_ins,
     caller_pauses,
     covered_s,
+    false_yields,
     heard_backchannels,
     overlap_s,
     spans,
@@ -184,3 +185,48 @@ def talk_over_ratio(record: LiveCallRecord, resources: object = None) -> Score:
         "caller_backchannels": len(backchannels(record.timeline, "user")),
     }
     return Score(value=both / anyone, details=details)
+
+
+@register("metric", "false_yield_rate")
+def false_yield_rate(record: LiveCallRecord, resources: object = None) -> Score:
+    """Share of the agent's utterances it stopped early with no caller speech on the line
+    (noise, background talk, a cough): the stop had no caller words, backchannels included,
+    in the 2 s before it. Read per perturbation condition, it says how much the line alone
+    cuts the agent off. Utterances the call's end cut are not stops of the agent."""
+    if record.timeline is None:
+        return Score.not_run(_NO_TIMELINE)
+    agent = floor_speech(record.timeline, "assistant")
+    if not agent:
+        return Score.not_run("the agent never spoke")
+    found = false_yields(record.timeline)
+    details = {
+        "utterances": len(agent),
+        "false_yields": len(found),
+        "per_stop": [
+            {"start": f.start, "stop": f.stop, "after_ms": _ms(f.stop - f.start),
+             "spoken_text": f.spoken_text, "intended_text": f.intended_text}
+            for f in found
+        ],
+    }  # fmt: skip
+    return Score(value=len(found) / len(agent), details=details)
+
+
+@register("metric", "agent_backchannel_rate")
+def agent_backchannel_rate(record: LiveCallRecord, resources: object = None) -> Score:
+    """The agent's own backchannels (short acknowledgements marked ``backchannel`` on its
+    speech) per minute of caller floor speech, with their count and times. Descriptive:
+    whether an agent should backchannel depends on the service."""
+    if record.timeline is None:
+        return Score.not_run(_NO_TIMELINE)
+    caller_s = covered_s(spans(floor_speech(record.timeline, "user")))
+    if caller_s <= 0.0:
+        return Score.not_run("the caller never spoke")
+    said = backchannels(record.timeline, "assistant")
+    caller = spans(floor_speech(record.timeline, "user"))
+    details = {
+        "backchannels": len(said),
+        "over_caller_speech": sum(1 for b in said if any(a < b.start < z for a, z in caller)),
+        "times": [{"start": b.start, "end": b.end, "text": b.intended_text} for b in said],
+        "caller_speech_s": caller_s,
+    }
+    return Score(value=len(said) / (caller_s / 60.0), details=details)

@@ -20,6 +20,9 @@ from voxeval.simulation.timeline import SpeakerSegment, Timeline
 Span = tuple[float, float]
 # Times closer than this (s) are the same instant: the call end cutting a segment, float noise.
 SAME_INSTANT_S = 1e-6
+# An agent's early stop is put down to caller speech in this many seconds before it (the
+# call engine records its cut reasons with the same window).
+CAUSE_WINDOW_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,15 @@ def _playing_at(segments: list[SpeakerSegment], t: float) -> SpeakerSegment | No
     return max(playing, key=lambda s: s.end) if playing else None
 
 
+def stopped_early(segment: SpeakerSegment) -> bool:
+    """The speaker stopped before the end of its text by itself (yielded, or stopped on
+    noise), not because the call ended."""
+    return segment.interrupted and segment.cut_reason != "call_end"
+
+
 def _cut_by_end(timeline: Timeline, segment: SpeakerSegment) -> bool:
+    if segment.cut_reason == "call_end":
+        return True
     end = timeline.end
     return end is not None and not segment.interrupted and segment.end >= end.t - SAME_INSTANT_S
 
@@ -106,7 +117,7 @@ def barge_ins(timeline: Timeline) -> list[BargeIn]:
                 start=seg.start,
                 agent_start=over.start,
                 agent_end=over.end,
-                yielded=over.interrupted,
+                yielded=stopped_early(over),
                 cut_by_call_end=_cut_by_end(timeline, over),
             )
         )
@@ -121,8 +132,10 @@ def heard_backchannels(timeline: Timeline) -> list[HeardBackchannel]:
     said = backchannels(timeline, "user")
     yielded_to: set[int] = set()  # indices into ``said``
     for a in agent:
-        if not a.interrupted or any(a.start < u.start < a.end for u in caller_floor):
+        if not stopped_early(a) or any(a.start < u.start < a.end for u in caller_floor):
             continue  # it ran to its end, or a real barge-in explains the stop
+        if a.cut_reason is not None and a.cut_reason != "backchannel":
+            continue  # recorded: something else was on the line when it stopped
         before_stop = [i for i, b in enumerate(said) if a.start < b.start < a.end]
         if before_stop:
             yielded_to.add(before_stop[-1])
@@ -138,6 +151,32 @@ def heard_backchannels(timeline: Timeline) -> list[HeardBackchannel]:
             )
         )
     return heard
+
+
+@dataclass(frozen=True)
+class FalseYield:
+    """An agent segment that stopped early with no caller speech on the line (noise,
+    background talk, a cough, or the agent's own doing)."""
+
+    start: float
+    stop: float
+    intended_text: str
+    spoken_text: str
+
+
+def false_yields(timeline: Timeline) -> list[FalseYield]:
+    """The agent's early stops with no caller speech, backchannels included, in the
+    ``CAUSE_WINDOW_S`` before the stop (within the segment), in time order."""
+    caller = timeline.speech("user")
+    found: list[FalseYield] = []
+    for a in floor_speech(timeline, "assistant"):
+        if not stopped_early(a):
+            continue
+        since = max(a.start, a.end - CAUSE_WINDOW_S)
+        if any(u.start < a.end and u.end > since for u in caller):
+            continue
+        found.append(FalseYield(a.start, a.end, a.intended_text, a.spoken_text))
+    return found
 
 
 def caller_pauses(timeline: Timeline) -> list[CallerPause]:

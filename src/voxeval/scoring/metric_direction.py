@@ -40,6 +40,8 @@ BUILTIN_DIRECTIONS: dict[str, Better] = {
     "backchannel_yield_rate": "lower",
     "false_end_of_turn_rate": "lower",
     "talk_over_ratio": "lower",
+    "false_yield_rate": "lower",
+    # agent_backchannel_rate is descriptive (whether to backchannel depends on the service)
     # backchannel_rate is descriptive (it describes the caller, voxeval's simulator)
 }
 

@@ -53,7 +53,7 @@ class SpokenTurn:
 
 def spoken_turns(timeline: Timeline, speaker: Speaker) -> list[SpokenTurn]:
     """The party's turns in order; a caller turn split into several segments (pauses) is one
-    turn from its first segment's start to its last one's end (its text sits on the first).
+    turn from its first segment's start to its last one's end (its pieces' texts joined).
     Backchannels are not turns: they carry the listener's current turn number but are left out,
     so an "mm-hm" neither stretches that turn's audio nor joins its text."""
     by_turn: dict[int, list[SpeakerSegment]] = {}

@@ -67,6 +67,8 @@ FAILURE_VALUES: dict[str, FailureValue | Descriptive] = {
     "backchannel_yield_rate": DESCRIPTIVE,
     "false_end_of_turn_rate": DESCRIPTIVE,
     "talk_over_ratio": DESCRIPTIVE,
+    "false_yield_rate": DESCRIPTIVE,
+    "agent_backchannel_rate": DESCRIPTIVE,
 }
 
 

@@ -15,6 +15,7 @@ from voxeval.audio.mix import mix_tracks
 
 BUS_RATE = 16000
 SPEAKERS = ("user", "assistant")
+FADE_S = 0.01  # a speaker who stops early fades out over this long instead of a hard cut
 
 
 def to_rate(audio: Audio, rate: int = BUS_RATE) -> Audio:
@@ -25,6 +26,16 @@ def to_rate(audio: Audio, rate: int = BUS_RATE) -> Audio:
     return Audio(data, rate, audio.source)
 
 
+def fade_out(samples: np.ndarray, length: int) -> np.ndarray:
+    """``samples`` with their last ``length`` samples ramped to silence (raised cosine)."""
+    n = min(length, samples.size)
+    if n <= 0:
+        return samples
+    out = samples.astype(np.float32, copy=True)
+    out[-n:] *= (0.5 + 0.5 * np.cos(np.pi * (np.arange(1, n + 1) / n))).astype(np.float32)
+    return out
+
+
 class AudioBus:
     def __init__(self, rate: int = BUS_RATE) -> None:
         self.rate = rate
@@ -32,14 +43,24 @@ class AudioBus:
         self._tracks: dict[str, np.ndarray] = {s: np.zeros(0, np.float32) for s in SPEAKERS}
         self._length: dict[str, int] = dict.fromkeys(SPEAKERS, 0)
 
-    def write(self, speaker: str, audio: Audio, start_s: float, end_s: float | None = None) -> None:
+    def write(
+        self,
+        speaker: str,
+        audio: Audio,
+        start_s: float,
+        end_s: float | None = None,
+        fade_s: float = 0.0,
+    ) -> None:
         """Add ``audio`` to ``speaker``'s track from ``start_s``; stop at ``end_s`` if given
-        (the speaker yielded: the rest of the audio is never played)."""
+        (the speaker yielded: the rest of the audio is never played), its last ``fade_s``
+        faded out (a stop ramps down rather than cutting the waveform)."""
         if speaker not in self._tracks:
             raise ValueError(f"unknown speaker {speaker!r}; expected one of {SPEAKERS}")
         data = to_rate(audio, self.rate).samples
         if end_s is not None:
             data = data[: max(0, round((end_s - start_s) * self.rate))]
+        if fade_s > 0 and data.size:
+            data = fade_out(data, round(fade_s * self.rate))
         a = round(start_s * self.rate)
         b = a + data.size
         track = self._tracks[speaker]

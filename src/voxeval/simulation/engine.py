@@ -53,7 +53,7 @@ from voxeval.errors import (
     SystemFault,
     classify_system_fault,
 )
-from voxeval.simulation.bus import BUS_RATE, AudioBus, to_rate
+from voxeval.simulation.bus import BUS_RATE, FADE_S, AudioBus, to_rate
 from voxeval.simulation.call_end import timeline_until_end
 from voxeval.simulation.caller_behaviour import (
     CallerBehaviour,
@@ -76,7 +76,7 @@ from voxeval.systems.call import (
     StreamingCallAgent,
 )
 from voxeval.systems.turn_handling import FrameVAD as StreamingVAD
-from voxeval.systems.turn_handling import TurnPolicy, as_streaming
+from voxeval.systems.turn_handling import TurnPolicy, TurnTakingAdapter, as_streaming
 
 Renderer = Callable[[str], Audio]
 AudioTransform = Callable[[Audio], Audio]
@@ -84,6 +84,9 @@ Mode = Literal["audio", "text"]
 
 MAX_BLOCK_FRAMES = 250  # longest stretch handed to the agent at once
 LINE_OPEN_S = 0.1  # the caller never speaks in the line's first 100 ms
+# An agent's early stop is put down to the caller speech on the line in this many seconds
+# before it (an adapted agent stops within its interruption policy's duration and word checks).
+CUT_CAUSE_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,7 @@ class EngineSettings:
     eot_silence_s: float = 0.7  # adapted agents: silence that ends the caller's turn
     patience_s: float = 0.0  # adapted agents: extra listening before taking the turn
     barge_in_s: float | None = 0.3  # adapted agents: caller speech that stops their reply
+    min_interruption_words: int = 0  # adapted agents: non-backchannel words it must hold too
     caller_gap_s: float = 0.6  # caller's pause after the agent stops before answering
     caller_yield_s: float | None = 1.0  # caller stops after being talked over this long
     frame_ms: float = 20.0
@@ -108,6 +112,7 @@ class EngineSettings:
             eot_silence_ms=self.eot_silence_s * 1000,
             patience_ms=self.patience_s * 1000,
             barge_in_ms=None if self.barge_in_s is None else self.barge_in_s * 1000,
+            min_interruption_words=self.min_interruption_words,
         )
 
 
@@ -205,6 +210,7 @@ class _Call:
         line_effects: list[LineEffect],
         vad: FrameVAD | None,
         agent_vad: StreamingVAD | None,
+        interruption_asr: Callable[[Audio], str] | None,
         settings: EngineSettings,
         clock: Clock,
         rendering: RenderingLatency,
@@ -214,7 +220,9 @@ class _Call:
             raise ConfigError(f"simulation.mode must be 'audio' or 'text', got {mode!r}")
         self.scenario, self.caller, self.tools = scenario, caller, _TimedTools(tools)
         self.agent_name = str(getattr(agent, "name", "agent"))
-        self.agent: StreamingCallAgent = as_streaming(agent, settings.turn_policy(), agent_vad)
+        self.agent: StreamingCallAgent = as_streaming(
+            agent, settings.turn_policy(), agent_vad, interruption_asr
+        )
         self.mode, self.latency, self.settings, self.clock = mode, latency, settings, clock
         self.agent_timeout_s = agent_timeout_s
         self.rng = np.random.default_rng(seed)
@@ -330,10 +338,11 @@ class _Call:
                 length = self._samples(words / (self.settings.words_per_s * rate_factor))
                 piece = LinePiece(t, length, text, index, None, backchannel, n == 0)
             else:
-                samples = self._caller_audio(turn if len(parts) == 1 else None, text)
-                if samples is None:
+                rendered = self._caller_audio(turn if len(parts) == 1 else None, text)
+                if rendered is None:
                     continue
-                piece = LinePiece(t, samples.size, text, index, samples, backchannel, n == 0)
+                samples, length = rendered
+                piece = LinePiece(t, length, text, index, samples, backchannel, n == 0)
             placed.append(piece)
             t = piece.start + piece.length + self._samples(pause)
         if not placed:
@@ -348,7 +357,9 @@ class _Call:
             self.turn_end = placed[-1].end
             self.user_turns += 1
 
-    def _caller_audio(self, turn: CallerTurn | None, text: str) -> np.ndarray | None:
+    def _caller_audio(self, turn: CallerTurn | None, text: str) -> tuple[np.ndarray, int] | None:
+        """The caller's utterance as the line carries it, and how long its speech lasts: a
+        perturbation may leave a tail after the speech (a room's ring-out), which plays on."""
         audio = turn.audio if turn is not None else None
         if audio is None:
             if self.caller_voice is None:
@@ -363,10 +374,10 @@ class _Call:
                 "perturbation", "caller transform", self._laned, self.caller_transform, heard
             )
             heard = to_rate(perturbed)
-        samples = heard.samples.astype(np.float32)[: clean.audio.num_samples]
+        samples = heard.samples.astype(np.float32)
         for effect in self.line.effects:
             effect.calibrate(rms(clean.audio))
-        return samples
+        return samples, min(samples.size, clean.audio.num_samples)
 
     def _agent_utterance(self, turn: AgentTurn) -> tuple[Utterance | None, bool]:
         """The agent's speech, and whether we rendered it from the agent's text (a text-only
@@ -446,7 +457,8 @@ class _Call:
                 raise _CallEnded("agent_end_call", self._s(onset))
             return
         self.pending = _Spoken(turn, self.agent_turns, utt, onset, self._samples(utt.duration))
-        self.agent_turns += 1
+        if not turn.backchannel:  # an acknowledgement is not a turn
+            self.agent_turns += 1
 
     def _tool_events(self, turn: AgentTurn, at: int, t0: float, delay: float) -> None:
         """Tool calls at their observed times (measured agents calling our tools), else spread
@@ -506,6 +518,8 @@ class _Call:
         spoken = self.pending
         assert spoken is not None
         self.pending, self.playing = None, spoken
+        if spoken.turn.backchannel:
+            return  # the caller neither yields to nor reacts to an "mm-hm"
         if self.turn_end is not None and self.settings.caller_yield_s is not None:
             # the agent talks over the caller's turn
             self.yield_at = at + self._samples(self.settings.caller_yield_s)
@@ -521,19 +535,26 @@ class _Call:
         spoken = self.playing
         assert spoken is not None
         if yielded and at < spoken.onset + spoken.length:
-            spoken.stop = at
+            spoken.stop = at  # its audio fades out over the last FADE_S before the stop
         self.playing = None
         self.spoken.append(spoken)
-        self.heard.append(spoken)
-        self.last_agent_end = spoken.end
+        if not spoken.turn.backchannel:
+            self.heard.append(spoken)
+            self.last_agent_end = spoken.end
         self.yield_at = None
         if self.agent_bus is not None and spoken.utterance.audio is not None:
             self.agent_bus.write(
-                "assistant", spoken.utterance.audio, self._s(spoken.onset), self._s(spoken.end)
+                "assistant",
+                spoken.utterance.audio,
+                self._s(spoken.onset),
+                self._s(spoken.end),
+                fade_s=FADE_S if spoken.stop is not None else 0.0,
             )
         if spoken.turn.end_call:
             raise _CallEnded("agent_end_call", self._s(spoken.end))
         self.agent.utterance_done(spoken.turn.text or "", spoken.fraction())
+        if spoken.turn.backchannel:
+            return  # not an answer: the caller goes on with its turn
         answered = self.awaiting and spoken.end > self.last_turn_end
         if answered and self.decided is None:
             self._caller_decides(spoken.end)
@@ -616,9 +637,9 @@ class _Call:
         self.yield_at = None
         if self.turn_end is None or self.turn_end <= at:
             return
-        self.line.cut(at)
+        self.line.cut(at, self._samples(FADE_S))
         kept = [p.end for p in self.turn_pieces if any(p is q for q in self.line.pieces)]
-        self.turn_end = min(at, max(kept)) if kept else at
+        self.turn_end = max(kept) if kept else at
 
     # ---------------------------------------------------------------- events
     def _deadline(self) -> int | None:
@@ -785,46 +806,80 @@ class _Call:
             "turns": list(self.latency_turns),
         }
 
-    def segments(self) -> list[SpeakerSegment]:
+    def _cut_reason(self, onset: int, stop: int) -> str:
+        """Why the agent stopped at ``stop``: what the caller had on the line in the
+        ``CUT_CAUSE_S`` before it (within the utterance)."""
+        since = max(onset, stop - self._samples(CUT_CAUSE_S))
+        near = [p for p in self.line.pieces if p.start < stop and p.end > since]
+        if any(not p.backchannel for p in near):
+            return "caller_speech"
+        return "backchannel" if near else "no_caller_speech"
+
+    def turn_handling(self) -> dict[str, Any]:
+        """Whose settings decided the agent's turn timing: voxeval's turn adapter (with its
+        policy and VAD) for a turn-based agent, the agent itself for a streaming one."""
+        describe = getattr(self.agent, "describe", None)
+        if isinstance(self.agent, TurnTakingAdapter) and callable(describe):
+            return dict(describe())
+        return {"adapter": False}
+
+    def segments(self, t_end: float | None = None) -> list[SpeakerSegment]:
+        """The call's speech segments; ``t_end``: when the call ended (speech still running
+        then is marked cut by the call's end)."""
         spoken = list(self.spoken)
         for live in (self.playing,):
             if live is not None:
                 spoken.append(live)
+        end_at = None if t_end is None else self._samples(t_end)
         segs: list[SpeakerSegment] = []
-        caller_starts = [p.start for p in self.line.pieces]
         for s in spoken:
-            interrupted = s.stop is not None and any(s.onset < c <= s.stop for c in caller_starts)
+            text = s.turn.text or ""
+            reason: str | None = None
+            if s.stop is not None:
+                reason = self._cut_reason(s.onset, s.stop)
+            elif end_at is not None and s.onset + s.length > end_at:
+                reason = "call_end"
+            said = ""
+            if reason is not None:
+                stop = s.end if end_at is None else min(s.end, end_at)
+                said = words_spoken(text, (stop - s.onset) / s.length if s.length else 1.0)
             segs.append(
                 SpeakerSegment(
                     "assistant",
                     self._s(s.onset),
                     self._s(s.end),
                     s.index,
-                    intended_text=s.turn.text or "",
+                    intended_text=text,
                     transcript=s.transcript,
-                    interrupted=interrupted,
+                    interrupted=reason is not None,
+                    backchannel=s.turn.backchannel,
+                    cut_reason=reason,
+                    spoken_text=said,
                 )
             )
-        texts: dict[int, list[LinePiece]] = {}
         for p in self.line.pieces:
-            if not p.backchannel:
-                texts.setdefault(p.turn, []).append(p)
-        for p in self.line.pieces:
-            if self.mode == "text" or p.backchannel:
-                intended = p.text
-            else:
-                turn_pieces = texts.get(p.turn, [])
-                intended = " ".join(q.text for q in turn_pieces) if p is turn_pieces[0] else ""
+            reason = None
+            if p.cut is not None and p.cut < p.start + p.length:
+                reason = "talked_over"
+            elif end_at is not None and p.start < end_at < p.end:
+                reason = "call_end"
+            said = ""
+            if reason == "talked_over":
+                said = p.spoken_text()
+            elif reason == "call_end" and end_at is not None:
+                said = words_spoken(p.text, (end_at - p.start) / p.length)
             segs.append(
                 SpeakerSegment(
                     "user",
                     self._s(p.start),
                     self._s(p.end),
                     p.turn,
-                    intended_text=intended,
+                    intended_text=p.text,
                     transcript=p.transcript,
-                    interrupted=p.cut is not None and p.cut < p.start + p.length,
+                    interrupted=reason is not None,
                     backchannel=p.backchannel,
+                    cut_reason=reason,
+                    spoken_text=said,
                 )
             )
         return segs
@@ -856,6 +911,7 @@ def run_call(
     line_effects: list[LineEffect] | None = None,
     vad: FrameVAD | None = None,
     agent_vad: StreamingVAD | None = None,
+    interruption_asr: Callable[[Audio], str] | None = None,
     settings: EngineSettings | None = None,
     clock: str | None = None,
     rendering_latency: RenderingLatency | None = None,
@@ -864,8 +920,10 @@ def run_call(
     """Run one call to its end and return the timeline, the tracks and the database state.
 
     ``agent`` is a ``StreamingCallAgent`` or a turn-based ``CallAgent`` (given turn handling
-    with ``settings``' defaults and ``agent_vad``). ``clock`` defaults to the agent's
-    ``clock`` attribute (``"wall"`` for external real-time agents) or ``"virtual"``.
+    with ``settings``' defaults, ``agent_vad`` and ``interruption_asr``, which counts the words
+    of caller speech over its reply when ``settings.min_interruption_words`` asks).
+    ``clock`` defaults to the agent's ``clock`` attribute (``"wall"`` for external real-time
+    agents) or ``"virtual"``.
     ``caller_transform`` perturbs each caller utterance, ``line_effects`` the whole caller
     line (continuous noise, connection); both change only what the agent hears.
     ``rendering_latency``: the declared speech model charged to a text-only agent (default
@@ -890,6 +948,7 @@ def run_call(
         line_effects=list(line_effects or []),
         vad=vad,
         agent_vad=agent_vad,
+        interruption_asr=interruption_asr,
         settings=settings or EngineSettings(),
         clock=make_clock(clock_kind),
         rendering=rendering_latency or RenderingLatency(),
@@ -905,7 +964,7 @@ def run_call(
     length = round(t_end, 4)  # tracks end with the call: a hang-up cuts the other side
     timeline = call.timeline
     timeline.segments = sorted(
-        (replace(s, start=round(s.start, 4), end=round(s.end, 4)) for s in call.segments()),
+        (replace(s, start=round(s.start, 4), end=round(s.end, 4)) for s in call.segments(t_end)),
         key=lambda s: (s.start, s.speaker),
     )
     timeline.end = EndEvent(length, reason)
@@ -930,7 +989,11 @@ def run_call(
         error=error,
         duration_s=t_end,
         wall_s=time.perf_counter() - wall0,
-        details={"latency": call.latency_details(), "compute_s": round(call.compute_s, 6)},
+        details={
+            "latency": call.latency_details(),
+            "compute_s": round(call.compute_s, 6),
+            "turn_handling": call.turn_handling(),
+        },
         system_fault=ended.fault,
     )
 

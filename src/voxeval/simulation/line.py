@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from voxeval.audio import Audio, mulaw_roundtrip
 from voxeval.audio.noise_environments import environment_noise
+from voxeval.providers.speech_renderer import PAUSE_MARKER
 from voxeval.systems.turn_handling import words_spoken
 
 Samples = npt.NDArray[np.float32]
@@ -140,12 +141,42 @@ class LinePiece:
     backchannel: bool = False
     first_of_turn: bool = True
     cut: int | None = None  # the caller stopped here (it yielded)
+    fade: int = 0  # samples before ``cut`` over which it faded out
     transcript: str = ""  # what the agent's ASR made of the turn (first piece only)
 
     @property
     def end(self) -> int:
         full = self.start + self.length
         return full if self.cut is None else min(full, self.cut)
+
+    @property
+    def sound_end(self) -> int:
+        """Where the piece's sound ends: after its speech, the ring-out its samples carry
+        beyond ``length`` (a reverberant room), unless the caller cut it short."""
+        if self.samples is None or self.cut is not None:
+            return self.end
+        return self.start + max(self.length, self.samples.size)
+
+    def gained(self, s: int, e: int) -> Samples:
+        """The piece's samples over line samples ``[s, e)``, faded out before a cut."""
+        assert self.samples is not None
+        out = self.samples[s - self.start : e - self.start]
+        if self.cut is None or self.fade <= 0 or e <= self.cut - self.fade:
+            return out
+        pos = np.arange(s, e) - (self.cut - self.fade)
+        ramp = np.where(pos < 0, 1.0, 0.5 + 0.5 * np.cos(np.pi * (pos + 1) / self.fade))
+        return (out * ramp).astype(np.float32)
+
+    def word_ends(self) -> list[tuple[int, str]]:
+        """(sample where it ends, word) for each word said before the piece ended (text
+        mode: words evenly spaced over the piece, as ``spoken_text`` cuts them)."""
+        words = PAUSE_MARKER.sub(" ", self.text).split()
+        n = len(words)
+        if n == 0 or self.length <= 0:
+            return []
+        ends = [(self.start + math.ceil(self.length * (i + 1) / n), w) for i, w in enumerate(words)]
+        said = len(self.spoken_text().split()) if self.cut is not None else n
+        return ends[:said]
 
     def spoken_text(self) -> str:
         if self.cut is None or self.length <= 0:
@@ -169,9 +200,10 @@ class CallerLine:
         self.pieces.append(piece)
         self._live.append(piece)
 
-    def cut(self, at: int) -> list[LinePiece]:
+    def cut(self, at: int, fade: int = 0) -> list[LinePiece]:
         """The caller stops at sample ``at``: pieces still to come are dropped, a piece under
-        way ends there. Returns the pieces that were cut short."""
+        way fades out over the next ``fade`` samples and ends there. Returns the pieces that
+        were cut short."""
         cut: list[LinePiece] = []
         for p in list(self._live):
             if p.backchannel or p.end <= at:
@@ -180,7 +212,8 @@ class CallerLine:
                 self.pieces.remove(p)
                 self._live.remove(p)
             else:
-                p.cut = at
+                p.cut = min(at + fade, p.start + p.length)
+                p.fade = p.cut - at
                 cut.append(p)
         return cut
 
@@ -192,7 +225,7 @@ class CallerLine:
         """Starts and ends of pieces after ``sample`` (where the line changes)."""
         out = []
         for p in self._live:
-            out += [s for s in (p.start, p.end) if s > sample]
+            out += [s for s in (p.start, p.end, p.sound_end) if s > sample]
         return out
 
     def block(
@@ -201,8 +234,8 @@ class CallerLine:
         """The line over frames ``[k0, k0 + frames)``: (samples or None when empty, per-frame
         speech flags in text mode, words finished per frame in text mode)."""
         a, b = k0 * self.frame_len, (k0 + frames) * self.frame_len
-        self._live = [p for p in self._live if p.end > a or p.start >= a]
-        hits = [p for p in self._live if p.start < b and p.end > a]
+        self._live = [p for p in self._live if p.sound_end > a or p.start >= a]
+        hits = [p for p in self._live if p.start < b and p.sound_end > a]
         if self.mode == "text":
             if not hits:
                 return None, None, {}
@@ -212,10 +245,12 @@ class CallerLine:
                 f0 = max(0, p.start // self.frame_len - k0)
                 f1 = min(frames, math.ceil(p.end / self.frame_len) - k0)
                 flags[f0:f1] = True
-                last = (p.end - 1) // self.frame_len
-                if k0 <= last < k0 + frames and p.end > p.start:
-                    said = p.spoken_text()
-                    words[last] = f"{words[last]} {said}" if last in words else said
+                # each word arrives in the frame where it ends (words evenly spaced), so a
+                # listener can count the words of speech still under way
+                for at, word in p.word_ends():
+                    frame = (at - 1) // self.frame_len
+                    if k0 <= frame < k0 + frames:
+                        words[frame] = f"{words[frame]} {word}" if frame in words else word
             return None, flags, words
         if not hits and self.quiet():
             return None, None, {}
@@ -223,8 +258,8 @@ class CallerLine:
         for p in hits:
             if p.samples is None:
                 continue
-            s, e = max(a, p.start), min(b, p.end)
-            out[s - a : e - a] += p.samples[s - p.start : e - p.start]
+            s, e = max(a, p.start), min(b, p.sound_end)
+            out[s - a : e - a] += p.gained(s, e)
         for effect in self.effects:
             out = effect.apply(out, a, self.rate)
         return out, None, {}

@@ -13,7 +13,10 @@ simulation:
   frame_ms: 20                # the line's frame (10-100 ms), both directions
   eot_silence_ms: 700         # adapted agents: silence that ends the caller's turn
   patience_ms: 0              # adapted agents: extra listening before taking the turn
-  barge_in_ms: 300            # adapted agents: caller speech that stops their reply (null: never)
+  barge_in_ms: 500            # adapted agents: caller speech that stops their reply (null: never)
+  min_interruption_words: 1   # ... and the words besides backchannels it must hold (0: any)
+  interruption_asr: null      # counts those words in audio mode (default: as caller_asr)
+  turn_vad: silero            # adapted agents' speech detector: silero (default) | energy | spec
   caller_gap_ms: 600          # the caller answers this long after the agent stops
   caller_yield_ms: 1000       # the caller stops when talked over this long (null: never)
   latency_model: {agent: {kind: fixed, ms: 800}}
@@ -32,10 +35,12 @@ before the first call.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from voxeval.audio import Audio
 from voxeval.config import ProviderSpec, format_validation_error
 from voxeval.errors import ConfigError, UnknownComponent
 from voxeval.providers.factory import ProviderSource, harness_provider
@@ -49,14 +54,21 @@ from voxeval.simulation.parties import CALLERS, Caller
 from voxeval.simulation.personas import get_persona
 from voxeval.simulation.perturbations import Condition
 from voxeval.simulation.turn_detection import FrameVAD, ProviderVAD
+from voxeval.systems.turn_handling import EnergyFrameVAD, frame_vad_from
 from voxeval.systems.turn_handling import FrameVAD as StreamingVAD
-from voxeval.systems.turn_handling import frame_vad_from
 
 # The offline voice used for a language when the config names none.
 DEFAULT_VOICES = {"en": "piper:joe", "es": "espeak:es+m3"}
 # ASR models that only recognise English: wrong for a caller hearing another language.
 ENGLISH_ONLY_ASR = frozenset({"whisper-tiny-en"})
 MULTILINGUAL_ASR = "whisper-base"
+# Adapted agents hear the caller through Silero by default: an energy detector takes street or
+# cafe noise for speech and stops the agent (issue 38). ``energy`` names the level detector.
+DEFAULT_TURN_VAD = "silero"
+ENERGY_VAD = "energy"
+STREAMING_VADS = frozenset({"silero"})
+# A word counts towards an interruption when the ASR gives it at least this probability.
+MIN_WORD_P = 0.5
 
 
 # The simulation validation gates, in the order they run (``voxeval.scoring.simulation_gates``).
@@ -100,10 +112,19 @@ class SimulationConfig(BaseModel):
     frame_ms: float = Field(default=20.0, ge=10, le=100)
     eot_silence_ms: float = Field(default=700.0, gt=0)
     patience_ms: float = Field(default=0.0, ge=0)
-    barge_in_ms: float | None = Field(default=300.0, ge=0)
+    # The interruption policy of adapted agents, as deployed agents configure it: LiveKit
+    # Agents' min_interruption_duration (0.5 s by default) and a minimum-words rule in the
+    # spirit of Pipecat's MinWordsInterruptionStrategy that skips backchannel words, so
+    # "mm-hm" or a cough does not stop the agent (docs/live-calls.md, "Interruption policy").
+    barge_in_ms: float | None = Field(default=500.0, ge=0)
+    min_interruption_words: int = Field(default=1, ge=0)
+    interruption_asr_spec: ProviderSpec | None = Field(default=None, alias="interruption_asr")
     caller_gap_ms: float = Field(default=600.0, ge=0)
     caller_yield_ms: float | None = Field(default=1000.0, ge=0)
     vad: ProviderSpec | None = None
+    # How adapted (turn-based) agents hear caller speech: None = ``vad`` when it streams,
+    # else Silero (line noise does not count as speech); ``energy`` = the level detector.
+    turn_vad: ProviderSpec | None = None
     latency_model: LatencyModel | None = None
     # declared speech model charged to text-only agents instead of our Piper time
     tts_latency_model: RenderingLatency = Field(default_factory=RenderingLatency)
@@ -114,6 +135,8 @@ class SimulationConfig(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _removed_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("turn_vad"), str):
+            data = {**data, "turn_vad": {"provider": data["turn_vad"]}}
         if isinstance(data, dict) and "yield_ms" in data:
             raise ValueError(
                 "yield_ms was removed: the agent's yield is no longer a constant of the "
@@ -131,6 +154,7 @@ class SimulationConfig(BaseModel):
             eot_silence_s=self.eot_silence_ms / 1000,
             patience_s=self.patience_ms / 1000,
             barge_in_s=seconds(self.barge_in_ms),
+            min_interruption_words=self.min_interruption_words,
             caller_gap_s=self.caller_gap_ms / 1000,
             caller_yield_s=seconds(self.caller_yield_ms),
             frame_ms=self.frame_ms,
@@ -142,6 +166,31 @@ class SimulationConfig(BaseModel):
             return self.caller_asr_spec
         english = base_language(self.language) == "en"
         return ProviderSpec(provider="whisper-tiny-en" if english else MULTILINGUAL_ASR)
+
+    @property
+    def interruption_asr(self) -> ProviderSpec:
+        """The ASR adapted agents count interruption words with (audio mode)."""
+        return self.interruption_asr_spec or self.caller_asr
+
+    def word_counter(self, ctx: ProviderSource | None) -> Callable[[Audio], str] | None:
+        """What the adapter transcribes would-be interruptions with; None when words do not
+        matter (``min_interruption_words: 0``) or in text mode."""
+        if self.min_interruption_words == 0 or self.mode != "audio":
+            return None
+        asr = harness_provider(ctx, "asr", self.interruption_asr)
+        language = base_language(self.language)
+
+        def transcribe(audio: Audio) -> str:
+            heard = asr.transcribe(audio, language=language, word_timestamps=True)
+            if not heard.words:  # an ASR without word timings: its text as it is
+                return str(heard.text)
+            # recognised words only: Whisper tiny makes up words for a short reverberant
+            # "mm-hm" ("And then make sure.", each word below 0.5), real words score higher
+            return " ".join(
+                w.text for w in heard.words if w.probability is None or w.probability >= MIN_WORD_P
+            )
+
+        return transcribe
 
     @property
     def caller_voice(self) -> str:
@@ -253,14 +302,29 @@ class SimulationConfig(BaseModel):
             return None
         return ProviderVAD(harness_provider(ctx, "vad", self.vad))
 
-    def agent_vad(self, ctx: ProviderSource | None) -> StreamingVAD | None:
-        """The streaming VAD of adapted agents (per call): ``vad`` when it streams (Silero),
-        else None (the energy VAD)."""
-        if self.vad is None:
-            return None
-        provider = harness_provider(ctx, "vad", self.vad)
+    def turn_vad_spec(self) -> ProviderSpec:
+        """The speech detector of adapted agents: ``turn_vad``, else ``vad`` when it can
+        stream, else Silero."""
+        if self.turn_vad is not None:
+            return self.turn_vad
+        if self.vad is not None and self.vad.provider in STREAMING_VADS:
+            return self.vad
+        return ProviderSpec(provider=DEFAULT_TURN_VAD)
+
+    def agent_vad(self, ctx: ProviderSource | None) -> StreamingVAD:
+        """The streaming VAD of adapted agents (a new one per call: it keeps state)."""
+        spec = self.turn_vad_spec()
+        if spec.provider == ENERGY_VAD:
+            try:
+                return EnergyFrameVAD(**spec.options())
+            except TypeError as exc:
+                raise ConfigError(f"simulation.turn_vad: {exc}") from exc
+        provider = harness_provider(ctx, "vad", spec)
         if not callable(getattr(provider, "open_stream", None)):
-            return None
+            raise ConfigError(
+                f"simulation.turn_vad: vad {spec.provider!r} cannot stream (no open_stream()); "
+                f"use {DEFAULT_TURN_VAD!r} or {ENERGY_VAD!r}"
+            )
         return frame_vad_from(provider)
 
 

@@ -11,6 +11,13 @@ from typing import Any, Literal
 from voxeval.atomic_files import write_text_atomic
 
 Speaker = Literal["user", "assistant"]
+# Why a speech segment stopped before the end of its text:
+# - caller_speech: the agent stopped with caller speech (not a backchannel) on the line;
+# - backchannel: the agent stopped with only a caller backchannel on the line;
+# - no_caller_speech: the agent stopped with no caller speech at all (noise, its own choice);
+# - talked_over: the caller gave up its turn while the agent talked over it;
+# - call_end: the call ended while the speaker was still talking.
+CUT_REASONS = ("caller_speech", "backchannel", "no_caller_speech", "talked_over", "call_end")
 
 
 @dataclass(frozen=True)
@@ -23,7 +30,12 @@ class SpeakerSegment:
     e.g. "are you still there?"), not a reply; ``backchannel`` marks a listener's short
     acknowledgement ("mm-hm") said while the other party talks, which is not a turn and does
     not ask the other party to stop. Calls recorded before these fields existed read them as
-    ``False``."""
+    ``False``.
+
+    Every early stop is marked: ``interrupted`` is true whenever the speaker stopped before the
+    end of ``intended_text``, for any reason, ``cut_reason`` says why (``CUT_REASONS``) and
+    ``spoken_text`` holds the part of the intended text that went out (aligned by time; empty
+    on a segment that was not cut and on calls recorded before these fields)."""
 
     speaker: Speaker
     start: float
@@ -34,6 +46,13 @@ class SpeakerSegment:
     interrupted: bool = False
     nudge: bool = False
     backchannel: bool = False
+    cut_reason: str | None = None
+    spoken_text: str = ""
+
+    @property
+    def said_text(self) -> str:
+        """What went out on the line: ``spoken_text`` when cut, else ``intended_text``."""
+        return self.spoken_text if self.interrupted and self.cut_reason else self.intended_text
 
 
 @dataclass(frozen=True)

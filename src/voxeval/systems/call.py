@@ -37,7 +37,9 @@ class AgentTurn:
     audio itself (speech-to-speech), otherwise the engine renders ``text`` with the agent's
     TTS. ``heard`` is the agent's own transcript of the user turn (for STT WER).
     ``tool_offsets_s``: when the agent reports them, the moment of each tool call in seconds
-    after it took the turn (one per ``tool_calls`` entry); otherwise the engine observes them."""
+    after it took the turn (one per ``tool_calls`` entry); otherwise the engine observes them.
+    ``backchannel``: a short acknowledgement ("mm-hm") said while the caller holds the floor,
+    not a turn: the caller neither yields to it nor answers it."""
 
     text: str | None
     audio: Audio | None = None
@@ -46,6 +48,7 @@ class AgentTurn:
     compute_s: float = 0.0
     heard: str | None = None
     tool_offsets_s: tuple[float, ...] | None = None
+    backchannel: bool = False
 
 
 @dataclass(frozen=True)

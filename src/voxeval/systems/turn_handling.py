@@ -11,8 +11,12 @@ its own speech and stop, and remember what the caller actually heard of a reply 
   (an endpointing delay: the agent keeps listening that much longer, so a caller who resumes
   within it is still in the same turn); speech bursts shorter than ``min_speech_ms`` are
   ignored (clicks, noise);
-* **barge-in**: while its reply plays, caller speech lasting ``barge_in_ms`` makes it stop
-  (None: it never stops); shorter speech (a backchannel such as "mm-hm") is not answered;
+* **barge-in** (the interruption policy, modelled on LiveKit Agents' ``min_interruption_duration``
+  / ``min_interruption_words`` and Pipecat's minimum-words strategy): while its reply plays,
+  caller speech lasting ``barge_in_ms`` makes it stop (None: it never stops), once it also
+  holds ``min_interruption_words`` recognised words that are not backchannel words ("mm-hm",
+  "okay", "right"); speech that does not stop it (a backchannel, a cough) is not answered.
+  Words come from the line in text mode and from ``transcribe`` (an ASR) in audio mode;
 * **history**: when its reply was cut, the wrapped agent's ``heard_by_caller(text)`` (when it
   has one) gets the words the caller heard, so its next answer starts from what was said.
 """
@@ -21,7 +25,9 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections import deque
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
@@ -45,6 +51,30 @@ from voxeval.systems.call import (
 # Frame levels below this are digital silence (an empty line, or a lost packet).
 DIGITAL_SILENCE_DB = -90.0
 SPEECH_PAD_MS = 100.0  # line kept before and after the caller's speech in what it answers
+# How often (ms of caller speech) the words of a would-be interruption are counted again in
+# audio mode: each count is one ASR pass over the speech so far.
+WORD_CHECK_MS = 200.0
+# Listener tokens that never count as interruption words (English and Spanish, as the
+# callers' backchannels and the usual ASR spellings of them).
+BACKCHANNEL_WORDS = frozenset(
+    {
+        *("mm", "mmm", "mhm", "mmhm", "mmhmm", "hm", "hmm", "uhhuh", "uhuh", "uh", "um", "ah"),
+        *("oh", "aha", "okay", "ok", "yeah", "yes", "yep", "yup", "right", "sure", "alright"),
+        *("aja", "si", "vale", "claro", "ya", "bueno"),
+    }
+)
+_NOT_LETTERS = re.compile(r"[^\w]+")
+
+
+def interruption_words(text: str) -> int:
+    """The words of ``text`` that are not backchannel words (hyphens and accents ignored, so
+    "Mm-hmm." and "ajá" are backchannels)."""
+    count = 0
+    for raw in text.lower().split():
+        word = _NOT_LETTERS.sub("", raw.replace("á", "a").replace("í", "i"))
+        if word and word not in BACKCHANNEL_WORDS:
+            count += 1
+    return count
 
 
 class TurnPolicy(BaseModel):
@@ -54,7 +84,10 @@ class TurnPolicy(BaseModel):
 
     eot_silence_ms: float = Field(default=700.0, gt=0)
     patience_ms: float = Field(default=0.0, ge=0)
+    # minimum interruption duration: caller speech over the reply that stops it (None: never)
     barge_in_ms: float | None = Field(default=300.0, ge=0)
+    # and the non-backchannel words it must hold (0: duration alone decides)
+    min_interruption_words: int = Field(default=0, ge=0)
     min_speech_ms: float = Field(default=100.0, ge=0)
 
 
@@ -182,25 +215,39 @@ def _frames(ms: float, frame_s: float) -> int:
 class _Run:
     """One stretch of caller speech since the agent's last reply (frame indices)."""
 
-    __slots__ = ("end", "heard_playing", "only_while_playing", "start", "stopped_agent")
+    __slots__ = (
+        "end",
+        "heard_playing",
+        "next_word_check",
+        "only_while_playing",
+        "start",
+        "stopped_agent",
+    )
 
     def __init__(self, start: int, playing: bool) -> None:
         self.start = self.end = start
         self.only_while_playing = playing
         self.heard_playing = 0
         self.stopped_agent = False
+        self.next_word_check = 0  # frames of speech over the reply at the next word count
 
 
 class TurnTakingAdapter:
     """A ``CallAgent`` with turn handling (see the module docstring)."""
 
     def __init__(
-        self, agent: CallAgent, policy: TurnPolicy | None = None, vad: FrameVAD | None = None
+        self,
+        agent: CallAgent,
+        policy: TurnPolicy | None = None,
+        vad: FrameVAD | None = None,
+        transcribe: Callable[[Audio], str] | None = None,
     ) -> None:
         self.agent = agent
         self.name = agent.name
         self.policy = policy or TurnPolicy()
         self.vad: FrameVAD = vad if vad is not None else EnergyFrameVAD()
+        self.transcribe = transcribe
+        self.word_checks = 0  # ASR passes spent on would-be interruptions (audio mode)
         self._frame_s = 0.0
         self._need = self._min_run = 1
         self._barge: int | None = None
@@ -209,6 +256,15 @@ class TurnTakingAdapter:
         self._pending = False
         self._rate = 16000
         self._frame_len = 0
+
+    def describe(self) -> dict[str, Any]:
+        """The settings that decide this agent's timing in a call (``call.json``)."""
+        vad = type(self.vad).__name__
+        return {
+            "adapter": True,
+            **self.policy.model_dump(),
+            "vad": {"EnergyFrameVAD": "energy", "SileroFrameVAD": "silero"}.get(vad, vad),
+        }
 
     def _reset_input(self) -> None:
         self._audio: dict[int, npt.NDArray[np.float32]] = {}
@@ -227,6 +283,7 @@ class TurnTakingAdapter:
         self._need = _frames(p.eot_silence_ms + p.patience_ms, fs)
         self._min_run = _frames(p.min_speech_ms, fs) if p.min_speech_ms > 0 else 0
         self._barge = None if p.barge_in_ms is None else _frames(p.barge_in_ms, fs)
+        self._word_every = _frames(WORD_CHECK_MS, fs)
 
     # ------------------------------------------------------------------ listening
     def _answerable(self) -> list[_Run]:
@@ -269,7 +326,7 @@ class TurnTakingAdapter:
                 run.end = k + 1
                 if block.playing:
                     run.heard_playing += 1
-                    if self._barge is not None and run.heard_playing >= self._barge:
+                    if self._interrupts(run, k):
                         run.stopped_agent = True
                         return StopSpeaking(k)
                 else:
@@ -280,6 +337,35 @@ class TurnTakingAdapter:
             if self._ready(block.playing) and self._silence >= self._need:
                 return self._reply(k)
         return None
+
+    def _interrupts(self, run: _Run, k: int) -> bool:
+        """Does caller speech ``run`` (up to frame ``k``) stop the reply now?"""
+        if self._barge is None or run.heard_playing < self._barge:
+            return False
+        need = self.policy.min_interruption_words
+        if need == 0:
+            return True
+        if self._audio:  # audio mode: count the words the ASR hears, every WORD_CHECK_MS
+            if self.transcribe is None:
+                raise ValueError(
+                    f"agent {self.name}: min_interruption_words={need} needs an ASR to count "
+                    "the caller's words in audio mode (none given)"
+                )
+            if run.heard_playing < run.next_word_check:
+                return False
+            run.next_word_check = run.heard_playing + self._word_every
+            return interruption_words(self._transcribe_run(run, k)) >= need
+        said = " ".join(w for f, w in self._words if run.start <= f <= k)
+        return interruption_words(said) >= need
+
+    def _transcribe_run(self, run: _Run, k: int) -> str:
+        assert self.transcribe is not None
+        silent = np.zeros(self._frame_len, np.float32)
+        first = max(0, run.start - _frames(SPEECH_PAD_MS, self._frame_s))
+        pieces = [self._audio.get(f, silent) for f in range(first, k + 1)]
+        self.word_checks += 1
+        audio = Audio(np.concatenate(pieces).astype(np.float32), self._rate, "<caller line>")
+        return str(self.transcribe(audio))
 
     def _hear_silence(self, block: LineBlock) -> AgentAction | None:
         self._close_run()
@@ -332,11 +418,14 @@ class TurnTakingAdapter:
 
 
 def as_streaming(
-    agent: Any, policy: TurnPolicy | None = None, vad: FrameVAD | None = None
+    agent: Any,
+    policy: TurnPolicy | None = None,
+    vad: FrameVAD | None = None,
+    transcribe: Callable[[Audio], str] | None = None,
 ) -> StreamingCallAgent:
     """``agent`` itself when it listens to the line (has ``hear``), else ``agent`` with turn
     handling: its own ``turn_policy`` and ``turn_vad()`` when it has them, else ``policy`` and
-    ``vad`` (the run's defaults)."""
+    ``vad`` (the run's defaults); ``transcribe`` counts the words of would-be interruptions."""
     if callable(getattr(agent, "hear", None)):
         return agent
     own_policy = getattr(agent, "turn_policy", None)
@@ -346,4 +435,5 @@ def as_streaming(
         agent,
         own_policy if isinstance(own_policy, TurnPolicy) else policy,
         own_vad if own_vad is not None else vad,
+        transcribe,
     )
