@@ -167,14 +167,25 @@ def checklist_score(record: ReplyRecord, resources: ScoringResources) -> Score:
         "completion_tokens": completion_tokens,
         "cost_usd": cost,
         "transcripts_rejected": transcripts.rejected,
-        # fewer than k means the judge gave no readable score for some transcripts: the
-        # mean is over fewer samples than configured (flagged, counted in the summary)
+        # fewer than k means the repetition filter dropped some transcripts: the mean is
+        # over fewer samples than configured (flagged, counted in the summary)
         "transcripts_used": len(values),
         "k": transcripts.settings.k,
         "judge": judge.identity(),
         "checklist": checklist_items(record.checklist),
         **language_info,
     }
+    unread = [i for i, p in enumerate(per_transcript) if p["score"] is None]
+    if unread:
+        # A fault on our side (the judge), not a property of the reply: pending, so that the
+        # next ``score`` or resumed run asks again. A mean over the transcripts it did read
+        # would be a different statistic than the k-sample mean configured.
+        first = per_transcript[unread[0]]["error"] or "no answer"
+        return Score.pending_retry(
+            f"checklist: the judge gave no readable score for transcript(s) "
+            f"{', '.join(str(i + 1) for i in unread)} of {len(per_transcript)}: {first}",
+            **details,
+        )
     if not values:
-        return Score.not_run("the judge gave no readable score for any transcript", **details)
+        return Score.not_run("there was no transcript to judge", **details)
     return Score(value=mean(values), details=details)

@@ -196,6 +196,13 @@ class Judge:
             ]
         return [{"role": "system", "content": system}, {"role": "user", "content": content}]
 
+    def _forget(self, messages: list[Message], options: dict[str, Any]) -> None:
+        """Keep a rejected answer out of the call cache (when the judge sits behind one): once
+        the judge is fixed, a resumed run or ``voxeval score`` must ask it again."""
+        forget = getattr(self.llm, "forget_chat", None)
+        if callable(forget):
+            forget(messages, **options)
+
     def grade(
         self,
         template: JudgeTemplate,
@@ -227,14 +234,14 @@ class Judge:
         problem = ""
         for attempt in range(self.max_attempts):
             # A distinct seed per attempt: a cached malformed answer must not come back.
+            options: dict[str, Any] = {
+                "response_schema": schema,
+                "temperature": self.temperature,
+                "seed": seed + attempt,
+                "max_tokens": self.max_tokens,
+            }
             try:
-                response = self.llm.chat(
-                    messages,
-                    response_schema=schema,
-                    temperature=self.temperature,
-                    seed=seed + attempt,
-                    max_tokens=self.max_tokens,
-                )
+                response = self.llm.chat(messages, **options)
             except LLMOutputError as exc:
                 # The provider already retried its JSON output internally: count those calls.
                 calls += max(1, exc.attempts) - 1
@@ -252,6 +259,7 @@ class Judge:
             except JudgeOutputError as exc:
                 failures += 1
                 problem = str(exc)
+                self._forget(messages, options)
                 messages = [
                     *messages[:2],
                     {"role": "assistant", "content": response.text},
