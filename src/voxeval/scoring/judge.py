@@ -11,6 +11,9 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -26,6 +29,22 @@ Modality = Literal["text", "audio"]
 
 # Last non-empty line, e.g. "Score: 7", "**Score: 7**", "Score: [7]"; nothing else on it.
 _SCORE_LINE = re.compile(r"^\**\s*score\s*:\s*\[?\s*(\d+(?:\.\d+)?)\s*\]?\s*\**\s*$", re.I)
+
+
+# Added to every judge seed inside ``judge_seed_offset``: a regenerated attempt whose recording
+# equals an earlier one's must get a verdict of its own, not the earlier one's from the cache.
+_seed_offset: ContextVar[int] = ContextVar("judge_seed_offset", default=0)
+
+
+@contextmanager
+def judge_seed_offset(offset: int) -> Iterator[None]:
+    """Judge calls made inside are seeded ``offset`` away from the same calls outside (so
+    the call cache, keyed by seed, never answers them with another attempt's verdict)."""
+    token = _seed_offset.set(offset)
+    try:
+        yield
+    finally:
+        _seed_offset.reset(token)
 
 
 class JudgeOutputError(ValueError):
@@ -211,6 +230,7 @@ class Judge:
         audio: Audio | None = None,
         seed: int = 0,
     ) -> JudgeResult:
+        seed += _seed_offset.get()
         with count_requests() as http:
             result = self._grade(template, variables, audio=audio, seed=seed)
         return replace(result, http=http)
