@@ -153,7 +153,10 @@ def stt_wer(record: LiveCallRecord, resources: object = None) -> Score:
     if not pairs:
         return Score.not_run("no user speech with intended text")
     if not any(hyp for _, hyp in pairs):
-        return Score.not_run("the agent exposed no transcript of the user (e.g. speech-to-speech)")
+        return Score.not_run(
+            "the agent exposed no transcript of the user (e.g. speech-to-speech)",
+            not_applicable=True,
+        )
     output = jiwer.process_words([r for r, _ in pairs], [h for _, h in pairs])
     details = {
         "errors": output.substitutions + output.deletions + output.insertions,
@@ -211,7 +214,10 @@ def key_entity_accuracy(record: LiveCallRecord, resources: object = None) -> Sco
         return Score.not_run("the scenario lists no key entities")
     segments = [s for s in floor_speech(record.timeline, "user") if s.intended_text.strip()]
     if not any(s.transcript.strip() for s in segments):
-        return Score.not_run("the agent exposed no transcript of the user (e.g. speech-to-speech)")
+        return Score.not_run(
+            "the agent exposed no transcript of the user (e.g. speech-to-speech)",
+            not_applicable=True,
+        )
     checks: list[dict[str, Any]] = []
     for label, value in entities.items():
         variants = entity_variants(value)
