@@ -213,6 +213,8 @@ class Judge:
                 {"type": "text", "text": user},
                 {"type": "input_audio", "input_audio": {"data": wav, "format": "wav"}},
             ]
+        if not system:  # a template of one user message (as some reference judges send)
+            return [{"role": "user", "content": content}]
         return [{"role": "system", "content": system}, {"role": "user", "content": content}]
 
     def _forget(self, messages: list[Message], options: dict[str, Any]) -> None:
@@ -281,7 +283,7 @@ class Judge:
                 problem = str(exc)
                 self._forget(messages, options)
                 messages = [
-                    *messages[:2],
+                    *messages[: 2 if system else 1],
                     {"role": "assistant", "content": response.text},
                     {"role": "user", "content": _RETRY_NOTE.format(problem=problem)},
                 ]
