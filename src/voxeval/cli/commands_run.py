@@ -323,4 +323,7 @@ def human_scores(
             cells.append("–" if c["r"] is None else f"{c['r']:.3f} {ci}")
         table.add_row(group, str(stat["n"]), str(stat["clusters"]), *cells)
     console.print(table)
+    for group, stat in groups.items():
+        if stat.get("note"):
+            console.print(f"{group}: {stat['note']}", highlight=False)
     typer.echo(f"wrote {out}")
