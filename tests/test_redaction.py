@@ -77,6 +77,12 @@ def test_config_secret_set_is_built_from_references_and_literals(
         "hdr-value-abcdef",
         "bob",
         "pw-987654",
+        # the forms URL user-info takes in a Basic Authorization header (issue 37, point 8)
+        "bob:pw-987654",
+        "Ym9iOnB3LTk4NzY1NA==",
+        "Ym9iOnB3LTk4NzY1NA",
+        "Basic Ym9iOnB3LTk4NzY1NA==",
+        "Ym9iOnB3LTk4NzY1NA%3D%3D",
         "q-key-555555",
         "xb-token-777777",
         "lit-key-888888",

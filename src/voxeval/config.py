@@ -239,7 +239,8 @@ def _is_registered_suite(name: str) -> bool:
 def resolve_config_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
     """A copy of ``data`` whose relative paths are made absolute against ``base`` (the config
     file's folder): ``suite`` (unless it names a registered suite), ``cache_dir``, ``pricing``,
-    ``build.dir``, ``build.noise_dirs`` and a replay system's ``folder``/``manifest``."""
+    ``scoring.judge_prompt``, ``build.dir``, ``build.noise_dirs`` and a replay system's
+    ``folder``/``manifest``."""
     out = dict(data)
     suite = out.get("suite")
     if isinstance(suite, str) and suite and not _is_registered_suite(suite):
@@ -247,6 +248,9 @@ def resolve_config_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
     for key in ("cache_dir", "pricing"):
         if isinstance(out.get(key), str):
             out[key] = _resolved(out[key], base)
+    scoring = out.get("scoring")
+    if isinstance(scoring, dict) and isinstance(scoring.get("judge_prompt"), str):
+        out["scoring"] = {**scoring, "judge_prompt": _resolved(scoring["judge_prompt"], base)}
     build = out.get("build")
     if isinstance(build, dict):
         build = dict(build)

@@ -20,6 +20,7 @@ fields of structured records (config, provenance, score details).
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
 import os
@@ -27,7 +28,7 @@ import re
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 REDACTED = "<redacted>"
 
@@ -119,10 +120,30 @@ def url_credentials(text: str) -> set[str]:
         found.add(parts.username)
     if parts.password:
         found.add(parts.password)
+    if parts.username or parts.password:
+        found.update(basic_auth_forms(parts.username or "", parts.password or ""))
     for name, value in parse_qsl(parts.query, keep_blank_values=False):
         if is_secret_query_name(name) and value:
             found.add(value)
     return found
+
+
+def basic_auth_forms(username: str, password: str) -> set[str]:
+    """Every form in which URL user-info travels or is echoed back: HTTP clients send
+    ``Authorization: Basic base64(user:password)`` (percent-escapes decoded first), and a
+    server may echo that header, the decoded pair, or a URL-quoted copy of either."""
+    forms: set[str] = set()
+    for user, word in {(username, password), (unquote(username), unquote(password))}:
+        pair = f"{user}:{word}"
+        forms.update((user, word, pair))
+        for encoding in ("utf-8", "latin-1"):
+            try:
+                raw = pair.encode(encoding)
+            except UnicodeEncodeError:
+                continue
+            token = base64.b64encode(raw).decode("ascii")
+            forms.update((token, token.rstrip("="), f"Basic {token}", quote(token, safe="")))
+    return {form for form in forms if form}
 
 
 def without_url_credentials(text: str) -> str:

@@ -137,3 +137,61 @@ def test_language_heuristic_and_near_duplicates(tmp_path: Path) -> None:
         )
     )
     assert len(dedupe_near(read_candidates(path))) == 1
+
+
+def _judge_config(tmp_path: Path, url: str) -> Path:
+    judge = tmp_path / "judge.yaml"
+    judge.write_text(
+        yaml.safe_dump(
+            {"judge": {"provider": "openai", "base_url": url, "model": "m", "max_retries": 1,
+                       "backoff_base_s": 0.01, "backoff_max_s": 0.02}}
+        )
+    )  # fmt: skip
+    return judge
+
+
+def test_cli_curate_with_unreachable_raters_fails_and_says_so(tmp_path: Path) -> None:
+    """An unreachable endpoint stops at its first call: exit 3, nothing written, the failed
+    call named (not 20 calls retried for minutes, then exit 0 with filter drops)."""
+    out = tmp_path / "curated.jsonl"
+    judge = _judge_config(tmp_path, "http://127.0.0.1:9/v1")
+    args = ["curate", str(_input(tmp_path)), "-o", str(out), "--judge-config", str(judge)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 3, result.output
+    text = " ".join(result.output.split())
+    assert "the rater endpoint could not be reached" in text and "nothing was written" in text
+    assert not out.exists()
+    as_json = CliRunner().invoke(app, [*args, "--json"])
+    assert as_json.exit_code == 3
+    summary = json.loads(as_json.stdout[as_json.stdout.index("{") : as_json.stdout.rindex("}") + 1])
+    assert summary["llm_failures"] == 1 and summary["unreachable"]
+    assert summary["failed_calls"][0]["step"].startswith("two LLM raters")
+    rating = next(s for s in summary["steps"] if s["step"].startswith("two LLM raters"))
+    assert not rating["ran"] and rating["dropped"] == 0
+    assert rating["note"].startswith("the rater endpoint is unreachable: ")
+
+
+def test_cli_curate_lists_failed_rater_calls_and_exits_1(
+    tmp_path: Path, openai_server: FakeOpenAIServer
+) -> None:
+    scripted = _responder()
+
+    def answer(path: str, body: Any) -> FakeResponse:
+        if "northern lights" in json.dumps(body):
+            return FakeResponse(status=400, json_body={"error": {"message": "content refused"}})
+        return scripted(path, body)
+
+    openai_server.responder = answer
+    out = tmp_path / "curated.jsonl"
+    args = ["curate", str(_input(tmp_path)), "-o", str(out), "--judge-config",
+            str(_judge_config(tmp_path, openai_server.url)), "--json"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1, result.output
+    summary = json.loads(result.stdout[result.stdout.index("{") : result.stdout.rindex("}") + 1])
+    (failed,) = summary["failed_calls"]
+    assert "content refused" in failed["error"] and failed["step"].startswith("two LLM raters")
+    rating = next(s for s in summary["steps"] if s["step"].startswith("two LLM raters"))
+    assert (rating["kept"], rating["dropped"]) == (3, 2)  # 6 rated: 2 dropped by rule, 1 failed
+    assert "1 failed calls, not judged" in rating["note"]
+    assert "1 rater calls failed" in " ".join(result.output.split())
+    assert summary["kept"] == 3 and out.exists()

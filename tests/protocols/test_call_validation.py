@@ -274,3 +274,28 @@ def test_a_unit_failing_every_attempt_fails_on_our_side(tmp_path: Path) -> None:
     assert resumed.exit_code == 0, resumed.output
     assert not (unit / ARCHIVE_DIR).exists()
     assert json.loads((unit / VALIDATION_FILE).read_text())["attempt"] == 1
+
+
+def test_a_regenerated_identical_call_gets_its_own_verdict_not_a_cached_one(
+    tmp_path: Path, tmp_cache: Path
+) -> None:
+    """Without behaviours the scripted caller and agent record the same call on every
+    attempt; with the call cache on, the second attempt's gate must still ask the judge
+    (issue 37, point 15)."""
+    out = tmp_path / "run"
+    judge = BehaviourJudge(("premature_ending",), ())
+    with FakeOpenAIServer(judge) as server:
+        config = write_config(tmp_path, server.url)
+        data = yaml.safe_load(config.read_text())
+        data["simulation"]["behaviour"] = "none"  # no seeded backchannels: identical calls
+        config.write_text(yaml.safe_dump(data))
+        result = CliRunner().invoke(app, ["run", str(config), "--out", str(out)])
+        posts = [p.body for p in server.posts("/chat/completions")]
+    assert result.exit_code == 0, result.output
+    assert (judge.calls, len(posts)) == (2, 2)  # two identical attempts, two judge requests
+    assert posts[0]["messages"] == posts[1]["messages"]  # the same call was judged twice
+    unit = out / "items" / "book-1" / "bot" / "0"
+    assert json.loads((unit / VALIDATION_FILE).read_text())["passed"]
+    scores = json.loads((unit / "scores.json").read_text())
+    assert scores["user_behavioural_fidelity"]["value"] == 1.0
+    assert any(tmp_cache.rglob("*.json"))  # the verdicts were cached, each under its own key

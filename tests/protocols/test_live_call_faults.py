@@ -5,6 +5,7 @@ scenarios — is retried, then the unit is failed with its cause, excluded and w
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -176,3 +177,46 @@ def test_a_breaking_caller_is_retried_then_the_unit_fails_with_its_cause(tmp_pat
     markdown = (out / "report" / "summary.md").read_text()
     assert "**Warning:** 2 units failed on voxeval's side (simulator 2)" in markdown
     assert not (out / "items" / FAILING / "wrong-there" / "0" / "call.json").exists()
+
+
+SPEECH_ONLY = ("agent_speech_fidelity_asr", "stt_wer", "key_entity_accuracy")
+
+
+class DeafCrashingAgent(CrashingAgent):
+    """The crashing agent, exposing no transcript of what it heard (as a speech-to-speech
+    agent): the STT metrics cannot run on any of its calls."""
+
+    def respond(self, user_audio: Any, user_text: str | None) -> AgentTurn:
+        return dataclasses.replace(super().respond(user_audio, user_text), heard=None)
+
+
+_system("test-deaf-crashing", DeafCrashingAgent)
+
+
+def test_a_crashed_text_mode_call_leaves_speech_metrics_not_run(tmp_path: Path) -> None:
+    """Metrics that run on no call of this kind (no audio in text mode, no transcript from
+    the agent) stay not run on a crashed call too, instead of a failure value (0 entity
+    accuracy, WER 1) no other call could get (issue 37, point 14)."""
+    out = tmp_path / "run"
+    config = write_config(tmp_path, ["deaf-crashing"])
+    data = yaml.safe_load(config.read_text())
+    data["metrics"] = ["task_completion", *SPEECH_ONLY]
+    data["trials"] = 1
+    config.write_text(yaml.safe_dump(data))
+    result = CliRunner().invoke(app, ["run", str(config), "--out", str(out)])
+    assert result.exit_code == 1, result.output  # the crashed call is the system's fault
+    unit = out / "items" / FAILING / "deaf-crashing" / "0"
+    crashed = json.loads((unit / "scores.json").read_text())
+    assert json.loads((unit / "call.json").read_text())["system_fault"]["cause"] == "exception"
+    fine = json.loads(
+        (out / "items" / "book-1" / "deaf-crashing" / "0" / "scores.json").read_text()
+    )
+    assert crashed["task_completion"]["value"] == 0.0
+    for metric in SPEECH_ONLY:
+        assert fine[metric]["value"] is None, metric
+        assert crashed[metric]["value"] is None, (metric, crashed[metric])
+        assert crashed[metric]["error"] == fine[metric]["error"], metric
+        assert crashed[metric]["details"]["system_fault"] == "exception"
+    entry = summary(out)["systems"]["deaf-crashing"]
+    for metric in SPEECH_ONLY:
+        assert metric not in (entry.get("overall") or {}), metric

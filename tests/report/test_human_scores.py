@@ -3,6 +3,7 @@ name the file, line and field."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,64 @@ def test_a_positive_linear_map_correlates_perfectly(
     result = correlation_stats(xs, [scale * x + shift for x in xs], resamples=50)
     assert result["pearson"]["r"] == pytest.approx(1.0)
     assert result["spearman"]["r"] == pytest.approx(1.0)
+
+
+# -- issue 37, point 19: say what is missing -------------------------------------------------
+
+
+def _run(tmp_path: Path, metrics: list[str], limit: int) -> tuple[Path, dict[str, str]]:
+    """A single-turn run of the scripted world's first ``limit`` queries; returns it and
+    the rendered item id of each query (``q0`` -> ``q0__...``)."""
+    from tests.fakes.openai_server import FakeOpenAIServer
+    from tests.runner.executor_world import World, index_rows, run_cli, single_turn_config
+
+    with FakeOpenAIServer(World()) as server:
+        config = single_turn_config(tmp_path, server.url, metrics=metrics, limit=limit)
+        result = run_cli(config, tmp_path / "run")
+    assert result.exit_code == 0, result.output
+    items = [row[0] for row in index_rows(tmp_path / "run", "SELECT item_id FROM units")]
+    return tmp_path / "run", {item.split("__")[0]: item for item in items}
+
+
+@pytest.mark.slow  # a run of its own
+def test_human_scores_on_a_run_without_checklist_scores_says_how_to_get_them(
+    tmp_path: Path,
+) -> None:
+    from typer.testing import CliRunner
+
+    from voxeval.cli.main import app
+
+    run, items = _run(tmp_path, ["duration"], limit=1)
+    ratings = tmp_path / "human.csv"
+    ratings.write_text(f"item_id,score\n{items['q0']},7\n")
+    result = CliRunner().invoke(app, ["human-scores", str(run), str(ratings)])
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.split())
+    assert "the run has no checklist scores" in text
+    assert "voxeval score RUN --metrics checklist --config judge.yaml" in text
+    assert "field system" not in text
+
+
+@pytest.mark.slow  # Whisper base identifies the language of each of the four replies
+def test_groups_too_small_for_an_interval_say_why(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from voxeval.cli.main import app
+
+    run, items = _run(tmp_path, ["checklist"], limit=4)
+    ratings = tmp_path / "human.csv"
+    # q0..q3: checklist 4, 5, 6, 7; categories TC (q0, q2) and SR (q1, q3)
+    rows = [f"{items[q]},{score}" for q, score in (("q0", 3), ("q1", 6), ("q2", 5), ("q3", 9))]
+    ratings.write_text("item_id,score\n" + "\n".join(rows) + "\n")
+    result = CliRunner().invoke(app, ["human-scores", str(run), str(ratings)])
+    assert result.exit_code == 0, result.output
+    saved = json.loads((run / "report" / "human_scores.json").read_text())
+    assert "note" not in saved["overall"] and saved["overall"]["pearson"]["ci_low"] is not None
+    for category in ("SR", "TC"):
+        stat = saved["by_category"][category]
+        assert stat["pearson"]["ci_low"] is None
+        assert stat["note"] == (
+            "no interval: 2 queries, an interval needs at least 3 (the resampled unit is the query)"
+        )
+    text = " ".join(result.output.split())
+    assert "TC: no interval: 2 queries" in text

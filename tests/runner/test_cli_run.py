@@ -77,3 +77,28 @@ def test_end_of_run_table_shows_corpus_wer_and_independent_units() -> None:
     text = out.getvalue()
     assert "wer (corpus 0.15, median 0.18)" in text
     assert "12 (4 queries)" in text
+
+
+def test_end_of_run_table_leads_with_the_protocols_headline_metrics() -> None:
+    """A live-call run has more metrics than the table shows: task completion, tool-call
+    validity and turn-taking come first instead of the first twelve alphabetically."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from voxeval.cli.commands_run import MAX_TABLE_METRICS, summary_table
+    from voxeval.protocols.live_call import default_metrics
+
+    names = sorted(default_metrics(judged=True, audio_judged=True))
+    assert len(names) > MAX_TABLE_METRICS
+    overall = {m: {"mean": 0.5, "ci_low": 0.4, "ci_high": 0.6, "n": 3} for m in names}
+    summary = {
+        "suite": {"name": "calls", "protocol": "live_call"},
+        "systems": {"bot": {"overall": overall, "statistics": {"unit": "scenario"}}},
+    }
+    out = StringIO()
+    Console(file=out, width=200).print(summary_table(summary))
+    rows = [line.split("│")[2].strip() for line in out.getvalue().splitlines() if "│ bot" in line]
+    assert rows[:3] == ["task_completion", "tool_call_validity", "turn_taking"]
+    assert len(rows) == MAX_TABLE_METRICS + 1
+    assert rows[-1] == f"({len(names) - MAX_TABLE_METRICS} more metrics in report/summary.md)"

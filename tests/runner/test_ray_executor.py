@@ -111,6 +111,10 @@ def test_killed_workers_lose_no_finished_unit(ray_cluster, local_run, fresh_worl
     rerun = sum(n - 1 for n in responder.replies.values())
     assert 1 <= rerun <= 2  # the units in flight on the two killed workers
     assert not list((tmp_path / "ray").rglob("error.txt"))
+    # Ray re-ran them on restarted workers: each such unit shows both attempts
+    attempts = index_rows(tmp_path / "ray", "SELECT attempts, COUNT(*) FROM units GROUP BY 1")
+    assert dict(attempts).get(2, 0) >= 1 and max(dict(attempts)) == 2, attempts
+    assert not list((tmp_path / "ray").rglob("dispatch.txt"))  # no marker left behind
 
 
 @pytest.mark.slow  # worker start-up (imports, models) on a 2-CPU cluster

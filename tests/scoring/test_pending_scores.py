@@ -87,7 +87,9 @@ def test_a_metric_bug_is_still_not_run() -> None:
     assert not score.pending and score.error == "broken failed: KeyError: 'missing field'"
 
 
-def test_checklist_over_fewer_than_k_transcripts_is_flagged(openai_server, tone) -> None:
+def test_checklist_with_an_unreadable_transcript_is_pending(openai_server, tone) -> None:
+    """The judge never made one transcript's score readable: the checklist waits for it
+    (pending), rather than averaging the other two (issue 37, point 10)."""
     answers = [chat_text("Score: 8"), chat_text("no"), chat_text("still no"), chat_text("Score: 6")]
 
     def responder(path: str, body: Any) -> Any:
@@ -97,7 +99,7 @@ def test_checklist_over_fewer_than_k_transcripts_is_flagged(openai_server, tone)
 
     openai_server.responder = responder
     score = run_metric("checklist", record(tone), resources(openai_server))
-    assert score.ran and score.value == 7.0
+    assert score.pending and not score.ran and score.value is None
     assert score.details["scores"] == [8.0, None, 6.0]
     assert (score.details["transcripts_used"], score.details["k"]) == (2, 3)
 

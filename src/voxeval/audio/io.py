@@ -19,6 +19,7 @@ from voxeval.audio.pcm_wav import (
     pcm16_wav_header,
 )
 from voxeval.audio.value import MAX_SECONDS, Audio
+from voxeval.audio.wav_header import wav_header_problem
 from voxeval.errors import AudioError
 from voxeval.plain_files import read_file_bytes
 
@@ -121,13 +122,32 @@ def probe_audio(path: str | Path, limits: AudioLimits | None = None) -> AudioFil
         if plain is not None:
             _check_header(p, plain, limits)
             return plain
+        _check_wav_header(p)
     try:
         header = sf.info(str(p))
     except Exception:  # undecodable here: read_audio reports it (or decodes MP3 otherwise)
         return AudioFileInfo(frames=0, rate=0, channels=0)
     info = AudioFileInfo(int(header.frames), int(header.samplerate), int(header.channels))
     _check_header(p, info, limits)
+    if str(header.subtype) in _FLOAT_SUBTYPES:
+        # Only float encodings can hold NaN or infinite samples: decode to check them now,
+        # not when the run is already under way.
+        read_audio(p, channels="mix", limits=limits)
     return info
+
+
+_FLOAT_SUBTYPES = frozenset({"FLOAT", "DOUBLE"})
+
+
+def _check_wav_header(p: Path) -> None:
+    """Refuse a WAV file whose header does not match the file (cut short, 0 channels, rate
+    0, a 4 GB placeholder length): libsndfile would read what is there without a word."""
+    with open(p, "rb") as handle:
+        head = handle.read(_WAV_HEAD_BYTES)
+        size = os.fstat(handle.fileno()).st_size
+    problem = wav_header_problem(head, size)
+    if problem is not None:
+        raise AudioError(f"{p}: {problem}")
 
 
 # Bytes read to find a WAV file's format and data chunks (metadata chunks may come first).
@@ -165,6 +185,7 @@ def read_audio(
         plain = _read_pcm16_wav(p, channels, limits)
         if plain is not None:
             return plain
+        _check_wav_header(p)
     else:
         _check_size(p, limits)
     try:

@@ -30,7 +30,7 @@ from voxeval.benchmarks.curate_filters import (
     word_count,
 )
 from voxeval.benchmarks.spoken_query import CATEGORY_NAMES, PF_SUBCATEGORIES
-from voxeval.errors import VoxevalError
+from voxeval.errors import EndpointError, VoxevalError
 from voxeval.providers.base import LLM
 
 MIN_DIFFICULTY = 5
@@ -97,9 +97,22 @@ class CurationReport:
     language_detector: str = ""
     llm_calls: int = 0
     llm_failures: int = 0
+    # (step, query id, error) of every rater call that failed: not a filter decision
+    failed_calls: list[tuple[str, str, str]] = field(default_factory=list)
+    # the rater endpoint could not be reached at all: the LLM steps stopped there
+    unreachable: str | None = None
+
+    def call_failed(self, step: str, candidate: Candidate, exc: VoxevalError) -> None:
+        self.llm_failures += 1
+        self.failed_calls.append((step, candidate.id, str(exc)))
+        if isinstance(exc, EndpointError) and exc.failure == "connection":
+            self.unreachable = str(exc)
 
     def add(self, name: str, before: int, after: list[Candidate], note: str = "") -> None:
-        self.steps.append(CurationStep(name, len(after), before - len(after), note))
+        failed = sum(1 for step, _, _ in self.failed_calls if step == name)
+        if failed:  # queries whose call failed were not filtered out by the step's rule
+            note = "; ".join(x for x in (note, f"{failed} failed calls, not judged") if x)
+        self.steps.append(CurationStep(name, len(after), before - len(after) - failed, note))
 
     def skip(self, name: str, count: int, reason: str) -> None:
         self.steps.append(CurationStep(name, count, 0, reason, ran=False))
@@ -121,18 +134,25 @@ def _rate(llm: LLM, prompt: str, query: str, seed: int) -> dict[str, Any]:
     return dict(response.parsed)
 
 
+RATING_STEP = "two LLM raters (difficulty >= 5, commonality >= 3)"
+LABEL_STEP = "category labelling"
+
+
 def rate_and_filter(
     candidates: list[Candidate], raters: list[LLM], report: CurationReport
 ) -> list[Candidate]:
-    """Two ratings per query (two endpoints, or one endpoint with two prompts and seeds)."""
+    """Two ratings per query (two endpoints, or one endpoint with two prompts and seeds).
+    An unreachable endpoint stops the step (every further call would fail the same way)."""
     pairs = [(raters[i % len(raters)], RATER_PROMPTS[i], 1000 + i) for i in range(2)]
     kept = []
     for c in candidates:
+        if report.unreachable:
+            break
         try:
             c.ratings = [_rate(llm, prompt, c.text, seed) for llm, prompt, seed in pairs]
             report.llm_calls += 2
         except VoxevalError as exc:
-            report.llm_failures += 1
+            report.call_failed(RATING_STEP, c, exc)
             c.raw["_rating_error"] = str(exc)
             continue
         if all(
@@ -148,6 +168,8 @@ def label_categories(
 ) -> list[Candidate]:
     kept = []
     for c in candidates:
+        if report.unreachable:
+            break
         try:
             parsed = llm.chat(
                 [{"role": "user", "content": LABEL_PROMPT.format(query=c.text)}],
@@ -155,8 +177,8 @@ def label_categories(
                 temperature=0.0,
             ).parsed
             report.llm_calls += 1
-        except VoxevalError:
-            report.llm_failures += 1
+        except VoxevalError as exc:
+            report.call_failed(LABEL_STEP, c, exc)
             continue
         c.category = parsed["category"]
         c.subcategory = parsed.get("subcategory") if c.category == "PF" else None
@@ -218,15 +240,30 @@ def curate(
         report.kept = items
         return report
     before, items = len(items), rate_and_filter(items, raters, report)
-    report.add("two LLM raters (difficulty >= 5, commonality >= 3)", before, items)
+    if report.unreachable:
+        return _stopped(report, before, f"the rater endpoint is unreachable: {report.unreachable}")
+    report.add(RATING_STEP, before, items)
     before, items = len(items), label_categories(items, raters[0], report)
-    report.add("category labelling", before, items)
+    if report.unreachable:
+        return _stopped(report, before, f"the rater endpoint is unreachable: {report.unreachable}")
+    report.add(LABEL_STEP, before, items)
     if per_category:
         before, items = len(items), rebalance(items, per_category, seed)
         report.add(f"rebalancing (<= {per_category} per category)", before, items)
     else:
         report.skip("rebalancing", len(items), "no --per-category cap given")
     report.kept = items
+    return report
+
+
+def _stopped(report: CurationReport, count: int, reason: str) -> CurationReport:
+    """The report of a curation whose LLM steps could not go on: nothing is kept (no query
+    was rated), the remaining steps are listed as not run with ``reason``."""
+    done = {s.name for s in report.steps}
+    for name in (RATING_STEP, LABEL_STEP, "rebalancing"):
+        if name not in done:
+            report.skip(name, count, reason)
+    report.kept = []
     return report
 
 

@@ -236,28 +236,60 @@ def curate(
     seed: int = typer.Option(0, help="seed for rebalancing"),
     as_json: bool = typer.Option(False, "--json", help="print the step counts as JSON"),
 ) -> None:
-    """Filter, rate, label and rebalance real user queries; reports counts at every step."""
+    """Filter, rate, label and rebalance real user queries; reports counts at every step.
+    Exit 1 when rater calls failed (each listed), 3 when the raters could not be reached
+    (nothing is written then)."""
     report = run_curation(source, _raters(judge_config), per_category=per_category, seed=seed)
-    path = write_curated(report, out)
+    path = None if report.unreachable else write_curated(report, out)
     summary = {
-        "out": str(path),
+        "out": str(path) if path else None,
         "kept": len(report.kept),
         "language_detector": report.language_detector,
         "llm_calls": report.llm_calls,
         "llm_failures": report.llm_failures,
+        "failed_calls": [
+            {"step": step, "query": query, "error": error}
+            for step, query, error in report.failed_calls
+        ],
+        "unreachable": report.unreachable,
         "steps": report.table(),
     }
     if as_json:
         print_json(summary)
+    else:
+        table = Table(title=f"curation of {source.name}")
+        for column in ("step", "kept", "dropped", "note"):
+            table.add_column(column)
+        for step in report.table():
+            note = step["note"] if step["ran"] else f"not run: {step['note']}"
+            table.add_row(step["step"], str(step["kept"]), str(step["dropped"]), note)
+        stdout.print(table)
+        if path is not None:
+            console.print(f"wrote {len(report.kept)} queries to {path}")
+    _curation_failures(report)
+
+
+def _curation_failures(report: Any) -> None:
+    """Say which rater calls failed, and exit 3 (unreachable) or 1 (some calls failed)."""
+    if report.unreachable:
+        console.print(
+            f"[bold red]error:[/] the rater endpoint could not be reached: {report.unreachable}; "
+            "nothing was written",
+            highlight=False,
+        )
+        raise typer.Exit(3)
+    if not report.failed_calls:
         return
-    table = Table(title=f"curation of {source.name}")
-    for column in ("step", "kept", "dropped", "note"):
-        table.add_column(column)
-    for step in report.table():
-        note = step["note"] if step["ran"] else f"not run: {step['note']}"
-        table.add_row(step["step"], str(step["kept"]), str(step["dropped"]), note)
-    stdout.print(table)
-    console.print(f"wrote {len(report.kept)} queries to {path}")
+    for step, query, error in report.failed_calls[:10]:
+        console.print(f"[yellow]call failed[/] {step}, query {query}: {error}", highlight=False)
+    if len(report.failed_calls) > 10:
+        console.print(f"... and {len(report.failed_calls) - 10} more (see --json)")
+    console.print(
+        f"[red]{len(report.failed_calls)} rater calls failed[/]: those queries were not judged "
+        "and are not in the output; run the command again to retry them",
+        highlight=False,
+    )
+    raise typer.Exit(1)
 
 
 @app.command()

@@ -16,6 +16,7 @@ from voxeval.cli.main import app
 from voxeval.config import load_run_config, load_yaml, resolve_config_paths
 from voxeval.errors import ConfigError
 from voxeval.report.document import cluster_noun, is_stat, metric_label, stat_cells
+from voxeval.report.headline_metrics import headline_first
 from voxeval.report.writer import SUMMARY_JSON, SUMMARY_MD, write_report
 from voxeval.runner.execute import open_run, rescore_run, run_evaluation
 from voxeval.runner.faults import DEFAULT_RETRY, RetryPolicy
@@ -37,13 +38,20 @@ def summary_table(summary: Mapping[str, Any]) -> Table:
     table = Table(title="overall (mean, 95% CI, n)")
     for column in ("system", "metric", "mean", "95% CI", "n"):
         table.add_column(column)
+    protocol = (summary.get("suite") or {}).get("protocol")
     for system, entry in (summary.get("systems") or {}).items():
-        stats = [(m, s) for m, s in (entry.get("overall") or {}).items() if is_stat(s)]
         overall = entry.get("overall") or {}
-        extra = [(k, v) for k, v in entry.items() if k not in overall and is_stat(v)]
+        stats = {m: s for m, s in overall.items() if is_stat(s)}
+        stats.update({k: v for k, v in entry.items() if k not in overall and is_stat(v)})
         unit = cluster_noun(entry)
-        for metric, stat in (stats + extra)[:MAX_TABLE_METRICS]:
+        # The protocol's headline metrics first: the table cannot show every metric.
+        shown = headline_first(protocol, stats)
+        for metric in shown[:MAX_TABLE_METRICS]:
+            stat = stats[metric]
             table.add_row(system, metric_label(metric, stat), *stat_cells(stat, unit))
+        if len(shown) > MAX_TABLE_METRICS:
+            hidden = len(shown) - MAX_TABLE_METRICS
+            table.add_row(system, f"({hidden} more metrics in report/summary.md)", "", "", "")
         units = entry.get("units") or {}
         if units.get("failed"):
             causes = _by_cause(units.get("failed_by_cause") or {})
@@ -315,4 +323,7 @@ def human_scores(
             cells.append("–" if c["r"] is None else f"{c['r']:.3f} {ci}")
         table.add_row(group, str(stat["n"]), str(stat["clusters"]), *cells)
     console.print(table)
+    for group, stat in groups.items():
+        if stat.get("note"):
+            console.print(f"{group}: {stat['note']}", highlight=False)
     typer.echo(f"wrote {out}")

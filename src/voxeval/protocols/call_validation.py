@@ -26,6 +26,7 @@ from typing import Any
 
 from voxeval.atomic_files import read_json, write_json_atomic
 from voxeval.errors import HarnessFault, SystemFault
+from voxeval.scoring.judge import judge_seed_offset
 from voxeval.scoring.score import Score
 from voxeval.scoring.simulation_gates import GateResult, skipped_gates
 from voxeval.simulation.recorder import (
@@ -39,6 +40,9 @@ from voxeval.simulation.recorder import (
 from voxeval.simulation.simulation_config import ValidationConfig
 
 VALIDATION_FILE = "validation.json"
+# Judge seeds of attempt k are offset by (k - 1) * this: well above the seeds one grading uses
+# (its repeats and format retries), so no two attempts share a seed.
+ATTEMPT_SEED_STRIDE = 1_000_003
 ARCHIVE_DIR = "failed_attempts"
 # What one call attempt leaves in the unit folder (moved together to the archive).
 ATTEMPT_FILES = (
@@ -125,7 +129,12 @@ def run_validated_call(
             last = AttemptValidation(attempt, seed, skipped_gates(settings.gates, why), why)
             write_json_atomic(unit_dir / VALIDATION_FILE, last.to_dict(allowed))
             raise fault
-        last = AttemptValidation(attempt, seed, check())
+        # A regeneration may record the very same call (a deterministic caller and agent):
+        # its gates' judge calls are seeded apart so the cache cannot hand back the verdict
+        # the previous attempt got (the first attempt keeps its seeds, and its cache entries).
+        with judge_seed_offset((attempt - 1) * ATTEMPT_SEED_STRIDE):
+            gates = check()
+        last = AttemptValidation(attempt, seed, gates)
         write_json_atomic(unit_dir / VALIDATION_FILE, last.to_dict(allowed))
         if last.passed:
             return last

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from voxeval import atomic_files
 from voxeval.audio import Audio, audio_to_wav_bytes, read_audio
@@ -52,6 +52,12 @@ from voxeval.providers.usage_ledger import (
     Ledger,
     sends_requests,
     usage_ledger,
+)
+from voxeval.scoring.checklist import checklist_judging
+from voxeval.scoring.checklist_settings import (
+    ChecklistJudging,
+    JudgeProtocol,
+    template_from_file,
 )
 from voxeval.scoring.comparison_result import ComparisonResult
 from voxeval.scoring.judge import Judge
@@ -95,6 +101,52 @@ class SingleTurnScoring(BaseModel):
     repeat_limit: int = Field(default=3, ge=2, description="identical sentences = hallucination")
     judge_attempts: int = Field(default=3, ge=1, le=10, description="calls per judged transcript")
     language: str = "en"
+    # The checklist judge's setting: voxeval's own, or the WildSpeech-Bench reference sampling
+    # and general checklist; judge_prompt: a prompt template file ({query}, {response},
+    # {checklist}) in place of the built-in prompt.
+    judge_protocol: JudgeProtocol = "voxeval"
+    judge_prompt: str | None = None
+
+    @field_validator("judge_prompt")
+    @classmethod
+    def _readable_prompt(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                template_from_file(Path(value))
+            except ConfigError as exc:  # reported under the field, at validate time
+                raise ValueError(str(exc).removeprefix("scoring.judge_prompt: ")) from exc
+        return value
+
+    def checklist_judging(self) -> ChecklistJudging:
+        prompt = Path(self.judge_prompt) if self.judge_prompt else None
+        return checklist_judging(self.judge_protocol, prompt)
+
+
+def judge_llm(ctx: RunContext, judging: ChecklistJudging) -> Any:
+    """The configured judge; for a setting that samples with ``top_p`` (the reference), the
+    same judge with ``top_p`` in its request body (an OpenAI-compatible judge: the option
+    travels in ``extra_body``)."""
+    if judging.top_p is None:
+        llm = ctx.judge()
+        if llm is None:
+            raise ProviderUnavailable(ctx.judge_unavailable_reason() or "no judge")
+        return llm
+    spec = ctx.config.judge
+    if spec is None:
+        raise ProviderUnavailable(ctx.judge_unavailable_reason() or "no judge")
+    if spec.provider != "openai":
+        raise ProviderUnavailable(
+            f"scoring.judge_protocol {judging.protocol!r} samples with top_p "
+            f"{judging.top_p:g}, which needs an OpenAI-compatible judge (provider: openai); "
+            f"the judge is {spec.provider!r}"
+        )
+    options = spec.options()
+    extra = {**(options.get("extra_body") or {}), "top_p": judging.top_p}
+    sampled = ProviderSpec(provider=spec.provider, **{**options, "extra_body": extra})
+    try:
+        return ctx.provider("llm", sampled)
+    except VoxevalError as exc:
+        raise ProviderUnavailable(f"judge unavailable: {exc}") from exc
 
 
 def scoring_options(ctx: RunContext) -> SingleTurnScoring:
@@ -423,12 +475,17 @@ class SingleTurnProtocol:
             if self._resources is None:
                 opts = scoring_options(ctx)
 
+                judging = opts.checklist_judging()
+
                 def judge() -> Judge:
-                    llm = ctx.judge()
-                    if llm is None:
-                        raise ProviderUnavailable(ctx.judge_unavailable_reason() or "no judge")
+                    llm = judge_llm(ctx, judging)
                     counted = AttributedProvider(llm, "judge", ("chat",))  # usage per unit
-                    return Judge(counted, max_attempts=opts.judge_attempts)
+                    return Judge(
+                        counted,
+                        max_attempts=opts.judge_attempts,
+                        temperature=judging.temperature,
+                        max_tokens=judging.max_tokens,
+                    )
 
                 def asr() -> Any:
                     found = ctx.provider("asr", ctx.config.asr or DEFAULT_SCORING_ASR)
@@ -445,6 +502,7 @@ class SingleTurnProtocol:
                     judge=judge,
                     mos=lambda: ctx.provider("mos", ctx.config.mos or DEFAULT_MOS),
                     language_id=language_id,
+                    checklist_judging=judging,
                     transcript_settings=TranscriptSettings(
                         k=opts.k,
                         max_decodes=opts.max_decodes,

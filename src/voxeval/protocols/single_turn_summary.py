@@ -46,10 +46,13 @@ def judge_accounting(rows: Sequence[ScoreRow]) -> dict[str, Any]:
     calls = failures = 0
     cost: float | None = None
     unreadable = below_k = 0
+    setting: dict[str, Any] | None = None
     for row in rows:
         if row.metric != "checklist":
             continue
         d = row.details
+        if setting is None and isinstance(d.get("judge_setting"), dict):
+            setting = judge_setting(d)
         calls += int(d.get("judge_calls") or 0)
         failures += int(d.get("parse_failures") or 0)
         if d.get("cost_usd") is not None:
@@ -65,7 +68,16 @@ def judge_accounting(rows: Sequence[ScoreRow]) -> dict[str, Any]:
         "transcripts_without_score": unreadable,
         "scores_over_fewer_than_k_transcripts": below_k,
         "cost_usd": cost,
+        **({"setting": setting} if setting else {}),
     }
+
+
+def judge_setting(details: dict[str, Any]) -> dict[str, Any]:
+    """The checklist judge's setting as a score recorded it: protocol, model, sampling and
+    prompt (what a reader needs to compare scores with a published table)."""
+    llm = (details.get("judge") or {}).get("llm")
+    model = llm.get("model") if isinstance(llm, dict) else llm
+    return {**details["judge_setting"], "model": model}
 
 
 def transcript_accounting(rows: Sequence[ScoreRow]) -> dict[str, int]:

@@ -133,6 +133,16 @@ class ProviderCache:
             Path(tmp).unlink(missing_ok=True)
             raise
 
+    def discard(self, kind: str, key: str) -> bool:
+        """Remove the entry for ``key`` (and its audio file); True when one was there."""
+        path = self.entry_path(kind, key)
+        path.with_suffix(".wav").unlink(missing_ok=True)
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return False
+        return True
+
     def stats(self) -> dict[str, int]:
         """Hits, misses, bypassed calls and failed writes through this cache object."""
         return self.counters.snapshot()
@@ -228,6 +238,14 @@ class CachedProvider:
             log.warning("could not write cache entry for %s.%s: %s", self.kind, method, exc)
         return result
 
+    def _forget(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Drop the cached result of this exact call, if any: its consumer rejected it (a judge
+        answer that could not be read), and a later run must ask again, not get it back."""
+        if cache_disabled():
+            return False
+        keyed = self._keyed(method, getattr(self.inner, method), args, kwargs)
+        return keyed is not None and self.cache.discard(self.kind, keyed[0])
+
     def _keyed(
         self, method: str, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> tuple[str, dict[str, Any]] | None:
@@ -289,6 +307,10 @@ class CachedTTS(CachedProvider):
 class CachedLLM(CachedProvider):
     def chat(self, messages: list[Any], **options: Any) -> Any:
         return self._call("chat", (messages,), options)
+
+    def forget_chat(self, messages: list[Any], **options: Any) -> bool:
+        """Drop the cached answer of ``chat(messages, **options)`` (see ``_forget``)."""
+        return self._forget("chat", (messages,), options)
 
 
 class CachedMOS(CachedProvider):

@@ -230,6 +230,15 @@ def latency_blocks(latency: Any) -> list[Block]:
 def reliability_blocks(judge: Any, transcripts: Any) -> list[Block]:
     """Judge calls and parse failures, and transcripts the repetition filter dropped."""
     items = []
+    setting = judge.get("setting") if isinstance(judge, Mapping) else None
+    if isinstance(setting, Mapping):
+        top_p = setting.get("top_p")
+        items.append(
+            f"judge setting {setting.get('judge_protocol')}: model {setting.get('model')}, "
+            f"temperature {fmt_num(setting.get('temperature'))}"
+            + (f", top_p {fmt_num(top_p)}" if top_p is not None else "")
+            + f", max_tokens {setting.get('max_tokens')}, prompt {setting.get('prompt')}"
+        )
     if isinstance(judge, Mapping) and judge.get("calls"):
         items.append(
             f"judge calls {judge.get('calls', 0)}, parse failures "

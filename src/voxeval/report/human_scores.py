@@ -96,6 +96,8 @@ def human_validation(
         if row.metric == "checklist" and row.ran:
             judged[(row.item_id, row.system)].append(float(row.value))  # type: ignore[arg-type]
             categories[row.item_id] = row.category
+    if not judged:
+        raise ConfigError(_no_checklist_scores(rows))
     systems = sorted({s for _, s in judged})
     pairs: dict[str, list[tuple[float, float, str]]] = defaultdict(list)
     for rating in ratings:
@@ -122,8 +124,46 @@ def human_validation(
         human, judge, queries = zip(*pairs[group], strict=True)
         out.setdefault("by_category" if group != "overall" else "overall", {})
         stat = correlation_stats(human, judge, clusters=queries, seed=seed)
+        note = interval_note(stat, human, judge)
+        if note:
+            stat["note"] = note
         if group == "overall":
             out["overall"] = stat
         else:
             out["by_category"][group] = stat
     return out
+
+
+# correlation_stats gives no interval below this many independent queries.
+MIN_QUERIES_FOR_INTERVAL = 3
+
+
+def interval_note(stat: Mapping[str, Any], human: Sequence[float], judge: Sequence[float]) -> str:
+    """Why a group has no correlation or no interval ("" when it has both)."""
+    if len(set(human)) < 2 or len(set(judge)) < 2:
+        which = "human ratings" if len(set(human)) < 2 else "checklist scores"
+        return f"no correlation: the {which} of this group are all equal"
+    if int(stat["clusters"]) < MIN_QUERIES_FOR_INTERVAL:
+        return (
+            f"no interval: {stat['clusters']} queries, an interval needs at least "
+            f"{MIN_QUERIES_FOR_INTERVAL} (the resampled unit is the query)"
+        )
+    return ""
+
+
+def _no_checklist_scores(rows: Sequence[ScoreRow]) -> str:
+    """Why the run has nothing to compare human ratings with, and how to get it."""
+    checklist = [r for r in rows if r.metric == "checklist"]
+    how = (
+        "human ratings are compared with the checklist judge's scores; give the run a judge "
+        "(a YAML with `judge: {provider: openai, base_url: ..., model: ...}`) and score it: "
+        "`voxeval score RUN --metrics checklist --config judge.yaml`"
+    )
+    if not checklist:
+        return f"the run has no checklist scores: {how}"
+    pending = sum(1 for r in checklist if r.pending)
+    reasons = sorted({r.error or "" for r in checklist if not r.pending} - {""})
+    why = f"{pending} pending" if pending else ""
+    if reasons:
+        why = "; ".join(x for x in (why, f"not run: {reasons[0]}") if x)
+    return f"the run has no checklist scores ({len(checklist)} checklist rows, {why}): {how}"

@@ -132,8 +132,9 @@ class UnitWorker:
         self.retry = retry
         install_ray_limiters(self.ctx.store.run_id, lease_batch)
 
-    def run(self, unit: WorkUnit) -> Any:
-        return run_unit(self.ctx, unit, self.retry, worker=f"pid {os.getpid()}")
+    def run(self, unit: WorkUnit, dispatch: str = "") -> Any:
+        worker = f"pid {os.getpid()}"
+        return run_unit(self.ctx, unit, self.retry, worker=worker, dispatch=dispatch)
 
     def pid(self) -> int:
         return os.getpid()
@@ -206,7 +207,10 @@ class WorkerPool:
     def run(self, unit: WorkUnit) -> Any:
         index = self._free.get()
         try:
-            return self.ray.get(self.actors[index].run.remote(unit))
+            # One id per unit sent: when Ray re-runs it on a restarted worker, the new attempt
+            # finds the id the dead one left in the unit folder and counts that attempt.
+            dispatch = uuid.uuid4().hex
+            return self.ray.get(self.actors[index].run.remote(unit, dispatch))
         finally:
             self._free.put(index)
 

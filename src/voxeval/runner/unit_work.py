@@ -181,21 +181,43 @@ def run_unit(
     retry: RetryPolicy,
     sleep: Callable[[float], None] = time.sleep,
     worker: str = "",
+    dispatch: str = "",
 ) -> UnitResult:
     """Interact with and score ``unit`` like the local executor does, without touching the
     index. The unit's folder is emptied first: the unit is not done (else it would not have
     been sent), so anything there is what an earlier attempt left — an attempt cut short by
-    a dead worker included."""
+    a dead worker included. ``dispatch`` identifies this sending of the unit: an attempt
+    that finds it left in the folder is the executor's re-run of a dead worker's attempt,
+    which the driver never heard of, so it journals that attempt's start too."""
     store = ctx.store
     if not isinstance(store, JournalStore):
         raise TypeError("run_unit needs a worker_context (a JournalStore)")
+    marker = store.unit_dir(unit) / DISPATCH_FILE
+    rerun = bool(dispatch) and _read_text(marker) == dispatch
     store.clear_unit_dir(unit)
+    if dispatch:
+        atomic_files.write_text_atomic(marker, dispatch)
+    if rerun:
+        store.start(unit)  # the dead worker's attempt (the driver counted one start)
     try:
         fault = interact_with_retries(ctx, unit, retry, sleep)
         scores = ctx.require_protocol().score(unit, ctx, ctx.config.metrics)
     except Exception as exc:
         return failed_result(store, unit, exc, worker)
+    finally:
+        marker.unlink(missing_ok=True)
     return scored_result(store, unit, scores, fault, worker)
+
+
+# The id of the sending of a unit whose attempt is under way in a worker (see ``run_unit``).
+DISPATCH_FILE = "dispatch.txt"
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError, UnicodeDecodeError):
+        return None
 
 
 def scored_result(

@@ -174,7 +174,9 @@ def agent_speech_fidelity(record: LiveCallRecord, resources: Any) -> Score:
         return Score.not_run("no event timeline for this call")
     track = record.tracks.get("assistant")
     if track is None:
-        return Score.not_run("no assistant audio track (a text-mode call has no audio)")
+        return Score.not_run(
+            "no assistant audio track (a text-mode call has no audio)", not_applicable=True
+        )
     judge = audio_judge_of(resources)  # ProviderUnavailable -> not run with the reason
     variant = variant_for(record.pipeline)
     known = record.scenario.entities if record.scenario is not None else {}

@@ -153,7 +153,10 @@ def stt_wer(record: LiveCallRecord, resources: object = None) -> Score:
     if not pairs:
         return Score.not_run("no user speech with intended text")
     if not any(hyp for _, hyp in pairs):
-        return Score.not_run("the agent exposed no transcript of the user (e.g. speech-to-speech)")
+        return Score.not_run(
+            "the agent exposed no transcript of the user (e.g. speech-to-speech)",
+            not_applicable=True,
+        )
     output = jiwer.process_words([r for r, _ in pairs], [h for _, h in pairs])
     details = {
         "errors": output.substitutions + output.deletions + output.insertions,
@@ -223,7 +226,10 @@ def key_entity_accuracy(record: LiveCallRecord, resources: object = None) -> Sco
     # was cut off before saying was never on the line
     turns = [t for t in turn_texts(record.timeline, "user") if t.said]
     if not any(t.transcript for t in turns):
-        return Score.not_run("the agent exposed no transcript of the user (e.g. speech-to-speech)")
+        return Score.not_run(
+            "the agent exposed no transcript of the user (e.g. speech-to-speech)",
+            not_applicable=True,
+        )
     checks: list[dict[str, Any]] = []
     for label, value in entities.items():
         variants = entity_variants(value)

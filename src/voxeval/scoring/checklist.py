@@ -6,17 +6,26 @@ nothing from it, however good its content.
 
 The prompt is ours. It asks the judge to weigh what the reply gets right and wrong, not how
 much it says, because text judges tend to reward longer answers and a spoken reply should
-be short. Score bands follow the WildSpeech protocol.
+be short. Score bands follow the WildSpeech protocol. ``scoring.judge_protocol: reference``
+switches to the reference judge's sampling and general checklist, and ``scoring.judge_prompt``
+to a prompt file of the user's (``voxeval.scoring.checklist_settings``).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from statistics import mean
 from typing import Any
 
 from voxeval.errors import ProviderUnavailable
 from voxeval.providers.openai_http import RequestCounts
 from voxeval.registry import register
+from voxeval.scoring.checklist_settings import (
+    ChecklistJudging,
+    JudgeProtocol,
+    reference_judging,
+    template_from_file,
+)
 from voxeval.scoring.judge import JudgeTemplate
 from voxeval.scoring.reply_record import ReplyRecord, ScoringResources
 from voxeval.scoring.score import Score
@@ -83,14 +92,42 @@ CHECKLIST_TEMPLATE = JudgeTemplate(
 )
 
 
-def checklist_items(items: Any) -> list[str]:
+# voxeval's own setting: deterministic judging with the prompt above.
+VOXEVAL_JUDGING = ChecklistJudging(
+    protocol="voxeval",
+    template=CHECKLIST_TEMPLATE,
+    general_checklist=GENERAL_CHECKLIST,
+    temperature=0.0,
+    max_tokens=1024,
+)
+
+
+def checklist_judging(
+    protocol: JudgeProtocol = "voxeval", prompt_file: Path | None = None
+) -> ChecklistJudging:
+    """The checklist judge's setting for ``scoring.judge_protocol`` and ``judge_prompt``."""
+    if protocol == "reference":
+        return reference_judging(prompt_file)
+    if prompt_file is None:
+        return VOXEVAL_JUDGING
+    return ChecklistJudging(
+        protocol="voxeval",
+        template=template_from_file(prompt_file),
+        general_checklist=GENERAL_CHECKLIST,
+        temperature=VOXEVAL_JUDGING.temperature,
+        max_tokens=VOXEVAL_JUDGING.max_tokens,
+        prompt_file=str(prompt_file),
+    )
+
+
+def checklist_items(items: Any, general: tuple[str, ...] = GENERAL_CHECKLIST) -> list[str]:
     """The general checklist followed by the query's own points (blank ones dropped)."""
     specific = [str(x).strip() for x in (items or ()) if str(x).strip()]
-    return [*GENERAL_CHECKLIST, *specific]
+    return [*general, *specific]
 
 
-def format_checklist(items: Any) -> str:
-    lines = [f"- {x}" for x in checklist_items(items)]
+def format_checklist(items: Any, general: tuple[str, ...] = GENERAL_CHECKLIST) -> str:
+    lines = [f"- {x}" for x in checklist_items(items, general)]
     if not any(str(x).strip() for x in (items or ())):
         lines.append(f"- {NO_CHECKLIST}")
     return "\n".join(lines)
@@ -126,20 +163,22 @@ def checklist_score(record: ReplyRecord, resources: ScoringResources) -> Score:
     # ProviderUnavailable -> not run with the reason; an endpoint still failing after its
     # retries (EndpointError) -> pending, retried by the next run or score (see run_metric)
     judge = resources.judge()
+    judging: ChecklistJudging = getattr(resources, "checklist_judging", None) or VOXEVAL_JUDGING
     off_language, language_info = _language_gate(record, resources)
     if off_language is not None:
         return off_language
     transcripts = resources.transcripts(record)
-    checklist = format_checklist(record.checklist)
+    checklist = format_checklist(record.checklist, judging.general_checklist)
     values: list[float] = []
     per_transcript: list[dict[str, Any]] = []
     calls = failures = prompt_tokens = completion_tokens = 0
     http = RequestCounts()  # what the judge calls sent (a cached answer sends nothing)
     cost: float | None = None
     for i, text in enumerate(transcripts.texts):
+        reply = text or "(silence)"
         result = judge.grade(
-            CHECKLIST_TEMPLATE,
-            {"query": record.query, "reply": text or "(silence)", "checklist": checklist},
+            judging.template,
+            {"query": record.query, "reply": reply, "response": reply, "checklist": checklist},
             seed=record.seed * 100 + i * 10,
         )
         calls += result.attempts
@@ -167,14 +206,26 @@ def checklist_score(record: ReplyRecord, resources: ScoringResources) -> Score:
         "completion_tokens": completion_tokens,
         "cost_usd": cost,
         "transcripts_rejected": transcripts.rejected,
-        # fewer than k means the judge gave no readable score for some transcripts: the
-        # mean is over fewer samples than configured (flagged, counted in the summary)
+        # fewer than k means the repetition filter dropped some transcripts: the mean is
+        # over fewer samples than configured (flagged, counted in the summary)
         "transcripts_used": len(values),
         "k": transcripts.settings.k,
         "judge": judge.identity(),
-        "checklist": checklist_items(record.checklist),
+        "judge_setting": judging.describe(),
+        "checklist": checklist_items(record.checklist, judging.general_checklist),
         **language_info,
     }
+    unread = [i for i, p in enumerate(per_transcript) if p["score"] is None]
+    if unread:
+        # A fault on our side (the judge), not a property of the reply: pending, so that the
+        # next ``score`` or resumed run asks again. A mean over the transcripts it did read
+        # would be a different statistic than the k-sample mean configured.
+        first = per_transcript[unread[0]]["error"] or "no answer"
+        return Score.pending_retry(
+            f"checklist: the judge gave no readable score for transcript(s) "
+            f"{', '.join(str(i + 1) for i in unread)} of {len(per_transcript)}: {first}",
+            **details,
+        )
     if not values:
-        return Score.not_run("the judge gave no readable score for any transcript", **details)
+        return Score.not_run("there was no transcript to judge", **details)
     return Score(value=mean(values), details=details)

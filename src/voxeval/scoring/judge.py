@@ -11,6 +11,9 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -27,6 +30,22 @@ Modality = Literal["text", "audio"]
 
 # Last non-empty line, e.g. "Score: 7", "**Score: 7**", "Score: [7]"; nothing else on it.
 _SCORE_LINE = re.compile(r"^\**\s*score\s*:\s*\[?\s*(\d+(?:\.\d+)?)\s*\]?\s*\**\s*$", re.I)
+
+
+# Added to every judge seed inside ``judge_seed_offset``: a regenerated attempt whose recording
+# equals an earlier one's must get a verdict of its own, not the earlier one's from the cache.
+_seed_offset: ContextVar[int] = ContextVar("judge_seed_offset", default=0)
+
+
+@contextmanager
+def judge_seed_offset(offset: int) -> Iterator[None]:
+    """Judge calls made inside are seeded ``offset`` away from the same calls outside (so
+    the call cache, keyed by seed, never answers them with another attempt's verdict)."""
+    token = _seed_offset.set(offset)
+    try:
+        yield
+    finally:
+        _seed_offset.reset(token)
 
 
 class JudgeOutputError(ValueError):
@@ -203,6 +222,13 @@ class Judge:
         head: list[Message] = [{"role": "system", "content": system}] if system else []
         return [*head, {"role": "user", "content": content}]
 
+    def _forget(self, messages: list[Message], options: dict[str, Any]) -> None:
+        """Keep a rejected answer out of the call cache (when the judge sits behind one): once
+        the judge is fixed, a resumed run or ``voxeval score`` must ask it again."""
+        forget = getattr(self.llm, "forget_chat", None)
+        if callable(forget):
+            forget(messages, **options)
+
     def grade(
         self,
         template: JudgeTemplate,
@@ -211,6 +237,7 @@ class Judge:
         audio: Audio | None = None,
         seed: int = 0,
     ) -> JudgeResult:
+        seed += _seed_offset.get()
         with count_requests() as http, without_schema_retries():
             result = self._grade(template, variables, audio=audio, seed=seed)
         return replace(result, http=http)
@@ -235,14 +262,14 @@ class Judge:
         problem = ""
         for attempt in range(self.max_attempts):
             # A distinct seed per attempt: a cached malformed answer must not come back.
+            options: dict[str, Any] = {
+                "response_schema": schema,
+                "temperature": self.temperature,
+                "seed": seed + attempt,
+                "max_tokens": self.max_tokens,
+            }
             try:
-                response = self.llm.chat(
-                    messages,
-                    response_schema=schema,
-                    temperature=self.temperature,
-                    seed=seed + attempt,
-                    max_tokens=self.max_tokens,
-                )
+                response = self.llm.chat(messages, **options)
             except LLMOutputError as exc:
                 # The provider already retried its JSON output internally: count those calls.
                 calls += max(1, exc.attempts) - 1
@@ -260,6 +287,7 @@ class Judge:
             except JudgeOutputError as exc:
                 failures += 1
                 problem = str(exc)
+                self._forget(messages, options)
                 messages = [
                     *prompt,
                     {"role": "assistant", "content": response.text},

@@ -77,6 +77,7 @@ class ScoringResources:
         language_id: Factory | None = None,
         audio_judge: Factory | None = None,
         transcript_settings: TranscriptSettings | None = None,
+        checklist_judging: Any = None,
     ) -> None:
         self._factories = {
             "asr": asr,
@@ -101,6 +102,8 @@ class ScoringResources:
         self._decoding: dict[_RecentKey, threading.Lock] = {}  # a lock per record being decoded
         self._languages: OrderedDict[_RecentKey, tuple[Audio, LanguageVerdict]] = OrderedDict()
         self.transcript_settings = transcript_settings or TranscriptSettings()
+        # the checklist judge's setting (``checklist_settings.ChecklistJudging``; None: ours)
+        self.checklist_judging = checklist_judging
 
     def _get(self, what: str) -> Any:
         with self._lock:

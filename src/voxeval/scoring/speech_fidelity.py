@@ -101,7 +101,9 @@ def _check(
         return Score.not_run("no event timeline for this call")
     track = record.tracks.get(speaker)
     if track is None:
-        return Score.not_run(f"no {speaker} audio track (a text-mode call has no audio)")
+        return Score.not_run(
+            f"no {speaker} audio track (a text-mode call has no audio)", not_applicable=True
+        )
     if resources is None:
         return Score.not_run("no scoring ASR is configured")
     language = record.scenario.language if record.scenario is not None else "en"

@@ -102,6 +102,12 @@ def _failure_entry(metric: str) -> FailureValue | Descriptive | None:
     return declared if isinstance(declared, FailureValue) or declared == DESCRIPTIVE else None
 
 
+# Set in a not-run score's details when the metric cannot run on this kind of call at all,
+# fault or no fault (a text-mode call has no audio): a failed call then gets no failure value
+# that no other call of the run could get.
+NOT_APPLICABLE = "not_applicable"
+
+
 def system_fault_reason(cause: str) -> str:
     return f"system fault: {cause}"
 
@@ -124,12 +130,16 @@ def failure_scores(metrics: Iterable[str], cause: str) -> dict[str, Score]:
 
 def partial_call_score(metric: str, computed: Score, cause: str) -> Score:
     """A live-call metric computed on the partial call of a failed system: kept where it ran
-    (and its entry does not say ``always``), pending work stays pending, otherwise the
-    metric's failure score."""
+    (and its entry does not say ``always``), pending work stays pending, a metric that cannot
+    run on such a call at all (``not_applicable``: a text-mode call has no audio, the agent
+    exposes no transcript) stays not run as on every other call, otherwise the metric's
+    failure score."""
     entry = _failure_entry(metric)
     forced = isinstance(entry, FailureValue) and entry.always
     if computed.pending:
         return computed
+    if not computed.ran and computed.details.get(NOT_APPLICABLE) and not forced:
+        return Score.not_run(computed.error or "", **{**computed.details, "system_fault": cause})
     if computed.ran and not forced:
         return Score(
             value=computed.value,

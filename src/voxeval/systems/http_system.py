@@ -19,9 +19,10 @@ import os
 import time
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from voxeval.audio import Audio, audio_from_bytes, audio_to_wav_bytes
 from voxeval.config import SystemSpec
@@ -55,6 +56,31 @@ class HTTPOptions(BaseModel):
     backoff_seed: int = 0
     max_concurrency: int = Field(default=64, ge=1)
     requests_per_minute: float | None = Field(default=None, gt=0)
+
+    @field_validator("headers", "headers_env")
+    @classmethod
+    def _one_source_of_authorization(
+        cls, value: dict[str, str], info: ValidationInfo
+    ) -> dict[str, str]:
+        # Credentials in the URL are sent as an Authorization header of their own; a second
+        # one makes the client refuse every request before it is sent.
+        url = str(info.data.get("url") or "")
+        named = [h for h in value if h.strip().lower() == "authorization"]
+        if named and has_userinfo(url):
+            raise ValueError(
+                f"{named[0]!r} header given together with credentials in url (user:password@): "
+                "use one of them"
+            )
+        return value
+
+
+def has_userinfo(url: str) -> bool:
+    """Does ``url`` carry user-info (``http://user:password@host``)?"""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return parts.username is not None or parts.password is not None
 
 
 class HTTPSystemError(SystemFault):
