@@ -22,6 +22,7 @@ are attached to its next reply (timeline) and land in the call's database.
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from voxeval.audio import Audio, resample
 from voxeval.config import SystemSpec
+from voxeval.errors import ConfigError
 from voxeval.registry import register
 from voxeval.systems.base import CALL
 from voxeval.systems.call import AgentAction, AgentTurn, LineBlock, Reply, StopSpeaking
@@ -70,7 +72,13 @@ class PhoneStreamSystem:
 
     @classmethod
     def from_spec(cls, spec: SystemSpec, ctx: Any = None) -> PhoneStreamSystem:
-        return cls(spec.name, parse_options(spec, PhoneStreamOptions))
+        options = parse_options(spec, PhoneStreamOptions)
+        if options.serve_tools and importlib.util.find_spec("mcp") is None:
+            raise ConfigError(
+                f"system {spec.name!r} (phone-stream): serve_tools needs the mcp extra "
+                "(pip install 'voxeval[mcp]'), or set serve_tools: false"
+            )
+        return cls(spec.name, options)
 
     def identity(self) -> dict[str, Any]:
         return {"type": "phone-stream", "url": self.options.url, "clock": "wall"}
