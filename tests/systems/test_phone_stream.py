@@ -5,6 +5,7 @@ database, marks, clear, and protocol errors scored as the agent's fault."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +20,15 @@ from tests.simulation.parties import ListCaller, tone_voice
 from tests.systems.phone_agent import PhoneAgent, Script
 from voxeval.benchmarks.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
+from voxeval.config import SystemSpec
+from voxeval.errors import ConfigError
+from voxeval.protocols.latency_basis import latency_basis
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.task_completion import task_completion
 from voxeval.scoring.turn_taking import turn_taking
 from voxeval.simulation.engine import CallResult, run_call
+from voxeval.simulation.recorder import record_call
+from voxeval.systems.factory import build_system, open_call
 from voxeval.systems.phone_stream import PhoneStreamAgent
 
 VERIFY = ("verify_member", {"member_id": "KX4", "date_of_birth": "1980-05-01"})
@@ -98,6 +104,41 @@ def test_a_call_over_the_phone_stream_protocol(tmp_path: Path) -> None:
     taking = turn_taking(record)
     assert taking.ran and taking.value is not None and taking.value > 0.5
     assert result.details["latency"]["clock"] == "wall"
+    # the call record and the summary's latency basis say the call ran in real time
+    record_call(result, tmp_path / "unit", expected_db=scenario.expected_db)
+    assert json.loads((tmp_path / "unit" / "call.json").read_text())["latency"]["clock"] == "wall"
+    basis = latency_basis([tmp_path / "unit"])
+    assert basis is not None and basis["clock"] == "wall" and basis["measured_by"] == "agent"
+
+
+def test_the_system_from_a_run_config() -> None:
+    spec = SystemSpec(name="bot", type="phone-stream", url="ws://127.0.0.1:8765/media")
+    system = build_system(spec)
+    assert system.identity() == {
+        "type": "phone-stream",
+        "url": "ws://127.0.0.1:8765/media",
+        "clock": "wall",
+    }
+    session = open_call(system)
+    assert isinstance(session, PhoneStreamAgent) and session.clock == "wall"
+    with pytest.raises(ConfigError, match="url"):
+        build_system(SystemSpec(name="bot", type="phone-stream", url="http://x"))
+    with pytest.raises(ConfigError, match="greeting_wait"):
+        build_system(SystemSpec(name="bot", type="phone-stream", url="ws://x", greeting_wait=1))
+
+
+def test_text_mode_is_refused_as_our_configuration(tmp_path: Path) -> None:
+    with PhoneAgent(Script(greeting_s=None)) as agent:
+        suite = load_scenario_suite(write_suite(tmp_path / "suite"))
+        scenario = suite.scenarios[0]
+        with pytest.raises(ConfigError, match=r"simulation\.mode: audio"):
+            run_call(
+                scenario,
+                ListCaller("hello", []),
+                PhoneStreamAgent(agent.url, greeting_wait_s=0.1),
+                ToolRuntime(scenario, suite.tools),
+                mode="text",
+            )
 
 
 def test_clear_makes_the_agent_yield(tmp_path: Path) -> None:

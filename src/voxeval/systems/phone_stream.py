@@ -141,6 +141,10 @@ class PhoneStreamAgent:
     def hear(self, block: LineBlock) -> AgentAction | None:
         """Send the block frame by frame at its time; the first thing the agent does applies
         after the frame just sent."""
+        if block.speech is not None:
+            raise ConfigError(
+                "phone-stream: a phone line carries audio; run it with simulation.mode: audio"
+            )
         for i in range(block.frames):
             frame = block.start + i
             due = self._t0 + frame * block.frame_s
