@@ -155,3 +155,70 @@ def test_plain_http_with_openapi(suite: Any, service: ToolService) -> None:
         assert r.status_code == 200, r.text
     assert compare_final_state(sc.expected_db, runtime.final_state()).value == 1.0
     assert [r.valid for r in runtime.log] == [False, True, True]
+
+
+def test_a_call_in_flight_at_revocation_never_changes_the_final_database(
+    suite: Any, service: ToolService
+) -> None:
+    sc = suite.scenarios[0]
+    runtime = ToolRuntime(sc, suite.tools)
+    grant = service.register(runtime, sc.id)
+    in_flight = service._call_for(grant.token)  # a request that passed the token check
+    assert in_flight is not None
+    service.revoke(grant.token)  # the call ends: its database is final
+    assert in_flight.call(*BOOKING[0]) is None
+    assert runtime.log == [] and runtime.session == {}
+
+
+def test_a_websocket_bridge_agent_books_through_the_service(tmp_path: Path) -> None:
+    """serve_tools on the websocket bridge: session.start carries the call's token and
+    addresses; the agent's HTTP tool calls land on the timeline and in the call's database."""
+    from websockets.sync.client import connect
+
+    from tests.simulation.parties import ListCaller
+    from voxeval.simulation.engine import run_call
+    from voxeval.systems.ws_bridge import WebsocketBridgeAgent
+
+    suite = load_scenario_suite(write_suite(tmp_path / "suite", [scenario("a")]))
+    sc = suite.scenarios[0]
+    bridge = WebsocketBridgeAgent(serve_tools=True, connect_timeout_s=10)
+    url = bridge.listen()
+    started: list[dict[str, Any]] = []
+
+    def agent() -> None:
+        with connect(url) as ws:
+            start = json.loads(ws.recv())
+            started.append(start)
+            service = start["tool_service"]
+            auth = {"Authorization": f"Bearer {service['token']}"}
+
+            def say(text: str) -> None:
+                for message in ({"type": "agent.speech_start"}, {"type": "text", "text": text}):
+                    ws.send(json.dumps(message))
+                ws.send(json.dumps({"type": "agent.speech_end"}))
+
+            say("Hello, clinic line.")
+            for name, arguments in BOOKING:
+                while json.loads(ws.recv())["type"] != "input.end":
+                    pass
+                r = httpx.post(f"{service['http_base']}/{name}", json=arguments, headers=auth)
+                assert r.status_code == 200
+                say(f"done: {name}")
+
+    thread = threading.Thread(target=agent, daemon=True)
+    thread.start()
+    runtime = ToolRuntime(sc, suite.tools)
+    result = run_call(sc, ListCaller("I want a visit", ["KX4 1980"]), bridge, runtime, mode="text")
+    thread.join(10)
+    assert result.system_fault is None and result.end_reason == "user_end_call"
+    assert started[0]["tool_service"]["mcp_url"].endswith("/mcp")
+    assert [t.name for t in result.timeline.tools] == ["verify_member", "book_visit"]
+    assert [t.turn for t in result.timeline.tools] == [1, 2]
+    assert compare_final_state(sc.expected_db, result.final_db).value == 1.0
+    token = started[0]["tool_service"]["token"]
+    gone = httpx.get(grant_openapi(started[0]), headers={"Authorization": f"Bearer {token}"})
+    assert gone.status_code == 401  # the call's access ended with the call
+
+
+def grant_openapi(start: dict[str, Any]) -> str:
+    return str(start["tool_service"]["openapi_url"])

@@ -68,10 +68,14 @@ class _CallTools:
     # monotonic time of each call made through the service, by record id (the engine's
     # timeline places tool events by these when the agent reports no times)
     stamps: dict[int, float] = field(default_factory=dict)
-    taken: int = 0  # records already handed to the engine (``take_new_records``)
+    taken: int = 0  # records already handed to the engine (``records_since``)
+    closed: bool = False  # the call ended: its database is final
 
-    def call(self, name: str, arguments: Any) -> ToolCallRecord:
+    def call(self, name: str, arguments: Any) -> ToolCallRecord | None:
+        """Run the tool on this call's database (None once the call has ended)."""
         with self.lock:
+            if self.closed:
+                return None
             record = self.runtime.call(name, arguments)
             self.stamps[id(record)] = time.monotonic()
             return record
@@ -98,8 +102,13 @@ class ToolService:
         return ToolGrant(token, base + MCP_PATH, base + "/openapi.json", base + "/tools")
 
     def revoke(self, token: str) -> None:
+        """End the call's access; returns once a tool call in progress has finished, so the
+        call's final database includes it and nothing changes it afterwards."""
         with self._lock:
-            self._calls.pop(token, None)
+            entry = self._calls.pop(token, None)
+        if entry is not None:
+            with entry.lock:
+                entry.closed = True
 
     def records_since(self, token: str) -> list[ToolCallRecord]:
         """The tool calls this call made through the service since the last ask, in order
@@ -181,6 +190,8 @@ class ToolService:
 
         async def call_tool(ctx: Any, params: Any) -> types.CallToolResult:
             record = current().call(params.name, params.arguments or {})
+            if record is None:
+                raise PermissionError("the call has ended")
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=json.dumps(record.result))],
                 structured_content=record.result if isinstance(record.result, dict) else None,
@@ -237,6 +248,8 @@ class ToolService:
                 {"status": "error", "error": "unknown_tool", "message": f"no tool {name!r}"}, 404
             )
         record = entry.call(name, arguments if arguments is not None else {})
+        if record is None:
+            return _unauthorized()
         status = 200 if record.error is None else 422 if not record.valid else 409
         return JSONResponse(record.result, status)
 
