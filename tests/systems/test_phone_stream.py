@@ -80,7 +80,8 @@ def test_a_call_over_the_phone_stream_protocol(tmp_path: Path) -> None:
     said = result.timeline.speech("assistant")
     assert len(said) == 3
     for segment, seconds in zip(said, (1.0, 0.8, 0.8), strict=True):
-        assert segment.end - segment.start == pytest.approx(seconds, abs=0.08)
+        # Pipecat's streaming resampler keeps the last ~60 ms of each reply (never flushed)
+        assert seconds - 0.1 <= segment.end - segment.start <= seconds + 0.02
         assert rms_between(result.assistant_track, segment.start, segment.end) > 0.1
     spectrum = np.abs(np.fft.rfft(result.assistant_track.samples))
     freqs = np.fft.rfftfreq(result.assistant_track.num_samples, 1 / result.assistant_track.rate)
