@@ -27,7 +27,7 @@ from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.task_completion import task_completion
 from voxeval.scoring.turn_taking import turn_taking
 from voxeval.simulation.engine import CallResult, run_call
-from voxeval.simulation.recorder import record_call
+from voxeval.simulation.recorder import load_call, record_call
 from voxeval.systems.factory import build_system, open_call
 from voxeval.systems.phone_stream import PhoneStreamAgent
 
@@ -108,6 +108,15 @@ def test_a_call_over_the_phone_stream_protocol(tmp_path: Path) -> None:
     # the call record and the summary's latency basis say the call ran in real time
     record_call(result, tmp_path / "unit", expected_db=scenario.expected_db)
     assert json.loads((tmp_path / "unit" / "call.json").read_text())["latency"]["clock"] == "wall"
+    # the recording holds what an in-process call's does: tracks, events with the tool calls,
+    # both databases and an empty diff against the expected one
+    recorded = sorted(p.name for p in (tmp_path / "unit").iterdir())
+    for name in ("call.json", "events.jsonl", "final_db.json", "initial_db.json", "db_diff.json"):
+        assert name in recorded
+    assert {"user.wav", "assistant.wav", "mixed.wav"} <= set(recorded)
+    _, loaded_timeline, loaded_db = load_call(tmp_path / "unit")
+    assert [t.name for t in loaded_timeline.tools] == ["verify_member", "book_visit"]
+    assert loaded_db == result.final_db
     basis = latency_basis([tmp_path / "unit"])
     assert basis is not None and basis["clock"] == "wall" and basis["measured_by"] == "agent"
 
