@@ -35,6 +35,7 @@ class Script:
     eot_frames: int = 20  # 400 ms of quiet after speech ends the caller's turn
     yield_after_frames: int | None = None  # caller speech over a reply that makes it clear
     fault: str | None = None  # "invalid_json" or "drop" after the greeting
+    hang_up: bool = False  # close the stream normally once the last reply has played
 
 
 @dataclass
@@ -137,6 +138,10 @@ class PhoneAgent:
                 event = message["event"]
                 if event == "mark":
                     seen.marks_back.append(message["mark"]["name"])
+                    last = f"reply-{len(script.replies_s) - 1}"
+                    if script.hang_up and message["mark"]["name"] == last:
+                        await ws.close()  # a normal close: the bot hangs up
+                        return
                     continue
                 if event != "media":
                     seen.events.append(event)

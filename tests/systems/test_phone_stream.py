@@ -168,6 +168,19 @@ def test_clear_makes_the_agent_yield(tmp_path: Path) -> None:
     assert agent.seen.marks_back[0] == "reply-0"  # a cleared mark comes back at once
 
 
+def test_a_normal_close_is_the_agent_hanging_up(tmp_path: Path) -> None:
+    script = Script(greeting_s=0.6, replies_s=[0.6], hang_up=True)
+    result, _, agent = phone_call(tmp_path, script, ListCaller("I want to book a visit", []))
+    assert result.system_fault is None and result.error is None
+    assert result.end_reason == "agent_end_call"
+    said = result.timeline.speech("assistant")
+    assert len(said) == 2 and result.timeline.end is not None
+    # it hung up once its reply had played: the call ends right after it, before the caller
+    # would have said goodbye (0.6 s after the reply)
+    assert 0.0 <= result.timeline.end.t - said[-1].end < 0.3
+    assert agent.seen.marks_back == ["greeting", "reply-0"]
+
+
 @pytest.mark.parametrize("fault", ["invalid_json", "drop"])
 def test_a_protocol_error_or_disconnect_is_the_agents_fault(tmp_path: Path, fault: str) -> None:
     script = Script(greeting_s=0.4, fault=fault)
