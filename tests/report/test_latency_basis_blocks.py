@@ -35,3 +35,13 @@ def test_blocks() -> None:
     assert latency_basis_blocks(None) == []
     blocks = latency_basis_blocks({"agent": "modelled", "rendering_by_voxeval": None})
     assert isinstance(blocks[0], Heading) and isinstance(blocks[1], Paragraph)
+
+
+def test_real_time_calls_are_said_so() -> None:
+    wall = {"agent": "measured", "measured_by": "agent", "clock": "wall"}
+    assert basis_line(wall) == (
+        "Latencies: measured by the system under test (its own timings); the calls ran in "
+        "real time (wall clock), timings as they happened; no rendering by voxeval."
+    )
+    assert "some calls ran in real time" in basis_line({**wall, "clock": "mixed"})
+    assert "real time" not in basis_line({**wall, "clock": "virtual"})

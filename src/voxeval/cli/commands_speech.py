@@ -38,6 +38,19 @@ DEBIAN_PACKAGES = {
     "bucklespring-data": "keyboard click sound events",
 }
 
+# Optional extras of voxeval's own (pyproject [project.optional-dependencies]) that open a way
+# to call agents as deployed: extra -> (distribution checked, what it adds).
+CALL_EXTRAS = {
+    "mcp": (
+        "mcp",
+        "scenario tools served to external agents over MCP and HTTP (docs/mcp-tools.md)",
+    ),
+    "pipecat": (
+        "pipecat-ai",
+        "Pipecat, for testing phone-stream agents with its own serializer (docs/phone-streams.md)",
+    ),
+}
+
 stdout = Console()  # tables are the command's output; messages go to stderr via ``console``
 
 
@@ -70,6 +83,28 @@ def debian_package_status() -> list[dict[str, Any]]:
     return rows
 
 
+def extra_status() -> list[dict[str, Any]]:
+    """Whether each optional call extra is installed, with its version."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    rows = []
+    for extra, (distribution, purpose) in CALL_EXTRAS.items():
+        try:
+            found: str | None = version(distribution)
+        except PackageNotFoundError:
+            found = None
+        rows.append(
+            {
+                "extra": extra,
+                "distribution": distribution,
+                "installed": found is not None,
+                "version": found,
+                "purpose": purpose,
+            }
+        )
+    return rows
+
+
 @app.command()
 @friendly_errors
 def doctor(
@@ -94,6 +129,13 @@ def doctor(
         state = {True: "[green]yes[/]", False: "[yellow]no[/]", None: "unknown (no dpkg)"}
         packages.add_row(pkg["package"], state[pkg["installed"]], pkg["purpose"])
     stdout.print(packages)
+    extras = Table(title="optional extras (pip install 'voxeval[NAME]')")
+    for col in ("extra", "installed", "adds"):
+        extras.add_column(col)
+    for row in extra_status():
+        shown = f"[green]yes[/] ({row['version']})" if row["installed"] else "[yellow]no[/]"
+        extras.add_row(row["extra"], shown, row["purpose"])
+    stdout.print(extras)
 
 
 @app.command()

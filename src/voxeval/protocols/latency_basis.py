@@ -27,6 +27,7 @@ def latency_basis(unit_dirs: Iterable[Path]) -> dict[str, Any] | None:
     agent: set[str] = set()
     measured_by: set[str] = set()
     lanes: set[bool] = set()
+    clocks: set[str] = set()
     models: list[dict[str, Any]] = []
     agent_s = rendering_s = 0.0
     turns = rendered_turns = 0
@@ -42,6 +43,8 @@ def latency_basis(unit_dirs: Iterable[Path]) -> dict[str, Any] | None:
         agent.add(str(latency.get("agent")))
         measured_by.add(str(latency.get("measured_by")))
         lanes.add(bool(latency.get("compute_lane")))
+        if latency.get("clock"):  # recorded since calls say which clock they ran on
+            clocks.add(str(latency["clock"]))
         rendering = latency.get("rendering_by_voxeval")
         if isinstance(rendering, dict) and rendering.get("model") not in models:
             models.append(rendering["model"])
@@ -58,6 +61,9 @@ def latency_basis(unit_dirs: Iterable[Path]) -> dict[str, Any] | None:
         "measured_by": _one_or_mixed(measured_by),
         "compute_lane": None if not lanes else all(lanes),
         "calls": calls,
+        # wall: the calls ran in real time (external real-time agents); their timings are
+        # what happened, machine load included
+        "clock": _one_or_mixed(clocks),
         "calls_without_record": unknown,
         "replies": turns,
         "rendering_by_voxeval": (

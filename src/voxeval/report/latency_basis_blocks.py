@@ -33,6 +33,11 @@ def basis_line(basis: Mapping[str, Any]) -> str:
         text = "Latencies: modelled (simulation.latency_model), not measured"
     else:
         text = f"Latencies: {agent} (measured in some calls, modelled in others)"
+    clock = basis.get("clock")
+    if clock == "wall":
+        text += "; the calls ran in real time (wall clock), timings as they happened"
+    elif clock == "mixed":
+        text += "; some calls ran in real time (wall clock), others on the virtual clock"
     rendering = basis.get("rendering_by_voxeval")
     if isinstance(rendering, dict):
         models = "; ".join(

@@ -20,6 +20,7 @@ from voxeval.systems.factory import (
 from voxeval.systems.http_system import HTTPOptions, HTTPSystem, HTTPSystemError
 from voxeval.systems.hybrid import HybridAgent, HybridOptions, HybridSystem
 from voxeval.systems.openai_audio import OpenAIAudioOptions, OpenAIAudioSystem
+from voxeval.systems.phone_stream import PhoneStreamAgent, PhoneStreamOptions, PhoneStreamSystem
 from voxeval.systems.realtime_system import RealtimeOptions, RealtimeSystem
 from voxeval.systems.realtime_vad import ServerVadRealtimeAgent
 from voxeval.systems.realtime_ws import RealtimeAgent
@@ -51,6 +52,9 @@ __all__ = [
     "MissingReply",
     "OpenAIAudioOptions",
     "OpenAIAudioSystem",
+    "PhoneStreamAgent",
+    "PhoneStreamOptions",
+    "PhoneStreamSystem",
     "RealtimeAgent",
     "RealtimeOptions",
     "RealtimeSystem",

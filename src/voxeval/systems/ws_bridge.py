@@ -49,6 +49,9 @@ class WebsocketBridgeOptions(BaseModel):
     command: str | None = None  # "{url}" is replaced by the bridge's address
     protocol_version: Literal[1, 2] = 1
     realtime: bool = False  # stream frames in real time (wall clock) instead of at once
+    # the scenario tools also over MCP and HTTP for the agent's own backend; session.start
+    # then carries tool_service {token, mcp_url, openapi_url, http_base} (docs/mcp-tools.md)
+    serve_tools: bool = False
     connect_timeout_s: float = Field(default=30.0, gt=0)
     turn_timeout_s: float = Field(default=60.0, gt=0)
 
@@ -93,10 +96,12 @@ class WebsocketBridgeAgent(BridgeEndpoint):
         port: int = 0,
         command: str | None = None,
         realtime: bool = False,
+        serve_tools: bool = False,
         connect_timeout_s: float = 30.0,
         turn_timeout_s: float = 60.0,
     ) -> None:
         super().__init__(host=host, port=port, command=command, connect_timeout_s=connect_timeout_s)
+        self.serve_tools = serve_tools
         self.realtime = realtime
         self.clock = "wall" if realtime else "virtual"
         self.turn_timeout_s = turn_timeout_s
@@ -122,6 +127,7 @@ class WebsocketBridgeAgent(BridgeEndpoint):
                     "channels": 1,
                     "frame_ms": FRAME_MS,
                 },
+                **self._tool_service(tools, scenario.id),
             }
         )
         return self._collect_turn(time.monotonic())
@@ -172,6 +178,7 @@ class WebsocketBridgeAgent(BridgeEndpoint):
             else:
                 raise BridgeError(f"websocket bridge: unexpected message type {kind!r}")
         latency = (started if started is not None else time.monotonic()) - t_input_end
+        records += self._served_tool_calls()
         text = " ".join(t for t in texts if t).strip()
         audio = pcm16_to_audio(bytes(pcm), AUDIO_RATE, "<ws agent>") if pcm else None
         return AgentTurn(

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from voxeval.benchmarks.tools import ToolRuntime
     from voxeval.benchmarks.tools.tool_call import ToolCallRecord
+    from voxeval.systems.tool_service import ToolGrant
 
 AUDIO_RATE = 16000
 SUPPORTED_VERSIONS = (1, 2)
@@ -46,6 +47,9 @@ class BridgeEndpoint:
         self._conn: ServerConnection | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._tools: ToolRuntime | None = None  # the scenario's tools, set when a call starts
+        # opt-in: the tools also over MCP/HTTP for the agent's own backend (docs/mcp-tools.md)
+        self.serve_tools = False
+        self._grant: ToolGrant | None = None
 
     @property
     def url(self) -> str:
@@ -79,6 +83,32 @@ class BridgeEndpoint:
             raise BridgeError(
                 f"websocket bridge: no agent connected to {url} within {self.connect_timeout_s} s"
             ) from exc
+
+    def _tool_service(self, tools: ToolRuntime, scenario_id: str) -> dict[str, Any]:
+        """``session.start``'s ``tool_service`` field when ``serve_tools`` is on: the call's
+        token and addresses of its tools over MCP and HTTP."""
+        if not self.serve_tools:
+            return {}
+        from voxeval.systems.tool_service import shared_tool_service
+
+        self._grant = shared_tool_service().register(tools, scenario_id)
+        g = self._grant
+        return {
+            "tool_service": {
+                "token": g.token,
+                "mcp_url": g.mcp_url,
+                "openapi_url": g.openapi_url,
+                "http_base": g.http_base,
+            }
+        }
+
+    def _served_tool_calls(self) -> list[ToolCallRecord]:
+        """Tool calls the agent made over MCP/HTTP since the last ask (attached to its turn)."""
+        if self._grant is None:
+            return []
+        from voxeval.systems.tool_service import shared_tool_service
+
+        return shared_tool_service().records_since(self._grant.token)
 
     def _run_tool(self, message: dict[str, Any]) -> ToolCallRecord:
         """Run the scenario tool a ``tool_call`` message names and answer ``tool_result``
@@ -151,6 +181,11 @@ class BridgeEndpoint:
                 pass
             self._conn = None
         self._done.set()
+        if self._grant is not None:  # the call's database is final from here
+            from voxeval.systems.tool_service import shared_tool_service
+
+            shared_tool_service().revoke(self._grant.token)
+            self._grant = None
         if self._server is not None:
             self._server.shutdown()
             self._server = None

@@ -59,10 +59,12 @@ class StreamingBridgeAgent(BridgeEndpoint):
         port: int = 0,
         command: str | None = None,
         realtime: bool = False,
+        serve_tools: bool = False,
         connect_timeout_s: float = 30.0,
         turn_timeout_s: float = 60.0,
     ) -> None:
         super().__init__(host=host, port=port, command=command, connect_timeout_s=connect_timeout_s)
+        self.serve_tools = serve_tools
         self.clock = "wall" if realtime else "virtual"
         self.turn_timeout_s = turn_timeout_s
         self._seq = 0
@@ -91,6 +93,7 @@ class StreamingBridgeAgent(BridgeEndpoint):
                 "greeting": scenario.agent.greeting,
                 "tools": tools.tool_schemas(),
                 "audio_format": {"encoding": "pcm16", "sample_rate": AUDIO_RATE, "channels": 1},
+                **self._tool_service(tools, scenario.id),
             }
         )
         opening = self._expect(time.monotonic() + self.turn_timeout_s, "response.start or listen")
@@ -218,6 +221,7 @@ class StreamingBridgeAgent(BridgeEndpoint):
         else:
             latency = (first_output or time.monotonic()) - began
             reported = tuple(o for o in offsets if o is not None)
+        records += self._served_tool_calls()  # out of band: their times are observed
         text = " ".join(t for t in texts if t).strip()
         audio = pcm16_to_audio(bytes(pcm), AUDIO_RATE, "<ws agent>") if pcm else None
         return AgentTurn(
