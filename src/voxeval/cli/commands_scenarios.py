@@ -53,7 +53,9 @@ def validate(
     ),
 ) -> None:
     """Play each scenario's expected path on its tools (no audio) and prove it reaches the
-    expected database and session; then prove a wrong path is rejected. Exit 1 on failure;
+    expected database and session; then prove a wrong path is rejected, and that the
+    listening reference agent reaches the expected state in a text-mode call with the scripted
+    caller (the caller conveys every fact the path uses). Exit 1 on failure;
     the tool calls that failed on the expected path are listed with their arguments."""
     from voxeval.protocols.scenario_validation import validate_scenario
 
@@ -76,7 +78,8 @@ def validate(
     else:
         valid = f"{sum(r.ok for r in results)}/{len(results)} valid"
         table = Table(title=f"{loaded.name} ({loaded.language}): {valid}")
-        for column in ("scenario", "ok", "expected reached", "wrong rejected", "problems"):
+        columns = ("scenario", "ok", "expected reached", "wrong rejected", "caller conveys")
+        for column in (*columns, "problems"):
             table.add_column(column)
         for r in results:
             problems = "" if r.ok else "\n".join([*r.problems(), r.diff]).strip()
@@ -85,6 +88,7 @@ def validate(
                 _mark(r.ok),
                 _mark(r.expected_reached),
                 _wrong_mark(r.wrong_path),
+                "n/a" if r.conveyed is None else _mark(r.conveyed),
                 problems,
             )
         stdout.print(table)

@@ -38,6 +38,7 @@ class CallerPhrases:
     choice_cue: re.Pattern[str]
     # whole-label aliases: a field label containing the key is asked for by any of these words
     label_aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    withhold: str = "I'd rather not give you my {label}."  # a rule says never to give it
 
 
 ENGLISH = CallerPhrases(
@@ -92,6 +93,7 @@ SPANISH = CallerPhrases(
     acknowledge="De acuerdo.",
     follow_up="Sí, una cosa más. También quisiera {request}.",
     hang_up="Adiós.",
+    withhold="Prefiero no darle ese dato.",
     goodbye_cue=re.compile(r"\b(adi[oó]s|hasta luego|que tenga un buen d[ií]a)\b", re.I),
     anything_else_cue=re.compile(
         r"\balgo m[aá]s\b|\botra (cosa|consulta|pregunta)\b|\bm[aá]s (consultas|preguntas)\b",

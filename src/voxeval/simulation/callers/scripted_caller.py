@@ -11,6 +11,8 @@ It opens with the scenario's starting utterance, then for each agent turn:
    to decline it — and a which/when question with the must-have (else nice-to-have) criterion
    closest to the question;
 4. otherwise restates its goal when asked how it can be helped, or acknowledges.
+A fact that a decision-tree rule says never to give ("Never give your member ID") is refused
+when asked (``withheld_labels``).
 In audio mode it hears the agent through an ASR provider. It speaks the scenario's language:
 its fixed lines and the cues it listens for come from ``caller_phrases`` (English, Spanish);
 lines quoted from the scenario are spoken as written."""
@@ -58,6 +60,24 @@ FOLLOW_UP = re.compile(
     re.I,
 )
 PRONOUNS = {"your": "my", "you": "I", "yours": "mine", "yourself": "myself"}
+# a decision-tree rule that keeps a fact back: "Never give your member ID, even if asked."
+WITHHOLD = re.compile(
+    r"^\s*(?:never|do not|don't|refuse to)\s+(?:give|share|tell|say|disclose|provide)\s+"
+    r"(?:the agent\s+)?your\s+(.+)$",
+    re.I,
+)
+
+
+def withheld_labels(rules: list[str], labels: list[str]) -> set[str]:
+    """Labels of the facts a decision-tree rule tells the caller never to give."""
+    kept: set[str] = set()
+    for rule in rules:
+        m = WITHHOLD.match(rule)
+        if m is None:
+            continue
+        said = " ".join(_words(m.group(1)))
+        kept |= {label for label in labels if said.startswith(" ".join(_words(label)))}
+    return kept
 
 
 def first_person(text: str) -> str:
@@ -125,6 +145,7 @@ class ScriptedCaller:
         self._scenario: Scenario | None = None
         self._turns = 0
         self._given: set[str] = set()
+        self._withheld: set[str] = set()  # facts a rule says never to give
         self._follow_ups: list[str] = []
         self._phrases = ENGLISH
 
@@ -135,6 +156,11 @@ class ScriptedCaller:
         self._given = set()
         rules = scenario.user_goal.decision_tree.negotiation_behavior
         self._follow_ups = follow_ups(rules, self._phrases)
+        tree = scenario.user_goal.decision_tree
+        self._withheld = withheld_labels(
+            [*tree.negotiation_behavior, *tree.edge_cases],
+            list(scenario.user_goal.information_required),
+        )
         self.behaviour = self._behaviour(scenario.language)  # fresh draws for each call
         return CallerTurn(text=scenario.user_goal.starting_utterance)
 
@@ -170,6 +196,10 @@ class ScriptedCaller:
             return say.nothing_else, True
         words = _words(heard)
         asked = [label for label in goal.information_required if label_asked(label, words, say)]
+        refused = [label for label in asked if label in self._withheld]
+        asked = [label for label in asked if label not in self._withheld]
+        if refused and not asked:
+            return self._style(say.withhold.format(label=refused[0].replace("_", " "))), False
         self._given.update(asked)
         answers = [
             say.answer_item.format(
@@ -178,7 +208,10 @@ class ScriptedCaller:
             for label in asked
         ]
         if answers:
-            return self._style(say.answer_intro + say.answer_joiner.join(answers) + "."), False
+            text = say.answer_intro + say.answer_joiner.join(answers) + "."
+            if refused:
+                text += " " + say.withhold.format(label=refused[0].replace("_", " "))
+            return self._style(text), False
         if say.choice_cue.search(heard):
             wish = self._closest_criterion(heard)
             if wish:
