@@ -78,8 +78,7 @@ def validate(
     else:
         valid = f"{sum(r.ok for r in results)}/{len(results)} valid"
         table = Table(title=f"{loaded.name} ({loaded.language}): {valid}")
-        columns = ("scenario", "ok", "expected reached", "wrong rejected", "caller conveys")
-        for column in (*columns, "problems"):
+        for column in ("scenario", "ok", "expected reached", "wrong rejected", "problems"):
             table.add_column(column)
         for r in results:
             problems = "" if r.ok else "\n".join([*r.problems(), r.diff]).strip()
@@ -88,7 +87,6 @@ def validate(
                 _mark(r.ok),
                 _mark(r.expected_reached),
                 _wrong_mark(r.wrong_path),
-                "n/a" if r.conveyed is None else _mark(r.conveyed),
                 problems,
             )
         stdout.print(table)

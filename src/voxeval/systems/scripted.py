@@ -9,7 +9,7 @@ By default the agent listens (``listen: true``): a tool argument that is one of 
 facts (``user_goal.information_required``: member ID, date of birth, ...) is used only once
 the caller has said it (``caller_facts``); until then the agent asks for it again, and gives
 up after ``MAX_REASKS`` asks in a row that bring none of the missing facts; while the caller
-stops mid-sentence ("my member ID is" and a pause) it says nothing and keeps listening. In
+stops mid-sentence ("my member ID is" and a pause; text mode) it says nothing and listens. In
 audio mode it hears the caller through an ASR (option ``asr``; default the run's scoring ASR),
 so the reference path proves that the simulated caller conveys what the scenario needs.
 ``listen: false`` plays the fixed arguments.
@@ -33,6 +33,7 @@ from voxeval.registry import register
 from voxeval.systems.base import CALL
 from voxeval.systems.call import AgentTurn
 from voxeval.systems.caller_facts import CallerFacts
+from voxeval.systems.llm_call import warm_asr
 from voxeval.systems.options import ComponentSpec, parse_options
 from voxeval.systems.turn_handling import TurnPolicy
 
@@ -166,7 +167,9 @@ class ScriptedAgent:
             heard = self._transcribe(user_audio)
         if self._facts is not None and heard:
             self._facts.hear(heard)
-        if self.listen and heard and sounds_unfinished(heard) and self._held():
+        # words, not a transcript: ASR punctuation ("...") says nothing about an unfinished turn
+        typed = user_text is not None
+        if self.listen and typed and heard and sounds_unfinished(heard) and self._held():
             # "my member ID is" and a pause: a listener waits for the rest, says nothing
             return AgentTurn(text=None, heard=heard)
         turn = self._play()
@@ -175,6 +178,11 @@ class ScriptedAgent:
                 text=turn.text, tool_calls=turn.tool_calls, end_call=turn.end_call, heard=heard
             )
         return turn
+
+    def warm(self, language: str = "en") -> None:
+        """Load the ASR before the call and run it once on silence (as the cascade does)."""
+        if self._asr is None and self._asr_factory is not None:
+            self._asr = warm_asr(self._asr_factory(language))
 
     def _transcribe(self, audio: Audio) -> str:
         assert self._scenario is not None
@@ -297,6 +305,10 @@ class ScriptedSystem:
 
     def open_call(self) -> ScriptedAgent:
         o = self.options
-        return self.agent_class(
+        agent = self.agent_class(
             script=o.script, greet=o.greet, turn_policy=o.turn, listen=o.listen, asr=self._asr
         )
+        simulation = getattr(getattr(self._ctx, "config", None), "simulation", None)
+        if o.listen and isinstance(simulation, dict) and simulation.get("mode", "audio") == "audio":
+            agent.warm(str(simulation.get("language", "en")))  # not the agent's latency
+        return agent
