@@ -346,6 +346,7 @@ class LiveCallProtocol:
                 "trial": unit.trial,
                 "condition": unit.condition,
                 "caller": caller.name,
+                "persona": getattr(getattr(caller, "persona", None), "name", None),
                 "agent": getattr(agent, "name", ""),
                 "mode": sim.mode,
                 "seed": seed,

@@ -22,7 +22,8 @@ The caller follows its behaviour (``voxeval.simulation.caller_behaviour``): a tu
 its ``SpeakingPlan`` (pieces with silences between them, one caller turn); while an agent
 utterance plays, its ``ListeningPlan`` adds backchannels and a barge-in, which starts the
 caller's next turn having heard only what came before. Otherwise the caller answers
-``caller_gap_s`` after an agent utterance ends that reached past the end of its turn. If the
+``caller_gap_s`` after an agent utterance ends that reached past the end of its turn (None:
+a gap drawn from its persona, ``personas.response_gap``). If the
 agent starts talking over the caller's turn and is still talking ``caller_yield_s`` later, the
 caller gives up the rest of its turn (tau2-bench's full-duplex user yields when talked over
 for 1 s; None: the caller never yields).
@@ -66,6 +67,7 @@ from voxeval.simulation.compute_lane import SHARED_LANE, ComputeLane, unlaned
 from voxeval.simulation.latency import LatencyModel, RenderingLatency
 from voxeval.simulation.line import CallerLine, LineEffect, LinePiece
 from voxeval.simulation.parties import AgentTurn, Caller, CallerTurn
+from voxeval.simulation.personas import Persona, get_persona, response_gap
 from voxeval.simulation.timeline import EndEvent, SpeakerSegment, Timeline, ToolEvent
 from voxeval.simulation.turn_detection import FrameVAD, TurnDetector, Utterance, words_spoken
 from voxeval.systems.call import (
@@ -93,7 +95,8 @@ class EngineSettings:
     eot_silence_s: float = 0.7  # adapted agents: silence that ends the caller's turn
     patience_s: float = 0.0  # adapted agents: extra listening before taking the turn
     barge_in_s: float | None = 0.3  # adapted agents: caller speech that stops their reply
-    caller_gap_s: float = 0.6  # caller's pause after the agent stops before answering
+    # caller's pause after the agent stops before answering; None: drawn from its persona
+    caller_gap_s: float | None = 0.6
     caller_yield_s: float | None = 1.0  # caller stops after being talked over this long
     frame_ms: float = 20.0
     words_per_s: float = 2.5  # text-only speaking rate
@@ -218,6 +221,8 @@ class _Call:
         self.mode, self.latency, self.settings, self.clock = mode, latency, settings, clock
         self.agent_timeout_s = agent_timeout_s
         self.rng = np.random.default_rng(seed)
+        # the caller's drawn response gaps, a stream of their own (other draws do not move)
+        self.gap_rng = np.random.default_rng([abs(seed), 0x6A7])
         self.caller_voice, self.agent_voice = caller_voice, agent_voice
         self.caller_transform = caller_transform
         self.detector = TurnDetector(
@@ -539,7 +544,7 @@ class _Call:
         elif self.decided is not None:
             # a turn already decided (the opening, or one held while the agent spoke) is
             # said a gap after the agent stops
-            after = self._aligned(spoken.end + self._samples(self.settings.caller_gap_s))
+            after = self._aligned(spoken.end + self._samples(self._caller_gap()))
             self.decided_at = max(self.decided_at or 0, after)
 
     # ---------------------------------------------------------------- caller side
@@ -569,6 +574,15 @@ class _Call:
         audio = Audio(np.concatenate(pieces) if pieces else gap, self.rate, "<agent speech>")
         return audio, text
 
+    def _caller_gap(self) -> float:
+        """The caller's silence before answering: the set gap, else its persona's draw."""
+        if self.settings.caller_gap_s is not None:
+            return self.settings.caller_gap_s
+        persona = getattr(self.caller, "persona", None)
+        return response_gap(
+            persona if isinstance(persona, Persona) else get_persona(None), self.gap_rng
+        )
+
     def _caller_decides(self, at: int, barge: bool = False) -> None:
         """The caller decides its next turn at ``at`` (after hearing the agent)."""
         self.clock.wait_until(self._s(at))
@@ -586,7 +600,7 @@ class _Call:
             return
         start = (
             at
-            + self._samples(self.settings.caller_gap_s)
+            + self._samples(self._caller_gap())
             + self._samples(self.latency.caller_delay(measured, self.rng))
         )
         if self.clock.kind == "wall":

@@ -14,7 +14,7 @@ simulation:
   eot_silence_ms: 700         # adapted agents: silence that ends the caller's turn
   patience_ms: 0              # adapted agents: extra listening before taking the turn
   barge_in_ms: 300            # adapted agents: caller speech that stops their reply (null: never)
-  caller_gap_ms: 600          # the caller answers this long after the agent stops
+  caller_gap_ms: null         # the caller's silence before answering (null: its persona's draw)
   caller_yield_ms: 1000       # the caller stops when talked over this long (null: never)
   latency_model: {agent: {kind: fixed, ms: 800}}
   tts_latency_model: {first_audio_ms: 250, per_char_ms: 0}  # text-only agents (see latency)
@@ -101,7 +101,8 @@ class SimulationConfig(BaseModel):
     eot_silence_ms: float = Field(default=700.0, gt=0)
     patience_ms: float = Field(default=0.0, ge=0)
     barge_in_ms: float | None = Field(default=300.0, ge=0)
-    caller_gap_ms: float = Field(default=600.0, ge=0)
+    # None: drawn per answer from the caller's persona (human-like, personas.response_gap)
+    caller_gap_ms: float | None = Field(default=None, ge=0)
     caller_yield_ms: float | None = Field(default=1000.0, ge=0)
     vad: ProviderSpec | None = None
     latency_model: LatencyModel | None = None
@@ -131,7 +132,7 @@ class SimulationConfig(BaseModel):
             eot_silence_s=self.eot_silence_ms / 1000,
             patience_s=self.patience_ms / 1000,
             barge_in_s=seconds(self.barge_in_ms),
-            caller_gap_s=self.caller_gap_ms / 1000,
+            caller_gap_s=seconds(self.caller_gap_ms),
             caller_yield_s=seconds(self.caller_yield_ms),
             frame_ms=self.frame_ms,
         )
