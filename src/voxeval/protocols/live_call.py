@@ -93,6 +93,8 @@ DIAGNOSTICS = (
     "backchannel_yield_rate",
     "false_end_of_turn_rate",
     "talk_over_ratio",
+    # does the agent take up what the caller says when it cuts in (scoring.interruption_uptake)
+    "interruption_uptake",
 )
 
 
@@ -134,7 +136,13 @@ def _record_scoring_usage(ctx: RunContext, unit: WorkUnit, ledger: Ledger) -> No
 
 # Judged call metrics (issue #12): defaults only when the run configures a judge
 # (``judge:``) or an audio judge (``audio_judge:``).
-JUDGED_METRICS = ("faithfulness", "conversation_progression", "conciseness", "speakability")
+JUDGED_METRICS = (
+    "faithfulness",
+    "conversation_progression",
+    "conciseness",
+    "speakability",
+    "interruption_uptake_judge",
+)
 AUDIO_JUDGED_METRICS = ("agent_speech_fidelity", "user_speech_fidelity")
 # The simulation-validation judge's verdict, stored with the call's scores when judged.
 JUDGED_VALIDATION_METRICS = ("user_behavioural_fidelity",)

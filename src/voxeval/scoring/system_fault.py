@@ -67,6 +67,8 @@ FAILURE_VALUES: dict[str, FailureValue | Descriptive] = {
     "backchannel_yield_rate": DESCRIPTIVE,
     "false_end_of_turn_rate": DESCRIPTIVE,
     "talk_over_ratio": DESCRIPTIVE,
+    "interruption_uptake": DESCRIPTIVE,
+    "interruption_uptake_judge": DESCRIPTIVE,
 }
 
 

@@ -587,9 +587,12 @@ class _Call:
         """The caller decides its next turn at ``at`` (after hearing the agent)."""
         self.clock.wait_until(self._s(at))
         audio, text = self._what_caller_heard(at if barge else None)
+        # a caller that cuts in may say something else than its answer (``interrupt``)
+        answer = getattr(self.caller, "interrupt", None) if barge else None
         turn, spent = _ours(
-            "simulator", f"caller {self.caller.name}", self._timed, self.caller.respond, audio, text
-        )
+            "simulator", f"caller {self.caller.name}", self._timed, answer or self.caller.respond,
+            audio, text,
+        )  # fmt: skip
         measured = spent + turn.compute_s
         last = self.playing if barge else (self.heard[-1] if self.heard else None)
         if turn.heard and last is not None:

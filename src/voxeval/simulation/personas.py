@@ -38,6 +38,12 @@ Where the numbers come from (conversation-analysis and phonetics ranges, scaled 
   fraction of the utterance (never before ``BARGE_IN_EARLIEST_S``). These are design choices
   for a stress test rather than corpus figures: no corpus we know gives interruption rates
   for voice-agent callers.
+* Interruptions with content. A barge-in is a correction, a fact volunteered before it is
+  asked or an urgent question from the goal with ``interruption_content_rate`` (else it is
+  impatience only: a filler and "Okay."); ``slip_rate`` is the chance per call that the
+  caller first misstates a key fact and then cuts in to correct it. Design choices again:
+  they make the barge-ins test whether the agent takes up what it is told mid-sentence
+  (Full-Duplex-Bench's user-interruption task measures the same thing).
 * Response gaps. People answer fast: across ten languages the most common offset between one
   speaker's turn end and the next one's start is about 200 ms, and the per-language means lie
   between 7 and 469 ms (Stivers et al. 2009; review: Levinson & Torreira 2015). The caller's
@@ -84,12 +90,19 @@ class Persona:
     barge_in_rate: float = 0.02  # chance of cutting into an agent utterance ...
     barge_in_min_s: float = 6.0  # ... that lasts at least this long
     barge_in_beta: tuple[float, float] = (6.0, 2.0)  # where: Beta(a, b) fraction of it
+    # what a barge-in says: the chance that it carries content (a correction, a fact the agent
+    # will need, an urgent question from the goal) rather than impatience alone
+    interruption_content_rate: float = 0.5
+    # chance per call of misstating one key fact (an ID, a date) first and correcting it by
+    # cutting into the agent's next utterance (or at the next turn when that is too short)
+    slip_rate: float = 0.0
     # silence before answering once the agent stops (log-normal median and sigma)
     gap_median_s: float = 0.25
     gap_sigma: float = 0.5
 
     def __post_init__(self) -> None:
-        for field in ("pause_rate", "number_pause_rate", "barge_in_rate"):
+        rates = ("pause_rate", "number_pause_rate", "barge_in_rate")
+        for field in (*rates, "interruption_content_rate", "slip_rate"):
             value = getattr(self, field)
             if not 0.0 <= value <= 1.0:
                 raise ConfigError(f"persona {self.name!r}: {field} must be in [0, 1], got {value}")
@@ -158,6 +171,8 @@ PERSONAS: dict[str, Persona] = {
         barge_in_rate=0.08,
         barge_in_min_s=5.0,
         barge_in_beta=(3.0, 3.0),
+        interruption_content_rate=0.7,
+        slip_rate=0.3,  # gives a wrong digit now and then, and corrects it
         gap_median_s=0.35,
         gap_sigma=0.6,
     ),

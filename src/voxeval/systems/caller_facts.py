@@ -45,6 +45,13 @@ class CallerFacts:
             return False
         return fuzz.partial_ratio(key, heard) >= NAME_SIMILARITY
 
+    def heard_labels(self) -> set[str]:
+        return {label for label in self.facts if self.heard(label)}
+
+    def new_since(self, before: set[str]) -> list[tuple[str, str]]:
+        """(label, value) of the facts heard now that were not in ``before``."""
+        return [(k, v) for k, v in self.facts.items() if k not in before and self.heard(k)]
+
     def needed_by(self, arguments: Any) -> list[str]:
         """Labels of the facts that ``arguments`` (a tool call's, nested values included) use."""
         keys = {entity_key(str(v)) for v in _leaves(arguments)}

@@ -49,7 +49,7 @@ _DEFAULT_ASR = {"en": "whisper-tiny-en"}
 _OPEN_ENDS = frozenset(
     {
         *("is", "are", "was", "were", "my", "the", "a", "an", "and", "or", "of", "to", "on"),
-        *("um", "uh", "er", "erm", "hmm", "see", "wait", "so"),
+        *("um", "uh", "er", "erm", "hmm", "see", "wait", "so", "s", "it", "its"),
         *("es", "son", "mi", "mis", "el", "la", "los", "las", "de", "y", "o", "que", "pues"),
         *("eh", "este"),
     }
@@ -142,6 +142,7 @@ class ScriptedAgent:
         self._facts: CallerFacts | None = None
         self._reasks = 0
         self._missing = 0
+        self._new_facts: list[tuple[str, str]] = []  # facts first heard in the last turn
 
     def start(self, scenario: Scenario, tools: ToolRuntime) -> AgentTurn | None:
         self._tools = tools
@@ -165,8 +166,10 @@ class ScriptedAgent:
         heard = user_text
         if self.listen and user_audio is not None and user_text is None:
             heard = self._transcribe(user_audio)
+        before = self._facts.heard_labels() if self._facts is not None else set()
         if self._facts is not None and heard:
             self._facts.hear(heard)
+        self._new_facts = [] if self._facts is None else self._facts.new_since(before)
         # words, not a transcript: ASR punctuation ("...") says nothing about an unfinished turn
         typed = user_text is not None
         if self.listen and typed and heard and sounds_unfinished(heard) and self._held():
@@ -224,6 +227,11 @@ class ScriptedAgent:
         """Ask for facts the next step needs and the caller has not said (labels as in the
         scenario, so that a caller matching field names hears the question)."""
         wanted = " and ".join(label.replace("_", " ") for label in labels)
+        # read back what it did hear (a caller cutting in with its ID hears it was taken up)
+        got = " ".join(
+            f"Thanks, I have your {label.replace('_', ' ')} as {value}."
+            for label, value in self._new_facts
+        )
         if len(labels) < self._missing:  # the caller gave something since: not ignored
             self._reasks = 0
         self._missing = len(labels)
@@ -232,7 +240,8 @@ class ScriptedAgent:
             return AgentTurn(
                 text=f"I'm sorry, I can't go on without your {wanted}. Goodbye.", end_call=True
             )
-        return AgentTurn(text=f"Sorry, I still need your {wanted}. What is your {wanted}?")
+        ask = f"Sorry, I still need your {wanted}. What is your {wanted}?"
+        return AgentTurn(text=f"{got} {ask}".strip())
 
 
 def sounds_unfinished(text: str) -> bool:
