@@ -306,9 +306,9 @@ class ScriptedSystem:
         }
         if self.options.turn is not None:
             ident["turn"] = self.options.turn.model_dump()
-        if not self.options.listen:
-            ident["listen"] = False
-        elif self.options.asr is not None:
+        # listening changed what the same script does: a run stored before it is not resumed
+        ident["listen"] = self.options.listen
+        if self.options.listen and self.options.asr is not None:
             ident["asr"] = self.options.asr.model_dump(mode="json")
         return ident
 
