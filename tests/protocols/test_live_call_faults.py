@@ -94,7 +94,11 @@ def write_config(
         simulation.update(caller="llm", caller_llm=caller_llm, behaviour="none")
     config = {
         "suite": str(suite),
-        "systems": [{"name": name, "type": "agent", "agent": f"test-{name}"} for name in systems],
+        # fixed tool arguments: the fake LLM caller says only "Yes, please."
+        "systems": [
+            {"name": name, "type": "agent", "agent": f"test-{name}", "listen": False}
+            for name in systems
+        ],
         "trials": 2,
         "seed": 1,
         "simulation": simulation,

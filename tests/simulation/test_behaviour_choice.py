@@ -26,7 +26,7 @@ def test_auto_gives_the_scripted_caller_seeded_rules_with_the_condition_persona(
     assert sim.behaviour == "auto"
     caller = sim.build_caller(None, ELDERLY, seed=1234)
     behaviour = caller.behaviour
-    assert isinstance(behaviour, RuleBehaviour)
+    assert isinstance(getattr(behaviour, "inner", behaviour), RuleBehaviour)  # correcting wrap
     assert behaviour.seed == 1234 and behaviour.persona.name == "elderly_slow"
     again = sim.build_caller(None, ELDERLY, seed=1234).behaviour
     plans = [behaviour.listening_plan("x", 12.0) for _ in range(10)]
@@ -41,7 +41,8 @@ def test_auto_gives_the_llm_caller_the_llm_behaviour_and_rules_on_request() -> N
     rules = parse_simulation(
         {"mode": "text", "caller": "llm", "caller_llm": LLM_SPEC, "behaviour": "rules"}
     )
-    assert isinstance(rules.build_caller(None, None, 9).behaviour, RuleBehaviour)
+    built = rules.build_caller(None, None, 9).behaviour
+    assert isinstance(getattr(built, "inner", built), RuleBehaviour)
 
 
 def test_none_keeps_only_the_marked_pauses() -> None:

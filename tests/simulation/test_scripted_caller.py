@@ -2,6 +2,7 @@ from pathlib import Path
 
 from tests.simulation.helpers import write_suite
 from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.simulation.callers.interruptions import CorrectingBehaviour
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller, label_asked
 from voxeval.simulation.rule_behaviour import RuleBehaviour
 
@@ -43,7 +44,9 @@ def test_persona_changes_style_and_timing(tmp_path: Path) -> None:
     caller.start(scenario(tmp_path))
     turn = caller.respond(None, "What is your member ID and date of birth?")
     assert "..." in turn.text and caller.speech_rate < 1.0
-    assert isinstance(caller.behaviour, RuleBehaviour)
+    # the persona's rules, wrapped so that a pending correction cuts into the agent
+    assert isinstance(caller.behaviour, CorrectingBehaviour)
+    assert isinstance(caller.behaviour.inner, RuleBehaviour)
     assert caller.behaviour.persona.name == "elderly_slow"
     assert not hasattr(ScriptedCaller(persona="aggressive_impatient"), "barge_in_after_s")
 

@@ -23,7 +23,9 @@ def suite() -> ScenarioSuite:
 def run(suite: ScenarioSuite, scenario_id: str, script: str) -> tuple[ToolRuntime, list[str]]:
     scenario = suite.get(scenario_id)
     tools = ToolRuntime(scenario, suite.tools)
-    agent = lookup("system", "scripted")("scripted", ScriptedOptions(script=script)).open_call()
+    # fixed arguments: these tests are about the script, not about listening
+    options = ScriptedOptions(script=script, listen=False)
+    agent = lookup("system", "scripted")("scripted", options).open_call()
     assert isinstance(agent, CallAgent)
     said = []
     greeting = agent.start(scenario, tools)
@@ -74,7 +76,7 @@ def test_explicit_wrong_script_is_used(suite: ScenarioSuite) -> None:
 
 def test_agent_says_goodbye_after_the_script(suite: ScenarioSuite) -> None:
     scenario = suite.get("clinic-s11-check-balance")
-    agent = ScriptedAgent()
+    agent = ScriptedAgent(listen=False)
     agent.start(scenario, ToolRuntime(scenario, suite.tools))
     turns = [agent.respond(None, None) for _ in range(len(scenario.agent_script) + 1)]
     assert turns[-1].end_call and agent.finished

@@ -118,7 +118,16 @@ def live_audio_run(folder: Path, *, embedded_asr: bool = False) -> Path:
             folder / "live-audio",
             trials=1,
             perturbations=[],
-            systems=[{"name": "wrong", "type": "agent", "agent": "scripted", "script": "wrong"}],
+            # fixed tool arguments: the loopback ASR hears every turn as the same sentence
+            systems=[
+                {
+                    "name": "wrong",
+                    "type": "agent",
+                    "agent": "scripted",
+                    "script": "wrong",
+                    "listen": False,
+                }
+            ],
             asr=asr,
             simulation={
                 "caller": "scripted",

@@ -1,6 +1,7 @@
 """``voxeval analyze bias|agreement RUN``: judge-bias and agreement tables from a run's
 stored arena verdicts (and rubric scores), optionally with imported human votes
-(see docs/judge-bias.md)."""
+(see docs/judge-bias.md). ``voxeval analyze timing RUN``: the simulated caller's timing in a
+live-call run beside human conversation (see docs/live-calls.md)."""
 
 from __future__ import annotations
 
@@ -23,11 +24,15 @@ from voxeval.protocols.arena_judgements import analyze_agreement, analyze_bias
 from voxeval.store import RunStore
 from voxeval.store.run_store import is_run_folder
 
-analyze_app = command_group("Judge bias and agreement of a multi-turn run's arena verdicts.")
+analyze_app = command_group(
+    "Judge bias and agreement of a multi-turn run's arena verdicts; the simulated caller's "
+    "timing in a live-call run."
+)
 app.add_typer(analyze_app, name="analyze")
 stdout = RedactingConsole()
 BIAS_FILE = "judge_bias.json"
 AGREEMENT_FILE = "judge_agreement.json"
+TIMING_FILE = "caller_timing.json"
 
 RUN_ARG = typer.Argument(..., help="run folder (with stored arena comparisons)")
 VOTES_OPT = typer.Option(
@@ -207,3 +212,71 @@ def _print_exclusion(exclusion: dict[str, Any]) -> None:
                 str(full["n_defined"]),
             )
     stdout.print(table)
+
+
+@analyze_app.command("timing")
+@friendly_errors
+def timing(
+    run: Path = typer.Argument(..., help="run folder of a live-call run"),
+    as_json: bool = JSON_OPT,
+) -> None:
+    """The simulated caller's response offsets (start of its turn minus the end of the agent's;
+    negative: overlap), pauses inside its turns and backchannels per minute of agent speech,
+    per persona, beside human conversation (Stivers et al. 2009; Levinson & Torreira 2015);
+    written to report/caller_timing.json."""
+    from voxeval.protocols.caller_timing_report import run_caller_timing
+
+    store = _open(run)
+    try:
+        data = run_caller_timing(store)
+    finally:
+        store.close()
+    target = _write(store, TIMING_FILE, data)
+    if as_json:
+        print_json(data)
+        return
+    for persona, summary in data["personas"].items():
+        _print_timing(persona, summary)
+    for problem in data["unreadable"]:
+        stdout.print(f"[yellow]not read:[/] {problem}")
+    stdout.print(f"written: {target}")
+
+
+def _ms(value: Any) -> str:
+    return "-" if value is None else f"{1000 * float(value):.0f}"
+
+
+def _verdict(flag: bool | None) -> str:
+    return "-" if flag is None else ("yes" if flag else "[red]no[/]")
+
+
+def _print_timing(persona: str, summary: dict[str, Any]) -> None:
+    offsets, pauses = summary["response_offset_s"], summary["pause_s"]
+    ok, ref = summary["in_human_range"], summary["human_reference"]
+    lo, hi = ref["response_offset_s"]["mean_range"]
+    p_lo, p_hi = ref["pause_s"]["median_range"]
+    b_lo, b_hi = ref["backchannels_per_min"]["range"]
+    n_off, n_pause = str(offsets["n"]), str(pauses["n"])
+    rows = [
+        ("response offset, mode", n_off, f"{_ms(offsets.get('mode'))} ms",
+         f"{_ms(offsets.get('p10'))} to {_ms(offsets.get('p90'))} ms",
+         f"~{_ms(ref['response_offset_s']['mode'])} ms", _verdict(ok["offset_mode"])),
+        ("response offset, mean", n_off, f"{_ms(offsets.get('mean'))} ms", "",
+         f"{_ms(lo)}-{_ms(hi)} ms (10 languages)", _verdict(ok["offset_mean"])),
+        ("response offset, median", n_off, f"{_ms(offsets.get('median'))} ms", "", "", ""),
+        ("overlaps (offset < 0)", n_off, f"{_pct(offsets.get('overlap_share'))} %", "", "", ""),
+        ("pause in a turn, median", n_pause, f"{_ms(pauses.get('median'))} ms",
+         f"{_ms(pauses.get('p10'))} to {_ms(pauses.get('p90'))} ms",
+         f"{_ms(p_lo)}-{_ms(p_hi)} ms", _verdict(ok["pause_median"])),
+        ("backchannels per min of agent speech", str(summary["backchannels"]),
+         _num(summary["backchannels_per_min"], 1), "", f"{b_lo:.0f}-{b_hi:.0f}",
+         _verdict(ok["backchannel_rate"])),
+    ]  # fmt: skip
+    table = Table(title=f"Caller timing, persona {persona} ({summary['calls']} calls)")
+    for column in ("figure", "n", "simulated", "p10-p90", "human reference", "in range"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*row)
+    stdout.print(table)
+    sources = [ref[k]["source"] for k in ("response_offset_s", "pause_s", "backchannels_per_min")]
+    stdout.print(f"sources: {'; '.join(sources)}")

@@ -53,7 +53,9 @@ def validate(
     ),
 ) -> None:
     """Play each scenario's expected path on its tools (no audio) and prove it reaches the
-    expected database and session; then prove a wrong path is rejected. Exit 1 on failure;
+    expected database and session; then prove a wrong path is rejected, and that the
+    listening reference agent reaches the expected state in a text-mode call with the scripted
+    caller (the caller conveys every fact the path uses). Exit 1 on failure;
     the tool calls that failed on the expected path are listed with their arguments."""
     from voxeval.protocols.scenario_validation import validate_scenario
 

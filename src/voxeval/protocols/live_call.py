@@ -96,6 +96,8 @@ DIAGNOSTICS = (
     "talk_over_ratio",
     "false_yield_rate",
     "agent_backchannel_rate",
+    # does the agent take up what the caller says when it cuts in (scoring.interruption_uptake)
+    "interruption_uptake",
 )
 
 
@@ -137,7 +139,13 @@ def _record_scoring_usage(ctx: RunContext, unit: WorkUnit, ledger: Ledger) -> No
 
 # Judged call metrics (issue #12): defaults only when the run configures a judge
 # (``judge:``) or an audio judge (``audio_judge:``).
-JUDGED_METRICS = ("faithfulness", "conversation_progression", "conciseness", "speakability")
+JUDGED_METRICS = (
+    "faithfulness",
+    "conversation_progression",
+    "conciseness",
+    "speakability",
+    "interruption_uptake_judge",
+)
 AUDIO_JUDGED_METRICS = ("agent_speech_fidelity", "user_speech_fidelity")
 # The simulation-validation judge's verdict, stored with the call's scores when judged.
 JUDGED_VALIDATION_METRICS = ("user_behavioural_fidelity",)
@@ -349,6 +357,7 @@ class LiveCallProtocol:
                 "trial": unit.trial,
                 "condition": unit.condition,
                 "caller": caller.name,
+                "persona": getattr(getattr(caller, "persona", None), "name", None),
                 "agent": getattr(agent, "name", ""),
                 "mode": sim.mode,
                 "seed": seed,

@@ -9,7 +9,11 @@ wrong path is reported as ``cannot_change_state``, not as a failure.
 A generated wrong path (no ``wrong_script``) proves something only when its slipped tool call
 runs and changes the state: a slip the tools refuse leaves the state as doing nothing would,
 and rejecting that shows nothing about telling a wrong action from the right one. Such a
-scenario is ``unproven`` (a failure) unless another slip takes effect."""
+scenario is ``unproven`` (a failure) unless another slip takes effect.
+
+The expected path is also played in a text-mode call between the scripted caller and the
+listening reference agent (``conveyed``): the agent uses the caller's facts only once the
+caller has said them, so a scenario whose caller cannot convey what the path needs fails."""
 
 from __future__ import annotations
 
@@ -25,7 +29,9 @@ from voxeval.benchmarks.tools.db_compare import REFERENCE_SETTINGS, TaskCompleti
 from voxeval.benchmarks.tools.tool_runtime import ToolRuntime, resolve_scenario_tools
 from voxeval.benchmarks.tools.tool_spec import HookTrust, ToolSpec
 from voxeval.scoring.task_completion import compare_final_state
-from voxeval.systems.scripted import wrong_candidates, wrong_steps
+from voxeval.simulation.callers.scripted_caller import ScriptedCaller
+from voxeval.simulation.engine import run_call
+from voxeval.systems.scripted import ScriptedAgent, wrong_candidates, wrong_steps
 
 
 @dataclass
@@ -46,6 +52,9 @@ class ScenarioCheck:
     # findings that do not fail the check, e.g. a session mismatch when the suite opts out of
     # the reference's session rule (``task_completion.require_session: false``)
     notes: list[str] = field(default_factory=list)
+    # the expected path reached in a text-mode call between the scripted caller and the
+    # listening reference agent; None when not tried (a language the scripted caller lacks)
+    conveyed: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -195,6 +204,11 @@ def validate_scenario(
             "refused or changed nothing, so the check only shows that doing nothing fails; "
             "add a wrong_script"
         )
+    conveyed = None
+    if reached:
+        conveyed, why = _conveyed(scenario, tools, trust, settings)
+        if why:
+            (errors if conveyed is False else notes).append(why)
     return ScenarioCheck(
         scenario=scenario.id,
         ok=reached and wrong_path not in ("accepted", "unproven") and not errors,
@@ -206,6 +220,36 @@ def validate_scenario(
         tool_errors=tool_errors,
         wrong_path=wrong_path,
         notes=notes,
+        conveyed=conveyed,
+    )
+
+
+def _conveyed(
+    scenario: Scenario,
+    tools: Mapping[str, ToolSpec],
+    trust: HookTrust | None,
+    settings: TaskCompletionSettings,
+) -> tuple[bool | None, str]:
+    """(reached, why not) of the expected path played by the listening reference agent in a
+    text-mode call with the scripted caller (no pauses, backchannels or barge-ins)."""
+    if scenario.language not in ScriptedCaller.speaks:
+        return None, f"call check not run: the scripted caller has no {scenario.language!r} lines"
+    agent = ScriptedAgent(script="expected", listen=True)
+    runtime = ToolRuntime(scenario, tools, trust)
+    try:
+        result = run_call(
+            scenario, ScriptedCaller(behaviour_kind="none"), agent, runtime, mode="text"
+        )
+    except Exception as exc:  # name the failure; validation of the other scenarios goes on
+        return False, f"call check: {type(exc).__name__}: {exc}"
+    score = compare_final_state(scenario.expected_db, result.final_db, settings)
+    if score.value == 1.0:
+        return True, ""
+    asked = [s.intended_text for s in result.timeline.speech("assistant")]
+    return False, (
+        "the listening reference agent did not reach the expected state in a call with the "
+        f"scripted caller (ended: {result.end_reason}; last agent words: "
+        f"{asked[-1] if asked else '-'!r}): does the caller give every fact the path uses?"
     )
 
 

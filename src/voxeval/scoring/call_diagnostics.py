@@ -4,13 +4,12 @@ key entities, how the call ended, fallback nudges and speech before tool calls."
 
 from __future__ import annotations
 
-import re
-from datetime import date
 from statistics import mean
 from typing import Any
 
 import jiwer
 
+from voxeval.benchmarks.entity_forms import entity_key, entity_variants
 from voxeval.benchmarks.tools.db_compare import SESSION_KEY, session_check
 from voxeval.registry import register
 from voxeval.scoring.call_turns import GREETING_TURN, number_turns
@@ -20,15 +19,6 @@ from voxeval.scoring.score import Score
 from voxeval.scoring.text_normaliser import normaliser_for
 
 CLEAN_ENDS = ("user_end_call", "agent_end_call")
-_DIGITS = {
-    "zero": "0", "oh": "0", "o": "0", "one": "1", "two": "2", "three": "3", "four": "4",
-    "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9",
-}  # fmt: skip
-_MONTHS = [
-    "january", "february", "march", "april", "may", "june", "july", "august", "september",
-    "october", "november", "december",
-]  # fmt: skip
-_ORDINAL = re.compile(r"(\d+)(st|nd|rd|th)\b")
 
 
 @register("metric", "authentication_success")
@@ -190,27 +180,6 @@ def tool_call_validity(record: LiveCallRecord, resources: object = None) -> Scor
     if coerced:
         details["coerced"] = coerced
     return Score(value=value, passed=not invalid, details=details)
-
-
-def entity_key(text: str) -> str:
-    """Compact form for entity matching: lower case, ordinals and spoken digits as digits,
-    punctuation and spaces removed (``K X 4, nine 2 B 7`` -> ``kx492b7``)."""
-    words = re.sub(r"[^0-9a-z]+", " ", _ORDINAL.sub(r"\1", text.lower())).split()
-    return "".join(_DIGITS.get(w, w) for w in words)
-
-
-def entity_variants(value: str) -> set[str]:
-    """Ways an entity can be spoken: as written, and ISO dates also as "March 5 1987" and
-    "5 March 1987"."""
-    variants = {entity_key(value)}
-    try:
-        day = date.fromisoformat(value.strip()[:10])
-    except ValueError:
-        return variants
-    month = _MONTHS[day.month - 1]
-    variants.add(entity_key(f"{month} {day.day} {day.year}"))
-    variants.add(entity_key(f"{day.day} {month} {day.year}"))
-    return variants
 
 
 @register("metric", "key_entity_accuracy")

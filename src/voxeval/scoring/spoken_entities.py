@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from voxeval.scoring.call_diagnostics import entity_key, entity_variants
+from voxeval.benchmarks.entity_forms import entity_key, entity_variants
 from voxeval.scoring.text_normaliser import normaliser_for
 
 _MONTH = (

@@ -69,6 +69,8 @@ FAILURE_VALUES: dict[str, FailureValue | Descriptive] = {
     "talk_over_ratio": DESCRIPTIVE,
     "false_yield_rate": DESCRIPTIVE,
     "agent_backchannel_rate": DESCRIPTIVE,
+    "interruption_uptake": DESCRIPTIVE,
+    "interruption_uptake_judge": DESCRIPTIVE,
 }
 
 

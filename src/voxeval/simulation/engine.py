@@ -22,7 +22,8 @@ The caller follows its behaviour (``voxeval.simulation.caller_behaviour``): a tu
 its ``SpeakingPlan`` (pieces with silences between them, one caller turn); while an agent
 utterance plays, its ``ListeningPlan`` adds backchannels and a barge-in, which starts the
 caller's next turn having heard only what came before. Otherwise the caller answers
-``caller_gap_s`` after an agent utterance ends that reached past the end of its turn. If the
+``caller_gap_s`` after an agent utterance ends that reached past the end of its turn (None:
+a gap drawn from its persona, ``personas.response_gap``). If the
 agent starts talking over the caller's turn and is still talking ``caller_yield_s`` later, the
 caller gives up the rest of its turn (tau2-bench's full-duplex user yields when talked over
 for 1 s; None: the caller never yields).
@@ -66,6 +67,7 @@ from voxeval.simulation.compute_lane import SHARED_LANE, ComputeLane, unlaned
 from voxeval.simulation.latency import LatencyModel, RenderingLatency
 from voxeval.simulation.line import CallerLine, LineEffect, LinePiece
 from voxeval.simulation.parties import AgentTurn, Caller, CallerTurn
+from voxeval.simulation.personas import Persona, get_persona, response_gap
 from voxeval.simulation.timeline import EndEvent, SpeakerSegment, Timeline, ToolEvent
 from voxeval.simulation.turn_detection import FrameVAD, TurnDetector, Utterance, words_spoken
 from voxeval.systems.call import (
@@ -97,7 +99,8 @@ class EngineSettings:
     patience_s: float = 0.0  # adapted agents: extra listening before taking the turn
     barge_in_s: float | None = 0.3  # adapted agents: caller speech that stops their reply
     min_interruption_words: int = 0  # adapted agents: non-backchannel words it must hold too
-    caller_gap_s: float = 0.6  # caller's pause after the agent stops before answering
+    # caller's pause after the agent stops before answering; None: drawn from its persona
+    caller_gap_s: float | None = 0.6
     caller_yield_s: float | None = 1.0  # caller stops after being talked over this long
     frame_ms: float = 20.0
     words_per_s: float = 2.5  # text-only speaking rate
@@ -226,6 +229,8 @@ class _Call:
         self.mode, self.latency, self.settings, self.clock = mode, latency, settings, clock
         self.agent_timeout_s = agent_timeout_s
         self.rng = np.random.default_rng(seed)
+        # the caller's drawn response gaps, a stream of their own (other draws do not move)
+        self.gap_rng = np.random.default_rng([abs(seed), 0x6A7])
         self.caller_voice, self.agent_voice = caller_voice, agent_voice
         self.caller_transform = caller_transform
         self.detector = TurnDetector(
@@ -561,7 +566,7 @@ class _Call:
         elif self.decided is not None:
             # a turn already decided (the opening, or one held while the agent spoke) is
             # said a gap after the agent stops
-            after = self._aligned(spoken.end + self._samples(self.settings.caller_gap_s))
+            after = self._aligned(spoken.end + self._samples(self._caller_gap()))
             self.decided_at = max(self.decided_at or 0, after)
 
     # ---------------------------------------------------------------- caller side
@@ -591,13 +596,25 @@ class _Call:
         audio = Audio(np.concatenate(pieces) if pieces else gap, self.rate, "<agent speech>")
         return audio, text
 
+    def _caller_gap(self) -> float:
+        """The caller's silence before answering: the set gap, else its persona's draw."""
+        if self.settings.caller_gap_s is not None:
+            return self.settings.caller_gap_s
+        persona = getattr(self.caller, "persona", None)
+        return response_gap(
+            persona if isinstance(persona, Persona) else get_persona(None), self.gap_rng
+        )
+
     def _caller_decides(self, at: int, barge: bool = False) -> None:
         """The caller decides its next turn at ``at`` (after hearing the agent)."""
         self.clock.wait_until(self._s(at))
         audio, text = self._what_caller_heard(at if barge else None)
+        # a caller that cuts in may say something else than its answer (``interrupt``)
+        answer = getattr(self.caller, "interrupt", None) if barge else None
         turn, spent = _ours(
-            "simulator", f"caller {self.caller.name}", self._timed, self.caller.respond, audio, text
-        )
+            "simulator", f"caller {self.caller.name}", self._timed, answer or self.caller.respond,
+            audio, text,
+        )  # fmt: skip
         measured = spent + turn.compute_s
         last = self.playing if barge else (self.heard[-1] if self.heard else None)
         if turn.heard and last is not None:
@@ -608,7 +625,7 @@ class _Call:
             return
         start = (
             at
-            + self._samples(self.settings.caller_gap_s)
+            + self._samples(self._caller_gap())
             + self._samples(self.latency.caller_delay(measured, self.rng))
         )
         if self.clock.kind == "wall":

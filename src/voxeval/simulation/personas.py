@@ -26,7 +26,11 @@ Where the numbers come from (conversation-analysis and phonetics ranges, scaled 
   "yeah") are a large share of what listeners say (about a fifth of the Switchboard dialogue
   acts, Jurafsky et al. 1997) and come at a rate of very roughly one every 5-20 s of the
   other's speech, depending on speaker and task (Ward & Tsukahara 2000 study where they fall).
-  ``backchannel_rate`` is per second of agent speech: 0.06 (one per ~17 s) by default, more for
+  ``backchannel_rate`` is per second of agent speech: 0.06 (one per ~17 s) by default, which
+  ``voxeval analyze timing`` measures at about 2 per minute of agent speech (the edges of an
+  utterance and short utterances get none), below the 3-12 per minute above: 0.1 would land
+  inside it, but while a backchannel still stops an adapted agent (issue 38, point 2) more of
+  them cut more agent questions short, so the default stays until that is fixed; more for
   the attentive elderly caller, almost none for the impatient one.
 * Barge-ins. Callers rarely cut a well-behaved agent off; impatient ones do so once they have
   the gist, usually in the first half of a long answer. ``barge_in_rate`` is the chance per
@@ -34,11 +38,26 @@ Where the numbers come from (conversation-analysis and phonetics ranges, scaled 
   fraction of the utterance (never before ``BARGE_IN_EARLIEST_S``). These are design choices
   for a stress test rather than corpus figures: no corpus we know gives interruption rates
   for voice-agent callers.
+* Interruptions with content. A barge-in is a correction, a fact volunteered before it is
+  asked or an urgent question from the goal with ``interruption_content_rate`` (else it is
+  impatience only: a filler and "Okay."); ``slip_rate`` is the chance per call that the
+  caller first misstates a key fact and then cuts in to correct it. Design choices again:
+  they make the barge-ins test whether the agent takes up what it is told mid-sentence
+  (Full-Duplex-Bench's user-interruption task measures the same thing).
+* Response gaps. People answer fast: across ten languages the most common offset between one
+  speaker's turn end and the next one's start is about 200 ms, and the per-language means lie
+  between 7 and 469 ms (Stivers et al. 2009; review: Levinson & Torreira 2015). The caller's
+  silence after the agent stops is log-normal (``gap_median_s``, ``gap_sigma``): median 0.25 s
+  and sigma 0.5 by default, so its mode is about 195 ms and its mean about 285 ms. Elderly
+  callers take longer on purpose (median 0.6 s); the impatient one answers sooner. Clipped to
+  ``GAP_RANGE_S``. ``voxeval analyze timing RUN`` compares a run with these figures.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
 
 from voxeval.errors import ConfigError
 from voxeval.providers.spoken_language import base_language
@@ -48,6 +67,9 @@ from voxeval.providers.spoken_language import base_language
 PAUSE_RANGE_S = (0.2, 4.0)
 # A listener needs to hear something before objecting to it: no barge-in before this (s).
 BARGE_IN_EARLIEST_S = 1.0
+# Drawn response gaps are clipped to this range (s): the caller needs a frame to react, and a
+# longer silence before answering is no longer a gap but a lapse.
+GAP_RANGE_S = (0.02, 3.0)
 
 
 @dataclass(frozen=True)
@@ -68,19 +90,29 @@ class Persona:
     barge_in_rate: float = 0.02  # chance of cutting into an agent utterance ...
     barge_in_min_s: float = 6.0  # ... that lasts at least this long
     barge_in_beta: tuple[float, float] = (6.0, 2.0)  # where: Beta(a, b) fraction of it
+    # what a barge-in says: the chance that it carries content (a correction, a fact the agent
+    # will need, an urgent question from the goal) rather than impatience alone
+    interruption_content_rate: float = 0.5
+    # chance per call of misstating one key fact (an ID, a date) first and correcting it by
+    # cutting into the agent's next utterance (or at the next turn when that is too short)
+    slip_rate: float = 0.0
+    # silence before answering once the agent stops (log-normal median and sigma)
+    gap_median_s: float = 0.25
+    gap_sigma: float = 0.5
 
     def __post_init__(self) -> None:
-        for field in ("pause_rate", "number_pause_rate", "barge_in_rate"):
+        rates = ("pause_rate", "number_pause_rate", "barge_in_rate")
+        for field in (*rates, "interruption_content_rate", "slip_rate"):
             value = getattr(self, field)
             if not 0.0 <= value <= 1.0:
                 raise ConfigError(f"persona {self.name!r}: {field} must be in [0, 1], got {value}")
-        for field in ("pause_median_s", "number_pause_median_s", "speech_rate"):
+        for field in ("pause_median_s", "number_pause_median_s", "speech_rate", "gap_median_s"):
             if getattr(self, field) <= 0:
                 raise ConfigError(f"persona {self.name!r}: {field} must be positive")
-        if self.pause_sigma < 0 or self.backchannel_rate < 0 or self.barge_in_min_s < 0:
+        if min(self.pause_sigma, self.backchannel_rate, self.barge_in_min_s, self.gap_sigma) < 0:
             raise ConfigError(
-                f"persona {self.name!r}: pause_sigma, backchannel_rate and barge_in_min_s "
-                "cannot be negative"
+                f"persona {self.name!r}: pause_sigma, backchannel_rate, barge_in_min_s and "
+                "gap_sigma cannot be negative"
             )
         if min(self.barge_in_beta) <= 0:
             raise ConfigError(f"persona {self.name!r}: barge_in_beta parameters must be positive")
@@ -104,6 +136,7 @@ PERSONAS: dict[str, Persona] = {
         barge_in_rate=0.5,
         barge_in_min_s=3.0,
         barge_in_beta=(2.0, 3.0),
+        gap_median_s=0.15,
     ),
     "elderly_slow": Persona(
         "elderly_slow",
@@ -119,6 +152,7 @@ PERSONAS: dict[str, Persona] = {
         number_pause_median_s=1.3,
         backchannel_rate=0.15,  # one every ~7 s: an attentive, polite listener
         barge_in_rate=0.0,
+        gap_median_s=0.6,  # slower on purpose: outside the human mean range
     ),
     "forgetful_disorganized": Persona(
         "forgetful_disorganized",
@@ -137,6 +171,10 @@ PERSONAS: dict[str, Persona] = {
         barge_in_rate=0.08,
         barge_in_min_s=5.0,
         barge_in_beta=(3.0, 3.0),
+        interruption_content_rate=0.7,
+        slip_rate=0.3,  # gives a wrong digit now and then, and corrects it
+        gap_median_s=0.35,
+        gap_sigma=0.6,
     ),
 }
 
@@ -152,6 +190,12 @@ NEUTRAL_BACKCHANNEL = "mm-hm"
 def backchannel_phrases(language: str) -> tuple[str, ...]:
     """The backchannels of ``language`` (region ignored), else the neutral one."""
     return BACKCHANNELS.get(base_language(language), (NEUTRAL_BACKCHANNEL,))
+
+
+def response_gap(persona: Persona, rng: np.random.Generator) -> float:
+    """A drawn silence (s) before the caller answers (log-normal, clipped to GAP_RANGE_S)."""
+    gap = float(rng.lognormal(np.log(persona.gap_median_s), persona.gap_sigma))
+    return min(max(gap, GAP_RANGE_S[0]), GAP_RANGE_S[1])
 
 
 def get_persona(name: str | None) -> Persona:

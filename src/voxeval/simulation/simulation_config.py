@@ -17,7 +17,7 @@ simulation:
   min_interruption_words: 1   # ... and the words besides backchannels it must hold (0: any)
   interruption_asr: null      # counts those words in audio mode (default: as caller_asr)
   turn_vad: silero            # adapted agents' speech detector: silero (default) | energy | spec
-  caller_gap_ms: 600          # the caller answers this long after the agent stops
+  caller_gap_ms: null         # the caller's silence before answering (null: its persona's draw)
   caller_yield_ms: 1000       # the caller stops when talked over this long (null: never)
   latency_model: {agent: {kind: fixed, ms: 800}}
   tts_latency_model: {first_audio_ms: 250, per_char_ms: 0}  # text-only agents (see latency)
@@ -119,7 +119,8 @@ class SimulationConfig(BaseModel):
     barge_in_ms: float | None = Field(default=500.0, ge=0)
     min_interruption_words: int = Field(default=1, ge=0)
     interruption_asr_spec: ProviderSpec | None = Field(default=None, alias="interruption_asr")
-    caller_gap_ms: float = Field(default=600.0, ge=0)
+    # None: drawn per answer from the caller's persona (human-like, personas.response_gap)
+    caller_gap_ms: float | None = Field(default=None, ge=0)
     caller_yield_ms: float | None = Field(default=1000.0, ge=0)
     vad: ProviderSpec | None = None
     # How adapted (turn-based) agents hear caller speech: None = ``vad`` when it streams,
@@ -155,7 +156,7 @@ class SimulationConfig(BaseModel):
             patience_s=self.patience_ms / 1000,
             barge_in_s=seconds(self.barge_in_ms),
             min_interruption_words=self.min_interruption_words,
-            caller_gap_s=self.caller_gap_ms / 1000,
+            caller_gap_s=seconds(self.caller_gap_ms),
             caller_yield_s=seconds(self.caller_yield_ms),
             frame_ms=self.frame_ms,
         )

@@ -1,15 +1,24 @@
-"""The ``scripted`` system: plays a scenario's scripted path in a live call (no models). Used to
-validate scenarios, in regression tests and for engine benchmarks.
+"""The ``scripted`` system: plays a scenario's scripted path in a live call. Used to validate
+scenarios, in regression tests and for engine benchmarks.
 
     systems:
       - {name: reference, type: scripted}                 # the expected path
       - {name: slip, type: scripted, script: wrong}       # one wrong tool argument
+
+By default the agent listens (``listen: true``): a tool argument that is one of the caller's
+facts (``user_goal.information_required``: member ID, date of birth, ...) is used only once
+the caller has said it (``caller_facts``); until then the agent asks for it again, and gives
+up after ``MAX_REASKS`` asks in a row that bring none of the missing facts; while the caller
+stops mid-sentence ("my member ID is" and a pause; text mode) it says nothing and listens. In
+audio mode it hears the caller through an ASR (option ``asr``; default the run's scoring ASR),
+so the reference path proves that the simulated caller conveys what the scenario needs.
+``listen: false`` plays the fixed arguments.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -20,15 +29,33 @@ from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.benchmarks.tools.database import is_record_table
 from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError
+from voxeval.providers.factory import system_component
 from voxeval.registry import register
 from voxeval.systems.base import CALL
 from voxeval.systems.call import AgentTurn
-from voxeval.systems.options import parse_options
+from voxeval.systems.caller_facts import CallerFacts
+from voxeval.systems.llm_call import warm_asr
+from voxeval.systems.options import ComponentSpec, parse_options
 from voxeval.systems.turn_handling import TurnPolicy
 
 ScriptChoice = Literal["expected", "wrong"]
 _WRITE_VERBS = ("update", "cancel", "book", "create", "submit", "reschedule", "request", "make")
 _DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})")
+# asks in a row for facts the caller does not give (no fact heard between them) before the
+# agent gives up
+MAX_REASKS = 2
+# the run's scoring ASR when none is configured (as ``protocols.live_call.scoring_asr``)
+_DEFAULT_ASR = {"en": "whisper-tiny-en"}
+# last words after which a speaker is not done (English and Spanish function words, fillers)
+_OPEN_ENDS = frozenset(
+    {
+        *("is", "are", "was", "were", "my", "the", "a", "an", "and", "or", "of", "to", "on"),
+        *("um", "uh", "er", "erm", "hmm", "see", "wait", "so", "s", "it", "its"),
+        *("es", "son", "mi", "mis", "el", "la", "los", "las", "de", "y", "o", "que", "pues"),
+        *("eh", "este"),
+    }
+)
+_MULTILINGUAL_ASR = "whisper-base"
 
 
 def mutate_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
@@ -159,7 +186,12 @@ class ScriptedAgent:
     If the scenario's agent has a ``greeting`` or the first step makes no tool calls and the
     caller has not spoken yet, ``start`` returns the greeting (``greeting`` else step 0).
     Each step's tool calls run through the ToolRuntime before its ``say`` text is returned.
-    When the script is exhausted the agent says goodbye and ends the call."""
+    When the script is exhausted the agent says goodbye and ends the call.
+
+    ``listen``: a step whose tool calls need a caller fact not yet heard is held back; the
+    agent asks for the fact (by its label) instead, and after ``MAX_REASKS`` asks in a row
+    that bring no new fact it apologises and ends the call. ``asr(language)`` gives the ASR
+    that hears the caller in audio mode."""
 
     name = "scripted"
 
@@ -168,6 +200,8 @@ class ScriptedAgent:
         script: ScriptChoice = "expected",
         greet: bool = True,
         turn_policy: TurnPolicy | None = None,
+        listen: bool = True,
+        asr: Callable[[str], Any] | None = None,
     ) -> None:
         if script not in ("expected", "wrong"):
             raise ConfigError(
@@ -176,12 +210,24 @@ class ScriptedAgent:
         self.script = script
         self.greet = greet
         self.turn_policy = turn_policy  # None: the run's turn handling
+        self.listen = listen
+        self._asr_factory = asr
+        self._asr: Any = None
         self._steps: list[ScriptStep] = []
         self._next = 0
         self._tools: ToolRuntime | None = None
+        self._scenario: Scenario | None = None
+        self._facts: CallerFacts | None = None
+        self._reasks = 0
+        self._missing = 0
+        self._new_facts: list[tuple[str, str]] = []  # facts first heard in the last turn
 
     def start(self, scenario: Scenario, tools: ToolRuntime) -> AgentTurn | None:
         self._tools = tools
+        self._scenario = scenario
+        self._facts = CallerFacts(scenario.user_goal.information_required)
+        self._reasks = 0
+        self._missing = 0  # facts missing at the last ask
         self._steps = (
             wrong_steps(scenario) if self.script == "wrong" else list(scenario.agent_script)
         )
@@ -195,12 +241,39 @@ class ScriptedAgent:
         return None
 
     def respond(self, user_audio: Audio | None, user_text: str | None) -> AgentTurn:
+        heard = user_text
+        if self.listen and user_audio is not None and user_text is None:
+            heard = self._transcribe(user_audio)
+        before = self._facts.heard_labels() if self._facts is not None else set()
+        if self._facts is not None and heard:
+            self._facts.hear(heard)
+        self._new_facts = [] if self._facts is None else self._facts.new_since(before)
+        # words, not a transcript: ASR punctuation ("...") says nothing about an unfinished turn
+        typed = user_text is not None
+        if self.listen and typed and heard and sounds_unfinished(heard) and self._held():
+            # "my member ID is" and a pause: a listener waits for the rest, says nothing
+            return AgentTurn(text=None, heard=heard)
         turn = self._play()
-        if user_text is not None:
+        if heard is not None:
             return AgentTurn(
-                text=turn.text, tool_calls=turn.tool_calls, end_call=turn.end_call, heard=user_text
+                text=turn.text, tool_calls=turn.tool_calls, end_call=turn.end_call, heard=heard
             )
         return turn
+
+    def warm(self, language: str = "en") -> None:
+        """Load the ASR before the call and run it once on silence (as the cascade does)."""
+        if self._asr is None and self._asr_factory is not None:
+            self._asr = warm_asr(self._asr_factory(language))
+
+    def _transcribe(self, audio: Audio) -> str:
+        assert self._scenario is not None
+        if self._asr is None:
+            if self._asr_factory is None:
+                raise ConfigError(
+                    "agent scripted: listening to audio needs an ASR ('asr', or listen: false)"
+                )
+            self._asr = self._asr_factory(self._scenario.language)
+        return str(self._asr.transcribe(audio, language=self._scenario.language).text)
 
     @property
     def finished(self) -> bool:
@@ -212,9 +285,51 @@ class ScriptedAgent:
         if self._next >= len(self._steps):
             return AgentTurn(text="Thank you for calling. Goodbye.", end_call=True)
         step = self._steps[self._next]
+        if self.listen and self._facts is not None:
+            missing = self._facts.unheard([c.arguments for c in step.tool_calls])
+            if missing:
+                return self._ask_again(missing)
         self._next += 1
+        self._reasks = 0
         records = tuple(self._tools.call(c.name, c.arguments) for c in step.tool_calls)
         return AgentTurn(text=step.say or None, tool_calls=records, end_call=step.end_call)
+
+    def _held(self) -> bool:
+        """Whether the next step waits for facts the caller has not given."""
+        if self._facts is None or self._next >= len(self._steps):
+            return False
+        step = self._steps[self._next]
+        return bool(self._facts.unheard([c.arguments for c in step.tool_calls]))
+
+    def _ask_again(self, labels: list[str]) -> AgentTurn:
+        """Ask for facts the next step needs and the caller has not said (labels as in the
+        scenario, so that a caller matching field names hears the question)."""
+        wanted = " and ".join(label.replace("_", " ") for label in labels)
+        # read back what it did hear (a caller cutting in with its ID hears it was taken up)
+        got = " ".join(
+            f"Thanks, I have your {label.replace('_', ' ')} as {value}."
+            for label, value in self._new_facts
+        )
+        if len(labels) < self._missing:  # the caller gave something since: not ignored
+            self._reasks = 0
+        self._missing = len(labels)
+        self._reasks += 1
+        if self._reasks > MAX_REASKS:
+            return AgentTurn(
+                text=f"I'm sorry, I can't go on without your {wanted}. Goodbye.", end_call=True
+            )
+        ask = f"Sorry, I still need your {wanted}. What is your {wanted}?"
+        return AgentTurn(text=f"{got} {ask}".strip())
+
+
+def sounds_unfinished(text: str) -> bool:
+    """Whether ``text`` stops mid-sentence: on a comma, colon or "...", or on a word that
+    cannot end a statement ("my member ID is", "uh, hold on")."""
+    stripped = text.strip()
+    if stripped.endswith((",", ":", "...", "…", "-")):
+        return True
+    words = re.findall(r"[^\W_]+", stripped.lower())
+    return bool(words) and not stripped.endswith((".", "?", "!")) and words[-1] in _OPEN_ENDS
 
 
 def play_script(steps: list[ScriptStep], tools: ToolRuntime) -> list[AgentTurn]:
@@ -231,6 +346,8 @@ class ScriptedOptions(BaseModel):
     script: ScriptChoice = "expected"  # or "wrong": the expected path with one slip
     greet: bool = True
     turn: TurnPolicy | None = None  # turn handling in calls (None: the run's)
+    listen: bool = True  # take the caller's facts from what it said (False: fixed arguments)
+    asr: ComponentSpec | None = None  # how it hears the caller (None: the run's scoring ASR)
 
 
 @register("system", "scripted")
@@ -240,13 +357,24 @@ class ScriptedSystem:
     capabilities = frozenset({CALL})
     agent_class: ClassVar[type[ScriptedAgent]] = ScriptedAgent
 
-    def __init__(self, name: str, options: ScriptedOptions) -> None:
+    def __init__(self, name: str, options: ScriptedOptions, ctx: Any = None) -> None:
         self.name = name
         self.options = options
+        self._ctx = ctx  # the run's providers (a model loads once), None from Python
 
     @classmethod
     def from_spec(cls, spec: SystemSpec, ctx: Any = None) -> ScriptedSystem:
-        return cls(spec.name, parse_options(spec, ScriptedOptions))
+        return cls(spec.name, parse_options(spec, ScriptedOptions), ctx)
+
+    def _asr(self, language: str) -> Any:
+        """The ASR that hears the caller: ``asr`` if set, else the run's scoring ASR (``asr:``
+        of the run config), else Whisper tiny.en for English and Whisper base otherwise."""
+        spec: Any = self.options.asr
+        if spec is None:
+            spec = getattr(getattr(self._ctx, "config", None), "asr", None)
+        if spec is None:
+            spec = _DEFAULT_ASR.get(language.split("-")[0].lower(), _MULTILINGUAL_ASR)
+        return system_component(self._ctx, "asr", spec)
 
     def identity(self) -> dict[str, Any]:
         ident: dict[str, Any] = {
@@ -256,8 +384,18 @@ class ScriptedSystem:
         }
         if self.options.turn is not None:
             ident["turn"] = self.options.turn.model_dump()
+        # listening changed what the same script does: a run stored before it is not resumed
+        ident["listen"] = self.options.listen
+        if self.options.listen and self.options.asr is not None:
+            ident["asr"] = self.options.asr.model_dump(mode="json")
         return ident
 
     def open_call(self) -> ScriptedAgent:
         o = self.options
-        return self.agent_class(script=o.script, greet=o.greet, turn_policy=o.turn)
+        agent = self.agent_class(
+            script=o.script, greet=o.greet, turn_policy=o.turn, listen=o.listen, asr=self._asr
+        )
+        simulation = getattr(getattr(self._ctx, "config", None), "simulation", None)
+        if o.listen and isinstance(simulation, dict) and simulation.get("mode", "audio") == "audio":
+            agent.warm(str(simulation.get("language", "en")))  # not the agent's latency
+        return agent

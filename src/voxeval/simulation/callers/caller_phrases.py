@@ -38,6 +38,11 @@ class CallerPhrases:
     choice_cue: re.Pattern[str]
     # whole-label aliases: a field label containing the key is asked for by any of these words
     label_aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    withhold: str = "I'd rather not give you my {label}."  # a rule says never to give it
+    # interruptions that carry meaning (said while the agent talks): {label}, {value}, {wish}
+    correction: str = "Sorry, wait, I gave you the wrong {label}. It's {value}."
+    new_information: str = "Sorry to cut in, my {label} is {value}."
+    urgent_question: str = "Wait, before you go on, can you make sure of this: {wish}?"
 
 
 ENGLISH = CallerPhrases(
@@ -92,6 +97,10 @@ SPANISH = CallerPhrases(
     acknowledge="De acuerdo.",
     follow_up="Sí, una cosa más. También quisiera {request}.",
     hang_up="Adiós.",
+    withhold="Prefiero no darle ese dato.",
+    correction="Perdone, espere, me he equivocado. Es {value}.",
+    new_information="Perdone que le interrumpa, es {value}.",
+    urgent_question="Espere, antes de seguir, ¿puede asegurarse de esto?: {wish}",
     goodbye_cue=re.compile(r"\b(adi[oó]s|hasta luego|que tenga un buen d[ií]a)\b", re.I),
     anything_else_cue=re.compile(
         r"\balgo m[aá]s\b|\botra (cosa|consulta|pregunta)\b|\bm[aá]s (consultas|preguntas)\b",

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import numpy as np
+
 from voxeval.audio import Audio
 from voxeval.benchmarks.scenario import Scenario
 from voxeval.errors import ConfigError, HarnessFault
@@ -110,6 +112,15 @@ def language_rule(language: str) -> str:
     )
 
 
+# What the model is told when it cuts in (appended to what it heard of the agent so far).
+INTERRUPT_CONTENT = (
+    "(You cut in now, while the agent is still talking. In one short sentence say what "
+    "cannot wait: correct something you said earlier that was wrong, give a detail the agent "
+    "will need, or ask an urgent question about your goal.)"
+)
+INTERRUPT_BRIEF = "(You cut in now, while the agent is still talking; keep it short.)"
+
+
 @CALLERS.register("llm")
 class LLMCaller:
     name = "llm"
@@ -140,6 +151,7 @@ class LLMCaller:
         self._phrases = ENGLISH
         self.behaviour_kind = resolve_kind(behaviour_kind, self.behaviour_kinds, self.name)
         self.behaviour = self._behaviour("en")
+        self._interrupt_rng = np.random.default_rng([abs(seed), 0x17E])
 
     def _behaviour(self, language: str) -> CallerBehaviour:
         """Pauses, backchannels and barge-ins (``behaviour_choice``); an LLM behaviour sees
@@ -164,9 +176,12 @@ class LLMCaller:
         ]
         self._turns = 0
         self.behaviour = self._behaviour(scenario.language)  # fresh draws for each call
+        self._interrupt_rng = np.random.default_rng([abs(self.seed), 0x17E])
         return CallerTurn(text=opening)
 
-    def respond(self, agent_audio: Audio | None, agent_text: str | None) -> CallerTurn:
+    def respond(
+        self, agent_audio: Audio | None, agent_text: str | None, note: str = ""
+    ) -> CallerTurn:
         if not self.messages:
             raise ConfigError("llm caller: respond() called before start()")
         heard = agent_text or ""
@@ -175,12 +190,24 @@ class LLMCaller:
                 raise ConfigError("llm caller: audio mode needs an ASR (simulation.caller_asr)")
             heard = self.asr.transcribe(agent_audio, language=self._language).text
         self._turns += 1
-        self.messages.append({"role": "user", "content": heard or "(silence)"})
+        said = heard or "(silence)"
+        self.messages.append({"role": "user", "content": f"{said}\n{note}" if note else said})
         if self._turns > self.max_turns:
             return CallerTurn(text=self._phrases.give_up, end_call=True, heard=heard)
         text, ends = self._answer()
         self.messages.append({"role": "assistant", "content": text})
         return CallerTurn(text=text, end_call=ends, heard=heard, compute_s=0.0)
+
+    def interrupt(self, agent_audio: Audio | None, agent_text: str | None) -> CallerTurn:
+        """The caller cuts in while the agent still talks (its behaviour chose the moment).
+        As often as the persona's ``interruption_content_rate`` the model is told to say
+        something that matters now (a correction, a detail the agent will need, an urgent
+        question about its goal); otherwise to cut in briefly as the persona would."""
+        content = bool(self._interrupt_rng.random() < self.persona.interruption_content_rate)
+        turn = self.respond(
+            agent_audio, agent_text, note=INTERRUPT_CONTENT if content else INTERRUPT_BRIEF
+        )
+        return turn
 
     def _answer(self) -> tuple[str, bool]:
         """The model's next line and whether it hangs up. An empty line that hangs up gets

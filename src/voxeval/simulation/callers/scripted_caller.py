@@ -11,6 +11,11 @@ It opens with the scenario's starting utterance, then for each agent turn:
    to decline it — and a which/when question with the must-have (else nice-to-have) criterion
    closest to the question;
 4. otherwise restates its goal when asked how it can be helped, or acknowledges.
+A fact that a decision-tree rule says never to give ("Never give your member ID") is refused
+when asked (``withheld_labels``).
+When it cuts into the agent (``interrupt``, a barge-in of its behaviour) it says a correction,
+a key fact not asked for yet or an urgent question from its goal (``callers.interruptions``,
+as often as the persona says), else the usual answer to what it heard.
 In audio mode it hears the agent through an ASR provider. It speaks the scenario's language:
 its fixed lines and the cues it listens for come from ``caller_phrases`` (English, Spanish);
 lines quoted from the scenario are spoken as written."""
@@ -33,6 +38,7 @@ from voxeval.simulation.callers.caller_phrases import (
     CallerPhrases,
     phrases_for,
 )
+from voxeval.simulation.callers.interruptions import CorrectingBehaviour, InterruptionPlanner
 from voxeval.simulation.parties import CALLERS, CallerTurn
 from voxeval.simulation.personas import Persona, get_persona
 
@@ -58,6 +64,24 @@ FOLLOW_UP = re.compile(
     re.I,
 )
 PRONOUNS = {"your": "my", "you": "I", "yours": "mine", "yourself": "myself"}
+# a decision-tree rule that keeps a fact back: "Never give your member ID, even if asked."
+WITHHOLD = re.compile(
+    r"^\s*(?:never|do not|don't|refuse to)\s+(?:give|share|tell|say|disclose|provide)\s+"
+    r"(?:the agent\s+)?your\s+(.+)$",
+    re.I,
+)
+
+
+def withheld_labels(rules: list[str], labels: list[str]) -> set[str]:
+    """Labels of the facts a decision-tree rule tells the caller never to give."""
+    kept: set[str] = set()
+    for rule in rules:
+        m = WITHHOLD.match(rule)
+        if m is None:
+            continue
+        said = " ".join(_words(m.group(1)))
+        kept |= {label for label in labels if said.startswith(" ".join(_words(label)))}
+    return kept
 
 
 def first_person(text: str) -> str:
@@ -125,8 +149,10 @@ class ScriptedCaller:
         self._scenario: Scenario | None = None
         self._turns = 0
         self._given: set[str] = set()
+        self._withheld: set[str] = set()  # facts a rule says never to give
         self._follow_ups: list[str] = []
         self._phrases = ENGLISH
+        self.interruptions = InterruptionPlanner(self.persona, seed)
 
     def start(self, scenario: Scenario) -> CallerTurn:
         self._scenario = scenario
@@ -135,15 +161,56 @@ class ScriptedCaller:
         self._given = set()
         rules = scenario.user_goal.decision_tree.negotiation_behavior
         self._follow_ups = follow_ups(rules, self._phrases)
+        tree = scenario.user_goal.decision_tree
+        self._withheld = withheld_labels(
+            [*tree.negotiation_behavior, *tree.edge_cases],
+            list(scenario.user_goal.information_required),
+        )
         self.behaviour = self._behaviour(scenario.language)  # fresh draws for each call
+        self.interruptions = InterruptionPlanner(self.persona, self.seed)
+        self.interruptions.start(scenario)
         return CallerTurn(text=scenario.user_goal.starting_utterance)
 
     def _behaviour(self, language: str) -> CallerBehaviour:
-        return build_behaviour(
+        inner = build_behaviour(
             self.behaviour_kind, persona=self.persona, language=language, seed=self.seed
         )
+        if self.behaviour_kind == "none":  # no barge-ins at all
+            return inner
+        return CorrectingBehaviour(inner, self.persona, self._correction_pending)
+
+    def _correction_pending(self) -> bool:
+        return self.interruptions.pending is not None
 
     def respond(self, agent_audio: Audio | None, agent_text: str | None) -> CallerTurn:
+        heard = self._hear(agent_audio, agent_text)
+        self._turns += 1
+        # a slip of an earlier turn that no barge-in corrected yet: corrected now
+        earlier = self.interruptions.take_correction()
+        text, end = self._reply(heard)
+        if earlier is not None and not end and earlier.value not in text:
+            text = f"{self._correction_line(earlier.label, earlier.value)} {text}"
+        return CallerTurn(text=text, end_call=end, heard=heard)
+
+    def interrupt(self, agent_audio: Audio | None, agent_text: str | None) -> CallerTurn:
+        """What the caller says when it cuts in, having heard ``agent_text`` so far: a pending
+        correction; else, as often as the persona says, a key fact the agent has not asked
+        for or an urgent question from a must-have criterion; else the usual answer."""
+        heard = self._hear(agent_audio, agent_text)
+        correction = self.interruptions.take_correction()
+        content = self.interruptions.carries_content()  # one draw per barge-in, always
+        if correction is not None:
+            text = self._correction_line(correction.label, correction.value)
+        elif content:
+            text = self._new_information() or self._urgent_question() or ""
+        else:
+            text = ""
+        if not text:
+            return self.respond(agent_audio=None, agent_text=heard)
+        self._turns += 1
+        return CallerTurn(text=self._style(text), heard=heard)
+
+    def _hear(self, agent_audio: Audio | None, agent_text: str | None) -> str:
         if self._scenario is None:
             raise ConfigError("scripted caller: respond() called before start()")
         heard = agent_text or ""
@@ -151,9 +218,33 @@ class ScriptedCaller:
             heard = self.asr.transcribe(agent_audio, language=self._scenario.language).text
         elif agent_audio is not None and not heard:
             raise ConfigError("scripted caller: audio mode needs an ASR to hear the agent")
-        self._turns += 1
-        text, end = self._reply(heard)
-        return CallerTurn(text=text, end_call=end, heard=heard)
+        return str(heard)
+
+    def _correction_line(self, label: str, value: str) -> str:
+        self._given.add(label)
+        return self._phrases.correction.format(label=label.replace("_", " "), value=value)
+
+    def _new_information(self) -> str | None:
+        """A key fact the agent has not asked for yet, volunteered."""
+        assert self._scenario is not None
+        entities = self._scenario.entities
+        label = self.interruptions.pick(
+            [k for k in entities if k not in self._given and k not in self._withheld]
+        )
+        if label is None:
+            return None
+        self._given.add(label)
+        value = self.interruptions.value_to_say(label, entities[label])
+        return self._phrases.new_information.format(label=label.replace("_", " "), value=value)
+
+    def _urgent_question(self) -> str | None:
+        """A must-have criterion of the goal, asked to be made sure of."""
+        assert self._scenario is not None
+        criteria = list(self._scenario.user_goal.decision_tree.must_have_criteria)
+        wish = self.interruptions.pick(criteria)
+        if wish is None:
+            return None
+        return self._phrases.urgent_question.format(wish=first_person(wish).rstrip(". "))
 
     def _reply(self, heard: str) -> tuple[str, bool]:
         assert self._scenario is not None
@@ -170,15 +261,23 @@ class ScriptedCaller:
             return say.nothing_else, True
         words = _words(heard)
         asked = [label for label in goal.information_required if label_asked(label, words, say)]
+        refused = [label for label in asked if label in self._withheld]
+        asked = [label for label in asked if label not in self._withheld]
+        if refused and not asked:
+            return self._style(say.withhold.format(label=refused[0].replace("_", " "))), False
         self._given.update(asked)
         answers = [
             say.answer_item.format(
-                label=label.replace("_", " "), value=goal.information_required[label]
+                label=label.replace("_", " "),
+                value=self.interruptions.value_to_say(label, str(goal.information_required[label])),
             )
             for label in asked
         ]
         if answers:
-            return self._style(say.answer_intro + say.answer_joiner.join(answers) + "."), False
+            text = say.answer_intro + say.answer_joiner.join(answers) + "."
+            if refused:
+                text += " " + say.withhold.format(label=refused[0].replace("_", " "))
+            return self._style(text), False
         if say.choice_cue.search(heard):
             wish = self._closest_criterion(heard)
             if wish:
