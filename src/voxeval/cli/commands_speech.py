@@ -41,6 +41,24 @@ DEBIAN_PACKAGES = {
 stdout = Console()  # tables are the command's output; messages go to stderr via ``console``
 
 
+# Optional extras for calling deployed agents (issue 42): extra -> (module it needs, what it adds)
+CALL_EXTRAS = {
+    "webrtc": ("aiortc", "the webrtc system: dial agents that listen on WebRTC (docs/webrtc.md)"),
+    "pipecat": ("pipecat", "Pipecat pipelines and serializers (docs/pipecat.md)"),
+    "mcp": ("mcp", "scenario tools served over MCP"),
+}
+
+
+def extra_status() -> list[dict[str, Any]]:
+    """Which optional extras for calling deployed agents are installed."""
+    from importlib.util import find_spec
+
+    return [
+        {"extra": extra, "installed": find_spec(module) is not None, "purpose": purpose}
+        for extra, (module, purpose) in CALL_EXTRAS.items()
+    ]
+
+
 def provider_status() -> list[dict[str, Any]]:
     """Availability of every registered provider, with default options."""
     rows = []
@@ -94,6 +112,13 @@ def doctor(
         state = {True: "[green]yes[/]", False: "[yellow]no[/]", None: "unknown (no dpkg)"}
         packages.add_row(pkg["package"], state[pkg["installed"]], pkg["purpose"])
     stdout.print(packages)
+    extras = Table(title="optional extras (pip install 'voxeval[NAME]')")
+    for col in ("extra", "installed", "adds"):
+        extras.add_column(col)
+    for row in extra_status():
+        mark = "[green]yes[/]" if row["installed"] else "[yellow]no[/]"
+        extras.add_row(row["extra"], mark, row["purpose"])
+    stdout.print(extras)
 
 
 @app.command()

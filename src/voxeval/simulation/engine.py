@@ -775,6 +775,8 @@ class _Call:
                 "seconds": round(sum(t["rendering_s"] for t in rendered), 6),
             }
         return {
+            # wall: real time, the agent's latencies as they happened; virtual: computed
+            "clock": self.clock.kind,
             "agent": "measured" if measured else "modelled",
             # who measured: we did (in the compute lane or not), or the agent reported it
             "measured_by": "agent" if self.agent_reports_latency else "voxeval",

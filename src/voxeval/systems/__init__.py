@@ -26,6 +26,7 @@ from voxeval.systems.realtime_ws import RealtimeAgent
 from voxeval.systems.replay import MissingReply, ReplayOptions, ReplaySystem
 from voxeval.systems.scripted import ScriptedAgent, ScriptedOptions, ScriptedSystem
 from voxeval.systems.turn_call import TurnSystemCall
+from voxeval.systems.webrtc_system import WebRTCAgent, WebRTCOptions, WebRTCSystem
 from voxeval.systems.ws_bridge import (
     WebsocketBridgeAgent,
     WebsocketBridgeOptions,
@@ -65,6 +66,9 @@ __all__ = [
     "Turn",
     "TurnSystem",
     "TurnSystemCall",
+    "WebRTCAgent",
+    "WebRTCOptions",
+    "WebRTCSystem",
     "WebsocketBridgeAgent",
     "WebsocketBridgeOptions",
     "WebsocketBridgeSystem",
