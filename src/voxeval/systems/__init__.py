@@ -20,6 +20,7 @@ from voxeval.systems.factory import (
 from voxeval.systems.http_system import HTTPOptions, HTTPSystem, HTTPSystemError
 from voxeval.systems.hybrid import HybridAgent, HybridOptions, HybridSystem
 from voxeval.systems.openai_audio import OpenAIAudioOptions, OpenAIAudioSystem
+from voxeval.systems.pipecat_system import PipecatAgent, PipecatOptions, PipecatSystem
 from voxeval.systems.realtime_system import RealtimeOptions, RealtimeSystem
 from voxeval.systems.realtime_vad import ServerVadRealtimeAgent
 from voxeval.systems.realtime_ws import RealtimeAgent
@@ -52,6 +53,9 @@ __all__ = [
     "MissingReply",
     "OpenAIAudioOptions",
     "OpenAIAudioSystem",
+    "PipecatAgent",
+    "PipecatOptions",
+    "PipecatSystem",
     "RealtimeAgent",
     "RealtimeOptions",
     "RealtimeSystem",
