@@ -100,3 +100,14 @@ def test_no_agent_listening_is_the_agents_fault(tmp_path: Path) -> None:
     )
     assert result.end_reason == "agent_error" and result.system_fault is not None
     assert result.system_fault.cause == "disconnect"
+
+
+def test_the_agent_closing_the_connection_hangs_up(tmp_path: Path) -> None:
+    script = Script(greeting_s=0.8, replies_s=[], hang_up=True)
+    result, _, _ = webrtc_call(tmp_path, script, ListCaller("hello there", ["more words"]))
+    assert result.system_fault is None
+    assert result.end_reason == "agent_end_call"
+    # the caller's opening (0.8 s of tone words) was heard before the agent left
+    [turn] = result.timeline.speech("user")
+    assert turn.end - turn.start == pytest.approx(0.8, abs=0.05)
+    assert result.duration_s < 5.0

@@ -179,8 +179,8 @@ class WebRTCTestAgent:
                         speaking = False
                         if replies:
                             out.say(replies.pop(0))
-                        elif self.script.hang_up:
-                            out.stop()
+                        elif self.script.hang_up:  # as a Pipecat bot whose pipeline ended
+                            await self.pcs[-1].close()
                             return
 
     def reply_times(self) -> list[float]:

@@ -8,7 +8,7 @@ replies), so a reply is found by its level: it starts with the first 20 ms chunk
 ``reply_gap_ms`` of quieter audio; it is then played from its onset. While a reply is being
 received the caller's line carries silence (the engine takes the reply whole).
 
-The agent ending its track (it hung up) after its last reply has played ends the call; a
+The agent closing the connection (it hung up) after its last reply has played ends the call; a
 failed connection, an offer answered with an error or not an SDP answer, or no connection
 within ``connect_timeout_s`` is the agent's fault (``SystemFault``), scored as a failure.
 The agent's tools run in its own backend (or over voxeval's tool service): this transport
