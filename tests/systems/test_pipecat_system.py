@@ -193,3 +193,21 @@ def test_a_factory_without_a_pipeline_fails_the_call_as_the_agents_fault() -> No
     )
     assert result.end_reason == "agent_error" and result.system_fault is not None
     assert "returned str, not a Pipeline" in str(result.system_fault)
+
+
+def test_the_pipecat_system_is_configured_like_any_system() -> None:
+    from voxeval.config import SystemSpec
+    from voxeval.registry import lookup
+
+    spec = SystemSpec(
+        name="bot", type="pipecat", pipeline="tests.systems.pipecat_bot:build", options={"a": 1}
+    )
+    system = lookup("system", "pipecat").from_spec(spec)
+    assert system.identity() == {
+        "type": "pipecat",
+        "pipeline": "tests.systems.pipecat_bot:build",
+        "options": {"a": 1},
+        "clock": "wall",
+    }
+    call = system.open_call()
+    assert isinstance(call, PipecatAgent) and call.clock == "wall" and call.options == {"a": 1}

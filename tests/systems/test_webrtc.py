@@ -111,3 +111,21 @@ def test_the_agent_closing_the_connection_hangs_up(tmp_path: Path) -> None:
     [turn] = result.timeline.speech("user")
     assert turn.end - turn.start == pytest.approx(0.8, abs=0.05)
     assert result.duration_s < 5.0
+
+
+def test_the_webrtc_system_is_configured_like_any_system() -> None:
+    from voxeval.config import SystemSpec
+    from voxeval.errors import ConfigError
+    from voxeval.registry import lookup
+
+    spec = SystemSpec(name="bot", type="webrtc", url="http://127.0.0.1:7860/api/offer")
+    system = lookup("system", "webrtc").from_spec(spec)
+    assert system.identity() == {
+        "type": "webrtc",
+        "url": "http://127.0.0.1:7860/api/offer",
+        "clock": "wall",
+    }
+    call = system.open_call()
+    assert isinstance(call, WebRTCAgent) and call.clock == "wall" and call.reports_latency
+    with pytest.raises(ConfigError, match="url"):
+        lookup("system", "webrtc").from_spec(SystemSpec(name="bot", type="webrtc", url="ws://x"))
