@@ -129,3 +129,37 @@ def test_the_webrtc_system_is_configured_like_any_system() -> None:
     assert isinstance(call, WebRTCAgent) and call.clock == "wall" and call.reports_latency
     with pytest.raises(ConfigError, match="url"):
         lookup("system", "webrtc").from_spec(SystemSpec(name="bot", type="webrtc", url="ws://x"))
+
+
+def test_a_pipecat_bot_on_pipecats_own_small_webrtc_transport(tmp_path: Path) -> None:
+    pytest.importorskip("pipecat.transports.smallwebrtc.transport")
+    from tests.systems.pipecat_webrtc_echo import PipecatEchoBot
+
+    suite = load_scenario_suite(write_suite(tmp_path / "suite"))
+    scenario = suite.scenarios[0]
+    with PipecatEchoBot() as bot:
+        result = run_call(
+            scenario,
+            ListCaller("book a visit please", []),
+            WebRTCAgent(bot.url, greeting_wait_s=0.5, connect_timeout_s=10),
+            ToolRuntime(scenario, suite.tools),
+            caller_voice=tone_voice,
+            agent_timeout_s=5.0,
+            max_duration_s=15.0,
+        )
+        heard, replies = bot.echoes[0].heard_frames, bot.echoes[0].replies
+    assert result.system_fault is None and result.error is None, result.error
+    assert result.end_reason == "user_end_call"
+    assert heard > 50 and replies == 1  # Pipecat's transport decoded the caller's line
+    # the bot's reply is the caller's 300 Hz tone played back through Pipecat's output track
+    [reply] = result.timeline.speech("assistant")
+    turn = result.timeline.speech("user")[0]  # then the caller's goodbye
+    assert reply.start - turn.end >= 0.4  # after the bot's endpointing
+    # all of the caller's words came back (Opus and resampling add a short tail)
+    assert reply.end - reply.start == pytest.approx(turn.end - turn.start, abs=0.3)
+    assert result.assistant_track is not None
+    track = result.assistant_track
+    spectrum = np.abs(np.fft.rfft(track.samples))
+    freqs = np.fft.rfftfreq(track.num_samples, 1 / track.rate)
+    assert 290 <= freqs[int(np.argmax(spectrum))] <= 310
+    assert result.details["latency"]["clock"] == "wall"

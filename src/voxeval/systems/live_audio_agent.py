@@ -101,7 +101,11 @@ class LiveAudioAgent:
                 return self._reply(item, 0.0)
             if item.event == "closed":
                 return AgentTurn(text=None, tool_calls=self._new_tool_calls(), end_call=True)
-        return None  # the caller opens
+        # the caller opens: the call's time 0 is now (the wait was silence on both sides), so
+        # the caller's first words go out when the timeline says
+        self._t0 = time.monotonic()
+        self.link.start_line(self._t0)
+        return None
 
     # ---------------------------------------------------------------- the line
     def hear(self, block: LineBlock) -> AgentAction | None:

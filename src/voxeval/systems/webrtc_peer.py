@@ -6,10 +6,12 @@ false, "request_data": {...}}`` and the agent answers ``{"sdp", "type": "answer"
 ICE candidates go inside the SDP (aiortc gathers them before the offer leaves), so no
 trickle ``PATCH`` is needed.
 
-Outgoing: a paced audio track. Frame ``k`` of the call's line is sent in its own 20 ms slot
-(when ``t0 + (k + 1) * frame_s`` has come, i.e. once it has been captured); a frame handed
-over after its slot has passed is dropped and counted (``late_frames``), so the wire stays in
-real time. Incoming: the agent's audio, mono at ``rate``, each decoded chunk with the
+Outgoing: a paced audio track, one 20 ms packet per slot. Frame ``k`` of the call's line is
+sent once ``t0 + (k + 1) * frame_s`` has come (once it has been captured). When the engine
+hands frames over late (it waits while it takes in a reply), they go out in order as soon as
+possible and silent ones are skipped until the wire has caught up (``skipped_frames``), so no
+caller speech is lost; speech handed over late reaches the agent that much late.
+Incoming: the agent's audio, mono at ``rate``, each decoded chunk with the
 monotonic time it arrived, on a thread-safe queue; ``"closed"``/``"failed"`` items when the
 track ends or the connection fails.
 """
@@ -49,9 +51,9 @@ class WebRTCPeer:
         self.frame_s = frame_s
         self.incoming: queue.Queue[Incoming] = queue.Queue()
         self.t0: float | None = None  # monotonic time of the line's frame 0
-        self.late_frames = 0
+        self.skipped_frames = 0
         self.pc_id: str | None = None
-        self._frames: dict[int, npt.NDArray[np.float32]] = {}
+        self._frames: dict[int, npt.NDArray[np.float32] | None] = {}
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
@@ -75,22 +77,25 @@ class WebRTCPeer:
         self.t0 = t0
 
     def put(self, frame: int, samples: npt.NDArray[np.float32] | None) -> None:
-        """Hand over the caller line's frame ``frame`` (None: silence)."""
-        if samples is None:
-            return
+        """Hand over the caller line's frame ``frame`` (None: digital silence)."""
         with self._lock:
             self._frames[frame] = samples
 
-    def take_frame(self, frame: int) -> npt.NDArray[np.float32] | None:
+    def next_frame(self, cursor: int, behind: int) -> tuple[int, npt.NDArray[np.float32] | None]:
+        """What goes out in the next packet: ``(new cursor, samples or None for silence)``.
+        ``behind``: how many frames the wire is behind the line's clock; while behind, frames
+        already handed over that are silent are skipped (counted in ``skipped_frames``), so
+        the wire catches up without losing speech. A frame not handed over yet is waited for
+        (silence goes out meanwhile)."""
         with self._lock:
-            return self._frames.pop(frame, None)
-
-    def drop_before(self, frame: int) -> None:
-        with self._lock:
-            late = [k for k in self._frames if k < frame]
-            for k in late:
-                del self._frames[k]
-            self.late_frames += len(late)
+            while behind > 0 and cursor in self._frames and _silent(self._frames[cursor]):
+                del self._frames[cursor]
+                cursor += 1
+                behind -= 1
+                self.skipped_frames += 1
+            if cursor not in self._frames:
+                return cursor, None
+            return cursor + 1, self._frames.pop(cursor)
 
     def next(self, deadline: float) -> Incoming | None:
         """The next thing from the agent, or None once ``deadline`` (monotonic) passes."""
@@ -188,6 +193,11 @@ class WebRTCPeer:
             await self._pc.close()
 
 
+def _silent(samples: npt.NDArray[np.float32] | None) -> bool:
+    """Digital silence or quieter than -50 dBFS: safe to skip when catching up."""
+    return samples is None or float(np.sqrt(np.mean(np.square(samples)))) < 0.003
+
+
 def _answer(response: Any, url: str) -> dict[str, Any]:
     """The answer's JSON, checked: an agent that breaks the protocol fails the call."""
     try:
@@ -239,9 +249,8 @@ def _caller_track_class() -> type:
             if wait > 0:
                 await asyncio.sleep(wait)
             if peer.t0 is not None:
-                samples = peer.take_frame(self.next_frame)
-                self.next_frame += 1
-                peer.drop_before(self.next_frame)
+                behind = int((time.monotonic() - peer.t0) / peer.frame_s) - 1 - self.next_frame
+                self.next_frame, samples = peer.next_frame(self.next_frame, behind)
             pcm = np.zeros(size, np.int16)
             if samples is not None:
                 clipped = np.clip(samples[:size], -1.0, 1.0)
