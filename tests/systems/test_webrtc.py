@@ -58,8 +58,10 @@ def test_a_call_over_webrtc_records_three_tracks_and_turn_taking(tmp_path: Path)
     assert offer["type"] == "offer" and offer["sdp"].startswith("v=0")
     assert offer["pc_id"] is None and offer["restart_pc"] is False
     assert offer["request_data"]["voxeval_scenario_id"] == "book-1"
-    # the agent heard the caller's speech through Opus (tone words: 0.4 s each)
+    # the agent heard the caller's speech through Opus (tone words: 0.4 s each), in real time:
+    # one 20 ms packet per 20 ms, never a flood
     assert agent.seen.loud_frames * 0.02 >= 0.4 * 5
+    assert result.duration_s - 0.5 <= agent.seen.caller_s <= result.duration_s + 2.0
     # the three tracks; the agent's replies are its own 440 Hz tones, each its length
     assert result.user_track is not None and result.assistant_track is not None
     assert result.mixed is not None

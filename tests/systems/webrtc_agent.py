@@ -40,6 +40,7 @@ class Script:
 class Seen:
     offers: list[dict[str, Any]] = field(default_factory=list)
     caller_frames: int = 0
+    caller_s: float = 0.0  # seconds of caller audio received
     loud_frames: int = 0
     replies_sent: list[float] = field(default_factory=list)  # monotonic times
 
@@ -169,6 +170,7 @@ class WebRTCTestAgent:
             for f in resampler.resample(frame):
                 pcm = f.to_ndarray().reshape(-1).astype(np.float32) / 32768
                 self.seen.caller_frames += 1
+                self.seen.caller_s += len(pcm) / RATE
                 loud = float(np.sqrt(np.mean(pcm**2))) > 0.02
                 if loud:
                     self.seen.loud_frames += 1

@@ -231,7 +231,7 @@ def _caller_track_class() -> type:
             self.peer = peer
             self.sent = 0  # samples sent (the pts)
             self.next_frame = 0  # the line's next frame to send
-            self.started: float | None = None  # pacing before the line starts
+            self.started: float | None = None  # the first packet's time (pacing)
 
         async def recv(self) -> Any:
             import av
@@ -239,18 +239,17 @@ def _caller_track_class() -> type:
             peer = self.peer
             size = round(peer.rate * peer.frame_s)
             samples: npt.NDArray[np.float32] | None = None
-            if peer.t0 is None:  # the call has not started: silence, paced
-                self.started = self.started or time.monotonic()
-                due = self.started + (self.sent / peer.rate) + peer.frame_s
-            else:
-                k = self.next_frame
-                due = peer.t0 + (k + 1) * peer.frame_s
+            # one packet per slot on the track's own schedule (never faster)
+            self.started = self.started or time.monotonic()
+            due = self.started + self.sent / peer.rate + peer.frame_s
             wait = due - time.monotonic()
             if wait > 0:
                 await asyncio.sleep(wait)
-            if peer.t0 is not None:
-                behind = int((time.monotonic() - peer.t0) / peer.frame_s) - 1 - self.next_frame
-                self.next_frame, samples = peer.next_frame(self.next_frame, behind)
+            if peer.t0 is not None:  # the line's frames, from the first one captured
+                captured = int((time.monotonic() - peer.t0) / peer.frame_s)
+                behind = captured - 1 - self.next_frame
+                if behind >= 0:
+                    self.next_frame, samples = peer.next_frame(self.next_frame, behind)
             pcm = np.zeros(size, np.int16)
             if samples is not None:
                 clipped = np.clip(samples[:size], -1.0, 1.0)
