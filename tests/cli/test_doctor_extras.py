@@ -10,6 +10,7 @@ from voxeval.cli import commands_speech
 from voxeval.cli.main import app
 
 
+@pytest.mark.slow  # doctor checks every provider (about 30 s here)
 def test_doctor_says_which_call_extras_are_installed(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("aiortc")
     monkeypatch.setitem(commands_speech.CALL_EXTRAS, "absent", ("no_such_module_x9", "nothing"))
