@@ -109,7 +109,7 @@ def test_doctor_reports_the_call_extras(monkeypatch: pytest.MonkeyPatch) -> None
 
     monkeypatch.setattr(metadata, "version", without_pipecat)
     rows = {r["extra"]: r for r in commands_speech.extra_status()}
-    assert set(rows) == {"mcp", "pipecat"}
+    assert set(rows) == {"mcp", "pipecat", "webrtc"}
     assert rows["pipecat"]["installed"] is False and rows["pipecat"]["version"] is None
     assert rows["mcp"]["installed"] is True and rows["mcp"]["version"] == real("mcp")
     result = runner.invoke(app, ["doctor"])

@@ -47,8 +47,9 @@ CALL_EXTRAS = {
     ),
     "pipecat": (
         "pipecat-ai",
-        "Pipecat, for testing phone-stream agents with its own serializer (docs/phone-streams.md)",
+        "Pipecat pipelines (docs/pipecat.md) and its serializers (docs/phone-streams.md)",
     ),
+    "webrtc": ("aiortc", "the webrtc system: dial agents that listen on WebRTC (docs/webrtc.md)"),
 }
 
 stdout = Console()  # tables are the command's output; messages go to stderr via ``console``

@@ -21,12 +21,14 @@ from voxeval.systems.http_system import HTTPOptions, HTTPSystem, HTTPSystemError
 from voxeval.systems.hybrid import HybridAgent, HybridOptions, HybridSystem
 from voxeval.systems.openai_audio import OpenAIAudioOptions, OpenAIAudioSystem
 from voxeval.systems.phone_stream import PhoneStreamAgent, PhoneStreamOptions, PhoneStreamSystem
+from voxeval.systems.pipecat_system import PipecatAgent, PipecatOptions, PipecatSystem
 from voxeval.systems.realtime_system import RealtimeOptions, RealtimeSystem
 from voxeval.systems.realtime_vad import ServerVadRealtimeAgent
 from voxeval.systems.realtime_ws import RealtimeAgent
 from voxeval.systems.replay import MissingReply, ReplayOptions, ReplaySystem
 from voxeval.systems.scripted import ScriptedAgent, ScriptedOptions, ScriptedSystem
 from voxeval.systems.turn_call import TurnSystemCall
+from voxeval.systems.webrtc_system import WebRTCAgent, WebRTCOptions, WebRTCSystem
 from voxeval.systems.ws_bridge import (
     WebsocketBridgeAgent,
     WebsocketBridgeOptions,
@@ -55,6 +57,9 @@ __all__ = [
     "PhoneStreamAgent",
     "PhoneStreamOptions",
     "PhoneStreamSystem",
+    "PipecatAgent",
+    "PipecatOptions",
+    "PipecatSystem",
     "RealtimeAgent",
     "RealtimeOptions",
     "RealtimeSystem",
@@ -69,6 +74,9 @@ __all__ = [
     "Turn",
     "TurnSystem",
     "TurnSystemCall",
+    "WebRTCAgent",
+    "WebRTCOptions",
+    "WebRTCSystem",
     "WebsocketBridgeAgent",
     "WebsocketBridgeOptions",
     "WebsocketBridgeSystem",

@@ -1,0 +1,196 @@
+"""A call with an agent whose audio flows continuously in real time (WebRTC, a Pipecat
+pipeline): the line goes out frame by frame at its time on the wall clock, and replies are
+found in the agent's audio by level (a ``StreamingCallAgent``; docs/webrtc.md, docs/pipecat.md).
+
+A reply starts with the first chunk louder than ``speech_level_dbfs`` (its latency is that
+arrival, measured here) and ends after ``reply_gap_ms`` of quieter audio; it is then played
+from its onset. While a reply is being received the engine waits, so the caller's line carries
+silence meanwhile. The link ending (the agent hung up) after its last reply has played ends
+the call; a ``"failed"`` link is the agent's fault (``SystemFault``, cause ``disconnect``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from voxeval.audio import Audio
+from voxeval.errors import ConfigError, SystemFault
+from voxeval.systems.call import AgentAction, AgentTurn, LineBlock, Reply
+
+if TYPE_CHECKING:
+    from voxeval.benchmarks.scenario import Scenario
+    from voxeval.benchmarks.tools import ToolRuntime
+    from voxeval.benchmarks.tools.tool_call import ToolCallRecord
+
+AGENT_RATE = 16000  # the line's rate and the agent track's
+
+
+class Incoming(Protocol):
+    @property
+    def at(self) -> float: ...  # time.monotonic() of arrival
+
+    @property
+    def event(self) -> str: ...  # "audio", "closed" (the agent ended the call) or "failed"
+
+    @property
+    def samples(self) -> npt.NDArray[np.float32] | None: ...
+
+
+class AudioLink(Protocol):
+    """Where the caller's frames go and the agent's audio comes from."""
+
+    def start_line(self, t0: float) -> None: ...
+
+    def put(self, frame: int, samples: npt.NDArray[np.float32] | None) -> None: ...
+
+    def next(self, deadline: float) -> Incoming | None: ...
+
+    def close(self) -> None: ...
+
+
+class LiveAudioAgent:
+    """The call logic over an ``AudioLink`` that ``_open`` makes."""
+
+    name = "live-audio"
+    clock = "wall"
+    reports_latency = True  # a reply's latency is when its first loud audio arrived here
+
+    def __init__(
+        self,
+        *,
+        greeting_wait_s: float = 2.0,
+        speech_level_dbfs: float = -45.0,
+        reply_gap_ms: float = 400.0,
+        turn_timeout_s: float = 60.0,
+    ) -> None:
+        self.greeting_wait_s = greeting_wait_s
+        self.level = 10 ** (speech_level_dbfs / 20)
+        self.reply_gap_s = reply_gap_ms / 1000
+        self.turn_timeout_s = turn_timeout_s
+        self.link: AudioLink | None = None
+        self._t0 = 0.0
+        self._playing_until = 0.0  # monotonic end of the latest reply's audio
+        self._hung_up = False
+        self._early: Incoming | None = None  # a reply's onset seen while waiting for a frame
+
+    def _open(self, scenario: Scenario, tools: ToolRuntime) -> AudioLink:
+        """Connect to the agent; return once media can flow both ways."""
+        raise NotImplementedError
+
+    def _new_tool_calls(self) -> tuple[ToolCallRecord, ...]:
+        """The tool calls the agent made since the last reply (attached to the next one)."""
+        return ()
+
+    def _failure(self) -> str:
+        return f"{self.name}: the agent's connection failed"
+
+    # ---------------------------------------------------------------- start
+    def start(self, scenario: Scenario, tools: ToolRuntime) -> AgentTurn | None:
+        self.link = self._open(scenario, tools)
+        self._t0 = time.monotonic()  # the call's time 0: media flows both ways
+        self.link.start_line(self._t0)
+        deadline = self._t0 + self.greeting_wait_s
+        while (item := self._next(deadline)) is not None:
+            if self._speaks(item):  # the agent greets
+                return self._reply(item, 0.0)
+            if item.event == "closed":
+                return AgentTurn(text=None, tool_calls=self._new_tool_calls(), end_call=True)
+        # the caller opens: the call's time 0 is now (the wait was silence on both sides), so
+        # the caller's first words go out when the timeline says
+        self._t0 = time.monotonic()
+        self.link.start_line(self._t0)
+        return None
+
+    # ---------------------------------------------------------------- the line
+    def hear(self, block: LineBlock) -> AgentAction | None:
+        """Hand the block over frame by frame at its time; the agent's first reply starts
+        after the frame just handed over."""
+        assert self.link is not None
+        if block.rate != AGENT_RATE:
+            raise ConfigError(f"{self.name}: the line runs at {block.rate} Hz, not {AGENT_RATE}")
+        for i in range(block.frames):
+            frame = block.start + i
+            due = self._t0 + frame * block.frame_s
+            if self._early is None and not self._hung_up:
+                self._wait(due)
+            if self._hung_up:
+                if block.playing or time.monotonic() < self._playing_until:
+                    continue  # its last reply plays out first
+                return Reply(frame, self._hang_up)
+            self.link.put(frame, block.frame(i))
+            at_s = (frame + 1) * block.frame_s
+            if self._early is not None:
+                early, self._early = self._early, None
+                return Reply(frame, partial(self._reply, early, at_s))
+            until = due + block.frame_s
+            while (item := self._next(until)) is not None:
+                if self._speaks(item):
+                    return Reply(frame, partial(self._reply, item, at_s))
+        return None
+
+    def _hang_up(self) -> AgentTurn:
+        return AgentTurn(text=None, tool_calls=self._new_tool_calls(), end_call=True)
+
+    def _wait(self, until: float) -> None:
+        while (item := self._next(until)) is not None:
+            if self._speaks(item):  # a reply begins: taken after the frame now due
+                self._early = item
+                return
+
+    def _next(self, deadline: float) -> Incoming | None:
+        """The next item from the agent; a failed link is the agent's fault."""
+        assert self.link is not None
+        item = self.link.next(deadline)
+        if item is not None and item.event == "failed":
+            raise SystemFault(self._failure(), cause="disconnect")
+        if item is not None and item.event == "closed":
+            self._hung_up = True
+        return item
+
+    def _speaks(self, item: Incoming) -> bool:
+        return item.samples is not None and rms(item.samples) >= self.level
+
+    # ---------------------------------------------------------------- replies
+    def _reply(self, first: Incoming, at_s: float) -> AgentTurn:
+        """The agent's audio from ``first`` until ``reply_gap_ms`` without speech."""
+        assert first.samples is not None
+        pieces = [first.samples]
+        kept = 1  # pieces up to the last loud one
+        last_loud = first.at
+        limit = first.at + self.turn_timeout_s
+        while True:
+            item = self._next(min(last_loud + self.reply_gap_s, limit))
+            if item is None or item.event == "closed":
+                break
+            if item.samples is None:
+                continue
+            pieces.append(item.samples)
+            if self._speaks(item):
+                kept, last_loud = len(pieces), item.at
+        samples = np.concatenate(pieces[:kept]).astype(np.float32)
+        self._playing_until = first.at + len(samples) / AGENT_RATE
+        compute = max(0.0, first.at - (self._t0 + at_s))
+        return AgentTurn(
+            text=None,
+            audio=Audio(samples, AGENT_RATE, f"<{self.name} agent>"),
+            tool_calls=self._new_tool_calls(),
+            compute_s=compute,
+        )
+
+    def utterance_done(self, text: str, spoken_fraction: float) -> None:
+        """Nothing to tell: the agent hears the line itself."""
+
+    def close(self) -> None:
+        if self.link is not None:
+            self.link.close()
+            self.link = None
+
+
+def rms(samples: np.ndarray[Any, Any]) -> float:
+    return math.sqrt(float(np.mean(np.square(samples, dtype=np.float64)))) if len(samples) else 0.0
