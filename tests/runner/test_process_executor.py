@@ -5,6 +5,7 @@ cannot start is named. Every service is a loopback server of this process."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -21,6 +22,7 @@ import yaml
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse
 from tests.protocols.test_live_call import write_config as write_live_call_config
 from tests.runner.executor_world import (
+    N_QUERIES,
     World,
     assert_resume_runs_only_the_failed,
     assert_same_results,
@@ -316,3 +318,30 @@ def test_ctrl_c_reaching_every_process_finishes_the_units_in_flight(fresh_world,
     again = run_cli(config, tmp_path / "proc", "--executor", "processes", "--workers", "2")
     assert again.exit_code == 0, again.output
     assert sum(responder.replies.values()) == len(statuses)  # each unit reached its system once
+
+
+@pytest.mark.slow  # worker start-up, twice (the replacement)
+def test_a_killed_workers_request_in_flight_is_in_usage(fresh_world, tmp_path) -> None:
+    """Issue 37, point 13: the request a worker had sent when it was killed counts in the
+    run's usage (a row of 0 calls: the call never finished), and the unit's re-run adds its
+    own; the usage's requests equal what the server received."""
+    server, responder = fresh_world
+    config = single_turn_config(
+        tmp_path, server.url, processes={"workers": 1}, concurrency=1,
+        metrics=["assertions", "duration"],
+    )  # fmt: skip
+    seen = kill_workers_at(responder, tmp_path / "proc", nth=2)  # one request in flight
+    result = run_cli(config, tmp_path / "proc", "--executor", "processes")
+    assert result.exit_code == 0, result.output
+    assert seen["killed"] == 1
+    received = sum(responder.replies.values())
+    assert received == N_QUERIES + 1  # the killed request, then its unit's re-run
+    summary = json.loads((tmp_path / "proc" / "report" / "summary.json").read_text())
+    system = summary["usage"]["by_provider"]["system:live"]
+    assert (system["calls"], system["requests"]) == (N_QUERIES, received)
+    lost = index_rows(tmp_path / "proc", "SELECT unit_key, calls, requests FROM usage "
+                      "WHERE provider = 'system:live' AND calls = 0")  # fmt: skip
+    assert [(calls, requests) for _, calls, requests in lost] == [(0, 1)]
+    rerun = index_rows(tmp_path / "proc", f"SELECT attempts FROM units WHERE unit_key = "
+                       f"'{lost[0][0]}'")  # fmt: skip
+    assert rerun == [(2,)]  # counted with the attempt that sent it

@@ -181,6 +181,12 @@ def count_requests() -> AbstractContextManager[RequestCounts]:
     return _tallies.opened(RequestCounts())
 
 
+def watch_requests(tally: RequestCounts) -> AbstractContextManager[RequestCounts]:
+    """``count_requests`` into ``tally`` (a subclass may act on each ``add``: a worker
+    process reports every request to the driver as it is sent)."""
+    return _tallies.opened(tally)
+
+
 class EndpointStats:
     """Thread-safe cumulative counters of one endpoint client."""
 

@@ -39,6 +39,8 @@ class ComponentUsage:
     cost_usd: float | None = None
     # by (kind, provider, model): what the component's metered model calls consumed
     models: dict[ModelKey, ModelUsage] = field(default_factory=dict)
+    # the component an ``attributed`` block counts for ("" in a ledger's entries)
+    component: str = field(default="", compare=False, repr=False)
 
     @property
     def audio_in_s(self) -> float:
@@ -103,7 +105,7 @@ def attributed(component: str, *, calls: int = 1) -> Iterator[ComponentUsage]:
     """``calls`` logical calls of ``component`` (0 for setup, e.g. a warm-up): the requests
     sent inside the block (and the tokens the block adds to the yielded entry) go to every
     open ledger, also when it raises."""
-    call = ComponentUsage(calls=calls)
+    call = ComponentUsage(calls=calls, component=component)
     with count_requests() as tally, _open_calls.opened(call):
         try:
             yield call
@@ -121,6 +123,13 @@ def attributed(component: str, *, calls: int = 1) -> Iterator[ComponentUsage]:
                     entry.cost_usd = (entry.cost_usd or 0.0) + call.cost_usd
                 for key, use in call.models.items():
                     entry.add_model_usage(key, use)
+
+
+def current_component() -> str:
+    """The component of the innermost ``attributed`` block open in this context, or
+    ``UNATTRIBUTED`` (a worker names the requests it reports as sent with it)."""
+    calls = _open_calls.items()
+    return calls[-1].component if calls else UNATTRIBUTED
 
 
 class AttributedProvider:

@@ -25,6 +25,7 @@ import math
 import multiprocessing
 import os
 import threading
+from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from multiprocessing.connection import Connection
 from typing import Any
@@ -41,6 +42,7 @@ from voxeval.runner.shared_limits import LimitHost, LimitValues
 from voxeval.runner.unit_work import (
     UnitResult,
     commit_result_later,
+    record_lost_requests,
     record_remote_failure,
     with_concurrency,
 )
@@ -78,7 +80,12 @@ def start_worker_server() -> None:
 
 
 class WorkerDied(Exception):
-    """The worker process running a unit ended before it sent the unit's result."""
+    """The worker process running a unit ended before it sent the unit's result;
+    ``lost_requests``: what the unit's attempt had sent by then, per usage component."""
+
+    def __init__(self, message: str, lost_requests: dict[str, int] | None = None) -> None:
+        super().__init__(message)
+        self.lost_requests = lost_requests or {}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,6 +141,9 @@ class WorkerProcess:
     link: Link | None = None
     pending: dict[str, asyncio.Future[UnitResult]] = dataclasses.field(default_factory=dict)
     leased: dict[str, int] = dataclasses.field(default_factory=dict)  # slots not given back
+    # per unit in flight: requests reported sent, per usage component (the unit's journal
+    # counts them once it comes back; only a dead worker's are recorded from here)
+    sent: dict[str, Counter[str]] = dataclasses.field(default_factory=dict)
     alive: bool = True
 
 
@@ -283,7 +293,11 @@ class ProcessPool:
             if message is None:
                 return
             kind = message[0]
-            if kind == "result":
+            if kind == "sent":
+                _, key, component, requests = message
+                worker.sent.setdefault(key, Counter())[component] += requests
+            elif kind == "result":
+                worker.sent.pop(message[1], None)  # its journal has them
                 waiting = worker.pending.pop(message[1], None)
                 if waiting is not None and not waiting.done():
                     waiting.set_result(message[2])
@@ -339,14 +353,15 @@ class ProcessPool:
         if worker.process.is_alive():  # its connection failed, not the process
             worker.process.kill()
         await asyncio.to_thread(worker.process.join, 5)
-        died = WorkerDied(
+        message = (
             f"{worker.name} (pid {worker.process.pid}) ended with exit code "
             f"{worker.process.exitcode} before sending the unit's result"
         )
         pending, worker.pending = worker.pending, {}
-        for waiting in pending.values():
+        sent, worker.sent = worker.sent, {}
+        for key, waiting in pending.items():
             if not waiting.done():
-                waiting.set_exception(died)
+                waiting.set_exception(WorkerDied(message, dict(sent.get(key, {}))))
         try:
             fresh = await asyncio.to_thread(lambda: await_ready(self._launch(worker.slots)))
         except ConfigError as exc:
@@ -389,7 +404,9 @@ def run_units_in_processes(
             await ctx.commit_start(unit)  # a driver killed now leaves it 'running'
             try:
                 result = await pool.run(unit, clear=attempt > 0 or unit.key in tried_before)
-            except WorkerDied:
+            except WorkerDied as died:
+                if died.lost_requests:  # sent by the dead attempt: they count
+                    await asyncio.to_thread(record_lost_requests, store, unit, died.lost_requests)
                 if attempt == max_retries:
                     raise
                 continue

@@ -13,6 +13,7 @@ Once its context is built, the worker says ``("ready", pid)`` through the pipe i
 messages (``process_link``), driver to worker: ``("unit", unit, clear)`` (``clear``: empty
 the unit's folder first, an earlier attempt left files), ``("answer", request_id, value)``,
 ``("stop",)``. Worker to driver: ``("result", key, UnitResult)``,
+``("sent", key, component, requests)`` (a unit's request, reported as it is sent),
 ``("lease", request_id, key, limits, want, tokens_each)``, ``("give_back", key, finished,
 unused, token_correction)``, ``("penalise", key, retry_after_s)``, ``("stats", request_id,
 key)``.
@@ -37,7 +38,9 @@ from voxeval import registry
 from voxeval.config import parse_run_config
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
+from voxeval.providers.openai_http import RequestCounts, watch_requests
 from voxeval.providers.rate_limits import ProviderLimits, set_limiter_factory
+from voxeval.providers.usage_ledger import current_component
 from voxeval.redaction import register_config_secrets
 from voxeval.runner.event_loop import unit_loop
 from voxeval.runner.faults import RetryPolicy, interact_with_retries_async
@@ -48,6 +51,7 @@ from voxeval.runner.unit_work import (
     UnitResult,
     failed_result,
     scored_result,
+    usage_component,
     worker_context,
 )
 
@@ -150,6 +154,29 @@ class DriverLeaseChannel:
         return dict(self._requests.ask_and_wait("stats", self._key, timeout_s=10))
 
 
+class SentRequests(RequestCounts):
+    """A unit's request tally that tells the driver of each request as it is sent (one small
+    message on the open connection, no index write): the journal reports the unit's usage
+    only when it finishes, and if this process is killed first the driver still knows what
+    its unit in flight had sent."""
+
+    def __init__(self, link: Link, unit: WorkUnit) -> None:
+        super().__init__()
+        self._link = link
+        self._key = unit.key
+        self._system = unit.system
+
+    def add(self, **amounts: float) -> None:
+        sent = int(amounts.get("requests", 0))
+        if not sent:
+            return
+        message = ("sent", self._key, usage_component(current_component(), self._system), sent)
+        if self._link.on_loop_thread():
+            self._link.send(message)
+        else:
+            self._link.send_threadsafe(message)
+
+
 def install_driver_limiters(requests: DriverRequests, batch: int) -> None:
     """Make ``limiter_for`` of this process hand out limiters held by the driver."""
     made: dict[str, LeasedRateLimiter] = {}
@@ -218,10 +245,11 @@ async def _run_unit(
     try:
         if clear:  # an interrupted or failed attempt's files go
             await asyncio.to_thread(store.clear_unit_dir, unit)
-        fault = await interact_with_retries_async(ctx, unit, start.retry, time.sleep)
-        scores = await asyncio.to_thread(
-            ctx.require_protocol().score, unit, ctx, ctx.config.metrics
-        )
+        with watch_requests(SentRequests(link, unit)):  # (threads copy the context)
+            fault = await interact_with_retries_async(ctx, unit, start.retry, time.sleep)
+            scores = await asyncio.to_thread(
+                ctx.require_protocol().score, unit, ctx, ctx.config.metrics
+            )
         result = scored_result(store, unit, scores, fault, start.name)
     except asyncio.CancelledError:
         raise  # the worker is stopping: nobody takes this result

@@ -276,6 +276,27 @@ def apply_journal(store: RunStore, unit: WorkUnit, journal: list[JournalEntry]) 
 
 WORKER_CAUSE = "worker"  # a unit whose worker kept dying
 
+# ``attributed`` components whose usage the protocols record under another name
+_COMPONENT_NAMES = {"caller": "simulator"}
+
+
+def usage_component(component: str, system: str) -> str:
+    """The usage ``provider`` a protocol records an attributed component's requests under:
+    the system under test's (``system``, a live call's ``agent``) is ``system:<name>``."""
+    if component in ("system", "agent"):
+        return f"system:{system}"
+    return _COMPONENT_NAMES.get(component, component)
+
+
+def record_lost_requests(store: RunStore, unit: WorkUnit, lost: Mapping[str, int]) -> None:
+    """The requests an attempt had sent when its worker died, per component: usage rows of 0
+    calls (no call finished, its tokens and cost are unknown), so ``requests`` still equals
+    what the servers received. Committed with the unit's next write (its next start, or its
+    failure)."""
+    for component, requests in sorted(lost.items()):
+        if requests > 0:
+            store.record_usage(unit, component, 0, 0, 0, None, requests=requests)
+
 
 def record_remote_failure(store: RunStore, unit: WorkUnit, exc: Exception, died: bool) -> str:
     """The driver's record of a unit that did not come back done: failed on our side in its
