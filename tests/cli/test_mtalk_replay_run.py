@@ -53,6 +53,8 @@ def run_release(release: Path, tmp_path: Path, url: str) -> tuple[int, dict[str,
         **snippet,
         "judge": {"provider": "openai", "base_url": url, "model": "judge"},
         "cache_dir": str(tmp_path / "cache"),
+        # one comparison at a time: the online Elo follows the judging order
+        "concurrency": 1,
     }
     (suite / "run.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     out = tmp_path / "run"
