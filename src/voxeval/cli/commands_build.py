@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from voxeval.benchmarks.build import build_suite, profile_voices
+from voxeval.benchmarks.build import build_suite, profile_voices, speaker_profile
 from voxeval.benchmarks.build_options import parse_build_options, parse_profile_label
 from voxeval.benchmarks.curate import curate as run_curation
 from voxeval.benchmarks.curate import write_curated
@@ -23,6 +23,7 @@ from voxeval.config import load_yaml
 from voxeval.errors import ConfigError
 from voxeval.providers.engine_confounds import engine_confounds
 from voxeval.providers.factory import create_provider
+from voxeval.providers.voice_catalogue import NATURAL_ENGINES, naturalness
 from voxeval.redaction import register_config_secrets
 
 stdout = Console()
@@ -50,7 +51,8 @@ def build(
     ),
     conditions: str = typer.Option(
         "clean,natural_noise,human_noise",
-        help="comma-separated; also reverb (room, far field) and playback (loudspeaker)",
+        help="comma-separated; also reverb (room, far field), playback (loudspeaker) and "
+        "synthetic_voice (the profile spoken by espeak-ng/flite)",
     ),
     snr: float | None = typer.Option(None, "--snr", help="mix noise at this SNR (dB)"),
     noise_ratio: float | None = typer.Option(
@@ -60,8 +62,8 @@ def build(
     limit: int | None = typer.Option(None, help="only the first N queries"),
     engines: str | None = typer.Option(
         None,
-        help="TTS engines voices may come from (default piper,espeak,flite; dialogue suites: "
-        "piper,espeak)",
+        help="TTS engines voices may come from (default piper,kokoro: natural voices; "
+        "espeak,flite are formant synthesizers; dialogue suites: piper,espeak)",
     ),
     noise_dir: list[Path] = typer.Option([], "--noise-dir", help="ESC-50/MUSAN/DEMAND folder"),
     generated_noise: str = typer.Option("fallback", help="fallback | mix | only"),
@@ -108,7 +110,7 @@ def build(
             "noise_ratio": noise_ratio,
             "seed": seed,
             "limit": limit,
-            "engines": engine_names or ["piper", "espeak", "flite"],
+            "engines": engine_names or list(NATURAL_ENGINES),
             "noise_dirs": [str(d) for d in noise_dir],
             "generated_noise": generated_noise,
             "deterministic_tts": not sampled_tts,
@@ -264,7 +266,7 @@ def curate(
 @friendly_errors
 def profiles(
     profiles: str = typer.Option("4", help="N, 'all', or labels, as for `voxeval build`"),
-    engines: str = typer.Option("piper,espeak,flite", help="TTS engines voices may come from"),
+    engines: str = typer.Option(",".join(NATURAL_ENGINES), help="TTS engines voices may come from"),
     voice_choice: str = typer.Option("balanced", help="balanced | closest"),
     as_json: bool = typer.Option(False, "--json", help="print the profiles as JSON"),
 ) -> None:
@@ -278,17 +280,21 @@ def profiles(
         },
         where="voxeval profiles",
     )
-    rows = [
-        {
-            "profile": label,
-            "engine": choice.voice.engine,
-            "voice": choice.voice.name,
-            "source": "native" if choice.transform.is_identity else "transform",
-            "transform": choice.transform.describe(),
-            "distance": choice.distance,
-        }
-        for label, choice in profile_voices(options)
-    ]
+    rows = []
+    for label, choice in profile_voices(options):
+        natural, note = naturalness(speaker_profile(parse_profile_label(label)), choice.voice)
+        rows.append(
+            {
+                "profile": label,
+                "engine": choice.voice.engine,
+                "voice": choice.voice.name,
+                "source": "native" if choice.transform.is_identity else "transform",
+                "natural": natural,
+                "transform": choice.transform.describe(),
+                "distance": choice.distance,
+                "note": note,
+            }
+        )
     fields = [parse_profile_label(str(r["profile"])).model_dump(exclude_none=True) for r in rows]
     confounded = engine_confounds(
         [(f, str(r["engine"])) for f, r in zip(fields, rows, strict=True)]
@@ -297,14 +303,17 @@ def profiles(
         print_json({"profiles": rows, "confounded": confounded})
         return
     table = Table(title=f"{len(rows)} speaker profiles ({options.voice_choice} voices)")
-    for column in ("profile", "engine", "voice", "source", "transform", "distance"):
+    for column in ("profile", "engine", "voice", "source", "natural", "transform", "distance"):
         table.add_column(column)
     for row in rows:
         table.add_row(
-            *(str(row[c]) for c in ("profile", "engine", "voice", "source")),
+            *(str(row[c]) for c in ("profile", "engine", "voice", "source", "natural")),
             str(row["transform"]),
             f"{row['distance']:.3f}",
         )
     stdout.print(table)
+    for row in rows:
+        if row["note"]:
+            stdout.print(f"[yellow]note:[/] {row['note']}")
     for entry in confounded.values():
         stdout.print(f"[yellow]warning:[/] {entry['note']}")

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from voxeval import atomic_files
 from voxeval.audio import Audio, audio_to_wav_bytes, read_audio
-from voxeval.benchmarks.build import suite_engine_confounds
+from voxeval.benchmarks.build import profile_voice_notes, suite_engine_confounds
 from voxeval.config import ProviderSpec, RunConfig, format_validation_error
 from voxeval.errors import (
     ConfigError,
@@ -548,6 +548,11 @@ class SingleTurnProtocol:
     def confounded(self, ctx: RunContext) -> dict[str, Any]:
         """Speaker-profile dimensions confounded with the TTS engine in the rendered suite."""
         return suite_engine_confounds([item.entry for item in self._stored_items(ctx).values()])
+
+    def voices(self, ctx: RunContext) -> dict[str, Any]:
+        """The voice of each synthesized profile (outside the synthetic_voice condition) and
+        whether it is natural: ``{profile: {voice, engine, naturalness, note}}``."""
+        return profile_voice_notes([item.entry for item in self._stored_items(ctx).values()])
 
     def input_intelligibility(self, ctx: RunContext) -> dict[str, Any]:
         """The scoring ASR's WER on the rendered queries' audio, per condition (see
