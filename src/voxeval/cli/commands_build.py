@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from voxeval import atomic_files
 from voxeval.benchmarks.build import build_suite, profile_voices, speaker_profile
 from voxeval.benchmarks.build_options import parse_build_options, parse_profile_label
 from voxeval.benchmarks.curate import curate as run_curation
@@ -21,6 +22,11 @@ from voxeval.cli.common import console, friendly_errors, print_json
 from voxeval.cli.main import app
 from voxeval.config import load_yaml
 from voxeval.errors import ConfigError
+from voxeval.protocols.input_intelligibility import (
+    INTELLIGIBILITY_FILE,
+    WER_LIMIT,
+    check_built_suite,
+)
 from voxeval.providers.engine_confounds import engine_confounds
 from voxeval.providers.factory import create_provider
 from voxeval.providers.voice_catalogue import NATURAL_ENGINES, naturalness
@@ -86,9 +92,21 @@ def build(
     playback_room: str | None = typer.Option(
         None, help="room the playback is recaptured in ('none': no room)"
     ),
+    check: bool = typer.Option(
+        True,
+        "--check/--no-check",
+        help="transcribe the clean queries with Whisper base and warn about hard-to-hear voices",
+    ),
+    wer_limit: float = typer.Option(
+        WER_LIMIT, "--wer-limit", help="warn when a profile's clean corpus WER is above this"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the build summary as JSON"),
 ) -> None:
     """Render a suite over speaker profiles and noise conditions into OUT (cached, resumable).
+
+    Then, unless --no-check, Whisper base transcribes every clean query: the corpus WER and
+    DNSMOS of each profile go to OUT/intelligibility.json, with a warning for each profile
+    whose clean queries are misheard above --wer-limit.
 
     A dialogue suite (protocol multi_turn, e.g. mtalk-mini) is rendered turn by turn with its
     tags turned into sound; profiles, conditions and noise options do not apply to it."""
@@ -127,6 +145,10 @@ def build(
         "cached": built.cached,
         "manifest": str(built.out_dir / "manifest.jsonl"),
     }
+    checked = check_built_suite(built.items, wer_limit=wer_limit, seed=seed) if check else None
+    if checked is not None:
+        atomic_files.write_json_atomic(built.out_dir / INTELLIGIBILITY_FILE, checked)
+        summary["intelligibility"] = checked
     if as_json:
         print_json(summary)
         return
@@ -134,6 +156,30 @@ def build(
         f"built [bold]{built.name}[/]: {len(built.items)} items "
         f"({built.rendered} rendered, {built.cached} reused) -> {summary['manifest']}"
     )
+    if checked is not None:
+        _print_check(checked)
+
+
+def _print_check(checked: dict[str, Any]) -> None:
+    """The clean-query intelligibility table of a build, and a warning per profile over."""
+    if "not_run" in checked:
+        console.print(f"[yellow]intelligibility not checked:[/] {checked['not_run']}")
+        return
+    table = Table(title=f"clean queries heard by {checked['asr']}")
+    for column in ("profile", "corpus WER", "DNSMOS OVRL", "n"):
+        table.add_column(column)
+    rows = [("all", checked["overall"]), *checked["by_profile"].items()]
+    for profile, stat in rows:
+        ovrl = stat.get("dnsmos_ovrl") or {}
+        mos = f"{ovrl['mean']:.2f}" if ovrl.get("mean") is not None else "-"
+        table.add_row(profile, f"{stat['corpus_wer']:.1%}", mos, str(stat["n"]))
+    console.print(table)
+    for profile in checked["over_limit"]:
+        wer = checked["by_profile"][profile]["corpus_wer"]
+        console.print(
+            f"[yellow]warning:[/] profile {profile}: clean corpus WER {wer:.1%} is above the "
+            f"{checked['wer_limit']:.0%} limit; systems may fail to hear these queries"
+        )
 
 
 def _build_dialogues(

@@ -40,12 +40,17 @@ from voxeval.protocols.comparison import Comparison
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.protocols.fresh_replies import FreshReplies
-from voxeval.protocols.input_intelligibility import input_error_rates
+from voxeval.protocols.input_intelligibility import (
+    FALLBACK_INPUT_ASR,
+    input_asr_spec,
+    input_error_rates,
+)
 from voxeval.protocols.single_turn_breakdowns import item_attributes
 from voxeval.protocols.single_turn_items import RenderedQuery, load_rendered_queries
 from voxeval.protocols.single_turn_summary import summarize_single_turn
 from voxeval.protocols.system_usage import SystemMeter, metering_reply, record_system_usage
 from voxeval.providers.async_dispatch import run_blocking
+from voxeval.providers.factory import availability
 from voxeval.providers.usage_ledger import (
     UNATTRIBUTED,
     AttributedProvider,
@@ -555,19 +560,22 @@ class SingleTurnProtocol:
         return profile_voice_notes([item.entry for item in self._stored_items(ctx).values()])
 
     def input_intelligibility(self, ctx: RunContext) -> dict[str, Any]:
-        """The scoring ASR's WER on the rendered queries' audio, per condition (see
-        ``input_intelligibility``); empty when no rendered suite or scoring ASR is at hand."""
+        """The input ASR's WER (Whisper base when installed) and DNSMOS of the rendered
+        queries' audio, per condition and profile (see ``input_intelligibility``); empty when
+        no rendered suite is at hand."""
         items = self._stored_items(ctx)
         if not items:
             return {}
-        spec = ctx.config.asr or "whisper-tiny-en"
+        spec = input_asr_spec(ctx.config.asr)
         try:
             if sends_requests(ctx.provider("asr", spec, cache=False)):
                 # a remote scoring ASR would send requests no unit accounts for: the embedded
                 # Whisper tiny.en measures the input instead (and is named in the result)
-                spec = "whisper-tiny-en"
+                spec = FALLBACK_INPUT_ASR
             asr = ctx.provider("asr", spec)
-            rates = input_error_rates(items, asr, seed=ctx.seed)
+            dnsmos = ProviderSpec(provider="dnsmos")
+            mos = ctx.provider("mos", dnsmos) if availability("mos", dnsmos).available else None
+            rates = input_error_rates(items, asr, seed=ctx.seed, mos=mos)
             return {
                 c: {
                     **stat,

@@ -456,30 +456,59 @@ def confound_blocks(confounded: Mapping[str, Any]) -> list[Block]:
     return [BulletList([f"**Warning:** {note}." for note in notes])] if notes else []
 
 
+def _wer_row(label: list[str], stat: Mapping[str, Any]) -> list[str]:
+    ovrl = stat.get("dnsmos_ovrl")
+    return [
+        *label,
+        fmt_num(stat["corpus_wer"]),
+        fmt_mean_ci(stat),
+        fmt_num(stat["median"]),
+        fmt_mean_ci(ovrl) if isinstance(ovrl, Mapping) and is_stat(ovrl) else "–",
+        fmt_n(stat, "queries"),
+    ]
+
+
 def intelligibility_blocks(conditions: Mapping[str, Any]) -> list[Block]:
-    """The scoring ASR's WER on the user-side audio, per condition."""
+    """The input ASR's WER and the DNSMOS of the user-side audio, per condition and per
+    speaker profile, and what they mean for the results."""
     if not conditions:
         return []
     if "not_run" in conditions:
         return [Paragraph(f"User-side ASR error: not run ({conditions['not_run']}).")]
-    rows = [
-        [
-            condition,
-            fmt_num(stat["corpus_wer"]),
-            fmt_mean_ci(stat),
-            fmt_num(stat["median"]),
-            fmt_n(stat, "queries"),
-        ]
-        for condition, stat in conditions.items()
+    header = ["corpus WER", "mean WER [95% CI]", "median", "DNSMOS OVRL [95% CI]", "n"]
+    rows = [_wer_row([c], stat) for c, stat in conditions.items()]
+    profile_rows = [
+        _wer_row([c, profile], p_stat)
+        for c, stat in conditions.items()
+        for profile, p_stat in (stat.get("by_profile") or {}).items()
     ]
-    return [
+    asr = next((str(s["asr"]) for s in conditions.values() if s.get("asr")), "the input ASR")
+    blocks: list[Block] = [
         Heading(2, "User-side ASR error by condition"),
         Paragraph(
-            "How well the scoring ASR heard each rendered query (its WER against the query "
-            "text): a system cannot answer what it cannot hear."
+            f"How well {asr} heard each rendered query (its WER against the query text) and "
+            "how clean the query audio is (DNSMOS overall, 1-5)."
         ),
-        TableBlock(["condition", "corpus WER", "mean WER [95% CI]", "median", "n"], rows),
+        TableBlock(["condition", *header], rows),
     ]
+    if profile_rows:
+        blocks += [
+            Heading(3, "By speaker profile"),
+            TableBlock(["condition", "profile", *header], profile_rows),
+        ]
+    clean = conditions.get("clean") or {}
+    limit = clean.get("wer_limit")
+    if limit is not None:
+        over = list(clean.get("over_limit") or [])
+        verdict = (
+            f"**Warning:** clean queries of {', '.join(over)} are misheard above the "
+            f"{limit:.0%} limit: a low score there may mean the voice was hard to hear, not "
+            "that the system answered badly."
+            if over
+            else f"Every profile's clean queries are heard within the {limit:.0%} WER limit."
+        )
+        blocks.append(Paragraph(verdict))
+    return blocks
 
 
 def build_document(summary: Mapping[str, Any]) -> list[Block]:
