@@ -348,10 +348,11 @@ def trial_count_blocks(curves: Any) -> list[Block]:
     ]
 
 
-def side_by_side_blocks(systems: Mapping[str, Any]) -> list[Block]:
-    """One row per metric, one column per system: mean [95% CI] of ``overall``."""
+def headline_blocks(systems: Mapping[str, Any]) -> list[Block]:
+    """The answer first: one row per metric, one column per system, mean [95% CI] of each
+    system's ``overall`` (the breakdowns follow in each system's section)."""
     entries = {n: e for n, e in systems.items() if isinstance(e, Mapping) and e.get("overall")}
-    if len(entries) < 2:
+    if not entries:
         return []
     metrics = list(dict.fromkeys(m for e in entries.values() for m in e["overall"]))
     rows = []
@@ -362,7 +363,7 @@ def side_by_side_blocks(systems: Mapping[str, Any]) -> list[Block]:
             cells.append(fmt_mean_ci(stat) if is_stat(stat) else "–")
         rows.append(cells)
     return [
-        Heading(2, "Systems side by side"),
+        Heading(2, "Headline results"),
         Paragraph("Mean and 95% CI of each metric over each system's scored units."),
         TableBlock(["metric", *entries], rows),
     ]
@@ -484,7 +485,7 @@ def intelligibility_blocks(conditions: Mapping[str, Any]) -> list[Block]:
     ]
     asr = next((str(s["asr"]) for s in conditions.values() if s.get("asr")), "the input ASR")
     blocks: list[Block] = [
-        Heading(2, "User-side ASR error by condition"),
+        Heading(3, "User-side ASR error by condition"),
         Paragraph(
             f"How well {asr} heard each rendered query (its WER against the query text) and "
             "how clean the query audio is (DNSMOS overall, 1-5)."
@@ -493,7 +494,7 @@ def intelligibility_blocks(conditions: Mapping[str, Any]) -> list[Block]:
     ]
     if profile_rows:
         blocks += [
-            Heading(3, "By speaker profile"),
+            Heading(3, "User-side ASR error by speaker profile"),
             TableBlock(["condition", "profile", *header], profile_rows),
         ]
     clean = conditions.get("clean") or {}
@@ -511,6 +512,28 @@ def intelligibility_blocks(conditions: Mapping[str, Any]) -> list[Block]:
     return blocks
 
 
+def input_check_blocks(summary: Mapping[str, Any]) -> list[Block]:
+    """The "Input checks" section: could the systems hear the queries, and were they spoken
+    by natural voices."""
+    heard = intelligibility_blocks(summary.get("input_intelligibility") or {})
+    voices = summary.get("voices") or {}
+    notes = [str(v["note"]) for v in voices.values() if isinstance(v, Mapping) and v.get("note")]
+    if not heard and not notes:
+        return []
+    blocks: list[Block] = [
+        Heading(2, "Input checks"),
+        Paragraph(
+            "A system cannot answer what it cannot hear. These checks measure the rendered "
+            "queries themselves, before any system: where the input is misheard or the voice "
+            "is not natural, part of a drop in that condition or profile comes from the input, "
+            "so compare systems within it rather than read it as the systems' own weakness."
+        ),
+    ]
+    if notes:
+        blocks += [Heading(3, "Voices"), BulletList(notes)]
+    return blocks + heard
+
+
 def build_document(summary: Mapping[str, Any]) -> list[Block]:
     suite = summary.get("suite") or {}
     systems = summary.get("systems") or {}
@@ -521,17 +544,17 @@ def build_document(summary: Mapping[str, Any]) -> list[Block]:
             f"{summary.get('seed')} · generated {summary.get('generated_at')} · provenance in "
             f"{summary.get('provenance')}."
         ),
+        *headline_blocks(systems),
         Paragraph(statistics_text(systems)),
     ]
     blocks += confound_blocks(summary.get("confounded") or {})
-    blocks += intelligibility_blocks(summary.get("input_intelligibility") or {})
-    blocks += side_by_side_blocks(systems)
     for name, entry in systems.items():
         blocks += system_blocks(name, entry)
     if summary.get("comparisons"):
         blocks.append(Paragraph(comparison_count_text(summary["comparisons"])))
     if isinstance(summary.get("pairwise"), Mapping):
         blocks += pairwise_blocks(summary["pairwise"])
+    blocks += input_check_blocks(summary)
     usage = summary.get("usage") or {}
     if usage.get("by_provider"):
         blocks += [
