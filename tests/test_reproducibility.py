@@ -174,7 +174,7 @@ def single_turn_config(tmp_path: Path, url: str, seed: int = 0) -> Path:
         "metrics": ["assertions", "mos", "wer", "duration", "speaking_rate", "language"],
         # Piper's sampled noise kept on: the seeded draw must reproduce.
         "build": {
-            "profiles": ["male-adult-dark", "female-adult-dark"],  # Piper and espeak-ng
+            "profiles": ["male-adult-dark", "female-adult-dark"],  # Piper and Kokoro
             "voice_choice": "closest",  # the nearest native voices: Piper is one of them
             "conditions": ["clean", "natural_noise"],
             "deterministic_tts": False,

@@ -27,6 +27,7 @@ RESERVED_SUMMARY_KEYS = frozenset(
         "pairwise",
         "confounded",
         "input_intelligibility",
+        "voices",
         "costs",
     }
 )

@@ -69,3 +69,43 @@ def render_markdown_blocks(result: dict[str, dict[str, object]]) -> str:
     text = render_markdown(summary)
     assert intelligibility_blocks(result)
     return text
+
+
+def _profile_item(
+    tmp_path: Path, query_id: str, text: str, profile: str, seconds: float
+) -> RenderedQuery:
+    path = tmp_path / f"{query_id}__{profile}.wav"
+    write_audio(Audio.silence(seconds), path)
+    query = SpokenQuery(id=query_id, text=text, category="II")
+    entry = {"item_id": f"{query_id}__{profile}__clean"}
+    return RenderedQuery(query, profile, "clean", path, entry)
+
+
+def test_per_profile_corpus_wer_and_the_profiles_over_the_limit(tmp_path: Path) -> None:
+    heard = {
+        0.2: "book a table for two",  # clear voice: q1 exact
+        0.3: "what time is it",  # clear voice: q2 exact
+        0.4: "book a cable for you",  # hard voice: 2 of 5 wrong
+        0.5: "what time is it",  # hard voice: q2 exact
+    }
+    items = [
+        _profile_item(tmp_path, "q1", "book a table for two", "clear", 0.2),
+        _profile_item(tmp_path, "q2", "what time is it", "clear", 0.3),
+        _profile_item(tmp_path, "q1", "book a table for two", "hard", 0.4),
+        _profile_item(tmp_path, "q2", "what time is it", "hard", 0.5),
+    ]
+    with FakeOpenAIServer() as server:
+        server.responder = lambda path, body: transcription(
+            heard[round(upload_audio(body).duration, 1)]
+        )
+        result = input_error_rates({i.item_id: i for i in items}, remote_asr(server))
+    clean = result["clean"]
+    assert clean["corpus_wer"] == pytest.approx(2 / 18)
+    assert clean["by_profile"]["clear"]["corpus_wer"] == 0.0
+    assert clean["by_profile"]["hard"]["corpus_wer"] == pytest.approx(2 / 9)
+    assert clean["by_profile"]["hard"]["n"] == 2
+    assert clean["wer_limit"] == 0.15 and clean["over_limit"] == ["hard"]
+    assert "dnsmos_ovrl" not in clean  # no MOS model given: none invented
+    markdown = render_markdown_blocks(result)
+    assert "| clean | hard | 0.222 |" in markdown
+    assert "clean queries of hard are misheard above the 15% limit" in markdown

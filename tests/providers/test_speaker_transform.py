@@ -79,3 +79,16 @@ def test_identity_returns_input_and_limits_are_checked() -> None:
         SpeakerTransform(pitch_semitones=20)
     with pytest.raises(ConfigError, match="tempo"):
         SpeakerTransform(tempo=0.1)
+
+
+def test_varispeed_pitch_moves_f0_and_shortens_by_the_same_factor() -> None:
+    src = vowel(150.0)
+    factor = 2 ** (2 / 12)
+    shifted = SpeakerTransform(pitch_semitones=2.0, formant_ratio=factor)
+    out = shifted.apply(src, varispeed_pitch=True)
+    assert out.rate == src.rate
+    assert median_f0(out) == pytest.approx(150.0 * factor, rel=0.02)
+    # a resampling: the caller synthesizes that much slower to keep the profile's tempo
+    assert out.duration == pytest.approx(src.duration / factor, rel=0.01)
+    vocoder = shifted.apply(src)
+    assert vocoder.duration == pytest.approx(src.duration, abs=0.01)

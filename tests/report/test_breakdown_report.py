@@ -53,7 +53,7 @@ def test_markdown_shows_breakdowns_latency_reliability_and_differences() -> None
     assert "### Judge reliability" in md
     assert "judge calls 24, parse failures 3 (rate 0.125)" in md
     assert "repetition (hallucination) filter: 2 over 8 units" in md
-    assert "## Systems side by side" in md
+    assert "## Headline results" in md
     assert "| checklist | 0.5 [0.25, 0.75] | 0.7 [0.6, 0.8] |" in md
     assert "| -0.2 | [-0.4, -0.05] |" in md
     # breakdowns are their own tables, not repeated as protocol results

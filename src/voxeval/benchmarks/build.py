@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -62,15 +62,27 @@ from voxeval.benchmarks.query_suite import (
     suite_name,
 )
 from voxeval.benchmarks.render import render_query
-from voxeval.benchmarks.spoken_query import ACOUSTIC_CONDITIONS, SpeakerSpec, SpokenQuery
+from voxeval.benchmarks.spoken_query import (
+    ACOUSTIC_CONDITIONS,
+    VOICE_CONDITIONS,
+    SpeakerSpec,
+    SpokenQuery,
+)
 from voxeval.errors import ConfigError, ProviderUnavailable
 from voxeval.providers.engine_confounds import engine_confounds
 from voxeval.providers.factory import create_provider
 from voxeval.providers.provider_kinds import TTS_PROVIDERS
+from voxeval.providers.speaker_transform import SpeakerTransform
 from voxeval.providers.voice_assignment import assign_voices
-from voxeval.providers.voice_catalogue import SpeakerProfile, VoiceChoice, voice_catalogue
+from voxeval.providers.voice_catalogue import (
+    FORMANT_ENGINES,
+    SpeakerProfile,
+    VoiceChoice,
+    naturalness,
+    voice_catalogue,
+)
 
-RENDER_VERSION = 3  # bump when rendering changes so cached audio is rebuilt
+RENDER_VERSION = 4  # bump when rendering changes so cached audio is rebuilt
 ACOUSTICS_VERSION = 1  # bump when the room or loudspeaker simulation changes
 SPEECH_RMS_DBFS = -20.0
 BABBLE_TTS_CLIPS = 6
@@ -79,6 +91,17 @@ BABBLE_TTS_CLIPS = 6
 # ``deterministic_tts`` (the default) turns it off, so a voice does not vary with the seed.
 DETERMINISTIC_ENGINE_OPTIONS: dict[str, dict[str, Any]] = {
     "piper": {"noise_scale": 0.0, "noise_w_scale": 0.0}
+}
+# Engines that change their own speaking rate: a profile's tempo is passed to the engine (the
+# model lengthens phonemes and pauses as a speaker would) instead of a phase-vocoder time
+# stretch, which smears consonants, and its pitch shift is a resampling (varispeed) of speech
+# synthesized that much slower, instead of a phase-vocoder pitch shift, which roughens the
+# voice (DNSMOS OVRL -0.7 to -0.9 for 1.4-1.8 semitones). Kokoro's speed scales the whole
+# utterance; Piper's length scale stretches phonemes but not its fixed silences, so a short
+# Piper query slows by less than the tempo asks. engine -> (option, value at tempo).
+NATIVE_TEMPO: dict[str, tuple[str, Any]] = {
+    "piper": ("length_scale", lambda tempo: round(1.0 / tempo, 4)),
+    "kokoro": ("speed", lambda tempo: round(tempo, 4)),
 }
 
 
@@ -101,6 +124,7 @@ class SuiteBuilder:
         )
         self._catalogue: list[Any] | None = None
         self._choices: dict[str, VoiceChoice] = {}
+        self._synthetic_choices: dict[str, VoiceChoice] = {}
         self._engines: dict[str, Any] = {}
         self._identities: dict[str, Any] = {}
         self._speech: dict[str, tuple[Audio, dict[str, Any]]] = {}
@@ -109,14 +133,35 @@ class SuiteBuilder:
 
     def engine(self, name: str) -> Any:
         if name not in self._engines:
-            options = (
-                DETERMINISTIC_ENGINE_OPTIONS.get(name, {}) if self.options.deterministic_tts else {}
-            )
-            if "seed" in inspect.signature(TTS_PROVIDERS.lookup(name)).parameters:
-                options = {**options, "seed": self.options.seed}
+            options = self._base_options(name)
             self._engines[name] = create_provider("tts", {"provider": name, **options})
             self._identities[name] = self._engines[name].identity()
         return self._engines[name]
+
+    def voice_engine(
+        self, name: str, transform: SpeakerTransform
+    ) -> tuple[Any, SpeakerTransform, bool]:
+        """The engine that speaks a voice choice, the transform left to apply to its audio,
+        and whether that transform shifts pitch by varispeed: an engine with its own rate
+        control speaks at the profile's tempo divided by the pitch factor, and the varispeed
+        that raises (or lowers) the pitch brings it back to the profile's tempo."""
+        if name not in NATIVE_TEMPO or (transform.tempo == 1.0 and not transform.pitch_semitones):
+            return self.engine(name), transform, False
+        option, value = NATIVE_TEMPO[name]
+        rate = transform.tempo / 2.0 ** (transform.pitch_semitones / 12.0)
+        key = f"{name}@{option}={value(rate)}"
+        if key not in self._engines:
+            self.engine(name)  # the base options and identity
+            options = {**self._base_options(name), option: value(rate)}
+            self._engines[key] = create_provider("tts", {"provider": name, **options})
+        return self._engines[key], replace(transform, tempo=1.0), True
+
+    def _base_options(self, name: str) -> dict[str, Any]:
+        deterministic = self.options.deterministic_tts
+        options = DETERMINISTIC_ENGINE_OPTIONS.get(name, {}) if deterministic else {}
+        if "seed" in inspect.signature(TTS_PROVIDERS.lookup(name)).parameters:
+            options = {**options, "seed": self.options.seed}
+        return dict(options)
 
     def assign(self, specs: list[SpeakerSpec]) -> None:
         """Choose the voices of every synthesized profile of the build together (see
@@ -128,7 +173,7 @@ class SuiteBuilder:
             return
         if self._catalogue is None:
             self._catalogue = voice_catalogue(tuple(self.options.engines))
-        profiles = [_speaker_profile(by_label[label]) for label in labels]
+        profiles = [speaker_profile(by_label[label]) for label in labels]
         balanced = self.options.voice_choice == "balanced"
         chosen = assign_voices(profiles, self._catalogue, balanced=balanced)
         if len(chosen) != len(labels):
@@ -137,11 +182,37 @@ class SuiteBuilder:
             )
         self._choices.update(zip(labels, chosen, strict=True))
 
-    def choice(self, spec: SpeakerSpec) -> VoiceChoice:
+    def choice(self, spec: SpeakerSpec, condition: str = "clean") -> VoiceChoice:
+        """The voice a profile is spoken with: the build's voice, or under the
+        ``synthetic_voice`` condition the formant synthesizer voice of that profile."""
+        if condition in VOICE_CONDITIONS:
+            return self.synthetic_choice(spec)
         label = profile_label(spec)
         if label not in self._choices:
             self.assign([spec])
         return self._choices[label]
+
+    def synthetic_choice(self, spec: SpeakerSpec) -> VoiceChoice:
+        """The formant synthesizer voice (espeak-ng or flite) of a profile, chosen over every
+        profile of the build the way the natural voices are (``voice_choice``)."""
+        label = profile_label(spec)
+        if label not in self._synthetic_choices:
+            specs = {profile_label(s): s for s in self.options.profile_specs()}
+            specs[label] = spec
+            labels = sorted(specs)
+            catalogue = voice_catalogue(FORMANT_ENGINES)
+            chosen = assign_voices(
+                [speaker_profile(specs[x]) for x in labels],
+                catalogue,
+                balanced=self.options.voice_choice == "balanced",
+            )
+            if len(chosen) != len(labels):
+                raise ProviderUnavailable(
+                    "the synthetic_voice condition needs espeak-ng or flite "
+                    "(Debian/Ubuntu: apt-get install espeak-ng flite)"
+                )
+            self._synthetic_choices.update(zip(labels, chosen, strict=True))
+        return self._synthetic_choices[label]
 
     def params_hash(self, job: RenderJob) -> str:
         params: dict[str, Any] = {
@@ -156,7 +227,7 @@ class SuiteBuilder:
             params["recording"] = self.recording_digest(job.query.audio)
             params["input"] = {"channels": job.query.channels, "max_gain_db": MAX_GAIN_DB}
         else:
-            choice = self.choice(job.profile)
+            choice = self.choice(job.profile, job.condition)
             engine = choice.voice.name.partition(":")[0]
             self.engine(engine)
             params["voice"] = choice.voice.name
@@ -164,7 +235,7 @@ class SuiteBuilder:
             params["engine"] = self._identities[engine]
         if job.condition in ACOUSTIC_CONDITIONS and not is_released(job.query):
             params["acoustics"] = self.acoustics_params(job.condition)
-        elif job.condition != "clean" and not is_released(job.query):
+        elif job.condition not in ("clean", *VOICE_CONDITIONS) and not is_released(job.query):
             params["level"] = {"ratio": self.options.ratio, "snr_db": self.options.snr_db}
             params["noise"] = {k: v for k, v in self.noise.describe().items() if k != "notes"}
         blob = json.dumps(params, sort_keys=True, default=str)
@@ -217,17 +288,20 @@ class SuiteBuilder:
 
     def speech(self, job: RenderJob) -> tuple[Audio, dict[str, Any]]:
         """The clean utterance (cached across conditions) and how it was made."""
-        cache_key = job.item_id
+        synthetic = job.condition in VOICE_CONDITIONS and job.query.audio is None
+        cache_key = f"{job.item_id}#synthetic" if synthetic else job.item_id
         if cache_key not in self._speech:
             query = job.query
             if query.audio is not None:
                 audio = read_query_audio(query, self.audio_input, self.suite_path)
                 info: dict[str, Any] = {"voice": "recorded", "source_audio": query.audio}
             else:
-                choice = self.choice(job.profile)
+                choice = self.choice(job.profile, job.condition)
+                natural, natural_note = naturalness(speaker_profile(job.profile), choice.voice)
                 engine, _, voice = choice.voice.name.partition(":")
-                rendered = render_query(self.engine(engine), query, voice or None)
-                audio = choice.transform.apply(rendered.audio)
+                tts, transform, varispeed = self.voice_engine(engine, choice.transform)
+                rendered = render_query(tts, query, voice or None)
+                audio = transform.apply(rendered.audio, varispeed_pitch=varispeed)
                 info = {
                     "voice": choice.voice.name,
                     "engine": engine,
@@ -238,8 +312,13 @@ class SuiteBuilder:
                     },
                     # the profile is the voice as it is, or a transform of it
                     "speaker_source": "native" if choice.transform.is_identity else "transform",
+                    # native / transformed / synthetic, and why when not native
+                    "naturalness": natural,
+                    "naturalness_note": natural_note,
                     "transform": asdict(choice.transform),
                     "transform_text": choice.transform.describe(),
+                    # tempo spoken by the engine itself, pitch moved by resampling (no vocoder)
+                    "native_tempo": engine in NATIVE_TEMPO and not choice.transform.is_identity,
                     "distance": choice.distance,
                     "explanation": choice.explanation,
                     "chunks": rendered.chunks,
@@ -249,7 +328,9 @@ class SuiteBuilder:
             if level.capped:  # near-silent input: kept quiet (boost capped) and flagged
                 info["level"] = level.details()
             audio = level.audio
-            self._speech = {cache_key: (audio, info)}  # only the current item is reused
+            # only the current item's utterances (natural and synthetic) are reused
+            kept = {k: v for k, v in self._speech.items() if k.split("#")[0] == job.item_id}
+            self._speech = {**kept, cache_key: (audio, info)}
         return self._speech[cache_key]
 
     def babble_pool(self, exclude_voice: str) -> list[Audio]:
@@ -298,7 +379,7 @@ class SuiteBuilder:
             entry["released"] = True
         elif job.condition in ACOUSTIC_CONDITIONS:
             audio, entry["acoustics"] = self.acoustics(job, speech)
-        elif job.condition != "clean":
+        elif job.condition not in ("clean", *VOICE_CONDITIONS):
             seed = stable_seed(self.options.seed, job.query.id, job.label, job.condition)
             clip = self.noise_clip(job, speech, info["voice"], seed)
             offset = int(np.random.default_rng(seed).integers(clip.audio.num_samples))
@@ -327,7 +408,8 @@ def is_released(query: SpokenQuery) -> bool:
     return query.audio is not None and query.condition is not None
 
 
-def _speaker_profile(spec: SpeakerSpec) -> SpeakerProfile:
+def speaker_profile(spec: SpeakerSpec) -> SpeakerProfile:
+    """The voice-selection profile of a suite's speaker spec (unset fields: female adult)."""
     return SpeakerProfile(
         gender=spec.gender or "female",
         age=spec.age or "adult",
@@ -342,7 +424,7 @@ def profile_voices(options: BuildOptions) -> list[tuple[str, VoiceChoice]]:
     labels = sorted(by_label)
     catalogue = voice_catalogue(tuple(options.engines))
     chosen = assign_voices(
-        [_speaker_profile(by_label[label]) for label in labels],
+        [speaker_profile(by_label[label]) for label in labels],
         catalogue,
         balanced=options.voice_choice == "balanced",
     )
@@ -357,6 +439,24 @@ def suite_engine_confounds(entries: list[dict[str, Any]]) -> dict[str, dict[str,
         if e.get("engine") and e.get("voice") != "recorded"
     ]
     return engine_confounds(rows)
+
+
+def profile_voice_notes(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``{profile: {voice, engine, naturalness, note}}`` of a built suite's synthesized items
+    (manifest entries), leaving out the synthetic_voice condition's formant voices."""
+    notes: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        if entry.get("condition") in VOICE_CONDITIONS or not entry.get("engine"):
+            continue
+        if entry.get("voice") == "recorded" or entry.get("profile") in notes:
+            continue
+        notes[str(entry["profile"])] = {
+            "voice": entry.get("voice"),
+            "engine": entry.get("engine"),
+            "naturalness": entry.get("naturalness"),
+            "note": entry.get("naturalness_note"),
+        }
+    return dict(sorted(notes.items()))
 
 
 def _loop_from(noise: Audio, offset: int, length: int) -> Audio:

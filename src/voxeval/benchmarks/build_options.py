@@ -12,7 +12,7 @@ from voxeval.benchmarks.spoken_query import CONDITIONS, DEFAULT_CONDITIONS, Spea
 from voxeval.config import format_validation_error
 from voxeval.errors import AudioError, ConfigError
 from voxeval.providers.voice_catalogue import AGES as AGES
-from voxeval.providers.voice_catalogue import GENDERS, TIMBRES, profile_fields
+from voxeval.providers.voice_catalogue import GENDERS, NATURAL_ENGINES, TIMBRES, profile_fields
 
 # Profiles in an order where every prefix is as diverse as possible (both genders first,
 # then age bands, then timbres), so ``profiles: N`` takes a balanced subset.
@@ -69,7 +69,11 @@ class BuildOptions(BaseModel):
         ge=1,
         description="keep the first N queries of each category (PF: of each subcategory)",
     )
-    engines: list[str] = Field(default_factory=lambda: ["piper", "espeak", "flite"])
+    engines: list[str] = Field(
+        default_factory=lambda: list(NATURAL_ENGINES),
+        description="TTS engines the profiles' voices come from: the neural ones by default; "
+        "espeak/flite (formant synthesizers) when named, or as the synthetic_voice condition",
+    )
     noise_dirs: list[str] = Field(default_factory=list)
     generated_noise: Literal["fallback", "mix", "only"] = "fallback"
     rate: int = Field(default=16000, ge=8000, le=48000)

@@ -27,7 +27,10 @@ NOISE_CONDITIONS: tuple[str, ...] = ("clean", "natural_noise", "human_noise")
 # The acoustic channel: speech in a room picked up from afar (``reverb``), or played through a
 # loudspeaker and picked up again (``playback``). Built only when asked for.
 ACOUSTIC_CONDITIONS: tuple[str, ...] = ("reverb", "playback")
-CONDITIONS: tuple[str, ...] = NOISE_CONDITIONS + ACOUSTIC_CONDITIONS
+# The same query and profile spoken by a formant synthesizer (espeak-ng or flite) instead of
+# the natural voice, clean: how much a system depends on a human-like voice.
+VOICE_CONDITIONS: tuple[str, ...] = ("synthetic_voice",)
+CONDITIONS: tuple[str, ...] = NOISE_CONDITIONS + ACOUSTIC_CONDITIONS + VOICE_CONDITIONS
 DEFAULT_CONDITIONS: tuple[str, ...] = NOISE_CONDITIONS
 # Validation context that accepts a category outside CATEGORIES: a released dataset's unknown
 # task type is kept as its own category (an authored suite must use the five codes).

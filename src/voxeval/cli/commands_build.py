@@ -9,7 +9,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from voxeval.benchmarks.build import build_suite, profile_voices
+from voxeval import atomic_files
+from voxeval.benchmarks.build import build_suite, profile_voices, speaker_profile
 from voxeval.benchmarks.build_options import parse_build_options, parse_profile_label
 from voxeval.benchmarks.curate import curate as run_curation
 from voxeval.benchmarks.curate import write_curated
@@ -21,8 +22,14 @@ from voxeval.cli.common import console, friendly_errors, print_json
 from voxeval.cli.main import app
 from voxeval.config import load_yaml
 from voxeval.errors import ConfigError
+from voxeval.protocols.input_intelligibility import (
+    INTELLIGIBILITY_FILE,
+    WER_LIMIT,
+    check_built_suite,
+)
 from voxeval.providers.engine_confounds import engine_confounds
 from voxeval.providers.factory import create_provider
+from voxeval.providers.voice_catalogue import NATURAL_ENGINES, naturalness
 from voxeval.redaction import register_config_secrets
 
 stdout = Console()
@@ -50,7 +57,8 @@ def build(
     ),
     conditions: str = typer.Option(
         "clean,natural_noise,human_noise",
-        help="comma-separated; also reverb (room, far field) and playback (loudspeaker)",
+        help="comma-separated; also reverb (room, far field), playback (loudspeaker) and "
+        "synthetic_voice (the profile spoken by espeak-ng/flite)",
     ),
     snr: float | None = typer.Option(None, "--snr", help="mix noise at this SNR (dB)"),
     noise_ratio: float | None = typer.Option(
@@ -60,8 +68,8 @@ def build(
     limit: int | None = typer.Option(None, help="only the first N queries"),
     engines: str | None = typer.Option(
         None,
-        help="TTS engines voices may come from (default piper,espeak,flite; dialogue suites: "
-        "piper,espeak)",
+        help="TTS engines voices may come from (default piper,kokoro: natural voices; "
+        "espeak,flite are formant synthesizers; dialogue suites: piper,espeak)",
     ),
     noise_dir: list[Path] = typer.Option([], "--noise-dir", help="ESC-50/MUSAN/DEMAND folder"),
     generated_noise: str = typer.Option("fallback", help="fallback | mix | only"),
@@ -84,9 +92,21 @@ def build(
     playback_room: str | None = typer.Option(
         None, help="room the playback is recaptured in ('none': no room)"
     ),
+    check: bool = typer.Option(
+        True,
+        "--check/--no-check",
+        help="transcribe the clean queries with Whisper base and warn about hard-to-hear voices",
+    ),
+    wer_limit: float = typer.Option(
+        WER_LIMIT, "--wer-limit", help="warn when a profile's clean corpus WER is above this"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the build summary as JSON"),
 ) -> None:
     """Render a suite over speaker profiles and noise conditions into OUT (cached, resumable).
+
+    Then, unless --no-check, Whisper base transcribes every clean query: the corpus WER and
+    DNSMOS of each profile go to OUT/intelligibility.json, with a warning for each profile
+    whose clean queries are misheard above --wer-limit.
 
     A dialogue suite (protocol multi_turn, e.g. mtalk-mini) is rendered turn by turn with its
     tags turned into sound; profiles, conditions and noise options do not apply to it."""
@@ -108,7 +128,7 @@ def build(
             "noise_ratio": noise_ratio,
             "seed": seed,
             "limit": limit,
-            "engines": engine_names or ["piper", "espeak", "flite"],
+            "engines": engine_names or list(NATURAL_ENGINES),
             "noise_dirs": [str(d) for d in noise_dir],
             "generated_noise": generated_noise,
             "deterministic_tts": not sampled_tts,
@@ -125,6 +145,10 @@ def build(
         "cached": built.cached,
         "manifest": str(built.out_dir / "manifest.jsonl"),
     }
+    checked = check_built_suite(built.items, wer_limit=wer_limit, seed=seed) if check else None
+    if checked is not None:
+        atomic_files.write_json_atomic(built.out_dir / INTELLIGIBILITY_FILE, checked)
+        summary["intelligibility"] = checked
     if as_json:
         print_json(summary)
         return
@@ -132,6 +156,30 @@ def build(
         f"built [bold]{built.name}[/]: {len(built.items)} items "
         f"({built.rendered} rendered, {built.cached} reused) -> {summary['manifest']}"
     )
+    if checked is not None:
+        _print_check(checked)
+
+
+def _print_check(checked: dict[str, Any]) -> None:
+    """The clean-query intelligibility table of a build, and a warning per profile over."""
+    if "not_run" in checked:
+        console.print(f"[yellow]intelligibility not checked:[/] {checked['not_run']}")
+        return
+    table = Table(title=f"clean queries heard by {checked['asr']}")
+    for column in ("profile", "corpus WER", "DNSMOS OVRL", "n"):
+        table.add_column(column)
+    rows = [("all", checked["overall"]), *checked["by_profile"].items()]
+    for profile, stat in rows:
+        ovrl = stat.get("dnsmos_ovrl") or {}
+        mos = f"{ovrl['mean']:.2f}" if ovrl.get("mean") is not None else "-"
+        table.add_row(profile, f"{stat['corpus_wer']:.1%}", mos, str(stat["n"]))
+    console.print(table)
+    for profile in checked["over_limit"]:
+        wer = checked["by_profile"][profile]["corpus_wer"]
+        console.print(
+            f"[yellow]warning:[/] profile {profile}: clean corpus WER {wer:.1%} is above the "
+            f"{checked['wer_limit']:.0%} limit; systems may fail to hear these queries"
+        )
 
 
 def _build_dialogues(
@@ -296,7 +344,7 @@ def _curation_failures(report: Any) -> None:
 @friendly_errors
 def profiles(
     profiles: str = typer.Option("4", help="N, 'all', or labels, as for `voxeval build`"),
-    engines: str = typer.Option("piper,espeak,flite", help="TTS engines voices may come from"),
+    engines: str = typer.Option(",".join(NATURAL_ENGINES), help="TTS engines voices may come from"),
     voice_choice: str = typer.Option("balanced", help="balanced | closest"),
     as_json: bool = typer.Option(False, "--json", help="print the profiles as JSON"),
 ) -> None:
@@ -310,17 +358,21 @@ def profiles(
         },
         where="voxeval profiles",
     )
-    rows = [
-        {
-            "profile": label,
-            "engine": choice.voice.engine,
-            "voice": choice.voice.name,
-            "source": "native" if choice.transform.is_identity else "transform",
-            "transform": choice.transform.describe(),
-            "distance": choice.distance,
-        }
-        for label, choice in profile_voices(options)
-    ]
+    rows = []
+    for label, choice in profile_voices(options):
+        natural, note = naturalness(speaker_profile(parse_profile_label(label)), choice.voice)
+        rows.append(
+            {
+                "profile": label,
+                "engine": choice.voice.engine,
+                "voice": choice.voice.name,
+                "source": "native" if choice.transform.is_identity else "transform",
+                "natural": natural,
+                "transform": choice.transform.describe(),
+                "distance": choice.distance,
+                "note": note,
+            }
+        )
     fields = [parse_profile_label(str(r["profile"])).model_dump(exclude_none=True) for r in rows]
     confounded = engine_confounds(
         [(f, str(r["engine"])) for f, r in zip(fields, rows, strict=True)]
@@ -329,14 +381,17 @@ def profiles(
         print_json({"profiles": rows, "confounded": confounded})
         return
     table = Table(title=f"{len(rows)} speaker profiles ({options.voice_choice} voices)")
-    for column in ("profile", "engine", "voice", "source", "transform", "distance"):
+    for column in ("profile", "engine", "voice", "source", "natural", "transform", "distance"):
         table.add_column(column)
     for row in rows:
         table.add_row(
-            *(str(row[c]) for c in ("profile", "engine", "voice", "source")),
+            *(str(row[c]) for c in ("profile", "engine", "voice", "source", "natural")),
             str(row["transform"]),
             f"{row['distance']:.3f}",
         )
     stdout.print(table)
+    for row in rows:
+        if row["note"]:
+            stdout.print(f"[yellow]note:[/] {row['note']}")
     for entry in confounded.values():
         stdout.print(f"[yellow]warning:[/] {entry['note']}")

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from voxeval import atomic_files
 from voxeval.audio import Audio, audio_to_wav_bytes, read_audio
-from voxeval.benchmarks.build import suite_engine_confounds
+from voxeval.benchmarks.build import profile_voice_notes, suite_engine_confounds
 from voxeval.config import ProviderSpec, RunConfig, format_validation_error
 from voxeval.errors import (
     ConfigError,
@@ -40,12 +40,17 @@ from voxeval.protocols.comparison import Comparison
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.protocols.fresh_replies import FreshReplies
-from voxeval.protocols.input_intelligibility import input_error_rates
+from voxeval.protocols.input_intelligibility import (
+    FALLBACK_INPUT_ASR,
+    input_asr_spec,
+    input_error_rates,
+)
 from voxeval.protocols.single_turn_breakdowns import item_attributes
 from voxeval.protocols.single_turn_items import RenderedQuery, load_rendered_queries
 from voxeval.protocols.single_turn_summary import summarize_single_turn
 from voxeval.protocols.system_usage import SystemMeter, metering_reply, record_system_usage
 from voxeval.providers.async_dispatch import run_blocking
+from voxeval.providers.factory import availability
 from voxeval.providers.usage_ledger import (
     UNATTRIBUTED,
     AttributedProvider,
@@ -607,20 +612,28 @@ class SingleTurnProtocol:
         """Speaker-profile dimensions confounded with the TTS engine in the rendered suite."""
         return suite_engine_confounds([item.entry for item in self._stored_items(ctx).values()])
 
+    def voices(self, ctx: RunContext) -> dict[str, Any]:
+        """The voice of each synthesized profile (outside the synthetic_voice condition) and
+        whether it is natural: ``{profile: {voice, engine, naturalness, note}}``."""
+        return profile_voice_notes([item.entry for item in self._stored_items(ctx).values()])
+
     def input_intelligibility(self, ctx: RunContext) -> dict[str, Any]:
-        """The scoring ASR's WER on the rendered queries' audio, per condition (see
-        ``input_intelligibility``); empty when no rendered suite or scoring ASR is at hand."""
+        """The input ASR's WER (Whisper base when installed) and DNSMOS of the rendered
+        queries' audio, per condition and profile (see ``input_intelligibility``); empty when
+        no rendered suite is at hand."""
         items = self._stored_items(ctx)
         if not items:
             return {}
-        spec = ctx.config.asr or "whisper-tiny-en"
+        spec = input_asr_spec(ctx.config.asr)
         try:
             if sends_requests(ctx.provider("asr", spec, cache=False)):
                 # a remote scoring ASR would send requests no unit accounts for: the embedded
                 # Whisper tiny.en measures the input instead (and is named in the result)
-                spec = "whisper-tiny-en"
+                spec = FALLBACK_INPUT_ASR
             asr = ctx.provider("asr", spec)
-            rates = input_error_rates(items, asr, seed=ctx.seed)
+            dnsmos = ProviderSpec(provider="dnsmos")
+            mos = ctx.provider("mos", dnsmos) if availability("mos", dnsmos).available else None
+            rates = input_error_rates(items, asr, seed=ctx.seed, mos=mos)
             return {
                 c: {
                     **stat,

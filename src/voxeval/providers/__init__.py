@@ -1,6 +1,7 @@
 """Model components behind small protocols; importing this package registers the built-ins."""
 
-# Speech providers (importing registers them): Whisper/OpenAI ASR, Piper/espeak/flite/OpenAI TTS.
+# Speech providers (importing registers them): Whisper/OpenAI ASR; Piper, Kokoro, espeak,
+# flite and OpenAI TTS.
 # LLM providers and the call cache: OpenAI-compatible chat (text and audio), local GGUF/SmolLM2.
 # Quality and activity: DNSMOS (ONNX) and DistillMOS (torch) MOS, Silero VAD (ONNX, pysilero).
 from voxeval.config import ProviderSpec
@@ -14,6 +15,7 @@ from voxeval.providers import (
     mos_dnsmos,
     tts_espeak,
     tts_flite,
+    tts_kokoro,
     tts_openai,
     tts_piper,
     vad_silero,
@@ -97,6 +99,7 @@ __all__ = [
     "select_voice",
     "tts_espeak",
     "tts_flite",
+    "tts_kokoro",
     "tts_openai",
     "tts_piper",
     "vad_silero",

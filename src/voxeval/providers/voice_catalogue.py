@@ -26,12 +26,17 @@ from voxeval.providers.speaker_transform import SpeakerTransform
 from voxeval.providers.spoken_language import LANGUAGE_NAMES, base_language
 from voxeval.providers.tts_espeak import espeak_catalogue
 from voxeval.providers.tts_flite import flite_catalogue
+from voxeval.providers.tts_kokoro import KOKORO_VOICES
 from voxeval.providers.tts_piper import PIPER_VOICES
 
 GENDERS = ("male", "female")
 AGES = ("child", "adolescent", "adult", "senior")
 TIMBRES = ("bright", "dark")
-LOCAL_ENGINES = ("piper", "espeak", "flite")
+LOCAL_ENGINES = ("piper", "kokoro", "espeak", "flite")
+# Neural voices that sound like people: the default for rendering spoken queries. The formant
+# synthesizers (espeak-ng, flite) are an explicit choice and the "synthetic voice" condition.
+NATURAL_ENGINES = ("piper", "kokoro")
+FORMANT_ENGINES = ("espeak", "flite")
 
 # (gender, age) -> (typical f0 in Hz, formant scale vs adult male, speaking tempo vs adult)
 ACOUSTICS: dict[tuple[str, str], tuple[float, float, float]] = {
@@ -130,6 +135,7 @@ def voice_catalogue(engines: tuple[str, ...] = LOCAL_ENGINES) -> list[Voice]:
     """Voices of the given local engines that can run on this machine, sorted by name."""
     builders = {
         "piper": lambda: list(PIPER_VOICES.values()),
+        "kokoro": lambda: list(KOKORO_VOICES.values()),
         "espeak": espeak_catalogue,
         "flite": flite_catalogue,
     }
@@ -151,6 +157,7 @@ def voice_language(voice: str) -> str | None:
     engine, _, name = voice.partition(":")
     static = {"piper": lambda: list(PIPER_VOICES.values()), "espeak": espeak_catalogue}
     static["flite"] = flite_catalogue
+    static["kokoro"] = lambda: list(KOKORO_VOICES.values())
     if engine not in static:
         return None
     wanted = f"{engine}:{name}"
@@ -222,6 +229,24 @@ def _score(profile: SpeakerProfile, voice: Voice) -> VoiceChoice | None:
     notes.append(f"transform: {transform.describe()}")
     notes.append("cost " + ", ".join(f"{k} {v:.2f}" for k, v in costs.items() if v))
     return VoiceChoice(voice, transform, distance, "; ".join(notes))
+
+
+def naturalness(profile: SpeakerProfile, voice: Voice) -> tuple[str, str | None]:
+    """How natural the voice a profile gets is: ``native`` (a neural voice of the profile's
+    gender and age), ``transformed`` (a neural voice of another age or gender, shifted
+    toward the profile) or ``synthetic`` (a formant synthesizer), with a note for the last
+    two saying that no natural voice exists for the profile."""
+    if not voice.details.get("natural"):
+        return "synthetic", (
+            f"no natural voice for {profile.label()}: spoken by the formant synthesizer "
+            f"{voice.name}"
+        )
+    if voice.gender == profile.gender and voice.age == profile.age:
+        return "native", None
+    return "transformed", (
+        f"no natural {profile.age} {profile.gender} voice: {voice.name} "
+        f"({voice.gender} {voice.age}) shifted toward the profile"
+    )
 
 
 def rank_voices(profile: SpeakerProfile, catalogue: list[Voice] | None = None) -> list[VoiceChoice]:

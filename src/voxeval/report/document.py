@@ -378,10 +378,11 @@ def trial_count_blocks(curves: Any) -> list[Block]:
     ]
 
 
-def side_by_side_blocks(systems: Mapping[str, Any]) -> list[Block]:
-    """One row per metric, one column per system: mean [95% CI] of ``overall``."""
+def headline_blocks(systems: Mapping[str, Any]) -> list[Block]:
+    """The answer first: one row per metric, one column per system, mean [95% CI] of each
+    system's ``overall`` (the breakdowns follow in each system's section)."""
     entries = {n: e for n, e in systems.items() if isinstance(e, Mapping) and e.get("overall")}
-    if len(entries) < 2:
+    if not entries:
         return []
     metrics = list(dict.fromkeys(m for e in entries.values() for m in e["overall"]))
     rows = []
@@ -392,7 +393,7 @@ def side_by_side_blocks(systems: Mapping[str, Any]) -> list[Block]:
             cells.append(fmt_mean_ci(stat) if is_stat(stat) else "–")
         rows.append(cells)
     return [
-        Heading(2, "Systems side by side"),
+        Heading(2, "Headline results"),
         Paragraph("Mean and 95% CI of each metric over each system's scored units."),
         TableBlock(["metric", *entries], rows),
     ]
@@ -486,30 +487,81 @@ def confound_blocks(confounded: Mapping[str, Any]) -> list[Block]:
     return [BulletList([f"**Warning:** {note}." for note in notes])] if notes else []
 
 
+def _wer_row(label: list[str], stat: Mapping[str, Any]) -> list[str]:
+    ovrl = stat.get("dnsmos_ovrl")
+    return [
+        *label,
+        fmt_num(stat["corpus_wer"]),
+        fmt_mean_ci(stat),
+        fmt_num(stat["median"]),
+        fmt_mean_ci(ovrl) if isinstance(ovrl, Mapping) and is_stat(ovrl) else "–",
+        fmt_n(stat, "queries"),
+    ]
+
+
 def intelligibility_blocks(conditions: Mapping[str, Any]) -> list[Block]:
-    """The scoring ASR's WER on the user-side audio, per condition."""
+    """The input ASR's WER and the DNSMOS of the user-side audio, per condition and per
+    speaker profile, and what they mean for the results."""
     if not conditions:
         return []
     if "not_run" in conditions:
         return [Paragraph(f"User-side ASR error: not run ({conditions['not_run']}).")]
-    rows = [
-        [
-            condition,
-            fmt_num(stat["corpus_wer"]),
-            fmt_mean_ci(stat),
-            fmt_num(stat["median"]),
-            fmt_n(stat, "queries"),
-        ]
-        for condition, stat in conditions.items()
+    header = ["corpus WER", "mean WER [95% CI]", "median", "DNSMOS OVRL [95% CI]", "n"]
+    rows = [_wer_row([c], stat) for c, stat in conditions.items()]
+    profile_rows = [
+        _wer_row([c, profile], p_stat)
+        for c, stat in conditions.items()
+        for profile, p_stat in (stat.get("by_profile") or {}).items()
     ]
-    return [
-        Heading(2, "User-side ASR error by condition"),
+    asr = next((str(s["asr"]) for s in conditions.values() if s.get("asr")), "the input ASR")
+    blocks: list[Block] = [
+        Heading(3, "User-side ASR error by condition"),
         Paragraph(
-            "How well the scoring ASR heard each rendered query (its WER against the query "
-            "text): a system cannot answer what it cannot hear."
+            f"How well {asr} heard each rendered query (its WER against the query text) and "
+            "how clean the query audio is (DNSMOS overall, 1-5)."
         ),
-        TableBlock(["condition", "corpus WER", "mean WER [95% CI]", "median", "n"], rows),
+        TableBlock(["condition", *header], rows),
     ]
+    if profile_rows:
+        blocks += [
+            Heading(3, "User-side ASR error by speaker profile"),
+            TableBlock(["condition", "profile", *header], profile_rows),
+        ]
+    clean = conditions.get("clean") or {}
+    limit = clean.get("wer_limit")
+    if limit is not None:
+        over = list(clean.get("over_limit") or [])
+        verdict = (
+            f"**Warning:** clean queries of {', '.join(over)} are misheard above the "
+            f"{limit:.0%} limit: a low score there may mean the voice was hard to hear, not "
+            "that the system answered badly."
+            if over
+            else f"Every profile's clean queries are heard within the {limit:.0%} WER limit."
+        )
+        blocks.append(Paragraph(verdict))
+    return blocks
+
+
+def input_check_blocks(summary: Mapping[str, Any]) -> list[Block]:
+    """The "Input checks" section: could the systems hear the queries, and were they spoken
+    by natural voices."""
+    heard = intelligibility_blocks(summary.get("input_intelligibility") or {})
+    voices = summary.get("voices") or {}
+    notes = [str(v["note"]) for v in voices.values() if isinstance(v, Mapping) and v.get("note")]
+    if not heard and not notes:
+        return []
+    blocks: list[Block] = [
+        Heading(2, "Input checks"),
+        Paragraph(
+            "A system cannot answer what it cannot hear. These checks measure the rendered "
+            "queries themselves, before any system: where the input is misheard or the voice "
+            "is not natural, part of a drop in that condition or profile comes from the input, "
+            "so compare systems within it rather than read it as the systems' own weakness."
+        ),
+    ]
+    if notes:
+        blocks += [Heading(3, "Voices"), BulletList(notes)]
+    return blocks + heard
 
 
 def build_document(summary: Mapping[str, Any]) -> list[Block]:
@@ -522,11 +574,10 @@ def build_document(summary: Mapping[str, Any]) -> list[Block]:
             f"{summary.get('seed')} · generated {summary.get('generated_at')} · provenance in "
             f"{summary.get('provenance')}."
         ),
+        *headline_blocks(systems),
         Paragraph(statistics_text(systems)),
     ]
     blocks += confound_blocks(summary.get("confounded") or {})
-    blocks += intelligibility_blocks(summary.get("input_intelligibility") or {})
-    blocks += side_by_side_blocks(systems)
     for name, entry in systems.items():
         blocks += system_blocks(name, entry)
     if summary.get("comparisons"):
@@ -535,6 +586,7 @@ def build_document(summary: Mapping[str, Any]) -> list[Block]:
     if isinstance(summary.get("pairwise"), Mapping):
         blocks += pairwise_blocks(summary["pairwise"])
     blocks += arena_blocks(summary.get("arena"))
+    blocks += input_check_blocks(summary)
     usage = summary.get("usage") or {}
     if usage.get("by_provider"):
         blocks += [

@@ -100,6 +100,10 @@ def build_summary(ctx: RunContext) -> dict[str, Any]:
     # {condition: stat}: how well the scoring ASR heard the user side (single-turn)
     intelligibility = getattr(ctx.protocol, "input_intelligibility", None)
     document["input_intelligibility"] = intelligibility(ctx) if callable(intelligibility) else {}
+    # {profile: {voice, engine, naturalness, note}}: who spoke each profile's queries, and a
+    # note where no natural voice exists for it (protocols that render speech say so)
+    voices = getattr(ctx.protocol, "voices", None)
+    document["voices"] = voices(ctx) if callable(voices) else {}
     summarize_comparisons = getattr(ctx.protocol, "summarize_comparisons", None)
     if callable(summarize_comparisons):
         for step, step_summary in summarize_comparisons(ctx).items():
