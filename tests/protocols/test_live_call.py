@@ -101,13 +101,12 @@ def test_audio_run_writes_tracks(tmp_path: Path) -> None:
     summary = json.loads((out / "report" / "summary.json").read_text())
     assert summary["systems"]["good"]["task_completion"]["n"] == 2
     # the offline speech-fidelity checks read the recorded tracks: the scripted caller's ID
-    # and date of birth came through in both conditions; this scripted agent speaks no entity
+    # and date of birth came through in both conditions; the listening reference agent reads
+    # back what it heard, so its own speech is rated too
     good = summary["systems"]["good"]
     assert good["overall"]["user_speech_fidelity_asr"]["n"] == 2
     assert good["overall"]["user_speech_fidelity_asr"]["mean"] == 1.0
-    assert good["not_run"]["agent_speech_fidelity_asr"] == (
-        "no agent turn to rate: none spoke a key entity"
-    )
+    assert good["overall"]["agent_speech_fidelity_asr"]["n"] >= 1
 
 
 def test_unknown_agent_fails_before_any_call(tmp_path: Path) -> None:

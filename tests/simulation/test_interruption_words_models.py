@@ -1,9 +1,9 @@
 """The default interruption policy with the embedded models (issue 38, point 2): Piper speaks
 (dry or in a hall), Silero hears the line, Whisper tiny.en counts the words. The caller's
-backchannel over the agent's reply does not stop it; a correction does. Known limit, not
-tested here: Piper cannot say "Mm-hm." (Whisper tiny hears "in the magen", "the" at p 0.99;
-Whisper base "and the make-up"), so the caller's rendered "mm-hm" of 0.7-0.9 s does stop
-the reply; "Mhm." renders as words Whisper is unsure of and does not."""
+backchannel over the agent's reply does not stop it; a correction does. Piper cannot say
+"Mm-hm." (Whisper tiny hears "in the magen", "the" at p 0.99; Whisper base "and the
+make-up"), which would stop the reply: the callers say "Mhm." instead, which renders as
+words Whisper is unsure of."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def test_a_backchannel_does_not_stop_the_reply_and_a_correction_does() -> None:
     def dry(audio: Any) -> Any:
         return audio
 
-    for backchannel in ("Uh-huh.", "Okay.", "Right.", "Yeah."):
+    for backchannel in ("Mhm.", "Uh-huh.", "Okay.", "Right.", "Yeah."):
         assert stops(backchannel, dry, tts) == [], backchannel
     for backchannel in ("Uh-huh.", "Okay.", "Right."):
         assert stops(backchannel, room, tts) == [], f"{backchannel} in a hall"

@@ -38,6 +38,6 @@ def test_a_rate_out_of_range_names_the_persona_and_field() -> None:
 
 
 def test_backchannel_phrases_by_base_language() -> None:
-    assert backchannel_phrases("en-GB")[0] == "mm-hm" and "right" in backchannel_phrases("en")
+    assert backchannel_phrases("en-GB")[0] == "mhm" and "right" in backchannel_phrases("en")
     assert set(backchannel_phrases("es_MX")) >= {"ajá", "claro", "vale"}
-    assert backchannel_phrases("de") == ("mm-hm",)
+    assert backchannel_phrases("de") == ("mhm",)

@@ -26,12 +26,10 @@ Where the numbers come from (conversation-analysis and phonetics ranges, scaled 
   "yeah") are a large share of what listeners say (about a fifth of the Switchboard dialogue
   acts, Jurafsky et al. 1997) and come at a rate of very roughly one every 5-20 s of the
   other's speech, depending on speaker and task (Ward & Tsukahara 2000 study where they fall).
-  ``backchannel_rate`` is per second of agent speech: 0.06 (one per ~17 s) by default, which
-  ``voxeval analyze timing`` measures at about 2 per minute of agent speech (the edges of an
-  utterance and short utterances get none), below the 3-12 per minute above: 0.1 would land
-  inside it, but while a backchannel still stops an adapted agent (issue 38, point 2) more of
-  them cut more agent questions short, so the default stays until that is fixed; more for
-  the attentive elderly caller, almost none for the impatient one.
+  ``backchannel_rate`` is per second of agent speech: 0.1 (one per ~10 s) by default, which
+  ``voxeval analyze timing`` measures at about 4 per minute of agent speech (the edges of an
+  utterance and short utterances get none), inside the 3-12 per minute above (0.06 measured
+  about 2); more for the attentive elderly caller, almost none for the impatient one.
 * Barge-ins. Callers rarely cut a well-behaved agent off; impatient ones do so once they have
   the gist, usually in the first half of a long answer. ``barge_in_rate`` is the chance per
   agent utterance of at least ``barge_in_min_s``; the point is a Beta(``barge_in_beta``)
@@ -86,7 +84,7 @@ class Persona:
     number_pause_rate: float = 0.0  # chance of a pause just before a number or code
     number_pause_median_s: float = 1.5
     # listening
-    backchannel_rate: float = 0.06  # backchannels per second of agent speech
+    backchannel_rate: float = 0.1  # backchannels per second of agent speech
     barge_in_rate: float = 0.02  # chance of cutting into an agent utterance ...
     barge_in_min_s: float = 6.0  # ... that lasts at least this long
     barge_in_beta: tuple[float, float] = (6.0, 2.0)  # where: Beta(a, b) fraction of it
@@ -178,13 +176,15 @@ PERSONAS: dict[str, Persona] = {
     ),
 }
 
-# Short listener feedback per language (base language code). Non-lexical "mm-hm" is understood
-# across languages, so it is the fallback for a language without a list.
+# Short listener feedback per language (base language code). Non-lexical "mhm" is understood
+# across languages, so it is the fallback for a language without a list. It is spelled "mhm":
+# Piper cannot say "mm-hm" (it comes out as syllables an ASR writes as words, "in the magen"),
+# which a listening agent would then take for an interruption.
 BACKCHANNELS: dict[str, tuple[str, ...]] = {
-    "en": ("mm-hm", "uh-huh", "right", "okay", "yeah"),
-    "es": ("ajá", "sí", "vale", "claro", "mm-hm"),
+    "en": ("mhm", "uh-huh", "right", "okay", "yeah"),
+    "es": ("ajá", "sí", "vale", "claro", "mhm"),
 }
-NEUTRAL_BACKCHANNEL = "mm-hm"
+NEUTRAL_BACKCHANNEL = "mhm"
 
 
 def backchannel_phrases(language: str) -> tuple[str, ...]:
