@@ -301,13 +301,20 @@ class ScriptedAgent:
         step = self._steps[self._next]
         return bool(self._facts.unheard([c.arguments for c in step.tool_calls]))
 
+    def _language(self) -> str:
+        """The scenario's base language code (its lines are spoken in it)."""
+        language = self._scenario.language if self._scenario is not None else "en"
+        return (language or "en").split("-")[0].lower()
+
     def _ask_again(self, labels: list[str]) -> AgentTurn:
         """Ask for facts the next step needs and the caller has not said (labels as in the
         scenario, so that a caller matching field names hears the question)."""
-        wanted = " and ".join(label.replace("_", " ") for label in labels)
+        joiner = " y " if self._language() == "es" else " and "
+        wanted = joiner.join(label.replace("_", " ") for label in labels)
         # read back what it did hear (a caller cutting in with its ID hears it was taken up)
+        lines = _ASK_LINES.get(self._language(), _ASK_LINES["en"])
         got = " ".join(
-            f"Thanks, I have your {label.replace('_', ' ')} as {value}."
+            lines["got"].format(label=label.replace("_", " "), value=value)
             for label, value in self._new_facts
         )
         if len(labels) < self._missing:  # the caller gave something since: not ignored
@@ -315,11 +322,25 @@ class ScriptedAgent:
         self._missing = len(labels)
         self._reasks += 1
         if self._reasks > MAX_REASKS:
-            return AgentTurn(
-                text=f"I'm sorry, I can't go on without your {wanted}. Goodbye.", end_call=True
-            )
-        ask = f"Sorry, I still need your {wanted}. What is your {wanted}?"
+            return AgentTurn(text=lines["give_up"].format(wanted=wanted), end_call=True)
+        ask = lines["ask"].format(wanted=wanted)
         return AgentTurn(text=f"{got} {ask}".strip())
+
+
+# What the listening agent says when a fact is missing, in the scenario's language (English for
+# a language without its own lines); the labels stay as the scenario names them.
+_ASK_LINES: dict[str, dict[str, str]] = {
+    "en": {
+        "got": "Thanks, I have your {label} as {value}.",
+        "ask": "Sorry, I still need your {wanted}. What is your {wanted}?",
+        "give_up": "I'm sorry, I can't go on without your {wanted}. Goodbye.",
+    },
+    "es": {
+        "got": "Gracias, tengo su {label}: {value}.",
+        "ask": "Perdone, todavía necesito su {wanted}. ¿Cuál es su {wanted}?",
+        "give_up": "Lo siento, no puedo seguir sin su {wanted}. Adiós.",
+    },
+}
 
 
 def sounds_unfinished(text: str) -> bool:
