@@ -98,6 +98,7 @@ def test_mos_json_prints_the_model_fields(tmp_path: Path, tone) -> None:  # type
     assert data["model"]
 
 
+@pytest.mark.models
 def test_doctor_reports_the_call_extras(monkeypatch: pytest.MonkeyPatch) -> None:
     from importlib import metadata
 
