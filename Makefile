@@ -13,7 +13,7 @@ PIPECAT_DEPS := "aiofiles>=24.1,<27" "docstring_parser>=0.16,<1" "loguru~=0.7.3"
   "openai>=1.74,<4" "numba>=0.61.2,<1" "wait_for2>=0.4.1,<1" "python-dotenv>=1,<2" \
   "num2words>=0.5.14" "Pillow>=11.1,<14" "onnxruntime>=1.24.3,<2" "aiohttp>=3.14.4,<4"
 
-.PHONY: setup system-packages quickstart test lint typecheck unit bench setup-torch setup-llama clean
+.PHONY: setup system-packages quickstart test check lint typecheck unit fast-unit bench setup-torch setup-llama clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -56,6 +56,15 @@ quickstart: setup
 
 ## test: lint, type-check and run the whole test suite (slow tests included)
 test: setup lint typecheck unit
+
+## check: the fast lane: lint, types and the tests that need no embedded model, browser,
+## database server or cluster (markers set in tests/conftest.py; `make test` runs them all)
+check: lint typecheck fast-unit
+
+FAST_TESTS := not models and not slow and not browser and not postgres and not cluster
+
+fast-unit: $(STAMP)
+	$(BIN)/pytest -q -m "$(FAST_TESTS)"
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

@@ -28,6 +28,26 @@ _SESSION_CACHE = tempfile.mkdtemp(prefix="voxeval-test-cache-")
 os.environ["VOXEVAL_CACHE_DIR"] = _SESSION_CACHE
 
 
+# Fixtures that start something outside the test process, by the marker `make check` uses to
+# leave their tests out (`make test` runs them all).
+_MARKER_OF_FIXTURE = {
+    "browser": "browser",
+    "page": "browser",
+    "media_browser": "browser",
+    "postgres_cluster": "postgres",
+    "postgres_url": "postgres",
+    "ray_cluster": "cluster",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark tests by the external parts their fixtures start (fixture closure, so a fixture
+    that depends on ``browser`` marks its tests too)."""
+    for item in items:
+        for name in sorted({_MARKER_OF_FIXTURE.get(f, "") for f in item.fixturenames} - {""}):
+            item.add_marker(name)
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
 

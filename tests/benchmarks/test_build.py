@@ -149,6 +149,7 @@ def test_loaded_items_and_prebuilt_reuse(tmp_path: Path) -> None:
     assert (fresh.rendered, len(fresh.items)) == (2, 2)
 
 
+@pytest.mark.models
 def test_cli_build(tmp_path: Path) -> None:
     from voxeval.cli.main import app
 

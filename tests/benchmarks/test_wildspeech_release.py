@@ -146,6 +146,7 @@ class Loopback:
         return chat_text("Covers the checklist.\nScore: 7")
 
 
+@pytest.mark.models
 def test_release_runs_end_to_end_under_its_own_conditions(tmp_path: Path) -> None:
     write_parquet(release_rows(), tmp_path / "release" / "test.parquet")
     cli = CliRunner()

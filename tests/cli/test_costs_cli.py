@@ -78,6 +78,7 @@ def write_run(tmp_path: Path, url: str) -> Path:
     return path
 
 
+@pytest.mark.models
 def test_costs_are_priced_then_repriced_without_calling_anything(tmp_path, server) -> None:
     cli = CliRunner()
     out = tmp_path / "out"

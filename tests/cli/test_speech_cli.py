@@ -23,6 +23,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.models
 @pytest.mark.skipif(not VOXEVAL.exists(), reason="voxeval entry point not installed")
 def test_doctor_json_lists_every_provider_kind() -> None:
     proc = run_cli("doctor", "--json")
@@ -37,6 +38,7 @@ def test_doctor_json_lists_every_provider_kind() -> None:
     assert {r["kind"] for r in rows} >= {"asr", "tts", "llm"}
 
 
+@pytest.mark.models
 def test_doctor_table_and_voices_json() -> None:
     result = runner.invoke(app, ["doctor"])
     assert result.exit_code == 0, result.output
@@ -66,6 +68,7 @@ def test_synth_then_transcribe_json(tmp_path: Path) -> None:
     assert data["words"][0]["text"] == "Please"
 
 
+@pytest.mark.models
 def test_synth_with_profile_and_errors(tmp_path: Path) -> None:
     wav = tmp_path / "p.wav"
     result = runner.invoke(app, ["synth", "Hello", "--profile", "male,adult,dark", "-o", str(wav)])
@@ -95,6 +98,7 @@ def test_mos_json_prints_the_model_fields(tmp_path: Path, tone) -> None:  # type
     assert data["model"]
 
 
+@pytest.mark.models
 def test_doctor_reports_the_call_extras(monkeypatch: pytest.MonkeyPatch) -> None:
     from importlib import metadata
 

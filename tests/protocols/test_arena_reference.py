@@ -119,6 +119,7 @@ def _run(ctx: RunContext, comparisons: list[Comparison]) -> None:
         ctx.store.comparisons.save(comparison.step, comparison.key, comparison.unit_keys, result)
 
 
+@pytest.mark.models
 def test_reference_run_uses_the_dataset_prompts_with_audio(tmp_path: Path) -> None:
     """A dataset-layout release run in reference mode for both the arena and the rubric: every
     request is the dataset's own prompt with the dialogue audio and no system message; one

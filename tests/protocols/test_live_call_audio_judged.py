@@ -54,6 +54,7 @@ def clip_of(body: dict[str, Any]) -> tuple[str, int, float]:
     return party, int(turn), audio.duration
 
 
+@pytest.mark.models
 @needs_espeak
 def test_audio_judged_metrics_score_a_recorded_audio_call(tmp_path: Path) -> None:
     suite = write_suite(tmp_path / "suite", [scenario("book-1")])

@@ -349,6 +349,7 @@ def always_a(path: str, body: dict[str, Any]) -> FakeResponse:
     return chat_text(json.dumps({"winner": "A", "reason": "A sounded better"}))
 
 
+@pytest.mark.models
 def test_audio_mode_renders_one_file_per_order_with_timed_segments(tmp_path: Path) -> None:
     hz = {("alpha", 1): 300, ("alpha", 2): 400, ("beta", 1): 500, ("beta", 2): 600}
     reply_hz = {"alpha": 800, "beta": 1000}

@@ -46,6 +46,7 @@ def audio_judge(path: str, body: dict[str, Any]) -> FakeResponse:
     return chat_text(json.dumps(answer))
 
 
+@pytest.mark.models
 def test_rubrics_from_the_dialogue_audio(tmp_path: Path) -> None:
     release = write_dataset_jsonl(tmp_path / "release")
     suite = tmp_path / "suite"

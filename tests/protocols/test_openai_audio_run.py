@@ -86,6 +86,7 @@ def server() -> Any:
         yield running
 
 
+@pytest.mark.models
 def test_audio_replies_are_scored_wherever_the_server_puts_them(tmp_path, server) -> None:
     from voxeval.cli.main import app
 

@@ -101,6 +101,7 @@ def write_config(tmp_path: Path, url: str) -> Path:
     return path
 
 
+@pytest.mark.models
 def test_run_report_resume_and_rescore(tmp_path, world) -> None:
     server, responder = world
     config = write_config(tmp_path, server.url)
@@ -186,6 +187,7 @@ def test_run_report_resume_and_rescore(tmp_path, world) -> None:
     assert bad.exit_code == 2 and "line 2: field item_id" in bad.output
 
 
+@pytest.mark.models
 def test_without_judge_checklist_is_reported_not_run(tmp_path, world) -> None:
     server, _ = world
     config = write_config(tmp_path, server.url)
@@ -203,6 +205,7 @@ def test_without_judge_checklist_is_reported_not_run(tmp_path, world) -> None:
     assert not any(r.path.endswith("/chat/completions") for r in server.requests)
 
 
+@pytest.mark.models
 def test_missing_replay_reply_fails_the_unit_with_a_clear_error(tmp_path, world) -> None:
     server, _ = world
     config = write_config(tmp_path, server.url)
@@ -221,6 +224,7 @@ def test_missing_replay_reply_fails_the_unit_with_a_clear_error(tmp_path, world)
     assert "has no reply for item 'q2__" in error and str(tmp_path / "replies") in error
 
 
+@pytest.mark.models
 def test_rescore_reads_the_stored_reply_and_names_a_missing_one(tmp_path, world) -> None:
     server, _ = world
     config = write_config(tmp_path, server.url)

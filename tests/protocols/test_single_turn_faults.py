@@ -113,6 +113,7 @@ def run(*args: str) -> Any:
     return CliRunner().invoke(app, list(args))
 
 
+@pytest.mark.models
 def test_a_crashing_system_scores_like_one_that_fails_those_items(tmp_path, world) -> None:
     server, _ = world
     config = write_config(tmp_path, server.url, ["crashing", "slow", "useless"])
@@ -144,6 +145,7 @@ def test_a_crashing_system_scores_like_one_that_fails_those_items(tmp_path, worl
     assert tolerated.exit_code == 0, tolerated.output
 
 
+@pytest.mark.models
 def test_a_judge_that_is_down_leaves_pending_scores_that_a_later_run_completes(
     tmp_path, world
 ) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 import yaml
 from rich.console import Console
 
@@ -56,6 +57,7 @@ class SpeaksATone:
         return Reply(audio=CLIP, text="Hola.", timing={"total_s": 0.0})
 
 
+@pytest.mark.models
 def test_the_configured_identifier_judges_the_reply_language(tmp_path: Path) -> None:
     write_audio(CLIP, tmp_path / "query.wav")
     suite = {

@@ -150,6 +150,7 @@ def write_two_query_suite(folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.models
 def test_cli_run_reports_pairwise_win_rates_and_score_completes_pending(tmp_path: Path) -> None:
     suite = write_two_query_suite(tmp_path / "suite")
     world = World()

@@ -126,6 +126,7 @@ def run(tmp_path: Path, system_type: str, audio: dict[str, str], concurrency: in
     return run_evaluation(config, run_dir, console=Console(quiet=True))
 
 
+@pytest.mark.models
 @pytest.mark.parametrize("system_type", ["test-start-order-blocking", "test-start-order-async"])
 def test_the_start_is_committed_before_the_system_is_called(
     tmp_path: Path, system_type: str
@@ -141,6 +142,7 @@ def test_the_start_is_committed_before_the_system_is_called(
     assert reply["system"] == system_type and reply["has_audio"] is True
 
 
+@pytest.mark.models
 def test_the_next_unit_reaches_the_system_while_a_reply_is_stored(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -164,6 +166,7 @@ def test_the_next_unit_reaches_the_system_while_a_reply_is_stored(
     assert len(list(run_dir.rglob("scores.json"))) == 3
 
 
+@pytest.mark.models
 def test_a_blocking_systems_units_take_one_thread_each(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

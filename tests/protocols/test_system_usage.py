@@ -21,6 +21,7 @@ def respond(path: str, body: Any) -> FakeResponse:
     return chat_text("Boil it for eight minutes.", prompt_tokens=40, completion_tokens=7)
 
 
+@pytest.mark.models
 def test_cascade_unit_records_the_audio_its_asr_heard_and_its_tts_spoke(tmp_path: Path) -> None:
     t = np.arange(16000) / 16000
     write_audio(

@@ -91,6 +91,7 @@ def test_catalogue_and_accent_request() -> None:
     assert [c.distance for c in ranked] == sorted(c.distance for c in ranked)
 
 
+@pytest.mark.models
 @needs_debian_voices
 def test_rendered_child_profile_is_pitched_up() -> None:
     import librosa

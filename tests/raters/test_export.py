@@ -296,6 +296,7 @@ def st_run(tmp_path_factory) -> Path:
     return single_turn_run(tmp_path_factory.mktemp("single"))
 
 
+@pytest.mark.models
 def test_score_export_correlates_with_the_judge_checklist(st_run: Path, tmp_path: Path) -> None:
     """The judge's checklist scores are filed in the run's index as the protocol files them
     (scoring them for real needs Whisper for the language gate: tested in tests/protocols)."""
@@ -350,6 +351,7 @@ def test_export_mistakes_are_named(arena_study: Path, tmp_path: Path) -> None:
     assert "unknown items" in " ".join(unknown.output.split())
 
 
+@pytest.mark.models
 def test_single_turn_record_export_writes_a_query_suite(st_run: Path, tmp_path: Path) -> None:
     from voxeval.benchmarks.query_suite import load_query_suite
 
@@ -445,6 +447,7 @@ def test_export_counts_only_the_raters_who_answered(arena_study: Path, tmp_path:
     assert "Human vs LLM judge: not run (the run had no judge" in summary
 
 
+@pytest.mark.models
 def test_score_export_of_a_run_without_judge_says_so(tmp_path: Path) -> None:
     from tests.raters.study_runs import single_turn_run
 

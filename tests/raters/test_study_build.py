@@ -141,6 +141,7 @@ def test_missing_reply_file_names_the_run_file_and_field(tmp_path: Path) -> None
     assert "reply_2.wav" in message
 
 
+@pytest.mark.models
 def test_single_turn_score_rubric_and_record(tmp_path: Path) -> None:
     run = single_turn_run(tmp_path)
     built = build_study(run, tmp_path / "score", StudyOptions(task="score", gold=1, limit=1))

@@ -194,6 +194,7 @@ def servers_of(label: str, servers: dict[str, RecordingServer]) -> RecordingServ
     return servers["asr" if name == "scoring_asr" else name]
 
 
+@pytest.mark.models
 def test_a_run_with_20_percent_faults_everywhere_ends_honestly(
     tmp_path: Path, servers: dict[str, RecordingServer]
 ) -> None:
@@ -286,6 +287,7 @@ def write_live_config(tmp_path: Path, agent: LiveServer, caller: LiveServer) -> 
     return path
 
 
+@pytest.mark.models
 def test_live_calls_with_faulty_agent_and_caller_endpoints(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

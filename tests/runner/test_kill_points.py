@@ -98,6 +98,7 @@ def unit_keys(run_dir: Path) -> list[str]:
     return [str(r[0]) for r in query_index(run_dir, "SELECT unit_key FROM units ORDER BY seq")]
 
 
+@pytest.mark.models
 @pytest.mark.parametrize("point", ["rename", "commit"])
 def test_unit_killed_while_committing_is_redone_cleanly(tmp_path: Path, point: str) -> None:
     wav = audio_to_wav_bytes(query_tone(9))

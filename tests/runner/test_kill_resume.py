@@ -146,6 +146,7 @@ def spoken(text: str, out: Path) -> bytes:
     return out.read_bytes()
 
 
+@pytest.mark.models
 def test_single_turn_run_killed_at_random_moments_resumes_to_the_same_report(
     tmp_path: Path,
 ) -> None:

@@ -141,6 +141,7 @@ def single_turn_run(tmp_path: Path, url: str) -> Path:
     return path
 
 
+@pytest.mark.models
 def test_resumed_single_turn_run_leaves_no_temporary_files_and_is_self_contained(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

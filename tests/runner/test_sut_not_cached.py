@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -43,6 +44,7 @@ def run(config: dict[str, Any], tmp_path: Path, name: str, trials: int) -> None:
     assert result.exit_code == 0, result.output
 
 
+@pytest.mark.models
 def test_cascade_trials_are_independent_calls(tmp_path: Path) -> None:
     write_audio(tone(1.0, 200), tmp_path / "suite" / "q1.wav")
     suite = {
@@ -75,6 +77,7 @@ def test_cascade_trials_are_independent_calls(tmp_path: Path) -> None:
         assert json.loads(reply.read_text())["details"]["usage"]["requests"] >= 3
 
 
+@pytest.mark.models
 def test_live_call_agent_trials_are_independent_calls(tmp_path: Path) -> None:
     suite = write_suite(tmp_path / "suite", [scenario("book-1")])
 

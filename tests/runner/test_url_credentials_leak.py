@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import pytest
+
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse
 from tests.runner.executor_world import World, index_rows, run_cli, single_turn_config
 from voxeval.redaction import REDACTED, forget_registered_secrets, redact_text
@@ -54,6 +56,7 @@ def test_basic_auth_forms_are_redacted_from_text() -> None:
     assert text == f"header {REDACTED}; pair {REDACTED}; {REDACTED}"
 
 
+@pytest.mark.models
 def test_no_form_of_url_credentials_reaches_any_output(tmp_path: Path) -> None:
     forget_registered_secrets()
     world = EchoingWorld()

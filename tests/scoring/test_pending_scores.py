@@ -65,6 +65,7 @@ def test_a_scoring_asr_down_leaves_transcript_metrics_pending(openai_server, ton
         assert score.pending, metric
 
 
+@pytest.mark.models
 def test_a_local_scoring_asr_failure_is_ours_and_pending(openai_server, tone) -> None:
     """The embedded English-only Whisper refuses a Spanish decode: an error of our scoring
     model (not an endpoint's), which still leaves the metric pending, not scored."""

@@ -98,6 +98,7 @@ def whisper_base() -> WhisperBase:
     return WhisperBase()
 
 
+@pytest.mark.models
 def test_spanish_speech_scores_the_minimum_without_judge_call(
     whisper_base, openai_server, tmp_path
 ) -> None:
@@ -121,6 +122,7 @@ def test_spanish_speech_scores_the_minimum_without_judge_call(
     assert resources.reply_language(rec) is resources.reply_language(rec)
 
 
+@pytest.mark.models
 def test_english_with_contractions_is_english(whisper_base, openai_server, tmp_path) -> None:
     resources = remote_resources(openai_server, language_id=whisper_base)
     rec = ReplyRecord(

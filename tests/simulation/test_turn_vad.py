@@ -22,6 +22,7 @@ from voxeval.systems.turn_handling import (
 FRAME = 320
 
 
+@pytest.mark.models
 def test_adapted_agents_listen_through_silero_by_default() -> None:
     assert isinstance(parse_simulation({}).agent_vad(None), SileroFrameVAD)
     energy = parse_simulation({"turn_vad": "energy"}).agent_vad(None)
@@ -63,6 +64,7 @@ def stops_on_street_noise(vad: FrameVAD) -> list[int]:
     return stops
 
 
+@pytest.mark.models
 def test_street_noise_stops_the_energy_detector_but_not_silero() -> None:
     assert stops_on_street_noise(EnergyFrameVAD())  # the old default is fooled
     assert stops_on_street_noise(parse_simulation({}).agent_vad(None)) == []

@@ -110,7 +110,7 @@ def state(conn: Connection) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]
     return [tuple(r) for r in units], [tuple(r) for r in scores]
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def index_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """The index database: SQLite in the test's folder, or PostgreSQL by URL."""
     if request.param == "sqlite":

@@ -56,6 +56,7 @@ def test_writes_share_one_connection_and_a_failed_block_rolls_back(tmp_path: Pat
     index.dispose()
 
 
+@pytest.mark.postgres  # asks for postgres_url at run time
 def test_a_connection_the_server_dropped_is_replaced(request: pytest.FixtureRequest) -> None:
     url = str(request.getfixturevalue("postgres_url"))
     index = Index(url, "run-dropped")

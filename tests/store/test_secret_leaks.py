@@ -115,6 +115,7 @@ def leaks(folder: Path, secret: str) -> list[str]:
     return [str(p) for p in folder.rglob("*") if p.is_file() and needle in p.read_bytes()]
 
 
+@pytest.mark.models
 def test_planted_keys_never_reach_disk_or_terminal(tmp_path, echo_server, monkeypatch) -> None:
     monkeypatch.setenv("WEB_HDR", SYSTEM_HEADER)
     monkeypatch.setenv("JUDGE_CRED", JUDGE_KEY)

@@ -17,6 +17,7 @@ def test_spoken_text_removes_markup() -> None:
     assert spoken_text("**Yes.**\n- one\n- two\n1. three") == "Yes. one two three"
 
 
+@pytest.mark.models
 def test_remote_llm_cascade_uses_history(openai_server) -> None:
     """ASR and LLM over HTTP (fake server), espeak for speech; the text channel is the LLM's."""
     pytest.importorskip("shutil").which("espeak-ng") or pytest.skip("espeak-ng not installed")
@@ -75,6 +76,7 @@ def answer(path: str, body: Any) -> FakeResponse:
     return chat_text("It is noon.")
 
 
+@pytest.mark.models
 def test_usage_counts_the_requests_of_every_component() -> None:
     faults = FaultSchedule(["rate_limit", None, "server_error"])  # ASR once, then LLM once
     with FakeOpenAIServer(answer, faults=faults) as server:
@@ -95,6 +97,7 @@ def test_usage_counts_the_requests_of_every_component() -> None:
         ("/audio/speech", "malformed_json", "malformed_output"),
     ],
 )
+@pytest.mark.models
 def test_a_component_that_keeps_failing_is_a_system_fault(path: str, kind: str, cause: str) -> None:
     faults = FaultSchedule([kind], cycle=True, paths=[path], hang_s=0.6)
     with FakeOpenAIServer(answer, faults=faults) as server:

@@ -161,6 +161,7 @@ def test_history_records_what_the_caller_heard() -> None:
     assert session.history[-1] == Turn(role="assistant", text="one two")
 
 
+@pytest.mark.models
 def test_cascade_options_set_its_turn_handling() -> None:
     spec = SystemSpec(
         name="c", type="cascade", asr=None, tts={"provider": "espeak"},

@@ -9,10 +9,14 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
 from voxeval.report.document import stat_cells
 from voxeval.viewer import create_app
+
+# The runs its pages show are scored with Whisper (the module's run fixture).
+pytestmark = pytest.mark.models
 
 
 def unit_seq(run: Path, item: str, system: str, condition: str = "clean") -> int:
