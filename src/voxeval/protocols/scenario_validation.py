@@ -206,7 +206,7 @@ def validate_scenario(
         )
     conveyed = None
     if reached:
-        conveyed, why = _conveyed(scenario, tools, trust, settings)
+        conveyed, why = _conveyed(scenario, tools, trust, settings, arguments)
         if why:
             (errors if conveyed is False else notes).append(why)
     return ScenarioCheck(
@@ -229,13 +229,14 @@ def _conveyed(
     tools: Mapping[str, ToolSpec],
     trust: HookTrust | None,
     settings: TaskCompletionSettings,
+    arguments: ToolArguments = STRICT,
 ) -> tuple[bool | None, str]:
     """(reached, why not) of the expected path played by the listening reference agent in a
     text-mode call with the scripted caller (no pauses, backchannels or barge-ins)."""
     if scenario.language not in ScriptedCaller.speaks:
         return None, f"call check not run: the scripted caller has no {scenario.language!r} lines"
     agent = ScriptedAgent(script="expected", listen=True)
-    runtime = ToolRuntime(scenario, tools, trust)
+    runtime = ToolRuntime(scenario, tools, trust, arguments)  # the suite's argument handling
     try:
         result = run_call(
             scenario, ScriptedCaller(behaviour_kind="none"), agent, runtime, mode="text"
