@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import tempfile
@@ -46,6 +47,31 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         for name in sorted({_MARKER_OF_FIXTURE.get(f, "") for f in item.fixturenames} - {""}):
             item.add_marker(name)
+
+
+# A run's context holds its models (Whisper base, DNSMOS, Piper: about 2 GB for a single-turn
+# run with its input check) in reference cycles, which the collector reaches only in a full
+# pass; a CLI run is one process, but this session runs hundreds of them and grew past 20 GB.
+# A full pass whenever the resident set grew by COLLECT_AFTER_MB since the last one frees them
+# without paying a pass after every test.
+COLLECT_AFTER_MB = 1024
+_last_collect_mb = [0.0]
+
+
+def _resident_mb() -> float:
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            pages = int(statm.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    resident = _resident_mb()
+    if resident - _last_collect_mb[0] > COLLECT_AFTER_MB:
+        gc.collect()
+        _last_collect_mb[0] = _resident_mb()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
