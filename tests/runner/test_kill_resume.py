@@ -84,45 +84,6 @@ def test_kill_9_then_resume(tmp_path: Path) -> None:
     assert len(RunStore(run_dir).finished_keys()) == 12
 
 
-def test_kill_9_while_replies_are_scored_reruns_at_most_concurrency_units(
-    tmp_path: Path,
-) -> None:
-    """Scoring slower than the system: at a kill, units that already have their reply wait
-    for or sit in their finish stage. Only the (at most ``concurrency``) units talking to
-    their system may call it again; the others are scored from their stored reply."""
-    log = tmp_path / "log.txt"
-    suite = write_suite(tmp_path / "suite", n_items=14, log=str(log), sleep=0.05, score_sleep=0.4)
-    config = write_config(tmp_path / "cfg.yaml", suite)
-    run_dir = tmp_path / "run"
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(config), str(run_dir)],
-        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if (run_dir / "index.sqlite").exists() and len(RunStore(run_dir).finished_keys()) >= 3:
-                break
-            assert child.poll() is None, "the run ended before it could be killed"
-            time.sleep(0.05)
-        os.kill(child.pid, signal.SIGKILL)
-        child.wait(timeout=10)
-    finally:
-        if child.poll() is None:
-            child.kill()
-    done_at_kill = RunStore(run_dir).finished_keys()
-    interacted = set(log_counts(log, "interact"))
-    assert len(interacted - done_at_kill) > 2  # replies were waiting to be scored
-
-    run_evaluation(load_run_config(config), run_dir)
-
-    counts = log_counts(log, "interact")
-    redone = {key for key, n in counts.items() if n > 1}
-    assert len(redone) <= 2, sorted(redone)  # concurrency 2
-    assert len(RunStore(run_dir).finished_keys()) == 14
-    assert all(n == 1 for key, n in counts.items() if key not in redone)
-
-
 # -- real protocols, killed several times at random moments ------------------------------------
 
 SENTENCES = (

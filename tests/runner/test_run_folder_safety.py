@@ -26,7 +26,6 @@ from voxeval.benchmarks.suite_info import definition_files, resolve_suite, save_
 from voxeval.cli.main import app
 from voxeval.errors import ConfigError
 from voxeval.protocols.single_turn import _link_into
-from voxeval.runner.interaction_marker import INTERACTED_FILE
 from voxeval.store import RunStore
 
 cli = CliRunner()
@@ -155,8 +154,6 @@ def test_resumed_single_turn_run_leaves_no_temporary_files_and_is_self_contained
         store = RunStore(out)
         (unit,) = store.units()
         store.finish(unit, "failed", "HarnessFault: simulated")
-        # ... while it talked to its system: no finished interaction to score again
-        (store.unit_dir(unit) / INTERACTED_FILE).unlink()
         result = cli.invoke(app, ["run", str(config), "--out", str(out)])  # resume: retries it
         assert result.exit_code == 0, result.output
         assert len(server.requests) == 2

@@ -2,11 +2,10 @@
 
 The suite file (YAML) lists items and knobs:
 ``items: [{id, category}]``, ``log: PATH`` (every interact/score call appends a line),
-``sleep: SECONDS`` per interact, ``score_sleep: SECONDS`` per score, ``fail_items: [ids]``
-(interact raises unless the file ``<log>.heal`` exists), ``interrupt_item: ID`` (interact
-raises KeyboardInterrupt unless ``<log>.heal`` exists), ``harness_faults: {id: N}`` (the
-first N interactions of each of the item's units raise
-``HarnessFault(component="simulator")``; counted in the log),
+``sleep: SECONDS`` per interact, ``fail_items: [ids]`` (interact raises unless the file
+``<log>.heal`` exists), ``interrupt_item: ID`` (interact raises KeyboardInterrupt unless
+``<log>.heal`` exists), ``harness_faults: {id: N}`` (the first N interactions of each of the
+item's units raise ``HarnessFault(component="simulator")``; counted in the log),
 ``system_faults: {id: CAUSE}`` (the system under test fails: a ``SystemFault``, scored 0),
 ``judge_down: true`` (the ``judge`` metric is pending unless ``<log>.heal`` exists).
 """
@@ -102,7 +101,6 @@ class ToyProtocol:
 
     def score(self, unit: WorkUnit, ctx: RunContext, metrics: list[str] | None) -> dict[str, Score]:
         log(ctx, f"score {unit.key}")
-        time.sleep(float(suite_data(ctx).get("score_sleep", 0)))
         reply = json.loads((ctx.store.unit_dir(unit) / "reply.json").read_text())
         number = int(unit.item_id[1:])
         if reply.get("system_fault"):

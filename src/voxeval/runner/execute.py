@@ -44,7 +44,6 @@ from voxeval.runner.faults import (
     failure_cause,
     interact_with_retries_async,
 )
-from voxeval.runner.interaction_marker import finished_interaction, mark_interacted
 from voxeval.runner.plan_check import validate_plan, validate_scoring
 from voxeval.runner.process_executor import run_units_in_processes, start_worker_server
 from voxeval.runner.ray_executor import run_units_on_ray
@@ -446,17 +445,10 @@ def _run_evaluation(
         )
 
     async def work(unit: WorkUnit) -> SystemFault | None:
-        unit_dir = store.unit_dir(unit)
         if unit.key in tried_before:
-            # killed while it was being scored: score the reply it stored, never ask again
-            interacted, fault = await asyncio.to_thread(finished_interaction, unit_dir)
-            if interacted:
-                return fault
             # an interrupted or failed attempt's files go
             await asyncio.to_thread(store.clear_unit_dir, unit)
-        fault = await interact_with_retries_async(ctx, unit, retry, sleep)
-        await asyncio.to_thread(mark_interacted, unit_dir, fault)
-        return fault
+        return await interact_with_retries_async(ctx, unit, retry, sleep)
 
     async def score_and_commit(unit: WorkUnit, fault: SystemFault | None) -> None:
         committed = await asyncio.to_thread(finish, unit, fault)  # scoring: CPU work
