@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import time
+from abc import ABC, abstractmethod
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -54,7 +55,7 @@ class AudioLink(Protocol):
     def close(self) -> None: ...
 
 
-class LiveAudioAgent:
+class LiveAudioAgent(ABC):
     """The call logic over an ``AudioLink`` that ``_open`` makes."""
 
     name = "live-audio"
@@ -79,9 +80,9 @@ class LiveAudioAgent:
         self._hung_up = False
         self._early: Incoming | None = None  # a reply's onset seen while waiting for a frame
 
+    @abstractmethod
     def _open(self, scenario: Scenario, tools: ToolRuntime) -> AudioLink:
-        """Connect to the agent; return once media can flow both ways."""
-        raise NotImplementedError
+        """Connect to the agent; return once media can flow both ways (each transport's own)."""
 
     def _new_tool_calls(self) -> tuple[ToolCallRecord, ...]:
         """The tool calls the agent made since the last reply (attached to the next one)."""
@@ -183,8 +184,8 @@ class LiveAudioAgent:
             compute_s=compute,
         )
 
-    def utterance_done(self, text: str, spoken_fraction: float) -> None:
-        """Nothing to tell: the agent hears the line itself."""
+    def utterance_done(self, text: str, spoken_fraction: float) -> None:  # noqa: B027
+        """Nothing to tell: the agent hears the line itself (a deliberate no-op hook)."""
 
     def close(self) -> None:
         if self.link is not None:
