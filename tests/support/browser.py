@@ -25,9 +25,12 @@ def chromium_path() -> str | None:
     return shutil.which("chromium")
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: between its calls Playwright's sync API leaves its event loop
+# marked as running in the main thread, so any later test calling asyncio.run() in the same
+# session would fail ("cannot be called from a running event loop").
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """One headless Chromium for the whole session; use ``browser.new_context()`` per test."""
+    """One headless Chromium per test module; use ``browser.new_context()`` per test."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -58,7 +61,7 @@ def page(browser: Any) -> Iterator[Any]:
         context.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def media_browser(browser: Any) -> Iterator[Any]:
     """A second headless Chromium whose microphone is a fake device (a beeping tone) that
     pages may use without a permission prompt: for recording in the browser. It is launched
