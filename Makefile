@@ -62,9 +62,13 @@ test: setup lint typecheck unit
 check: lint typecheck fast-unit
 
 FAST_TESTS := not models and not slow and not browser and not postgres and not cluster
+# Both cores: pytest-xdist workers, each test module kept on one worker (its module fixtures
+# start once) and the Ray and kill -9 tests on one worker in turn (tests/conftest.py).
+TEST_WORKERS ?= 2
+PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadgroup
 
 fast-unit: $(STAMP)
-	$(BIN)/pytest -q -m "$(FAST_TESTS)"
+	$(BIN)/pytest -q $(PYTEST_PARALLEL) -m "$(FAST_TESTS)"
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
@@ -75,7 +79,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 unit: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q $(PYTEST_PARALLEL)
 
 ## bench: print the performance ratios shown in the README
 bench: $(STAMP)

@@ -24,8 +24,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 # Hermetic: every test session starts from an empty voxeval cache (call cache, assembled
-# Whisper base), so results and timings never depend on what earlier runs left behind.
-_SESSION_CACHE = tempfile.mkdtemp(prefix="voxeval-test-cache-")
+# Whisper base), so results and timings never depend on what earlier runs left behind. Under
+# pytest-xdist the workers share the controller's folder (they inherit its environment), so
+# models are assembled and voices rendered once per session, not once per worker; the cache
+# is safe for concurrent processes (atomic renames).
+_SESSION_CACHE_VAR = "VOXEVAL_TEST_SESSION_CACHE"
+_IS_XDIST_WORKER = "PYTEST_XDIST_WORKER" in os.environ
+_SESSION_CACHE = (os.environ.get(_SESSION_CACHE_VAR) if _IS_XDIST_WORKER else None) or (
+    tempfile.mkdtemp(prefix="voxeval-test-cache-")
+)
+os.environ[_SESSION_CACHE_VAR] = _SESSION_CACHE
 os.environ["VOXEVAL_CACHE_DIR"] = _SESSION_CACHE
 
 
@@ -41,12 +49,30 @@ _MARKER_OF_FIXTURE = {
 }
 
 
+# Tests that must not overlap with each other on two xdist workers: one local Ray cluster at
+# a time (each takes both cores), and the kill -9 tests, whose timing windows assume the
+# machine is not also running a Ray cluster or another kill test.
+_SERIAL_GROUP_OF_MARKER = {"cluster": "serial-heavy"}
+_SERIAL_MODULES = ("tests/runner/test_kill_resume.py", "tests/runner/test_kill_points.py")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark tests by the external parts their fixtures start (fixture closure, so a fixture
-    that depends on ``browser`` marks its tests too)."""
+    that depends on ``browser`` marks its tests too), and give each test an xdist group:
+    its module, so module-scoped fixtures (a browser, a Ray cluster, a shared run) start
+    once, or a shared serial group for the heavy ones (`make test` runs ``--dist loadgroup``)."""
     for item in items:
-        for name in sorted({_MARKER_OF_FIXTURE.get(f, "") for f in item.fixturenames} - {""}):
+        markers = sorted({_MARKER_OF_FIXTURE.get(f, "") for f in item.fixturenames} - {""})
+        for name in markers:
             item.add_marker(name)
+        module = item.nodeid.split("::", 1)[0]
+        group = next(
+            (_SERIAL_GROUP_OF_MARKER[m] for m in markers if m in _SERIAL_GROUP_OF_MARKER), None
+        )
+        if group is None and module in _SERIAL_MODULES:
+            group = "serial-heavy"
+        item.add_marker(pytest.mark.xdist_group(group or module))
 
 
 # A run's context holds its models (Whisper base, DNSMOS, Piper: about 2 GB for a single-turn
@@ -75,7 +101,8 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
+    if not _IS_XDIST_WORKER:  # the controller ends last; a worker may finish before another
+        shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
 
 
 @pytest.fixture

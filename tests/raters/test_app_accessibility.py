@@ -12,6 +12,7 @@ from sqlalchemy import select
 
 from tests.raters.rater_client import invite
 from tests.raters.study_builder import make_study
+from tests.support.browser import PLAYBACK_TIMEOUT_MS
 from tests.support.live_server import LiveServer
 from voxeval.raters.app import create_app
 from voxeval.raters.schema import responses_table
@@ -76,9 +77,11 @@ def test_arena_item_with_the_keyboard_alone(page: Any, tmp_path: Path) -> None:
                 "n => [...document.querySelectorAll('.clip-state')]"
                 ".filter(e => e.textContent.includes('✓')).length >= n",
                 arg=played,
-                timeout=15000,
+                timeout=PLAYBACK_TIMEOUT_MS,
             )
-        page.wait_for_selector("#vote-b:enabled", timeout=15000)  # min time = audio time
+        page.wait_for_selector(
+            "#vote-b:enabled", timeout=PLAYBACK_TIMEOUT_MS
+        )  # min time = audio time
         page.keyboard.press("2")
         page.wait_for_url(f"{item_url}/reveal")
         assert unnamed_controls(page) == []

@@ -12,6 +12,7 @@ from sqlalchemy import select
 
 from tests.raters.rater_client import invite
 from tests.raters.study_builder import make_study
+from tests.support.browser import PLAYBACK_TIMEOUT_MS
 from tests.support.live_server import LiveServer
 from voxeval.raters.app import create_app
 from voxeval.raters.schema import responses_table
@@ -44,7 +45,7 @@ def test_rater_votes_after_playing_every_clip(page: Any, tmp_path: Path) -> None
         assert page.url == item_url and _responses(app) == []
 
         page.evaluate(PLAY_ALL)
-        page.wait_for_selector("#vote-a:enabled", timeout=15000)
+        page.wait_for_selector("#vote-a:enabled", timeout=PLAYBACK_TIMEOUT_MS)
         page.fill("#reason", "B rambles")
         page.evaluate("document.activeElement.blur()")
         page.keyboard.press("1")
@@ -144,7 +145,7 @@ def test_a_rater_cannot_fetch_any_clip_outside_their_current_item(
             assert page.evaluate(STATUSES, numbered) == [404] * 3
             # after the vote the answered item's clips are gone too
             page.evaluate(PLAY_ALL)
-            page.wait_for_selector("#vote-a:enabled", timeout=15000)
+            page.wait_for_selector("#vote-a:enabled", timeout=PLAYBACK_TIMEOUT_MS)
             page.click("#vote-a")
             page.wait_for_url("**/reveal")
             assert page.evaluate(STATUSES, mine) == [404] * 3
@@ -165,7 +166,7 @@ def test_a_reload_after_listening_keeps_the_answer_enabled_and_the_reason(
         _log_in(page, server, invite(app)[0])
         item_url = page.url
         page.evaluate(PLAY_ALL)
-        page.wait_for_selector("#vote-a:enabled", timeout=15000)
+        page.wait_for_selector("#vote-a:enabled", timeout=PLAYBACK_TIMEOUT_MS)
         page.fill("#reason", "A answers; B repeats itself")
         for leave in (page.reload, lambda: (page.goto(f"{server.url}/training"), page.go_back())):
             leave()
@@ -211,7 +212,7 @@ def test_seeking_every_clip_to_its_end_does_not_open_the_answer(page: Any, tmp_p
             "[...document.querySelectorAll('audio[data-clip]')]"
             ".forEach(a => { a.currentTime = 0; a.play(); })"
         )
-        page.wait_for_selector("#vote-a:enabled", timeout=15000)
+        page.wait_for_selector("#vote-a:enabled", timeout=PLAYBACK_TIMEOUT_MS)
         assert page.locator(".clip-state").all_inner_texts() == ["played ✓"] * 3
     assert _responses(app) == []
 
@@ -233,7 +234,7 @@ def test_the_refusal_names_clips_as_shown_and_clears_when_the_gate_opens(
         assert error.startswith("Play every clip")
         assert page.input_value("#reason") == "too early"
         page.evaluate(PLAY_ALL)
-        page.wait_for_selector("#vote-a:enabled", timeout=15000)
+        page.wait_for_selector("#vote-a:enabled", timeout=PLAYBACK_TIMEOUT_MS)
         page.wait_for_selector("#server-error", state="detached", timeout=2000)
         assert page.locator("#gate-status").inner_text() == "You can answer now."
 

@@ -11,6 +11,10 @@ from typing import Any
 
 import pytest
 
+# Waits that last as long as real-time audio playback: generous, because on a loaded 2-core
+# machine (two xdist workers) Chromium's media clock can run late; a passing wait returns early.
+PLAYBACK_TIMEOUT_MS = 60_000
+
 CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
 
 
