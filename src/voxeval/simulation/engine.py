@@ -218,6 +218,7 @@ class _Call:
         clock: Clock,
         rendering: RenderingLatency,
         lane: ComputeLane | None,
+        clock_follows_agent: bool = False,
     ) -> None:
         if mode not in ("audio", "text"):
             raise ConfigError(f"simulation.mode must be 'audio' or 'text', got {mode!r}")
@@ -227,6 +228,7 @@ class _Call:
             agent, settings.turn_policy(), agent_vad, interruption_asr
         )
         self.mode, self.latency, self.settings, self.clock = mode, latency, settings, clock
+        self.clock_follows_agent = clock_follows_agent
         self.agent_timeout_s = agent_timeout_s
         self.rng = np.random.default_rng(seed)
         # the caller's drawn response gaps, a stream of their own (other draws do not move)
@@ -733,6 +735,7 @@ class _Call:
         raise ``HarnessFault``: there is no call to score, the runner retries it."""
         try:
             self._agent_acts(lambda: self.agent.start(self.scenario, self.tools), 0)  # type: ignore[arg-type]
+            self._agent_clock()
             opening, spent = _ours(
                 "simulator", f"caller {self.caller.name}", self._timed, self.caller.start,
                 self.scenario,
@@ -786,6 +789,15 @@ class _Call:
                     self._agent_acts(action.produce, k * self.frame)
         except _CallEnded as end:
             return end
+
+    def _agent_clock(self) -> None:
+        """An agent may settle its clock while starting (a Pipecat pipeline knows whether its
+        services are local once built): follow it unless the run set the clock."""
+        if not self.clock_follows_agent:
+            return
+        settled = str(getattr(self.agent, "clock", self.clock.kind))
+        if settled != self.clock.kind:
+            self.clock = make_clock(settled)
 
     def _calibrate(self, opening: CallerTurn) -> None:
         """Set the level of SNR-defined line effects from the caller's opening line."""
@@ -942,7 +954,7 @@ def run_call(
     with ``settings``' defaults, ``agent_vad`` and ``interruption_asr``, which counts the words
     of caller speech over its reply when ``settings.min_interruption_words`` asks).
     ``clock`` defaults to the agent's ``clock`` attribute (``"wall"`` for external real-time
-    agents) or ``"virtual"``.
+    agents) or ``"virtual"``; such an agent may change it while starting (read again then).
     ``caller_transform`` perturbs each caller utterance, ``line_effects`` the whole caller
     line (continuous noise, connection); both change only what the agent hears.
     ``rendering_latency``: the declared speech model charged to a text-only agent (default
@@ -972,6 +984,7 @@ def run_call(
         clock=make_clock(clock_kind),
         rendering=rendering_latency or RenderingLatency(),
         lane=compute_lane,
+        clock_follows_agent=clock is None,
     )
     try:
         ended = call.run()

@@ -34,7 +34,7 @@ AGENT_RATE = 16000  # the line's rate and the agent track's
 
 class Incoming(Protocol):
     @property
-    def at(self) -> float: ...  # time.monotonic() of arrival
+    def at(self) -> float: ...  # arrival on the link's clock (``LiveAudioAgent._now``)
 
     @property
     def event(self) -> str: ...  # "audio", "closed" (the agent ended the call) or "failed"
@@ -84,6 +84,11 @@ class LiveAudioAgent(ABC):
     def _open(self, scenario: Scenario, tools: ToolRuntime) -> AudioLink:
         """Connect to the agent; return once media can flow both ways (each transport's own)."""
 
+    def _now(self) -> float:
+        """The link's clock (the arrival stamps' clock): monotonic here, a virtual pipeline's
+        own time for ``pipecat`` on the virtual clock."""
+        return time.monotonic()
+
     def _new_tool_calls(self) -> tuple[ToolCallRecord, ...]:
         """The tool calls the agent made since the last reply (attached to the next one)."""
         return ()
@@ -94,7 +99,7 @@ class LiveAudioAgent(ABC):
     # ---------------------------------------------------------------- start
     def start(self, scenario: Scenario, tools: ToolRuntime) -> AgentTurn | None:
         self.link = self._open(scenario, tools)
-        self._t0 = time.monotonic()  # the call's time 0: media flows both ways
+        self._t0 = self._now()  # the call's time 0: media flows both ways
         self.link.start_line(self._t0)
         deadline = self._t0 + self.greeting_wait_s
         while (item := self._next(deadline)) is not None:
@@ -104,7 +109,7 @@ class LiveAudioAgent(ABC):
                 return AgentTurn(text=None, tool_calls=self._new_tool_calls(), end_call=True)
         # the caller opens: the call's time 0 is now (the wait was silence on both sides), so
         # the caller's first words go out when the timeline says
-        self._t0 = time.monotonic()
+        self._t0 = self._now()
         self.link.start_line(self._t0)
         return None
 
@@ -121,7 +126,7 @@ class LiveAudioAgent(ABC):
             if self._early is None and not self._hung_up:
                 self._wait(due)
             if self._hung_up:
-                if block.playing or time.monotonic() < self._playing_until:
+                if block.playing or self._now() < self._playing_until:
                     continue  # its last reply plays out first
                 return Reply(frame, self._hang_up)
             self.link.put(frame, block.frame(i))
