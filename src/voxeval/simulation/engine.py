@@ -69,10 +69,17 @@ from voxeval.simulation.line import CallerLine, LineEffect, LinePiece
 from voxeval.simulation.parties import AgentTurn, Caller, CallerTurn
 from voxeval.simulation.personas import Persona, get_persona, response_gap
 from voxeval.simulation.timeline import EndEvent, SpeakerSegment, Timeline, ToolEvent
-from voxeval.simulation.turn_detection import FrameVAD, TurnDetector, Utterance, words_spoken
+from voxeval.simulation.turn_detection import (
+    Chunk,
+    FrameVAD,
+    TurnDetector,
+    Utterance,
+    words_spoken,
+)
 from voxeval.systems.call import (
     HeardSpeech,
     LineBlock,
+    MoreAudio,
     Reply,
     StopSpeaking,
     StreamingCallAgent,
@@ -162,6 +169,7 @@ class _Spoken:
     onset: int
     length: int
     stop: int | None = None  # the agent stopped here (it yielded)
+    open: bool = False  # a live agent's reply whose audio is still arriving (``MoreAudio``)
     transcript: str = ""
     plan: list[tuple[int, str, str]] = field(default_factory=list)  # caller's reactions
 
@@ -392,6 +400,8 @@ class _Call:
         text = (turn.text or "").strip()
         if self.mode == "text":
             return (self.detector.from_text(text) if text else None), False
+        if turn.audio is not None and turn.open:  # placed as it arrives, more to come
+            return _open_utterance(to_rate(turn.audio), text), False
         if turn.audio is not None:
             utt = self._laned(self.detector.from_audio, to_rate(turn.audio), text)
             return (utt if utt.chunks else None), False
@@ -463,7 +473,8 @@ class _Call:
             if turn.end_call:  # hung up without a word
                 raise _CallEnded("agent_end_call", self._s(onset))
             return
-        self.pending = _Spoken(turn, self.agent_turns, utt, onset, self._samples(utt.duration))
+        length = self._samples(utt.duration)
+        self.pending = _Spoken(turn, self.agent_turns, utt, onset, length, open=turn.open)
         if not turn.backchannel:  # an acknowledgement is not a turn
             self.agent_turns += 1
 
@@ -531,7 +542,10 @@ class _Call:
             # the agent talks over the caller's turn
             self.yield_at = at + self._samples(self.settings.caller_yield_s)
         elif self.turn_end is None:
-            plan = self._listening_plan(spoken.turn.text or "", self._s(spoken.length))
+            duration = self._s(spoken.length)
+            if spoken.open:  # its length is not known yet: planned for what the agent declared
+                duration = max(duration, spoken.turn.expected_s)
+            plan = self._listening_plan(spoken.turn.text or "", duration)
             for bc in plan.backchannels:
                 spoken.plan.append((at + self._samples(bc.at_s), "backchannel", bc.text))
             if plan.barge_in is not None:
@@ -541,8 +555,9 @@ class _Call:
     def _stop_playing(self, at: int, yielded: bool) -> None:
         spoken = self.playing
         assert spoken is not None
-        if yielded and at < spoken.onset + spoken.length:
+        if yielded and (at < spoken.onset + spoken.length or spoken.open):
             spoken.stop = at  # its audio fades out over the last FADE_S before the stop
+        spoken.open = False
         self.playing = None
         self.spoken.append(spoken)
         if not spoken.turn.backchannel:
@@ -676,8 +691,9 @@ class _Call:
         late = self.pending is None or self.pending.onset > (deadline or 0)
         if deadline is not None and deadline <= now and late:
             raise self._silent(deadline)
-        if self.playing is not None and self.playing.onset + self.playing.length <= now:
-            self._stop_playing(self.playing.onset + self.playing.length, yielded=False)
+        live = self.playing
+        if live is not None and not live.open and live.onset + live.length <= now:
+            self._stop_playing(live.onset + live.length, yielded=False)
         if self.playing is not None and self.yield_at is not None and self.yield_at <= now:
             self._caller_yields(now)
         if self.turn_end is not None and self.turn_end <= now:
@@ -787,8 +803,31 @@ class _Call:
                         self._stop_playing(k * self.frame, yielded=True)
                 elif isinstance(action, Reply):
                     self._agent_acts(action.produce, k * self.frame)
+                elif isinstance(action, MoreAudio):
+                    self._more_audio(action)
         except _CallEnded as end:
             return end
+
+    def _more_audio(self, more: MoreAudio) -> None:
+        """A live agent's open reply goes on (its audio right after what came before), or is
+        complete; stopped by the caller, it is cut where its audio ended."""
+        spoken = next((s for s in (self.playing, self.pending) if s is not None and s.open), None)
+        if spoken is None:
+            return  # already cut (the caller's line or a StopSpeaking closed it)
+        if more.audio is not None and more.audio.num_samples:
+            utt = spoken.utterance
+            assert utt.audio is not None
+            joined = np.concatenate([utt.audio.samples, to_rate(more.audio).samples])
+            spoken.utterance = _open_utterance(
+                Audio(joined.astype(np.float32), utt.audio.rate, utt.audio.source), utt.text
+            )
+            spoken.length = self._samples(spoken.utterance.duration)
+        if not more.done:
+            return
+        if spoken is self.playing and more.yielded:
+            self._stop_playing(spoken.onset + spoken.length, yielded=True)
+        else:
+            spoken.open = False  # it plays out to its end
 
     def _agent_clock(self) -> None:
         """An agent may settle its clock while starting (a Pipecat pipeline knows whether its
@@ -923,6 +962,11 @@ class _Call:
         if p is not None and p.utterance.audio is not None:
             bus.write("assistant", p.utterance.audio, self._s(p.onset), self._s(p.end))
         return bus.track("assistant", length)
+
+
+def _open_utterance(audio: Audio, text: str) -> Utterance:
+    """A live agent's reply as it arrived: untrimmed (more audio follows its end)."""
+    return Utterance(audio.duration, (Chunk(0.0, audio.duration),), audio, text)
 
 
 def run_call(

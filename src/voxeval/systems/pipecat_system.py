@@ -53,6 +53,10 @@ class PipecatOptions(BaseModel):
     speech_level_dbfs: float = Field(default=-45.0, lt=0)
     reply_gap_ms: float = Field(default=600.0, gt=0)
     turn_timeout_s: float = Field(default=60.0, gt=0)
+    # the caller plans its reactions to a reply (barge-in) for this long: its real length is
+    # unknown while it arrives; caller speech this close to a reply's end: the agent yielded
+    expected_reply_s: float = Field(default=3.0, gt=0)
+    yield_window_s: float = Field(default=1.0, ge=0)
     clock: Literal["auto", "virtual", "wall"] = "auto"
 
 
@@ -95,6 +99,8 @@ class PipecatAgent(LiveAudioAgent):
         speech_level_dbfs: float = -45.0,
         reply_gap_ms: float = 600.0,
         turn_timeout_s: float = 60.0,
+        expected_reply_s: float = 3.0,
+        yield_window_s: float = 1.0,
         clock: str = "auto",
     ) -> None:
         super().__init__(
@@ -102,6 +108,8 @@ class PipecatAgent(LiveAudioAgent):
             speech_level_dbfs=speech_level_dbfs,
             reply_gap_ms=reply_gap_ms,
             turn_timeout_s=turn_timeout_s,
+            expected_reply_s=expected_reply_s,
+            yield_window_s=yield_window_s,
         )
         self.factory = load_factory(pipeline)
         self.pipeline = pipeline
