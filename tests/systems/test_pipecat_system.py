@@ -102,7 +102,7 @@ def suite_settings() -> Any:
 
 
 def pipecat_call(
-    tmp_path: Path, wrong: bool, clock: str = "wall"
+    tmp_path: Path, wrong: bool, clock: str = "wall", caller: ListCaller | None = None
 ) -> tuple[CallResult, Any, FakeOpenAIServer]:
     suite = load_scenario_suite(CLINIC_CALLS_PATH)
     scenario = suite.get(SCENARIO)
@@ -122,7 +122,7 @@ def pipecat_call(
             greeting_wait_s=0.5,
             clock=clock,
         )
-        caller = ListCaller("Hi, I moved and need to update my address.", [])
+        caller = caller or ListCaller("Hi, I moved and need to update my address.", [])
         result = run_call(
             scenario,
             caller,
@@ -203,6 +203,39 @@ def test_on_the_virtual_clock_the_same_call_gives_the_same_bytes(tmp_path: Path)
     assert first.assistant_track is not None and second.assistant_track is not None
     assert np.array_equal(first.assistant_track.samples, second.assistant_track.samples)
     assert np.array_equal(first.user_track.samples, second.user_track.samples)  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+@pytest.mark.models
+def test_the_caller_barges_in_and_the_pipeline_stops_on_the_virtual_clock(
+    tmp_path: Path,
+) -> None:
+    """The caller cuts in 0.8 s into the bot's reply: the caller's line keeps flowing into the
+    pipeline while it speaks, Pipecat's own VAD and interruption handling stop its output, and
+    the reply is recorded as it was played: cut, marked interrupted by the caller."""
+    caller = ListCaller(
+        "Hi, I moved and need to update my address.",
+        ["Sorry, wait, one more thing about it."],
+        barge_in_after_s=0.8,
+    )
+    result, _, llm = pipecat_call(tmp_path, False, "virtual", caller)
+    assert result.error is None and result.details["latency"]["clock"] == "virtual"
+    done, goodbye = result.timeline.speech("assistant")
+    barge = result.timeline.speech("user")[1]
+    assert barge.start - done.start == pytest.approx(0.8, abs=0.03)
+    assert done.interrupted and done.cut_reason == "caller_speech"
+    # Silero's start time and the pipeline's interruption: the bot stops well within a second
+    assert 0.1 < done.end - barge.start < 1.0
+    track = result.assistant_track
+    assert track is not None
+    played = track.samples[int(done.start * track.rate) : int(done.end * track.rate)]
+    after = track.samples[int((done.end + 0.05) * track.rate) : int(goodbye.start * track.rate)]
+    assert float(np.sqrt(np.mean(played**2))) > 0.01
+    assert float(np.max(np.abs(after))) < 1e-3  # nothing of the rest of the reply
+    # the bot heard the barge-in and answered it
+    heard = [m.get("content") for m in llm.requests[-1].body["messages"] if m["role"] == "user"]
+    assert "thing" in str(heard[-1]).lower()
+    assert not goodbye.interrupted
 
 
 def test_the_factory_is_named_module_colon_function() -> None:
