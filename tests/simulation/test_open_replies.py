@@ -4,6 +4,7 @@ an agent that stops when the caller cuts in is recorded as yielding where its au
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +19,14 @@ from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.turn_taking import turn_taking
 from voxeval.simulation.engine import CallResult, run_call
-from voxeval.systems.call import AgentAction, AgentTurn, LineBlock, MoreAudio, Reply
+from voxeval.systems.call import AgentAction, AgentTurn, LineBlock, MoreAudio, Reply, StopSpeaking
 
 RATE = 16000
 CHUNK_S = 0.02
+
+
+def returns(turn: AgentTurn) -> Callable[[], AgentTurn]:
+    return lambda: turn
 
 
 class LiveToneAgent:
@@ -67,7 +72,7 @@ class LiveToneAgent:
                 self.reply_s = self.replies_s.pop(0)
                 first = self._tone(CHUNK_S)
                 turn = AgentTurn(text=None, audio=first, open=True, expected_s=3.0)
-                return Reply(frame, lambda: turn)
+                return Reply(frame, returns(turn))
         return None
 
     def utterance_done(self, text: str, spoken_fraction: float) -> None:
@@ -132,3 +137,34 @@ def test_an_agent_that_talks_on_plays_its_whole_reply_over_the_caller(tmp_path: 
     reply = result.timeline.speech("assistant")[0]
     assert not reply.interrupted  # it never yielded
     assert reply.end - reply.start == pytest.approx(2.0, abs=1e-3)
+
+
+class StopsBeforeItBegins(LiveToneAgent):
+    """Opens a reply that starts 0.5 s later (its audio arrived late), then stops at once."""
+
+    def hear(self, block: LineBlock) -> AgentAction | None:
+        if self.speaking:
+            self.speaking = False
+            return StopSpeaking(block.start)
+        action = super().hear(block)
+        if isinstance(action, Reply):
+            late = AgentTurn(text=None, audio=self._tone(CHUNK_S), open=True, compute_s=0.5)
+            return Reply(action.frame, returns(late))
+        return action
+
+
+def test_an_open_reply_stopped_before_it_began_does_not_hold_the_call(tmp_path: Path) -> None:
+    suite = load_scenario_suite(write_suite(tmp_path / "suite"))
+    scenario = suite.scenarios[0]
+    result = run_call(
+        scenario,
+        ListCaller("one two three", []),
+        StopsBeforeItBegins([2.0], stops=True),
+        ToolRuntime(scenario, suite.tools),
+        caller_voice=tone_voice,
+        agent_timeout_s=5.0,
+        max_duration_s=20.0,
+    )
+    assert result.end_reason == "user_end_call"  # not held open until max_duration
+    [reply] = result.timeline.speech("assistant")
+    assert reply.end - reply.start == pytest.approx(CHUNK_S, abs=1e-3)  # what had come

@@ -801,6 +801,8 @@ class _Call:
                 if isinstance(action, StopSpeaking):
                     if self.playing is not None:
                         self._stop_playing(k * self.frame, yielded=True)
+                    elif self.pending is not None and self.pending.open:
+                        self.pending.open = False  # stopped before it began: nothing more comes
                 elif isinstance(action, Reply):
                     self._agent_acts(action.produce, k * self.frame)
                 elif isinstance(action, MoreAudio):
