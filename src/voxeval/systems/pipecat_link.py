@@ -62,7 +62,7 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 @dataclass(frozen=True)
 class Incoming:
-    at: float  # time.monotonic() the chunk started playing
+    at: float  # when the chunk started playing, on the link's clock (``PipecatLink.now``)
     event: str  # "audio", "closed" (the pipeline ended) or "failed"
     samples: npt.NDArray[np.float32] | None = None
     error: str = ""
@@ -157,7 +157,8 @@ class PipecatLink:
         deadline = time.monotonic() + timeout_s
         try:
             while self._virtual and not future.done() and time.monotonic() < deadline:
-                self._step(self.now() + STEP_S, deadline - time.monotonic())
+                assert isinstance(self._loop, VirtualTimeLoop)
+                self._loop.settle(self.now() + STEP_S, max(0.0, deadline - time.monotonic()))
             future.result(max(0.0, deadline - time.monotonic()))
         except TimeoutError as exc:
             raise SystemFault(
@@ -173,14 +174,13 @@ class PipecatLink:
         ``time()`` returns, so the pipeline's stamps and ours agree)."""
         return self._loop.time() if self._virtual else time.monotonic()
 
-    def _step(self, until: float, real_budget_s: float | None = None) -> None:
+    def _step(self, until: float) -> None:
         """Let a virtual pipeline run up to ``until``; a pipeline still busy after
         ``busy_timeout_s`` real seconds is the agent's fault."""
         assert isinstance(self._loop, VirtualTimeLoop)
-        budget = self.busy_timeout_s if real_budget_s is None else max(0.0, real_budget_s)
-        if not self._loop.settle(until, budget):
+        if not self._loop.settle(until, self.busy_timeout_s):
             raise SystemFault(
-                f"pipecat: the pipeline stayed busy for {budget:g} s of real time",
+                f"pipecat: the pipeline stayed busy for {self.busy_timeout_s:g} s of real time",
                 cause="timeout",
             )
 
