@@ -177,8 +177,8 @@ def test_a_pipecat_pipeline_completes_a_clinic_call_through_its_tools(
     value, record = completion(result, scenario)
     assert value == (0.0 if wrong else 1.0)
     # the pipeline's spoken reply (Piper) is on the agent track; the timeline is scored
-    said = result.timeline.speech("assistant")
-    assert len(said) >= 1 and said[0].end - said[0].start > 0.8
+    said = result.timeline.speech("assistant")  # on a loaded machine, the wall clock may
+    assert sum(s.end - s.start for s in said) > 0.8  # split a reply at a real gap in it
     assert result.assistant_track is not None and result.user_track is not None
     taking = turn_taking(record)
     assert taking.ran and taking.value is not None

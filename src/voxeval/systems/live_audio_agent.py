@@ -1,15 +1,18 @@
-"""A call with an agent whose audio flows continuously in real time (WebRTC, a Pipecat
-pipeline): the line goes out frame by frame at its time on the wall clock, and replies are
-found in the agent's audio by level (a ``StreamingCallAgent``; docs/webrtc.md, docs/pipecat.md).
+"""A call with an agent whose audio flows continuously (WebRTC, a Pipecat pipeline): the line
+goes out frame by frame at its time on the link's clock (the wall clock, or a Pipecat
+pipeline's virtual one), and replies are found in the agent's audio by level (a
+``StreamingCallAgent``; docs/webrtc.md, docs/pipecat.md).
 
 A reply starts with the first chunk louder than ``speech_level_dbfs`` (its latency is that
 arrival, measured here) and goes on the line at once as an open reply: the caller's line keeps
 going out frame by frame while the rest of the reply arrives, and each frame's worth of the
 agent's audio is added to it as it arrives (``MoreAudio``), so the caller can barge in and the
 agent can stop. The reply ends after ``reply_gap_ms`` of quieter audio (the quiet tail is not
-part of it). A reply whose audio stopped while the caller was speaking (caller speech in the
-``yield_window_s`` before its end) counts as the agent yielding: the engine marks it cut
-there, and the agent track holds exactly the audio that arrived. The caller plans its
+part of it): that much quiet audio received when the agent's audio never pauses
+(``continuous_audio``: WebRTC), that much time without speech otherwise. A reply whose audio
+stopped while the caller was speaking (caller speech in the ``yield_window_s`` before its end)
+counts as the agent yielding: the engine marks it cut there, and the agent track holds
+exactly the audio that arrived. The caller plans its
 reactions to a reply for ``expected_reply_s`` (its real length is unknown while it plays).
 The link ending (the agent hung up) after its last reply has played ends the call; a
 ``"failed"`` link is the agent's fault (``SystemFault``, cause ``disconnect``).
@@ -66,6 +69,10 @@ class LiveAudioAgent(ABC):
 
     name = "live-audio"
     clock = "wall"
+    # the agent's audio never pauses (WebRTC sends silence between replies): a reply ends after
+    # ``reply_gap_ms`` of quiet audio received, so a stall in delivery does not end it; else
+    # (a pipeline's sound card plays nothing between replies) after that much time
+    continuous_audio = False
     reports_latency = True  # a reply's latency is when its first loud audio arrived here
 
     def __init__(
@@ -95,6 +102,7 @@ class LiveAudioAgent(ABC):
         self._fresh_loud = 0  # how many of them end with speech (the rest is a quiet tail)
         self._reply_at = 0.0  # its onset (link time)
         self._last_loud = 0.0
+        self._quiet_s = 0.0  # quiet audio received since its last speech
         self._sent = 0  # samples handed over
         self._caller_spoke_at: float | None = None  # the caller's latest loud frame in it
 
@@ -198,6 +206,7 @@ class LiveAudioAgent(ABC):
         assert first.samples is not None
         self._reply_open, self._fresh, self._fresh_loud = True, [], 0
         self._reply_at = self._last_loud = first.at
+        self._quiet_s = 0.0
         self._sent = len(first.samples)
         self._playing_until = first.at + self._sent / AGENT_RATE
         self._caller_spoke_at = None
@@ -219,6 +228,9 @@ class LiveAudioAgent(ABC):
             self._fresh.append(item.samples)
             if self._speaks(item):
                 self._fresh_loud, self._last_loud = len(self._fresh), item.at
+                self._quiet_s = 0.0
+            else:
+                self._quiet_s += len(item.samples) / AGENT_RATE
 
     def _more(self, frame: int) -> MoreAudio | None:
         """Hand over what arrived up to its last speech, or end the reply after
@@ -232,7 +244,11 @@ class LiveAudioAgent(ABC):
             return MoreAudio(frame, Audio(samples, AGENT_RATE, f"<{self.name} agent>"))
         now = self._now()
         too_long = now - self._reply_at > self.turn_timeout_s
-        if now < self._last_loud + self.reply_gap_s and not self._hung_up and not too_long:
+        if self.continuous_audio:
+            quiet_enough = self._quiet_s >= self.reply_gap_s
+        else:
+            quiet_enough = now >= self._last_loud + self.reply_gap_s
+        if not (quiet_enough or self._hung_up or too_long):
             return None
         self._reply_open, self._fresh = False, []  # the quiet tail is not part of the reply
         end = self._playing_until

@@ -76,6 +76,7 @@ class WebRTCAgent(LiveAudioAgent):
     """One call over WebRTC (a ``StreamingCallAgent`` on the wall clock)."""
 
     name = "webrtc"
+    continuous_audio = True  # WebRTC sends silence between replies: quiet is counted in audio
 
     def __init__(
         self,
