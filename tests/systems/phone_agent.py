@@ -3,7 +3,10 @@ through the Twilio Media Streams protocol with Pipecat's own serializer
 (``pipecat.serializers.twilio.TwilioFrameSerializer``), as a Pipecat bot behind a telephony
 provider would. It greets, detects the end of each caller turn by energy, calls the scenario
 tools over MCP with the token from ``customParameters`` and answers with a tone; it sends a
-mark after each reply and ``clear`` when the caller talks over it."""
+mark after each reply and ``clear`` when the caller talks over it. By default it does not
+listen while it sends a reply (its receive loop waits); with ``listen_while_speaking`` it
+sends replies from a task of their own, as Pipecat's transport does, and stops sending when it
+clears."""
 
 from __future__ import annotations
 
@@ -36,6 +39,7 @@ class Script:
     yield_after_frames: int | None = None  # caller speech over a reply that makes it clear
     fault: str | None = None  # "invalid_json" or "drop" after the greeting
     hang_up: bool = False  # close the stream normally once the last reply has played
+    listen_while_speaking: bool = False  # send replies from a task; stop sending on clear
 
 
 @dataclass
@@ -48,6 +52,7 @@ class Seen:
     tool_results: list[Any] = field(default_factory=list)
     cleared: int = 0
     replies_sent: list[float] = field(default_factory=list)  # monotonic, first chunk
+    unsent_s: list[float] = field(default_factory=list)  # reply audio not sent on a clear
     t0: float = 0.0  # the stream's start on the same clock (set by the test)
 
 
@@ -103,12 +108,16 @@ class PhoneAgent:
         await serializer.setup(SimpleNamespace(audio_in_sample_rate=RATE))  # type: ignore[arg-type]
         playing_until = 0.0
         loop = asyncio.get_running_loop()
+        speaking: asyncio.Task[None] | None = None
+        unsent = [0]  # bytes of the reply being sent that have not gone out yet
 
         async def say(pcm: bytes, mark: str) -> None:
             nonlocal playing_until
             first, started = True, loop.time()
+            playing_until = started + len(pcm) / 2 / RATE
             # as Pipecat's websocket output does: 20 ms chunks at twice real time
             for k in range(0, len(pcm), FRAME * 2):
+                unsent[0] = len(pcm) - k
                 chunk = pcm[k : k + FRAME * 2]
                 frame = OutputAudioRawFrame(audio=chunk, sample_rate=RATE, num_channels=1)
                 out = await serializer.serialize(frame)
@@ -163,6 +172,9 @@ class PhoneAgent:
                     if speech and talking and script.yield_after_frames is not None:
                         over += 1
                         if over == script.yield_after_frames:
+                            if speaking is not None and not speaking.done():
+                                speaking.cancel()  # stop sending the rest
+                                seen.unsent_s.append(unsent[0] / 2 / RATE)
                             clear = await serializer.serialize(InterruptionFrame())
                             await ws.send(clear)  # type: ignore[arg-type]
                             seen.cleared += 1
@@ -170,7 +182,11 @@ class PhoneAgent:
                     if loud >= 5 and quiet >= script.eot_frames and turn < len(script.replies_s):
                         for name, arguments in script.tools.get(turn, []):
                             seen.tool_results.append(await session(name, arguments))
-                        await say(tone(script.replies_s[turn], 700), f"reply-{turn}")
+                        reply = say(tone(script.replies_s[turn], 700), f"reply-{turn}")
+                        if script.listen_while_speaking:
+                            speaking = asyncio.ensure_future(reply)
+                        else:
+                            await reply
                         turn, loud, quiet, over = turn + 1, 0, 0, 0
         finally:
             seen.events.append("closed")

@@ -34,6 +34,7 @@ def build(
     piper_dir: str,
     tools: Any = None,
     instructions: str = "You are a helpful phone assistant.",
+    steady_voice: bool = False,
 ) -> PipelineWorker:
     stt = WhisperSTTService(
         settings=WhisperSTTService.Settings(model=whisper_dir), device="cpu", compute_type="int8"
@@ -44,6 +45,8 @@ def build(
     tts = PiperTTSService(
         settings=PiperTTSService.Settings(voice="en_US-joe-medium"), download_dir=Path(piper_dir)
     )
+    if steady_voice:  # no sampling noise in Piper: the same text gives the same audio
+        tts._voice.config.noise_scale = tts._voice.config.noise_w_scale = 0.0
     context = LLMContext([{"role": "system", "content": instructions}], tools=tools)
     aggregators = LLMContextAggregatorPair(
         context,

@@ -160,8 +160,8 @@ def test_clear_makes_the_agent_yield(tmp_path: Path) -> None:
     reply = result.timeline.speech("assistant")[0]
     assert reply.interrupted
     # the caller barged in 1 s into the 3 s reply; the agent cleared after 10 frames (200 ms)
-    # of it, plus the resamplers' delay; the caller's frames wait while a reply's audio
-    # arrives (1.5 s of audio at twice real time, then 250 ms of quiet), so not before 1.75 s
+    # of it, plus the resamplers' delay; this agent reads nothing while it sends a reply
+    # (1.5 s at twice real time), so it hears the barge-in late
     assert 1.2 <= reply.end - reply.start <= 2.3
     assert result.assistant_track is not None
     assert rms_between(result.assistant_track, reply.end + 0.05, reply.start + 3.0) < 0.01
@@ -202,3 +202,45 @@ def test_no_agent_listening_is_the_agents_fault(tmp_path: Path) -> None:
     )
     assert result.end_reason == "agent_error" and result.system_fault is not None
     assert "cannot connect" in str(result.system_fault)
+
+
+def test_a_barge_in_while_the_reply_still_arrives_drops_what_was_not_played(
+    tmp_path: Path,
+) -> None:
+    """The agent sends a 3 s reply at twice real time from a task of its own and listens
+    meanwhile (as Pipecat's transport does). The caller cuts in 1 s into it, while the reply's
+    audio is still arriving: its frames reach the agent at once, the agent clears and stops
+    sending, and the audio voxeval had received but not played is dropped: the agent track
+    stops at the clear. The reply is marked cut by the caller's speech and turn-taking scores
+    the yield, as for an in-process agent."""
+    script = Script(
+        greeting_s=None, replies_s=[3.0, 0.6], yield_after_frames=10, listen_while_speaking=True
+    )
+    caller = ListCaller("I want to book a visit", ["wait a moment please"], barge_in_after_s=1.0)
+    result, _, agent = phone_call(tmp_path, script, caller)
+    assert result.system_fault is None and result.error is None, result.error
+    assert agent.seen.cleared == 1
+    # the clear came while the reply was still being sent (1.5 s at twice real time)
+    [unsent] = agent.seen.unsent_s
+    assert unsent > 0.1
+    reply = result.timeline.speech("assistant")[0]
+    barge = result.timeline.speech("user")[1]
+    assert barge.start - reply.start == pytest.approx(1.0, abs=0.05)
+    assert reply.interrupted and reply.cut_reason == "caller_speech"
+    # 1 s, then 10 frames (200 ms) of the caller's speech and the resamplers' delays: the
+    # cut comes well before the 1.75 s a reply taken whole allowed at the earliest
+    assert 1.1 <= reply.end - reply.start <= 1.65
+    track = result.assistant_track
+    assert track is not None
+    assert rms_between(track, reply.start + 0.1, reply.end - 0.1) > 0.1
+    # received, never played: not on the track
+    assert rms_between(track, reply.end + 0.05, reply.start + 3.0) < 0.01
+    assert agent.seen.marks_back == ["reply-1"]  # the cut reply's mark was never sent
+    record = LiveCallRecord(timeline=result.timeline, final_db=result.final_db, expected_db={})
+    taking = turn_taking(record)
+    assert taking.ran and taking.value is not None
+    yields = [t for t in taking.details["turns"] if t["reason"] == "user_interrupt"]
+    assert len(yields) == 1
+    assert yields[0]["evidence"]["yield_ms"] == pytest.approx(
+        (reply.end - barge.start) * 1000, abs=1.0
+    )

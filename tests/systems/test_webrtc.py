@@ -165,3 +165,41 @@ def test_a_pipecat_bot_on_pipecats_own_small_webrtc_transport(tmp_path: Path) ->
     freqs = np.fft.rfftfreq(track.num_samples, 1 / track.rate)
     assert 290 <= freqs[int(np.argmax(spectrum))] <= 310
     assert result.details["latency"]["clock"] == "wall"
+
+
+def test_the_caller_barges_in_over_webrtc_and_the_agent_track_shows_the_cut(
+    tmp_path: Path,
+) -> None:
+    """The agent greets for 3 s; the caller cuts in 1 s into it; the agent hears it over
+    WebRTC and stops. Its reply was taken as it arrived, so the track stops where the agent
+    did, the greeting is marked interrupted by the caller's speech and turn-taking scores the
+    yield, as for an in-process agent."""
+    script = Script(greeting_s=3.0, replies_s=[0.6], stops_on_speech=True)
+    caller = ListCaller("wait a moment please", [], barge_in_after_s=1.0)
+    result, _, agent = webrtc_call(tmp_path, script, caller)
+    assert result.system_fault is None and result.error is None, result.error
+    # the agent heard the caller while it spoke and left most of its greeting unsaid
+    [dropped] = agent.seen.dropped_s
+    assert 1.2 <= dropped <= 2.0
+    greeting = result.timeline.speech("assistant")[0]
+    barge = result.timeline.speech("user")[0]
+    assert barge.start - greeting.start == pytest.approx(1.0, abs=0.05)
+    assert greeting.interrupted and greeting.cut_reason == "caller_speech"
+    # it stopped once the caller's words reached it (Opus, jitter buffer): well before 3 s
+    assert 1.0 < greeting.end - greeting.start < 1.8
+    track = result.assistant_track
+    assert track is not None
+    assert rms_between(track, greeting.start + 0.1, greeting.end - 0.1) > 0.1
+    assert rms_between(track, greeting.end + 0.05, 3.0) < 0.01  # nothing after the cut
+    # then it answered the caller's turn, uncut
+    reply = result.timeline.speech("assistant")[1]
+    assert not reply.interrupted and reply.start > barge.end
+    assert reply.end - reply.start == pytest.approx(0.6, abs=0.1)
+    record = LiveCallRecord(timeline=result.timeline, final_db=result.final_db, expected_db={})
+    taking = turn_taking(record)
+    assert taking.ran and taking.value is not None
+    yields = [t for t in taking.details["turns"] if t["reason"] == "user_interrupt"]
+    assert len(yields) == 1
+    assert yields[0]["evidence"]["yield_ms"] == pytest.approx(
+        (greeting.end - barge.start) * 1000, abs=1.0
+    )

@@ -4,7 +4,9 @@ on 127.0.0.1, for the webrtc system's tests.
 
 It greets with a tone, then answers each caller turn (speech followed by ``endpoint_s`` of
 quiet on its incoming track) with a tone of the next length in ``replies_s``; after the last
-reply it hangs up (stops its track) when ``hang_up`` is set. ``fault`` breaks the protocol:
+reply it hangs up (stops its track) when ``hang_up`` is set; with ``stops_on_speech`` it
+stops talking (drops what it has not sent yet) when it hears the caller while it speaks, as
+a bot with barge-in does. ``fault`` breaks the protocol:
 ``http_500`` (the offer is refused), ``not_json``, ``no_answer`` (JSON without an SDP).
 """
 
@@ -33,6 +35,7 @@ class Script:
     replies_s: list[float] = field(default_factory=lambda: [0.8])
     endpoint_s: float = 0.4
     hang_up: bool = False
+    stops_on_speech: bool = False
     fault: str | None = None
 
 
@@ -43,6 +46,7 @@ class Seen:
     caller_s: float = 0.0  # seconds of caller audio received
     loud_frames: int = 0
     replies_sent: list[float] = field(default_factory=list)  # monotonic times
+    dropped_s: list[float] = field(default_factory=list)  # speech left unsaid on a barge-in
 
 
 class AgentTrack(MediaStreamTrack):
@@ -175,6 +179,10 @@ class WebRTCTestAgent:
                 if loud:
                     self.seen.loud_frames += 1
                     speaking, quiet = True, 0.0
+                    if self.script.stops_on_speech and len(out.pending):  # barged in on
+                        self.seen.dropped_s.append(len(out.pending) / RATE)
+                        out.pending = np.zeros(0, np.float32)
+                        out.marks = []
                 elif speaking:
                     quiet += len(pcm) / RATE
                     if quiet >= self.script.endpoint_s and len(out.pending) == 0:

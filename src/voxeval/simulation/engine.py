@@ -69,10 +69,17 @@ from voxeval.simulation.line import CallerLine, LineEffect, LinePiece
 from voxeval.simulation.parties import AgentTurn, Caller, CallerTurn
 from voxeval.simulation.personas import Persona, get_persona, response_gap
 from voxeval.simulation.timeline import EndEvent, SpeakerSegment, Timeline, ToolEvent
-from voxeval.simulation.turn_detection import FrameVAD, TurnDetector, Utterance, words_spoken
+from voxeval.simulation.turn_detection import (
+    Chunk,
+    FrameVAD,
+    TurnDetector,
+    Utterance,
+    words_spoken,
+)
 from voxeval.systems.call import (
     HeardSpeech,
     LineBlock,
+    MoreAudio,
     Reply,
     StopSpeaking,
     StreamingCallAgent,
@@ -162,6 +169,7 @@ class _Spoken:
     onset: int
     length: int
     stop: int | None = None  # the agent stopped here (it yielded)
+    open: bool = False  # a live agent's reply whose audio is still arriving (``MoreAudio``)
     transcript: str = ""
     plan: list[tuple[int, str, str]] = field(default_factory=list)  # caller's reactions
 
@@ -218,6 +226,7 @@ class _Call:
         clock: Clock,
         rendering: RenderingLatency,
         lane: ComputeLane | None,
+        clock_follows_agent: bool = False,
     ) -> None:
         if mode not in ("audio", "text"):
             raise ConfigError(f"simulation.mode must be 'audio' or 'text', got {mode!r}")
@@ -227,6 +236,7 @@ class _Call:
             agent, settings.turn_policy(), agent_vad, interruption_asr
         )
         self.mode, self.latency, self.settings, self.clock = mode, latency, settings, clock
+        self.clock_follows_agent = clock_follows_agent
         self.agent_timeout_s = agent_timeout_s
         self.rng = np.random.default_rng(seed)
         # the caller's drawn response gaps, a stream of their own (other draws do not move)
@@ -390,6 +400,8 @@ class _Call:
         text = (turn.text or "").strip()
         if self.mode == "text":
             return (self.detector.from_text(text) if text else None), False
+        if turn.audio is not None and turn.open:  # placed as it arrives, more to come
+            return _open_utterance(to_rate(turn.audio), text), False
         if turn.audio is not None:
             utt = self._laned(self.detector.from_audio, to_rate(turn.audio), text)
             return (utt if utt.chunks else None), False
@@ -461,7 +473,8 @@ class _Call:
             if turn.end_call:  # hung up without a word
                 raise _CallEnded("agent_end_call", self._s(onset))
             return
-        self.pending = _Spoken(turn, self.agent_turns, utt, onset, self._samples(utt.duration))
+        length = self._samples(utt.duration)
+        self.pending = _Spoken(turn, self.agent_turns, utt, onset, length, open=turn.open)
         if not turn.backchannel:  # an acknowledgement is not a turn
             self.agent_turns += 1
 
@@ -529,7 +542,10 @@ class _Call:
             # the agent talks over the caller's turn
             self.yield_at = at + self._samples(self.settings.caller_yield_s)
         elif self.turn_end is None:
-            plan = self._listening_plan(spoken.turn.text or "", self._s(spoken.length))
+            duration = self._s(spoken.length)
+            if spoken.open:  # its length is not known yet: planned for what the agent declared
+                duration = max(duration, spoken.turn.expected_s)
+            plan = self._listening_plan(spoken.turn.text or "", duration)
             for bc in plan.backchannels:
                 spoken.plan.append((at + self._samples(bc.at_s), "backchannel", bc.text))
             if plan.barge_in is not None:
@@ -539,8 +555,9 @@ class _Call:
     def _stop_playing(self, at: int, yielded: bool) -> None:
         spoken = self.playing
         assert spoken is not None
-        if yielded and at < spoken.onset + spoken.length:
+        if yielded and (at < spoken.onset + spoken.length or spoken.open):
             spoken.stop = at  # its audio fades out over the last FADE_S before the stop
+        spoken.open = False
         self.playing = None
         self.spoken.append(spoken)
         if not spoken.turn.backchannel:
@@ -674,8 +691,9 @@ class _Call:
         late = self.pending is None or self.pending.onset > (deadline or 0)
         if deadline is not None and deadline <= now and late:
             raise self._silent(deadline)
-        if self.playing is not None and self.playing.onset + self.playing.length <= now:
-            self._stop_playing(self.playing.onset + self.playing.length, yielded=False)
+        live = self.playing
+        if live is not None and not live.open and live.onset + live.length <= now:
+            self._stop_playing(live.onset + live.length, yielded=False)
         if self.playing is not None and self.yield_at is not None and self.yield_at <= now:
             self._caller_yields(now)
         if self.turn_end is not None and self.turn_end <= now:
@@ -733,6 +751,7 @@ class _Call:
         raise ``HarnessFault``: there is no call to score, the runner retries it."""
         try:
             self._agent_acts(lambda: self.agent.start(self.scenario, self.tools), 0)  # type: ignore[arg-type]
+            self._agent_clock()
             opening, spent = _ours(
                 "simulator", f"caller {self.caller.name}", self._timed, self.caller.start,
                 self.scenario,
@@ -782,10 +801,44 @@ class _Call:
                 if isinstance(action, StopSpeaking):
                     if self.playing is not None:
                         self._stop_playing(k * self.frame, yielded=True)
+                    elif self.pending is not None and self.pending.open:
+                        self.pending.open = False  # stopped before it began: nothing more comes
                 elif isinstance(action, Reply):
                     self._agent_acts(action.produce, k * self.frame)
+                elif isinstance(action, MoreAudio):
+                    self._more_audio(action)
         except _CallEnded as end:
             return end
+
+    def _more_audio(self, more: MoreAudio) -> None:
+        """A live agent's open reply goes on (its audio right after what came before), or is
+        complete; stopped by the caller, it is cut where its audio ended."""
+        spoken = next((s for s in (self.playing, self.pending) if s is not None and s.open), None)
+        if spoken is None:
+            return  # already cut (the caller's line or a StopSpeaking closed it)
+        if more.audio is not None and more.audio.num_samples:
+            utt = spoken.utterance
+            assert utt.audio is not None
+            joined = np.concatenate([utt.audio.samples, to_rate(more.audio).samples])
+            spoken.utterance = _open_utterance(
+                Audio(joined.astype(np.float32), utt.audio.rate, utt.audio.source), utt.text
+            )
+            spoken.length = self._samples(spoken.utterance.duration)
+        if not more.done:
+            return
+        if spoken is self.playing and more.yielded:
+            self._stop_playing(spoken.onset + spoken.length, yielded=True)
+        else:
+            spoken.open = False  # it plays out to its end
+
+    def _agent_clock(self) -> None:
+        """An agent may settle its clock while starting (a Pipecat pipeline knows whether its
+        services are local once built): follow it unless the run set the clock."""
+        if not self.clock_follows_agent:
+            return
+        settled = str(getattr(self.agent, "clock", self.clock.kind))
+        if settled != self.clock.kind:
+            self.clock = make_clock(settled)
 
     def _calibrate(self, opening: CallerTurn) -> None:
         """Set the level of SNR-defined line effects from the caller's opening line."""
@@ -913,6 +966,11 @@ class _Call:
         return bus.track("assistant", length)
 
 
+def _open_utterance(audio: Audio, text: str) -> Utterance:
+    """A live agent's reply as it arrived: untrimmed (more audio follows its end)."""
+    return Utterance(audio.duration, (Chunk(0.0, audio.duration),), audio, text)
+
+
 def run_call(
     scenario: Scenario,
     caller: Caller,
@@ -942,7 +1000,7 @@ def run_call(
     with ``settings``' defaults, ``agent_vad`` and ``interruption_asr``, which counts the words
     of caller speech over its reply when ``settings.min_interruption_words`` asks).
     ``clock`` defaults to the agent's ``clock`` attribute (``"wall"`` for external real-time
-    agents) or ``"virtual"``.
+    agents) or ``"virtual"``; such an agent may change it while starting (read again then).
     ``caller_transform`` perturbs each caller utterance, ``line_effects`` the whole caller
     line (continuous noise, connection); both change only what the agent hears.
     ``rendering_latency``: the declared speech model charged to a text-only agent (default
@@ -972,6 +1030,7 @@ def run_call(
         clock=make_clock(clock_kind),
         rendering=rendering_latency or RenderingLatency(),
         lane=compute_lane,
+        clock_follows_agent=clock is None,
     )
     try:
         ended = call.run()

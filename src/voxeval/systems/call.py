@@ -7,7 +7,8 @@ Two interfaces:
   frame and decides when to answer, when to stop talking and what the caller heard.
 * ``StreamingCallAgent`` receives the caller's line itself, in blocks of frames, including
   while it speaks (``hear``), and returns actions: ``Reply`` (take the turn: the engine runs
-  the given function, measures it and plays the answer) or ``StopSpeaking`` (yield now).
+  the given function, measures it and plays the answer), ``StopSpeaking`` (yield now) or
+  ``MoreAudio`` (a live agent's reply goes on: its audio arrives while it plays).
   Returning None means keep doing what it does (listen, or keep talking).
 
 The engine owns time: frames, playback, measured compute (or a latency model) on the call's
@@ -39,7 +40,11 @@ class AgentTurn:
     ``tool_offsets_s``: when the agent reports them, the moment of each tool call in seconds
     after it took the turn (one per ``tool_calls`` entry); otherwise the engine observes them.
     ``backchannel``: a short acknowledgement ("mm-hm") said while the caller holds the floor,
-    not a turn: the caller neither yields to it nor answers it."""
+    not a turn: the caller neither yields to it nor answers it.
+    ``open``: a live agent's reply whose audio is still arriving: ``audio`` is its start, as it
+    goes on the line (not trimmed), and ``MoreAudio`` actions add the rest; the caller plans
+    its reactions (backchannels, a barge-in) for ``expected_s`` seconds, as the reply's real
+    length is not known yet."""
 
     text: str | None
     audio: Audio | None = None
@@ -49,6 +54,8 @@ class AgentTurn:
     heard: str | None = None
     tool_offsets_s: tuple[float, ...] | None = None
     backchannel: bool = False
+    open: bool = False
+    expected_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -127,7 +134,20 @@ class StopSpeaking:
     frame: int
 
 
-AgentAction = Reply | StopSpeaking
+@dataclass(frozen=True)
+class MoreAudio:
+    """More of the agent's open reply arrived by frame ``frame``: ``audio`` goes on the line
+    right after what it has sent so far. ``done``: the reply is complete (nothing more
+    comes); ``yielded``: it stopped because the caller talked over it (the engine marks the
+    reply cut there)."""
+
+    frame: int
+    audio: Audio | None = None
+    done: bool = False
+    yielded: bool = False
+
+
+AgentAction = Reply | StopSpeaking | MoreAudio
 
 
 @runtime_checkable

@@ -5,10 +5,12 @@ The call runs on the wall clock. voxeval streams the caller's line to the agent 
 8 kHz mu-law (telephone band); what the agent sends back is the agent track:
 
 * ``media`` after a quiet line starts a reply at the frame it arrived in (its latency is the
-  arrival time, measured here); the reply holds the audio that keeps arriving until the agent
-  has sent nothing for ``reply_gap_ms``, and is then played from its onset. While a reply's
-  audio is arriving, the caller's frames wait and follow at once.
-* ``clear`` while the agent's speech plays: the agent yields there.
+  arrival time, measured here); the reply goes on the line at once, played from its onset in
+  real time, and grows with the audio that keeps arriving (``MoreAudio``) until the agent has
+  sent nothing for ``reply_gap_ms``. The caller's frames keep going out meanwhile, so the
+  caller can barge in on a reply whose audio is still arriving.
+* ``clear`` while the agent's speech plays: the agent yields there; the audio it had sent that
+  the line had not played yet is dropped (never on the agent track).
 * ``mark``: echoed when the audio sent before it has played (at once when cleared or already
   played), as the telephone network does.
 * A normal close: the agent hung up (after its last reply has played). A dropped connection,
@@ -28,15 +30,23 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
-from voxeval.audio import Audio, resample
+from voxeval.audio import Audio
 from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError
 from voxeval.registry import register
 from voxeval.systems.base import CALL
-from voxeval.systems.call import AgentAction, AgentTurn, LineBlock, Reply, StopSpeaking
-from voxeval.systems.media_stream import Incoming, MediaStream, StreamError
+from voxeval.systems.call import (
+    AgentAction,
+    AgentTurn,
+    LineBlock,
+    MoreAudio,
+    Reply,
+    StopSpeaking,
+)
+from voxeval.systems.media_stream import Incoming, MediaStream, ResampledStream, StreamError
 from voxeval.systems.options import parse_options
 from voxeval.systems.tool_service import ToolGrant, shared_tool_service
 
@@ -58,6 +68,9 @@ class PhoneStreamOptions(BaseModel):
     greeting_wait_s: float = Field(default=1.5, ge=0)  # how long the agent has to greet first
     reply_gap_ms: float = Field(default=250.0, gt=0)  # quiet that ends a reply's audio
     turn_timeout_s: float = Field(default=60.0, gt=0)  # longest reply being received
+    # the caller plans its reactions (barge-in, backchannels) to a reply for this long (its
+    # real length is unknown while its audio arrives)
+    expected_reply_s: float = Field(default=3.0, gt=0)
 
 
 @register("system", "phone-stream")
@@ -104,8 +117,10 @@ class PhoneStreamAgent:
         greeting_wait_s: float = 1.5,
         reply_gap_ms: float = 250.0,
         turn_timeout_s: float = 60.0,
+        expected_reply_s: float = 3.0,
     ) -> None:
         self.stream = MediaStream(url, connect_timeout_s=connect_timeout_s)
+        self.expected_reply_s = expected_reply_s
         self.custom_parameters = dict(custom_parameters or {})
         self.serve_tools = serve_tools
         self.greeting_wait_s = greeting_wait_s
@@ -118,6 +133,14 @@ class PhoneStreamAgent:
         self._hung_up = False
         self._early: Incoming | None = None  # reply audio that came while waiting for a frame
         self._ended = False
+        # the open reply (its audio still arriving)
+        self._reply_open = False
+        self._fresh: list[npt.NDArray[np.float32]] = []  # 8 kHz audio not handed over yet
+        self._resampler: ResampledStream | None = None
+        self._played_from = 0.0  # monotonic time its audio starts playing
+        self._received_s = 0.0  # seconds of its audio received
+        self._last_media = 0.0
+        self._cleared = False
 
     # ---------------------------------------------------------------- start
     def start(self, scenario: Scenario, tools: ToolRuntime) -> AgentTurn | None:
@@ -148,14 +171,23 @@ class PhoneStreamAgent:
         for i in range(block.frames):
             frame = block.start + i
             due = self._t0 + frame * block.frame_s
-            if self._early is None and not self._hung_up:
+            if self._reply_open:
+                self._collect(due)
+            elif self._early is None and not self._hung_up:
                 self._wait(due)
-            if self._hung_up:  # the stream is closed: nothing more goes out
+            if self._hung_up and not self._reply_open:  # the stream is closed
                 if block.playing or time.monotonic() < self._playing_until:
                     continue  # its last reply plays out first
                 return Reply(frame, self._hang_up)
-            self.stream.send_line(block.frame(i), block.frame_len, block.rate)
+            if not self._hung_up:
+                self.stream.send_line(block.frame(i), block.frame_len, block.rate)
             self._echo_played_marks()
+            if self._reply_open:
+                self._collect(due + block.frame_s)
+                action = self._more(frame)
+                if action is not None:
+                    return action
+                continue
             if self._early is not None:
                 early, self._early = self._early, None
                 return Reply(frame, partial(self._reply, early, (frame + 1) * block.frame_s))
@@ -178,46 +210,62 @@ class PhoneStreamAgent:
 
     # ---------------------------------------------------------------- replies
     def _reply(self, first: Incoming, at_s: float) -> AgentTurn:
-        """The audio from ``first`` until the agent goes quiet for ``reply_gap_ms``."""
-        pieces = [first.audio] if first.audio is not None else []
-        played_from = max(first.at, time.monotonic())
-        marks: list[tuple[float, str]] = []
-        end_call = False
-        last = first.at
-        limit = first.at + self.turn_timeout_s
-        while True:
-            item = self.stream.next(min(last + self.reply_gap_s, limit))
-            if item is None:
-                break
-            last = item.at
-            if item.event == "media" and item.audio is not None:
-                pieces.append(item.audio)
-            elif item.event == "mark":
-                marks.append((sum(p.duration for p in pieces), item.name))
-            elif item.event == "clear":  # dropped before any of it played
-                pieces, marks = [], [(0.0, name) for _, name in marks]
-            elif item.event == "closed":
-                end_call = True
-                break
-        for _, name in marks if not pieces else []:
-            self.stream.echo_mark(name)
-        samples = np.concatenate([p.samples for p in pieces]) if pieces else np.zeros(0, np.float32)
-        duration = len(samples) / 8000
-        self._playing_until = played_from + duration
-        self._marks += [(played_from + offset, name) for offset, name in marks if pieces]
-        self._hung_up = self._hung_up or end_call
-        records = self._new_tool_calls()
+        """The reply that starts with ``first``, opened on the line (the rest follows)."""
+        assert first.audio is not None
+        self._reply_open, self._fresh, self._cleared = True, [], False
+        self._resampler = ResampledStream(8000, AGENT_RATE)
+        self._played_from = max(first.at, time.monotonic())
+        self._received_s = first.audio.duration
+        self._last_media = first.at
+        self._playing_until = self._played_from + self._received_s
         compute = max(0.0, first.at - (self._t0 + at_s))
-        if not pieces:
-            return AgentTurn(text=None, tool_calls=records, end_call=end_call, compute_s=compute)
-        audio = resample(Audio(samples, 8000, "<phone stream agent>"), AGENT_RATE)
+        samples = self._resampler(first.audio.samples)
         return AgentTurn(
             text=None,
-            audio=audio,
-            tool_calls=records,
-            end_call=end_call,
+            audio=Audio(samples.astype(np.float32), AGENT_RATE, "<phone stream agent>"),
+            tool_calls=self._new_tool_calls(),
             compute_s=compute,
+            open=True,
+            expected_s=self.expected_reply_s,
         )
+
+    def _collect(self, until: float) -> None:
+        """Take in what the agent sends until ``until`` while its reply is open."""
+        while (item := self.stream.next(until)) is not None:
+            if item.event == "media" and item.audio is not None:
+                self._fresh.append(item.audio.samples)
+                self._received_s += item.audio.duration
+                self._last_media = item.at
+                self._playing_until = self._played_from + self._received_s
+            elif item.event == "mark":  # played once the audio sent before it has
+                self._marks.append((self._playing_until, item.name))
+            elif item.event == "clear":
+                self._cleared = True
+                return
+            elif item.event == "closed":
+                self._hung_up = True
+                return
+
+    def _more(self, frame: int) -> AgentAction | None:
+        """The open reply's new audio, its end after ``reply_gap_ms`` without media, or the
+        agent's ``clear`` (it yields: what the line has not played is dropped)."""
+        assert self._resampler is not None
+        if self._cleared:
+            self._reply_open, self._fresh = False, []
+            self._clear()
+            return StopSpeaking(frame)
+        if self._fresh:
+            pieces, self._fresh = self._fresh, []
+            samples = self._resampler(np.concatenate(pieces))
+            return MoreAudio(frame, Audio(samples.astype(np.float32), AGENT_RATE, "<phone>"))
+        now = time.monotonic()
+        too_long = now - self._played_from > self.turn_timeout_s
+        if now < self._last_media + self.reply_gap_s and not self._hung_up and not too_long:
+            return None
+        self._reply_open = False
+        tail = self._resampler(np.zeros(0, np.float32), last=True)
+        audio = Audio(tail.astype(np.float32), AGENT_RATE, "<phone>") if len(tail) else None
+        return MoreAudio(frame, audio, done=True)  # it plays out to its end
 
     def _hang_up(self) -> AgentTurn:
         return AgentTurn(text=None, tool_calls=self._new_tool_calls(), end_call=True)

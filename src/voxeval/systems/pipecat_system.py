@@ -11,9 +11,13 @@ scenario's tools as a Pipecat ``ToolsSchema``), ``instructions``, ``greeting`` a
 the pipeline, bound to the call's database: each call lands in the call's tool log and final
 database and is attached to the agent's next reply on the timeline.
 
-The call runs on the wall clock (``latency.clock: wall`` in the call record): the pipeline's
-services run as they would deployed, their real time is the agent's latency. Replies are found
-in the audio the pipeline plays (``voxeval.systems.live_audio_agent``). The pipeline crashing
+``clock`` (default ``auto``): ``virtual`` runs the pipeline on the call's virtual clock (its
+asyncio loop is stepped by the call and its time moves only when it has nothing left to do,
+``voxeval.systems.virtual_loop``), so its timings do not depend on the machine's load;
+``wall`` runs it in real time, its services' real time being the agent's latency; ``auto``
+is ``virtual`` when every service of the built pipeline is local, else ``wall``. The call
+record's ``latency.clock`` says which one ran. Replies are found in the audio the pipeline
+plays (``voxeval.systems.live_audio_agent``). The pipeline crashing
 is the agent's fault, scored as a failure; the pipeline ending (e.g. an ``EndFrame`` after a
 goodbye) is the agent hanging up.
 """
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -49,6 +53,11 @@ class PipecatOptions(BaseModel):
     speech_level_dbfs: float = Field(default=-45.0, lt=0)
     reply_gap_ms: float = Field(default=600.0, gt=0)
     turn_timeout_s: float = Field(default=60.0, gt=0)
+    # the caller plans its reactions to a reply (barge-in) for this long: its real length is
+    # unknown while it arrives; caller speech this close to a reply's end: the agent yielded
+    expected_reply_s: float = Field(default=3.0, gt=0)
+    yield_window_s: float = Field(default=1.0, ge=0)
+    clock: Literal["auto", "virtual", "wall"] = "auto"
 
 
 @register("system", "pipecat")
@@ -67,14 +76,16 @@ class PipecatSystem:
 
     def identity(self) -> dict[str, Any]:
         o = self.options
-        return {"type": "pipecat", "pipeline": o.pipeline, "options": o.options, "clock": "wall"}
+        return {"type": "pipecat", "pipeline": o.pipeline, "options": o.options, "clock": o.clock}
 
     def open_call(self) -> PipecatAgent:
         return PipecatAgent(**self.options.model_dump())
 
 
 class PipecatAgent(LiveAudioAgent):
-    """One call with a freshly built pipeline (a ``StreamingCallAgent`` on the wall clock)."""
+    """One call with a freshly built pipeline (a ``StreamingCallAgent``). ``clock`` is
+    ``wall`` until the pipeline is built, then the clock it runs on (the engine reads it
+    again after ``start``)."""
 
     name = "pipecat"
 
@@ -88,17 +99,24 @@ class PipecatAgent(LiveAudioAgent):
         speech_level_dbfs: float = -45.0,
         reply_gap_ms: float = 600.0,
         turn_timeout_s: float = 60.0,
+        expected_reply_s: float = 3.0,
+        yield_window_s: float = 1.0,
+        clock: str = "auto",
     ) -> None:
         super().__init__(
             greeting_wait_s=greeting_wait_s,
             speech_level_dbfs=speech_level_dbfs,
             reply_gap_ms=reply_gap_ms,
             turn_timeout_s=turn_timeout_s,
+            expected_reply_s=expected_reply_s,
+            yield_window_s=yield_window_s,
         )
         self.factory = load_factory(pipeline)
         self.pipeline = pipeline
         self.options = dict(options or {})
         self.start_timeout_s = start_timeout_s
+        self.requested_clock = clock
+        self.clock = "virtual" if clock == "virtual" else "wall"
         self._link: PipecatLink | None = None
 
     def _open(self, scenario: Scenario, tools: ToolRuntime) -> PipecatLink:
@@ -114,10 +132,21 @@ class PipecatAgent(LiveAudioAgent):
             "greeting": scenario.agent.greeting,
             "scenario_id": scenario.id,
         }
-        link = PipecatLink(self.factory, self.options, tools, extra)
+        link = PipecatLink(
+            self.factory,
+            self.options,
+            tools,
+            extra,
+            clock=self.requested_clock,
+            busy_timeout_s=self.turn_timeout_s,
+        )
         self._link = self.link = link  # closed with the call even when starting fails
         link.connect(self.start_timeout_s)
+        self.clock = link.clock
         return link
+
+    def _now(self) -> float:
+        return self._link.now() if self._link is not None else super()._now()
 
     def _new_tool_calls(self) -> tuple[ToolCallRecord, ...]:
         return self._link.new_tool_calls() if self._link is not None else ()

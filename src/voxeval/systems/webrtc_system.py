@@ -5,8 +5,9 @@ line goes out as a real-time audio track (``voxeval.systems.webrtc_peer``); what
 on the agent's track is the agent track. WebRTC audio flows without pause (silence between
 replies), so a reply is found by its level: it starts with the first 20 ms chunk louder than
 ``speech_level_dbfs`` (its latency is that arrival, measured here) and ends after
-``reply_gap_ms`` of quieter audio; it is then played from its onset. While a reply is being
-received the caller's line carries silence (the engine takes the reply whole).
+``reply_gap_ms`` of quieter audio. It goes on the line as it arrives while the caller's line
+keeps going out, so the caller can barge in and the agent track shows where the agent stopped
+(``voxeval.systems.live_audio_agent``).
 
 The agent closing the connection (it hung up) after its last reply has played ends the call; a
 failed connection, an offer answered with an error or not an SDP answer, or no connection
@@ -44,6 +45,10 @@ class WebRTCOptions(BaseModel):
     speech_level_dbfs: float = Field(default=-45.0, lt=0)  # louder chunks are the agent speaking
     reply_gap_ms: float = Field(default=400.0, gt=0)  # quiet that ends a reply
     turn_timeout_s: float = Field(default=60.0, gt=0)  # longest reply being received
+    # the caller plans its reactions to a reply (barge-in) for this long: its real length is
+    # unknown while it arrives; caller speech this close to a reply's end: the agent yielded
+    expected_reply_s: float = Field(default=3.0, gt=0)
+    yield_window_s: float = Field(default=1.0, ge=0)
 
 
 @register("system", "webrtc")
@@ -71,6 +76,7 @@ class WebRTCAgent(LiveAudioAgent):
     """One call over WebRTC (a ``StreamingCallAgent`` on the wall clock)."""
 
     name = "webrtc"
+    continuous_audio = True  # WebRTC sends silence between replies: quiet is counted in audio
 
     def __init__(
         self,
@@ -82,12 +88,16 @@ class WebRTCAgent(LiveAudioAgent):
         speech_level_dbfs: float = -45.0,
         reply_gap_ms: float = 400.0,
         turn_timeout_s: float = 60.0,
+        expected_reply_s: float = 3.0,
+        yield_window_s: float = 1.0,
     ) -> None:
         super().__init__(
             greeting_wait_s=greeting_wait_s,
             speech_level_dbfs=speech_level_dbfs,
             reply_gap_ms=reply_gap_ms,
             turn_timeout_s=turn_timeout_s,
+            expected_reply_s=expected_reply_s,
+            yield_window_s=yield_window_s,
         )
         self.url = url
         self.request_data = dict(request_data or {})
