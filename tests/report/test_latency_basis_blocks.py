@@ -45,3 +45,17 @@ def test_real_time_calls_are_said_so() -> None:
     )
     assert "some calls ran in real time" in basis_line({**wall, "clock": "mixed"})
     assert "real time" not in basis_line({**wall, "clock": "virtual"})
+
+
+def test_calls_on_virtual_time_without_compute_say_inference_is_left_out() -> None:
+    basis = {
+        "agent": "measured",
+        "measured_by": "agent",
+        "clock": "virtual",
+        "calls": 3,
+        "calls_without_agent_compute": 3,
+    }
+    line = basis_line(basis)
+    assert "in 3 of 3 call(s) the agent ran on the virtual clock" in line
+    assert "not its models' compute time (run it with clock: wall to measure that)" in line
+    assert "virtual clock" not in basis_line({**basis, "calls_without_agent_compute": 0})

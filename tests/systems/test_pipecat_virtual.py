@@ -44,6 +44,7 @@ def test_on_the_virtual_clock_the_pipelines_timers_set_the_timing(tmp_path: Path
     runs = [timed_call(tmp_path, "auto") for _ in range(2)]  # no remote service: virtual
     first, second = runs
     assert first.error is None and first.details["latency"]["clock"] == "virtual"
+    assert first.details["latency"]["agent_compute_in_latency"] is False
     [turn, _goodbye] = first.timeline.speech("user")
     [reply] = first.timeline.speech("assistant")
     # the bot's 0.3 s timer, plus the 20 ms frame it notices the quiet in and the frame
@@ -58,6 +59,7 @@ def test_on_the_virtual_clock_the_pipelines_timers_set_the_timing(tmp_path: Path
 def test_on_the_wall_clock_the_compute_shows(tmp_path: Path) -> None:
     result = timed_call(tmp_path, "wall")
     assert result.error is None and result.details["latency"]["clock"] == "wall"
+    assert result.details["latency"]["agent_compute_in_latency"] is True
     turn = result.timeline.speech("user")[0]
     [reply] = result.timeline.speech("assistant")
     assert reply.start - turn.end >= 0.3 + 0.5

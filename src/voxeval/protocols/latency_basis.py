@@ -28,6 +28,7 @@ def latency_basis(unit_dirs: Iterable[Path]) -> dict[str, Any] | None:
     measured_by: set[str] = set()
     lanes: set[bool] = set()
     clocks: set[str] = set()
+    compute_left_out = 0
     models: list[dict[str, Any]] = []
     agent_s = rendering_s = 0.0
     turns = rendered_turns = 0
@@ -43,6 +44,7 @@ def latency_basis(unit_dirs: Iterable[Path]) -> dict[str, Any] | None:
         agent.add(str(latency.get("agent")))
         measured_by.add(str(latency.get("measured_by")))
         lanes.add(bool(latency.get("compute_lane")))
+        compute_left_out += latency.get("agent_compute_in_latency") is False
         if latency.get("clock"):  # recorded since calls say which clock they ran on
             clocks.add(str(latency["clock"]))
         rendering = latency.get("rendering_by_voxeval")
@@ -65,6 +67,8 @@ def latency_basis(unit_dirs: Iterable[Path]) -> dict[str, Any] | None:
         # what happened, machine load included
         "clock": _one_or_mixed(clocks),
         "calls_without_record": unknown,
+        # calls whose agent ran on virtual time with its compute left out of its latencies
+        "calls_without_agent_compute": compute_left_out,
         "replies": turns,
         "rendering_by_voxeval": (
             None

@@ -38,6 +38,15 @@ def basis_line(basis: Mapping[str, Any]) -> str:
         text += "; the calls ran in real time (wall clock), timings as they happened"
     elif clock == "mixed":
         text += "; some calls ran in real time (wall clock), others on the virtual clock"
+    left_out = basis.get("calls_without_agent_compute") or 0
+    if left_out:
+        calls = basis.get("calls")
+        of = f" of {calls}" if calls else ""
+        text += (
+            f"; in {left_out}{of} call(s) the agent ran on the virtual clock, so its latencies "
+            "count its own waits (voice-activity timeouts, timers) but not its models' compute "
+            "time (run it with clock: wall to measure that)"
+        )
     rendering = basis.get("rendering_by_voxeval")
     if isinstance(rendering, dict):
         models = "; ".join(

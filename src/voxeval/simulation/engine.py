@@ -873,6 +873,12 @@ class _Call:
             # who measured: we did (in the compute lane or not), or the agent reported it
             "measured_by": "agent" if self.agent_reports_latency else "voxeval",
             "compute_lane": self.agent_laned,
+            # False: the agent ran on the virtual clock with its compute left out of call time
+            # (a Pipecat pipeline stepped on virtual time), so latencies exclude inference
+            "agent_compute_in_latency": not (
+                self.clock.kind == "virtual"
+                and getattr(self.agent, "compute_takes_call_time_on_virtual_clock", True) is False
+            ),
             "tool": "modelled" if self.latency.tool is not None else None,
             "rendering_by_voxeval": rendering,
             "turns": list(self.latency_turns),

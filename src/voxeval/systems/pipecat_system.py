@@ -88,6 +88,9 @@ class PipecatAgent(LiveAudioAgent):
     again after ``start``)."""
 
     name = "pipecat"
+    # On the virtual clock the pipeline's waits (VAD stop time, timers, pacing) take call time
+    # and its models' compute does not: its latencies leave inference out (the report says so).
+    compute_takes_call_time_on_virtual_clock = False
 
     def __init__(
         self,
