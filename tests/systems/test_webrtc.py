@@ -157,8 +157,9 @@ def test_a_pipecat_bot_on_pipecats_own_small_webrtc_transport(tmp_path: Path) ->
     [reply] = result.timeline.speech("assistant")
     turn = result.timeline.speech("user")[0]  # then the caller's goodbye
     assert reply.start - turn.end >= 0.4  # after the bot's endpointing
-    # all of the caller's words came back (Opus and resampling add a short tail)
-    assert reply.end - reply.start == pytest.approx(turn.end - turn.start, abs=0.3)
+    # all of the caller's words came back (Opus and resampling add a short tail; real time, so a
+    # loaded machine can delay frames)
+    assert reply.end - reply.start == pytest.approx(turn.end - turn.start, abs=0.5)
     assert result.assistant_track is not None
     track = result.assistant_track
     spectrum = np.abs(np.fft.rfft(track.samples))
