@@ -4,12 +4,13 @@ later version may add, and errors that name the file and the field."""
 from __future__ import annotations
 
 import json
+import numbers
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, PlainValidator, ValidationError
 
 from voxeval.errors import ConfigError
 
@@ -23,7 +24,17 @@ LEGACY_FORMAT_VERSION = 1
 # metric's ``details``, a protocol's own summary sections) stay as they were written.
 JsonValue = Any
 JsonObject = dict[str, JsonValue]
-Number = int | float  # an int stays an int: the files keep the bytes they had
+
+
+def _number(value: object) -> int | float:
+    """A JSON number, kept as it is: an int stays an int, so a rewritten file keeps the
+    bytes it had (pydantic's ``int | float`` would also name both union members in errors)."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return value  # type: ignore[return-value]  # a numpy scalar is written as before
+    raise ValueError("Input should be a number")
+
+
+Number = Annotated[int | float, PlainValidator(_number)]
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -15,7 +15,7 @@ class MetricScore(ArtifactModel):
 
     value: Number | None = None
     passed: bool | None = None
-    details: JsonObject = Field(default_factory=dict)
+    details: JsonObject | None = Field(default_factory=dict)  # null in some older files
     error: str | None = None
     pending: bool = False
 

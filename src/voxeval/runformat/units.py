@@ -38,7 +38,7 @@ class ReplyFile(ArtifactModel):
     has_audio: bool = False
     audio_s: Number | None = None
     timing: dict[str, Number | None] = Field(default_factory=dict)  # measured: wall_s, ...
-    details: JsonObject = Field(default_factory=dict)
+    details: JsonObject | None = Field(default_factory=dict)  # null in some older files
     system_fault: SystemFaultRecord | None = None
 
 
