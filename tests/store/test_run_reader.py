@@ -148,3 +148,26 @@ def test_reading_creates_nothing(runs: dict[str, Path], tmp_path: Path) -> None:
     ghost = dataclasses.replace(unit, system="nobody")
     assert reader.unit_record(ghost) is None and reader.unit_scores(ghost) is None
     assert not reader.unit_dir(ghost).exists()
+
+
+def test_an_older_run_rescores_through_the_reader(runs: dict[str, Path], tmp_path: Path) -> None:
+    """``voxeval score`` on a folder without format_version: the stored replies are scored
+    again (no system called) and the report rewritten."""
+    from voxeval.runner.execute import rescore_run
+
+    old = _without_format_version(runs["single"], tmp_path / "old")
+    before = RunReader(old)
+    durations = {
+        u.key: before.unit_scores(u)["duration"].value  # type: ignore[index]
+        for u in before.units("done")
+    }
+    (old / "report" / "summary.json").unlink()
+    _, outcome = rescore_run(old, ["duration"])
+    assert outcome.total == len(durations) and not outcome.kept
+    after = RunReader(old)
+    assert after.format_version == 1
+    assert {u.key: after.unit_scores(u)["duration"].value for u in after.units("done")} == (  # type: ignore[index]
+        durations
+    )
+    summary = after.summary()
+    assert summary is not None and summary.systems["recorded"].overall["duration"].n == 2

@@ -23,7 +23,7 @@ from voxeval.config import load_yaml
 from voxeval.errors import ConfigError, VoxevalError
 from voxeval.protocols.single_turn_summary import query_id_from_item
 from voxeval.report.writer import SCORES_CSV
-from voxeval.runformat.base import JsonObject
+from voxeval.runformat import JsonObject
 from voxeval.store import RunReader, RunStore, ScoreRow, layout
 from voxeval.store.records import UnitRecord
 

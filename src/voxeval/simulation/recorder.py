@@ -21,7 +21,7 @@ from voxeval.benchmarks.tools.db_compare import (
     TaskCompletionSettings,
     diff_databases,
 )
-from voxeval.runformat import CallFile, record_data
+from voxeval.runformat import CallFile, parse_artifact, record_data
 from voxeval.simulation.call_end import timeline_until_end, track_until
 from voxeval.simulation.engine import CallResult
 from voxeval.simulation.timeline import Timeline
@@ -76,5 +76,6 @@ def load_call(unit_dir: Path) -> tuple[dict[str, Any], Timeline, dict[str, Any] 
     call = read_json(unit_dir / CALL_FILE)
     if call is None:
         raise FileNotFoundError(f"{unit_dir / CALL_FILE}: the call was not recorded")
+    parse_artifact(CallFile, call, unit_dir / CALL_FILE)  # a malformed file: file and field
     timeline = Timeline.read_jsonl(unit_dir / EVENTS_FILE)
     return call, timeline, read_json(unit_dir / FINAL_DB_FILE)

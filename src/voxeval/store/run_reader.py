@@ -10,6 +10,7 @@ naming the file and the field."""
 
 from __future__ import annotations
 
+import os
 from functools import cached_property
 from pathlib import Path
 
@@ -34,7 +35,7 @@ from voxeval.runformat import (
 )
 from voxeval.store import layout
 from voxeval.store.records import ScoreRow, UnitLike, UnitRecord
-from voxeval.store.run_store import RunStore
+from voxeval.store.run_store import INDEX_URL_ENV, RunStore
 
 
 def read_manifest(path: Path) -> RunManifest:
@@ -52,6 +53,16 @@ def read_manifest(path: Path) -> RunManifest:
             f"voxeval reads ({FORMAT_VERSION}); upgrade voxeval to open this run"
         )
     return manifest
+
+
+def index_url(run_dir: Path, recorded: str | None) -> str | None:
+    """The index to read a run from without creating one: ``VOXEVAL_INDEX_URL`` for a run
+    whose index lives in a shared database (its run.yaml records a URL), else
+    ``index.sqlite`` when it exists (None otherwise)."""
+    if recorded:
+        return os.environ.get(INDEX_URL_ENV) or None
+    path = run_dir / layout.INDEX_FILE
+    return f"sqlite:///{path}" if path.is_file() else None
 
 
 def read_summary(run_dir: Path) -> RunSummary | None:
@@ -104,6 +115,11 @@ class RunReader:
     @property
     def protocol(self) -> str:
         return self.suite.protocol
+
+    @property
+    def index_url(self) -> str | None:
+        """Where the run's index can be read (None when it has none yet)."""
+        return index_url(self.path, self.manifest.index_url)
 
     @cached_property
     def store(self) -> RunStore:

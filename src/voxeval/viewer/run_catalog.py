@@ -12,9 +12,9 @@ from pathlib import Path
 
 from voxeval.runformat import SUMMARY_FILE, ArtifactFormatError, RunSummary
 from voxeval.store import layout
-from voxeval.store.run_reader import read_manifest, read_summary
+from voxeval.store.run_reader import index_url, read_manifest, read_summary
 from voxeval.store.run_store import is_run_folder
-from voxeval.viewer.run_index import RunIndex, index_url
+from voxeval.viewer.run_index import RunIndex
 
 REPORT_HTML = "index.html"
 _SLUG = re.compile(r"[^A-Za-z0-9._-]+")
