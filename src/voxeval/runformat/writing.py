@@ -24,14 +24,13 @@ def record_data(
     where: str | Path,
 ) -> JsonObject:
     """``data`` validated as ``model`` (an ``ArtifactFormatError`` names ``where`` and the
-    field) and dumped back from the model, keys in ``data``'s order."""
+    field) and dumped back from the model. Unit files are written with sorted keys, so the
+    model's field order does not reach the file (``summary_text`` keeps ``data``'s order)."""
     parsed: ArtifactModel | UnitScores = parse_artifact(model, dict(data), where)
-    dumped = ordered_like(parsed.to_data(), data)
-    assert isinstance(dumped, dict)
-    return dumped
+    return parsed.to_data()
 
 
 def summary_text(data: Mapping[str, JsonValue], where: str | Path) -> str:
     """``report/summary.json``'s text, written through ``RunSummary``."""
-    dumped = record_data(RunSummary, data, where)
+    dumped = ordered_like(record_data(RunSummary, data, where), data)
     return json.dumps(dumped, indent=2, default=str, allow_nan=False) + "\n"
