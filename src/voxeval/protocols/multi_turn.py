@@ -51,6 +51,7 @@ from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.protocols.multi_turn_summary import summarize_multi_turn
 from voxeval.protocols.system_usage import SystemMeter, metering_reply, record_system_usage
 from voxeval.providers.usage_ledger import AttributedProvider, usage_ledger
+from voxeval.runformat import DialogueFaultFile, DialogueFile, record_data
 from voxeval.scoring.comparison_result import ComparisonResult
 from voxeval.scoring.dialogue_record import (
     DialogueRecord,
@@ -263,9 +264,10 @@ class MultiTurnProtocol:
                 failed = _turn_json(index, dialogue, None, None)
                 failed["timing"] = {"wall_s": time.perf_counter() - started}
                 self._finish(unit_dir, header, [*done, failed])
+                fault_file = {"cause": fault.cause, "message": str(fault), "turn": index}
                 atomic_files.write_json_atomic(
                     unit_dir / FAULT_JSON,
-                    {"cause": fault.cause, "message": str(fault), "turn": index},
+                    record_data(DialogueFaultFile, fault_file, unit_dir / FAULT_JSON),
                 )
                 details = None if reply is None else reply.details
                 record_system_usage(ctx, unit, details, meter, heard=heard)
@@ -324,7 +326,9 @@ class MultiTurnProtocol:
         for stale in unit_dir.glob("reply_*.wav"):  # replies of an earlier, longer attempt
             if stale.name not in answered:
                 stale.unlink()
-        atomic_files.write_json_atomic(unit_dir / DIALOGUE_JSON, {**header, "turns": turns})
+        path = unit_dir / DIALOGUE_JSON
+        dialogue = record_data(DialogueFile, {**header, "turns": turns}, path)  # validated
+        atomic_files.write_json_atomic(path, dialogue)
         (unit_dir / PARTIAL_JSON).unlink(missing_ok=True)
 
     # -- score --------------------------------------------------------------------------------

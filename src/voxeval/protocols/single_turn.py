@@ -58,6 +58,7 @@ from voxeval.providers.usage_ledger import (
     sends_requests,
     usage_ledger,
 )
+from voxeval.runformat import ReplyFile, record_data
 from voxeval.scoring.checklist import checklist_judging
 from voxeval.scoring.checklist_settings import (
     ChecklistJudging,
@@ -470,7 +471,8 @@ class SingleTurnProtocol:
         elif assistant.exists():
             assistant.unlink()  # a stale reply from an earlier attempt must not be scored
         (unit_dir / "transcripts.json").unlink(missing_ok=True)
-        text = atomic_files.write_record_json_atomic(unit_dir / REPLY_JSON, reply)
+        path = unit_dir / REPLY_JSON
+        text = atomic_files.write_record_json_atomic(path, record_data(ReplyFile, reply, path))
         self._fresh.keep(unit_dir, text, wav)
 
     # -- score --------------------------------------------------------------------------------

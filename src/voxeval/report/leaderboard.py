@@ -76,11 +76,9 @@ ARENA_FIELDS = ("rating", "ci_low", "ci_high", "rank", "rank_low", "rank_high", 
 
 def arena_rows(run: RunSource) -> list[dict[str, Any]]:
     """The arena ratings the run's report wrote: one row per dimension and system."""
-    path = run.path / "report" / "summary.json"
-    if not path.is_file():
-        return []
-    arena = json.loads(path.read_text(encoding="utf-8")).get("arena")
-    if not isinstance(arena, Mapping):
+    summary = run.reader.summary()
+    arena = summary.section("arena") if summary is not None else None
+    if arena is None:
         return []
     rows = []
     for dimension, block in (arena.get("dimensions") or {}).items():

@@ -12,21 +12,20 @@ import csv
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from dataclasses import field as dataclass_field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from voxeval.analysis.aggregate import standard_summary
 from voxeval.analysis.bootstrap import Stat
-from voxeval.benchmarks.suite_info import SuiteInfo, definition_files, resolve_suite, stored_suite
+from voxeval.benchmarks.suite_info import SuiteInfo, definition_files
 from voxeval.config import load_yaml
 from voxeval.errors import ConfigError, VoxevalError
 from voxeval.protocols.single_turn_summary import query_id_from_item
 from voxeval.report.writer import SCORES_CSV
-from voxeval.store import RunStore, ScoreRow, layout
+from voxeval.runformat import JsonObject
+from voxeval.store import RunReader, RunStore, ScoreRow, layout
 from voxeval.store.records import UnitRecord
-from voxeval.store.run_store import is_run_folder
 
 # The independent unit of each protocol (docs/runs.md#statistics); others: the item.
 CLUSTER_UNITS = {"single_turn": "query", "live_call": "scenario", "multi_turn": "dialogue"}
@@ -81,7 +80,7 @@ def suite_version(info: SuiteInfo) -> str:
     return "sha256:" + digest.hexdigest()[:12]
 
 
-def _judge_name(spec: Any) -> str | None:
+def _judge_name(spec: object) -> str | None:
     if not spec:
         return None
     if isinstance(spec, str):
@@ -94,22 +93,57 @@ def _judge_name(spec: Any) -> str | None:
 
 @dataclass
 class RunSource:
-    """A run folder opened for reading (``open_run_source``)."""
+    """A run folder opened for reading (``open_run_source``), through ``RunReader``."""
 
-    path: Path
-    run_id: str
-    suite: SuiteInfo
+    reader: RunReader
     suite_version: str
-    seed: int
-    judge: str | None
-    audio_judge: str | None
-    voxeval_version: str
-    commit: str | None
-    date: str | None
-    store: RunStore
-    config: dict[str, Any] = dataclass_field(
-        default_factory=dict
-    )  # run.yaml's config (as recorded)
+
+    @property
+    def path(self) -> Path:
+        return self.reader.path
+
+    @property
+    def run_id(self) -> str:
+        return self.reader.run_id
+
+    @property
+    def suite(self) -> SuiteInfo:
+        return self.reader.suite
+
+    @property
+    def store(self) -> RunStore:
+        return self.reader.store
+
+    @property
+    def config(self) -> JsonObject:
+        """run.yaml's config, as recorded."""
+        return dict(self.reader.manifest.config or {})
+
+    @property
+    def seed(self) -> int:
+        manifest = self.reader.manifest
+        seed = manifest.seed if manifest.seed is not None else manifest.config_field("seed")
+        return int(seed) if isinstance(seed, int) else 0
+
+    @property
+    def judge(self) -> str | None:
+        return _judge_name(self.reader.manifest.config_field("judge"))
+
+    @property
+    def audio_judge(self) -> str | None:
+        return _judge_name(self.reader.manifest.config_field("audio_judge"))
+
+    @property
+    def voxeval_version(self) -> str:
+        return self.reader.manifest.voxeval_version or "unknown"
+
+    @property
+    def commit(self) -> str | None:
+        return self.reader.manifest.commit
+
+    @property
+    def date(self) -> str | None:
+        return self.reader.manifest.date
 
     @property
     def protocol(self) -> str:
@@ -129,16 +163,16 @@ class RunSource:
 
     def rows(self) -> list[ScoreRow]:
         """Score rows of the done units (system faults included, scored as failures)."""
-        return self.store.load_scores()
+        return self.reader.score_rows()
 
     def units(self) -> list[UnitRecord]:
-        return self.store.units()
+        return self.reader.units()
 
     def systems(self) -> list[str]:
         """Systems with a unit in the run, in plan order."""
         return list(dict.fromkeys(u.system for u in self.units()))
 
-    def provenance(self) -> dict[str, Any]:
+    def provenance(self) -> dict[str, str | int | None]:
         """The fields a leaderboard row or a comparison names the run by."""
         return {
             "run_id": self.run_id,
@@ -166,45 +200,10 @@ class RunSource:
         return {system: dict(entry["overall"]) for system, entry in summary.items()}
 
 
-def _suite_of(path: Path, config: Mapping[str, Any]) -> SuiteInfo:
-    copy = stored_suite(path)
-    if copy is not None:
-        return copy
-    ref = config.get("suite")
-    if not isinstance(ref, str):
-        raise ConfigError(f"{path / 'run.yaml'}: config.suite: missing; cannot tell the suite")
-    return resolve_suite(ref, run_dir=path)
-
-
 def open_run_source(path: Path | str) -> RunSource:
     """Open an existing run folder; a ``ConfigError`` names the folder when it is not one."""
-    path = Path(path)
-    if not is_run_folder(path):
-        raise ConfigError(f"{path}: not a voxeval run folder (no run.yaml with a run_id)")
-    store = RunStore(path)
-    doc = store.provenance
-    config = doc.get("config") if isinstance(doc.get("config"), dict) else {}
-    assert isinstance(config, dict)
-    suite = _suite_of(path, config)
-    git = (doc.get("environment") or {}).get("git") or {}
-    commit = git.get("commit") if isinstance(git, Mapping) else None
-    if commit and git.get("dirty"):
-        commit = f"{commit}+dirty"
-    seed = doc.get("seed", config.get("seed", 0))
-    return RunSource(
-        path=path,
-        run_id=store.run_id,
-        suite=suite,
-        suite_version=suite_version(suite),
-        seed=int(seed or 0),
-        judge=_judge_name(config.get("judge")),
-        audio_judge=_judge_name(config.get("audio_judge")),
-        voxeval_version=str(doc.get("voxeval_version") or "unknown"),
-        commit=commit,
-        date=str(doc.get("started_at") or doc.get("created_at") or "") or None,
-        store=store,
-        config=dict(config),
-    )
+    reader = RunReader(path)
+    return RunSource(reader=reader, suite_version=suite_version(reader.suite))
 
 
 def check_same_suite(runs: Sequence[RunSource]) -> list[str]:

@@ -17,6 +17,7 @@ from voxeval.report.figure_html import FIGURES_DIR
 from voxeval.report.figures import FigureGroup, build_figures
 from voxeval.report.html import render_html
 from voxeval.report.markdown import render_markdown
+from voxeval.runformat import summary_text
 from voxeval.store import layout
 from voxeval.store.provenance import now_iso
 
@@ -177,7 +178,8 @@ def write_report(ctx: RunContext, prices: str | Path | None = None) -> Path:
         summary = build_summary(ctx)
         summary["costs"] = write_costs(ctx, prices)
         csv_text = scores_csv(ctx)
-    text = json.dumps(summary, indent=2, default=str, allow_nan=False) + "\n"
+    # through the run format's model: what is written always validates as a summary
+    text = summary_text(summary, report_dir / SUMMARY_JSON)
     # figures are drawn from the summary as written (the JSON round trip), so they equal it
     figures = build_figures(json.loads(text))
     atomic_files.write_text_atomic(report_dir / SUMMARY_JSON, text)

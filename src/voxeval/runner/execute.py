@@ -29,7 +29,7 @@ from rich.progress import (
 
 from voxeval.benchmarks.suite_info import resolve_suite, save_suite_copy
 from voxeval.config import RunConfig, parse_run_config
-from voxeval.errors import ConfigError, SystemFault
+from voxeval.errors import SystemFault
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.providers.async_dispatch import await_future, run_blocking
@@ -47,7 +47,7 @@ from voxeval.runner.faults import (
 from voxeval.runner.plan_check import validate_plan, validate_scoring
 from voxeval.runner.process_executor import run_units_in_processes, start_worker_server
 from voxeval.runner.ray_executor import run_units_on_ray
-from voxeval.store import RunStore
+from voxeval.store import RunReader, RunStore
 from voxeval.store.provenance import now_iso
 from voxeval.store.run_store import refuse_to_reset_foreign_folder
 
@@ -487,30 +487,20 @@ def units_ahead(ctx: RunContext) -> int:
     return math.ceil(ctx.config.concurrency / 4)
 
 
-def load_stored_config(store: RunStore) -> RunConfig:
-    data = store.stored_config()
-    if data is None:
-        raise ConfigError(f"{store.run_file}: no 'config' recorded; is this a voxeval run folder?")
-    return parse_run_config(data, str(store.run_file))
-
-
 def open_run(
-    run_dir: Path | str,
+    run_dir: Path | str | RunReader,
     console: Console | None = None,
     overrides: dict[str, Any] | None = None,
 ) -> RunContext:
-    """The context of an existing run folder (config from its run.yaml; ``overrides``
-    replace top-level fields, e.g. a new ``judge``)."""
-    path = Path(run_dir)
-    if not (path / "run.yaml").exists():
-        raise ConfigError(f"{path}: not a run folder (no run.yaml)")
-    store = RunStore(path)
-    config = load_stored_config(store)
+    """The context of an existing run folder (config from its run.yaml, read by
+    ``RunReader``; ``overrides`` replace top-level fields, e.g. a new ``judge``)."""
+    reader = run_dir if isinstance(run_dir, RunReader) else RunReader(run_dir)
+    config = parse_run_config(reader.config_data(), str(reader.run_file))
     if overrides:
         merged = {**config.model_dump(mode="json"), **overrides}
         config = parse_run_config(merged, "score overrides")
     register_config_secrets(config)
-    return open_context(config, store, console)
+    return open_context(config, reader.store, console)
 
 
 def rescore(

@@ -21,6 +21,7 @@ from voxeval.benchmarks.tools.db_compare import (
     TaskCompletionSettings,
     diff_databases,
 )
+from voxeval.runformat import CallFile, parse_artifact, record_data
 from voxeval.simulation.call_end import timeline_until_end, track_until
 from voxeval.simulation.engine import CallResult
 from voxeval.simulation.timeline import Timeline
@@ -57,18 +58,16 @@ def record_call(
             unit_dir / DIFF_FILE, diff_databases(expected_db, result.final_db, compare)
         )
     # call.json last: its presence marks a complete recording
-    write_json_atomic(
-        unit_dir / CALL_FILE,
-        {
-            "end_reason": result.end_reason,
-            "error": result.error,
-            "duration_s": round(result.duration_s, 4),
-            "wall_s": round(result.wall_s, 4),
-            "audio": result.mixed is not None,
-            **result.details,
-            **(meta or {}),
-        },
-    )
+    call = {
+        "end_reason": result.end_reason,
+        "error": result.error,
+        "duration_s": round(result.duration_s, 4),
+        "wall_s": round(result.wall_s, 4),
+        "audio": result.mixed is not None,
+        **result.details,
+        **(meta or {}),
+    }
+    write_json_atomic(unit_dir / CALL_FILE, record_data(CallFile, call, unit_dir / CALL_FILE))
 
 
 def load_call(unit_dir: Path) -> tuple[dict[str, Any], Timeline, dict[str, Any] | None]:
@@ -77,5 +76,6 @@ def load_call(unit_dir: Path) -> tuple[dict[str, Any], Timeline, dict[str, Any] 
     call = read_json(unit_dir / CALL_FILE)
     if call is None:
         raise FileNotFoundError(f"{unit_dir / CALL_FILE}: the call was not recorded")
+    parse_artifact(CallFile, call, unit_dir / CALL_FILE)  # a malformed file: file and field
     timeline = Timeline.read_jsonl(unit_dir / EVENTS_FILE)
     return call, timeline, read_json(unit_dir / FINAL_DB_FILE)

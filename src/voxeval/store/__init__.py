@@ -11,16 +11,19 @@ from voxeval.redaction import (
 )
 from voxeval.store.layout import safe_name, unit_relpath
 from voxeval.store.records import ScoreRow, UnitLike, UnitRecord
+from voxeval.store.run_reader import RunReader, read_manifest
 from voxeval.store.run_store import INDEX_URL_ENV, RunStore
 
 __all__ = [
     "INDEX_URL_ENV",
     "REDACTED",
+    "RunReader",
     "RunStore",
     "ScoreRow",
     "UnitLike",
     "UnitRecord",
     "is_secret_field",
+    "read_manifest",
     "redact_env_secrets",
     "redact_text",
     "register_config_secrets",

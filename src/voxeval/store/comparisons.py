@@ -16,6 +16,7 @@ from sqlalchemy import delete, func, select
 
 from voxeval import atomic_files
 from voxeval.redaction import redact_env_secrets, scrub
+from voxeval.runformat import ComparisonFile, record_data
 from voxeval.scoring.comparison_result import ComparisonResult
 from voxeval.store import layout
 from voxeval.store.index import Index, comparisons_table, utcnow
@@ -79,7 +80,7 @@ class ComparisonStore:
         }
         target = self.path(step, key)
         target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_files.write_json_atomic(target, document)
+        atomic_files.write_json_atomic(target, record_data(ComparisonFile, document, target))
         row = {
             "run_id": self.index.run_id,
             "step": step,

@@ -16,6 +16,7 @@ import yaml
 
 from voxeval import atomic_files
 from voxeval.redaction import redact_env_secrets, scrub
+from voxeval.runformat import FORMAT_VERSION, RunManifest, parse_artifact
 from voxeval.store.provenance import environment, now_iso
 
 
@@ -45,6 +46,7 @@ class RunFile:
                 return data
         doc = {
             "run_id": f"{self.path.parent.name}-{uuid.uuid4().hex[:8]}",
+            "format_version": FORMAT_VERSION,
             "created_at": now_iso(),
             "voxeval_version": voxeval_version(),
         }
@@ -52,7 +54,9 @@ class RunFile:
         return doc
 
     def _write(self, doc: dict[str, Any]) -> None:
-        text = yaml.safe_dump(scrub(doc), sort_keys=False, allow_unicode=True)
+        clean = scrub(doc)
+        parse_artifact(RunManifest, clean, self.path)  # what is written reads back as a run file
+        text = yaml.safe_dump(clean, sort_keys=False, allow_unicode=True)
         atomic_files.write_text_atomic(self.path, redact_env_secrets(text))
 
     def data(self) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from voxeval import atomic_files
 from voxeval.errors import ConfigError
 from voxeval.providers.usage_ledger import ComponentUsage
 from voxeval.redaction import redact_env_secrets, scrub
+from voxeval.runformat import UnitScores, record_data
 from voxeval.scoring.score import Score
 from voxeval.store import layout
 from voxeval.store.batched_writes import Rows, Write
@@ -604,7 +605,8 @@ class RunStore:
         path = self.unit_dir(unit) / layout.SCORES_FILE
         existing = atomic_files.read_json(path) or {}
         entries = {name: scrub(s.to_dict()) for name, s in scores.items()}  # scrubbed once
-        atomic_files.write_record_json_atomic(path, {**existing, **entries})
+        merged = record_data(UnitScores, {**existing, **entries}, path)  # validates the file
+        atomic_files.write_record_json_atomic(path, merged)
         now = utcnow()
         rows = [
             {

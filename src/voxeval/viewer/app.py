@@ -14,6 +14,7 @@ from voxeval.errors import ConfigError
 from voxeval.protocols.single_turn_summary import query_id_from_item
 from voxeval.report.compare_document import fmt_mean_ci, fmt_num
 from voxeval.report.unit_plural import unit_plural
+from voxeval.runformat import ArtifactFormatError
 from voxeval.store.layout import unit_relpath
 from voxeval.viewer.run_catalog import Catalog, RunInfo, run_file_mtime
 from voxeval.viewer.run_comparison import (
@@ -121,14 +122,18 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
         info = run_or_404(slug)
         index = catalog.index(info)
         counts = index.status_counts() if index is not None else {}
-        summary = catalog.summary(info.path)
+        try:
+            summary, problem = catalog.summary(info.path), None
+        except ArtifactFormatError as error:  # shown on the page, naming file and field
+            summary, problem = None, str(error)
         return page(
             "run.html",
             info=info,
             counts=counts,
             systems=system_summaries(summary),
             arena=arena_tables(summary),
-            generated_at=summary.get("generated_at", ""),
+            generated_at=(summary.generated_at or "") if summary is not None else "",
+            summary_problem=problem,
             indexed=index is not None,
         )
 

@@ -4,21 +4,18 @@ run's summary is parsed again only when its file changes."""
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import yaml
-
+from voxeval.runformat import SUMMARY_FILE, ArtifactFormatError, RunSummary
 from voxeval.store import layout
+from voxeval.store.run_reader import index_url, read_manifest, read_summary
 from voxeval.store.run_store import is_run_folder
-from voxeval.viewer.run_index import RunIndex, index_url
+from voxeval.viewer.run_index import RunIndex
 
-SUMMARY_FILE = "summary.json"
 REPORT_HTML = "index.html"
 _SLUG = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -33,11 +30,12 @@ class RunInfo:
     suite: str
     protocol: str
     created: str
-    seed: Any
+    seed: int | None
     commit: str
     dirty: bool
     systems: tuple[str, ...]
     recorded_index_url: str | None  # a shared database named in run.yaml (password hidden)
+    problem: str | None = None  # run.yaml or summary.json not of the run format
 
     @property
     def has_report(self) -> bool:
@@ -80,14 +78,6 @@ def _slug(path: Path, taken: set[str]) -> str:
     return slug
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 class Catalog:
     """Run folders by slug, their summaries (cached by file mtime) and their open indexes."""
 
@@ -97,7 +87,7 @@ class Catalog:
         self._lock = threading.RLock()  # scan() reads summaries under the same lock
         self._infos: dict[str, RunInfo] = {}
         self._stamps: dict[Path, float] = {}
-        self._summaries: dict[Path, tuple[float, dict[str, Any]]] = {}
+        self._summaries: dict[Path, tuple[float, RunSummary]] = {}
         self._indexes: dict[Path, RunIndex] = {}
 
     def scan(self) -> list[RunInfo]:
@@ -133,48 +123,48 @@ class Catalog:
         return info
 
     def _read(self, path: Path, slug: str) -> RunInfo:
-        doc = _read_yaml(path / layout.RUN_FILE)
-        raw_config = doc.get("config")
-        config: dict[str, Any] = raw_config if isinstance(raw_config, dict) else {}
-        summary = self.summary(path)
-        raw_suite = summary.get("suite")
-        suite_doc: dict[str, Any] = raw_suite if isinstance(raw_suite, dict) else {}
-        git = (doc.get("environment") or {}).get("git") or {}
-        systems = [s.get("name") for s in config.get("systems") or [] if isinstance(s, dict)]
-        suite = str(suite_doc.get("name") or config.get("suite") or "")
+        """What run.yaml and summary.json say; a file not of the run format is shown as the
+        run's problem (naming the file and field), never hidden."""
+        try:
+            manifest = read_manifest(path)
+            summary = self.summary(path)
+        except ArtifactFormatError as error:
+            return RunInfo(slug, path, path.name, "", "", "", None, "", False, (), None, str(error))
+        git = manifest.environment.git if manifest.environment is not None else None
+        suite = summary.suite.name if summary is not None else manifest.config_field("suite")
         return RunInfo(
             slug=slug,
             path=path,
-            run_id=str(doc.get("run_id") or path.name),
-            suite=suite,
-            protocol=str(suite_doc.get("protocol") or ""),
-            created=str(doc.get("started_at") or doc.get("created_at") or ""),
-            seed=doc.get("seed"),
-            commit=str(git.get("commit") or "")[:12],
-            dirty=bool(git.get("dirty")),
-            systems=tuple(str(s) for s in systems if s),
-            recorded_index_url=str(doc["index_url"]) if doc.get("index_url") else None,
+            run_id=manifest.run_id,
+            suite=str(suite or ""),
+            protocol=summary.suite.protocol if summary is not None else "",
+            created=manifest.date or "",
+            seed=manifest.seed,
+            commit=str(git.commit or "")[:12] if git is not None else "",
+            dirty=bool(git is not None and git.dirty),
+            systems=tuple(manifest.system_names()),
+            recorded_index_url=manifest.index_url,
         )
 
-    def summary(self, path: Path) -> dict[str, Any]:
-        """report/summary.json of the run (empty when there is none yet)."""
+    def summary(self, path: Path) -> RunSummary | None:
+        """report/summary.json of the run (None when there is none yet); parsed again only
+        when the file changed. ``ArtifactFormatError`` names the file and field of a
+        summary not of the run format."""
         file = path / layout.REPORT_DIR / SUMMARY_FILE
         try:
             stamp = file.stat().st_mtime
         except OSError:
-            return {}
+            return None
         with self._lock:
             cached = self._summaries.get(path)
             if cached is not None and cached[0] == stamp:
                 return cached[1]
-        try:
-            data = json.loads(file.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError):
-            data = {}
-        data = data if isinstance(data, dict) else {}
+        summary = read_summary(path)
+        if summary is None:
+            return None
         with self._lock:
-            self._summaries[path] = (stamp, data)
-        return data
+            self._summaries[path] = (stamp, summary)
+        return summary
 
     def index(self, info: RunInfo) -> RunIndex | None:
         """The run's open index, or None when it has none (yet)."""

@@ -4,20 +4,16 @@ the index only adds the lookup indexes an older run lacks (``store.index``)."""
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, func, select
 from sqlalchemy.exc import SQLAlchemyError
 
-from voxeval.store import layout
 from voxeval.store.index import open_engine, scores_table, units_table
-from voxeval.store.run_store import INDEX_URL_ENV
 from voxeval.viewer.unit_query import UnitQuery, count_statement, page_statement
 
 FACET_TTL_S = 5.0  # a run still in progress gains systems and metrics; re-read now and then
@@ -88,15 +84,6 @@ class UnitPage:
     @property
     def pages(self) -> int:
         return max(1, -(-self.total // self.query.per_page))
-
-
-def index_url(run_dir: Path, recorded: str | None) -> str | None:
-    """The index of a run: ``VOXEVAL_INDEX_URL`` for a run whose index lives in a shared
-    database (its run.yaml records a URL), else ``index.sqlite`` when it exists."""
-    if recorded:
-        return os.environ.get(INDEX_URL_ENV) or None
-    path = run_dir / layout.INDEX_FILE
-    return f"sqlite:///{path}" if path.is_file() else None
 
 
 def _open(url: str) -> Engine:

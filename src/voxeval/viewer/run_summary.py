@@ -11,6 +11,7 @@ from typing import Any
 from voxeval.report.arena_blocks import dimension_blocks
 from voxeval.report.blocks import BulletList, Paragraph, TableBlock
 from voxeval.report.document import cluster_noun, is_stat, metric_label, stat_cells
+from voxeval.runformat import RunSummary
 
 # Protocol-level statistics shown under the overall metrics when a summary has them.
 HEADLINE_EXTRAS = ("task_completion", "turn_taking")
@@ -39,11 +40,10 @@ def _line(metric: str, stat: Mapping[str, Any], unit: str) -> StatLine:
     return StatLine(metric, metric_label(metric, stat), mean, ci, n)
 
 
-def system_summaries(summary: Mapping[str, Any]) -> list[SystemSummary]:
+def system_summaries(summary: RunSummary | None) -> list[SystemSummary]:
     out = []
-    for name, entry in (summary.get("systems") or {}).items():
-        if not isinstance(entry, Mapping):
-            continue
+    for name, system in (summary.systems if summary is not None else {}).items():
+        entry = system.to_data()  # the protocol's own sections are in the file's shape
         unit = cluster_noun(entry)
         overall = entry.get("overall") or {}
         lines = [_line(m, s, unit) for m, s in overall.items() if is_stat(s)]
@@ -58,14 +58,13 @@ def system_summaries(summary: Mapping[str, Any]) -> list[SystemSummary]:
             for p in entry.get(kind) or []
             if is_stat(p)
         ]
-        not_run = {str(k): str(v) for k, v in (entry.get("not_run") or {}).items()}
         out.append(
             SystemSummary(
                 name=str(name),
                 lines=lines,
                 passk=passk,
-                not_run=not_run,
-                units=dict(entry.get("units") or {}),
+                not_run=dict(system.not_run),
+                units=system.units.to_data(),
             )
         )
     return out
@@ -83,10 +82,10 @@ class ArenaTable:
     notes: list[str]
 
 
-def arena_tables(summary: Mapping[str, Any]) -> list[ArenaTable]:
+def arena_tables(summary: RunSummary | None) -> list[ArenaTable]:
     """The arena ratings of ``summary`` per dimension (none for a run without an arena)."""
-    arena = summary.get("arena")
-    if not isinstance(arena, Mapping):
+    arena = summary.section("arena") if summary is not None else None
+    if arena is None:
         return []
     tables = []
     for dimension, block in (arena.get("dimensions") or {}).items():

@@ -12,6 +12,20 @@ from typing import Any
 
 import soundfile as sf
 
+from voxeval.runformat import (
+    CALL_FILE,
+    DIALOGUE_FAULT_FILE,
+    DIALOGUE_FILE,
+    REPLY_FILE,
+    ArtifactFormatError,
+    ArtifactModel,
+    CallFile,
+    DialogueFaultFile,
+    DialogueFile,
+    JsonObject,
+    ReplyFile,
+    read_json_artifact,
+)
 from voxeval.simulation.timeline import SpeakerSegment, Timeline, ToolEvent
 from voxeval.store import layout
 
@@ -138,6 +152,20 @@ def _read_json(path: Path, unreadable: dict[str, str]) -> Any:
         return None
 
 
+def _read_artifact(
+    path: Path, model: type[ArtifactModel], unreadable: dict[str, str]
+) -> JsonObject | None:
+    """A unit record read through its run-format model (``reply.json``, ``call.json``,
+    ``dialogue.json``, ``system_fault.json``); one that does not validate is listed as
+    unreadable with the field at fault, never shown half-understood."""
+    try:
+        parsed = read_json_artifact(model, path)
+    except ArtifactFormatError as exc:
+        unreadable[path.name] = str(exc).replace(f"{path}: ", "")
+        return None
+    return None if parsed is None else parsed.to_data()
+
+
 def _track(path: Path) -> Track:
     try:
         info = sf.info(str(path))
@@ -171,14 +199,14 @@ def load_unit(run_dir: Path, relative: Path) -> UnitArtifacts:
     wavs = sorted((n for n in names if n.lower().endswith(".wav")), key=track_order)
     found.tracks = [_track(folder / n) for n in wavs]
     bad = found.unreadable
-    found.call = _read_json(folder / "call.json", bad)
-    found.reply = _read_json(folder / "reply.json", bad)
+    found.call = _read_artifact(folder / CALL_FILE, CallFile, bad)
+    found.reply = _read_artifact(folder / REPLY_FILE, ReplyFile, bad)
     found.transcripts = _read_json(folder / "transcripts.json", bad)
-    found.dialogue = _read_json(folder / "dialogue.json", bad)
+    found.dialogue = _read_artifact(folder / DIALOGUE_FILE, DialogueFile, bad)
     found.db_diff = _read_json(folder / "db_diff.json", bad)
     found.initial_db = _read_json(folder / "initial_db.json", bad)
     found.final_db = _read_json(folder / "final_db.json", bad)
-    found.system_fault = _read_json(folder / "system_fault.json", bad)
+    found.system_fault = _read_artifact(folder / DIALOGUE_FAULT_FILE, DialogueFaultFile, bad)
     found.validation = _read_json(folder / "validation.json", bad)
     events = folder / "events.jsonl"
     if events.is_file():
