@@ -79,7 +79,7 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/pytest -q
 
-## bench: print the performance ratios shown in the README
+## bench: print the performance ratios shown in docs/performance.md
 bench: $(STAMP)
 	@for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f; done
 
