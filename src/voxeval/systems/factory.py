@@ -1,7 +1,8 @@
 """Building systems under test from config, checking what they can serve, and opening live
 call sessions: the one way every protocol gets a system.
 
-Two legacy spellings still work for this version and are removed in the next:
+Legacy spellings still work for this version and are removed in the next (and the
+websocket bridge's version 1, see ``systems/ws_bridge.py``):
 ``type: agent`` with ``agent: NAME`` (the configs of the former agent family) is read as
 ``type: NAME``, and the type ``openai_audio`` as ``openai-audio``; ``deprecation_note`` says
 what to write instead (the plan check prints it with the file and field)."""
@@ -53,6 +54,13 @@ def deprecation_note(spec: SystemSpec) -> str | None:
         return (
             f"system {spec.name!r}: 'type: {spec.type}' is deprecated ({REMOVAL}); "
             f"write 'type: {new}'"
+        )
+    if spec.type == "websocket" and spec.options().get("protocol_version", 1) == 1:
+        return (
+            f"system {spec.name!r}: websocket bridge version 1 is deprecated ({REMOVAL}, and "
+            "the default until then); set 'protocol_version: 2' with 'turn_handling: voxeval' "
+            "and have the agent open with a hello (docs/websocket-bridge.md, 'Moving from "
+            "version 1')"
         )
     if spec.type != _LEGACY_TYPE:
         return None
