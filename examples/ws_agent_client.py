@@ -3,7 +3,8 @@
 It answers from the scenario's scripted path: per caller turn it calls the next step's tools
 (waiting for each ``tool_result``) and then says the step's text.
 
-Protocol 1 (``--protocol 1``, turn-based): voxeval says when the caller finished
+Turn-based (``--protocol 2 --turn-handling voxeval``; ``--protocol 1`` is the same exchange
+without the opening ``hello``, deprecated): voxeval says when the caller finished
 (``input.end``); the client answers with one turn.
 
 Protocol 2 (``--protocol 2``, streaming): the client hears the whole line and takes its own
@@ -244,6 +245,12 @@ def main() -> int:
     parser.add_argument("--url", required=True, help="the bridge address, ws://host:port")
     parser.add_argument("--suite", required=True, help="suite file holding the scenario")
     parser.add_argument("--protocol", type=int, default=1, help="bridge protocol version")
+    parser.add_argument(
+        "--turn-handling",
+        choices=("agent", "voxeval"),
+        default="agent",
+        help="version 2: who decides when a turn ends (voxeval: the turn-based exchange)",
+    )
     parser.add_argument("--eot-ms", type=float, default=700.0, help="silence ending a turn")
     parser.add_argument("--yield-ms", type=float, default=200.0, help="talk-over before yielding")
     parser.add_argument("--threshold", type=float, default=0.02, help="frame RMS that is speech")
@@ -258,6 +265,10 @@ def main() -> int:
     with connect(args.url, max_size=2**24) as ws:
         if args.protocol == 1:
             run_v1(ws, suite)
+            return 0
+        if args.protocol == 2 and args.turn_handling == "voxeval":
+            send(ws, type="hello", protocol_version=2)
+            run_v1(ws, suite)  # the same turn-based messages after the hello
             return 0
         if args.protocol == 2:
             return StreamingClient(ws, suite, args).run()

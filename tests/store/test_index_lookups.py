@@ -8,7 +8,8 @@ from pathlib import Path
 
 from voxeval.protocols.contract import WorkUnit
 from voxeval.store import RunStore
-from voxeval.store.index import add_missing_indexes, open_engine
+from voxeval.store.index import RUN_INDEX_HISTORY, open_engine
+from voxeval.store.schema_versions import upgrade
 
 LOOKUPS = {
     "ix_units_run_system",
@@ -31,12 +32,13 @@ def test_new_and_older_indexes_get_the_lookups(tmp_path: Path) -> None:
     store.close()
     db = tmp_path / "run" / "index.sqlite"
     assert index_names(db) >= LOOKUPS
-    with sqlite3.connect(db) as conn:  # an index written before the lookups existed
+    with sqlite3.connect(db) as conn:  # an index written before the lookups (and alembic)
         for name in LOOKUPS:
             conn.execute(f"DROP INDEX {name}")
+        conn.execute("DROP TABLE voxeval_index_version")
     engine = open_engine(f"sqlite:///{db}")
     assert index_names(db) >= LOOKUPS
-    assert add_missing_indexes(engine) == []  # idempotent
+    assert upgrade(engine, RUN_INDEX_HISTORY) is False  # idempotent
     engine.dispose()
     assert [u.item_id for u in RunStore(tmp_path / "run").units()] == ["i1"]
 

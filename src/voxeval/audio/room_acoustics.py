@@ -219,7 +219,13 @@ class RoomResponse:
 
 def _pyroomacoustics() -> Any:
     # Imported on first use: the import alone takes about a second.
-    import pyroomacoustics as pra
+    try:
+        import pyroomacoustics as pra
+    except ImportError as exc:
+        raise AudioError(
+            f"simulated rooms need pyroomacoustics, which is not installed ({exc}); "
+            "install the rooms extra: pip install 'voxeval[rooms]'"
+        ) from None
 
     # One thread: the image sums are then added in one fixed order (same seed, same bytes on
     # any machine), and the machine's cores stay with the calls running in parallel.

@@ -30,8 +30,9 @@ def read_data_file(path: Path) -> list[Any]:
             import pyarrow.parquet as pq
         except ImportError as exc:
             raise ConfigError(
-                f"{path}: reading parquet needs pyarrow (pip install pyarrow), "
-                "or convert the dataset to JSONL + audio files"
+                f"{path}: reading parquet needs pyarrow, which is not installed; install the "
+                "parquet extra (pip install 'voxeval[parquet]'), or convert the dataset to "
+                "JSONL + audio files"
             ) from exc
         try:
             return list(pq.read_table(path).to_pylist())

@@ -237,9 +237,8 @@ def noise_sources(
         console.print(f"[yellow]note:[/] {note}")
 
 
-@app.command("wildspeech-suite")
 @friendly_errors
-def wildspeech_suite(
+def wildspeech_suite(  # `voxeval import wildspeech` (commands_import)
     data: Path = typer.Argument(..., help="WildSpeech-Bench parquet/JSONL file or folder"),
     out: Path = typer.Option(..., "-o", "--out", help="suite.yaml path or folder"),
     name: str = typer.Option("wildspeech", help="suite name"),

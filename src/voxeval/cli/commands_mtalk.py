@@ -1,4 +1,4 @@
-"""``voxeval mtalk-suite``: a released MTalk-Bench layout as a dialogue suite plus one
+"""``voxeval import mtalk``: a released MTalk-Bench layout as a dialogue suite plus one
 ``replay`` system per model (see docs/multi-turn.md)."""
 
 from __future__ import annotations
@@ -12,15 +12,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from voxeval.benchmarks.mtalk_import import write_mtalk_suite
 from voxeval.benchmarks.mtalk_release import detect_layout, import_mtalk_release
 from voxeval.cli.common import console, friendly_errors, print_json
-from voxeval.cli.main import app
 from voxeval.errors import ConfigError
 
 AUDIO_DIR = "audio"
 
 
-@app.command("mtalk-suite")
 @friendly_errors
-def mtalk_suite(
+def mtalk_suite(  # `voxeval import mtalk` (commands_import)
     path: Path = typer.Argument(
         ...,
         help="model-outputs file (sample.json layout) or the folder holding it, or a dataset "

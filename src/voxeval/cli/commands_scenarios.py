@@ -98,9 +98,8 @@ def validate(
         raise typer.Exit(1)
 
 
-@scenarios_app.command("import-eva")
 @friendly_errors
-def import_eva(
+def import_eva(  # `voxeval import eva` (commands_import)
     source: Path = typer.Argument(
         ...,
         help="an EVA-Bench release folder (with --domain), or record files (.json/.jsonl or a "

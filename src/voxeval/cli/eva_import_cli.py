@@ -1,4 +1,4 @@
-"""``scenarios import-eva EVA_ROOT --domain ...``: import each domain, write its suite and
+"""``voxeval import eva EVA_ROOT --domain ...``: import each domain, write its suite and
 print its summary (records converted/failed, tools without a definition, validate counts)."""
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """The HTTP core shared by every remote provider and HTTP system: retries, limits, auth, counters.
 
 One ``HTTPEndpoint`` posts through the process's shared connection pool for its server (sync
-from threads, async from asyncio tasks). Every request it sends is retried with exponential
-back-off on timeouts, connection errors, 408/409/425/429 and 5xx (honouring ``Retry-After``)
-and, when the caller's ``accept`` function says so, on replies that cannot be used (malformed
+from threads, async from asyncio tasks). Every request it sends is retried (``tenacity``'s
+``Retrying``/``AsyncRetrying`` drive the attempts) with exponential back-off on timeouts,
+connection errors, 408/409/425/429 and 5xx (honouring ``Retry-After``) and, when the caller's
+``accept`` function says so, on replies that cannot be used (malformed
 JSON, no choices, undecodable audio). Requests to the same provider (base URL and model) wait
 on one process-wide rate limiter (concurrency, requests and tokens per minute, adaptive
 back-off on 429; see ``voxeval.providers.rate_limits``). The API key is read from the named
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import math
 import os
 import random
@@ -27,10 +29,11 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
-from typing import Any, TypedDict, TypeVar, cast
+from typing import Any, NoReturn, TypedDict, TypeVar, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
+import tenacity
 
 from voxeval.errors import ConfigError, EndpointError, ProviderUnavailable
 from voxeval.providers.base import Availability
@@ -343,24 +346,23 @@ class HTTPEndpoint:
         sent_headers = {**self._headers(), **(headers or {})}
         attempts = _Attempts(self, path)
         limiter = self.limiter
-        for attempt in range(self.max_retries + 1):
-            self._count(requests=1)
-            acquire_blocking(limiter, tokens)
-            try:
-                response = self._client.post(url, headers=sent_headers, **request)
-            except httpx.HTTPError as exc:
-                limiter.release()
-                attempts.transport_failed(exc)
-            except BaseException:
-                limiter.release()
-                raise
-            else:
-                done, result = attempts.answered(response, accept, limiter)
-                if done:
-                    return cast(T, result)
-            if attempt == self.max_retries:
-                break
-            self._sleep(attempts.delay(attempt))
+        retrying = tenacity.Retrying(sleep=self._sleep, **attempts.policy())
+        try:
+            for attempt in retrying:
+                with attempt:
+                    self._count(requests=1)
+                    acquire_blocking(limiter, tokens)
+                    try:
+                        response = self._client.post(url, headers=sent_headers, **request)
+                    except httpx.HTTPError as exc:
+                        limiter.release()
+                        attempts.transport_failed(exc)
+                    except BaseException:
+                        limiter.release()
+                        raise
+                    return attempts.accepted(response, accept, limiter)
+        except _Retry:
+            pass
         raise attempts.give_up()
 
     async def apost(
@@ -380,28 +382,30 @@ class HTTPEndpoint:
         # Built and encoded once (retries resend the same bytes).
         prepared = httpx.Request("POST", url, headers=sent_headers, **request)
         prepared.read()
-        for attempt in range(self.max_retries + 1):
-            self._count(requests=1)
-            await limiter.acquire(tokens)
-            try:
-                response = await send_async(self._client_key, prepared)
-            except httpx.HTTPError as exc:
-                limiter.release()
-                attempts.transport_failed(exc)
-            except BaseException:
-                limiter.release()  # cancelled while waiting: the slot is free again
-                raise
-            else:
-                done, result = attempts.answered(response, accept, limiter)
-                if done:
-                    return cast(T, result)
-            if attempt == self.max_retries:
-                break
-            delay = attempts.delay(attempt)
+
+        async def sleep(delay: float) -> None:
             if self._sleep is time.sleep:
                 await asyncio.sleep(delay)
             else:
                 self._sleep(delay)  # a test's recording sleep
+
+        retrying = tenacity.AsyncRetrying(sleep=sleep, **attempts.policy())
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    self._count(requests=1)
+                    await limiter.acquire(tokens)
+                    try:
+                        response = await send_async(self._client_key, prepared)
+                    except httpx.HTTPError as exc:
+                        limiter.release()
+                        attempts.transport_failed(exc)
+                    except BaseException:
+                        limiter.release()  # cancelled while waiting: the slot is free again
+                        raise
+                    return attempts.accepted(response, accept, limiter)
+        except _Retry:
+            pass
         raise attempts.give_up()
 
     def post_json(
@@ -445,9 +449,23 @@ class HTTPEndpoint:
         return Availability(True, f"{self.shown()} answered")
 
 
+class _Retry(Exception):
+    """One attempt failed in a way worth another (tenacity retries on this type only)."""
+
+
+# tenacity's stateless parts, made once (building them for every request costs ~3 µs).
+_RETRY_ON = tenacity.retry_if_exception_type(_Retry)
+
+
+@functools.cache
+def _stop_after(attempts: int) -> tenacity.stop.stop_after_attempt:
+    return tenacity.stop_after_attempt(attempts)
+
+
 class _Attempts:
     """The bookkeeping of one request's attempts, shared by ``post`` and ``apost``: counters,
-    the last failure, the limiter's release and 429 penalty, the delay before a retry."""
+    the last failure, the limiter's release and 429 penalty, and the tenacity policy (how many
+    attempts, the delay before each retry)."""
 
     def __init__(self, endpoint: HTTPEndpoint, path: str) -> None:
         self.endpoint = endpoint
@@ -458,7 +476,39 @@ class _Attempts:
         self.failure = "http"
         self.wait: float | None = None
 
-    def transport_failed(self, exc: httpx.HTTPError) -> None:
+    def policy(self) -> dict[str, Any]:
+        """tenacity's settings for ``Retrying``/``AsyncRetrying``: retry on ``_Retry`` only,
+        ``max_retries + 1`` attempts, the endpoint's back-off (or the server's Retry-After)
+        counted as a retry just before each sleep; the caller's exception is re-raised."""
+        return {
+            "retry": _RETRY_ON,
+            "stop": _stop_after(self.endpoint.max_retries + 1),
+            "wait": self._wait,
+            "before_sleep": self._count_retry,
+            "reraise": True,
+        }
+
+    def _wait(self, state: tenacity.RetryCallState) -> float:
+        # tenacity asks for the wait before it checks the stop: after the last attempt no
+        # delay is drawn, so the seeded jitter schedule stays the one of each real retry.
+        if state.attempt_number > self.endpoint.max_retries:
+            return 0.0
+        return self.delay(state.attempt_number - 1)
+
+    def _count_retry(self, state: tenacity.RetryCallState) -> None:
+        self.endpoint._count(retries=1, backoff_s=state.upcoming_sleep)
+
+    def accepted(
+        self, response: httpx.Response, accept: Callable[[httpx.Response], T], limiter: RateLimiter
+    ) -> T:
+        """The accepted result of ``response``; raises ``_Retry`` when it is to be retried."""
+        done, result = self.answered(response, accept, limiter)
+        if not done:
+            raise _Retry(self.reason)
+        return cast(T, result)
+
+    def transport_failed(self, exc: httpx.HTTPError) -> NoReturn:
+        """Count a transport failure and raise ``_Retry`` (other httpx errors propagate)."""
         self.attempts += 1
         self.wait = None
         self.status = None
@@ -472,6 +522,7 @@ class _Attempts:
             self.endpoint._count(connection_errors=1)
         else:
             raise exc
+        raise _Retry(self.reason) from exc
 
     def answered(
         self, response: httpx.Response, accept: Callable[[httpx.Response], T], limiter: RateLimiter
@@ -517,9 +568,7 @@ class _Attempts:
         return False, None
 
     def delay(self, attempt: int) -> float:
-        delay = self.wait if self.wait is not None else self.endpoint.backoff(attempt)
-        self.endpoint._count(retries=1, backoff_s=delay)
-        return delay
+        return self.wait if self.wait is not None else self.endpoint.backoff(attempt)
 
     def give_up(self) -> EndpointError:
         self.endpoint._count(errors=1)

@@ -1,5 +1,5 @@
 """Open the rater database (a SQLite file beside the study by default, PostgreSQL by URL),
-create its tables and copy the study folder into it.
+create or upgrade its tables and copy the study folder into it.
 
 SQLite runs in WAL mode with a busy timeout, and every transaction starts with
 ``BEGIN IMMEDIATE``: concurrent raters then queue for the write lock instead of failing
@@ -19,10 +19,12 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import OperationalError
 
 from voxeval.errors import ConfigError
-from voxeval.raters.schema import items_table, metadata, studies_table
+from voxeval.raters.schema import items_table, studies_table
 from voxeval.raters.study_files import DEFAULT_DB, STUDY_FILE, StudyConfig, StudyItem
+from voxeval.store.schema_versions import SchemaHistory, upgrade
 
 T = TypeVar("T")
+RATER_DB_HISTORY = SchemaHistory(Path(__file__).parent / "migrations", "voxeval_raters_version")
 _LOCK_RETRIES = 8
 
 
@@ -67,7 +69,8 @@ def _sqlite_begin(connection: Connection) -> None:
 
 
 def open_database(url: str) -> Engine:
-    """An engine for ``url`` with every rater table created (idempotent)."""
+    """An engine for ``url`` with the rater tables at this version's schema (alembic's
+    ``voxeval/raters/migrations``, version table ``voxeval_raters_version``; idempotent)."""
     is_sqlite = url.startswith("sqlite")
     kwargs: dict[str, Any] = {}
     if is_sqlite:
@@ -83,7 +86,7 @@ def open_database(url: str) -> Engine:
     if is_sqlite:
         event.listen(engine, "connect", _sqlite_connect)
         event.listen(engine, "begin", _sqlite_begin)
-    retrying(lambda: metadata.create_all(engine))
+    upgrade(engine, RATER_DB_HISTORY)
     return engine
 
 

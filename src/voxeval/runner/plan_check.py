@@ -326,7 +326,11 @@ def _check_systems(config: RunConfig, protocol: str, problems: Problems) -> None
 def plan_notes(config: RunConfig) -> list[str]:
     """Notes that do not stop a run, e.g. a deprecated ``type: agent`` system spec."""
 
-    notes = [deprecation_note(spec) for spec in config.systems]
+    notes = [
+        f"{_system_label(i, spec.name)}.type: {note}"
+        for i, spec in enumerate(config.systems)
+        if (note := deprecation_note(spec)) is not None
+    ]
     if _suite_protocol(config) == "multi_turn":
         rubric = config.scoring.get("rubric") if isinstance(config.scoring, dict) else None
         rubric = rubric if isinstance(rubric, dict) else {}

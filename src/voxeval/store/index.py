@@ -1,15 +1,16 @@
 """The SQLite index of a run (any SQLAlchemy URL works, e.g. a shared Postgres): items, work
 units with their status, scores, provider usage and comparisons across systems. Every write
-is its own transaction, so a killed process loses only what was in flight. Tables added by a
-newer version are created in an older index when it is opened."""
+is its own transaction, so a killed process loses only what was in flight. The schema is
+versioned by alembic (``voxeval/store/migrations``, version table ``voxeval_index_version``):
+opening an index written by an older version upgrades it."""
 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
@@ -26,13 +27,12 @@ from sqlalchemy import (
     create_engine,
     event,
     func,
-    inspect,
     select,
-    text,
 )
 from sqlalchemy import Index as SqlIndex
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import DBAPIError, OperationalError
+
+from voxeval.store.schema_versions import SchemaHistory, upgrade
 
 metadata = MetaData()
 
@@ -163,7 +163,7 @@ SqlIndex("ix_units_run_condition", units_table.c.run_id, units_table.c.condition
 SqlIndex("ix_units_run_seq", units_table.c.run_id, units_table.c.seq)
 SqlIndex("ix_scores_run_metric", scores_table.c.run_id, scores_table.c.metric, scores_table.c.value)
 
-_CREATE_ATTEMPTS = 5
+RUN_INDEX_HISTORY = SchemaHistory(Path(__file__).parent / "migrations", "voxeval_index_version")
 
 
 def utcnow() -> datetime:
@@ -182,7 +182,7 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 
 def open_engine(url: str) -> Engine:
-    """Create the engine and the tables (idempotent)."""
+    """Create the engine and bring the tables to this version's schema (alembic; idempotent)."""
     is_sqlite = url.startswith("sqlite")
     kwargs: dict[str, Any] = {}
     if is_sqlite:
@@ -190,76 +190,8 @@ def open_engine(url: str) -> Engine:
     engine = create_engine(url, **kwargs)
     if is_sqlite:
         event.listen(engine, "connect", _sqlite_pragmas)
-    for attempt in range(_CREATE_ATTEMPTS):
-        try:
-            metadata.create_all(engine)
-            break
-        except OperationalError:
-            # Another process (a resumed run, a report, a shared index) created the tables
-            # between our existence check and CREATE TABLE; the next check sees them.
-            if attempt == _CREATE_ATTEMPTS - 1:
-                raise
-            time.sleep(0.05 * (attempt + 1))
-    add_missing_columns(engine)
-    add_missing_indexes(engine)
+    upgrade(engine, RUN_INDEX_HISTORY)
     return engine
-
-
-def add_missing_indexes(engine: Engine) -> list[str]:
-    """Create the lookup indexes this version defines but an older index lacks
-    (``CREATE TABLE`` made them only with the table). Returns the names created; a database
-    that cannot be written (a read-only copy of a run) keeps working without them."""
-    created: list[str] = []
-    try:
-        existing = {
-            ix["name"]
-            for name in metadata.tables
-            for ix in inspect(engine).get_indexes(name)
-            if ix.get("name")
-        }
-        for table in metadata.sorted_tables:
-            for ix in sorted(table.indexes, key=lambda i: str(i.name)):
-                if ix.name not in existing:
-                    ix.create(engine, checkfirst=True)
-                    created.append(str(ix.name))
-    except (OperationalError, DBAPIError):
-        # read-only file system or a concurrent creator: the queries are only slower
-        return created
-    return created
-
-
-def add_missing_columns(engine: Engine) -> list[str]:
-    """Add columns this version defines but an older index lacks (``CREATE TABLE`` never
-    alters an existing table). Only nullable columns are ever added, so old rows stay valid.
-    Returns the ``table.column`` names added."""
-    added: list[str] = []
-    for attempt in range(_CREATE_ATTEMPTS):
-        existing = {
-            name: {c["name"] for c in inspect(engine).get_columns(name)} for name in metadata.tables
-        }
-        missing = [
-            (table, column)
-            for table in metadata.sorted_tables
-            for column in table.columns
-            if column.name not in existing.get(table.name, {column.name})
-        ]
-        if not missing:
-            return added
-        try:
-            with engine.begin() as conn:
-                for table, column in missing:
-                    kind = column.type.compile(dialect=engine.dialect)
-                    conn.execute(
-                        text(f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {kind}')
-                    )
-                    added.append(f"{table.name}.{column.name}")
-        except DBAPIError:
-            # Another process added them first (duplicate column): look again.
-            added.clear()
-            if attempt == _CREATE_ATTEMPTS - 1:
-                raise
-            time.sleep(0.05 * (attempt + 1))
-    return added
 
 
 class Index:

@@ -1,8 +1,11 @@
 """Building systems under test from config, checking what they can serve, and opening live
 call sessions: the one way every protocol gets a system.
 
-``type: agent`` with ``agent: NAME`` (the configs of the former agent family) still works: it
-is read as ``type: NAME`` and ``deprecation_note`` says so."""
+Legacy spellings still work for this version and are removed in the next (and the
+websocket bridge's version 1, see ``systems/ws_bridge.py``):
+``type: agent`` with ``agent: NAME`` (the configs of the former agent family) is read as
+``type: NAME``, and the type ``openai_audio`` as ``openai-audio``; ``deprecation_note`` says
+what to write instead (the plan check prints it with the file and field)."""
 
 from __future__ import annotations
 
@@ -22,10 +25,16 @@ from voxeval.systems.call import CallAgent
 from voxeval.systems.turn_call import TurnSystemCall
 
 _LEGACY_TYPE = "agent"
+# Old type names of registered systems (no longer registered under them).
+RENAMED_TYPES = {"openai_audio": "openai-audio"}
+REMOVAL = "accepted in voxeval 0.1 only"
 
 
 def resolve_spec(spec: SystemSpec) -> SystemSpec:
-    """``spec`` with a legacy ``type: agent, agent: NAME`` rewritten to ``type: NAME``."""
+    """``spec`` with a legacy ``type: agent, agent: NAME`` rewritten to ``type: NAME`` and a
+    renamed type to its current name."""
+    if spec.type in RENAMED_TYPES:
+        return SystemSpec(name=spec.name, type=RENAMED_TYPES[spec.type], **spec.options())
     if spec.type != _LEGACY_TYPE:
         return spec
     options = spec.options()
@@ -39,12 +48,26 @@ def resolve_spec(spec: SystemSpec) -> SystemSpec:
 
 
 def deprecation_note(spec: SystemSpec) -> str | None:
-    """A one-line note for a legacy ``type: agent`` spec (None otherwise)."""
+    """A one-line note for a legacy spelling (None otherwise)."""
+    if spec.type in RENAMED_TYPES:
+        new = RENAMED_TYPES[spec.type]
+        return (
+            f"system {spec.name!r}: 'type: {spec.type}' is deprecated ({REMOVAL}); "
+            f"write 'type: {new}'"
+        )
+    if spec.type == "websocket" and spec.options().get("protocol_version", 1) == 1:
+        return (
+            f"system {spec.name!r}: websocket bridge version 1 is deprecated ({REMOVAL}, and "
+            "the default until then); set 'protocol_version: 2' with 'turn_handling: voxeval' "
+            "and have the agent open with a hello (docs/websocket-bridge.md, 'Moving from "
+            "version 1')"
+        )
     if spec.type != _LEGACY_TYPE:
         return None
     agent = spec.options().get("agent")
     return (
         f"system {spec.name!r}: 'type: agent, agent: {agent}' is deprecated; write 'type: {agent}'"
+        f" and drop 'agent' ({REMOVAL})"
     )
 
 

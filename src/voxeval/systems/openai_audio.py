@@ -131,6 +131,3 @@ class OpenAIAudioSystem:
             timing={"total_s": total},
             details=details,
         )
-
-
-register("system", "openai_audio")(OpenAIAudioSystem)

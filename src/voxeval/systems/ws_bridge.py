@@ -1,17 +1,24 @@
 """A generic websocket bridge: any external agent that speaks a small JSON protocol can hold
 a call (protocol: docs/websocket-bridge.md; reference client: examples/ws_agent_client.py).
 
-Two protocol versions, chosen by the system option ``protocol_version``:
+Version 2 of the protocol, with the turn handling chosen by the system option
+``turn_handling``; the agent opens with ``hello {protocol_version: 2}`` either way:
 
-* 1 (default, turn-based): per caller turn voxeval sends the caller's speech as 20 ms PCM16
-  frames (text in text-only mode) and ``input.end``; the agent answers with one turn
-  (``agent.speech_start`` .. ``agent.speech_end``), calling tools with ``tool_call``.
-  voxeval's turn handling decides when the caller finished and when the agent is cut off.
-* 2 (streaming, ``voxeval.systems.ws_bridge_v2``): the agent opens with ``hello``, hears the
-  whole line continuously and decides itself when to speak, yield and hang up.
+* ``agent`` (the default; ``voxeval.systems.ws_bridge_v2``): the agent hears the whole line
+  continuously and decides itself when to speak, yield and hang up.
+* ``voxeval`` (turn-based, ``WebsocketBridgeAgent`` below): per caller turn voxeval sends the
+  caller's speech as 20 ms PCM16 frames (text in text-only mode) and ``input.end``; the agent
+  answers with one turn (``agent.speech_start`` .. ``agent.speech_end``), calling tools with
+  ``tool_call``. voxeval's turn handling decides when the caller finished and when the agent
+  is cut off.
+
+Version 1 is that turn-based exchange without the ``hello``. It is still the default when
+``protocol_version`` is not set, for this version only: the plan check notes how to move
+(``protocol_version: 2, turn_handling: voxeval`` and a ``hello`` from the agent).
 
     systems:
       - {name: ext, type: websocket, protocol_version: 2, command: "python my_agent.py --url {url}"}
+      - {name: turns, type: websocket, protocol_version: 2, turn_handling: voxeval, command: ...}
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import base64
 import time
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from voxeval.audio import Audio
 from voxeval.benchmarks.tools.tool_call import ToolCallRecord
@@ -47,13 +54,28 @@ class WebsocketBridgeOptions(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(default=0, ge=0, le=65535)
     command: str | None = None  # "{url}" is replaced by the bridge's address
-    protocol_version: Literal[1, 2] = 1
+    protocol_version: Literal[1, 2] = 1  # 1: deprecated (see the module notes)
+    # who decides when the caller finished and when the agent yields (version 2): the agent,
+    # or voxeval's turn handling (turn-based agents); version 1 is always voxeval's
+    turn_handling: Literal["agent", "voxeval"] | None = None
     realtime: bool = False  # stream frames in real time (wall clock) instead of at once
     # the scenario tools also over MCP and HTTP for the agent's own backend; session.start
     # then carries tool_service {token, mcp_url, openapi_url, http_base} (docs/mcp-tools.md)
     serve_tools: bool = False
     connect_timeout_s: float = Field(default=30.0, gt=0)
     turn_timeout_s: float = Field(default=60.0, gt=0)
+
+    @model_validator(mode="after")
+    def _version_1_is_turn_based(self) -> WebsocketBridgeOptions:
+        if self.protocol_version == 1 and self.turn_handling == "agent":
+            raise ValueError(
+                "turn_handling: agent needs protocol_version: 2 (version 1 is turn-based)"
+            )
+        return self
+
+    @property
+    def turn_based(self) -> bool:
+        return self.protocol_version == 1 or self.turn_handling == "voxeval"
 
 
 @register("system", "websocket")
@@ -74,17 +96,22 @@ class WebsocketBridgeSystem:
         identity: dict[str, Any] = {"type": "websocket", "command": self.options.command}
         if self.options.protocol_version != 1:  # version 1 identities stay as they were
             identity["protocol_version"] = self.options.protocol_version
+        if self.options.protocol_version == 2 and self.options.turn_handling == "voxeval":
+            identity["turn_handling"] = "voxeval"
         return identity
 
     def open_call(self) -> WebsocketBridgeAgent | StreamingBridgeAgent:
         options = self.options.model_dump()
-        if options.pop("protocol_version") == 2:
+        version = options.pop("protocol_version")
+        options.pop("turn_handling")
+        if not self.options.turn_based:
             return StreamingBridgeAgent(**options)
-        return WebsocketBridgeAgent(**options)
+        return WebsocketBridgeAgent(**options, handshake=version == 2)
 
 
 class WebsocketBridgeAgent(BridgeEndpoint):
-    """One call's bridge speaking protocol 1: a turn-based ``CallAgent``."""
+    """One call's turn-based bridge: version 2 with ``turn_handling: voxeval``
+    (``handshake=True``: the agent opens with ``hello``), or the deprecated version 1."""
 
     name = "websocket"
     reports_latency = True  # latency = input.end -> agent.speech_start, measured here
@@ -99,9 +126,11 @@ class WebsocketBridgeAgent(BridgeEndpoint):
         serve_tools: bool = False,
         connect_timeout_s: float = 30.0,
         turn_timeout_s: float = 60.0,
+        handshake: bool = False,
     ) -> None:
         super().__init__(host=host, port=port, command=command, connect_timeout_s=connect_timeout_s)
         self.serve_tools = serve_tools
+        self.handshake = handshake
         self.realtime = realtime
         self.clock = "wall" if realtime else "virtual"
         self.turn_timeout_s = turn_timeout_s
@@ -112,9 +141,14 @@ class WebsocketBridgeAgent(BridgeEndpoint):
     def start(self, scenario: Scenario, tools: ToolRuntime) -> AgentTurn | None:
         self._tools = tools
         self._connect()
+        version_2: dict[str, Any] = {}
+        if self.handshake:
+            self._receive_hello()
+            version_2 = {"protocol_version": 2, "turn_handling": "voxeval", "clock": self.clock}
         self._send(
             {
                 "type": "session.start",
+                **version_2,
                 "scenario_id": scenario.id,
                 "current_date_time": scenario.current_date_time,
                 "role": scenario.agent.role,
@@ -131,6 +165,20 @@ class WebsocketBridgeAgent(BridgeEndpoint):
             }
         )
         return self._collect_turn(time.monotonic())
+
+    def _receive_hello(self) -> None:
+        """Version 2: the agent's first message must be ``hello {protocol_version: 2}``."""
+        hello = self._recv(time.monotonic() + self.connect_timeout_s)
+        if hello is None:
+            raise BridgeError(
+                f"websocket bridge: the agent sent no hello within {self.connect_timeout_s:g} s "
+                "(a version-1 agent? it sends none: set protocol_version: 1, deprecated, or "
+                'send {"type": "hello", "protocol_version": 2} first)'
+            )
+        if hello["type"] != "hello" or hello.get("protocol_version") != 2:
+            offered = hello.get("protocol_version") if hello["type"] == "hello" else None
+            raise self._refuse_version(offered, 2)
+        self._first_message = False
 
     def respond(self, user_audio: Audio | None, user_text: str | None) -> AgentTurn:
         self._audio_mode = user_audio is not None

@@ -4,6 +4,7 @@ Figures are drawn from ``summary.json`` alone, so they show exactly its numbers.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Mapping
 from typing import Any
 
@@ -321,8 +322,17 @@ def arena_figures(arena: Any) -> FigureGroup:
     return group
 
 
+FIGURES_EXTRA_NOTE = (
+    "Figures not drawn: they need matplotlib, which is not installed; install the figures "
+    "extra: pip install 'voxeval[figures]'. The tables below hold every number."
+)
+
+
 def build_figures(summary: Mapping[str, Any]) -> list[FigureGroup]:
-    """The figure groups of a summary, each with figures or with a note (empty ones left out)."""
+    """The figure groups of a summary, each with figures or with a note (empty ones left out).
+    Without matplotlib (the ``figures`` extra) one group says so and names the extra."""
+    if importlib.util.find_spec("matplotlib") is None:
+        return [FigureGroup("Figures", notes=[FIGURES_EXTRA_NOTE])]
     entries = _entries(summary)
     protocol = (summary.get("suite") or {}).get("protocol")
     groups = grouping_figures(entries)
