@@ -23,6 +23,9 @@ from voxeval.analysis.call_statistics import call_statistics
 from voxeval.analysis.composite_summary import eva_composites
 from voxeval.analysis.corpus_wer import add_corpus_wer
 from voxeval.analysis.passk import passk_summary
+from voxeval.api.context import RunContext
+from voxeval.api.protocol import PROTOCOLS, EvaluationProtocol
+from voxeval.api.work_unit import WorkUnit
 from voxeval.atomic_files import read_json
 from voxeval.audio import Audio, read_audio
 from voxeval.benchmarks.scenario import load_scenario_suite
@@ -35,8 +38,6 @@ from voxeval.protocols.call_validation import (
     stored_gate_scores,
     validation_summary,
 )
-from voxeval.protocols.context import RunContext
-from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.protocols.latency_basis import latency_basis
 from voxeval.protocols.live_call_scoring import live_call_scoring
 from voxeval.protocols.summary_distributions import (
@@ -222,10 +223,10 @@ def build_agent(spec: Any, ctx: RunContext | None) -> Any:
 
 
 @PROTOCOLS.register("live_call")
-class LiveCallProtocol:
+class LiveCallProtocol(EvaluationProtocol):
     name: ClassVar[str] = "live_call"
-    record_type: ClassVar[type] = LiveCallRecord
-    system_needs: ClassVar[str] = CALL
+    record_type: ClassVar[type | None] = LiveCallRecord
+    system_needs: ClassVar[str | None] = CALL
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

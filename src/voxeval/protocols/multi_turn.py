@@ -30,6 +30,11 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from voxeval import atomic_files
+from voxeval.api.comparison import Comparison
+from voxeval.api.context import RunContext
+from voxeval.api.protocol import PROTOCOLS, EvaluationProtocol
+from voxeval.api.system_usage import SystemMeter, metering_reply, record_system_usage
+from voxeval.api.work_unit import WorkUnit
 from voxeval.audio import Audio, audio_to_wav_bytes, read_audio
 from voxeval.benchmarks.dialogue import Dialogue, strip_tags, turn_item_id
 from voxeval.benchmarks.dialogue_suite import DialogueSuite, load_dialogue_suite
@@ -45,11 +50,7 @@ from voxeval.errors import (
 )
 from voxeval.protocols import multi_turn_arena as arena
 from voxeval.protocols.arena_inputs import load_dialogue, render_segments, turn_segments
-from voxeval.protocols.comparison import Comparison
-from voxeval.protocols.context import RunContext
-from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.protocols.multi_turn_summary import summarize_multi_turn
-from voxeval.protocols.system_usage import SystemMeter, metering_reply, record_system_usage
 from voxeval.providers.usage_ledger import AttributedProvider, usage_ledger
 from voxeval.scoring.comparison_result import ComparisonResult
 from voxeval.scoring.dialogue_record import (
@@ -166,10 +167,10 @@ def _history_turn(stored: dict[str, Any], unit_dir: Path) -> Turn:
 
 
 @PROTOCOLS.register("multi_turn")
-class MultiTurnProtocol:
+class MultiTurnProtocol(EvaluationProtocol):
     name: ClassVar[str] = "multi_turn"
-    record_type: ClassVar[type] = DialogueRecord
-    system_needs: ClassVar[str] = REPLY
+    record_type: ClassVar[type | None] = DialogueRecord
+    system_needs: ClassVar[str | None] = REPLY
     comparison_steps: ClassVar[tuple[str, ...]] = (arena.ARENA,)
 
     def __init__(self) -> None:
@@ -429,6 +430,16 @@ class MultiTurnProtocol:
             failures = sum(int(s.details.get("parse_failures") or 0) for s in scores.values())
             ctx.store.record_component_usage(unit, "judge", used, failures)
         return scores
+
+    def reference_prompts(self, ctx: RunContext, item_id: str) -> dict[str, str]:
+        """The dialogue's own MTalk-Bench judge prompts (``metadata.reference_prompts``)."""
+        dialogue = self.suite(ctx).by_id().get(item_id)
+        if dialogue is None:
+            return {}
+        prompts = dialogue.metadata.get("reference_prompts") or {}
+        if not isinstance(prompts, dict):
+            return {}
+        return {str(k): v for k, v in prompts.items() if isinstance(v, str)}
 
     # -- compare (across systems: the arena, voxeval.protocols.multi_turn_arena) ----------------
 

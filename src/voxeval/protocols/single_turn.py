@@ -24,6 +24,11 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from voxeval import atomic_files
+from voxeval.api.comparison import Comparison
+from voxeval.api.context import RunContext
+from voxeval.api.protocol import PROTOCOLS, EvaluationProtocol
+from voxeval.api.system_usage import SystemMeter, metering_reply, record_system_usage
+from voxeval.api.work_unit import WorkUnit
 from voxeval.audio import Audio, audio_to_wav_bytes, read_audio
 from voxeval.benchmarks.build import profile_voice_notes, suite_engine_confounds
 from voxeval.config import ProviderSpec, RunConfig, format_validation_error
@@ -36,9 +41,6 @@ from voxeval.errors import (
     classify_system_fault,
 )
 from voxeval.protocols import single_turn_pairwise as pairwise
-from voxeval.protocols.comparison import Comparison
-from voxeval.protocols.context import RunContext
-from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.protocols.fresh_replies import FreshReplies
 from voxeval.protocols.input_intelligibility import (
     FALLBACK_INPUT_ASR,
@@ -48,7 +50,6 @@ from voxeval.protocols.input_intelligibility import (
 from voxeval.protocols.single_turn_breakdowns import item_attributes
 from voxeval.protocols.single_turn_items import RenderedQuery, load_rendered_queries
 from voxeval.protocols.single_turn_summary import summarize_single_turn
-from voxeval.protocols.system_usage import SystemMeter, metering_reply, record_system_usage
 from voxeval.providers.async_dispatch import run_blocking
 from voxeval.providers.factory import availability
 from voxeval.providers.usage_ledger import (
@@ -272,10 +273,10 @@ def _record_scoring_usage(
 
 
 @PROTOCOLS.register("single_turn")
-class SingleTurnProtocol:
+class SingleTurnProtocol(EvaluationProtocol):
     name: ClassVar[str] = "single_turn"
-    record_type: ClassVar[type] = ReplyRecord
-    system_needs: ClassVar[str] = REPLY
+    record_type: ClassVar[type | None] = ReplyRecord
+    system_needs: ClassVar[str | None] = REPLY
     comparison_steps: ClassVar[tuple[str, ...]] = (pairwise.PAIRWISE,)
     # interact_async commits its start and waits on its system inside ctx.system_call_slots:
     # the runner may prepare more units than ``concurrency`` (see ``execute_units``)
