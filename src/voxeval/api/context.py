@@ -11,11 +11,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast, overload
+from typing import Any, Literal, cast, overload
 
 import numpy as np
 from rich.console import Console
 
+from voxeval.api.protocol import EvaluationProtocol
 from voxeval.api.work_unit import WorkUnit
 from voxeval.benchmarks.suite_info import SuiteInfo
 from voxeval.config import ProviderSpec, RunConfig
@@ -28,9 +29,6 @@ from voxeval.registry import lookup
 from voxeval.store import RunStore
 from voxeval.systems.base import SystemUnderTest, TurnSystem
 from voxeval.systems.factory import build_system
-
-if TYPE_CHECKING:
-    from voxeval.api.protocol import EvaluationProtocol
 
 NO_JUDGE_REASON = (
     "no judge configured: set `judge:` in the config, e.g. "
@@ -97,7 +95,7 @@ class RunContext:
     seed: int = 0
     console: Console = field(default_factory=lambda: Console(stderr=True))
     suite: SuiteInfo | None = None
-    protocol: EvaluationProtocol | None = None
+    protocol: EvaluationProtocol[RunContext] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     # a provider that failed to load is kept as its error, raised again on every request
     _providers: dict[str, Provider | VoxevalError] = field(default_factory=dict, repr=False)
@@ -222,7 +220,7 @@ class RunContext:
         identity = ident() if callable(ident) else {}
         self.store.add_model_identity(kind, {"provider": spec.provider, **dict(identity)})
 
-    def require_protocol(self) -> EvaluationProtocol:
+    def require_protocol(self) -> EvaluationProtocol[RunContext]:
         """The protocol of the run (``protocol``); an error for a context built without one."""
         if self.protocol is None:
             raise RuntimeError("this run context has no protocol (runner.open_context sets it)")

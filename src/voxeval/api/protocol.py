@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Generic, Protocol, TypeAlias, TypeVar
 
 from voxeval.analysis.aggregate import standard_summary
 from voxeval.api.comparison import Comparison
@@ -28,9 +28,20 @@ from voxeval.providers.async_dispatch import run_blocking
 from voxeval.registry import Kind
 from voxeval.scoring.comparison_result import ComparisonResult
 from voxeval.scoring.score import Score
+from voxeval.store import RunStore
 
-if TYPE_CHECKING:
-    from voxeval.api.context import RunContext
+
+class ProtocolContext(Protocol):
+    """What the base's default hooks read of the run context (``voxeval.api.RunContext``,
+    which holds the running protocol: naming it here would make the two modules import each
+    other, so the base is generic in its context)."""
+
+    config: RunConfig
+    store: RunStore
+    seed: int
+
+
+ContextT = TypeVar("ContextT", bound=ProtocolContext)
 
 SystemSummary: TypeAlias = dict[str, Any]
 """One system's entry of ``summary.json``: ``overall``, ``by_category``, ``by_condition``,
@@ -40,9 +51,10 @@ ReportSection: TypeAlias = dict[str, Any]
 """A protocol's section of ``summary.json`` (``confounded``, ``voices``...): JSON values."""
 
 
-class EvaluationProtocol(ABC):
-    """Base of every protocol: the four required steps and every optional hook, with the
-    default a protocol without that capability has."""
+class EvaluationProtocol(ABC, Generic[ContextT]):
+    """Base of every protocol: the required steps and every optional hook, with the default
+    a protocol without that capability has. ``EvaluationProtocol[voxeval.api.RunContext]`` is
+    the type the runner drives."""
 
     name: ClassVar[str]
     # The record its metrics score (a metric applies when its first parameter is this type);
@@ -60,11 +72,11 @@ class EvaluationProtocol(ABC):
     # -- required -----------------------------------------------------------------------------
 
     @abstractmethod
-    def plan(self, ctx: RunContext) -> list[WorkUnit]:
+    def plan(self, ctx: ContextT) -> list[WorkUnit]:
         """Load (and if needed build) the suite; return every unit, in a stable order."""
 
     @abstractmethod
-    def interact(self, unit: WorkUnit, ctx: RunContext) -> None:
+    def interact(self, unit: WorkUnit, ctx: ContextT) -> None:
         """Run the system on the unit and write its artifacts to ``ctx.store.unit_dir(unit)``.
 
         When the system under test fails, store the fault with the artifacts (so ``score``
@@ -73,7 +85,7 @@ class EvaluationProtocol(ABC):
         runner retries the interaction, then fails the unit with that cause."""
 
     @abstractmethod
-    def score(self, unit: WorkUnit, ctx: RunContext, metrics: list[str] | None) -> dict[str, Score]:
+    def score(self, unit: WorkUnit, ctx: ContextT, metrics: list[str] | None) -> dict[str, Score]:
         """Score a finished unit from stored artifacts only. ``None`` = the protocol's defaults.
         A unit whose system failed gets each metric's failure score
         (``voxeval.scoring.system_fault``); a metric that cannot be computed because of a
@@ -81,13 +93,13 @@ class EvaluationProtocol(ABC):
 
     # -- running ------------------------------------------------------------------------------
 
-    async def interact_async(self, unit: WorkUnit, ctx: RunContext) -> None:
+    async def interact_async(self, unit: WorkUnit, ctx: ContextT) -> None:
         """``interact`` from an asyncio task; it commits the unit's start itself (the attempt
         counts from there). By default: the start and ``interact`` in a worker thread. A
         protocol whose systems can be awaited overrides it (see ``single_turn``)."""
         await run_blocking(self._start_and_interact, unit, ctx)
 
-    def _start_and_interact(self, unit: WorkUnit, ctx: RunContext) -> None:
+    def _start_and_interact(self, unit: WorkUnit, ctx: ContextT) -> None:
         ctx.store.start(unit)
         self.interact(unit, ctx)
 
@@ -98,7 +110,7 @@ class EvaluationProtocol(ABC):
 
     # -- summarize ----------------------------------------------------------------------------
 
-    def summarize(self, ctx: RunContext) -> dict[str, SystemSummary]:
+    def summarize(self, ctx: ContextT) -> dict[str, SystemSummary]:
         """Per-system summary: ``{system: {"overall": {metric: stat}, "by_category": ...,
         "by_condition": ..., "not_run": {metric: reason}, ...}}`` where ``stat`` is
         ``{"mean", "ci_low", "ci_high", "n"}``. By default the standard summary of the stored
@@ -110,26 +122,26 @@ class EvaluationProtocol(ABC):
             units=ctx.store.status_counts(),
         )
 
-    def confounded(self, ctx: RunContext) -> ReportSection:
+    def confounded(self, ctx: ContextT) -> ReportSection:
         """``{dimension: {engines, separated, note}}``: speaker-profile dimensions confounded
         with the TTS engine in the rendered suite (protocols that render speech)."""
         return {}
 
-    def input_intelligibility(self, ctx: RunContext) -> ReportSection:
+    def input_intelligibility(self, ctx: ContextT) -> ReportSection:
         """``{condition: stat}``: how well the scoring ASR heard the user side."""
         return {}
 
-    def voices(self, ctx: RunContext) -> ReportSection:
+    def voices(self, ctx: ContextT) -> ReportSection:
         """``{profile: {voice, engine, naturalness, note}}``: who spoke each profile's
         queries (protocols that render speech)."""
         return {}
 
-    def item_attributes(self, ctx: RunContext) -> dict[str, dict[str, str]]:
+    def item_attributes(self, ctx: ContextT) -> dict[str, dict[str, str]]:
         """Item id -> its reporting attributes (the extra ``scores.csv`` columns: query_id,
         profile, engine, noise_category); empty for protocols without them."""
         return {}
 
-    def reference_prompts(self, ctx: RunContext, item_id: str) -> dict[str, str]:
+    def reference_prompts(self, ctx: ContextT, item_id: str) -> dict[str, str]:
         """The dataset's own judge prompts for an item (e.g. MTalk-Bench's ``arena_prompt``),
         by name; empty when the suite carries none."""
         return {}
@@ -146,12 +158,12 @@ class EvaluationProtocol(ABC):
         return []
 
     def comparisons(
-        self, ctx: RunContext, steps: Sequence[str], units: Sequence[WorkUnit]
+        self, ctx: ContextT, steps: Sequence[str], units: Sequence[WorkUnit]
     ) -> list[Comparison]:
         """Every comparison of ``steps`` over the planned ``units``, in a stable order."""
         return []
 
-    def compare(self, comparison: Comparison, ctx: RunContext) -> ComparisonResult:
+    def compare(self, comparison: Comparison, ctx: ContextT) -> ComparisonResult:
         """The result of one comparison whose units are all done, from stored artifacts and
         scores only. A transient fault on our side (a judge down, an input score pending) is
         ``ComparisonResult.pending_retry``; one that cannot be fixed by retrying is
@@ -159,10 +171,10 @@ class EvaluationProtocol(ABC):
         failure on our side."""
         raise VoxevalError(f"{self.name} has no comparison step {comparison.step!r}")
 
-    def summarize_comparisons(self, ctx: RunContext) -> dict[str, Any]:
+    def summarize_comparisons(self, ctx: ContextT) -> dict[str, Any]:
         """``{step: summary}`` of the stored results, for ``report/summary.json``."""
         return {}
 
 
 # Protocol classes by name; a class is instantiated without arguments.
-PROTOCOLS: Kind[type[EvaluationProtocol]] = Kind("protocol")
+PROTOCOLS: Kind[type[EvaluationProtocol[Any]]] = Kind("protocol")
