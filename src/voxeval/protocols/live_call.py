@@ -35,9 +35,9 @@ from voxeval.api.scored_protocol import (
 from voxeval.api.work_unit import WorkUnit
 from voxeval.atomic_files import read_json
 from voxeval.audio import Audio, read_audio
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.scenario import ScenarioSuite, load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
-from voxeval.config import ProviderSpec
+from voxeval.config import ProviderSpec, SystemSpec
 from voxeval.errors import ConfigError, SystemFault, UnknownComponent
 from voxeval.protocols.adapter_timing import adapter_timing
 from voxeval.protocols.call_validation import (
@@ -53,6 +53,7 @@ from voxeval.protocols.summary_distributions import (
     response_latencies,
     turn_stats,
 )
+from voxeval.providers.factory import ProviderSource
 from voxeval.providers.spoken_language import base_language
 from voxeval.providers.usage_ledger import (
     UNATTRIBUTED,
@@ -78,6 +79,7 @@ from voxeval.simulation.simulation_config import (
     parse_simulation,
 )
 from voxeval.systems.base import CALL
+from voxeval.systems.call import CallAgent
 from voxeval.systems.factory import build_system, missing_capability, open_call, system_class
 
 DEFAULT_METRICS = ["task_completion", "turn_taking"]
@@ -210,7 +212,7 @@ class RecordedTracks(Mapping[str, Audio]):
         return len(self._files)
 
 
-def build_agent(spec: Any, ctx: RunContext | None) -> Any:
+def build_agent(spec: SystemSpec, ctx: ProviderSource | None) -> CallAgent:
     """A fresh call session with the system ``spec`` names (built by the one system factory)."""
     return open_call(build_system(spec, ctx))
 
@@ -232,12 +234,12 @@ class LiveCallProtocol(ScoredProtocol[LiveCallRecord, ScoringResources]):
     def __init__(self) -> None:
         super().__init__()
         self._lock = threading.Lock()
-        self._suite: Any = None
+        self._suite: ScenarioSuite | None = None
         self._conditions: dict[str, Condition] | None = None
         self._sim: SimulationConfig | None = None
 
     # ------------------------------------------------------------------ setup
-    def suite(self, ctx: RunContext) -> Any:
+    def suite(self, ctx: RunContext) -> ScenarioSuite:
 
         language = self.simulation(ctx).language  # the callers' language (simulation.language)
         with self._lock:

@@ -33,8 +33,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from voxeval.audio import Audio, resample
 from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError
-from voxeval.registry import register
-from voxeval.systems.base import CALL
+from voxeval.providers.factory import ProviderSource
+from voxeval.systems.base import CALL, SYSTEMS
 from voxeval.systems.call import AgentAction, AgentTurn, LineBlock, Reply, StopSpeaking
 from voxeval.systems.media_stream import Incoming, MediaStream, StreamError
 from voxeval.systems.options import parse_options
@@ -60,7 +60,7 @@ class PhoneStreamOptions(BaseModel):
     turn_timeout_s: float = Field(default=60.0, gt=0)  # longest reply being received
 
 
-@register("system", "phone-stream")
+@SYSTEMS.register("phone-stream")
 class PhoneStreamSystem:
     """Holds live calls only; each call opens its own stream (``PhoneStreamAgent``)."""
 
@@ -71,7 +71,7 @@ class PhoneStreamSystem:
         self.options = options
 
     @classmethod
-    def from_spec(cls, spec: SystemSpec, ctx: Any = None) -> PhoneStreamSystem:
+    def from_spec(cls, spec: SystemSpec, ctx: ProviderSource | None = None) -> PhoneStreamSystem:
         options = parse_options(spec, PhoneStreamOptions)
         if options.serve_tools and importlib.util.find_spec("mcp") is None:
             raise ConfigError(

@@ -23,8 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError
-from voxeval.registry import register
-from voxeval.systems.base import CALL
+from voxeval.providers.factory import ProviderSource
+from voxeval.systems.base import CALL, SYSTEMS
 from voxeval.systems.live_audio_agent import AGENT_RATE, LiveAudioAgent
 from voxeval.systems.options import parse_options
 
@@ -46,7 +46,7 @@ class WebRTCOptions(BaseModel):
     turn_timeout_s: float = Field(default=60.0, gt=0)  # longest reply being received
 
 
-@register("system", "webrtc")
+@SYSTEMS.register("webrtc")
 class WebRTCSystem:
     """Holds live calls only; each call opens its own peer connection (``WebRTCAgent``)."""
 
@@ -57,7 +57,7 @@ class WebRTCSystem:
         self.options = options
 
     @classmethod
-    def from_spec(cls, spec: SystemSpec, ctx: Any = None) -> WebRTCSystem:
+    def from_spec(cls, spec: SystemSpec, ctx: ProviderSource | None = None) -> WebRTCSystem:
         return cls(spec.name, parse_options(spec, WebRTCOptions))
 
     def identity(self) -> dict[str, Any]:
