@@ -29,6 +29,7 @@ from voxeval.scoring.entity_sources import SourcedEntity, entities_given_by
 from voxeval.scoring.judged_call import RatedTemplate
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.metric import FailureValue, metric
+from voxeval.scoring.reply_record import ScoringResources
 from voxeval.scoring.score import Score
 from voxeval.scoring.speech_fidelity import AGENT_PASS, SpokenTurn, spoken_turns, turn_audio
 from voxeval.scoring.spoken_entities import extract_entities
@@ -170,7 +171,7 @@ def _request(
     protocols=("live_call",),
     modes=("audio",),
 )
-def agent_speech_fidelity(record: LiveCallRecord, resources: Any) -> Score:
+def agent_speech_fidelity(record: LiveCallRecord, resources: ScoringResources) -> Score:
     """Mean binary verdict of the audio judge over the agent's rated turns; pass >= 0.95."""
     if record.timeline is None:
         return Score.not_run("no event timeline for this call")

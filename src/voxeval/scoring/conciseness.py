@@ -14,6 +14,7 @@ from voxeval.scoring.judged_call import RatedTemplate, rating_property, run_judg
 from voxeval.scoring.judged_ratings import RATING_MAX, mean_normalised, passes
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.metric import FailureValue, metric
+from voxeval.scoring.reply_record import ScoringResources
 from voxeval.scoring.score import Score
 
 FAILURE_TAGS: tuple[str, ...] = (
@@ -113,7 +114,7 @@ def _score(expected: list[int], value: float, answer: dict[str, Any]) -> Score:
     failure=FailureValue(0.0, False, "the lowest conciseness rating on every turn"),
     protocols=("live_call",),
 )
-def conciseness(record: LiveCallRecord, resources: Any) -> Score:
+def conciseness(record: LiveCallRecord, resources: ScoringResources) -> Score:
     judge = resources.judge()  # ProviderUnavailable -> not run with the reason
     conv = call_conversation(record)
     if conv is None:

@@ -20,6 +20,7 @@ from voxeval.scoring.judged_call import (
 from voxeval.scoring.judged_ratings import faithfulness_rating, normalise_rating, passes
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.metric import FailureValue, metric
+from voxeval.scoring.reply_record import ScoringResources
 from voxeval.scoring.score import Score
 
 DIMENSIONS: tuple[str, ...] = (
@@ -135,7 +136,7 @@ def _score(rating: float, answer: dict[str, Any]) -> Score:
     failure=FailureValue(0.0, False, "the lowest faithfulness rating"),
     protocols=("live_call",),
 )
-def faithfulness(record: LiveCallRecord, resources: Any) -> Score:
+def faithfulness(record: LiveCallRecord, resources: ScoringResources) -> Score:
     judge = resources.judge()  # ProviderUnavailable -> not run with the reason
     conv = call_conversation(record)
     if conv is None:

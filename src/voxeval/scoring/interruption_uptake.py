@@ -35,6 +35,7 @@ from voxeval.scoring.judge import JudgeOutputError
 from voxeval.scoring.judged_call import RatedTemplate, run_judge
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.metric import DESCRIPTIVE, metric
+from voxeval.scoring.reply_record import ScoringResources
 from voxeval.scoring.score import Score
 from voxeval.scoring.spoken_entities import entity_spoken, known_entities_in
 from voxeval.simulation.timeline import SpeakerSegment, Timeline, ToolEvent
@@ -259,7 +260,7 @@ def _score(
 
 
 @metric("interruption_uptake_judge", better="higher", failure=DESCRIPTIVE, protocols=("live_call",))
-def interruption_uptake_judge(record: LiveCallRecord, resources: Any) -> Score:
+def interruption_uptake_judge(record: LiveCallRecord, resources: ScoringResources) -> Score:
     """Share of the caller's barge-ins (of 3 words or more) that a judge finds the agent took
     up in its next utterance or tool calls (module docstring)."""
     judge = resources.judge()  # ProviderUnavailable -> not run with the reason

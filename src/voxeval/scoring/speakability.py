@@ -18,6 +18,7 @@ from voxeval.scoring.judged_call import RatedTemplate, run_judge, turn_items
 from voxeval.scoring.judged_ratings import binary_share
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.metric import DESCRIPTIVE, metric
+from voxeval.scoring.reply_record import ScoringResources
 from voxeval.scoring.score import Score
 
 SCHEMA: dict[str, Any] = {
@@ -88,7 +89,7 @@ def _score(expected: list[int], value: float, answer: dict[str, Any]) -> Score:
     failure=DESCRIPTIVE,  # a failed call says nothing about how its text reads
     protocols=("live_call",),
 )
-def speakability(record: LiveCallRecord, resources: Any) -> Score:
+def speakability(record: LiveCallRecord, resources: ScoringResources) -> Score:
     if record.pipeline == "speech_to_speech":
         return Score.not_run("a speech-to-speech system speaks no separate text to grade")
     judge = resources.judge()  # ProviderUnavailable -> not run with the reason

@@ -23,6 +23,7 @@ from voxeval.scoring.judged_call import RatedTemplate, rating_property
 from voxeval.scoring.judged_ratings import RATING_MIN
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.metric import DESCRIPTIVE, metric
+from voxeval.scoring.reply_record import ScoringResources
 from voxeval.scoring.score import Score
 from voxeval.scoring.speech_fidelity import spoken_turns, turn_audio
 from voxeval.scoring.spoken_entities import extract_entities
@@ -92,7 +93,7 @@ TEMPLATE = RatedTemplate(
     protocols=("live_call",),
     modes=("audio",),
 )
-def user_speech_fidelity(record: LiveCallRecord, resources: Any) -> Score:
+def user_speech_fidelity(record: LiveCallRecord, resources: ScoringResources) -> Score:
     """1.0 when the audio judge rated no caller turn 1, else 0.0 (regenerate the call)."""
     if record.timeline is None:
         return Score.not_run("no event timeline for this call")
