@@ -69,7 +69,7 @@ from voxeval.scoring.metric_runner import is_transient_fault
 from voxeval.scoring.reply_record import ReplyRecord, ScoringResources
 from voxeval.scoring.score import Score
 from voxeval.scoring.transcripts import TranscriptSettings
-from voxeval.systems.base import REPLY, Reply, Turn
+from voxeval.systems.base import REPLY, AsyncTurnSystem, Reply, Turn, TurnSystem
 from voxeval.systems.cascade import TINY_BASELINE_LABEL, CascadeOptions
 
 DEFAULT_METRICS: tuple[str, ...] = (
@@ -320,7 +320,7 @@ class SingleTurnProtocol(ScoredProtocol[ReplyRecord, ScoringResources]):
         self,
         unit: WorkUnit,
         ctx: RunContext,
-        system: Any,
+        system: TurnSystem,
         item: RenderedQuery,
         unit_dir: Path,
         user_audio: Audio,
@@ -362,7 +362,7 @@ class SingleTurnProtocol(ScoredProtocol[ReplyRecord, ScoringResources]):
         turn = Turn(role="user", audio=user_audio, item_id=item.key)
         reply: Reply | None = None
         meter = SystemMeter()
-        native = getattr(system, "areply", None)
+        native = system.areply if isinstance(system, AsyncTurnSystem) else None
         is_async = native is not None and asyncio.iscoroutinefunction(native)
         self._blocking[unit.system] = not is_async
         failure: Exception | None = None
@@ -386,7 +386,9 @@ class SingleTurnProtocol(ScoredProtocol[ReplyRecord, ScoringResources]):
         if failure is not None:
             raise AssertionError("unreachable") from failure  # _conclude raised
 
-    def _prepare(self, unit: WorkUnit, ctx: RunContext) -> tuple[Any, RenderedQuery, Path, Audio]:
+    def _prepare(
+        self, unit: WorkUnit, ctx: RunContext
+    ) -> tuple[TurnSystem, RenderedQuery, Path, Audio]:
         """The system, the item, the unit folder and the query audio (linked into the folder)."""
         item = self._item(ctx, unit)
         system = ctx.turn_system(unit.system)
