@@ -1,6 +1,9 @@
 """One registry for every pluggable component: providers, systems, metrics, suites, protocols.
 
-Components register with ``@register(kind, name)``. Built-in components live in the package
+Components register through the typed kind of their family (``Kind.register``: ``PROTOCOLS``,
+``SYSTEMS``, ``ASR_PROVIDERS``..., metrics with ``@metric``; all re-exported by
+``voxeval.api``); ``register(kind, name)`` below is the shared table they write to. Built-in
+components live in the package
 listed for their kind in ``_BUILTIN_PACKAGES`` and are imported on first lookup; third-party
 plugins are modules named by the ``voxeval.plugins`` entry-point group.
 """

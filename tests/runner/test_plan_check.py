@@ -13,6 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse
+from tests.runner.toy_protocol import ToyProtocol
 from tests.simulation.helpers import scenario, write_suite
 from voxeval.audio import Audio, write_audio
 from voxeval.cli.main import app
@@ -312,8 +313,8 @@ def test_rescore_checks_metric_names_first(tmp_path: Path) -> None:
 
 
 @register("protocol", "plan-check-plugin")
-class PluginProtocol:
-    """A plugin protocol with its own plan check (nothing else is needed to validate)."""
+class PluginProtocol(ToyProtocol):
+    """A plugin protocol with its own plan check (the toy's steps; only its check runs)."""
 
     name = "plan-check-plugin"
 

@@ -19,12 +19,10 @@ from typing import Any
 
 import yaml
 
-from voxeval.analysis.aggregate import standard_summary
+from voxeval.api import EvaluationProtocol, RunContext, WorkUnit
 from voxeval.atomic_files import write_json_atomic
 from voxeval.benchmarks.suite_info import SuiteInfo
 from voxeval.errors import HarnessFault, SystemFault
-from voxeval.protocols.context import RunContext
-from voxeval.protocols.contract import WorkUnit
 from voxeval.registry import register
 from voxeval.scoring.score import Score
 
@@ -64,7 +62,7 @@ def healed(ctx: RunContext) -> bool:
 
 
 @register("protocol", "toy")
-class ToyProtocol:
+class ToyProtocol(EvaluationProtocol):
     name = "toy"
 
     def plan(self, ctx: RunContext) -> list[WorkUnit]:
@@ -119,14 +117,6 @@ class ToyProtocol:
             "parity": lambda: Score(float(number % 2), passed=number % 2 == 0),
         }
         return {m: available[m]() for m in (metrics or DEFAULT_METRICS)}
-
-    def summarize(self, ctx: RunContext) -> dict[str, Any]:
-        return standard_summary(
-            ctx.store.load_scores(),
-            ctx.config.metrics,
-            seed=ctx.seed,
-            units=ctx.store.status_counts(),
-        )
 
 
 def write_suite(folder: Path, n_items: int = 6, **knobs: Any) -> Path:

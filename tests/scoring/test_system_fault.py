@@ -12,10 +12,10 @@ from voxeval.protocols.live_call import DIAGNOSTICS, default_metrics
 from voxeval.protocols.single_turn import DEFAULT_METRICS as SINGLE_TURN_METRICS
 from voxeval.registry import names
 from voxeval.scoring.checklist import CHECKLIST_TEMPLATE
+from voxeval.scoring.metric import metric_info
 from voxeval.scoring.score import Score
 from voxeval.scoring.system_fault import (
     DESCRIPTIVE,
-    FAILURE_VALUES,
     FailureValue,
     failure_score,
     failure_scores,
@@ -26,12 +26,11 @@ from voxeval.scoring.system_fault import (
 def test_every_default_metric_of_both_protocols_has_a_failure_entry() -> None:
     wanted = set(SINGLE_TURN_METRICS) | set(default_metrics()) | {"authentication_success"}
     wanted |= {m for m in DIAGNOSTICS if m in names("metric")}
-    missing = sorted(m for m in wanted if m not in FAILURE_VALUES)
-    assert missing == []
     for metric in wanted:
-        entry = FAILURE_VALUES[metric]
-        assert entry == DESCRIPTIVE or isinstance(entry, FailureValue), metric
-        assert metric in names("metric"), metric  # no entry for a metric that does not exist
+        assert metric in names("metric"), metric
+        info = metric_info(metric)
+        assert info is not None, metric
+        assert info.failure == DESCRIPTIVE or isinstance(info.failure, FailureValue), metric
 
 
 def test_failure_values_are_the_worst_of_each_scale() -> None:
@@ -118,11 +117,14 @@ def test_classified_message_names_the_system_and_the_error() -> None:
 
 
 def test_a_new_metric_declares_its_failure_value_in_its_own_module() -> None:
-    from voxeval.registry import register
-    from voxeval.scoring.system_fault import FailureValue, failure_score, failure_value
+    from voxeval.scoring.metric import metric
 
-    @register("metric", "test_politeness")
-    @failure_value(FailureValue(0.0, False, "nothing polite was said"))
+    @metric(
+        "test_politeness",
+        better="higher",
+        failure=FailureValue(0.0, False, "nothing polite was said"),
+        protocols=("live_call",),
+    )
     def politeness(record: object, resources: object) -> Score:
         return Score(value=1.0)
 

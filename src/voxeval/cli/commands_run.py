@@ -307,8 +307,7 @@ def human_scores(
 
     ctx = open_run(run_dir, console)
     parsed = read_human_scores(ratings)
-    attributes = getattr(ctx.protocol, "item_attributes", None)
-    known = attributes(ctx) if callable(attributes) else {}
+    known = ctx.require_protocol().item_attributes(ctx)
     query_ids = {item: str(attrs.get("query_id", item)) for item, attrs in known.items()}
     result = human_validation(ratings, parsed, ctx.store.load_scores(), query_ids, seed=ctx.seed)
     out = ctx.store.report_dir / "human_scores.json"

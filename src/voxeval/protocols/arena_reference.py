@@ -12,9 +12,9 @@ requests in all. Online Elo (K 4) is replayed in judging order (``judged_at_ns``
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import Any
 
+from voxeval.api.context import RunContext
 from voxeval.scoring.judged_call import RatedTemplate
 
 REFERENCE_SCHEMA: dict[str, Any] = {
@@ -65,18 +65,16 @@ def _template(name: str, system: str, user: str) -> RatedTemplate:
     )
 
 
-def dataset_arena_prompt(ctx: Any, dialogue_id: str) -> str | None:
+def dataset_arena_prompt(ctx: RunContext, dialogue_id: str) -> str | None:
     """The suite's own ``arena_prompt`` of a dialogue (``metadata.reference_prompts``), when
     the run's protocol can give its suite and the dialogue carries one."""
-    suite: Callable[[Any], Any] | None = getattr(ctx.protocol, "suite", None)
-    if not callable(suite):
+    if ctx.protocol is None:
         return None
     try:
-        dialogue = suite(ctx).by_id().get(dialogue_id)
+        prompts = ctx.protocol.reference_prompts(ctx, dialogue_id)
     except Exception:  # the suite is gone: voxeval's prompt, said in the result
         return None
-    prompts = (dialogue.metadata.get("reference_prompts") or {}) if dialogue else {}
-    prompt = prompts.get("arena_prompt") if isinstance(prompts, dict) else None
+    prompt = prompts.get("arena_prompt")
     return prompt if isinstance(prompt, str) and prompt.strip() else None
 
 

@@ -23,20 +23,28 @@ from voxeval.analysis.call_statistics import call_statistics
 from voxeval.analysis.composite_summary import eva_composites
 from voxeval.analysis.corpus_wer import add_corpus_wer
 from voxeval.analysis.passk import passk_summary
+from voxeval.api.context import RunContext
+from voxeval.api.protocol import PROTOCOLS
+from voxeval.api.scored_protocol import (
+    ScoredProtocol,
+    StoredUnit,
+    configured_audio_judge,
+    configured_judge,
+    counted_judge,
+)
+from voxeval.api.work_unit import WorkUnit
 from voxeval.atomic_files import read_json
 from voxeval.audio import Audio, read_audio
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.scenario import ScenarioSuite, load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
-from voxeval.config import ProviderSpec
-from voxeval.errors import ConfigError, ProviderUnavailable, SystemFault, UnknownComponent
+from voxeval.config import ProviderSpec, SystemSpec
+from voxeval.errors import ConfigError, SystemFault, UnknownComponent
 from voxeval.protocols.adapter_timing import adapter_timing
 from voxeval.protocols.call_validation import (
     run_validated_call,
     stored_gate_scores,
     validation_summary,
 )
-from voxeval.protocols.context import RunContext
-from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.protocols.latency_basis import latency_basis
 from voxeval.protocols.live_call_scoring import live_call_scoring
 from voxeval.protocols.summary_distributions import (
@@ -45,6 +53,7 @@ from voxeval.protocols.summary_distributions import (
     response_latencies,
     turn_stats,
 )
+from voxeval.providers.factory import ProviderSource
 from voxeval.providers.spoken_language import base_language
 from voxeval.providers.usage_ledger import (
     UNATTRIBUTED,
@@ -57,11 +66,8 @@ from voxeval.scoring.call_pipeline import system_pipeline
 from voxeval.scoring.judge import Judge
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.metric import METRICS
-from voxeval.scoring.metric_runner import run_metrics
-from voxeval.scoring.reply_record import NO_AUDIO_JUDGE, ScoringResources
-from voxeval.scoring.score import Score
+from voxeval.scoring.reply_record import ScoringResources
 from voxeval.scoring.simulation_gates import run_gates
-from voxeval.scoring.system_fault import partial_call_score
 from voxeval.simulation.behaviour_choice import behaviour_record
 from voxeval.simulation.engine import run_call
 from voxeval.simulation.perturbations import Condition, parse_conditions
@@ -73,6 +79,7 @@ from voxeval.simulation.simulation_config import (
     parse_simulation,
 )
 from voxeval.systems.base import CALL
+from voxeval.systems.call import CallAgent
 from voxeval.systems.factory import build_system, missing_capability, open_call, system_class
 
 DEFAULT_METRICS = ["task_completion", "turn_taking"]
@@ -123,17 +130,6 @@ def _record_call_usage(ctx: RunContext, unit: WorkUnit, ledger: Ledger) -> None:
         used = ledger.get(component)
         if used is None or not (used.requests or used.models):
             continue
-        ctx.store.record_component_usage(unit, label, used)
-
-
-def _record_scoring_usage(ctx: RunContext, unit: WorkUnit, ledger: Ledger) -> None:
-    """What scoring the call cost: the judges' and the scoring ASR's calls (cache hits run
-    nothing and add no model usage) and other scoring models that ran."""
-    for component in ("judge", "audio_judge", "scoring_asr", UNATTRIBUTED):
-        used = ledger.get(component)
-        if used is None or not (used.calls or used.requests or used.models):
-            continue
-        label = "scoring" if component == UNATTRIBUTED else component
         ctx.store.record_component_usage(unit, label, used)
 
 
@@ -216,26 +212,34 @@ class RecordedTracks(Mapping[str, Audio]):
         return len(self._files)
 
 
-def build_agent(spec: Any, ctx: RunContext | None) -> Any:
+def build_agent(spec: SystemSpec, ctx: ProviderSource | None) -> CallAgent:
     """A fresh call session with the system ``spec`` names (built by the one system factory)."""
     return open_call(build_system(spec, ctx))
 
 
 @PROTOCOLS.register("live_call")
-class LiveCallProtocol:
+class LiveCallProtocol(ScoredProtocol[LiveCallRecord, ScoringResources]):
     name: ClassVar[str] = "live_call"
-    record_type: ClassVar[type] = LiveCallRecord
-    system_needs: ClassVar[str] = CALL
+    record_type: ClassVar[type | None] = LiveCallRecord
+    system_needs: ClassVar[str | None] = CALL
+    scoring_usage: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("judge", "judge"),
+        ("audio_judge", "audio_judge"),
+        ("scoring_asr", "scoring_asr"),
+        (UNATTRIBUTED, "scoring"),
+    )
+    # a failed call still left a partial call: scored on it where a metric can be
+    scores_partial_failures: ClassVar[bool] = True
 
     def __init__(self) -> None:
+        super().__init__()
         self._lock = threading.Lock()
-        self._suite: Any = None
+        self._suite: ScenarioSuite | None = None
         self._conditions: dict[str, Condition] | None = None
         self._sim: SimulationConfig | None = None
-        self._resources: Any = None
 
     # ------------------------------------------------------------------ setup
-    def suite(self, ctx: RunContext) -> Any:
+    def suite(self, ctx: RunContext) -> ScenarioSuite:
 
         language = self.simulation(ctx).language  # the callers' language (simulation.language)
         with self._lock:
@@ -323,7 +327,7 @@ class LiveCallProtocol:
                     asr_speech_gate=validation.asr_speech_gate,
                 )
             finally:
-                _record_scoring_usage(ctx, unit, ledger)
+                self.record_scoring_usage(ctx, unit, ledger, {})
 
     @staticmethod
     def _seed(ctx: RunContext, unit: WorkUnit, attempt: int) -> int:
@@ -411,33 +415,25 @@ class LiveCallProtocol:
         )
         return result, caller, agent
 
-    def score(self, unit: WorkUnit, ctx: RunContext, metrics: list[str] | None) -> dict[str, Score]:
+    def default_metrics(self, ctx: RunContext) -> list[str]:
+        return _run_defaults(ctx)
 
-        wanted = metrics or _run_defaults(ctx)
+    def stored_unit(self, unit: WorkUnit, ctx: RunContext) -> StoredUnit[LiveCallRecord]:
         unit_dir: Path = ctx.store.unit_dir(unit)
         try:
             call, timeline, final_db = load_call(unit_dir)
         except FileNotFoundError as exc:
-            return {m: Score.not_run(str(exc)) for m in wanted}
+            return StoredUnit(unscorable=str(exc))
         fault = call.get("system_fault")
         if call.get("end_reason") == "error" and not fault:
             # a recording from before faults were told apart: nobody knows whose it was
-            reason = f"the call failed: {call.get('error')}"
-            return {m: Score.not_run(reason) for m in wanted}
-        record = self._record(unit, ctx, unit_dir, (timeline, final_db))
-        # What the validation gates already computed on this call is its score, not asked twice.
-        stored = {m: s for m, s in stored_gate_scores(unit_dir).items() if m in wanted and s.ran}
-        with usage_ledger() as ledger:
-            computed = run_metrics(
-                [m for m in wanted if m not in stored], record, self.resources(ctx)
-            )
-        _record_scoring_usage(ctx, unit, ledger)
-        scores = {m: stored[m] if m in stored else computed[m] for m in wanted}
-        if isinstance(fault, dict):
-            # The agent failed: scored on the partial call where possible, else as a failure.
-            cause = str(fault.get("cause") or "exception")
-            scores = {m: partial_call_score(m, score, cause) for m, score in scores.items()}
-        return scores
+            return StoredUnit(unscorable=f"the call failed: {call.get('error')}")
+        return StoredUnit(
+            record=lambda: self._record(unit, ctx, unit_dir, (timeline, final_db)),
+            fault_cause=str(fault.get("cause") or "exception") if isinstance(fault, dict) else None,
+            # what the validation gates already computed on this call is its score
+            scored=stored_gate_scores(unit_dir),
+        )
 
     def _record(
         self,
@@ -468,37 +464,29 @@ class LiveCallProtocol:
             ),
         )
 
-    def resources(self, ctx: RunContext) -> Any:
+    def build_resources(self, ctx: RunContext) -> ScoringResources:
         """Providers that judge-based call metrics share (scoring ASR, judge, audio judge), made
         on first use. Audio-judged metrics grade per turn and are not repeated."""
         opts = live_call_scoring(ctx.config)
+        asr = scoring_asr(ctx.config.asr, self.simulation(ctx).language)
 
         def judge() -> Judge:
-            llm = ctx.judge()
-            if llm is None:
-                raise ProviderUnavailable(ctx.judge_unavailable_reason() or "no judge configured")
-            counted = AttributedProvider(llm, "judge", ("chat",))  # usage per unit
-            return Judge(counted, max_attempts=opts.judge_attempts, repeats=opts.judge_repeats)
+            llm = configured_judge(ctx)
+            return counted_judge(llm, max_attempts=opts.judge_attempts, repeats=opts.judge_repeats)
 
         def audio_judge() -> Judge:
-            heard = ctx.audio_judge()
-            if heard is None:
-                reason = ctx.audio_judge_unavailable_reason() or NO_AUDIO_JUDGE
-                raise ProviderUnavailable(reason)
-            counted = AttributedProvider(heard, "audio_judge", ("chat",))
-            return Judge(counted, modality="audio", max_attempts=opts.judge_attempts)
+            heard = configured_audio_judge(ctx)
+            return counted_judge(
+                heard, "audio_judge", modality="audio", max_attempts=opts.judge_attempts
+            )
 
-        asr = scoring_asr(ctx.config.asr, self.simulation(ctx).language)  # outside the lock
-        with self._lock:
-            if self._resources is None:
-                self._resources = ScoringResources(
-                    asr=lambda: AttributedProvider(
-                        ctx.provider("asr", asr), "scoring_asr", ("transcribe",)
-                    ),
-                    judge=judge,
-                    audio_judge=audio_judge,
-                )
-            return self._resources
+        return ScoringResources(
+            asr=lambda: AttributedProvider(
+                ctx.provider("asr", asr), "scoring_asr", ("transcribe",)
+            ),
+            judge=judge,
+            audio_judge=audio_judge,
+        )
 
     def summarize(self, ctx: RunContext) -> dict[str, Any]:
 

@@ -23,13 +23,27 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from voxeval import atomic_files
+from voxeval.api.comparison import Comparison
+from voxeval.api.context import RunContext
+from voxeval.api.protocol import PROTOCOLS
+from voxeval.api.reply_faults import reply_failed
+from voxeval.api.scored_protocol import (
+    ScoredProtocol,
+    StoredUnit,
+    configured_audio_judge,
+    configured_judge,
+    counted_judge,
+)
+from voxeval.api.system_usage import SystemMeter, metering_reply, record_system_usage
+from voxeval.api.work_unit import WorkUnit
 from voxeval.audio import Audio, audio_to_wav_bytes, read_audio
 from voxeval.benchmarks.dialogue import Dialogue, strip_tags, turn_item_id
 from voxeval.benchmarks.dialogue_suite import DialogueSuite, load_dialogue_suite
@@ -37,20 +51,12 @@ from voxeval.benchmarks.transcript_cues import JudgedFrom, cue_warnings
 from voxeval.config import ProviderSpec, RunConfig, format_validation_error
 from voxeval.errors import (
     ConfigError,
-    HarnessFault,
-    ProviderUnavailable,
     SystemFault,
     VoxevalError,
-    classify_system_fault,
 )
 from voxeval.protocols import multi_turn_arena as arena
 from voxeval.protocols.arena_inputs import load_dialogue, render_segments, turn_segments
-from voxeval.protocols.comparison import Comparison
-from voxeval.protocols.context import RunContext
-from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.protocols.multi_turn_summary import summarize_multi_turn
-from voxeval.protocols.system_usage import SystemMeter, metering_reply, record_system_usage
-from voxeval.providers.usage_ledger import AttributedProvider, usage_ledger
 from voxeval.runformat import DialogueFaultFile, DialogueFile, record_data
 from voxeval.scoring.comparison_result import ComparisonResult
 from voxeval.scoring.dialogue_record import (
@@ -60,12 +66,8 @@ from voxeval.scoring.dialogue_record import (
     RubricCriterion,
 )
 from voxeval.scoring.judge import Judge
-from voxeval.scoring.metric import METRICS
-from voxeval.scoring.metric_runner import run_metrics
 from voxeval.scoring.score import Score
-from voxeval.scoring.system_fault import failure_scores
 from voxeval.systems.base import REPLY, Reply, Turn
-from voxeval.systems.replay import MissingReply
 
 DEFAULT_METRICS: tuple[str, ...] = ("rubric", "rubric_turns")
 DIALOGUE_JSON = "dialogue.json"
@@ -73,8 +75,6 @@ FAULT_JSON = "system_fault.json"
 PARTIAL_JSON = "turns.partial.json"
 CONDITION = "clean"
 DEFAULT_REPLY_ASR = ProviderSpec(provider="whisper-tiny-en")
-# Raised while the system answers, yet not its fault (see single_turn).
-NOT_SYSTEM_FAULTS = (HarnessFault, ConfigError, ProviderUnavailable, MissingReply)
 
 
 class TranscriptOnlyTurn(VoxevalError):
@@ -166,17 +166,59 @@ def _history_turn(stored: dict[str, Any], unit_dir: Path) -> Turn:
     return Turn(role="assistant", audio=audio, text=stored.get("reply_text"))
 
 
+def _finish(unit_dir: Path, header: dict[str, Any], turns: list[Any]) -> None:
+    """Write the dialogue as answered (``turns``) and drop what an earlier attempt left."""
+    answered = {t["reply_audio"] for t in turns if t.get("reply_audio")}
+    for stale in unit_dir.glob("reply_*.wav"):  # replies of an earlier, longer attempt
+        if stale.name not in answered:
+            stale.unlink()
+    path = unit_dir / DIALOGUE_JSON
+    dialogue = record_data(DialogueFile, {**header, "turns": turns}, path)  # validated
+    atomic_files.write_json_atomic(path, dialogue)
+    (unit_dir / PARTIAL_JSON).unlink(missing_ok=True)
+
+
+@dataclass(frozen=True)
+class _FailedTurn:
+    """The user turn a system failed to answer, and how that failure is stored."""
+
+    unit_dir: Path
+    header: dict[str, Any]
+    dialogue: Dialogue
+    done: list[Any]
+    index: int
+    started: float
+
+    def store(self, fault: SystemFault) -> None:
+        """The dialogue up to the failed turn, and the fault (``system_fault.json``)."""
+        failed = _turn_json(self.index, self.dialogue, None, None)
+        failed["timing"] = {"wall_s": time.perf_counter() - self.started}
+        _finish(self.unit_dir, self.header, [*self.done, failed])
+        path = self.unit_dir / FAULT_JSON
+        fault_file = {"cause": fault.cause, "message": str(fault), "turn": self.index}
+        atomic_files.write_json_atomic(path, record_data(DialogueFaultFile, fault_file, path))
+
+    def transcript_only(self, system: str) -> Callable[[Exception], Exception]:
+        def fault(exc: Exception) -> Exception:
+            return TranscriptOnlyTurn(
+                f"dialogue {self.dialogue.id!r} turn {self.index} has no recording "
+                f"(transcript-only); system {system!r} could not answer its words alone: {exc}"
+            )
+
+        return fault
+
+
 @PROTOCOLS.register("multi_turn")
-class MultiTurnProtocol:
+class MultiTurnProtocol(ScoredProtocol[DialogueRecord, DialogueScoringResources]):
     name: ClassVar[str] = "multi_turn"
-    record_type: ClassVar[type] = DialogueRecord
-    system_needs: ClassVar[str] = REPLY
+    record_type: ClassVar[type | None] = DialogueRecord
+    system_needs: ClassVar[str | None] = REPLY
     comparison_steps: ClassVar[tuple[str, ...]] = (arena.ARENA,)
 
     def __init__(self) -> None:
+        super().__init__()
         self._lock = threading.Lock()
         self._suite: DialogueSuite | None = None
-        self._resources: DialogueScoringResources | None = None
 
     # -- plan ---------------------------------------------------------------------------------
 
@@ -247,31 +289,21 @@ class MultiTurnProtocol:
                         f"system {unit.system!r} answered turn {index} without audio",
                         cause="no_audio",
                     )
-            except NOT_SYSTEM_FAULTS:
-                record_system_usage(ctx, unit, None, meter, heard=heard)
-                raise  # our side, or a setup problem: the runner retries or fails the unit
             except Exception as exc:
-                if heard is None:
+                turn = _FailedTurn(unit_dir, header, dialogue, done, index, started)
+                reply_failed(
+                    ctx,
+                    unit,
+                    exc,
+                    who=f"system {unit.system!r} at turn {index}",
+                    meter=meter,
+                    heard=heard,
+                    reply=reply,
+                    store_fault=turn.store,
                     # the turn has no recording (a transcript-only import): the system had
                     # only its words, so its failure is our input's, not the system's
-                    record_system_usage(ctx, unit, None, meter, heard=heard)
-                    raise TranscriptOnlyTurn(
-                        f"dialogue {dialogue.id!r} turn {index} has no recording "
-                        f"(transcript-only); system {unit.system!r} could not answer its "
-                        f"words alone: {exc}"
-                    ) from exc
-                fault = classify_system_fault(exc, f"system {unit.system!r} at turn {index}")
-                failed = _turn_json(index, dialogue, None, None)
-                failed["timing"] = {"wall_s": time.perf_counter() - started}
-                self._finish(unit_dir, header, [*done, failed])
-                fault_file = {"cause": fault.cause, "message": str(fault), "turn": index}
-                atomic_files.write_json_atomic(
-                    unit_dir / FAULT_JSON,
-                    record_data(DialogueFaultFile, fault_file, unit_dir / FAULT_JSON),
+                    input_fault=turn.transcript_only(unit.system) if heard is None else None,
                 )
-                details = None if reply is None else reply.details
-                record_system_usage(ctx, unit, details, meter, heard=heard)
-                raise fault from exc
             wall_s = time.perf_counter() - started
             if reply.audio is not None and not reply.audio.is_empty():
                 atomic_files.write_bytes_atomic(
@@ -282,7 +314,7 @@ class MultiTurnProtocol:
             atomic_files.write_json_atomic(unit_dir / PARTIAL_JSON, {**header, "turns": done})
             record_system_usage(ctx, unit, reply.details, meter, heard=heard, spoke=reply.audio)
             history.append(Turn(role="assistant", audio=reply.audio, text=reply.text))
-        self._finish(unit_dir, header, done)
+        _finish(unit_dir, header, done)
 
     @staticmethod
     def _user_turn(dialogue: Dialogue, index: int) -> Turn:
@@ -320,67 +352,53 @@ class MultiTurnProtocol:
             kept.append(stored)
         return kept
 
-    @staticmethod
-    def _finish(unit_dir: Path, header: dict[str, Any], turns: list[Any]) -> None:
-        answered = {t["reply_audio"] for t in turns if t.get("reply_audio")}
-        for stale in unit_dir.glob("reply_*.wav"):  # replies of an earlier, longer attempt
-            if stale.name not in answered:
-                stale.unlink()
-        path = unit_dir / DIALOGUE_JSON
-        dialogue = record_data(DialogueFile, {**header, "turns": turns}, path)  # validated
-        atomic_files.write_json_atomic(path, dialogue)
-        (unit_dir / PARTIAL_JSON).unlink(missing_ok=True)
-
     # -- score --------------------------------------------------------------------------------
 
-    def resources(self, ctx: RunContext) -> DialogueScoringResources:
-        with self._lock:
-            if self._resources is None:
-                opts = scoring_options(ctx)
+    def default_metrics(self, ctx: RunContext) -> list[str]:
+        return list(DEFAULT_METRICS)
 
-                def judge() -> Judge:
-                    llm = ctx.judge()
-                    if llm is None:
-                        raise ProviderUnavailable(ctx.judge_unavailable_reason() or "no judge")
-                    counted = AttributedProvider(llm, "judge", ("chat",))
-                    return Judge(
-                        counted, max_attempts=opts.judge_attempts, repeats=opts.judge_repeats
-                    )
+    def build_resources(self, ctx: RunContext) -> DialogueScoringResources:
+        opts = scoring_options(ctx)
+        attempts, repeats = opts.judge_attempts, opts.judge_repeats
 
-                def audio_judge() -> Judge:
-                    heard = ctx.audio_judge()
-                    if heard is None:
-                        reason = ctx.audio_judge_unavailable_reason() or "no audio judge"
-                        raise ProviderUnavailable(f"rubric mode audio: {reason}")
-                    counted = AttributedProvider(heard, "judge", ("chat",))
-                    return Judge(
-                        counted,
-                        modality="audio",
-                        max_attempts=opts.judge_attempts,
-                        repeats=opts.judge_repeats,
-                    )
+        def judge() -> Judge:
+            return counted_judge(configured_judge(ctx), max_attempts=attempts, repeats=repeats)
 
-                def hear(record: DialogueRecord, turns: int) -> Audio:
-                    if record.unit_dir is None:
-                        raise VoxevalError(f"dialogue {record.dialogue_id!r}: no unit folder")
-                    stored = load_dialogue(record.unit_dir)
-                    tts = ctx.provider("tts", opts.rubric.cue_tts)
-                    # rendered afresh each time: the stored replies may have changed
-                    parts = turn_segments(stored, lambda text: tts.synthesize(text), turns=turns)
-                    return render_segments(record.unit_dir / rubric_audio_wav(turns), parts)
+        def audio_judge() -> Judge:
+            heard = configured_audio_judge(ctx, "rubric mode audio: ")
+            return counted_judge(heard, modality="audio", max_attempts=attempts, repeats=repeats)
 
-                self._resources = DialogueScoringResources(
-                    judge=judge,
-                    audio_judge=audio_judge,
-                    hear=hear,
-                    rubric_mode=opts.rubric.mode,
-                    rubric_protocol=opts.rubric.protocol,
-                )
-            return self._resources
+        def hear(record: DialogueRecord, turns: int) -> Audio:
+            if record.unit_dir is None:
+                raise VoxevalError(f"dialogue {record.dialogue_id!r}: no unit folder")
+            stored = load_dialogue(record.unit_dir)
+            tts = ctx.provider("tts", opts.rubric.cue_tts)
+            # rendered afresh each time: the stored replies may have changed
+            parts = turn_segments(stored, lambda text: tts.synthesize(text), turns=turns)
+            return render_segments(record.unit_dir / rubric_audio_wav(turns), parts)
+
+        return DialogueScoringResources(
+            judge=judge,
+            audio_judge=audio_judge,
+            hear=hear,
+            rubric_mode=opts.rubric.mode,
+            rubric_protocol=opts.rubric.protocol,
+        )
 
     def stored_fault(self, unit: WorkUnit, ctx: RunContext) -> dict[str, Any] | None:
         fault = atomic_files.read_json(ctx.store.unit_dir(unit) / FAULT_JSON)
         return fault if isinstance(fault, dict) else None
+
+    def stored_unit(self, unit: WorkUnit, ctx: RunContext) -> StoredUnit[DialogueRecord]:
+        fault = self.stored_fault(unit, ctx)
+        return StoredUnit(
+            record=lambda: self.record(unit, ctx),
+            fault_cause=None if fault is None else str(fault.get("cause") or "exception"),
+        )
+
+    def judge_parse_failures(self, scores: Mapping[str, Score]) -> int:
+        """Every rubric judgement's unparsable answers."""
+        return sum(int(s.details.get("parse_failures") or 0) for s in scores.values())
 
     def record(self, unit: WorkUnit, ctx: RunContext) -> DialogueRecord:
         """The stored dialogue of ``unit`` as a record for the metrics. A reply without a text
@@ -417,22 +435,15 @@ class MultiTurnProtocol:
         asr = ctx.provider("asr", ctx.config.asr or DEFAULT_REPLY_ASR)
         return asr.transcribe(audio, language="en").text
 
-    def score(self, unit: WorkUnit, ctx: RunContext, metrics: list[str] | None) -> dict[str, Score]:
-        wanted = list(metrics) if metrics else list(ctx.config.metrics or DEFAULT_METRICS)
-        unknown = [m for m in wanted if m not in METRICS.names()]
-        if unknown:
-            raise ConfigError(f"unknown metrics {unknown}; known: {', '.join(METRICS.names())}")
-        fault = self.stored_fault(unit, ctx)
-        if fault is not None:  # the system failed: every metric scores the failure
-            return failure_scores(wanted, str(fault.get("cause") or "exception"))
-        record = self.record(unit, ctx)
-        with usage_ledger() as ledger:
-            scores = run_metrics(wanted, record, self.resources(ctx))
-        used = ledger.get("judge")
-        if used is not None and (used.calls or used.requests):
-            failures = sum(int(s.details.get("parse_failures") or 0) for s in scores.values())
-            ctx.store.record_component_usage(unit, "judge", used, failures)
-        return scores
+    def reference_prompts(self, ctx: RunContext, item_id: str) -> dict[str, str]:
+        """The dialogue's own MTalk-Bench judge prompts (``metadata.reference_prompts``)."""
+        dialogue = self.suite(ctx).by_id().get(item_id)
+        if dialogue is None:
+            return {}
+        prompts = dialogue.metadata.get("reference_prompts") or {}
+        if not isinstance(prompts, dict):
+            return {}
+        return {str(k): v for k, v in prompts.items() if isinstance(v, str)}
 
     # -- compare (across systems: the arena, voxeval.protocols.multi_turn_arena) ----------------
 

@@ -17,28 +17,30 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from voxeval import atomic_files
+from voxeval.api.comparison import Comparison
+from voxeval.api.context import RunContext
+from voxeval.api.protocol import PROTOCOLS
+from voxeval.api.reply_faults import reply_failed
+from voxeval.api.scored_protocol import ScoredProtocol, StoredUnit, counted_judge
+from voxeval.api.system_usage import SystemMeter, metering_reply, record_system_usage
+from voxeval.api.work_unit import WorkUnit
 from voxeval.audio import Audio, audio_to_wav_bytes, read_audio
 from voxeval.benchmarks.build import profile_voice_notes, suite_engine_confounds
 from voxeval.config import ProviderSpec, RunConfig, format_validation_error
 from voxeval.errors import (
     ConfigError,
-    HarnessFault,
     ProviderUnavailable,
     SystemFault,
     VoxevalError,
-    classify_system_fault,
 )
 from voxeval.protocols import single_turn_pairwise as pairwise
-from voxeval.protocols.comparison import Comparison
-from voxeval.protocols.context import RunContext
-from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.protocols.fresh_replies import FreshReplies
 from voxeval.protocols.input_intelligibility import (
     FALLBACK_INPUT_ASR,
@@ -48,15 +50,12 @@ from voxeval.protocols.input_intelligibility import (
 from voxeval.protocols.single_turn_breakdowns import item_attributes
 from voxeval.protocols.single_turn_items import RenderedQuery, load_rendered_queries
 from voxeval.protocols.single_turn_summary import summarize_single_turn
-from voxeval.protocols.system_usage import SystemMeter, metering_reply, record_system_usage
 from voxeval.providers.async_dispatch import run_blocking
+from voxeval.providers.base import ASR, LLM
 from voxeval.providers.factory import availability
 from voxeval.providers.usage_ledger import (
-    UNATTRIBUTED,
     AttributedProvider,
-    Ledger,
     sends_requests,
-    usage_ledger,
 )
 from voxeval.runformat import ReplyFile, record_data
 from voxeval.scoring.checklist import checklist_judging
@@ -67,15 +66,12 @@ from voxeval.scoring.checklist_settings import (
 )
 from voxeval.scoring.comparison_result import ComparisonResult
 from voxeval.scoring.judge import Judge
-from voxeval.scoring.metric import METRICS
-from voxeval.scoring.metric_runner import is_transient_fault, run_metrics
+from voxeval.scoring.metric_runner import is_transient_fault
 from voxeval.scoring.reply_record import ReplyRecord, ScoringResources
 from voxeval.scoring.score import Score
-from voxeval.scoring.system_fault import failure_scores
 from voxeval.scoring.transcripts import TranscriptSettings
-from voxeval.systems.base import REPLY, Reply, Turn
+from voxeval.systems.base import REPLY, AsyncTurnSystem, Reply, Turn, TurnSystem
 from voxeval.systems.cascade import TINY_BASELINE_LABEL, CascadeOptions
-from voxeval.systems.replay import MissingReply
 
 DEFAULT_METRICS: tuple[str, ...] = (
     "checklist",
@@ -91,10 +87,6 @@ DEFAULT_MOS = ProviderSpec(provider="dnsmos")
 # Spoken-language identification of replies (language metric, judge gate): multilingual.
 LANGUAGE_ID_ASR = ProviderSpec(provider="whisper-base")
 USER_WAV, ASSISTANT_WAV, REPLY_JSON = "user.wav", "assistant.wav", "reply.json"
-# Raised while the system answers, yet not its fault: our side (retried by the runner), or a
-# setup problem that no reply could fix (a missing key or model, a replay source without
-# this item's reply).
-NOT_SYSTEM_FAULTS = (HarnessFault, ConfigError, ProviderUnavailable, MissingReply)
 
 
 class SingleTurnScoring(BaseModel):
@@ -128,7 +120,7 @@ class SingleTurnScoring(BaseModel):
         return checklist_judging(self.judge_protocol, prompt)
 
 
-def judge_llm(ctx: RunContext, judging: ChecklistJudging) -> Any:
+def judge_llm(ctx: RunContext, judging: ChecklistJudging) -> LLM:
     """The configured judge; for a setting that samples with ``top_p`` (the reference), the
     same judge with ``top_p`` in its request body (an OpenAI-compatible judge: the option
     travels in ``extra_body``)."""
@@ -253,40 +245,21 @@ def reply_to_json(unit: WorkUnit, item: RenderedQuery, reply: Reply, wall_s: flo
     }
 
 
-def _record_scoring_usage(
-    ctx: RunContext, unit: WorkUnit, ledger: Ledger, scores: dict[str, Score]
-) -> None:
-    """The judge's and the scoring ASR's usage while ``unit`` was scored, pending or failed
-    calls included (their requests were sent); other scoring models (MOS, language id) that
-    ran (cache misses) are recorded as ``scoring``."""
-    for component, label in (
-        ("judge", "judge"),
-        ("scoring_asr", "scoring_asr"),
-        (UNATTRIBUTED, "scoring"),
-    ):
-        used = ledger.get(component)
-        if used is None or not (used.calls or used.requests or used.models):
-            continue
-        judged = scores.get("checklist") if component == "judge" else None
-        failures = judged.details.get("parse_failures") if judged is not None else None
-        ctx.store.record_component_usage(unit, label, used, int(failures or 0))
-
-
 @PROTOCOLS.register("single_turn")
-class SingleTurnProtocol:
+class SingleTurnProtocol(ScoredProtocol[ReplyRecord, ScoringResources]):
     name: ClassVar[str] = "single_turn"
-    record_type: ClassVar[type] = ReplyRecord
-    system_needs: ClassVar[str] = REPLY
+    record_type: ClassVar[type | None] = ReplyRecord
+    system_needs: ClassVar[str | None] = REPLY
     comparison_steps: ClassVar[tuple[str, ...]] = (pairwise.PAIRWISE,)
     # interact_async commits its start and waits on its system inside ctx.system_call_slots:
     # the runner may prepare more units than ``concurrency`` (see ``execute_units``)
     uses_system_call_slots: ClassVar[bool] = True
 
     def __init__(self) -> None:
+        super().__init__()
         self._lock = threading.Lock()
         self._fresh = FreshReplies()  # each unit's reply, from its interaction to its scoring
         self._items: dict[str, RenderedQuery] | None = None
-        self._resources: ScoringResources | None = None
         # whether each system (by name) answers only by blocking calls: learnt from its first
         # unit, then such units take one worker thread for their whole interaction
         self._blocking: dict[str, bool] = {}
@@ -348,7 +321,7 @@ class SingleTurnProtocol:
         self,
         unit: WorkUnit,
         ctx: RunContext,
-        system: Any,
+        system: TurnSystem,
         item: RenderedQuery,
         unit_dir: Path,
         user_audio: Audio,
@@ -390,7 +363,7 @@ class SingleTurnProtocol:
         turn = Turn(role="user", audio=user_audio, item_id=item.key)
         reply: Reply | None = None
         meter = SystemMeter()
-        native = getattr(system, "areply", None)
+        native = system.areply if isinstance(system, AsyncTurnSystem) else None
         is_async = native is not None and asyncio.iscoroutinefunction(native)
         self._blocking[unit.system] = not is_async
         failure: Exception | None = None
@@ -414,7 +387,9 @@ class SingleTurnProtocol:
         if failure is not None:
             raise AssertionError("unreachable") from failure  # _conclude raised
 
-    def _prepare(self, unit: WorkUnit, ctx: RunContext) -> tuple[Any, RenderedQuery, Path, Audio]:
+    def _prepare(
+        self, unit: WorkUnit, ctx: RunContext
+    ) -> tuple[TurnSystem, RenderedQuery, Path, Audio]:
         """The system, the item, the unit folder and the query audio (linked into the folder)."""
         item = self._item(ctx, unit)
         system = ctx.turn_system(unit.system)
@@ -438,25 +413,24 @@ class SingleTurnProtocol:
         heard: Audio,
     ) -> None:
         """Store the reply, or the system's fault (raised), and what it cost (``meter``; the
-        system heard ``heard``). An error on our side (``NOT_SYSTEM_FAULTS``) is re-raised for
-        the runner to retry."""
-        try:
-            if error is not None:
-                raise error
-            assert reply is not None
-            if reply.audio is None or reply.audio.is_empty():
-                raise SystemFault(
-                    f"system {unit.system!r} answered without audio", cause="no_audio"
-                )
-        except NOT_SYSTEM_FAULTS:
-            record_system_usage(ctx, unit, None, meter, heard=heard)
-            raise  # our side, or a setup problem: the runner retries or fails the unit
-        except Exception as exc:
-            fault = classify_system_fault(exc, f"system {unit.system!r}")
-            self._store_reply(unit_dir, fault_to_json(unit, item, fault, wall_s), None)
-            details = None if reply is None else reply.details
-            record_system_usage(ctx, unit, details, meter, heard=heard)
-            raise fault from exc
+        system heard ``heard``). An error on our side (``api.reply_faults.NOT_SYSTEM_FAULTS``)
+        is re-raised for the runner to retry."""
+        if error is None and (reply is None or reply.audio is None or reply.audio.is_empty()):
+            error = SystemFault(f"system {unit.system!r} answered without audio", cause="no_audio")
+        if error is not None:
+            reply_failed(
+                ctx,
+                unit,
+                error,
+                who=f"system {unit.system!r}",
+                meter=meter,
+                heard=heard,
+                reply=reply,
+                store_fault=lambda fault: self._store_reply(
+                    unit_dir, fault_to_json(unit, item, fault, wall_s), None
+                ),
+            )
+        assert reply is not None
         self._store_reply(unit_dir, reply_to_json(unit, item, reply, wall_s), reply.audio)
         record_system_usage(ctx, unit, reply.details, meter, heard=heard, spoke=reply.audio)
 
@@ -477,48 +451,44 @@ class SingleTurnProtocol:
 
     # -- score --------------------------------------------------------------------------------
 
-    def resources(self, ctx: RunContext) -> ScoringResources:
-        with self._lock:
-            if self._resources is None:
-                opts = scoring_options(ctx)
+    def default_metrics(self, ctx: RunContext) -> list[str]:
+        return list(DEFAULT_METRICS)
 
-                judging = opts.checklist_judging()
+    def build_resources(self, ctx: RunContext) -> ScoringResources:
+        opts = scoring_options(ctx)
+        judging = opts.checklist_judging()
 
-                def judge() -> Judge:
-                    llm = judge_llm(ctx, judging)
-                    counted = AttributedProvider(llm, "judge", ("chat",))  # usage per unit
-                    return Judge(
-                        counted,
-                        max_attempts=opts.judge_attempts,
-                        temperature=judging.temperature,
-                        max_tokens=judging.max_tokens,
-                    )
+        def judge() -> Judge:
+            return counted_judge(
+                judge_llm(ctx, judging),
+                max_attempts=opts.judge_attempts,
+                temperature=judging.temperature,
+                max_tokens=judging.max_tokens,
+            )
 
-                def asr() -> Any:
-                    found = ctx.provider("asr", ctx.config.asr or DEFAULT_SCORING_ASR)
-                    # embedded too: the audio it decodes is accounted (priced at 0)
-                    return AttributedProvider(found, "scoring_asr", ("transcribe",))
+        def asr() -> AttributedProvider:
+            found = ctx.provider("asr", ctx.config.asr or DEFAULT_SCORING_ASR)
+            # embedded too: the audio it decodes is accounted (priced at 0)
+            return AttributedProvider(found, "scoring_asr", ("transcribe",))
 
-                def language_id() -> Any:
-                    # the model itself (the call cache wraps transcription only)
-                    spec = ctx.config.language_id or LANGUAGE_ID_ASR
-                    return ctx.provider("asr", spec, cache=False)
+        def language_id() -> ASR:
+            # the model itself (the call cache wraps transcription only)
+            return ctx.provider("asr", ctx.config.language_id or LANGUAGE_ID_ASR, cache=False)
 
-                self._resources = ScoringResources(
-                    asr=asr,
-                    judge=judge,
-                    mos=lambda: ctx.provider("mos", ctx.config.mos or DEFAULT_MOS),
-                    language_id=language_id,
-                    checklist_judging=judging,
-                    transcript_settings=TranscriptSettings(
-                        k=opts.k,
-                        max_decodes=opts.max_decodes,
-                        temperature=opts.temperature,
-                        repeat_limit=opts.repeat_limit,
-                        language=opts.language,
-                    ),
-                )
-            return self._resources
+        return ScoringResources(
+            asr=asr,
+            judge=judge,
+            mos=lambda: ctx.provider("mos", ctx.config.mos or DEFAULT_MOS),
+            language_id=language_id,
+            checklist_judging=judging,
+            transcript_settings=TranscriptSettings(
+                k=opts.k,
+                max_decodes=opts.max_decodes,
+                temperature=opts.temperature,
+                repeat_limit=opts.repeat_limit,
+                language=opts.language,
+            ),
+        )
 
     def record(
         self,
@@ -553,24 +523,21 @@ class SingleTurnProtocol:
             meta={"timing": reply.get("timing") or {}},
         )
 
-    def score(self, unit: WorkUnit, ctx: RunContext, metrics: list[str] | None) -> dict[str, Score]:
-        wanted = list(metrics) if metrics else list(DEFAULT_METRICS)
-        known = METRICS.names()
-        unknown = [m for m in wanted if m not in known]
-        if unknown:
-            raise ConfigError(f"unknown metrics {unknown}; known: {', '.join(known)}")
+    def stored_unit(self, unit: WorkUnit, ctx: RunContext) -> StoredUnit[ReplyRecord]:
         unit_dir = ctx.store.unit_dir(unit)
         fresh = self._fresh.take(unit_dir, ASSISTANT_WAV)  # just written by this process
         reply = fresh[0] if fresh is not None else _stored_reply(unit_dir)
         fault = reply.get("system_fault")
-        if isinstance(fault, dict):  # the system failed: every metric scores the failure
-            return failure_scores(wanted, str(fault.get("cause") or "exception"))
-        record = self.record(unit, ctx, reply, reply_audio=None if fresh is None else fresh[1:])
-        resources = self.resources(ctx)
-        with usage_ledger() as ledger:
-            scores = run_metrics(wanted, record, resources)
-        _record_scoring_usage(ctx, unit, ledger, scores)
-        return scores
+        audio = None if fresh is None else fresh[1:]
+        return StoredUnit(
+            record=lambda: self.record(unit, ctx, reply, reply_audio=audio),
+            fault_cause=str(fault.get("cause") or "exception") if isinstance(fault, dict) else None,
+        )
+
+    def judge_parse_failures(self, scores: Mapping[str, Score]) -> int:
+        """The checklist judge's unparsable answers."""
+        judged = scores.get("checklist")
+        return int(judged.details.get("parse_failures") or 0) if judged is not None else 0
 
     # -- compare (across systems; see voxeval.protocols.comparison) --------------------------------
 

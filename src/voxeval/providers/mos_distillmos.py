@@ -21,7 +21,7 @@ from voxeval.audio import Audio, resample
 from voxeval.errors import AudioError, ProviderUnavailable
 from voxeval.providers.base import Availability, MOSResult
 from voxeval.providers.onnx_models import file_sha256, has_module, package_dir
-from voxeval.registry import register
+from voxeval.providers.provider_kinds import MOS_PROVIDERS
 
 RATE = 16000
 MIN_SECONDS = 0.5
@@ -65,7 +65,7 @@ def _weights_file() -> Path | None:
     return found[-1] if found else None
 
 
-@register("mos", "distillmos")
+@MOS_PROVIDERS.register("distillmos")
 class DistillMOS:
     """DistillMOS (Microsoft, MIT): one overall MOS from 1 (bad) to 5 (excellent)."""
 

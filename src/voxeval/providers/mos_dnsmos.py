@@ -19,7 +19,7 @@ from voxeval.errors import AudioError, ProviderUnavailable
 from voxeval.providers.base import Availability, MOSResult
 from voxeval.providers.dnsmos_features import p808_features
 from voxeval.providers.onnx_models import file_sha256, has_module, onnx_session, package_dir
-from voxeval.registry import register
+from voxeval.providers.provider_kinds import MOS_PROVIDERS
 
 RATE = 16000
 WINDOW_S = 9.01
@@ -57,7 +57,7 @@ def _model_paths(personalized: bool) -> tuple[Path, Path] | str:
     return primary, p808
 
 
-@register("mos", "dnsmos")
+@MOS_PROVIDERS.register("dnsmos")
 class DNSMOS:
     """Non-intrusive speech quality: SIG (speech), BAK (background), OVRL and P.808 MOS."""
 

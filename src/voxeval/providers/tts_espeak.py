@@ -13,7 +13,7 @@ from typing import Any
 from voxeval.errors import ConfigError
 from voxeval.providers.base import Voice
 from voxeval.providers.cli_tts import CommandLineTTS
-from voxeval.registry import register
+from voxeval.providers.provider_kinds import TTS_PROVIDERS
 
 ESPEAK_MOS = 2.2  # measured naturalness (DistillMOS 2.1-2.5) from EMBEDDED_MODELS.md
 
@@ -101,7 +101,7 @@ def _check_voice(voice: str) -> str:
     return voice
 
 
-@register("tts", "espeak")
+@TTS_PROVIDERS.register("espeak")
 class EspeakTTS(CommandLineTTS):
     """espeak-ng via subprocess. ``speed`` in words per minute (-s), ``pitch`` 0-99 (-p)."""
 

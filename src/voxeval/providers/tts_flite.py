@@ -9,7 +9,7 @@ from typing import Any
 from voxeval.errors import ConfigError
 from voxeval.providers.base import Voice
 from voxeval.providers.cli_tts import CommandLineTTS
-from voxeval.registry import register
+from voxeval.providers.provider_kinds import TTS_PROVIDERS
 
 # Naturalness of flite voices is 2.6-3.1 (DistillMOS, EMBEDDED_MODELS.md); not per voice.
 FLITE_MOS_RANGE = (2.6, 3.1)
@@ -56,7 +56,7 @@ def _check_voice(voice: str) -> str:
     return voice
 
 
-@register("tts", "flite")
+@TTS_PROVIDERS.register("flite")
 class FliteTTS(CommandLineTTS):
     """flite via subprocess; ``voice`` is the default voice name (slt, rms, awb, kal16)."""
 

@@ -30,7 +30,7 @@ from voxeval.providers.model_files import (
     kokoro_model_parts,
     kokoro_model_path,
 )
-from voxeval.registry import register
+from voxeval.providers.provider_kinds import TTS_PROVIDERS
 
 KOKORO_RATE = 24000
 MAX_TOKENS = 500  # the style table has 510 rows, one per input length
@@ -137,7 +137,7 @@ def _chunks(tokens: list[int], vocab: dict[str, int]) -> list[list[int]]:
     return chunks
 
 
-@register("tts", "kokoro")
+@TTS_PROVIDERS.register("kokoro")
 class KokoroTTS:
     """Kokoro-82M (24 kHz) with voices jf_alpha, jf_tebukuro, jf_gongitsune, jf_nezumi
     (female) and jm_kumo (male); ``speed`` > 1 speaks faster (the model's own duration

@@ -15,10 +15,10 @@ from voxeval.providers.openai_http import (
     EndpointOptions,
     MalformedReply,
 )
-from voxeval.registry import register
+from voxeval.providers.provider_kinds import TTS_PROVIDERS
 
 
-@register("tts", "openai")
+@TTS_PROVIDERS.register("openai")
 class OpenAISpeechTTS(OpenAIAudioEndpoint):
     """POST ``{model, voice, input, response_format: wav}`` to ``{base_url}/audio/speech``.
 

@@ -21,7 +21,7 @@ from voxeval.errors import ConfigError, ProviderUnavailable
 from voxeval.providers.base import Availability, Voice
 from voxeval.providers.model_files import EMBEDDED_HINT, file_fingerprint
 from voxeval.providers.piper_noise import SeededSession, seeded_voice_model
-from voxeval.registry import register
+from voxeval.providers.provider_kinds import TTS_PROVIDERS
 
 PIPER_VOICES = {
     "joe": Voice(
@@ -66,7 +66,7 @@ def _text_key(text: str) -> list[int]:
     return [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
 
 
-@register("tts", "piper")
+@TTS_PROVIDERS.register("piper")
 class PiperTTS:
     """Piper "joe" (22.05 kHz). ``length_scale`` > 1 speaks slower; ``noise_scale`` and
     ``noise_w_scale`` scale the sampled noise of the sound and of the phoneme durations (0 =

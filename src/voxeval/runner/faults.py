@@ -20,7 +20,6 @@ from voxeval.errors import (
 )
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
-from voxeval.providers.async_dispatch import run_blocking
 from voxeval.scoring.metric_runner import is_transient_fault
 
 
@@ -95,17 +94,12 @@ async def interact_with_retries_async(
     is awaited (its system's network waits hold no thread), any other runs in a worker
     thread. ``sleep`` is awaited as ``asyncio.sleep`` when it is ``time.sleep``."""
     protocol = ctx.require_protocol()
-    native = getattr(protocol, "interact_async", None)
     for attempt in range(retry.attempts):
         try:
-            if native is not None:
-                if not getattr(protocol, "uses_system_call_slots", False):
-                    await ctx.commit_start(unit)
-                # (a protocol using the slots commits the start once it holds one, so a
-                # unit prepared ahead counts an attempt only when it reaches its system)
-                await native(unit, ctx)
-            else:
-                await run_blocking(_start_and_interact, ctx, unit)
+            # the protocol commits the unit's start itself (one using the system call slots
+            # once it holds one, so a unit prepared ahead counts an attempt only when it
+            # reaches its system)
+            await protocol.interact_async(unit, ctx)
             return None
         except SystemFault as fault:
             return fault
@@ -118,11 +112,6 @@ async def interact_with_retries_async(
             else:
                 sleep(delay)  # a test's recording sleep
     raise AssertionError("unreachable")  # the last attempt returns or raises
-
-
-def _start_and_interact(ctx: RunContext, unit: WorkUnit) -> None:
-    ctx.store.start(unit)
-    ctx.require_protocol().interact(unit, ctx)
 
 
 def _announce_retry(

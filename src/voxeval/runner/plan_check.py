@@ -182,10 +182,7 @@ def _check_unused_sections(config: RunConfig, protocol: str, problems: Problems)
 
 
 def _plugin_checks(config: RunConfig, protocol: str, problems: Problems) -> None:
-    check = getattr(PROTOCOLS.lookup(protocol)(), "check_plan", None)
-    if not callable(check):
-        return
-    for line in check(config):
+    for line in PROTOCOLS.lookup(protocol)().check_plan(config):
         field_path, _, message = str(line).partition(": ")
         problems.add(field_path, message)
 
@@ -210,7 +207,7 @@ def _check_metrics(
     protocol: str, wanted: Sequence[str] | None, field_name: str, problems: Problems
 ) -> None:
     try:
-        record_type = getattr(PROTOCOLS.lookup(protocol), "record_type", None)
+        record_type = PROTOCOLS.lookup(protocol).record_type
     except VoxevalError:
         return  # an unknown protocol is reported by the config check
     if record_type is None or not wanted:
@@ -308,9 +305,7 @@ def _check_systems(config: RunConfig, protocol: str, problems: Problems) -> None
         except UnknownComponent as exc:
             problems.add(f"{here}.type", str(exc))
             continue
-        lacking = missing_capability(
-            spec, protocol, getattr(PROTOCOLS.lookup(protocol), "system_needs", None)
-        )
+        lacking = missing_capability(spec, protocol, PROTOCOLS.lookup(protocol).system_needs)
         if lacking is not None:
             problems.add(f"{here}.type", lacking)
             continue

@@ -30,6 +30,7 @@ from collections.abc import AsyncIterator, Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
+from voxeval.api.protocol import EvaluationProtocol
 from voxeval.config import RunConfig
 from voxeval.errors import ConfigError
 from voxeval.protocols.context import RunContext
@@ -118,15 +119,14 @@ def driver_environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k != INDEX_URL_ENV}
 
 
-def process_shape(config: RunConfig, protocol: Any, n_units: int) -> ProcessShape:
+def process_shape(config: RunConfig, protocol: EvaluationProtocol, n_units: int) -> ProcessShape:
     """Workers = ``processes.workers`` or one per CPU, at most one per unit and one per slot
     of ``concurrency``, which is split between them (they differ by one at most)."""
     workers = config.processes.workers or os.cpu_count() or 1
     workers = max(1, min(workers, n_units, config.concurrency))
     base, extra = divmod(config.concurrency, workers)
     slots = tuple(base + (1 if i < extra else 0) for i in range(workers))
-    uses_slots = bool(getattr(protocol, "uses_system_call_slots", False))
-    return ProcessShape(slots=slots, holds_slot_throughout=not uses_slots)
+    return ProcessShape(slots=slots, holds_slot_throughout=not protocol.uses_system_call_slots)
 
 
 @dataclasses.dataclass

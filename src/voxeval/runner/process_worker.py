@@ -212,7 +212,7 @@ async def _serve(ctx: RunContext, conn: Connection, start: WorkerStart) -> None:
     link = await open_link(conn)
     requests = DriverRequests(link)
     install_driver_limiters(requests, start.lease_batch)
-    if getattr(ctx.require_protocol(), "uses_system_call_slots", False):
+    if ctx.require_protocol().uses_system_call_slots:
         ctx.system_call_slots = asyncio.Semaphore(start.slots)
     running: set[asyncio.Task[None]] = set()
     try:

@@ -25,15 +25,14 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from voxeval.audio import Audio
-from voxeval.registry import register
 from voxeval.scoring.entity_sources import SourcedEntity, entities_given_by
 from voxeval.scoring.judged_call import RatedTemplate
 from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.metric_direction import better_when
+from voxeval.scoring.metric import FailureValue, metric
+from voxeval.scoring.reply_record import ScoringResources
 from voxeval.scoring.score import Score
 from voxeval.scoring.speech_fidelity import AGENT_PASS, SpokenTurn, spoken_turns, turn_audio
 from voxeval.scoring.spoken_entities import extract_entities
-from voxeval.scoring.system_fault import FailureValue, failure_value
 from voxeval.scoring.turn_judging import TurnRequest, audio_judge_of, judge_each_turn
 from voxeval.simulation.timeline import Timeline
 
@@ -165,10 +164,14 @@ def _request(
     return TurnRequest(turn.turn, variables, audio), entities, ""
 
 
-@register("metric", "agent_speech_fidelity")
-@better_when("higher")
-@failure_value(FailureValue(0.0, False, "no agent turn spoken faithfully"))
-def agent_speech_fidelity(record: LiveCallRecord, resources: Any) -> Score:
+@metric(
+    "agent_speech_fidelity",
+    better="higher",
+    failure=FailureValue(0.0, False, "no agent turn spoken faithfully"),
+    protocols=("live_call",),
+    modes=("audio",),
+)
+def agent_speech_fidelity(record: LiveCallRecord, resources: ScoringResources) -> Score:
     """Mean binary verdict of the audio judge over the agent's rated turns; pass >= 0.95."""
     if record.timeline is None:
         return Score.not_run("no event timeline for this call")

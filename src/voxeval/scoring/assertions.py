@@ -15,7 +15,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from voxeval.registry import register
+from voxeval.scoring.metric import FailureValue, metric
 from voxeval.scoring.reply_record import AssertionLike, ReplyRecord, ScoringResources
 from voxeval.scoring.score import Score
 from voxeval.scoring.text_normaliser import normalise_english
@@ -65,7 +65,12 @@ def check(assertion: AssertionLike, text: str) -> tuple[bool, dict[str, Any]]:
     raise ValueError(f"unknown assertion kind {assertion.kind!r}")
 
 
-@register("metric", "assertions")
+@metric(
+    "assertions",
+    better="higher",
+    failure=FailureValue(0.0, False, "no assertion met"),
+    protocols=("single_turn",),
+)
 def assertion_score(record: ReplyRecord, resources: ScoringResources) -> Score:
     if not record.assertions:
         return Score.not_run("the item has no assertions")

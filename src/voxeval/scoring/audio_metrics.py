@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from voxeval.audio import Audio
-from voxeval.registry import register
+from voxeval.scoring.metric import DESCRIPTIVE, FailureValue, metric
 from voxeval.scoring.reply_record import ReplyRecord, ScoringResources
 from voxeval.scoring.score import Score
 from voxeval.scoring.word_errors import word_errors
@@ -47,14 +47,24 @@ def _needs_audio(metric: AudioMetric) -> Callable[[ReplyRecord, ScoringResources
     return run
 
 
-@register("metric", "mos")
+@metric(
+    "mos",
+    better="higher",
+    failure=FailureValue(1.0, None, "the minimum of the 1-5 MOS scale"),
+    protocols=("single_turn",),
+)
 @_needs_audio
 def mos_score(record: ReplyRecord, resources: ScoringResources, audio: Audio) -> Score:
     result = resources.mos().predict(audio)
     return Score(value=result.overall, details={"model": result.model, **result.scores})
 
 
-@register("metric", "wer")
+@metric(
+    "wer",
+    better="lower",
+    failure=FailureValue(1.0, None, "every word of the text channel missing from the speech"),
+    protocols=("single_turn",),
+)
 def wer_score(record: ReplyRecord, resources: ScoringResources) -> Score:
     """Word error rate of the reply audio's (greedy) transcript against the text the system
     says it spoke; measures how faithfully its speech carries its text. Both sides go through
@@ -82,13 +92,13 @@ def wer_score(record: ReplyRecord, resources: ScoringResources) -> Score:
     return Score(value=counts.wer, details=details)
 
 
-@register("metric", "duration")
+@metric("duration", better=None, failure=DESCRIPTIVE, protocols=("single_turn",))
 @_needs_audio
 def duration_score(record: ReplyRecord, resources: ScoringResources, audio: Audio) -> Score:
     return Score(value=audio.duration, details={"unit": "s"})
 
 
-@register("metric", "speaking_rate")
+@metric("speaking_rate", better=None, failure=DESCRIPTIVE, protocols=("single_turn",))
 @_needs_audio
 def speaking_rate_score(record: ReplyRecord, resources: ScoringResources, audio: Audio) -> Score:
     """Words per minute of the greedy transcript over the whole reply duration."""
@@ -97,7 +107,7 @@ def speaking_rate_score(record: ReplyRecord, resources: ScoringResources, audio:
     return Score(value=words / minutes, details={"words": words, "unit": "words/min"})
 
 
-@register("metric", "language")
+@metric("language", better="higher", failure=DESCRIPTIVE, protocols=("single_turn",))
 @_needs_audio
 def language_score(record: ReplyRecord, resources: ScoringResources, audio: Audio) -> Score:
     """1.0 when the reply audio is spoken in the expected language, else 0.0, identified by a

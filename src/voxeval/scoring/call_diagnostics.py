@@ -11,17 +11,22 @@ import jiwer
 
 from voxeval.benchmarks.entity_forms import entity_key, entity_variants
 from voxeval.benchmarks.tools.db_compare import SESSION_KEY, session_check
-from voxeval.registry import register
 from voxeval.scoring.call_turns import GREETING_TURN, number_turns
 from voxeval.scoring.floor_speech import floor_speech, turn_texts
 from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.metric import DESCRIPTIVE, FailureValue, metric
 from voxeval.scoring.score import Score
 from voxeval.scoring.text_normaliser import normaliser_for
 
 CLEAN_ENDS = ("user_end_call", "agent_end_call")
 
 
-@register("metric", "authentication_success")
+@metric(
+    "authentication_success",
+    better="higher",
+    failure=FailureValue(0.0, False, "the caller was not authenticated"),
+    protocols=("live_call",),
+)
 def authentication_success(record: LiveCallRecord, resources: object = None) -> Score:
     """1 if the caller ended up authenticated as the scenario expects: every expected session
     key holds its value (strings case-insensitive; an expected null matches an absent key).
@@ -37,7 +42,7 @@ def authentication_success(record: LiveCallRecord, resources: object = None) -> 
     return Score(value=float(check["ok"]), passed=check["ok"], details=details)
 
 
-@register("metric", "response_latency")
+@metric("response_latency", better=None, failure=DESCRIPTIVE, protocols=("live_call",))
 def response_latency(record: LiveCallRecord, resources: object = None) -> Score:
     """Mean agent response latency in seconds (agent onset - end of the caller's speech) over
     the turns both sides spoke in (turns numbered as turn-taking numbers them), also split by
@@ -83,7 +88,7 @@ def response_latency(record: LiveCallRecord, resources: object = None) -> Score:
     return Score(value=mean(seconds), details=details)
 
 
-@register("metric", "fallback_nudge_rate")
+@metric("fallback_nudge_rate", better="lower", failure=DESCRIPTIVE, protocols=("live_call",))
 def fallback_nudge_rate(record: LiveCallRecord, resources: object = None) -> Score:
     """Share of the agent's turns after the greeting in which it spoke a fallback nudge (a
     reprompt such as "are you still there?" said because it detected no caller turn, marked
@@ -100,7 +105,7 @@ def fallback_nudge_rate(record: LiveCallRecord, resources: object = None) -> Sco
     return Score(value=len(nudged) / len(agent_turns), details=details)
 
 
-@register("metric", "pre_tool_speech_rate")
+@metric("pre_tool_speech_rate", better=None, failure=DESCRIPTIVE, protocols=("live_call",))
 def pre_tool_speech_rate(record: LiveCallRecord, resources: object = None) -> Score:
     """Share of the turns with a tool call in which the agent spoke before its first tool call
     of the turn (e.g. "let me look that up"). Descriptive: whether speaking first is better
@@ -120,7 +125,12 @@ def pre_tool_speech_rate(record: LiveCallRecord, resources: object = None) -> Sc
     return Score(value=len(spoke_first) / len(tool_turns), details=details)
 
 
-@register("metric", "stt_wer")
+@metric(
+    "stt_wer",
+    better="lower",
+    failure=FailureValue(1.0, None, "every word the caller said missed"),
+    protocols=("live_call",),
+)
 def stt_wer(record: LiveCallRecord, resources: object = None) -> Score:
     """Word error rate of what the agent heard (user segments' ``transcript``) against what the
     caller said (``intended_text``), Whisper-style normalised for the call's language (the
@@ -159,7 +169,12 @@ def stt_wer(record: LiveCallRecord, resources: object = None) -> Score:
     return Score(value=float(output.wer), details=details)
 
 
-@register("metric", "tool_call_validity")
+@metric(
+    "tool_call_validity",
+    better="higher",
+    failure=FailureValue(0.0, False, "no valid tool call"),
+    protocols=("live_call",),
+)
 def tool_call_validity(record: LiveCallRecord, resources: object = None) -> Score:
     """Share of the agent's tool calls whose arguments validated against the tool's schema.
     Calls whose argument types were converted (``tool_arguments: coerce``, as the EVA-Bench
@@ -182,7 +197,12 @@ def tool_call_validity(record: LiveCallRecord, resources: object = None) -> Scor
     return Score(value=value, passed=not invalid, details=details)
 
 
-@register("metric", "key_entity_accuracy")
+@metric(
+    "key_entity_accuracy",
+    better="higher",
+    failure=FailureValue(0.0, None, "no key entity heard correctly"),
+    protocols=("live_call",),
+)
 def key_entity_accuracy(record: LiveCallRecord, resources: object = None) -> Score:
     """Of the key entities (the scenario's information fields) the caller actually spoke, the
     share the agent's transcript of that same turn contains exactly (after normalisation)."""
@@ -217,7 +237,12 @@ def key_entity_accuracy(record: LiveCallRecord, resources: object = None) -> Sco
     return Score(value=correct / len(checks), details={"mentions": checks})
 
 
-@register("metric", "conversation_finished")
+@metric(
+    "conversation_finished",
+    better="higher",
+    failure=FailureValue(0.0, False, "the call did not end by a hang-up"),
+    protocols=("live_call",),
+)
 def conversation_finished(record: LiveCallRecord, resources: object = None) -> Score:
     """1 if the call ended by a hang-up (caller's ``end_call`` or the agent's), 0 if it ended
     by agent timeout, the duration limit or an error."""

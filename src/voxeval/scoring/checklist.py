@@ -19,7 +19,6 @@ from typing import Any
 
 from voxeval.errors import ProviderUnavailable
 from voxeval.providers.openai_http import RequestCounts
-from voxeval.registry import register
 from voxeval.scoring.checklist_settings import (
     ChecklistJudging,
     JudgeProtocol,
@@ -27,6 +26,7 @@ from voxeval.scoring.checklist_settings import (
     template_from_file,
 )
 from voxeval.scoring.judge import JudgeTemplate
+from voxeval.scoring.metric import FailureValue, metric
 from voxeval.scoring.reply_record import ReplyRecord, ScoringResources
 from voxeval.scoring.score import Score
 
@@ -158,7 +158,12 @@ def _language_gate(
     return Score(value=float(CHECKLIST_TEMPLATE.min_score), details=details), info
 
 
-@register("metric", "checklist")
+@metric(
+    "checklist",
+    better="higher",
+    failure=FailureValue(1.0, None, "the minimum of the 1-10 judge scale"),
+    protocols=("single_turn",),
+)
 def checklist_score(record: ReplyRecord, resources: ScoringResources) -> Score:
     # ProviderUnavailable -> not run with the reason; an endpoint still failing after its
     # retries (EndpointError) -> pending, retried by the next run or score (see run_metric)

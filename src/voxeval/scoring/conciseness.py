@@ -9,14 +9,13 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from voxeval.registry import register
 from voxeval.scoring.call_conversation import call_conversation
 from voxeval.scoring.judged_call import RatedTemplate, rating_property, run_judge, turn_items
 from voxeval.scoring.judged_ratings import RATING_MAX, mean_normalised, passes
 from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.metric_direction import better_when
+from voxeval.scoring.metric import FailureValue, metric
+from voxeval.scoring.reply_record import ScoringResources
 from voxeval.scoring.score import Score
-from voxeval.scoring.system_fault import FailureValue, failure_value
 
 FAILURE_TAGS: tuple[str, ...] = (
     "verbosity_or_filler",
@@ -109,10 +108,13 @@ def _score(expected: list[int], value: float, answer: dict[str, Any]) -> Score:
     )
 
 
-@register("metric", "conciseness")
-@better_when("higher")
-@failure_value(FailureValue(0.0, False, "the lowest conciseness rating on every turn"))
-def conciseness(record: LiveCallRecord, resources: Any) -> Score:
+@metric(
+    "conciseness",
+    better="higher",
+    failure=FailureValue(0.0, False, "the lowest conciseness rating on every turn"),
+    protocols=("live_call",),
+)
+def conciseness(record: LiveCallRecord, resources: ScoringResources) -> Score:
     judge = resources.judge()  # ProviderUnavailable -> not run with the reason
     conv = call_conversation(record)
     if conv is None:

@@ -14,14 +14,12 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from voxeval.registry import register
 from voxeval.scoring.clause_split import split_clauses, words
 from voxeval.scoring.dialogue_replies import DialogueReplies
 from voxeval.scoring.judge import Judge, JudgeOutputError
 from voxeval.scoring.judged_call import RatedTemplate, run_judge
-from voxeval.scoring.metric_direction import better_when
+from voxeval.scoring.metric import DESCRIPTIVE, metric
 from voxeval.scoring.score import Score
-from voxeval.scoring.system_fault import DESCRIPTIVE, failure_value
 
 SYSTEM = (
     "You edit what a voice assistant said, looking for words the listener could have been "
@@ -142,9 +140,12 @@ def dialogue_context(record: DialogueReplies) -> str:
     return "\n".join(lines)
 
 
-@register("metric", "content_density")
-@better_when("higher")
-@failure_value(DESCRIPTIVE)  # a failed reply has no words to weigh
+@metric(
+    "content_density",
+    better="higher",
+    failure=DESCRIPTIVE,  # a failed reply has no words to weigh
+    protocols=(),
+)
 def content_density(record: DialogueReplies, resources: Any) -> Score:
     final = record.final
     if final is None or not (final.reply_text or "").strip():

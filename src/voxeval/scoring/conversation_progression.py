@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from voxeval.registry import register
 from voxeval.scoring.call_conversation import call_conversation
 from voxeval.scoring.judged_call import (
     RatedTemplate,
@@ -18,9 +17,9 @@ from voxeval.scoring.judged_call import (
 )
 from voxeval.scoring.judged_ratings import normalise_rating, passes, progression_rating
 from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.metric_direction import better_when
+from voxeval.scoring.metric import FailureValue, metric
+from voxeval.scoring.reply_record import ScoringResources
 from voxeval.scoring.score import Score
-from voxeval.scoring.system_fault import FailureValue, failure_value
 
 DIMENSIONS: tuple[str, ...] = (
     "unnecessary_tool_calls",
@@ -89,10 +88,13 @@ def _score(rating: float, answer: dict[str, Any]) -> Score:
     )
 
 
-@register("metric", "conversation_progression")
-@better_when("higher")
-@failure_value(FailureValue(0.0, False, "the lowest progression rating"))
-def conversation_progression(record: LiveCallRecord, resources: Any) -> Score:
+@metric(
+    "conversation_progression",
+    better="higher",
+    failure=FailureValue(0.0, False, "the lowest progression rating"),
+    protocols=("live_call",),
+)
+def conversation_progression(record: LiveCallRecord, resources: ScoringResources) -> Score:
     judge = resources.judge()  # ProviderUnavailable -> not run with the reason
     conv = call_conversation(record)
     if conv is None:

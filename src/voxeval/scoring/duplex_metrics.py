@@ -12,7 +12,6 @@ from __future__ import annotations
 from statistics import mean, median
 from typing import Any
 
-from voxeval.registry import register
 from voxeval.scoring.duplex_timeline import (
     barge_ins,
     caller_pauses,
@@ -24,6 +23,7 @@ from voxeval.scoring.duplex_timeline import (
 )
 from voxeval.scoring.floor_speech import backchannels, floor_speech
 from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.metric import DESCRIPTIVE, metric
 from voxeval.scoring.score import Score
 
 # A barge-in is handled when the agent's audio stopped within this long of the caller's onset
@@ -36,7 +36,7 @@ def _ms(seconds: float) -> float:
     return round(seconds * 1000.0, 3)
 
 
-@register("metric", "yield_latency")
+@metric("yield_latency", better="lower", failure=DESCRIPTIVE, protocols=("live_call",))
 def yield_latency(record: LiveCallRecord, resources: object = None) -> Score:
     """Median milliseconds from the onset of a caller barge-in to where the agent's audio
     stopped, over the barge-ins the agent yielded to (its segment is marked interrupted).
@@ -71,7 +71,7 @@ def yield_latency(record: LiveCallRecord, resources: object = None) -> Score:
     return Score(value=median(latencies), details=details)
 
 
-@register("metric", "barge_in_handling_rate")
+@metric("barge_in_handling_rate", better="higher", failure=DESCRIPTIVE, protocols=("live_call",))
 def barge_in_handling_rate(record: LiveCallRecord, resources: object = None) -> Score:
     """Share of caller barge-ins after which the agent's audio stopped within
     ``BARGE_IN_HANDLED_MS`` (1,000 ms). A barge-in the call's end cut off within that time
@@ -100,7 +100,7 @@ def barge_in_handling_rate(record: LiveCallRecord, resources: object = None) -> 
     return Score(value=len(handled) / len(judged), details=details)
 
 
-@register("metric", "backchannel_rate")
+@metric("backchannel_rate", better=None, failure=DESCRIPTIVE, protocols=("live_call",))
 def backchannel_rate(record: LiveCallRecord, resources: object = None) -> Score:
     """Caller backchannels ("mm-hm") per minute of agent floor speech. Descriptive: it
     describes the caller (voxeval's simulator), and is the context of
@@ -119,7 +119,7 @@ def backchannel_rate(record: LiveCallRecord, resources: object = None) -> Score:
     return Score(value=len(said) / (agent_s / 60.0), details=details)
 
 
-@register("metric", "backchannel_yield_rate")
+@metric("backchannel_yield_rate", better="lower", failure=DESCRIPTIVE, protocols=("live_call",))
 def backchannel_yield_rate(record: LiveCallRecord, resources: object = None) -> Score:
     """Share of the caller's backchannels said over agent speech that the agent wrongly
     yielded to: its segment was cut short with no caller barge-in in it, and this was the
@@ -134,7 +134,7 @@ def backchannel_yield_rate(record: LiveCallRecord, resources: object = None) -> 
     return Score(value=len(yielded) / len(over), details=details)
 
 
-@register("metric", "false_end_of_turn_rate")
+@metric("false_end_of_turn_rate", better="lower", failure=DESCRIPTIVE, protocols=("live_call",))
 def false_end_of_turn_rate(record: LiveCallRecord, resources: object = None) -> Score:
     """Share of the caller's within-turn pauses (between consecutive segments of one caller
     turn) the agent took for the end of the turn: it started speaking in the pause, or after
@@ -165,7 +165,7 @@ def false_end_of_turn_rate(record: LiveCallRecord, resources: object = None) -> 
     return Score(value=jumped / len(open_pauses), details=details)
 
 
-@register("metric", "talk_over_ratio")
+@metric("talk_over_ratio", better="lower", failure=DESCRIPTIVE, protocols=("live_call",))
 def talk_over_ratio(record: LiveCallRecord, resources: object = None) -> Score:
     """Seconds in which both parties spoke at once / seconds in which anyone spoke, floor
     speech only (backchannels are meant to overlap)."""
@@ -187,7 +187,7 @@ def talk_over_ratio(record: LiveCallRecord, resources: object = None) -> Score:
     return Score(value=both / anyone, details=details)
 
 
-@register("metric", "false_yield_rate")
+@metric("false_yield_rate", better="lower", failure=DESCRIPTIVE, protocols=("live_call",))
 def false_yield_rate(record: LiveCallRecord, resources: object = None) -> Score:
     """Share of the agent's utterances it stopped early with no caller speech on the line
     (noise, background talk, a cough): the stop had no caller words, backchannels included,
@@ -211,7 +211,7 @@ def false_yield_rate(record: LiveCallRecord, resources: object = None) -> Score:
     return Score(value=len(found) / len(agent), details=details)
 
 
-@register("metric", "agent_backchannel_rate")
+@metric("agent_backchannel_rate", better=None, failure=DESCRIPTIVE, protocols=("live_call",))
 def agent_backchannel_rate(record: LiveCallRecord, resources: object = None) -> Score:
     """The agent's own backchannels (short acknowledgements marked ``backchannel`` on its
     speech) per minute of caller floor speech, with their count and times. Descriptive:

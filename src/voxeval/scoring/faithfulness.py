@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from voxeval.registry import register
 from voxeval.scoring.call_conversation import CallConversation, call_conversation
 from voxeval.scoring.judged_call import (
     RatedTemplate,
@@ -20,9 +19,9 @@ from voxeval.scoring.judged_call import (
 )
 from voxeval.scoring.judged_ratings import faithfulness_rating, normalise_rating, passes
 from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.metric_direction import better_when
+from voxeval.scoring.metric import FailureValue, metric
+from voxeval.scoring.reply_record import ScoringResources
 from voxeval.scoring.score import Score
-from voxeval.scoring.system_fault import FailureValue, failure_value
 
 DIMENSIONS: tuple[str, ...] = (
     "fabricated_tool_parameters",
@@ -131,10 +130,13 @@ def _score(rating: float, answer: dict[str, Any]) -> Score:
     )
 
 
-@register("metric", "faithfulness")
-@better_when("higher")
-@failure_value(FailureValue(0.0, False, "the lowest faithfulness rating"))
-def faithfulness(record: LiveCallRecord, resources: Any) -> Score:
+@metric(
+    "faithfulness",
+    better="higher",
+    failure=FailureValue(0.0, False, "the lowest faithfulness rating"),
+    protocols=("live_call",),
+)
+def faithfulness(record: LiveCallRecord, resources: ScoringResources) -> Score:
     judge = resources.judge()  # ProviderUnavailable -> not run with the reason
     conv = call_conversation(record)
     if conv is None:

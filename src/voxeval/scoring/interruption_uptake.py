@@ -29,13 +29,13 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
-from voxeval.registry import register
 from voxeval.scoring.duplex_timeline import barge_ins
 from voxeval.scoring.floor_speech import floor_speech
 from voxeval.scoring.judge import JudgeOutputError
 from voxeval.scoring.judged_call import RatedTemplate, run_judge
 from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.metric_direction import better_when
+from voxeval.scoring.metric import DESCRIPTIVE, metric
+from voxeval.scoring.reply_record import ScoringResources
 from voxeval.scoring.score import Score
 from voxeval.scoring.spoken_entities import entity_spoken, known_entities_in
 from voxeval.simulation.timeline import SpeakerSegment, Timeline, ToolEvent
@@ -105,8 +105,7 @@ def _leaves(value: Any) -> list[str]:
     return [] if value is None else [str(value)]
 
 
-@register("metric", "interruption_uptake")
-@better_when("higher")
+@metric("interruption_uptake", better="higher", failure=DESCRIPTIVE, protocols=("live_call",))
 def interruption_uptake(record: LiveCallRecord, resources: object = None) -> Score:
     """Share of the caller's barge-ins carrying key entities whose entities all appear in the
     agent's next utterance or the tool calls made up to its end (module docstring)."""
@@ -260,9 +259,8 @@ def _score(
     return Score(value=value, passed=value == 1.0, details=details)
 
 
-@register("metric", "interruption_uptake_judge")
-@better_when("higher")
-def interruption_uptake_judge(record: LiveCallRecord, resources: Any) -> Score:
+@metric("interruption_uptake_judge", better="higher", failure=DESCRIPTIVE, protocols=("live_call",))
+def interruption_uptake_judge(record: LiveCallRecord, resources: ScoringResources) -> Score:
     """Share of the caller's barge-ins (of 3 words or more) that a judge finds the agent took
     up in its next utterance or tool calls (module docstring)."""
     judge = resources.judge()  # ProviderUnavailable -> not run with the reason

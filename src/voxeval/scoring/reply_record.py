@@ -1,7 +1,7 @@
 """What reply metrics score (``ReplyRecord``) and the shared, lazily created scoring resources
 (ASR for transcripts, judge, audio judge, MOS predictor, spoken-language identifier). Reply
-metrics are ``Metric[ReplyRecord]`` (``voxeval.scoring.metric``) registered with
-``@register("metric", NAME)``."""
+metrics are ``Metric[ReplyRecord]`` registered with ``@metric(NAME, ...)``
+(``voxeval.scoring.metric``)."""
 
 from __future__ import annotations
 

@@ -36,7 +36,6 @@ from typing import Any
 import jsonschema
 
 from voxeval.errors import ProviderUnavailable
-from voxeval.registry import register
 from voxeval.scoring.dialogue_record import (
     DialogueRecord,
     DialogueScoringResources,
@@ -45,9 +44,8 @@ from voxeval.scoring.dialogue_record import (
 )
 from voxeval.scoring.judge import Judge, JudgeOutputError
 from voxeval.scoring.judged_call import RatedTemplate, Rater, run_judge
-from voxeval.scoring.metric_direction import better_when
+from voxeval.scoring.metric import FailureValue, metric
 from voxeval.scoring.score import Score
-from voxeval.scoring.system_fault import FailureValue, failure_value
 
 LEVELS = ("general", "dimension", "sample")
 PREFIX_LEVELS = ("general", "dimension")
@@ -297,9 +295,12 @@ def _reference_calls(
     )
 
 
-@register("metric", "rubric")
-@better_when("higher")
-@failure_value(FailureValue(0.0, None, "a failed dialogue meets no criterion"))
+@metric(
+    "rubric",
+    better="higher",
+    failure=FailureValue(0.0, None, "a failed dialogue meets no criterion"),
+    protocols=("multi_turn",),
+)
 def rubric(record: DialogueRecord, resources: DialogueScoringResources) -> Score:
     if not record.criteria:
         return Score.not_run(f"dialogue {record.dialogue_id!r} has no accepted criteria")
@@ -309,9 +310,12 @@ def rubric(record: DialogueRecord, resources: DialogueScoringResources) -> Score
     return _judged(judge, record, record.turns, record.criteria, resources)
 
 
-@register("metric", "rubric_turns")
-@better_when("higher")
-@failure_value(FailureValue(0.0, None, "a failed dialogue meets no criterion at any turn"))
+@metric(
+    "rubric_turns",
+    better="higher",
+    failure=FailureValue(0.0, None, "a failed dialogue meets no criterion at any turn"),
+    protocols=("multi_turn",),
+)
 def rubric_turns(record: DialogueRecord, resources: DialogueScoringResources) -> Score:
     criteria = [c for c in record.criteria if c.level in PREFIX_LEVELS]
     if not criteria:

@@ -34,6 +34,7 @@ from typing import Any, Literal
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.metric import METRICS
 from voxeval.scoring.metric_runner import run_metric
+from voxeval.scoring.reply_record import ScoringResources
 from voxeval.scoring.score import Score
 from voxeval.scoring.user_behaviour import METRIC as BEHAVIOUR_METRIC
 from voxeval.simulation.simulation_config import VALIDATION_GATES
@@ -96,7 +97,7 @@ def _score_summary(score: Score) -> dict[str, Any]:
     return {"value": score.value, "error": score.error, "pending": score.pending}
 
 
-def user_behaviour(record: LiveCallRecord, resources: Any) -> GateResult:
+def user_behaviour(record: LiveCallRecord, resources: ScoringResources) -> GateResult:
     """The behaviour judge's verdict; not run (with the reason) when it could not judge."""
     score = run_metric(BEHAVIOUR_METRIC, record, resources)
     scores = {BEHAVIOUR_METRIC: score}
@@ -132,7 +133,9 @@ ASR_ADVISORY = (
 )
 
 
-def user_speech(record: LiveCallRecord, resources: Any, *, asr_decides: bool = False) -> GateResult:
+def user_speech(
+    record: LiveCallRecord, resources: ScoringResources, *, asr_decides: bool = False
+) -> GateResult:
     """The caller's audio carried its entities: the audio judge decides when it ran, the
     offline ASR check only with ``asr_decides``; not run when no deciding check ran."""
     names = [SPEECH_ASR_METRIC]

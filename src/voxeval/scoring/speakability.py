@@ -13,14 +13,13 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from voxeval.registry import register
 from voxeval.scoring.call_conversation import call_conversation
 from voxeval.scoring.judged_call import RatedTemplate, run_judge, turn_items
 from voxeval.scoring.judged_ratings import binary_share
 from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.metric_direction import better_when
+from voxeval.scoring.metric import DESCRIPTIVE, metric
+from voxeval.scoring.reply_record import ScoringResources
 from voxeval.scoring.score import Score
-from voxeval.scoring.system_fault import DESCRIPTIVE, failure_value
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -84,10 +83,13 @@ def _score(expected: list[int], value: float, answer: dict[str, Any]) -> Score:
     return Score(value=value, details={"turn_verdicts": verdicts, "unspeakable": reasons})
 
 
-@register("metric", "speakability")
-@better_when("higher")
-@failure_value(DESCRIPTIVE)  # a failed call says nothing about how its text reads
-def speakability(record: LiveCallRecord, resources: Any) -> Score:
+@metric(
+    "speakability",
+    better="higher",
+    failure=DESCRIPTIVE,  # a failed call says nothing about how its text reads
+    protocols=("live_call",),
+)
+def speakability(record: LiveCallRecord, resources: ScoringResources) -> Score:
     if record.pipeline == "speech_to_speech":
         return Score.not_run("a speech-to-speech system speaks no separate text to grade")
     judge = resources.judge()  # ProviderUnavailable -> not run with the reason

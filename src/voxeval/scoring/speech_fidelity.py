@@ -24,10 +24,9 @@ from typing import Any
 
 from voxeval.audio import Audio
 from voxeval.errors import HarnessFault, ProviderUnavailable
-from voxeval.registry import register
 from voxeval.scoring.floor_speech import floor_speech
 from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.metric_direction import better_when
+from voxeval.scoring.metric import DESCRIPTIVE, FailureValue, metric
 from voxeval.scoring.score import Score
 from voxeval.scoring.spoken_entities import (
     extract_entities,
@@ -136,8 +135,13 @@ def _summary(rated: list[dict[str, Any]], cut: list[int]) -> dict[str, Any]:
     }
 
 
-@register("metric", "agent_speech_fidelity_asr")
-@better_when("higher")
+@metric(
+    "agent_speech_fidelity_asr",
+    better="higher",
+    failure=FailureValue(0.0, False, "no agent turn carried its entities"),
+    protocols=("live_call",),
+    modes=("audio",),
+)
 def agent_speech_fidelity_asr(record: LiveCallRecord, resources: Any = None) -> Score:
     """Share of the agent's turns whose audio, transcribed by the scoring ASR, carries every
     key entity of the turn's intended text (the scenario's key entities and the codes, dates,
@@ -154,7 +158,13 @@ def agent_speech_fidelity_asr(record: LiveCallRecord, resources: Any = None) -> 
     return Score(value=value, passed=value >= AGENT_PASS, details=_summary(rated, cut))
 
 
-@register("metric", "user_speech_fidelity_asr")
+@metric(
+    "user_speech_fidelity_asr",
+    better=None,
+    failure=DESCRIPTIVE,
+    protocols=("live_call",),
+    modes=("audio",),
+)
 def user_speech_fidelity_asr(record: LiveCallRecord, resources: Any = None) -> Score:
     """Share of the caller's turns whose audio carries every scenario key entity the caller
     meant to say in that turn. A simulation-validation signal: it passes only when every

@@ -22,8 +22,8 @@ from voxeval.benchmarks.tools.db_compare import (
     render_diff,
     session_check,
 )
-from voxeval.registry import register
 from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.metric import FailureValue, metric
 from voxeval.scoring.score import Score
 
 COMPLETED = 1.0  # the value of a completed task (0.0 otherwise); EVA-A requires it
@@ -60,7 +60,12 @@ def compare_final_state(
     return Score(value=COMPLETED if passed else 0.0, passed=passed, details=details)
 
 
-@register("metric", "task_completion")
+@metric(
+    "task_completion",
+    better="higher",
+    failure=FailureValue(0.0, False, "the task is not completed", always=True),
+    protocols=("live_call",),
+)
 def task_completion(record: LiveCallRecord, resources: object = None) -> Score:
     if record.expected_db is None:
         return Score.not_run("no expected database for this call")

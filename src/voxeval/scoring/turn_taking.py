@@ -30,10 +30,10 @@ from dataclasses import asdict, dataclass, field
 from statistics import mean
 from typing import Any
 
-from voxeval.registry import register
 from voxeval.scoring.call_turns import CallTurns, number_turns
 from voxeval.scoring.floor_speech import floor_speech
 from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.metric import FailureValue, metric
 from voxeval.scoring.score import Score
 from voxeval.simulation.timeline import Timeline
 
@@ -217,7 +217,12 @@ def _details(turns: CallTurns, scored: list[TurnScore], missed: bool) -> dict[st
     }
 
 
-@register("metric", "turn_taking")
+@metric(
+    "turn_taking",
+    better="higher",
+    failure=FailureValue(0.0, False, "an unanswered user turn scores 0"),
+    protocols=("live_call",),
+)
 def turn_taking(record: LiveCallRecord, resources: object = None) -> Score:
     if record.timeline is None:
         return Score.not_run("no event timeline for this call")

@@ -22,10 +22,11 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from voxeval.registry import register
 from voxeval.scoring.call_conversation import call_conversation
 from voxeval.scoring.judged_call import RatedTemplate, run_judge
 from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.metric import metric
+from voxeval.scoring.reply_record import ScoringResources
 from voxeval.scoring.score import Score
 from voxeval.simulation.timeline import Timeline
 
@@ -197,8 +198,8 @@ def _score(rating: float, answer: dict[str, Any]) -> Score:
     )
 
 
-@register("metric", METRIC)
-def user_behavioural_fidelity(record: LiveCallRecord, resources: Any) -> Score:
+@metric(METRIC, better=None, failure=None, protocols=("live_call",))
+def user_behavioural_fidelity(record: LiveCallRecord, resources: ScoringResources) -> Score:
     """1 when the judge finds none of the five corruption types in the caller's behaviour,
     else 0 (details per type). Validates the simulation, not the system under test."""
     judge = resources.judge()  # ProviderUnavailable -> not run with the reason

@@ -19,14 +19,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from voxeval.registry import register
 from voxeval.scoring.judged_call import RatedTemplate, rating_property
 from voxeval.scoring.judged_ratings import RATING_MIN
 from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.metric import DESCRIPTIVE, metric
+from voxeval.scoring.reply_record import ScoringResources
 from voxeval.scoring.score import Score
 from voxeval.scoring.speech_fidelity import spoken_turns, turn_audio
 from voxeval.scoring.spoken_entities import extract_entities
-from voxeval.scoring.system_fault import DESCRIPTIVE, failure_value
 from voxeval.scoring.turn_judging import TurnRequest, audio_judge_of, judge_each_turn
 
 METHOD = "audio_judge"
@@ -86,9 +86,14 @@ TEMPLATE = RatedTemplate(
 )
 
 
-@register("metric", "user_speech_fidelity")
-@failure_value(DESCRIPTIVE)  # the caller is ours: a fault of the system says nothing about it
-def user_speech_fidelity(record: LiveCallRecord, resources: Any) -> Score:
+@metric(
+    "user_speech_fidelity",
+    better=None,
+    failure=DESCRIPTIVE,  # the caller is ours: a fault of the system says nothing about it
+    protocols=("live_call",),
+    modes=("audio",),
+)
+def user_speech_fidelity(record: LiveCallRecord, resources: ScoringResources) -> Score:
     """1.0 when the audio judge rated no caller turn 1, else 0.0 (regenerate the call)."""
     if record.timeline is None:
         return Score.not_run("no event timeline for this call")

@@ -47,6 +47,14 @@ class TurnSystem(Protocol):
     def identity(self) -> dict[str, Any]: ...
 
 
+@runtime_checkable
+class AsyncTurnSystem(TurnSystem, Protocol):
+    """A turn system that can also be awaited: ``areply`` answers without holding a thread
+    while it waits on the network (a coroutine function)."""
+
+    async def areply(self, history: Sequence[Turn]) -> Reply: ...
+
+
 # What a system can serve. A class declares ``capabilities`` (a frozenset of these), so a plan
 # can be checked without building the system.
 REPLY = "reply"  # reply(history) -> Reply: single-turn (and later multi-turn) protocols

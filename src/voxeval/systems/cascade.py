@@ -28,10 +28,9 @@ from voxeval.config import ProviderSpec, SystemSpec
 from voxeval.errors import ConfigError, EndpointError
 from voxeval.providers.async_dispatch import call_async
 from voxeval.providers.base import ASR, LLM, TTS, Message
-from voxeval.providers.factory import system_component
+from voxeval.providers.factory import ProviderSource, system_component
 from voxeval.providers.openai_http import count_requests
-from voxeval.registry import register
-from voxeval.systems.base import CALL, REPLY, Reply, Turn
+from voxeval.systems.base import CALL, REPLY, SYSTEMS, Reply, Turn
 from voxeval.systems.call import AgentTurn
 from voxeval.systems.llm_call import DEFAULT_CALL_VOICE, LLMToolAgent, renderer_from, warm_asr
 from voxeval.systems.options import ComponentSpec, endpoint_fault, parse_options, provider_identity
@@ -86,7 +85,7 @@ def spoken_text(text: str) -> str:
     return " ".join(_LINE_MARKUP.sub(" ", _INLINE_MARKUP.sub("", text)).split())
 
 
-@register("system", "cascade")
+@SYSTEMS.register("cascade")
 class CascadeSystem:
     """ASR -> LLM -> TTS. ``reply`` transcribes every user turn that has no text yet, sends the
     whole conversation to the LLM and speaks its answer. The text channel is the LLM's text.
@@ -111,7 +110,7 @@ class CascadeSystem:
         self.vad = vad
 
     @classmethod
-    def from_spec(cls, spec: SystemSpec, ctx: Any = None) -> CascadeSystem:
+    def from_spec(cls, spec: SystemSpec, ctx: ProviderSource | None = None) -> CascadeSystem:
         opts = parse_options(spec, CascadeOptions)
         return cls(
             spec.name,

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from voxeval.audio import Audio, audio_from_bytes, audio_to_wav_bytes
 from voxeval.config import SystemSpec
 from voxeval.errors import AudioError, ConfigError, EndpointError, SystemFault
+from voxeval.providers.factory import ProviderSource
 from voxeval.providers.openai_http import (
     DEFAULT_BACKOFF_BASE_S,
     DEFAULT_BACKOFF_MAX_S,
@@ -36,8 +37,7 @@ from voxeval.providers.openai_http import (
     count_requests,
     redact_url,
 )
-from voxeval.registry import register
-from voxeval.systems.base import CALL, REPLY, Reply, Turn
+from voxeval.systems.base import CALL, REPLY, SYSTEMS, Reply, Turn
 from voxeval.systems.options import endpoint_fault, parse_options
 
 
@@ -88,7 +88,7 @@ class HTTPSystemError(SystemFault):
     test, with its ``cause``."""
 
 
-@register("system", "http")
+@SYSTEMS.register("http")
 class HTTPSystem:
     # In a live call it is wrapped in the turn adapter (voxeval.systems.turn_call).
     capabilities = frozenset({REPLY, CALL})
@@ -110,7 +110,7 @@ class HTTPSystem:
         )
 
     @classmethod
-    def from_spec(cls, spec: SystemSpec, ctx: Any = None) -> HTTPSystem:
+    def from_spec(cls, spec: SystemSpec, ctx: ProviderSource | None = None) -> HTTPSystem:
         return cls(spec.name, parse_options(spec, HTTPOptions))
 
     def identity(self) -> dict[str, Any]:

@@ -15,9 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from voxeval.audio import Audio
 from voxeval.config import SystemSpec
-from voxeval.providers.factory import system_component
-from voxeval.registry import register
-from voxeval.systems.base import CALL
+from voxeval.providers.factory import ProviderSource, system_component
+from voxeval.systems.base import CALL, SYSTEMS
 from voxeval.systems.call import AgentTurn
 from voxeval.systems.llm_call import DEFAULT_CALL_VOICE, LLMToolAgent, renderer_from
 from voxeval.systems.options import ComponentSpec, parse_options, provider_identity
@@ -32,7 +31,7 @@ class HybridOptions(BaseModel):
     max_tool_rounds: int = Field(default=8, ge=0)
 
 
-@register("system", "hybrid")
+@SYSTEMS.register("hybrid")
 class HybridSystem:
     capabilities = frozenset({CALL})
 
@@ -42,7 +41,7 @@ class HybridSystem:
         self.options = options
 
     @classmethod
-    def from_spec(cls, spec: SystemSpec, ctx: Any = None) -> HybridSystem:
+    def from_spec(cls, spec: SystemSpec, ctx: ProviderSource | None = None) -> HybridSystem:
         opts = parse_options(spec, HybridOptions)
         return cls(spec.name, system_component(ctx, "audio_llm", opts.audio_llm), opts)
 

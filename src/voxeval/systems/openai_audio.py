@@ -16,10 +16,9 @@ from voxeval.audio import audio_to_wav_bytes
 from voxeval.config import SystemSpec
 from voxeval.errors import EndpointError, SystemFault
 from voxeval.providers.base import Message
-from voxeval.providers.factory import system_component
+from voxeval.providers.factory import ProviderSource, system_component
 from voxeval.providers.openai_http import count_requests
-from voxeval.registry import register
-from voxeval.systems.base import CALL, REPLY, Reply, Turn
+from voxeval.systems.base import CALL, REPLY, SYSTEMS, Reply, Turn
 from voxeval.systems.options import ComponentSpec, endpoint_fault, parse_options, provider_identity
 
 # Options that belong to the system; everything else describes the audio_llm provider.
@@ -55,7 +54,7 @@ def parse_openai_audio_options(spec: SystemSpec) -> OpenAIAudioOptions:
     return parse_options(spec, OpenAIAudioOptions, raw)
 
 
-@register("system", "openai-audio")
+@SYSTEMS.register("openai-audio")
 class OpenAIAudioSystem:
     # In a live call it is wrapped in the turn adapter (voxeval.systems.turn_call).
     capabilities = frozenset({REPLY, CALL})
@@ -66,7 +65,7 @@ class OpenAIAudioSystem:
         self.options = options
 
     @classmethod
-    def from_spec(cls, spec: SystemSpec, ctx: Any = None) -> OpenAIAudioSystem:
+    def from_spec(cls, spec: SystemSpec, ctx: ProviderSource | None = None) -> OpenAIAudioSystem:
         opts = parse_openai_audio_options(spec)
         return cls(spec.name, system_component(ctx, "audio_llm", opts.audio_llm), opts)
 

@@ -36,8 +36,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from voxeval.audio import Audio
 from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError
-from voxeval.registry import register
-from voxeval.systems.base import CALL
+from voxeval.providers.factory import ProviderSource
+from voxeval.systems.base import CALL, SYSTEMS
 from voxeval.systems.call import (
     AgentAction,
     AgentTurn,
@@ -73,7 +73,7 @@ class PhoneStreamOptions(BaseModel):
     expected_reply_s: float = Field(default=3.0, gt=0)
 
 
-@register("system", "phone-stream")
+@SYSTEMS.register("phone-stream")
 class PhoneStreamSystem:
     """Holds live calls only; each call opens its own stream (``PhoneStreamAgent``)."""
 
@@ -84,7 +84,7 @@ class PhoneStreamSystem:
         self.options = options
 
     @classmethod
-    def from_spec(cls, spec: SystemSpec, ctx: Any = None) -> PhoneStreamSystem:
+    def from_spec(cls, spec: SystemSpec, ctx: ProviderSource | None = None) -> PhoneStreamSystem:
         options = parse_options(spec, PhoneStreamOptions)
         if options.serve_tools and importlib.util.find_spec("mcp") is None:
             raise ConfigError(

@@ -32,8 +32,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError
-from voxeval.registry import register
-from voxeval.systems.base import CALL
+from voxeval.providers.factory import ProviderSource
+from voxeval.systems.base import CALL, SYSTEMS
 from voxeval.systems.live_audio_agent import LiveAudioAgent
 from voxeval.systems.options import parse_options
 
@@ -60,7 +60,7 @@ class PipecatOptions(BaseModel):
     clock: Literal["auto", "virtual", "wall"] = "auto"
 
 
-@register("system", "pipecat")
+@SYSTEMS.register("pipecat")
 class PipecatSystem:
     """Holds live calls only; each call builds the pipeline anew (``PipecatAgent``)."""
 
@@ -71,7 +71,7 @@ class PipecatSystem:
         self.options = options
 
     @classmethod
-    def from_spec(cls, spec: SystemSpec, ctx: Any = None) -> PipecatSystem:
+    def from_spec(cls, spec: SystemSpec, ctx: ProviderSource | None = None) -> PipecatSystem:
         return cls(spec.name, parse_options(spec, PipecatOptions))
 
     def identity(self) -> dict[str, Any]:

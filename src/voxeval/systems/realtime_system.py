@@ -13,8 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from voxeval.config import SystemSpec
-from voxeval.registry import register
-from voxeval.systems.base import CALL
+from voxeval.providers.factory import ProviderSource
+from voxeval.systems.base import CALL, SYSTEMS
 from voxeval.systems.options import parse_options
 from voxeval.systems.realtime_vad import ServerVadRealtimeAgent
 from voxeval.systems.realtime_ws import RealtimeAgent
@@ -42,7 +42,7 @@ class RealtimeOptions(BaseModel):
     sync_every_ms: int = Field(default=20, ge=10)
 
 
-@register("system", "openai-realtime")
+@SYSTEMS.register("openai-realtime")
 class RealtimeSystem:
     """Holds live calls only; each call opens its own websocket session (``RealtimeAgent``)."""
 
@@ -53,7 +53,7 @@ class RealtimeSystem:
         self.options = options
 
     @classmethod
-    def from_spec(cls, spec: SystemSpec, ctx: Any = None) -> RealtimeSystem:
+    def from_spec(cls, spec: SystemSpec, ctx: ProviderSource | None = None) -> RealtimeSystem:
         return cls(spec.name, parse_options(spec, RealtimeOptions))
 
     def identity(self) -> dict[str, Any]:

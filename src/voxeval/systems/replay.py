@@ -28,8 +28,8 @@ from voxeval.audio import Audio, AudioLimits, ChannelMode, read_audio
 from voxeval.audio.io import DEFAULT_MAX_AUDIO_MB, DEFAULT_MAX_AUDIO_S
 from voxeval.config import SystemSpec
 from voxeval.errors import AudioError, ConfigError, VoxevalError
-from voxeval.registry import register
-from voxeval.systems.base import REPLY, Reply, Turn
+from voxeval.providers.factory import ProviderSource
+from voxeval.systems.base import REPLY, SYSTEMS, Reply, Turn
 from voxeval.systems.options import parse_options
 
 
@@ -93,7 +93,7 @@ def load_manifest(path: Path) -> dict[str, ManifestRow]:
     return rows
 
 
-@register("system", "replay")
+@SYSTEMS.register("replay")
 class ReplaySystem:
     # Replies are looked up by benchmark item id: nothing to answer a live caller with.
     capabilities = frozenset({REPLY})
@@ -114,7 +114,7 @@ class ReplaySystem:
             self._rows = load_manifest(self.manifest)
 
     @classmethod
-    def from_spec(cls, spec: SystemSpec, ctx: Any = None) -> ReplaySystem:
+    def from_spec(cls, spec: SystemSpec, ctx: ProviderSource | None = None) -> ReplaySystem:
         return cls(spec.name, parse_options(spec, ReplayOptions))
 
     def identity(self) -> dict[str, Any]:

@@ -29,9 +29,8 @@ from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.benchmarks.tools.database import is_record_table
 from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError
-from voxeval.providers.factory import system_component
-from voxeval.registry import register
-from voxeval.systems.base import CALL
+from voxeval.providers.factory import ProviderSource, system_component
+from voxeval.systems.base import CALL, SYSTEMS
 from voxeval.systems.call import AgentTurn
 from voxeval.systems.caller_facts import CallerFacts
 from voxeval.systems.llm_call import warm_asr
@@ -371,20 +370,22 @@ class ScriptedOptions(BaseModel):
     asr: ComponentSpec | None = None  # how it hears the caller (None: the run's scoring ASR)
 
 
-@register("system", "scripted")
+@SYSTEMS.register("scripted")
 class ScriptedSystem:
     """Holds live calls only: each call gets a fresh ``ScriptedAgent`` (``agent_class``)."""
 
     capabilities = frozenset({CALL})
     agent_class: ClassVar[type[ScriptedAgent]] = ScriptedAgent
 
-    def __init__(self, name: str, options: ScriptedOptions, ctx: Any = None) -> None:
+    def __init__(
+        self, name: str, options: ScriptedOptions, ctx: ProviderSource | None = None
+    ) -> None:
         self.name = name
         self.options = options
         self._ctx = ctx  # the run's providers (a model loads once), None from Python
 
     @classmethod
-    def from_spec(cls, spec: SystemSpec, ctx: Any = None) -> ScriptedSystem:
+    def from_spec(cls, spec: SystemSpec, ctx: ProviderSource | None = None) -> ScriptedSystem:
         return cls(spec.name, parse_options(spec, ScriptedOptions), ctx)
 
     def _asr(self, language: str) -> Any:

@@ -24,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError
-from voxeval.registry import register
-from voxeval.systems.base import CALL
+from voxeval.providers.factory import ProviderSource
+from voxeval.systems.base import CALL, SYSTEMS
 from voxeval.systems.live_audio_agent import AGENT_RATE, LiveAudioAgent
 from voxeval.systems.options import parse_options
 
@@ -51,7 +51,7 @@ class WebRTCOptions(BaseModel):
     yield_window_s: float = Field(default=1.0, ge=0)
 
 
-@register("system", "webrtc")
+@SYSTEMS.register("webrtc")
 class WebRTCSystem:
     """Holds live calls only; each call opens its own peer connection (``WebRTCAgent``)."""
 
@@ -62,7 +62,7 @@ class WebRTCSystem:
         self.options = options
 
     @classmethod
-    def from_spec(cls, spec: SystemSpec, ctx: Any = None) -> WebRTCSystem:
+    def from_spec(cls, spec: SystemSpec, ctx: ProviderSource | None = None) -> WebRTCSystem:
         return cls(spec.name, parse_options(spec, WebRTCOptions))
 
     def identity(self) -> dict[str, Any]:

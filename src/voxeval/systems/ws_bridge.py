@@ -32,8 +32,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from voxeval.audio import Audio
 from voxeval.benchmarks.tools.tool_call import ToolCallRecord
 from voxeval.config import SystemSpec
-from voxeval.registry import register
-from voxeval.systems.base import CALL
+from voxeval.providers.factory import ProviderSource
+from voxeval.systems.base import CALL, SYSTEMS
 from voxeval.systems.call import AgentTurn
 from voxeval.systems.options import parse_options
 from voxeval.systems.pcm16 import pcm16_frames, pcm16_to_audio
@@ -78,7 +78,7 @@ class WebsocketBridgeOptions(BaseModel):
         return self.protocol_version == 1 or self.turn_handling == "voxeval"
 
 
-@register("system", "websocket")
+@SYSTEMS.register("websocket")
 class WebsocketBridgeSystem:
     """Holds live calls only; each call runs its own bridge server (``WebsocketBridgeAgent``)."""
 
@@ -89,7 +89,9 @@ class WebsocketBridgeSystem:
         self.options = options
 
     @classmethod
-    def from_spec(cls, spec: SystemSpec, ctx: Any = None) -> WebsocketBridgeSystem:
+    def from_spec(
+        cls, spec: SystemSpec, ctx: ProviderSource | None = None
+    ) -> WebsocketBridgeSystem:
         return cls(spec.name, parse_options(spec, WebsocketBridgeOptions))
 
     def identity(self) -> dict[str, Any]:

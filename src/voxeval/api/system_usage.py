@@ -8,9 +8,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from voxeval.api.context import RunContext
+from voxeval.api.protocol import WorkUnit
 from voxeval.audio import Audio
-from voxeval.protocols.context import RunContext
-from voxeval.protocols.contract import WorkUnit
 from voxeval.providers.openai_http import RequestCounts, count_requests
 from voxeval.providers.usage_ledger import attributed, usage_ledger
 from voxeval.providers.usage_meter import ModelKey, ModelUsage
