@@ -28,14 +28,12 @@ import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError
-from voxeval.providers.factory import ProviderSource
-from voxeval.systems.base import CALL, SYSTEMS
+from voxeval.systems.base import SYSTEMS
 from voxeval.systems.live_audio_agent import LiveAudioAgent
-from voxeval.systems.options import parse_options
+from voxeval.systems.live_audio_system import LiveAudioOptions, LiveAudioSystem
 
 if TYPE_CHECKING:
     from voxeval.benchmarks.scenario import Scenario
@@ -44,42 +42,13 @@ if TYPE_CHECKING:
     from voxeval.systems.pipecat_link import PipecatLink
 
 
-class PipecatOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class PipecatOptions(LiveAudioOptions):
     pipeline: str = Field(pattern=r"^[\w.]+:[\w]+$")  # "module:factory"
     options: dict[str, Any] = Field(default_factory=dict)  # keyword arguments of the factory
     start_timeout_s: float = Field(default=60.0, gt=0)  # loading the pipeline's models
     greeting_wait_s: float = Field(default=3.0, ge=0)
-    speech_level_dbfs: float = Field(default=-45.0, lt=0)
     reply_gap_ms: float = Field(default=600.0, gt=0)
-    turn_timeout_s: float = Field(default=60.0, gt=0)
-    # the caller plans its reactions to a reply (barge-in) for this long: its real length is
-    # unknown while it arrives; caller speech this close to a reply's end: the agent yielded
-    expected_reply_s: float = Field(default=3.0, gt=0)
-    yield_window_s: float = Field(default=1.0, ge=0)
     clock: Literal["auto", "virtual", "wall"] = "auto"
-
-
-@SYSTEMS.register("pipecat")
-class PipecatSystem:
-    """Holds live calls only; each call builds the pipeline anew (``PipecatAgent``)."""
-
-    capabilities = frozenset({CALL})
-
-    def __init__(self, name: str, options: PipecatOptions) -> None:
-        self.name = name
-        self.options = options
-
-    @classmethod
-    def from_spec(cls, spec: SystemSpec, ctx: ProviderSource | None = None) -> PipecatSystem:
-        return cls(spec.name, parse_options(spec, PipecatOptions))
-
-    def identity(self) -> dict[str, Any]:
-        o = self.options
-        return {"type": "pipecat", "pipeline": o.pipeline, "options": o.options, "clock": o.clock}
-
-    def open_call(self) -> PipecatAgent:
-        return PipecatAgent(**self.options.model_dump())
 
 
 class PipecatAgent(LiveAudioAgent):
@@ -194,3 +163,15 @@ def tools_schema(openai_tools: list[dict[str, Any]]) -> Any:
 
 
 __all__ = ["PipecatAgent", "PipecatOptions", "PipecatSystem", "load_factory", "tools_schema"]
+
+
+@SYSTEMS.register("pipecat")
+class PipecatSystem(LiveAudioSystem[PipecatOptions]):
+    """Holds live calls only; each call builds the pipeline anew (``PipecatAgent``)."""
+
+    agent_class = PipecatAgent
+    options_model = PipecatOptions
+
+    def identity(self) -> dict[str, Any]:
+        o = self.options
+        return {"type": "pipecat", "pipeline": o.pipeline, "options": o.options, "clock": o.clock}

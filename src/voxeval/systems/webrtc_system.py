@@ -20,14 +20,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError
-from voxeval.providers.factory import ProviderSource
-from voxeval.systems.base import CALL, SYSTEMS
+from voxeval.systems.base import SYSTEMS
 from voxeval.systems.live_audio_agent import AGENT_RATE, LiveAudioAgent
-from voxeval.systems.options import parse_options
+from voxeval.systems.live_audio_system import LiveAudioOptions, LiveAudioSystem
 
 if TYPE_CHECKING:
     from voxeval.benchmarks.scenario import Scenario
@@ -35,41 +33,11 @@ if TYPE_CHECKING:
     from voxeval.systems.webrtc_peer import WebRTCPeer
 
 
-class WebRTCOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class WebRTCOptions(LiveAudioOptions):
     # the agent's offer endpoint, e.g. a Pipecat runner's http://host:7860/api/offer
     url: str = Field(pattern=r"^https?://")
     request_data: dict[str, Any] = Field(default_factory=dict)  # sent with the offer
     connect_timeout_s: float = Field(default=15.0, gt=0)
-    greeting_wait_s: float = Field(default=2.0, ge=0)  # how long the agent has to greet first
-    speech_level_dbfs: float = Field(default=-45.0, lt=0)  # louder chunks are the agent speaking
-    reply_gap_ms: float = Field(default=400.0, gt=0)  # quiet that ends a reply
-    turn_timeout_s: float = Field(default=60.0, gt=0)  # longest reply being received
-    # the caller plans its reactions to a reply (barge-in) for this long: its real length is
-    # unknown while it arrives; caller speech this close to a reply's end: the agent yielded
-    expected_reply_s: float = Field(default=3.0, gt=0)
-    yield_window_s: float = Field(default=1.0, ge=0)
-
-
-@SYSTEMS.register("webrtc")
-class WebRTCSystem:
-    """Holds live calls only; each call opens its own peer connection (``WebRTCAgent``)."""
-
-    capabilities = frozenset({CALL})
-
-    def __init__(self, name: str, options: WebRTCOptions) -> None:
-        self.name = name
-        self.options = options
-
-    @classmethod
-    def from_spec(cls, spec: SystemSpec, ctx: ProviderSource | None = None) -> WebRTCSystem:
-        return cls(spec.name, parse_options(spec, WebRTCOptions))
-
-    def identity(self) -> dict[str, Any]:
-        return {"type": "webrtc", "url": self.options.url, "clock": "wall"}
-
-    def open_call(self) -> WebRTCAgent:
-        return WebRTCAgent(**self.options.model_dump())
 
 
 class WebRTCAgent(LiveAudioAgent):
@@ -122,3 +90,14 @@ class WebRTCAgent(LiveAudioAgent):
 
 
 __all__ = ["WebRTCAgent", "WebRTCOptions", "WebRTCSystem"]
+
+
+@SYSTEMS.register("webrtc")
+class WebRTCSystem(LiveAudioSystem[WebRTCOptions]):
+    """Holds live calls only; each call opens its own peer connection (``WebRTCAgent``)."""
+
+    agent_class = WebRTCAgent
+    options_model = WebRTCOptions
+
+    def identity(self) -> dict[str, Any]:
+        return {"type": "webrtc", "url": self.options.url, "clock": "wall"}
