@@ -475,6 +475,13 @@ class SingleTurnProtocol:
 
     # -- score --------------------------------------------------------------------------------
 
+    def release(self) -> None:
+        """Forget the run's scoring resources (they hold the run context and its models)
+        and any reply kept for scoring (``RunContext.close``)."""
+        with self._lock:
+            self._resources = None
+        self._fresh = FreshReplies()
+
     def resources(self, ctx: RunContext) -> ScoringResources:
         with self._lock:
             if self._resources is None:
