@@ -46,16 +46,14 @@ from voxeval.runner.faults import (
     interact_with_retries_async,
 )
 from voxeval.runner.interaction_mark import (
-    SENT_LOG,
-    LoggedRequests,
     SystemCallSlots,
-    logged_requests,
     slots_held_until_marked,
     stored_fault,
 )
 from voxeval.runner.plan_check import validate_plan, validate_scoring
 from voxeval.runner.process_executor import run_units_in_processes, start_worker_server
 from voxeval.runner.ray_executor import run_units_on_ray
+from voxeval.runner.sent_log import SENT_LOG, LoggedRequests, logged_requests
 from voxeval.runner.unit_work import record_lost_requests
 from voxeval.store import RunStore
 from voxeval.store.provenance import now_iso

@@ -15,8 +15,8 @@ committed, so the units that talked to their systems without a committed mark, t
 asked again after a kill, are never more than ``concurrency``.
 
 The requests such a unit had sent are not lost either: each one is appended to
-``sent_requests.log`` in the unit's folder as it is sent (``LoggedRequests``; no index write,
-no fsync: a killed process's writes are in the page cache), and resume records them for the
+``sent_requests.log`` in the unit's folder as it is sent (``sent_log``; no index write, no
+fsync: a killed process's writes are in the page cache), and resume records them for the
 unit as usage rows of 0 calls before the folder is emptied, as the processes executor does
 for a killed worker's units (``record_lost_requests``). The log is deleted once the mark is
 committed (the usage rows count those requests from then on).
@@ -25,21 +25,13 @@ committed (the usage rows count those requests from then on).
 from __future__ import annotations
 
 import asyncio
-import os
-from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
-from pathlib import Path
 from typing import Any
 
 from voxeval.errors import SYSTEM_FAULT_CAUSES, SystemFault
-from voxeval.providers.openai_http import RequestCounts
-from voxeval.providers.usage_ledger import current_component
-from voxeval.runner.unit_work import usage_component
 from voxeval.store.records import UnitRecord
-
-SENT_LOG = "sent_requests.log"  # in a unit folder while its interaction is not marked
 
 # The slots taken by the running task inside ``slots_held_until_marked`` (None outside).
 _held_slots: ContextVar[list[asyncio.Semaphore] | None] = ContextVar(
@@ -79,40 +71,3 @@ def stored_fault(record: UnitRecord) -> SystemFault | None:
         return None
     cause = record.system_fault if record.system_fault in SYSTEM_FAULT_CAUSES else "exception"
     return SystemFault(record.error or f"system {record.system!r} failed", cause=cause)
-
-
-class LoggedRequests(RequestCounts):
-    """A unit's request tally that also appends each request, as it is sent, to the unit's
-    ``SENT_LOG``: one line ``<usage component>\t<requests>``."""
-
-    def __init__(self, unit_dir: Path, system: str) -> None:
-        super().__init__()
-        self._path = unit_dir / SENT_LOG
-        self._system = system
-
-    def add(self, **amounts: float) -> None:
-        super().add(**amounts)
-        sent = int(amounts.get("requests", 0))
-        if not sent:
-            return
-        line = f"{usage_component(current_component(), self._system)}\t{sent}\n"
-        fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, line.encode("utf-8"))  # one write: lines of threads never interleave
-        finally:
-            os.close(fd)
-
-
-def logged_requests(unit_dir: Path) -> dict[str, int]:
-    """The requests per usage component in a unit's ``SENT_LOG`` ({} without one; a line
-    cut short by the kill is skipped: its request had not been counted yet)."""
-    try:
-        text = (unit_dir / SENT_LOG).read_text(encoding="utf-8")
-    except (FileNotFoundError, NotADirectoryError, UnicodeDecodeError):
-        return {}
-    counts: Counter[str] = Counter()
-    for line in text.split("\n"):
-        component, _, amount = line.partition("\t")
-        if component and amount.isdigit():
-            counts[component] += int(amount)
-    return dict(counts)
