@@ -503,7 +503,10 @@ def _run_evaluation(
         await await_future(committed)
 
     def on_error(unit: WorkUnit, exc: Exception) -> str:
-        return store.record_failure(unit, exc, cause=failure_cause(exc))
+        message = store.record_failure(unit, exc, cause=failure_cause(exc))
+        # its requests are counted by the usage committed with the failure
+        (store.unit_dir(unit) / SENT_LOG).unlink(missing_ok=True)
+        return message
 
     # ray, processes: workers interact and score; this process writes the index
     if config.executor == "ray":
