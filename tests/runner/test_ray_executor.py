@@ -115,6 +115,18 @@ def test_killed_workers_lose_no_finished_unit(ray_cluster, local_run, fresh_worl
     attempts = index_rows(tmp_path / "ray", "SELECT attempts, COUNT(*) FROM units GROUP BY 1")
     assert dict(attempts).get(2, 0) >= 1 and max(dict(attempts)) == 2, attempts
     assert not list((tmp_path / "ray").rglob("dispatch.txt"))  # no marker left behind
+    # Issue 37, point 13: the requests the killed attempts had sent count in the usage, as
+    # rows of 0 calls (the calls never finished) of the units re-run, as with processes
+    assert not list((tmp_path / "ray").rglob("sent_requests.log"))
+    received = sum(responder.replies.values())
+    summary = json.loads((tmp_path / "ray" / "report" / "summary.json").read_text())
+    system = summary["usage"]["by_provider"]["system:live"]
+    assert (system["calls"], system["requests"]) == (N_QUERIES, received)
+    lost = index_rows(tmp_path / "ray", "SELECT u.unit_key, u.requests, n.attempts FROM usage u "
+                      "JOIN units n ON n.unit_key = u.unit_key "
+                      "WHERE u.provider = 'system:live' AND u.calls = 0")  # fmt: skip
+    assert sum(requests for _, requests, _ in lost) == rerun
+    assert {attempts for _, _, attempts in lost} == {2}
 
 
 @pytest.mark.slow  # worker start-up (imports, models) on a 2-CPU cluster

@@ -114,6 +114,34 @@ class RunContext:
     # do not keep the system idle. None: the runner's workers are the only limit.
     system_call_slots: asyncio.Semaphore | None = field(default=None, repr=False)
 
+    # -- end of the run ---------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Let go of what this run loaded: its providers (embedded ASR, MOS, TTS and LLM
+        models), its systems, the call cache and the protocol's own scoring resources. The
+        protocol's resources refer back to this context, so without this the models lived
+        on in reference cycles until Python's collector found them (about 2 GB per
+        single-turn run for a library user running several runs in one process). Nothing is
+        closed: a provider may share connection pools with other runs of the process; it is
+        only no longer referenced. The context can be used again: providers load anew."""
+        if self.protocol is not None:
+            self.protocol.release()
+        with self._lock:
+            self._providers.clear()
+            self._cached_providers.clear()
+            self._provider_locks.clear()
+            self._systems.clear()
+            self._limits.clear()
+            self._optional.clear()
+            self._call_cache = None
+            self._call_cache_ready = False
+
+    def __enter__(self) -> RunContext:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # -- providers --------------------------------------------------------------------------
 
     def _key_lock(self, key: str) -> threading.Lock:

@@ -175,6 +175,10 @@ class EvaluationProtocol(ABC, Generic[ContextT]):
         """``{step: summary}`` of the stored results, for ``report/summary.json``."""
         return {}
 
+    def release(self) -> None:
+        """Forget what the protocol keeps for the run (scoring resources hold the run
+        context and its models); called by ``RunContext.close`` when the run ends."""
+
 
 # Protocol classes by name; a class is instantiated without arguments.
 PROTOCOLS: Kind[type[EvaluationProtocol[Any]]] = Kind("protocol")

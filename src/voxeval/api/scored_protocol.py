@@ -138,6 +138,11 @@ class ScoredProtocol(EvaluationProtocol[RunContext], Generic[RecordT, ResourcesT
 
     # -- the skeleton --------------------------------------------------------------------------
 
+    def release(self) -> None:
+        """Forget the run's scoring resources (they hold the run context and its models)."""
+        with self._resources_lock:
+            self._resources = None
+
     def resources(self, ctx: RunContext) -> ResourcesT:
         """``build_resources``, made once per protocol instance (shared by every unit)."""
         with self._resources_lock:

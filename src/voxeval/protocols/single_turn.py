@@ -454,6 +454,12 @@ class SingleTurnProtocol(ScoredProtocol[ReplyRecord, ScoringResources]):
     def default_metrics(self, ctx: RunContext) -> list[str]:
         return list(DEFAULT_METRICS)
 
+    def release(self) -> None:
+        """Forget the run's scoring resources and any reply kept for scoring
+        (``RunContext.close``)."""
+        super().release()
+        self._fresh = FreshReplies()
+
     def build_resources(self, ctx: RunContext) -> ScoringResources:
         opts = scoring_options(ctx)
         judging = opts.checklist_judging()

@@ -119,34 +119,41 @@ class MeteredProvider:
     def __init__(self, inner: Any, key: ModelKey) -> None:
         self.inner = inner
         self.usage_key = key
+        # The functions set on the wrapper below run its methods on ``view`` (the inner
+        # provider and the key), never on the wrapper itself: a function kept in the
+        # wrapper's own attributes that referred back to it would make a reference cycle,
+        # and the wrapped model (hundreds of MB) would outlive its last user until the
+        # cyclic collector ran.
+        view = _MeterView(inner, key)
+        own = getattr(type(self), self.method)  # the class's function, not a bound method
+
         # The metered method carries the inner method's signature (``__wrapped__``): the
         # call cache outside binds arguments and defaults against it for its keys.
-        own = getattr(self, self.method)
-
         @functools.wraps(getattr(inner, self.method))
         def call(*args: Any, **kwargs: Any) -> Any:
-            return own(*args, **kwargs)
+            return own(view, *args, **kwargs)
 
         setattr(self, self.method, call)
         # The async twin (``achat``, ``atranscribe``, ``asynthesize``) of a provider that has
         # one is what the asyncio runner awaits: metered the same way.
         twin = getattr(inner, f"a{self.method}", None)
         if twin is not None and inspect.iscoroutinefunction(twin):
-            audio_in = self.audio_in
+            measure = type(self).audio_in  # a static method: no reference to the wrapper
 
             @functools.wraps(twin)
             async def acall(*args: Any, **kwargs: Any) -> Any:
                 if not _active():
                     return await twin(*args, **kwargs)
-                with metered_call(self.usage_key) as use:
-                    use.audio_in_s += audio_in(args)
+                with metered_call(key) as use:
+                    use.audio_in_s += measure(args)
                     result = await twin(*args, **kwargs)
                     _add_result(use, result)
                     return result
 
             setattr(self, f"a{self.method}", acall)
 
-    def audio_in(self, args: tuple[Any, ...]) -> float:
+    @staticmethod
+    def audio_in(args: tuple[Any, ...]) -> float:
         """Seconds of audio in a call's first argument (none for a TTS's text)."""
         return audio_seconds(args[0]) if args else 0.0
 
@@ -182,6 +189,19 @@ class MeteredProvider:
             result = call(*args, **kwargs)
             _add_result(use, result)
             return result
+
+
+class _MeterView:
+    """What a metering wrapper's methods use (its inner provider and price-table key),
+    without the wrapper."""
+
+    __slots__ = ("inner", "usage_key")
+
+    def __init__(self, inner: Any, key: ModelKey) -> None:
+        self.inner = inner
+        self.usage_key = key
+
+    _metered = MeteredProvider._metered
 
 
 def _add_result(use: ModelUsage, result: Any) -> None:

@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
@@ -33,6 +33,7 @@ from voxeval.errors import SystemFault
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.providers.async_dispatch import await_future, run_blocking
+from voxeval.providers.openai_http import watch_requests
 from voxeval.redaction import register_config_secrets, scrub
 from voxeval.report.writer import write_report
 from voxeval.runner.collector_pause import collector_tuned
@@ -44,11 +45,19 @@ from voxeval.runner.faults import (
     failure_cause,
     interact_with_retries_async,
 )
+from voxeval.runner.interaction_mark import (
+    SystemCallSlots,
+    slots_held_until_marked,
+    stored_fault,
+)
 from voxeval.runner.plan_check import validate_plan, validate_scoring
 from voxeval.runner.process_executor import run_units_in_processes, start_worker_server
 from voxeval.runner.ray_executor import run_units_on_ray
+from voxeval.runner.sent_log import SENT_LOG, LoggedRequests, logged_requests
+from voxeval.runner.unit_work import record_lost_requests
 from voxeval.store import RunReader, RunStore
 from voxeval.store.provenance import now_iso
+from voxeval.store.records import INTERACTED
 from voxeval.store.run_store import refuse_to_reset_foreign_folder
 
 
@@ -226,7 +235,7 @@ class _UnitDriver(Generic[K]):
         concurrency = max(1, self.ctx.config.concurrency)
         self.room = asyncio.Semaphore(concurrency)  # units in their finish stage
         if self.ahead:
-            self.ctx.system_call_slots = asyncio.Semaphore(concurrency)
+            self.ctx.system_call_slots = SystemCallSlots(concurrency)
         try:
             await asyncio.gather(*(self._worker() for _ in range(concurrency + self.ahead)))
             while self.finishing:  # the last units' finish stages (also after an interrupt)
@@ -387,8 +396,12 @@ def run_evaluation(
     (those not done yet; see ``voxeval.runner.comparison_steps``). ``run_health`` tells
     whether everything was scored and compared.
     """
-    with collector_tuned():  # planning and the report too, not only the unit pass
-        return _run_evaluation(config, out_dir, limit, resume, console, index_url, retry, sleep)
+    # planning and the report too, not only the unit pass; the run's context lets go of its
+    # models when the run ends (``RunContext.close``)
+    with collector_tuned(), ExitStack() as run_scope:
+        return _run_evaluation(
+            config, out_dir, limit, resume, console, index_url, retry, sleep, run_scope
+        )
 
 
 def _run_evaluation(
@@ -400,6 +413,7 @@ def _run_evaluation(
     index_url: str | None,
     retry: RetryPolicy,
     sleep: Callable[[float], None],
+    run_scope: ExitStack,
 ) -> Path:
     register_config_secrets(config)  # redacted from everything the run writes or prints
     if config.executor == "processes":
@@ -422,7 +436,7 @@ def _run_evaluation(
         store.update_extra({"config_changed_on_resume": changed})
     limit = limit if limit is not None else config.limit
     store.write_provenance(config, extra={"limit": limit})
-    ctx = open_context(config, store, console)
+    ctx = run_scope.enter_context(open_context(config, store, console))
     if ctx.suite is not None:
         save_suite_copy(ctx.suite, store.run_dir)  # report/score work after the suite moved
     units = first_items(list(ctx.require_protocol().plan(ctx)), limit)
@@ -430,6 +444,11 @@ def _run_evaluation(
     done = store.finished_keys()
     todo = [u for u in units if u.key not in done]
     tried_before = {u.key for u in store.units() if u.status != "planned"} - done
+    # killed while being scored: their stored interaction is scored, their systems not asked
+    # again (not when the config changed: a unit's interaction is then redone)
+    interacted = {} if changed else {u.key: u for u in store.units(status=INTERACTED)}
+    # talking to their systems at a kill: what they had sent is in their folder's log
+    cut_short = {u.key for u in store.units(status="running")}
     if len(todo) < len(units):
         ctx.console.print(f"resuming: {len(units) - len(todo)} of {len(units)} units already done")
         rescore_units(ctx, None, only_pending=True)  # earlier runs' pending scores
@@ -445,10 +464,38 @@ def _run_evaluation(
         )
 
     async def work(unit: WorkUnit) -> SystemFault | None:
+        unit_dir = store.unit_dir(unit)
+        record = interacted.pop(unit.key, None)
+        if record is not None:  # its reply and what it cost are stored: only scored again
+            (unit_dir / SENT_LOG).unlink(missing_ok=True)  # (killed before it was deleted)
+            return stored_fault(record)
         if unit.key in tried_before:
+            if unit.key in cut_short:  # committed with this attempt's start
+                lost = await asyncio.to_thread(logged_requests, unit_dir)
+                record_lost_requests(store, unit, lost)
             # an interrupted or failed attempt's files go
             await asyncio.to_thread(store.clear_unit_dir, unit)
-        return await interact_with_retries_async(ctx, unit, retry, sleep)
+        # the unit's slot is held, and its usage kept out of other commits, until its
+        # interaction is marked together with that usage (see ``interaction_mark``)
+        async with slots_held_until_marked():
+            store.hold_usage(unit)
+            marked = False
+            try:
+                with watch_requests(LoggedRequests(unit_dir, unit.system)):
+                    fault = await interact_with_retries_async(ctx, unit, retry, sleep)
+                mark = await asyncio.to_thread(
+                    store.mark_interacted_later,
+                    unit,
+                    fault.cause if fault else None,
+                    str(fault) if fault else None,
+                )
+                await await_future(mark)
+                marked = True
+                (unit_dir / SENT_LOG).unlink(missing_ok=True)  # counted by the usage rows
+            finally:
+                if not marked:  # failed on our side: its cost goes with its failure
+                    store.release_usage(unit)
+        return fault
 
     async def score_and_commit(unit: WorkUnit, fault: SystemFault | None) -> None:
         committed = await asyncio.to_thread(finish, unit, fault)  # scoring: CPU work
@@ -456,7 +503,10 @@ def _run_evaluation(
         await await_future(committed)
 
     def on_error(unit: WorkUnit, exc: Exception) -> str:
-        return store.record_failure(unit, exc, cause=failure_cause(exc))
+        message = store.record_failure(unit, exc, cause=failure_cause(exc))
+        # its requests are counted by the usage committed with the failure
+        (store.unit_dir(unit) / SENT_LOG).unlink(missing_ok=True)
+        return message
 
     # ray, processes: workers interact and score; this process writes the index
     if config.executor == "ray":
@@ -530,7 +580,13 @@ def rescore_run(
 ) -> tuple[Path, RunOutcome]:
     """``rescore``, also returning its outcome (``kept``: stored values and comparisons the
     re-score could not reproduce, ``failed``: units whose scoring raised)."""
-    ctx = open_run(run_dir, console, overrides)
+    with open_run(run_dir, console, overrides) as ctx:  # its models go when it ends
+        return _rescore_in(ctx, metrics, overrides)
+
+
+def _rescore_in(
+    ctx: RunContext, metrics: list[str] | None, overrides: dict[str, Any] | None
+) -> tuple[Path, RunOutcome]:
     store = ctx.store
     validate_scoring(ctx.config, ctx.suite, metrics, where=str(store.run_file))
     outcome = rescore_units(ctx, metrics, only_pending=False)

@@ -45,13 +45,13 @@ from voxeval.redaction import register_config_secrets
 from voxeval.runner.event_loop import unit_loop
 from voxeval.runner.faults import RetryPolicy, interact_with_retries_async
 from voxeval.runner.process_link import Link, open_link
+from voxeval.runner.sent_log import usage_component
 from voxeval.runner.shared_limits import LeasedRateLimiter, LimitValues
 from voxeval.runner.unit_work import (
     JournalStore,
     UnitResult,
     failed_result,
     scored_result,
-    usage_component,
     worker_context,
 )
 

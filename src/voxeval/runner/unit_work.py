@@ -30,8 +30,11 @@ from voxeval.config import RunConfig
 from voxeval.errors import SystemFault
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
+from voxeval.providers.openai_http import watch_requests
 from voxeval.redaction import redact_env_secrets
 from voxeval.runner.faults import RetryPolicy, failure_cause, interact_with_retries
+from voxeval.runner.sent_log import SENT_LOG, LoggedRequests, logged_requests
+from voxeval.runner.sent_log import usage_component as usage_component  # (moved there)
 from voxeval.scoring.score import Score
 from voxeval.store import RunStore, layout
 from voxeval.store.records import UnitLike
@@ -192,25 +195,41 @@ def run_unit(
     store = ctx.store
     if not isinstance(store, JournalStore):
         raise TypeError("run_unit needs a worker_context (a JournalStore)")
-    marker = store.unit_dir(unit) / DISPATCH_FILE
+    unit_dir = store.unit_dir(unit)
+    marker = unit_dir / DISPATCH_FILE
+    sent = unit_dir / SENT_LOG
     rerun = bool(dispatch) and _read_text(marker) == dispatch
+    # the requests the dead attempts of this sending had sent (they never reported them)
+    lost_lines = _read_bytes(sent) if rerun else b""
     store.clear_unit_dir(unit)
+    if lost_lines:  # kept until this attempt reports them: it may die too
+        atomic_files.write_bytes_atomic(sent, lost_lines)
     if dispatch:
         atomic_files.write_text_atomic(marker, dispatch)
     if rerun:
         store.start(unit)  # the dead worker's attempt (the driver counted one start)
+        record_lost_requests(store, unit, logged_requests(unit_dir) if lost_lines else {})
     try:
-        fault = interact_with_retries(ctx, unit, retry, sleep)
+        with watch_requests(LoggedRequests(unit_dir, unit.system)):
+            fault = interact_with_retries(ctx, unit, retry, sleep)
         scores = ctx.require_protocol().score(unit, ctx, ctx.config.metrics)
     except Exception as exc:
         return failed_result(store, unit, exc, worker)
     finally:
         marker.unlink(missing_ok=True)
+        sent.unlink(missing_ok=True)  # in this attempt's journal from here on
     return scored_result(store, unit, scores, fault, worker)
 
 
 # The id of the sending of a unit whose attempt is under way in a worker (see ``run_unit``).
 DISPATCH_FILE = "dispatch.txt"
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return b""
 
 
 def _read_text(path: Path) -> str | None:
@@ -275,17 +294,6 @@ def apply_journal(store: RunStore, unit: WorkUnit, journal: list[JournalEntry]) 
 
 
 WORKER_CAUSE = "worker"  # a unit whose worker kept dying
-
-# ``attributed`` components whose usage the protocols record under another name
-_COMPONENT_NAMES = {"caller": "simulator"}
-
-
-def usage_component(component: str, system: str) -> str:
-    """The usage ``provider`` a protocol records an attributed component's requests under:
-    the system under test's (``system``, a live call's ``agent``) is ``system:<name>``."""
-    if component in ("system", "agent"):
-        return f"system:{system}"
-    return _COMPONENT_NAMES.get(component, component)
 
 
 def record_lost_requests(store: RunStore, unit: WorkUnit, lost: Mapping[str, int]) -> None:

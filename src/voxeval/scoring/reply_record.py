@@ -63,6 +63,15 @@ NO_AUDIO_JUDGE = "no audio judge configured (set `audio_judge:`)"
 _RecentKey = tuple[str, str, int]
 
 
+class _Unavailable:
+    """A resource whose factory said it is unavailable, and why."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
 class ScoringResources:
     """Providers that metrics share, created on first use. A factory that raises
     ``ProviderUnavailable`` makes the metrics needing it report ``not_run`` with its reason."""
@@ -114,10 +123,13 @@ class ScoringResources:
                 try:
                     self._made[what] = factory()
                 except ProviderUnavailable as exc:
-                    self._made[what] = exc
+                    # its message, raised anew each time: a kept exception would keep the
+                    # frames of its traceback, and through them these resources and the
+                    # run's models, in a reference cycle
+                    self._made[what] = _Unavailable(str(exc))
             made = self._made[what]
-        if isinstance(made, ProviderUnavailable):
-            raise made
+        if isinstance(made, _Unavailable):
+            raise ProviderUnavailable(made.reason)
         if made is None:
             raise ProviderUnavailable(self._missing[what])
         return made

@@ -44,13 +44,19 @@ class ScoreRow:
         return self.error is None and self.value is not None
 
 
+# A unit whose interaction finished and was committed with what it cost, not yet scored
+# (a run killed while scoring it): resume scores it from its folder without asking again.
+INTERACTED = "interacted"
+
+
 @dataclass(frozen=True)
 class UnitRecord:
-    """A unit as the index knows it. ``status``: planned | running | done | failed.
+    """A unit as the index knows it. ``status``: planned | running | interacted | done |
+    failed.
 
     ``cause``: why a failed unit failed (the component on our side at fault);
-    ``system_fault``: the cause of a done unit whose system under test failed (scored as a
-    failure)."""
+    ``system_fault``: the cause of a done (or interacted) unit whose system under test failed
+    (scored as a failure)."""
 
     item_id: str
     system: str

@@ -41,7 +41,7 @@ from voxeval.store.index import (
     usage_table,
     utcnow,
 )
-from voxeval.store.records import ScoreRow, UnitLike, UnitRecord
+from voxeval.store.records import INTERACTED, ScoreRow, UnitLike, UnitRecord
 from voxeval.store.run_file import RunFile
 from voxeval.store.unit_statements import (
     DELETE_SCORE,
@@ -140,6 +140,9 @@ class RunStore:
         self.committer = GroupCommitter(self.index)  # finished units commit together
         self._deferred: dict[str, list[Future[None]]] = {}  # unit key -> queued writes
         self._deferred_lock = threading.Lock()
+        # unit key -> bookkeeping writes kept out of every commit until the unit's
+        # interaction is marked (``hold_usage``)
+        self._held: dict[str, list[Write]] = {}
         self.comparisons = ComparisonStore(self.index, self.run_dir)  # across systems
         self._snapshots = threading.local()  # whole-run reads, see ``reading_once``
         if url != self._default_url():
@@ -347,7 +350,13 @@ class RunStore:
 
     def _defer(self, unit: UnitLike, write: Write) -> None:
         """Queue a bookkeeping write of ``unit`` for the next commit; its outcome is checked
-        when the unit completes or fails (``_joined``)."""
+        when the unit completes or fails (``_joined``). While the unit's usage is held
+        (``hold_usage``) the write waits for the unit's mark instead."""
+        with self._deferred_lock:
+            held = self._held.get(unit.key)
+            if held is not None:
+                held.append(write)
+                return
         committed = self.committer.defer(write)
         with self._deferred_lock:
             self._deferred.setdefault(unit.key, []).append(committed)
@@ -374,6 +383,40 @@ class RunStore:
 
         last.add_done_callback(settle)
         return joined
+
+    def hold_usage(self, unit: UnitLike) -> None:
+        """Keep what ``unit`` records from now on (usage, model usage) out of every commit
+        until ``mark_interacted_later`` commits it together with the mark, or
+        ``release_usage`` queues it as usual. Other units' commits would otherwise take it
+        along at any moment, and a run killed then would hold the cost of an interaction
+        that resume cannot tell apart from one whose rows were lost."""
+        with self._deferred_lock:
+            self._held.setdefault(unit.key, [])
+
+    def release_usage(self, unit: UnitLike) -> None:
+        """Stop holding ``unit``'s bookkeeping: what was held goes to the next commit (with
+        the unit's failure, typically)."""
+        with self._deferred_lock:
+            held = self._held.pop(unit.key, None)
+        for write in held or []:
+            self._defer(unit, write)
+
+    def mark_interacted_later(
+        self, unit: UnitLike, system_fault: str | None = None, error: str | None = None
+    ) -> Future[None]:
+        """Mark ``unit``'s interaction finished (status ``interacted``: its artifacts are
+        stored, it is not scored yet) in the transaction that commits what the interaction
+        cost (the writes held since ``hold_usage``). ``system_fault`` and ``error`` record a
+        failure of the system under test, scored later as such. A resumed run scores such a
+        unit from its folder instead of asking its system again, and its cost is in the
+        index exactly when the mark is."""
+        with self._deferred_lock:
+            held = self._held.pop(unit.key, [])
+        clean_error = redact_env_secrets(error) if error else None
+        values = dict(status=INTERACTED, error=clean_error, cause=None, system_fault=system_fault)
+        end = self._end_write(unit, INTERACTED, values)
+        committed = self.committer.submit_later(*held, end)
+        return self._joined(committed, self._take_deferred(unit))
 
     def flush(self) -> None:
         """Commit the bookkeeping writes still queued (see ``start_deferred``)."""
