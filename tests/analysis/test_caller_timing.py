@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from tests.simulation.helpers import scenario, write_suite
 from voxeval.analysis.caller_timing import caller_timing, modal_value, pooled, timing_summary
-from voxeval.benchmarks.scenario import Scenario
+from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.benchmarks.tools.tool_spec import load_tool_specs
 from voxeval.cli.main import app

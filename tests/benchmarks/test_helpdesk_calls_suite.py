@@ -14,8 +14,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from voxeval.benchmarks.helpdesk_calls import HELPDESK_CALLS_PATH
-from voxeval.benchmarks.scenario import Scenario, load_scenario_suite
+from voxeval.benchmarks.eva.helpdesk_calls import HELPDESK_CALLS_PATH
+from voxeval.benchmarks.eva.scenario import Scenario, load_scenario_suite
 from voxeval.benchmarks.suite_info import resolve_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.benchmarks.tools.tool_spec import load_tool_specs

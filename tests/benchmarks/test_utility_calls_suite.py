@@ -13,11 +13,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from voxeval.benchmarks.scenario import Scenario, ScenarioSuite, load_scenario_suite
+from voxeval.benchmarks.eva.scenario import Scenario, ScenarioSuite, load_scenario_suite
+from voxeval.benchmarks.eva.utility_calls import UTILITY_CALLS_PATH
 from voxeval.benchmarks.suite_info import resolve_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.benchmarks.tools.tool_spec import load_tool_specs
-from voxeval.benchmarks.utility_calls import UTILITY_CALLS_PATH
 from voxeval.cli.main import app
 from voxeval.protocols.scenario_validation import validate_scenario
 from voxeval.scoring.live_call_record import LiveCallRecord

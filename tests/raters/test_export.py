@@ -20,7 +20,7 @@ from voxeval.analysis.battles import battle_from_judgement
 from voxeval.analysis.human_votes import load_votes
 from voxeval.analysis.pairwise_judgement import PairwiseJudgement
 from voxeval.audio import write_audio
-from voxeval.benchmarks.dialogue_suite import load_dialogue_suite
+from voxeval.benchmarks.mtalk.dialogue_suite import load_dialogue_suite
 from voxeval.cli.main import app
 from voxeval.raters.export import export_study
 from voxeval.raters.export_analysis import human_llm_arena
@@ -353,7 +353,7 @@ def test_export_mistakes_are_named(arena_study: Path, tmp_path: Path) -> None:
 
 @pytest.mark.models
 def test_single_turn_record_export_writes_a_query_suite(st_run: Path, tmp_path: Path) -> None:
-    from voxeval.benchmarks.query_suite import load_query_suite
+    from voxeval.benchmarks.wildspeech.query_suite import load_query_suite
 
     study = tmp_path / "record"
     build_study(st_run, study, StudyOptions(task="record"))

@@ -20,7 +20,7 @@ from tests.scoring.audio_judge_helpers import (
     track,
 )
 from tests.simulation.helpers import scenario, write_suite
-from voxeval.benchmarks.scenario import Scenario, load_scenario_suite
+from voxeval.benchmarks.eva.scenario import Scenario, load_scenario_suite
 from voxeval.protocols.live_call import AUDIO_JUDGED_METRICS, default_metrics
 from voxeval.scoring import agent_speech_judge
 from voxeval.scoring.live_call_record import LiveCallRecord

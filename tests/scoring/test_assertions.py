@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from tests.scoring.helpers import remote_resources, transcription
-from voxeval.benchmarks.spoken_query import Assertion
+from voxeval.benchmarks.wildspeech.spoken_query import Assertion
 from voxeval.scoring import ReplyRecord, Score, best_match, check, run_metric
 
 

@@ -9,8 +9,8 @@ import yaml
 from typer.testing import CliRunner
 
 from tests.simulation.helpers import scenario, write_suite
-from voxeval.benchmarks.clinic_calls import CLINIC_CALLS_PATH
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.eva.clinic_calls import CLINIC_CALLS_PATH
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.cli.main import app
 from voxeval.protocols import live_call as live_call_protocol
 from voxeval.protocols import single_turn

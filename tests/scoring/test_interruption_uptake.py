@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
-from voxeval.benchmarks.clinic_calls import CLINIC_CALLS_PATH
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.eva.clinic_calls import CLINIC_CALLS_PATH
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.scoring.interruption_uptake import interruption_uptake, interruption_uptake_judge
 from voxeval.scoring.judge import Judge

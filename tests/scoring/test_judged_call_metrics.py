@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
-from voxeval.benchmarks.clinic_calls import CLINIC_CALLS_PATH
-from voxeval.benchmarks.scenario import Scenario, load_scenario_suite
+from voxeval.benchmarks.eva.clinic_calls import CLINIC_CALLS_PATH
+from voxeval.benchmarks.eva.scenario import Scenario, load_scenario_suite
 from voxeval.config import SystemSpec
 from voxeval.errors import ProviderUnavailable
 from voxeval.protocols.live_call import JUDGED_METRICS, default_metrics

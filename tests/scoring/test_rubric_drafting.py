@@ -14,8 +14,8 @@ import pytest
 
 from tests.benchmarks.rubric_fixtures import write_suite
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text, error
-from voxeval.benchmarks.dialogue import Dialogue
-from voxeval.benchmarks.dialogue_suite import load_dialogue_suite
+from voxeval.benchmarks.mtalk.dialogue import Dialogue
+from voxeval.benchmarks.mtalk.dialogue_suite import load_dialogue_suite
 from voxeval.benchmarks.rubric_drafts import read_drafts
 from voxeval.errors import ConfigError
 from voxeval.providers import create_provider

@@ -16,7 +16,7 @@ from tests.fakes.transcription_endpoint import remote_asr, transcription
 from tests.simulation.helpers import scenario as scenario_data
 from tests.simulation.helpers import write_suite
 from voxeval.audio import Audio
-from voxeval.benchmarks.scenario import Scenario, load_scenario_suite
+from voxeval.benchmarks.eva.scenario import Scenario, load_scenario_suite
 from voxeval.errors import ProviderUnavailable
 from voxeval.providers import create_provider
 from voxeval.scoring import user_behaviour

@@ -14,7 +14,7 @@ from tests.fakes.openai_server import FakeOpenAIServer, FaultSchedule
 from tests.fakes.transcription_endpoint import remote_asr, transcription, uploaded_audio
 from tests.simulation.helpers import scenario, write_suite
 from voxeval.audio import Audio
-from voxeval.benchmarks.scenario import Scenario, load_scenario_suite
+from voxeval.benchmarks.eva.scenario import Scenario, load_scenario_suite
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.metric_runner import run_metric
 from voxeval.scoring.reply_record import ScoringResources

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.simulation.helpers import scenario, write_suite
-from voxeval.benchmarks.scenario import Scenario, ScenarioSuite, load_scenario_suite
+from voxeval.benchmarks.eva.scenario import Scenario, ScenarioSuite, load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.protocols.live_call import RecordedTracks
 from voxeval.providers import create_provider

@@ -20,7 +20,7 @@ from tests.scoring.audio_judge_helpers import (
     track,
 )
 from tests.simulation.helpers import scenario, write_suite
-from voxeval.benchmarks.scenario import Scenario, load_scenario_suite
+from voxeval.benchmarks.eva.scenario import Scenario, load_scenario_suite
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.metric_runner import run_metric
 from voxeval.scoring.reply_record import ScoringResources

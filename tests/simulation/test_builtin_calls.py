@@ -3,8 +3,8 @@ the deliberately wrong agent fails each one with a readable diff."""
 
 import pytest
 
-from voxeval.benchmarks.clinic_calls import CLINIC_CALLS_PATH
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.eva.clinic_calls import CLINIC_CALLS_PATH
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.task_completion import task_completion

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.simulation.helpers import scenario
-from voxeval.benchmarks.scenario import Scenario, load_scenario_suite
+from voxeval.benchmarks.eva.scenario import Scenario, load_scenario_suite
 from voxeval.benchmarks.suite_info import resolve_suite
 from voxeval.errors import ConfigError
 from voxeval.providers.base import Voice

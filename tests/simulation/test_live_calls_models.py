@@ -8,8 +8,8 @@ import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text, chat_tool_call
 from tests.simulation.helpers import write_suite
-from voxeval.benchmarks.clinic_calls import CLINIC_CALLS_PATH
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.eva.clinic_calls import CLINIC_CALLS_PATH
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.providers import create_provider
 from voxeval.providers.speech_renderer import SpeechRenderer

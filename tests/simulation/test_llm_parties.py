@@ -7,7 +7,7 @@ import pytest
 from tests.fakes.openai_server import FakeOpenAIServer, chat_text, chat_tool_call
 from tests.simulation.helpers import write_suite
 from tests.simulation.test_live_calls_models import responder
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.errors import HarnessFault
 from voxeval.providers import create_provider

@@ -15,7 +15,7 @@ import pytest
 
 from tests.simulation.helpers import write_suite
 from tests.simulation.parties import ListCaller, tone_voice
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.simulation.engine import run_call
 from voxeval.systems.live_audio_agent import AGENT_RATE, LiveAudioAgent

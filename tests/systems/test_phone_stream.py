@@ -18,7 +18,7 @@ pytest.importorskip("mcp")
 from tests.simulation.helpers import write_suite
 from tests.simulation.parties import ListCaller, tone_voice
 from tests.systems.phone_agent import PhoneAgent, Script
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError

@@ -19,8 +19,8 @@ pytest.importorskip("piper")
 
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse
 from tests.simulation.parties import ListCaller, tone_voice
-from voxeval.benchmarks.clinic_calls import CLINIC_CALLS_PATH
-from voxeval.benchmarks.scenario import ScriptStep, load_scenario_suite
+from voxeval.benchmarks.eva.clinic_calls import CLINIC_CALLS_PATH
+from voxeval.benchmarks.eva.scenario import ScriptStep, load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.errors import ConfigError
 from voxeval.providers.model_files import whisper_tiny_en_dir

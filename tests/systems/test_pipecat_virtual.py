@@ -14,7 +14,7 @@ pytest.importorskip("pipecat")
 
 from tests.simulation.helpers import write_suite
 from tests.simulation.parties import ListCaller, tone_voice
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.simulation.engine import CallResult, run_call
 from voxeval.systems.pipecat_system import PipecatAgent

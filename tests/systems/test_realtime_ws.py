@@ -13,8 +13,8 @@ import pytest
 
 from tests.fakes.realtime_server import RATE, CallTool, Fail, FakeRealtimeServer, Output, Say
 from voxeval.audio import Audio
-from voxeval.benchmarks.clinic_calls import CLINIC_CALLS_PATH
-from voxeval.benchmarks.scenario import Scenario, load_scenario_suite
+from voxeval.benchmarks.eva.clinic_calls import CLINIC_CALLS_PATH
+from voxeval.benchmarks.eva.scenario import Scenario, load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.providers.tts_espeak import EspeakTTS, espeak_binary
 from voxeval.scoring.live_call_record import LiveCallRecord

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from voxeval.benchmarks.clinic_calls import CLINIC_CALLS_PATH
-from voxeval.benchmarks.scenario import ScenarioSuite, load_scenario_suite
+from voxeval.benchmarks.eva.clinic_calls import CLINIC_CALLS_PATH
+from voxeval.benchmarks.eva.scenario import ScenarioSuite, load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.errors import ConfigError
 from voxeval.registry import lookup

@@ -15,7 +15,7 @@ pytest.importorskip("aiortc")
 from tests.simulation.helpers import write_suite
 from tests.simulation.parties import ListCaller, tone_voice
 from tests.systems.webrtc_agent import Script, WebRTCTestAgent
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.turn_taking import turn_taking

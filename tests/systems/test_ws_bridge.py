@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 from tests.simulation.helpers import write_suite
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.task_completion import task_completion

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from tests.runner.test_plan_check import live_call_config, write
 from tests.simulation.helpers import write_suite
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.cli.main import app
 from voxeval.config import SystemSpec

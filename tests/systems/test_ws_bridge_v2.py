@@ -14,7 +14,7 @@ from websockets.sync.client import connect
 
 from tests.simulation.helpers import write_suite
 from tests.simulation.parties import ListCaller, tone_voice
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.config import SystemSpec
 from voxeval.scoring.live_call_record import LiveCallRecord

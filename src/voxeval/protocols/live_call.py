@@ -35,7 +35,7 @@ from voxeval.api.scored_protocol import (
 from voxeval.api.work_unit import WorkUnit
 from voxeval.atomic_files import read_json
 from voxeval.audio import Audio, read_audio
-from voxeval.benchmarks.scenario import ScenarioSuite, load_scenario_suite
+from voxeval.benchmarks.eva.scenario import ScenarioSuite, load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.config import ProviderSpec, SystemSpec
 from voxeval.errors import ConfigError, SystemFault, UnknownComponent

@@ -45,9 +45,9 @@ from voxeval.api.scored_protocol import (
 from voxeval.api.system_usage import SystemMeter, metering_reply, record_system_usage
 from voxeval.api.work_unit import WorkUnit
 from voxeval.audio import Audio, audio_to_wav_bytes, read_audio
-from voxeval.benchmarks.dialogue import Dialogue, strip_tags, turn_item_id
-from voxeval.benchmarks.dialogue_suite import DialogueSuite, load_dialogue_suite
-from voxeval.benchmarks.transcript_cues import JudgedFrom, cue_warnings
+from voxeval.benchmarks.mtalk.dialogue import Dialogue, strip_tags, turn_item_id
+from voxeval.benchmarks.mtalk.dialogue_suite import DialogueSuite, load_dialogue_suite
+from voxeval.benchmarks.mtalk.transcript_cues import JudgedFrom, cue_warnings
 from voxeval.config import ProviderSpec, RunConfig, format_validation_error
 from voxeval.errors import (
     ConfigError,

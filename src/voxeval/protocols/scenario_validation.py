@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from itertools import islice
 from typing import Any
 
-from voxeval.benchmarks.scenario import Scenario, ScriptStep
+from voxeval.benchmarks.eva.scenario import Scenario, ScriptStep
 from voxeval.benchmarks.tools.argument_coercion import STRICT, ToolArguments
 from voxeval.benchmarks.tools.db_compare import REFERENCE_SETTINGS, TaskCompletionSettings, db_hash
 from voxeval.benchmarks.tools.tool_runtime import ToolRuntime, resolve_scenario_tools

@@ -18,9 +18,9 @@ import yaml
 
 from voxeval import atomic_files
 from voxeval.audio import read_audio, resample, write_audio
-from voxeval.benchmarks.dialogue_suite import load_dialogue_suite, write_dialogue_suite
-from voxeval.benchmarks.query_suite import load_query_suite, suite_name
+from voxeval.benchmarks.mtalk.dialogue_suite import load_dialogue_suite, write_dialogue_suite
 from voxeval.benchmarks.suite_info import SUITE_FILE
+from voxeval.benchmarks.wildspeech.query_suite import load_query_suite, suite_name
 from voxeval.errors import ConfigError
 from voxeval.raters.export_db import ResponseRow
 from voxeval.raters.study_files import StudyConfig, StudyItem

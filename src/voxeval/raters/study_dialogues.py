@@ -18,8 +18,8 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from voxeval.benchmarks.dialogue import Dialogue, strip_tags, transcript_tags
-from voxeval.benchmarks.mtalk_taxonomy import TAXONOMY
+from voxeval.benchmarks.mtalk.dialogue import Dialogue, strip_tags, transcript_tags
+from voxeval.benchmarks.mtalk.mtalk_taxonomy import TAXONOMY
 from voxeval.errors import ConfigError
 from voxeval.protocols.arena_inputs import DIALOGUE_FILE, StoredDialogue, load_dialogue
 from voxeval.protocols.arena_judgements import item_of

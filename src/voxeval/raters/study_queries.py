@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from voxeval.benchmarks.build_manifest import RenderedQuery
-from voxeval.benchmarks.spoken_query import CATEGORY_NAMES
+from voxeval.benchmarks.wildspeech.spoken_query import CATEGORY_NAMES
 from voxeval.errors import ConfigError
 from voxeval.protocols.single_turn import ASSISTANT_WAV, REPLY_JSON, USER_WAV
 from voxeval.raters.run_source import RunSource

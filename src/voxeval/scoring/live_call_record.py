@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voxeval.audio import Audio
-from voxeval.benchmarks.scenario import Scenario
+from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.benchmarks.tools.db_compare import REFERENCE_SETTINGS, TaskCompletionSettings
 from voxeval.simulation.timeline import Timeline
 

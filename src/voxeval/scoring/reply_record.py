@@ -28,7 +28,7 @@ from voxeval.scoring.transcripts import (
 
 
 class AssertionLike(Protocol):
-    """A deterministic check (see ``voxeval.benchmarks.spoken_query.Assertion``)."""
+    """A deterministic check (see ``voxeval.benchmarks.wildspeech.spoken_query.Assertion``)."""
 
     @property
     def kind(self) -> str: ...

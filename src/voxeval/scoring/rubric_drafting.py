@@ -19,7 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from voxeval.benchmarks.dialogue import Dialogue
+from voxeval.benchmarks.mtalk.dialogue import Dialogue
 from voxeval.benchmarks.rubric_drafts import RubricDrafts, read_drafts, write_drafts
 from voxeval.errors import ConfigError, EndpointError
 from voxeval.scoring.judge import Judge, JudgeOutputError, JudgeResult

@@ -34,7 +34,7 @@ from voxeval.errors import ConfigError, SystemFault
 from voxeval.systems.call import AgentAction, AgentTurn, LineBlock, MoreAudio, Reply
 
 if TYPE_CHECKING:
-    from voxeval.benchmarks.scenario import Scenario
+    from voxeval.benchmarks.eva.scenario import Scenario
     from voxeval.benchmarks.tools import ToolRuntime
     from voxeval.benchmarks.tools.tool_call import ToolCallRecord
 

@@ -51,7 +51,7 @@ from voxeval.systems.options import parse_options
 from voxeval.systems.tool_service import ToolGrant, shared_tool_service
 
 if TYPE_CHECKING:
-    from voxeval.benchmarks.scenario import Scenario
+    from voxeval.benchmarks.eva.scenario import Scenario
     from voxeval.benchmarks.tools import ToolRuntime
     from voxeval.benchmarks.tools.tool_call import ToolCallRecord
 

@@ -36,7 +36,7 @@ from voxeval.systems.live_audio_agent import LiveAudioAgent
 from voxeval.systems.live_audio_system import LiveAudioOptions, LiveAudioSystem
 
 if TYPE_CHECKING:
-    from voxeval.benchmarks.scenario import Scenario
+    from voxeval.benchmarks.eva.scenario import Scenario
     from voxeval.benchmarks.tools import ToolRuntime
     from voxeval.benchmarks.tools.tool_call import ToolCallRecord
     from voxeval.systems.pipecat_link import PipecatLink

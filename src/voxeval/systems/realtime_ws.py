@@ -23,7 +23,7 @@ from collections import deque
 from typing import Any
 
 from voxeval.audio import Audio
-from voxeval.benchmarks.scenario import Scenario
+from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.benchmarks.tools.tool_call import ToolCallRecord
 from voxeval.errors import ConfigError, EndpointError, ProviderUnavailable

@@ -28,7 +28,7 @@ from voxeval.systems.live_audio_agent import AGENT_RATE, LiveAudioAgent
 from voxeval.systems.live_audio_system import LiveAudioOptions, LiveAudioSystem
 
 if TYPE_CHECKING:
-    from voxeval.benchmarks.scenario import Scenario
+    from voxeval.benchmarks.eva.scenario import Scenario
     from voxeval.benchmarks.tools import ToolRuntime
     from voxeval.systems.webrtc_peer import WebRTCPeer
 

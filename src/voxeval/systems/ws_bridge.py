@@ -41,7 +41,7 @@ from voxeval.systems.ws_bridge_server import AUDIO_RATE, BridgeEndpoint, BridgeE
 from voxeval.systems.ws_bridge_v2 import StreamingBridgeAgent
 
 if TYPE_CHECKING:
-    from voxeval.benchmarks.scenario import Scenario
+    from voxeval.benchmarks.eva.scenario import Scenario
     from voxeval.benchmarks.tools import ToolRuntime
 
 __all__ = ["BridgeError", "WebsocketBridgeAgent", "WebsocketBridgeOptions", "WebsocketBridgeSystem"]

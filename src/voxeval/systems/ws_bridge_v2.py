@@ -37,7 +37,7 @@ from voxeval.systems.call import (
 from voxeval.systems.ws_bridge_server import AUDIO_RATE, BridgeEndpoint, BridgeError
 
 if TYPE_CHECKING:
-    from voxeval.benchmarks.scenario import Scenario
+    from voxeval.benchmarks.eva.scenario import Scenario
     from voxeval.benchmarks.tools import ToolRuntime
 
 PROTOCOL_VERSION = 2
