@@ -14,7 +14,6 @@ NOT_YET_SPLIT: dict[str, str] = {
     "providers": "issue 41: providers is being reworked on another branch (protocols too)",
     "scoring": "issue 41: split pending",
     "analysis": "issue 41: split pending",
-    "raters": "issue 41: split pending",
     "systems": "issue 41: split pending",
 }
 

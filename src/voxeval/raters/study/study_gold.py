@@ -17,9 +17,9 @@ import random
 from collections.abc import Sequence
 
 from voxeval.errors import ConfigError
-from voxeval.raters.study_audio import StudyAudio
-from voxeval.raters.study_clips import attention_clip
-from voxeval.raters.study_files import StudyItem
+from voxeval.raters.study.study_audio import StudyAudio
+from voxeval.raters.study.study_clips import attention_clip
+from voxeval.raters.study.study_files import StudyItem
 
 GOLD_PREFIX = "gold:"
 BROKEN_ROLES = {"arena": ("a", "b"), "rubric": ("reply",), "score": ("reply",)}

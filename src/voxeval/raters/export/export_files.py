@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from voxeval import atomic_files
-from voxeval.raters.export_db import ResponseRow
+from voxeval.raters.export.export_db import ResponseRow
 from voxeval.raters.quality import arena_label
-from voxeval.raters.study_files import StudyItem
+from voxeval.raters.study.study_files import StudyItem
 
 VOTE_FIELDS = (
     "rater", "item", "first", "second", "winner", "dimension",

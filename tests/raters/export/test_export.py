@@ -22,11 +22,11 @@ from voxeval.analysis.pairwise_judgement import PairwiseJudgement
 from voxeval.audio import write_audio
 from voxeval.benchmarks.mtalk.dialogue_suite import load_dialogue_suite
 from voxeval.cli.main import app
-from voxeval.raters.export import export_study
-from voxeval.raters.export_analysis import human_llm_arena
+from voxeval.raters.export.export import export_study
+from voxeval.raters.export.export_analysis import human_llm_arena
 from voxeval.raters.quality import AGREEMENT_OUTLIER, rater_quality
-from voxeval.raters.study_build import StudyOptions, build_study
-from voxeval.raters.study_files import load_study_config, load_study_items
+from voxeval.raters.study.study_build import StudyOptions, build_study
+from voxeval.raters.study.study_files import load_study_config, load_study_items
 
 PREFERENCE = {"gamma": 3, "beta": 2, "alpha": 1}
 RESAMPLES = 200
@@ -382,7 +382,7 @@ def test_single_turn_record_export_writes_a_query_suite(st_run: Path, tmp_path: 
 def test_analysis_md_says_a_sweep_is_unbounded() -> None:
     from tests.analysis.arena_battles import battle
     from voxeval.analysis.arena_summary import arena_summary
-    from voxeval.raters.export_summary import _arena
+    from voxeval.raters.export.export_summary import _arena
 
     votes = [battle("alpha", "beta", "a", f"d{i}") for i in range(4)]
     section = {"n_votes": 4, "all": arena_summary(votes, n_resamples=50), "human_vs_llm": {}}

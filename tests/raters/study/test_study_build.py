@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 from tests.raters.study_runs import multi_turn_run, single_turn_run
 from voxeval.cli.main import app
 from voxeval.errors import ConfigError
-from voxeval.raters.study_build import StudyOptions, build_study
-from voxeval.raters.study_files import load_study_config, load_study_items
+from voxeval.raters.study.study_build import StudyOptions, build_study
+from voxeval.raters.study.study_files import load_study_config, load_study_items
 
 
 @pytest.fixture(scope="module")

@@ -20,19 +20,19 @@ from typing import Any
 
 from voxeval import atomic_files
 from voxeval.errors import ConfigError
-from voxeval.raters import export_analysis as analyses
-from voxeval.raters import export_files as files
-from voxeval.raters.export_db import (
+from voxeval.raters.export import export_analysis as analyses
+from voxeval.raters.export import export_files as files
+from voxeval.raters.export.export_db import (
     database_url,
     load_items,
     load_raters,
     load_responses,
     open_study_engine,
 )
-from voxeval.raters.export_recordings import human_voiced_suite
-from voxeval.raters.export_summary import analysis_markdown
+from voxeval.raters.export.export_recordings import human_voiced_suite
+from voxeval.raters.export.export_summary import analysis_markdown
 from voxeval.raters.quality import gold_answers, study_quality_of
-from voxeval.raters.study_files import StudyItem, load_study_config, load_study_items
+from voxeval.raters.study.study_files import StudyItem, load_study_config, load_study_items
 from voxeval.store import RunStore
 from voxeval.store.run_store import is_run_folder
 

@@ -22,8 +22,8 @@ from voxeval.benchmarks.mtalk.dialogue_suite import load_dialogue_suite, write_d
 from voxeval.benchmarks.suite_info import SUITE_FILE
 from voxeval.benchmarks.wildspeech.query_suite import load_query_suite, suite_name
 from voxeval.errors import ConfigError
-from voxeval.raters.export_db import ResponseRow
-from voxeval.raters.study_files import StudyConfig, StudyItem
+from voxeval.raters.export.export_db import ResponseRow
+from voxeval.raters.study.study_files import StudyConfig, StudyItem
 
 HUMAN_SUITE_DIR = "human_suite"
 

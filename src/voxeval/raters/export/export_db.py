@@ -16,7 +16,7 @@ from sqlalchemy import Engine, create_engine, select
 from voxeval.errors import ConfigError
 from voxeval.raters.database import as_utc
 from voxeval.raters.schema import accounts_table, items_table, responses_table
-from voxeval.raters.study_files import DEFAULT_DB, StudyItem
+from voxeval.raters.study.study_files import DEFAULT_DB, StudyItem
 
 
 def database_url(study_dir: Path, db: str | None) -> str:

@@ -11,7 +11,7 @@ import soundfile
 
 from voxeval.audio import Audio, read_audio, write_audio
 from voxeval.errors import AudioError, ConfigError
-from voxeval.raters.study_files import AUDIO_DIR
+from voxeval.raters.study.study_files import AUDIO_DIR
 from voxeval.store.layout import safe_name
 
 

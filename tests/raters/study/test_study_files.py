@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from voxeval.errors import ConfigError
-from voxeval.raters.study_files import (
+from voxeval.raters.study.study_files import (
     StudyConfig,
     StudyItem,
     load_study_config,

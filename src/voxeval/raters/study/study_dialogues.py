@@ -24,9 +24,9 @@ from voxeval.errors import ConfigError
 from voxeval.protocols.arena_inputs import DIALOGUE_FILE, StoredDialogue, load_dialogue
 from voxeval.protocols.arena_judgements import item_of
 from voxeval.raters.run_source import RunSource
-from voxeval.raters.study_audio import StudyAudio
-from voxeval.raters.study_clips import no_reply_clip
-from voxeval.raters.study_files import Criterion, Stimulus, StudyItem
+from voxeval.raters.study.study_audio import StudyAudio
+from voxeval.raters.study.study_clips import no_reply_clip
+from voxeval.raters.study.study_files import Criterion, Stimulus, StudyItem
 from voxeval.store.records import UnitRecord
 
 

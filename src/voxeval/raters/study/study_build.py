@@ -16,10 +16,10 @@ from typing import Any
 
 from voxeval import atomic_files
 from voxeval.errors import ConfigError
-from voxeval.raters import study_dialogues, study_queries
 from voxeval.raters.run_source import RunSource, open_run_source
-from voxeval.raters.study_audio import StudyAudio
-from voxeval.raters.study_files import (
+from voxeval.raters.study import study_dialogues, study_queries
+from voxeval.raters.study.study_audio import StudyAudio
+from voxeval.raters.study.study_files import (
     ITEMS_FILE,
     STUDY_FILE,
     TASKS,
@@ -27,7 +27,7 @@ from voxeval.raters.study_files import (
     StudyItem,
     write_study,
 )
-from voxeval.raters.study_gold import gold_items
+from voxeval.raters.study.study_gold import gold_items
 
 BUILD_FILE = "build.json"
 DEFAULT_RATE = 16000

@@ -18,9 +18,9 @@ from voxeval.benchmarks.wildspeech.spoken_query import CATEGORY_NAMES
 from voxeval.errors import ConfigError
 from voxeval.protocols.single_turn import ASSISTANT_WAV, REPLY_JSON, USER_WAV
 from voxeval.raters.run_source import RunSource
-from voxeval.raters.study_audio import StudyAudio
-from voxeval.raters.study_clips import no_reply_clip
-from voxeval.raters.study_files import Criterion, Stimulus, StudyItem
+from voxeval.raters.study.study_audio import StudyAudio
+from voxeval.raters.study.study_clips import no_reply_clip
+from voxeval.raters.study.study_files import Criterion, Stimulus, StudyItem
 from voxeval.store.records import UnitRecord
 
 
