@@ -20,8 +20,8 @@ from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.benchmarks.tools.tool_spec import load_tool_specs
 from voxeval.cli.main import app
 from voxeval.protocols.scenario_validation import validate_scenario
-from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.task_completion import compare_final_state, task_completion
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
+from voxeval.scoring.calls.task_completion import compare_final_state, task_completion
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import run_call
 from voxeval.systems.scripted import ScriptedAgent

@@ -23,9 +23,9 @@ from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError
 from voxeval.protocols.latency_basis import latency_basis
-from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.task_completion import task_completion
-from voxeval.scoring.turn_taking import turn_taking
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
+from voxeval.scoring.calls.task_completion import task_completion
+from voxeval.scoring.calls.turn_taking import turn_taking
 from voxeval.simulation.engine import CallResult, run_call
 from voxeval.simulation.recorder import load_call, record_call
 from voxeval.systems.factory import build_system, open_call

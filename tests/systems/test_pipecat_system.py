@@ -25,9 +25,9 @@ from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.errors import ConfigError
 from voxeval.providers.model_files import whisper_tiny_en_dir
 from voxeval.providers.speech_renderer import SpeechRenderer
-from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.task_completion import task_completion
-from voxeval.scoring.turn_taking import turn_taking
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
+from voxeval.scoring.calls.task_completion import task_completion
+from voxeval.scoring.calls.turn_taking import turn_taking
 from voxeval.simulation.engine import CallResult, run_call
 from voxeval.systems.pipecat_system import PipecatAgent, PipecatOptions, load_factory
 from voxeval.systems.scripted import wrong_steps

@@ -17,8 +17,8 @@ from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError
 from voxeval.providers.tts_espeak import EspeakTTS, espeak_binary
-from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.task_completion import task_completion
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
+from voxeval.scoring.calls.task_completion import task_completion
 from voxeval.simulation.caller_behaviour import CallerBehaviour, ScheduledBehaviour
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import run_call

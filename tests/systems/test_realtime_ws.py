@@ -17,8 +17,8 @@ from voxeval.benchmarks.eva.clinic_calls import CLINIC_CALLS_PATH
 from voxeval.benchmarks.eva.scenario import Scenario, load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.providers.tts_espeak import EspeakTTS, espeak_binary
-from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.task_completion import task_completion
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
+from voxeval.scoring.calls.task_completion import task_completion
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import run_call
 from voxeval.systems.realtime_ws import RealtimeAgent

@@ -21,7 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.simulation.helpers import scenario, write_suite
 from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
-from voxeval.scoring.task_completion import compare_final_state
+from voxeval.scoring.calls.task_completion import compare_final_state
 from voxeval.systems.tool_service import ToolGrant, ToolService
 
 

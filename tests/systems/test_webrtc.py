@@ -17,8 +17,8 @@ from tests.simulation.parties import ListCaller, tone_voice
 from tests.systems.webrtc_agent import Script, WebRTCTestAgent
 from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
-from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.turn_taking import turn_taking
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
+from voxeval.scoring.calls.turn_taking import turn_taking
 from voxeval.simulation.engine import CallResult, run_call
 from voxeval.systems.webrtc_system import WebRTCAgent
 

@@ -7,8 +7,8 @@ from pathlib import Path
 from tests.simulation.helpers import write_suite
 from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
-from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.task_completion import task_completion
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
+from voxeval.scoring.calls.task_completion import task_completion
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import run_call
 from voxeval.systems.ws_bridge import WebsocketBridgeAgent

@@ -19,8 +19,8 @@ from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.cli.main import app
 from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError
-from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.task_completion import task_completion
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
+from voxeval.scoring.calls.task_completion import task_completion
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import run_call
 from voxeval.systems import build_system, open_call

@@ -17,8 +17,8 @@ from tests.simulation.parties import ListCaller, tone_voice
 from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.config import SystemSpec
-from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.task_completion import task_completion
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
+from voxeval.scoring.calls.task_completion import task_completion
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import CallResult, run_call
 from voxeval.systems.ws_bridge import WebsocketBridgeAgent, WebsocketBridgeSystem

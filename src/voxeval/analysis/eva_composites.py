@@ -22,10 +22,10 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from voxeval.scoring.judged_ratings import PASS_THRESHOLD as JUDGED_PASS
-from voxeval.scoring.speech_fidelity import AGENT_PASS as SPEECH_FIDELITY_PASS
-from voxeval.scoring.task_completion import COMPLETED
-from voxeval.scoring.turn_taking import PASS_THRESHOLD as TURN_TAKING_PASS
+from voxeval.scoring.call_judges.judged_ratings import PASS_THRESHOLD as JUDGED_PASS
+from voxeval.scoring.calls.speech_fidelity import AGENT_PASS as SPEECH_FIDELITY_PASS
+from voxeval.scoring.calls.task_completion import COMPLETED
+from voxeval.scoring.calls.turn_taking import PASS_THRESHOLD as TURN_TAKING_PASS
 from voxeval.store.records import ScoreRow, UnitRecord
 
 # Judge scores are means of normalised ratings in floating point: a value meant to sit on the

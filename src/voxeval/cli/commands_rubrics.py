@@ -57,7 +57,7 @@ def generate_command(
 ) -> None:
     from voxeval.benchmarks.mtalk.dialogue_suite import load_dialogue_suite
     from voxeval.calibration import build_judge
-    from voxeval.scoring.rubric_drafting import generate_drafts
+    from voxeval.scoring.dialogues.rubric_drafting import generate_drafts
 
     loaded = load_dialogue_suite(suite)
     drafting_judge = build_judge(judge, "judge")

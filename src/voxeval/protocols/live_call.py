@@ -62,12 +62,12 @@ from voxeval.providers.usage_ledger import (
     attributed,
     usage_ledger,
 )
-from voxeval.scoring.call_pipeline import system_pipeline
+from voxeval.scoring.calls.call_pipeline import system_pipeline
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
+from voxeval.scoring.calls.simulation_gates import run_gates
 from voxeval.scoring.judge import Judge
-from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.metric import METRICS
-from voxeval.scoring.reply_record import ScoringResources
-from voxeval.scoring.simulation_gates import run_gates
+from voxeval.scoring.replies.reply_record import ScoringResources
 from voxeval.simulation.behaviour_choice import behaviour_record
 from voxeval.simulation.engine import run_call
 from voxeval.simulation.perturbations import Condition, parse_conditions

@@ -59,7 +59,7 @@ from voxeval.protocols.arena_inputs import load_dialogue, render_segments, turn_
 from voxeval.protocols.multi_turn_summary import summarize_multi_turn
 from voxeval.runformat import DialogueFaultFile, DialogueFile, record_data
 from voxeval.scoring.comparison_result import ComparisonResult
-from voxeval.scoring.dialogue_record import (
+from voxeval.scoring.dialogues.dialogue_record import (
     DialogueRecord,
     DialogueScoringResources,
     DialogueTurn,

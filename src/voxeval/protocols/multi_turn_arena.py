@@ -64,9 +64,9 @@ from voxeval.protocols.arena_reference import (
 from voxeval.protocols.comparison import Comparison
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
+from voxeval.scoring.call_judges.judged_call import RatedTemplate
 from voxeval.scoring.comparison_result import ComparisonResult
 from voxeval.scoring.judge import Judge, JudgeResult
-from voxeval.scoring.judged_call import RatedTemplate
 from voxeval.store import layout
 from voxeval.store.comparisons import ComparisonRecord
 

@@ -183,8 +183,8 @@ def test_imported_suites_coerce_by_default(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_tool_call_validity_lists_converted_calls_as_valid(tmp_path: Path) -> None:
-    from voxeval.scoring.call_diagnostics import tool_call_validity
-    from voxeval.scoring.live_call_record import LiveCallRecord
+    from voxeval.scoring.calls.call_diagnostics import tool_call_validity
+    from voxeval.scoring.calls.live_call_record import LiveCallRecord
     from voxeval.simulation.timeline import Timeline, ToolEvent
 
     note = 'duration_days: sent 60 (number), the schema says string; accepted as "60"'

@@ -6,7 +6,7 @@ from collections import Counter
 
 from voxeval.benchmarks import WILD_MINI, load_query_suite, resolve_suite
 from voxeval.benchmarks.wildspeech.spoken_query import CATEGORIES, PF_SUBCATEGORIES
-from voxeval.scoring.assertions import check
+from voxeval.scoring.replies.assertions import check
 
 
 def test_registered_and_loadable_by_name() -> None:
