@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from voxeval.analysis.aggregate import standard_summary
-from voxeval.analysis.call_statistics import call_statistics
-from voxeval.analysis.composite_summary import eva_composites
+from voxeval.analysis.calls.call_statistics import call_statistics
+from voxeval.analysis.calls.composite_summary import eva_composites
 from voxeval.analysis.corpus_wer import add_corpus_wer
 from voxeval.analysis.passk import passk_summary
 from voxeval.api.context import RunContext

@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from voxeval.analysis.prices import load_price_table
+from voxeval.analysis.costs.prices import load_price_table
 from voxeval.benchmarks.build_manifest import MANIFEST
 from voxeval.benchmarks.build_options import BuildOptions
 from voxeval.benchmarks.eva.scenario import load_scenario_suite

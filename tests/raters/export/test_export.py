@@ -15,10 +15,10 @@ from typer.testing import CliRunner
 
 from tests.raters.study_db import fill_study_db
 from tests.raters.study_runs import multi_turn_run, tone
-from voxeval.analysis.arena_summary import arena_summary
-from voxeval.analysis.battles import battle_from_judgement
-from voxeval.analysis.human_votes import load_votes
-from voxeval.analysis.pairwise_judgement import PairwiseJudgement
+from voxeval.analysis.ratings.arena_summary import arena_summary
+from voxeval.analysis.ratings.battles import battle_from_judgement
+from voxeval.analysis.ratings.human_votes import load_votes
+from voxeval.analysis.ratings.pairwise_judgement import PairwiseJudgement
 from voxeval.audio import write_audio
 from voxeval.benchmarks.mtalk.dialogue_suite import load_dialogue_suite
 from voxeval.cli.main import app
@@ -234,7 +234,7 @@ def test_human_vs_llm_judge_on_a_judged_run(tmp_path: Path) -> None:
     human answers with those verdicts."""
     from tests.fakes.openai_server import FakeOpenAIServer
     from tests.raters.study_runs import PreferenceJudge
-    from voxeval.analysis.classification_agreement import label_kappa
+    from voxeval.analysis.agreement.classification_agreement import label_kappa
     from voxeval.protocols.arena_judgements import arena_judgements
     from voxeval.store import RunStore
 
@@ -381,7 +381,7 @@ def test_single_turn_record_export_writes_a_query_suite(st_run: Path, tmp_path: 
 
 def test_analysis_md_says_a_sweep_is_unbounded() -> None:
     from tests.analysis.arena_battles import battle
-    from voxeval.analysis.arena_summary import arena_summary
+    from voxeval.analysis.ratings.arena_summary import arena_summary
     from voxeval.raters.export.export_summary import _arena
 
     votes = [battle("alpha", "beta", "a", f"d{i}") for i in range(4)]

@@ -2,10 +2,11 @@
 code the LLM judges' results go through:
 
 - arena: Bradley-Terry ratings with cluster-bootstrap intervals (dialogues resampled), rank
-  intervals, online Elo, style control and the win matrix (``analysis.arena_summary``), pooled
+  intervals, online Elo, style control and the win matrix
+  (``analysis.ratings.arena_summary``), pooled
   and per dimension; with the source run's arena verdicts: Cohen's kappa of each human vote
   against each LLM verdict on the same dialogue and pair, Spearman between the human and LLM
-  rankings, and the pseudo agreement table (``analysis.judge_agreement``).
+  rankings, and the pseudo agreement table (``analysis.agreement.judge_agreement``).
 - rubric: per system the mean case score (share of criteria met, clustered by item) and the
   pass rate of each criterion; with the run's per-criterion LLM verdicts (multi-turn): Cohen's
   kappa of human against LLM values on the same item, system and criterion.
@@ -22,16 +23,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from voxeval.analysis.arena_summary import arena_summary
-from voxeval.analysis.battles import Battle, battle_from_judgement
+from voxeval.analysis.agreement.classification_agreement import label_kappa
+from voxeval.analysis.agreement.judge_agreement import pseudo_agreement_table, ranking_spearman
+from voxeval.analysis.agreement.preference_bias import bias_summary
 from voxeval.analysis.bootstrap import metric_stats
-from voxeval.analysis.bradley_terry import DisconnectedComparisons, bradley_terry_strengths
-from voxeval.analysis.classification_agreement import label_kappa
-from voxeval.analysis.human_votes import load_rubric_values, load_votes
-from voxeval.analysis.judge_agreement import pseudo_agreement_table, ranking_spearman
-from voxeval.analysis.pairwise_judgement import PairwiseJudgement
-from voxeval.analysis.preference_bias import bias_summary
-from voxeval.analysis.rating_bootstrap import DEFAULT_RATING_RESAMPLES
+from voxeval.analysis.ratings.arena_summary import arena_summary
+from voxeval.analysis.ratings.battles import Battle, battle_from_judgement
+from voxeval.analysis.ratings.bradley_terry import DisconnectedComparisons, bradley_terry_strengths
+from voxeval.analysis.ratings.human_votes import load_rubric_values, load_votes
+from voxeval.analysis.ratings.pairwise_judgement import PairwiseJudgement
+from voxeval.analysis.ratings.rating_bootstrap import DEFAULT_RATING_RESAMPLES
 from voxeval.analysis.rubric_values import case_scores
 from voxeval.errors import ConfigError
 from voxeval.protocols.arena_judgements import DEFAULT_RATER, arena_judgements, rubric_values

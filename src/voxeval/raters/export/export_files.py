@@ -6,7 +6,7 @@ resample the independent unit (the dialogue or query), not the study item.
 
 - votes: ``rater, item, first, second, winner`` (system or ``tie``; ``both_bad`` counts as a
   tie and is kept in ``choice``), ``dimension``, ``first_length`` / ``second_length`` (seconds
-  of each side's replies), ``choice``, ``reason``; readable by ``analysis.human_votes``.
+  of each side's replies), ``choice``, ``reason``; readable by ``analysis.ratings.human_votes``.
 - rubric: ``rater, item, system, criterion, value`` (``load_rubric_values``).
 - scores: ``rater, item_id, system, score, reason`` (``voxeval human-scores``).
 - recordings: ``rater, item, prompt_text, path, duration_s, sample_rate`` and the source."""
