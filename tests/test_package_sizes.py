@@ -12,7 +12,6 @@ MAX_FLAT_MODULES = 25
 # Packages still to split (issue 41, point 3): remove an entry once its folder is split.
 NOT_YET_SPLIT: dict[str, str] = {
     "providers": "issue 41: providers is being reworked on another branch (protocols too)",
-    "systems": "issue 41: split pending",
 }
 
 SOURCE = Path(voxeval.__file__).parent

@@ -177,7 +177,7 @@ def test_a_websocket_bridge_agent_books_through_the_service(tmp_path: Path) -> N
 
     from tests.simulation.parties import ListCaller
     from voxeval.simulation.engine import run_call
-    from voxeval.systems.ws_bridge import WebsocketBridgeAgent
+    from voxeval.systems.live.ws_bridge import WebsocketBridgeAgent
 
     suite = load_scenario_suite(write_suite(tmp_path / "suite", [scenario("a")]))
     sc = suite.scenarios[0]

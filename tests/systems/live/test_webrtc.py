@@ -20,7 +20,7 @@ from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.calls.turn_taking import turn_taking
 from voxeval.simulation.engine import CallResult, run_call
-from voxeval.systems.webrtc_system import WebRTCAgent
+from voxeval.systems.live.webrtc_system import WebRTCAgent
 
 
 def webrtc_call(

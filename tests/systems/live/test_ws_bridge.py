@@ -11,9 +11,9 @@ from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.calls.task_completion import task_completion
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import run_call
-from voxeval.systems.ws_bridge import WebsocketBridgeAgent
+from voxeval.systems.live.ws_bridge import WebsocketBridgeAgent
 
-CLIENT = Path(__file__).resolve().parents[2] / "examples" / "ws_agent_client.py"
+CLIENT = Path(__file__).resolve().parents[3] / "examples" / "ws_agent_client.py"
 
 
 def test_reference_client_completes_a_call(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from voxeval.config import SystemSpec
 from voxeval.providers.factory import ProviderSource
 from voxeval.systems.base import CALL
-from voxeval.systems.live_audio_agent import LiveAudioAgent
+from voxeval.systems.live.live_audio_agent import LiveAudioAgent
 from voxeval.systems.options import parse_options
 
 

@@ -1,6 +1,6 @@
 """A client for OpenAI-Realtime-compatible speech-to-speech endpoints (websocket), with
 voxeval's turn handling (``turn_detection: none``; the system and its options are in
-``voxeval.systems.realtime_system``, server-side turn detection in ``realtime_vad``).
+``voxeval.systems.live.realtime_system``, server-side turn detection in ``realtime_vad``).
 
 Per caller turn the caller's audio is appended to the input buffer as base64 PCM16 at 24 kHz,
 committed, and a response is requested (server-side turn detection is off: voxeval's detector
@@ -29,7 +29,7 @@ from voxeval.benchmarks.tools.tool_call import ToolCallRecord
 from voxeval.errors import ConfigError, EndpointError, ProviderUnavailable
 from voxeval.systems.call import AgentTurn
 from voxeval.systems.call_prompts import agent_system_prompt
-from voxeval.systems.pcm16 import audio_to_pcm16, pcm16_to_audio
+from voxeval.systems.live.pcm16 import audio_to_pcm16, pcm16_to_audio
 
 RATE = 24000
 RECEIVED = "_voxeval_received"  # arrival time (time.monotonic) of an event read ahead

@@ -46,7 +46,7 @@ from voxeval.systems.call import (
     Reply,
     StopSpeaking,
 )
-from voxeval.systems.media_stream import Incoming, MediaStream, ResampledStream, StreamError
+from voxeval.systems.live.media_stream import Incoming, MediaStream, ResampledStream, StreamError
 from voxeval.systems.options import parse_options
 from voxeval.systems.tool_service import ToolGrant, shared_tool_service
 

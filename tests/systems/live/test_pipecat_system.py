@@ -29,7 +29,7 @@ from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.calls.task_completion import task_completion
 from voxeval.scoring.calls.turn_taking import turn_taking
 from voxeval.simulation.engine import CallResult, run_call
-from voxeval.systems.pipecat_system import PipecatAgent, PipecatOptions, load_factory
+from voxeval.systems.live.pipecat_system import PipecatAgent, PipecatOptions, load_factory
 from voxeval.systems.scripted import wrong_steps
 
 SCENARIO = "clinic-s08-update-address"
@@ -288,7 +288,7 @@ def test_the_pipecat_system_is_configured_like_any_system() -> None:
 def test_auto_calls_a_service_local_when_it_runs_in_process_or_on_loopback() -> None:
     from pipecat.services.openai.llm import OpenAILLMService
 
-    from voxeval.systems.pipecat_link import _is_local
+    from voxeval.systems.live.pipecat_link import _is_local
 
     def llm(url: str) -> Any:
         return OpenAILLMService(

@@ -29,7 +29,7 @@ from voxeval.scoring.calls.turn_taking import turn_taking
 from voxeval.simulation.engine import CallResult, run_call
 from voxeval.simulation.recorder import load_call, record_call
 from voxeval.systems.factory import build_system, open_call
-from voxeval.systems.phone_stream import PhoneStreamAgent
+from voxeval.systems.live.phone_stream import PhoneStreamAgent
 
 VERIFY = ("verify_member", {"member_id": "KX4", "date_of_birth": "1980-05-01"})
 BOOK = ("book_visit", {"day": "friday"})

@@ -18,7 +18,7 @@ from tests.simulation.parties import ListCaller, tone_voice
 from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.simulation.engine import run_call
-from voxeval.systems.live_audio_agent import AGENT_RATE, LiveAudioAgent
+from voxeval.systems.live.live_audio_agent import AGENT_RATE, LiveAudioAgent
 
 CHUNK = AGENT_RATE // 50  # 20 ms
 

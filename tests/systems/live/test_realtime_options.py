@@ -1,7 +1,7 @@
 import pytest
 
 from voxeval.errors import ProviderUnavailable
-from voxeval.systems.realtime_ws import RealtimeAgent
+from voxeval.systems.live.realtime_ws import RealtimeAgent
 
 
 def test_remote_endpoint_needs_its_key(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,5 +1,5 @@
 """A user's Pipecat pipeline bound to the simulated line (needs ``pipecat-ai``; the
-``pipecat`` system in ``voxeval.systems.pipecat_system`` imports this lazily).
+``pipecat`` system in ``voxeval.systems.live.pipecat_system`` imports this lazily).
 
 ``VoxevalTransport`` is an ordinary Pipecat transport: its input pushes the caller line's
 20 ms frames (16 kHz PCM16, silence included, so the pipeline's VAD hears the pauses) as
@@ -47,7 +47,7 @@ from pipecat.workers.runner import WorkerRunner
 
 from voxeval.audio import Audio, resample
 from voxeval.errors import SystemFault
-from voxeval.systems.virtual_loop import VirtualTimeLoop
+from voxeval.systems.live.virtual_loop import VirtualTimeLoop
 
 if TYPE_CHECKING:
     from voxeval.benchmarks.tools import ToolRuntime

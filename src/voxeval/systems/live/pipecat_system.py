@@ -4,7 +4,7 @@
 ``pipeline: "module:factory"`` names a function ``factory(transport, **options)`` returning
 a ``PipelineTask``/``PipelineWorker`` or a ``Pipeline`` (or a coroutine of either), as a
 Pipecat bot builds one around the transport it is given. voxeval gives it
-``VoxevalTransport`` (``voxeval.systems.pipecat_link``), bound to the call's line, and also
+``VoxevalTransport`` (``voxeval.systems.live.pipecat_link``), bound to the call's line, and also
 passes, when the factory declares a parameter of that name (or ``**kwargs``): ``tools`` (the
 scenario's tools as a Pipecat ``ToolsSchema``), ``instructions``, ``greeting`` and
 ``scenario_id``. The scenario's tools are registered as the functions of every LLM service in
@@ -13,11 +13,11 @@ database and is attached to the agent's next reply on the timeline.
 
 ``clock`` (default ``auto``): ``virtual`` runs the pipeline on the call's virtual clock (its
 asyncio loop is stepped by the call and its time moves only when it has nothing left to do,
-``voxeval.systems.virtual_loop``), so its timings do not depend on the machine's load;
+``voxeval.systems.live.virtual_loop``), so its timings do not depend on the machine's load;
 ``wall`` runs it in real time, its services' real time being the agent's latency; ``auto``
 is ``virtual`` when every service of the built pipeline is local, else ``wall``. The call
 record's ``latency.clock`` says which one ran. Replies are found in the audio the pipeline
-plays (``voxeval.systems.live_audio_agent``). The pipeline crashing
+plays (``voxeval.systems.live.live_audio_agent``). The pipeline crashing
 is the agent's fault, scored as a failure; the pipeline ending (e.g. an ``EndFrame`` after a
 goodbye) is the agent hanging up.
 """
@@ -32,14 +32,14 @@ from pydantic import Field
 
 from voxeval.errors import ConfigError
 from voxeval.systems.base import SYSTEMS
-from voxeval.systems.live_audio_agent import LiveAudioAgent
-from voxeval.systems.live_audio_system import LiveAudioOptions, LiveAudioSystem
+from voxeval.systems.live.live_audio_agent import LiveAudioAgent
+from voxeval.systems.live.live_audio_system import LiveAudioOptions, LiveAudioSystem
 
 if TYPE_CHECKING:
     from voxeval.benchmarks.eva.scenario import Scenario
     from voxeval.benchmarks.tools import ToolRuntime
     from voxeval.benchmarks.tools.tool_call import ToolCallRecord
-    from voxeval.systems.pipecat_link import PipecatLink
+    from voxeval.systems.live.pipecat_link import PipecatLink
 
 
 class PipecatOptions(LiveAudioOptions):
@@ -93,7 +93,7 @@ class PipecatAgent(LiveAudioAgent):
 
     def _open(self, scenario: Scenario, tools: ToolRuntime) -> PipecatLink:
         try:
-            from voxeval.systems.pipecat_link import PipecatLink
+            from voxeval.systems.live.pipecat_link import PipecatLink
         except ImportError as exc:  # pipecat-ai is an optional extra
             raise ConfigError(
                 "the pipecat system needs pipecat-ai: pip install 'voxeval[pipecat]'"

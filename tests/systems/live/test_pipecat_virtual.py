@@ -17,7 +17,7 @@ from tests.simulation.parties import ListCaller, tone_voice
 from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.simulation.engine import CallResult, run_call
-from voxeval.systems.pipecat_system import PipecatAgent
+from voxeval.systems.live.pipecat_system import PipecatAgent
 
 
 def timed_call(tmp_path: Path, clock: str, think_s: float = 0.5, **agent: float) -> CallResult:

@@ -1,13 +1,13 @@
 """The ``webrtc`` system: an agent that listens on WebRTC, dialled as deployed (docs/webrtc.md).
 
 The call runs on the wall clock (``clock: wall`` in the call record). The simulated caller's
-line goes out as a real-time audio track (``voxeval.systems.webrtc_peer``); what comes back
+line goes out as a real-time audio track (``voxeval.systems.live.webrtc_peer``); what comes back
 on the agent's track is the agent track. WebRTC audio flows without pause (silence between
 replies), so a reply is found by its level: it starts with the first 20 ms chunk louder than
 ``speech_level_dbfs`` (its latency is that arrival, measured here) and ends after
 ``reply_gap_ms`` of quieter audio. It goes on the line as it arrives while the caller's line
 keeps going out, so the caller can barge in and the agent track shows where the agent stopped
-(``voxeval.systems.live_audio_agent``).
+(``voxeval.systems.live.live_audio_agent``).
 
 The agent closing the connection (it hung up) after its last reply has played ends the call; a
 failed connection, an offer answered with an error or not an SDP answer, or no connection
@@ -24,13 +24,13 @@ from pydantic import Field
 
 from voxeval.errors import ConfigError
 from voxeval.systems.base import SYSTEMS
-from voxeval.systems.live_audio_agent import AGENT_RATE, LiveAudioAgent
-from voxeval.systems.live_audio_system import LiveAudioOptions, LiveAudioSystem
+from voxeval.systems.live.live_audio_agent import AGENT_RATE, LiveAudioAgent
+from voxeval.systems.live.live_audio_system import LiveAudioOptions, LiveAudioSystem
 
 if TYPE_CHECKING:
     from voxeval.benchmarks.eva.scenario import Scenario
     from voxeval.benchmarks.tools import ToolRuntime
-    from voxeval.systems.webrtc_peer import WebRTCPeer
+    from voxeval.systems.live.webrtc_peer import WebRTCPeer
 
 
 class WebRTCOptions(LiveAudioOptions):
@@ -73,7 +73,7 @@ class WebRTCAgent(LiveAudioAgent):
 
     def _open(self, scenario: Scenario, tools: ToolRuntime) -> WebRTCPeer:
         try:
-            from voxeval.systems.webrtc_peer import WebRTCPeer
+            from voxeval.systems.live.webrtc_peer import WebRTCPeer
         except ImportError as exc:  # aiortc is an optional extra
             raise ConfigError(
                 "the webrtc system needs aiortc: pip install 'voxeval[webrtc]'"

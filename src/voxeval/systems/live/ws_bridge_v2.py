@@ -34,7 +34,7 @@ from voxeval.systems.call import (
     Reply,
     StopSpeaking,
 )
-from voxeval.systems.ws_bridge_server import AUDIO_RATE, BridgeEndpoint, BridgeError
+from voxeval.systems.live.ws_bridge_server import AUDIO_RATE, BridgeEndpoint, BridgeError
 
 if TYPE_CHECKING:
     from voxeval.benchmarks.eva.scenario import Scenario

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from voxeval.systems.virtual_loop import VirtualTimeLoop
+from voxeval.systems.live.virtual_loop import VirtualTimeLoop
 
 
 @pytest.fixture

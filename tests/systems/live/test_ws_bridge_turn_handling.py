@@ -25,10 +25,10 @@ from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import run_call
 from voxeval.systems import build_system, open_call
 from voxeval.systems.factory import deprecation_note
-from voxeval.systems.ws_bridge import WebsocketBridgeAgent
-from voxeval.systems.ws_bridge_v2 import StreamingBridgeAgent
+from voxeval.systems.live.ws_bridge import WebsocketBridgeAgent
+from voxeval.systems.live.ws_bridge_v2 import StreamingBridgeAgent
 
-CLIENT = Path(__file__).resolve().parents[2] / "examples" / "ws_agent_client.py"
+CLIENT = Path(__file__).resolve().parents[3] / "examples" / "ws_agent_client.py"
 
 
 def bridge(suite_path: Path, client_args: str, **options: object) -> WebsocketBridgeAgent:

@@ -4,7 +4,7 @@ a call (protocol: docs/websocket-bridge.md; reference client: examples/ws_agent_
 Version 2 of the protocol, with the turn handling chosen by the system option
 ``turn_handling``; the agent opens with ``hello {protocol_version: 2}`` either way:
 
-* ``agent`` (the default; ``voxeval.systems.ws_bridge_v2``): the agent hears the whole line
+* ``agent`` (the default; ``voxeval.systems.live.ws_bridge_v2``): the agent hears the whole line
   continuously and decides itself when to speak, yield and hang up.
 * ``voxeval`` (turn-based, ``WebsocketBridgeAgent`` below): per caller turn voxeval sends the
   caller's speech as 20 ms PCM16 frames (text in text-only mode) and ``input.end``; the agent
@@ -35,10 +35,10 @@ from voxeval.config import SystemSpec
 from voxeval.providers.factory import ProviderSource
 from voxeval.systems.base import CALL, SYSTEMS
 from voxeval.systems.call import AgentTurn
+from voxeval.systems.live.pcm16 import pcm16_frames, pcm16_to_audio
+from voxeval.systems.live.ws_bridge_server import AUDIO_RATE, BridgeEndpoint, BridgeError
+from voxeval.systems.live.ws_bridge_v2 import StreamingBridgeAgent
 from voxeval.systems.options import parse_options
-from voxeval.systems.pcm16 import pcm16_frames, pcm16_to_audio
-from voxeval.systems.ws_bridge_server import AUDIO_RATE, BridgeEndpoint, BridgeError
-from voxeval.systems.ws_bridge_v2 import StreamingBridgeAgent
 
 if TYPE_CHECKING:
     from voxeval.benchmarks.eva.scenario import Scenario

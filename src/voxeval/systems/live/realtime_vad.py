@@ -43,8 +43,8 @@ import numpy as np
 from voxeval.audio import Audio
 from voxeval.errors import ConfigError, EndpointError
 from voxeval.systems.call import AgentAction, AgentTurn, LineBlock, Reply, StopSpeaking
-from voxeval.systems.pcm16 import audio_to_pcm16
-from voxeval.systems.realtime_ws import RATE, RECEIVED, RealtimeAgent, _harmless, _message
+from voxeval.systems.live.pcm16 import audio_to_pcm16
+from voxeval.systems.live.realtime_ws import RATE, RECEIVED, RealtimeAgent, _harmless, _message
 from voxeval.systems.turn_handling import words_spoken
 
 VAD_EVENTS = ("input_audio_buffer.speech_started", "input_audio_buffer.speech_stopped")

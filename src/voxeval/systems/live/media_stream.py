@@ -9,7 +9,7 @@ is buffered). Every JSON message is one object with an ``event``; anything else 
 error, and so is a connection that drops without a normal close: both are the agent's fault.
 
 This module is only the transport (connection, messages, audio coding, arrival times), so
-other ways of reaching an agent can reuse it; ``voxeval.systems.phone_stream`` puts it in a
+other ways of reaching an agent can reuse it; ``voxeval.systems.live.phone_stream`` puts it in a
 call.
 """
 

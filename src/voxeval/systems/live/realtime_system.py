@@ -3,7 +3,7 @@
 ``turn_detection: none`` (the default) gives a ``RealtimeAgent`` behind voxeval's turn
 handling, so every system is judged with the same end-of-turn rule; ``server_vad`` gives a
 ``ServerVadRealtimeAgent`` that streams the whole line and lets the endpoint's detector take
-the turns (``voxeval.systems.realtime_vad``).
+the turns (``voxeval.systems.live.realtime_vad``).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from voxeval.config import SystemSpec
 from voxeval.providers.factory import ProviderSource
 from voxeval.systems.base import CALL, SYSTEMS
+from voxeval.systems.live.realtime_vad import ServerVadRealtimeAgent
+from voxeval.systems.live.realtime_ws import RealtimeAgent
 from voxeval.systems.options import parse_options
-from voxeval.systems.realtime_vad import ServerVadRealtimeAgent
-from voxeval.systems.realtime_ws import RealtimeAgent
 
 VAD_OPTIONS = ("threshold", "prefix_padding_ms", "silence_duration_ms", "sync_every_ms")
 

@@ -21,10 +21,10 @@ from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.calls.task_completion import task_completion
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import CallResult, run_call
-from voxeval.systems.ws_bridge import WebsocketBridgeAgent, WebsocketBridgeSystem
-from voxeval.systems.ws_bridge_v2 import StreamingBridgeAgent
+from voxeval.systems.live.ws_bridge import WebsocketBridgeAgent, WebsocketBridgeSystem
+from voxeval.systems.live.ws_bridge_v2 import StreamingBridgeAgent
 
-CLIENT = Path(__file__).resolve().parents[2] / "examples" / "ws_agent_client.py"
+CLIENT = Path(__file__).resolve().parents[3] / "examples" / "ws_agent_client.py"
 
 
 def client_call(

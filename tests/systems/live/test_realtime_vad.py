@@ -22,9 +22,9 @@ from voxeval.scoring.calls.task_completion import task_completion
 from voxeval.simulation.caller_behaviour import CallerBehaviour, ScheduledBehaviour
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import run_call
-from voxeval.systems.realtime_system import RealtimeSystem
-from voxeval.systems.realtime_vad import ServerVadRealtimeAgent
-from voxeval.systems.realtime_ws import RealtimeAgent
+from voxeval.systems.live.realtime_system import RealtimeSystem
+from voxeval.systems.live.realtime_vad import ServerVadRealtimeAgent
+from voxeval.systems.live.realtime_ws import RealtimeAgent
 from voxeval.systems.turn_handling import words_spoken
 
 SCENARIO = "clinic-s03-cancel-free"

@@ -21,7 +21,7 @@ from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.calls.task_completion import task_completion
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import run_call
-from voxeval.systems.realtime_ws import RealtimeAgent
+from voxeval.systems.live.realtime_ws import RealtimeAgent
 
 SCENARIO = "clinic-s03-cancel-free"
 KEY_ENV = "VOXEVAL_TEST_REALTIME_KEY"
