@@ -22,7 +22,7 @@ JUDGE_REPEATS_UNAVAILABLE = (
     "not measured: no judged metric was graded more than once per call, so judge noise is "
     "inside the within-scenario component (set scoring.judge_repeats >= 2 to separate it)"
 )
-REPEATS_KEY = "judge_repeat_values"  # written by scoring.judged_call.run_judge
+REPEATS_KEY = "judge_repeat_values"  # written by scoring.call_judges.judged_call.run_judge
 
 
 Gradings = dict[str, dict[int, list[float]]]
