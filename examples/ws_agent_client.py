@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
 
 RATE = 16000
 WORD_S = 0.3

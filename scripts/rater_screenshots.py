@@ -24,7 +24,7 @@ from tests.support.live_server import LiveServer
 
 from voxeval.raters.accounts import create_invites
 from voxeval.raters.app import create_app
-from voxeval.raters.study_files import StudyConfig, StudyItem, write_study
+from voxeval.raters.study.study_files import StudyConfig, StudyItem, write_study
 
 RATE = 16000
 CLIP_S = 0.6

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from voxeval.analysis.battles import Battle, Winner
+from voxeval.analysis.ratings.battles import Battle, Winner
 
 
 def battle(

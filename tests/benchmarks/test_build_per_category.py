@@ -4,7 +4,7 @@ from collections import Counter
 
 from voxeval.benchmarks.build_manifest import first_per_group, plan_jobs
 from voxeval.benchmarks.build_options import parse_build_options
-from voxeval.benchmarks.query_suite import load_query_suite
+from voxeval.benchmarks.wildspeech.query_suite import load_query_suite
 
 
 def test_per_category_keeps_every_reporting_group() -> None:

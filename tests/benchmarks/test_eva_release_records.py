@@ -19,10 +19,10 @@ from tests.benchmarks.eva_release_fixture import (
     records,
     write_release,
 )
-from voxeval.benchmarks.eva_locations import spoken_name, with_name_aliases
-from voxeval.benchmarks.eva_release import import_release
-from voxeval.benchmarks.eva_release_writer import write_release_suite
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.eva.eva_locations import spoken_name, with_name_aliases
+from voxeval.benchmarks.eva.eva_release import import_release
+from voxeval.benchmarks.eva.eva_release_writer import write_release_suite
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.cli.main import app
 from voxeval.errors import ConfigError
 from voxeval.protocols.scenario_validation import validate_scenario

@@ -11,8 +11,8 @@ from pathlib import Path
 import soundfile as sf
 
 from tests.benchmarks.mtalk_public_repo import MODELS, STATIC_RATE, write_public_repo
-from voxeval.benchmarks.mtalk_audio_search import AudioSearch
-from voxeval.benchmarks.mtalk_release import import_mtalk_release
+from voxeval.benchmarks.mtalk.mtalk_audio_search import AudioSearch
+from voxeval.benchmarks.mtalk.mtalk_release import import_mtalk_release
 
 
 def test_the_data_folder_loads_every_dialogue_and_model(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.benchmarks.rubric_fixtures import write_suite
-from voxeval.benchmarks.dialogue_suite import load_dialogue_suite
+from voxeval.benchmarks.mtalk.dialogue_suite import load_dialogue_suite
 from voxeval.benchmarks.rubric_drafts import (
     RubricDrafts,
     acceptance,

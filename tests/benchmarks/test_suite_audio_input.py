@@ -14,7 +14,11 @@ import yaml
 from voxeval.audio import Audio, AudioLimits, rms_db, write_audio
 from voxeval.benchmarks.build import build_suite
 from voxeval.benchmarks.build_options import BuildOptions
-from voxeval.benchmarks.query_suite import SuiteAudioInput, load_query_suite, read_query_audio
+from voxeval.benchmarks.wildspeech.query_suite import (
+    SuiteAudioInput,
+    load_query_suite,
+    read_query_audio,
+)
 from voxeval.errors import AudioError, ConfigError
 
 RATE = 16000

@@ -13,15 +13,15 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from voxeval.benchmarks.scenario import Scenario, ScenarioSuite, load_scenario_suite
+from voxeval.benchmarks.eva.scenario import Scenario, ScenarioSuite, load_scenario_suite
+from voxeval.benchmarks.eva.utility_calls import UTILITY_CALLS_PATH
 from voxeval.benchmarks.suite_info import resolve_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.benchmarks.tools.tool_spec import load_tool_specs
-from voxeval.benchmarks.utility_calls import UTILITY_CALLS_PATH
 from voxeval.cli.main import app
 from voxeval.protocols.scenario_validation import validate_scenario
-from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.task_completion import compare_final_state, task_completion
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
+from voxeval.scoring.calls.task_completion import compare_final_state, task_completion
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import run_call
 from voxeval.systems.scripted import ScriptedAgent

@@ -21,7 +21,10 @@ from typer.testing import CliRunner
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
 from voxeval.audio import Audio, read_audio, write_audio
 from voxeval.benchmarks.build import build_suite
-from voxeval.benchmarks.wildspeech_loader import import_wildspeech, write_wildspeech_suite
+from voxeval.benchmarks.wildspeech.wildspeech_loader import (
+    import_wildspeech,
+    write_wildspeech_suite,
+)
 from voxeval.cli.main import app
 
 RATE = 16000

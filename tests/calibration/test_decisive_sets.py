@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from voxeval.analysis.classification_agreement import (
+from voxeval.analysis.agreement.classification_agreement import (
     FIT_KAPPA,
     classification_agreement,
     kappa_from_accuracy,

@@ -10,7 +10,7 @@ import pytest
 from voxeval.calibration.dev_set import CLEAN, CalibrationExample, DevSet, build_dev_set
 from voxeval.calibration.metric_labels import METRIC_LABELS
 from voxeval.calibration.timeline_edits import turn_text
-from voxeval.scoring.call_conversation import call_conversation
+from voxeval.scoring.call_judges.call_conversation import call_conversation
 from voxeval.simulation.timeline import Timeline
 
 TEXT_METRICS = [m for m, spec in METRIC_LABELS.items() if spec.judge == "text"]

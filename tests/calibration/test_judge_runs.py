@@ -8,7 +8,7 @@ import pytest
 from voxeval.calibration.dev_set import CalibrationExample, Expected
 from voxeval.calibration.judge_runs import JudgedExample, metric_summary, unreachable
 from voxeval.calibration.metric_labels import METRIC_LABELS
-from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.score import Score
 
 DIMS = METRIC_LABELS["conversation_progression"].dimensions

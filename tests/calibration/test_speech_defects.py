@@ -15,7 +15,7 @@ from voxeval.calibration.calibrate import audio_builder
 from voxeval.calibration.dev_set import CLEAN, CalibrationExample, build_dev_set
 from voxeval.calibration.speech_defects import RATE
 from voxeval.scoring.metric_runner import run_metric
-from voxeval.scoring.reply_record import ScoringResources
+from voxeval.scoring.replies.reply_record import ScoringResources
 
 rendered: list[str] = []
 

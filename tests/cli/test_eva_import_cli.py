@@ -119,7 +119,7 @@ def test_several_domains_go_to_their_own_folders(
 
 
 def test_record_files_form_still_works(tmp_path: Path) -> None:
-    from tests.benchmarks.test_scenario import TOOLS, eva_record
+    from tests.benchmarks.eva.test_scenario import TOOLS, eva_record
 
     (tmp_path / "tools.yaml").write_text(yaml.safe_dump(TOOLS))
     records = tmp_path / "records.jsonl"

@@ -20,8 +20,13 @@ from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
 from voxeval.calibration.dev_set import CalibrationExample, build_dev_set
 from voxeval.calibration.metric_labels import METRIC_LABELS
 from voxeval.cli.main import app
-from voxeval.scoring import conciseness, conversation_progression, faithfulness, speakability
-from voxeval.scoring.call_conversation import call_conversation
+from voxeval.scoring.call_judges import (
+    conciseness,
+    conversation_progression,
+    faithfulness,
+    speakability,
+)
+from voxeval.scoring.call_judges.call_conversation import call_conversation
 
 runner = CliRunner()
 # schema_retries 0: every malformed answer reaches the Judge's own (counted) retry loop

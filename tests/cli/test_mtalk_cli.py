@@ -18,7 +18,7 @@ from tests.benchmarks.mtalk_fixtures import (
     write_dataset_parquet,
     write_model_outputs,
 )
-from voxeval.benchmarks.dialogue_suite import load_dialogue_suite
+from voxeval.benchmarks.mtalk.dialogue_suite import load_dialogue_suite
 from voxeval.cli.main import app
 from voxeval.config import load_run_config
 from voxeval.systems.base import Turn

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 import voxeval
 from tests.benchmarks.rubric_fixtures import write_suite
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text, error
-from voxeval.benchmarks.dialogue_suite import load_dialogue_suite
+from voxeval.benchmarks.mtalk.dialogue_suite import load_dialogue_suite
 from voxeval.benchmarks.rubric_drafts import read_drafts
 from voxeval.cli.commands_rubrics import _is_packaged
 from voxeval.cli.main import app

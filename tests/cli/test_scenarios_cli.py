@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 from typer.testing import CliRunner
 
-from voxeval.benchmarks.clinic_calls import CLINIC_CALLS_PATH
+from voxeval.benchmarks.eva.clinic_calls import CLINIC_CALLS_PATH
 from voxeval.cli.main import app
 
 runner = CliRunner()

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from voxeval.audio import write_audio
 from voxeval.benchmarks.build_manifest import RenderedQuery
-from voxeval.benchmarks.spoken_query import SpokenQuery
+from voxeval.benchmarks.wildspeech.spoken_query import SpokenQuery
 from voxeval.config import ProviderSpec
 from voxeval.protocols.input_intelligibility import check_built_suite
 from voxeval.providers import create_provider

@@ -26,8 +26,8 @@ from voxeval.protocols.call_validation import (
     validation_summary,
 )
 from voxeval.report.validation_blocks import validation_blocks
-from voxeval.scoring import user_behaviour
-from voxeval.scoring.simulation_gates import GateResult
+from voxeval.scoring.calls import user_behaviour
+from voxeval.scoring.calls.simulation_gates import GateResult
 from voxeval.simulation.simulation_config import ValidationConfig, parse_simulation
 from voxeval.store import RunStore
 

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.runner.executor_world import World, run_cli, single_turn_config
 from voxeval.cli.main import app
-from voxeval.scoring.checklist_settings import REFERENCE_GENERAL_CHECKLIST
+from voxeval.scoring.replies.checklist_settings import REFERENCE_GENERAL_CHECKLIST
 
 N_QUERIES = 2  # of the world's six (``limit``): each reply's language is identified by Whisper
 

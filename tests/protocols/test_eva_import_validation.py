@@ -19,9 +19,9 @@ from tests.benchmarks.eva_release_fixture import (
     install_release,
 )
 from tests.simulation.helpers import scenario, write_suite
-from voxeval.benchmarks.eva_release import import_release
-from voxeval.benchmarks.eva_release_writer import write_release_suite
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.eva.eva_release import import_release
+from voxeval.benchmarks.eva.eva_release_writer import write_release_suite
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.cli.main import app
 from voxeval.protocols.eva_import_report import build_import_report
 from voxeval.protocols.scenario_validation import validate_scenario

@@ -17,9 +17,9 @@ from tests.benchmarks.eva_release_fixture import (
     records,
     write_release,
 )
-from voxeval.benchmarks.eva_release import import_release
-from voxeval.benchmarks.eva_release_writer import write_release_suite
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.eva.eva_release import import_release
+from voxeval.benchmarks.eva.eva_release_writer import write_release_suite
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools.db_compare import TaskCompletionSettings
 from voxeval.cli.main import app
 from voxeval.protocols.eva_import_report import build_import_report
@@ -134,7 +134,7 @@ def assign_seat(params: dict, db: dict, call_index: int) -> dict:
 
 def test_optional_parameters_sent_as_null_are_not_given() -> None:
     from tests.simulation.helpers import scenario as make_scenario
-    from voxeval.benchmarks.scenario import Scenario
+    from voxeval.benchmarks.eva.scenario import Scenario
     from voxeval.benchmarks.tools import ToolRuntime, parse_tool_specs
     from voxeval.benchmarks.tools.tool_spec import HookTrust
 

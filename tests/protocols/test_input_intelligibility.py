@@ -16,7 +16,7 @@ from tests.fakes.transcription_endpoint import (
 )
 from voxeval.audio import Audio, write_audio
 from voxeval.benchmarks.build_manifest import RenderedQuery
-from voxeval.benchmarks.spoken_query import SpokenQuery
+from voxeval.benchmarks.wildspeech.spoken_query import SpokenQuery
 from voxeval.protocols.input_intelligibility import input_error_rates
 from voxeval.report.document import intelligibility_blocks
 from voxeval.report.markdown import render_markdown

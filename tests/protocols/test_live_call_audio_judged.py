@@ -21,7 +21,7 @@ from voxeval.audio import audio_from_bytes, read_audio
 from voxeval.cli.main import app
 from voxeval.config import ProviderSpec
 from voxeval.providers import availability
-from voxeval.scoring import agent_speech_judge, user_speech_judge
+from voxeval.scoring.call_judges import agent_speech_judge, user_speech_judge
 from voxeval.simulation.timeline import Timeline
 
 needs_espeak = pytest.mark.skipif(

@@ -18,7 +18,7 @@ from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
 from tests.protocols import test_live_call_faults as faults
 from tests.simulation.helpers import scenario, write_suite
 from voxeval.cli.main import app
-from voxeval.scoring import conciseness, conversation_progression, faithfulness
+from voxeval.scoring.call_judges import conciseness, conversation_progression, faithfulness
 
 TRIALS = 2
 # The composites' components that can run on a text-mode call with a text judge, plus the ASR

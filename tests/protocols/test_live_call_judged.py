@@ -15,13 +15,13 @@ from typer.testing import CliRunner
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
 from tests.simulation.helpers import scenario, write_suite
 from voxeval.cli.main import app
-from voxeval.scoring import (
+from voxeval.scoring.call_judges import (
     conciseness,
     conversation_progression,
     faithfulness,
     speakability,
-    user_behaviour,
 )
+from voxeval.scoring.calls import user_behaviour
 
 METRICS = ["task_completion", "faithfulness", "conversation_progression", "conciseness",
            "speakability"]  # fmt: skip

@@ -13,7 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from tests.simulation.helpers import TOOLS, scenario
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.cli.main import app
 from voxeval.errors import ConfigError
 

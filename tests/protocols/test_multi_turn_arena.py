@@ -22,8 +22,8 @@ from tests.protocols.arena_runs import (
     shown_sides,
     write_dialogue,
 )
-from voxeval.analysis.arena_pairing import closest_pairs
-from voxeval.analysis.elo import online_elo
+from voxeval.analysis.ratings.arena_pairing import closest_pairs
+from voxeval.analysis.ratings.elo import online_elo
 from voxeval.audio import Audio, read_audio, write_audio
 from voxeval.config import RunConfig
 from voxeval.errors import ConfigError

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from voxeval.benchmarks.build_manifest import RenderedQuery
-from voxeval.benchmarks.spoken_query import SpokenQuery
+from voxeval.benchmarks.wildspeech.spoken_query import SpokenQuery
 from voxeval.protocols.single_turn_breakdowns import (
     add_breakdowns,
     answered_timings,

@@ -9,7 +9,7 @@ import pytest
 
 from tests.protocols.stored_runs import stored_context
 from voxeval.benchmarks.build_manifest import RenderJob
-from voxeval.benchmarks.spoken_query import SpeakerSpec, SpokenQuery
+from voxeval.benchmarks.wildspeech.spoken_query import SpeakerSpec, SpokenQuery
 from voxeval.protocols.single_turn_summary import query_id_from_item, summarize_single_turn
 from voxeval.store.records import ScoreRow
 

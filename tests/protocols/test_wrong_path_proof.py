@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from tests.simulation.helpers import scenario as make_scenario
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.protocols.eva_import_report import ImportReport, _count
 from voxeval.protocols.scenario_validation import validate_scenario
 

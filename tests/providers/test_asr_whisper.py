@@ -10,7 +10,7 @@ from voxeval.errors import ConfigError
 from voxeval.providers import create_provider
 from voxeval.providers.asr_whisper import WhisperBase, WhisperTinyEn
 from voxeval.providers.model_files import whisper_base_dir, whisper_base_parts
-from voxeval.scoring.text_normaliser import normalise_english
+from voxeval.scoring.text.text_normaliser import normalise_english
 
 pytestmark = pytest.mark.models
 

@@ -12,7 +12,7 @@ from voxeval.providers import create_provider
 from voxeval.providers.model_files import kokoro_model_path
 from voxeval.providers.tts_kokoro import KOKORO_VOICES, KokoroTTS, phonemes
 from voxeval.providers.voice_catalogue import voice_catalogue
-from voxeval.scoring.word_errors import word_errors
+from voxeval.scoring.text.word_errors import word_errors
 
 pytestmark = pytest.mark.models
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from voxeval.raters.study_files import StudyConfig, StudyItem, write_study
+from voxeval.raters.study.study_files import StudyConfig, StudyItem, write_study
 
 CLIP_S = 0.3
 RATE = 16000

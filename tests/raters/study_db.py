@@ -19,7 +19,7 @@ from voxeval.raters.schema import (
     responses_table,
     studies_table,
 )
-from voxeval.raters.study_files import load_study_config, load_study_items
+from voxeval.raters.study.study_files import load_study_config, load_study_items
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 

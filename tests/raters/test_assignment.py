@@ -13,7 +13,7 @@ from tests.raters.study_builder import make_study
 from voxeval.raters.assignment import next_item, presentation_key, swap_sides
 from voxeval.raters.database import database_url, open_database, sync_study, utcnow
 from voxeval.raters.schema import assignments_table, responses_table
-from voxeval.raters.study_files import load_study_config, load_study_items
+from voxeval.raters.study.study_files import load_study_config, load_study_items
 
 
 def _setup(tmp_path: Path, **settings: Any) -> tuple[Any, Any]:

@@ -12,7 +12,7 @@ from tests.raters.study_builder import make_study, write_tone
 from voxeval.errors import ConfigError
 from voxeval.raters.database import database_url, open_database, sync_study
 from voxeval.raters.schema import items_table
-from voxeval.raters.study_files import load_study_config, load_study_items
+from voxeval.raters.study.study_files import load_study_config, load_study_items
 
 
 def _sync(study: Path, db: str | None = None) -> dict[str, int]:

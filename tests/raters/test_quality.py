@@ -13,7 +13,7 @@ from voxeval.raters.quality import (
     Rating,
     assess_raters,
 )
-from voxeval.raters.study_files import StudyItem
+from voxeval.raters.study.study_files import StudyItem
 
 TRUTH = ["x", "x", "y", "y", "x", "y", "x", "y", "x", "x"]
 CONTRARIAN = ["y", "y", "x", "x", "y", "x", "y", "x", "x", "x"]  # agrees on items 9, 10 only

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from voxeval.analysis.agreement import correlation_stats
+from voxeval.analysis.agreement.agreement import correlation_stats
 from voxeval.errors import ConfigError
 from voxeval.report.human_scores import human_validation, read_human_scores
 from voxeval.store.records import ScoreRow

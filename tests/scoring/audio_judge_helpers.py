@@ -14,7 +14,7 @@ from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
 from voxeval.audio import Audio, audio_from_bytes
 from voxeval.providers import create_provider
 from voxeval.scoring.judge import Judge
-from voxeval.scoring.reply_record import ScoringResources
+from voxeval.scoring.replies.reply_record import ScoringResources
 from voxeval.simulation.timeline import SpeakerSegment
 
 RATE = 16000

@@ -10,7 +10,7 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from voxeval.scoring.duplex_metrics import (
+from voxeval.scoring.calls.duplex_metrics import (
     backchannel_rate,
     backchannel_yield_rate,
     barge_in_handling_rate,
@@ -18,7 +18,7 @@ from voxeval.scoring.duplex_metrics import (
     talk_over_ratio,
     yield_latency,
 )
-from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.score import Score
 from voxeval.simulation.timeline import EndEvent, SpeakerSegment, Timeline
 

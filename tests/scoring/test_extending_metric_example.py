@@ -13,7 +13,7 @@ from voxeval import registry
 from voxeval.scoring.metric import metric_info
 from voxeval.scoring.metric_direction import metric_direction
 from voxeval.scoring.metric_runner import run_metric
-from voxeval.scoring.reply_record import ReplyRecord, ScoringResources
+from voxeval.scoring.replies.reply_record import ReplyRecord, ScoringResources
 from voxeval.scoring.system_fault import failure_score
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "extending.md"

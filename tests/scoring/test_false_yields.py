@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 
 from voxeval.protocols.live_call import DIAGNOSTICS, default_metrics
-from voxeval.scoring.duplex_metrics import (
+from voxeval.scoring.calls.duplex_metrics import (
     agent_backchannel_rate,
     backchannel_yield_rate,
     false_yield_rate,
     yield_latency,
 )
-from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.metric_direction import metric_direction
 from voxeval.simulation.timeline import EndEvent, SpeakerSegment, Timeline
 

@@ -11,19 +11,19 @@ from typing import Any
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
-from voxeval.benchmarks.clinic_calls import CLINIC_CALLS_PATH
-from voxeval.benchmarks.scenario import Scenario, load_scenario_suite
+from voxeval.benchmarks.eva.clinic_calls import CLINIC_CALLS_PATH
+from voxeval.benchmarks.eva.scenario import Scenario, load_scenario_suite
 from voxeval.config import SystemSpec
 from voxeval.errors import ProviderUnavailable
 from voxeval.protocols.live_call import JUDGED_METRICS, default_metrics
 from voxeval.providers import create_provider
-from voxeval.scoring import faithfulness as faithfulness_module
-from voxeval.scoring.call_pipeline import system_pipeline
+from voxeval.scoring.call_judges import faithfulness as faithfulness_module
+from voxeval.scoring.calls.call_pipeline import system_pipeline
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.judge import Judge
-from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.metric_direction import metric_direction
 from voxeval.scoring.metric_runner import run_metric
-from voxeval.scoring.reply_record import ScoringResources
+from voxeval.scoring.replies.reply_record import ScoringResources
 from voxeval.scoring.system_fault import failure_score
 from voxeval.simulation.timeline import EndEvent, SpeakerSegment, Timeline, ToolEvent
 

@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 
 from tests.simulation.helpers import scenario, write_suite
-from voxeval.benchmarks.scenario import Scenario, ScenarioSuite, load_scenario_suite
+from voxeval.benchmarks.eva.scenario import Scenario, ScenarioSuite, load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.protocols.live_call import RecordedTracks
 from voxeval.providers import create_provider
 from voxeval.providers.speech_renderer import SpeechRenderer
-from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.metric_runner import run_metric
-from voxeval.scoring.reply_record import ScoringResources
+from voxeval.scoring.replies.reply_record import ScoringResources
 from voxeval.simulation.engine import run_call
 from voxeval.simulation.latency import ComponentLatency, LatencyModel
 from voxeval.simulation.parties import AgentTurn, CallerTurn

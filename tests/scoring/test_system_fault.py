@@ -11,8 +11,8 @@ from voxeval.errors import AudioError, SystemFault, VoxevalError, classify_syste
 from voxeval.protocols.live_call import DIAGNOSTICS, default_metrics
 from voxeval.protocols.single_turn import DEFAULT_METRICS as SINGLE_TURN_METRICS
 from voxeval.registry import names
-from voxeval.scoring.checklist import CHECKLIST_TEMPLATE
 from voxeval.scoring.metric import metric_info
+from voxeval.scoring.replies.checklist import CHECKLIST_TEMPLATE
 from voxeval.scoring.score import Score
 from voxeval.scoring.system_fault import (
     DESCRIPTIVE,

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from voxeval.registry import lookup
-from voxeval.scoring.call_diagnostics import fallback_nudge_rate, pre_tool_speech_rate
-from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.calls.call_diagnostics import fallback_nudge_rate, pre_tool_speech_rate
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.metric_direction import metric_direction
 from voxeval.scoring.system_fault import failure_score
 from voxeval.simulation.timeline import EndEvent, SpeakerSegment, Timeline, ToolEvent

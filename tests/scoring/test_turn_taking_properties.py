@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from voxeval.scoring.turn_taking import AGENT_INTERRUPT_CAP, turn_taking_score
+from voxeval.scoring.calls.turn_taking import AGENT_INTERRUPT_CAP, turn_taking_score
 from voxeval.simulation.timeline import EndEvent, SpeakerSegment, Timeline, ToolEvent
 
 _times = st.floats(min_value=0.0, max_value=60.0, allow_nan=False)

@@ -3,11 +3,11 @@ cut segment as the words that went out (issue 38, point 3)."""
 
 from __future__ import annotations
 
-from voxeval.benchmarks.clinic_calls import CLINIC_CALLS_PATH
-from voxeval.benchmarks.scenario import load_scenario_suite
-from voxeval.scoring.call_conversation import call_conversation
-from voxeval.scoring.call_diagnostics import key_entity_accuracy, stt_wer
-from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.benchmarks.eva.clinic_calls import CLINIC_CALLS_PATH
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
+from voxeval.scoring.call_judges.call_conversation import call_conversation
+from voxeval.scoring.calls.call_diagnostics import key_entity_accuracy, stt_wer
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.simulation.timeline import EndEvent, SpeakerSegment, Timeline
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from voxeval.scoring.text_normaliser import normalise_english, normaliser_for
-from voxeval.scoring.word_errors import word_errors
+from voxeval.scoring.text.text_normaliser import normalise_english, normaliser_for
+from voxeval.scoring.text.word_errors import word_errors
 
 _UNITS = [
     "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",

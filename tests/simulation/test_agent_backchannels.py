@@ -10,8 +10,8 @@ import pytest
 
 from tests.simulation.parties import ListCaller
 from tests.simulation.test_duplex import call
-from voxeval.scoring.duplex_metrics import agent_backchannel_rate
-from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.calls.duplex_metrics import agent_backchannel_rate
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.systems.call import AgentTurn, LineBlock, Reply
 
 ACK = "mm-hm right okay"  # 1.2 s in text mode: longer than a short "mm-hm", still no turn

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.simulation.helpers import write_suite
-from voxeval.benchmarks.scenario import Scenario, load_scenario_suite
+from voxeval.benchmarks.eva.scenario import Scenario, load_scenario_suite
 from voxeval.errors import ConfigError
 from voxeval.simulation.behaviour_choice import behaviour_record, build_behaviour, resolve_kind
 from voxeval.simulation.caller_behaviour import ListeningPlan, ScheduledBehaviour

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.simulation.helpers import scenario
-from voxeval.benchmarks.scenario import Scenario, load_scenario_suite
+from voxeval.benchmarks.eva.scenario import Scenario, load_scenario_suite
 from voxeval.benchmarks.suite_info import resolve_suite
 from voxeval.errors import ConfigError
 from voxeval.providers.base import Voice
@@ -133,8 +133,8 @@ def test_clinic_suite_plays_in_spanish_with_spanish_names() -> None:
 def test_stt_wer_of_a_spanish_call_keeps_accents() -> None:
     """English normalisation strips diacritics ("sí" == "si"); a Spanish call is normalised
     with the basic normaliser, which keeps them, so a lost accent counts as an error."""
-    from voxeval.scoring.call_diagnostics import stt_wer
-    from voxeval.scoring.live_call_record import LiveCallRecord
+    from voxeval.scoring.calls.call_diagnostics import stt_wer
+    from voxeval.scoring.calls.live_call_record import LiveCallRecord
     from voxeval.simulation.timeline import SpeakerSegment, Timeline
 
     said = SpeakerSegment(

@@ -13,8 +13,8 @@ import pytest
 
 from tests.simulation.parties import ListAgent, ListCaller, NoTools, tone_voice
 from voxeval.errors import ConfigError
-from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.turn_taking import turn_taking
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
+from voxeval.scoring.calls.turn_taking import turn_taking
 from voxeval.simulation.caller_behaviour import ScheduledBehaviour
 from voxeval.simulation.engine import EngineSettings, run_call
 from voxeval.simulation.latency import ComponentLatency, LatencyModel

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from tests.simulation.parties import ListAgent, ListCaller, NoTools, tone_voice
-from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.turn_taking import turn_taking
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
+from voxeval.scoring.calls.turn_taking import turn_taking
 from voxeval.simulation.engine import run_call
 from voxeval.simulation.latency import ComponentLatency, LatencyModel
 

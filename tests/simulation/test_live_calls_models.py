@@ -8,14 +8,14 @@ import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text, chat_tool_call
 from tests.simulation.helpers import write_suite
-from voxeval.benchmarks.clinic_calls import CLINIC_CALLS_PATH
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.eva.clinic_calls import CLINIC_CALLS_PATH
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.providers import create_provider
 from voxeval.providers.speech_renderer import SpeechRenderer
-from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.task_completion import task_completion
-from voxeval.scoring.turn_taking import turn_taking
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
+from voxeval.scoring.calls.task_completion import task_completion
+from voxeval.scoring.calls.turn_taking import turn_taking
 from voxeval.simulation.callers.llm_caller import LLMCaller
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import run_call

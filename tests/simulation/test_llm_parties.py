@@ -7,12 +7,12 @@ import pytest
 from tests.fakes.openai_server import FakeOpenAIServer, chat_text, chat_tool_call
 from tests.simulation.helpers import write_suite
 from tests.simulation.test_live_calls_models import responder
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.errors import HarnessFault
 from voxeval.providers import create_provider
-from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.task_completion import task_completion
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
+from voxeval.scoring.calls.task_completion import task_completion
 from voxeval.simulation.callers.llm_caller import EMPTY_ANSWER_TRIES, LLMCaller, caller_prompt
 from voxeval.simulation.engine import run_call
 from voxeval.simulation.personas import get_persona

@@ -14,10 +14,10 @@ import pytest
 from tests.simulation.helpers import write_suite
 from tests.simulation.parties import ListCaller, tone_voice
 from voxeval.audio import Audio
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
-from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.turn_taking import turn_taking
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
+from voxeval.scoring.calls.turn_taking import turn_taking
 from voxeval.simulation.engine import CallResult, run_call
 from voxeval.systems.call import AgentAction, AgentTurn, LineBlock, MoreAudio, Reply, StopSpeaking
 

@@ -1,7 +1,7 @@
 from pathlib import Path
 
 from tests.simulation.helpers import write_suite
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.simulation.callers.interruptions import CorrectingBehaviour
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller, label_asked
 from voxeval.simulation.rule_behaviour import RuleBehaviour

@@ -19,9 +19,9 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.simulation.helpers import scenario, write_suite
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
-from voxeval.scoring.task_completion import compare_final_state
+from voxeval.scoring.calls.task_completion import compare_final_state
 from voxeval.systems.tool_service import ToolGrant, ToolService
 
 
@@ -177,7 +177,7 @@ def test_a_websocket_bridge_agent_books_through_the_service(tmp_path: Path) -> N
 
     from tests.simulation.parties import ListCaller
     from voxeval.simulation.engine import run_call
-    from voxeval.systems.ws_bridge import WebsocketBridgeAgent
+    from voxeval.systems.live.ws_bridge import WebsocketBridgeAgent
 
     suite = load_scenario_suite(write_suite(tmp_path / "suite", [scenario("a")]))
     sc = suite.scenarios[0]

@@ -12,7 +12,7 @@ import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
 from tests.simulation.helpers import scenario, write_suite
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.config import SystemSpec
 from voxeval.providers import create_provider

@@ -28,7 +28,7 @@ from voxeval.providers.usage_ledger import UNATTRIBUTED, AttributedProvider, Led
 from voxeval.scoring.judge import Judge, Modality
 from voxeval.scoring.metric import METRICS
 from voxeval.scoring.metric_runner import run_metrics
-from voxeval.scoring.reply_record import NO_AUDIO_JUDGE
+from voxeval.scoring.replies.reply_record import NO_AUDIO_JUDGE
 from voxeval.scoring.score import Score
 from voxeval.scoring.system_fault import failure_scores, partial_call_score
 

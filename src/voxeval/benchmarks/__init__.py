@@ -3,8 +3,9 @@
 from voxeval.benchmarks.build import build_suite, prepare_suite_audio
 from voxeval.benchmarks.build_manifest import BuiltSuite, RenderedQuery, load_built_suite
 from voxeval.benchmarks.build_options import PROFILE_GRID, BuildOptions, parse_build_options
-from voxeval.benchmarks.clinic_calls import CLINIC_CALLS
-from voxeval.benchmarks.dialogue import (
+from voxeval.benchmarks.eva.clinic_calls import CLINIC_CALLS
+from voxeval.benchmarks.eva.scenario import Scenario, ScenarioSuite, ScriptStep, load_scenario_suite
+from voxeval.benchmarks.mtalk.dialogue import (
     Capability,
     Criterion,
     Dialogue,
@@ -12,20 +13,20 @@ from voxeval.benchmarks.dialogue import (
     UserTurn,
     turn_item_id,
 )
-from voxeval.benchmarks.dialogue_suite import (
+from voxeval.benchmarks.mtalk.dialogue_suite import (
     DialogueSuite,
     load_dialogue_suite,
     write_dialogue_suite,
 )
-from voxeval.benchmarks.mtalk_import import MTalkImport, write_mtalk_suite
-from voxeval.benchmarks.mtalk_mini import MTALK_MINI
-from voxeval.benchmarks.mtalk_release import import_mtalk_release
+from voxeval.benchmarks.mtalk.mtalk_import import MTalkImport, write_mtalk_suite
+from voxeval.benchmarks.mtalk.mtalk_mini import MTALK_MINI
+from voxeval.benchmarks.mtalk.mtalk_release import import_mtalk_release
 from voxeval.benchmarks.noise import NoiseClip, NoiseLibrary
 from voxeval.benchmarks.noise_sources import NOISE_CATEGORIES
-from voxeval.benchmarks.query_suite import load_query_suite
-from voxeval.benchmarks.render import render_query
-from voxeval.benchmarks.scenario import Scenario, ScenarioSuite, ScriptStep, load_scenario_suite
-from voxeval.benchmarks.spoken_query import (
+from voxeval.benchmarks.suite_info import SuiteInfo, list_suites, resolve_suite
+from voxeval.benchmarks.wildspeech.query_suite import load_query_suite
+from voxeval.benchmarks.wildspeech.render import render_query
+from voxeval.benchmarks.wildspeech.spoken_query import (
     CATEGORIES,
     CONDITIONS,
     PF_SUBCATEGORIES,
@@ -35,8 +36,7 @@ from voxeval.benchmarks.spoken_query import (
     SpeakerSpec,
     SpokenQuery,
 )
-from voxeval.benchmarks.suite_info import SuiteInfo, list_suites, resolve_suite
-from voxeval.benchmarks.wild_mini import WILD_MINI
+from voxeval.benchmarks.wildspeech.wild_mini import WILD_MINI
 
 __all__ = [
     "CATEGORIES",

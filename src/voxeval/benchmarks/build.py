@@ -53,7 +53,7 @@ from voxeval.benchmarks.build_manifest import (
 )
 from voxeval.benchmarks.build_options import BuildOptions, parse_build_options, profile_label
 from voxeval.benchmarks.noise import NoiseClip, NoiseLibrary
-from voxeval.benchmarks.query_suite import (
+from voxeval.benchmarks.wildspeech.query_suite import (
     SuiteAudioInput,
     load_query_suite,
     read_query_audio,
@@ -61,8 +61,8 @@ from voxeval.benchmarks.query_suite import (
     suite_file_path,
     suite_name,
 )
-from voxeval.benchmarks.render import render_query
-from voxeval.benchmarks.spoken_query import (
+from voxeval.benchmarks.wildspeech.render import render_query
+from voxeval.benchmarks.wildspeech.spoken_query import (
     ACOUSTIC_CONDITIONS,
     VOICE_CONDITIONS,
     SpeakerSpec,

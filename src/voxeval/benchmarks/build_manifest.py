@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from voxeval.benchmarks.build_options import BuildOptions, profile_label
-from voxeval.benchmarks.spoken_query import OPEN_CATEGORIES, SpeakerSpec, SpokenQuery
+from voxeval.benchmarks.wildspeech.spoken_query import OPEN_CATEGORIES, SpeakerSpec, SpokenQuery
 from voxeval.errors import ConfigError
 
 MANIFEST = "manifest.jsonl"

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from voxeval.audio.loudspeaker import DEVICE_PRESETS
 from voxeval.audio.room_acoustics import ROOM_PRESETS, RoomSetup, design, room_setup
-from voxeval.benchmarks.spoken_query import CONDITIONS, DEFAULT_CONDITIONS, SpeakerSpec
+from voxeval.benchmarks.wildspeech.spoken_query import CONDITIONS, DEFAULT_CONDITIONS, SpeakerSpec
 from voxeval.config import format_validation_error
 from voxeval.errors import AudioError, ConfigError
 from voxeval.providers.voice_catalogue import AGES as AGES

@@ -32,14 +32,14 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from voxeval import atomic_files
-from voxeval.benchmarks.dialogue import (
+from voxeval.benchmarks.mtalk.dialogue import (
     CRITERION_ID,
     USED_STATUSES,
     Criterion,
     CriterionStatus,
     Dialogue,
 )
-from voxeval.benchmarks.mtalk_taxonomy import Dimension
+from voxeval.benchmarks.mtalk.mtalk_taxonomy import Dimension
 from voxeval.config import format_validation_error
 from voxeval.errors import ConfigError
 

@@ -25,7 +25,7 @@ from voxeval.calibration.speech_defects import Renderer, mispronounced_entity
 from voxeval.errors import ConfigError
 from voxeval.scoring.judge import Judge
 from voxeval.scoring.metric import METRICS
-from voxeval.scoring.reply_record import ScoringResources
+from voxeval.scoring.replies.reply_record import ScoringResources
 
 AGENT_VOICE = "piper:joe"
 

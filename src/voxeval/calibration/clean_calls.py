@@ -11,13 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from voxeval.benchmarks.clinic_calls import CLINIC_CALLS_PATH
-from voxeval.benchmarks.helpdesk_calls import HELPDESK_CALLS_PATH
-from voxeval.benchmarks.scenario import Scenario, ScenarioSuite, load_scenario_suite
+from voxeval.benchmarks.eva.clinic_calls import CLINIC_CALLS_PATH
+from voxeval.benchmarks.eva.helpdesk_calls import HELPDESK_CALLS_PATH
+from voxeval.benchmarks.eva.scenario import Scenario, ScenarioSuite, load_scenario_suite
+from voxeval.benchmarks.eva.utility_calls import UTILITY_CALLS_PATH
 from voxeval.benchmarks.tools import ToolRuntime
-from voxeval.benchmarks.utility_calls import UTILITY_CALLS_PATH
-from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.task_completion import task_completion
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
+from voxeval.scoring.calls.task_completion import task_completion
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import run_call
 from voxeval.simulation.timeline import Timeline

@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from voxeval.analysis.classification_agreement import FIT_KAPPA, perfect_judge_kappa_low
+from voxeval.analysis.agreement.classification_agreement import FIT_KAPPA, perfect_judge_kappa_low
 from voxeval.calibration.clean_calls import CleanCall, builtin_suites, clean_call, scenario_order
 from voxeval.calibration.defects import DEFECTS, Defect
 from voxeval.calibration.metric_labels import METRIC_LABELS
-from voxeval.scoring.live_call_record import LiveCallRecord
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
 
 CLEAN = "clean"
 

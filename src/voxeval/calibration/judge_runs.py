@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from voxeval.analysis.classification_agreement import classification_agreement
+from voxeval.analysis.agreement.classification_agreement import classification_agreement
 from voxeval.calibration.defects import DEFECTS
 from voxeval.calibration.dev_set import CalibrationExample
 from voxeval.calibration.metric_labels import METRIC_LABELS, Verdict

@@ -20,8 +20,8 @@ from voxeval.audio import Audio
 from voxeval.calibration.clean_calls import CleanCall
 from voxeval.calibration.text_defects import one_character_off
 from voxeval.calibration.timeline_edits import TURN_GAP_S, speech_seconds
-from voxeval.scoring.live_call_record import LiveCallRecord
-from voxeval.scoring.spoken_entities import extract_entities
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
+from voxeval.scoring.text.spoken_entities import extract_entities
 from voxeval.simulation.timeline import EndEvent, SpeakerSegment, Timeline
 
 Renderer = Callable[[str], Audio]

@@ -11,10 +11,10 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from voxeval.analysis.human_votes import load_rubric_values, load_votes
-from voxeval.analysis.pairwise_judgement import PairwiseJudgement
-from voxeval.analysis.preference_bias import SIGNIFICANCE_LEVEL, clusters_needed
-from voxeval.analysis.rubric_exclusion import DEFAULT_EXCLUSION_RESAMPLES
+from voxeval.analysis.agreement.preference_bias import SIGNIFICANCE_LEVEL, clusters_needed
+from voxeval.analysis.agreement.rubric_exclusion import DEFAULT_EXCLUSION_RESAMPLES
+from voxeval.analysis.ratings.human_votes import load_rubric_values, load_votes
+from voxeval.analysis.ratings.pairwise_judgement import PairwiseJudgement
 from voxeval.atomic_files import write_json_atomic
 from voxeval.cli.command_groups import command_group
 from voxeval.cli.common import RedactingConsole, friendly_errors, print_json

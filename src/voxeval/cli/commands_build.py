@@ -12,12 +12,15 @@ from rich.table import Table
 from voxeval import atomic_files
 from voxeval.benchmarks.build import build_suite, profile_voices, speaker_profile
 from voxeval.benchmarks.build_options import parse_build_options, parse_profile_label
-from voxeval.benchmarks.curate import curate as run_curation
-from voxeval.benchmarks.curate import write_curated
-from voxeval.benchmarks.mtalk_build import DEFAULT_ENGINES, build_dialogue_suite
+from voxeval.benchmarks.mtalk.mtalk_build import DEFAULT_ENGINES, build_dialogue_suite
 from voxeval.benchmarks.noise import NoiseLibrary
 from voxeval.benchmarks.suite_info import resolve_suite
-from voxeval.benchmarks.wildspeech_loader import import_wildspeech, write_wildspeech_suite
+from voxeval.benchmarks.wildspeech.curate import curate as run_curation
+from voxeval.benchmarks.wildspeech.curate import write_curated
+from voxeval.benchmarks.wildspeech.wildspeech_loader import (
+    import_wildspeech,
+    write_wildspeech_suite,
+)
 from voxeval.cli.common import console, friendly_errors, print_json
 from voxeval.cli.main import app
 from voxeval.config import load_yaml

@@ -9,8 +9,8 @@ from typing import Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from voxeval.benchmarks.mtalk_import import write_mtalk_suite
-from voxeval.benchmarks.mtalk_release import detect_layout, import_mtalk_release
+from voxeval.benchmarks.mtalk.mtalk_import import write_mtalk_suite
+from voxeval.benchmarks.mtalk.mtalk_release import detect_layout, import_mtalk_release
 from voxeval.cli.common import console, friendly_errors, print_json
 from voxeval.errors import ConfigError
 

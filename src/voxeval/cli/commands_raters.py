@@ -38,7 +38,7 @@ def study(
     study_id: str | None = typer.Option(None, "--study-id", help="default: the folder name"),
 ) -> None:
     """Build a study folder (study.yaml, items.jsonl, audio/) from a finished run."""
-    from voxeval.raters.study_build import StudyOptions, build_study
+    from voxeval.raters.study.study_build import StudyOptions, build_study
 
     options = StudyOptions(
         task=task,
@@ -73,7 +73,7 @@ def export(
     resamples: int = typer.Option(1000, "--resamples", help="bootstrap resamples"),
 ) -> None:
     """Write the answers (JSONL/CSV), rater quality and the analyses of a study."""
-    from voxeval.raters.export import export_study
+    from voxeval.raters.export.export import export_study
 
     result = export_study(
         study_dir, db=db, out_dir=out, keep_flagged=keep_flagged, resamples=resamples

@@ -58,7 +58,7 @@ def invite(
     from voxeval.raters.accounts import create_invites
     from voxeval.raters.app import study_folder
     from voxeval.raters.database import database_url, open_database, sync_study
-    from voxeval.raters.study_files import load_study_config, load_study_items
+    from voxeval.raters.study.study_files import load_study_config, load_study_items
 
     study_dir = study_folder(study)
     config = load_study_config(study_dir)

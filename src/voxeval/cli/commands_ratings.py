@@ -8,9 +8,9 @@ from typing import Any
 
 import typer
 
-from voxeval.analysis.battle_files import load_battles, rate_battles
-from voxeval.analysis.bradley_terry import DEFAULT_RATING_CONFIDENCE
-from voxeval.analysis.rating_bootstrap import DEFAULT_RATING_RESAMPLES
+from voxeval.analysis.ratings.battle_files import load_battles, rate_battles
+from voxeval.analysis.ratings.bradley_terry import DEFAULT_RATING_CONFIDENCE
+from voxeval.analysis.ratings.rating_bootstrap import DEFAULT_RATING_RESAMPLES
 from voxeval.atomic_files import write_json_atomic
 from voxeval.cli.common import RedactingConsole, friendly_errors, print_json
 from voxeval.cli.main import app

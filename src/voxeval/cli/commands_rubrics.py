@@ -55,9 +55,9 @@ def generate_command(
     per_dialogue: int = typer.Option(3, "--per-dialogue", min=1, help="criteria per dialogue"),
     seed: int = typer.Option(0, "--seed", help="judge seed (per dialogue: seed and id)"),
 ) -> None:
-    from voxeval.benchmarks.dialogue_suite import load_dialogue_suite
+    from voxeval.benchmarks.mtalk.dialogue_suite import load_dialogue_suite
     from voxeval.calibration import build_judge
-    from voxeval.scoring.rubric_drafting import generate_drafts
+    from voxeval.scoring.dialogues.rubric_drafting import generate_drafts
 
     loaded = load_dialogue_suite(suite)
     drafting_judge = build_judge(judge, "judge")
@@ -180,7 +180,7 @@ def apply_command(
     ),
     as_json: bool = typer.Option(False, "--json", help="print the counts as JSON"),
 ) -> None:
-    from voxeval.benchmarks.dialogue_suite import load_dialogue_suite, write_dialogue_suite
+    from voxeval.benchmarks.mtalk.dialogue_suite import load_dialogue_suite, write_dialogue_suite
     from voxeval.benchmarks.rubric_drafts import merge_accepted, read_drafts
 
     drafts = read_drafts(file)

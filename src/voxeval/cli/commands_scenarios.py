@@ -9,7 +9,7 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
-from voxeval.benchmarks.scenario import ScenarioSuite, load_scenario_suite
+from voxeval.benchmarks.eva.scenario import ScenarioSuite, load_scenario_suite
 from voxeval.benchmarks.suite_info import resolve_suite
 from voxeval.cli.command_groups import command_group
 from voxeval.cli.common import RedactingConsole, console, friendly_errors, print_json
@@ -140,7 +140,7 @@ def import_eva(  # `voxeval import eva` (commands_import)
     if not domain:
         if tools is None:
             raise ConfigError("give --domain (a release folder) or --tools (record files)")
-        from voxeval.benchmarks.eva_loader import write_eva_suite
+        from voxeval.benchmarks.eva.eva_loader import write_eva_suite
 
         suite_file = write_eva_suite(source, tools, out, name=name)
         console.print(f"wrote {suite_file}; check it with: voxeval scenarios validate {out}")

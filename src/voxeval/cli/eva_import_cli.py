@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from voxeval.benchmarks.eva_release import import_release
-from voxeval.benchmarks.eva_release_writer import write_release_suite
+from voxeval.benchmarks.eva.eva_release import import_release
+from voxeval.benchmarks.eva.eva_release_writer import write_release_suite
 from voxeval.cli.common import RedactingConsole, console, print_json
 from voxeval.protocols.eva_import_report import ImportReport, build_import_report
 

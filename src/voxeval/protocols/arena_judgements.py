@@ -14,16 +14,16 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from voxeval.analysis.battles import battle_from_judgement
-from voxeval.analysis.bradley_terry import DisconnectedComparisons, bradley_terry_strengths
-from voxeval.analysis.judge_agreement import agreement_summary
-from voxeval.analysis.pairwise_judgement import PairwiseJudgement
-from voxeval.analysis.preference_bias import bias_summary
-from voxeval.analysis.rubric_exclusion import (
+from voxeval.analysis.agreement.judge_agreement import agreement_summary
+from voxeval.analysis.agreement.preference_bias import bias_summary
+from voxeval.analysis.agreement.rubric_exclusion import (
     DEFAULT_EXCLUSION_RESAMPLES,
     DEFAULT_FRACTIONS,
     rubric_exclusion_curve,
 )
+from voxeval.analysis.ratings.battles import battle_from_judgement
+from voxeval.analysis.ratings.bradley_terry import DisconnectedComparisons, bradley_terry_strengths
+from voxeval.analysis.ratings.pairwise_judgement import PairwiseJudgement
 from voxeval.analysis.rubric_values import CaseKey, RubricValue, case_scores
 from voxeval.protocols.multi_turn_arena import ARENA
 from voxeval.store import RunStore

@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from voxeval.api.context import RunContext
-from voxeval.scoring.judged_call import RatedTemplate
+from voxeval.scoring.call_judges.judged_call import RatedTemplate
 
 REFERENCE_SCHEMA: dict[str, Any] = {
     "type": "object",

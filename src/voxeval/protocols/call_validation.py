@@ -2,7 +2,7 @@
 before scoring).
 
 After each recorded call the gates of ``simulation.validation`` run
-(``voxeval.scoring.simulation_gates``); their results go to ``validation.json`` in the unit
+(``voxeval.scoring.calls.simulation_gates``); their results go to ``validation.json`` in the unit
 folder. A call that fails a gate is regenerated with a new seed (derived from the unit's seed
 and the attempt number, so a rerun makes the same calls), after its files are moved to
 ``failed_attempts/attempt-<k>/`` (with that attempt's ``validation.json``). The final attempt's
@@ -26,9 +26,9 @@ from typing import Any
 
 from voxeval.atomic_files import read_json, write_json_atomic
 from voxeval.errors import HarnessFault, SystemFault
+from voxeval.scoring.calls.simulation_gates import GateResult, skipped_gates
 from voxeval.scoring.judge import judge_seed_offset
 from voxeval.scoring.score import Score
-from voxeval.scoring.simulation_gates import GateResult, skipped_gates
 from voxeval.simulation.recorder import (
     CALL_FILE,
     DIFF_FILE,

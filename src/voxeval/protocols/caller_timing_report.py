@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from voxeval.analysis.caller_timing import CallerTiming, caller_timing, timing_summary
+from voxeval.analysis.calls.caller_timing import CallerTiming, caller_timing, timing_summary
 from voxeval.errors import ConfigError
 from voxeval.simulation.recorder import load_call
 from voxeval.store import RunStore

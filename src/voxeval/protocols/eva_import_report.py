@@ -8,8 +8,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from voxeval.benchmarks.eva_release import EvaImport
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.eva.eva_release import EvaImport
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.errors import VoxevalError
 from voxeval.protocols.scenario_validation import ScenarioCheck, validate_scenario
 

@@ -25,7 +25,7 @@ from voxeval.benchmarks.build_manifest import RenderedQuery
 from voxeval.config import ProviderSpec
 from voxeval.providers.base import ASR, MOS
 from voxeval.providers.factory import CacheChoice, availability, create_provider
-from voxeval.scoring.word_errors import word_errors
+from voxeval.scoring.text.word_errors import word_errors
 
 # A rendered profile whose clean queries the input ASR mishears more than this (corpus WER)
 # is flagged: results for that voice measure hearing as much as answering.

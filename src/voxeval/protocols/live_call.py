@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from voxeval.analysis.aggregate import standard_summary
-from voxeval.analysis.call_statistics import call_statistics
-from voxeval.analysis.composite_summary import eva_composites
+from voxeval.analysis.calls.call_statistics import call_statistics
+from voxeval.analysis.calls.composite_summary import eva_composites
 from voxeval.analysis.corpus_wer import add_corpus_wer
 from voxeval.analysis.passk import passk_summary
 from voxeval.api.context import RunContext
@@ -35,7 +35,7 @@ from voxeval.api.scored_protocol import (
 from voxeval.api.work_unit import WorkUnit
 from voxeval.atomic_files import read_json
 from voxeval.audio import Audio, read_audio
-from voxeval.benchmarks.scenario import ScenarioSuite, load_scenario_suite
+from voxeval.benchmarks.eva.scenario import ScenarioSuite, load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.config import ProviderSpec, SystemSpec
 from voxeval.errors import ConfigError, SystemFault, UnknownComponent
@@ -62,12 +62,12 @@ from voxeval.providers.usage_ledger import (
     attributed,
     usage_ledger,
 )
-from voxeval.scoring.call_pipeline import system_pipeline
+from voxeval.scoring.calls.call_pipeline import system_pipeline
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
+from voxeval.scoring.calls.simulation_gates import run_gates
 from voxeval.scoring.judge import Judge
-from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.metric import METRICS
-from voxeval.scoring.reply_record import ScoringResources
-from voxeval.scoring.simulation_gates import run_gates
+from voxeval.scoring.replies.reply_record import ScoringResources
 from voxeval.simulation.behaviour_choice import behaviour_record
 from voxeval.simulation.engine import run_call
 from voxeval.simulation.perturbations import Condition, parse_conditions

@@ -45,9 +45,9 @@ from voxeval.api.scored_protocol import (
 from voxeval.api.system_usage import SystemMeter, metering_reply, record_system_usage
 from voxeval.api.work_unit import WorkUnit
 from voxeval.audio import Audio, audio_to_wav_bytes, read_audio
-from voxeval.benchmarks.dialogue import Dialogue, strip_tags, turn_item_id
-from voxeval.benchmarks.dialogue_suite import DialogueSuite, load_dialogue_suite
-from voxeval.benchmarks.transcript_cues import JudgedFrom, cue_warnings
+from voxeval.benchmarks.mtalk.dialogue import Dialogue, strip_tags, turn_item_id
+from voxeval.benchmarks.mtalk.dialogue_suite import DialogueSuite, load_dialogue_suite
+from voxeval.benchmarks.mtalk.transcript_cues import JudgedFrom, cue_warnings
 from voxeval.config import ProviderSpec, RunConfig, format_validation_error
 from voxeval.errors import (
     ConfigError,
@@ -59,7 +59,7 @@ from voxeval.protocols.arena_inputs import load_dialogue, render_segments, turn_
 from voxeval.protocols.multi_turn_summary import summarize_multi_turn
 from voxeval.runformat import DialogueFaultFile, DialogueFile, record_data
 from voxeval.scoring.comparison_result import ComparisonResult
-from voxeval.scoring.dialogue_record import (
+from voxeval.scoring.dialogues.dialogue_record import (
     DialogueRecord,
     DialogueScoringResources,
     DialogueTurn,

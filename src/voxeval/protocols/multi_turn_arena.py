@@ -26,7 +26,7 @@ Options (``scoring: {arena: {...}}`` of the run config):
 The summary gives, per dimension, Elo (replayed in judging order: the order the verdicts were
 stored) and Bradley-Terry, both with intervals and rank intervals, the
 style-controlled ratings (reply words and seconds) and the win matrix
-(``voxeval.analysis.arena_summary``), plus counts of order disagreements, judge requests and
+(``voxeval.analysis.ratings.arena_summary``), plus counts of order disagreements, judge requests and
 parse failures, and the parse failures per system (those of the comparisons it took part in).
 The judge's provider never retries bad JSON by itself under a judge, so ``judge_attempts`` is
 the number of requests per verdict and every malformed answer is counted."""
@@ -41,11 +41,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from voxeval.analysis.arena_pairing import AdaptivePairing
-from voxeval.analysis.arena_summary import arena_summary
-from voxeval.analysis.battles import Battle, Winner
-from voxeval.analysis.elo import online_elo
-from voxeval.analysis.rating_bootstrap import DEFAULT_RATING_RESAMPLES
+from voxeval.analysis.ratings.arena_pairing import AdaptivePairing
+from voxeval.analysis.ratings.arena_summary import arena_summary
+from voxeval.analysis.ratings.battles import Battle, Winner
+from voxeval.analysis.ratings.elo import online_elo
+from voxeval.analysis.ratings.rating_bootstrap import DEFAULT_RATING_RESAMPLES
 from voxeval.config import RunConfig, format_validation_error
 from voxeval.errors import ConfigError, EndpointError, HarnessFault
 from voxeval.protocols.arena_inputs import (
@@ -64,9 +64,9 @@ from voxeval.protocols.arena_reference import (
 from voxeval.protocols.comparison import Comparison
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
+from voxeval.scoring.call_judges.judged_call import RatedTemplate
 from voxeval.scoring.comparison_result import ComparisonResult
 from voxeval.scoring.judge import Judge, JudgeResult
-from voxeval.scoring.judged_call import RatedTemplate
 from voxeval.store import layout
 from voxeval.store.comparisons import ComparisonRecord
 

@@ -15,8 +15,8 @@ from typing import Any
 from voxeval.analysis.aggregate import standard_summary
 from voxeval.analysis.bootstrap import metric_stats
 from voxeval.atomic_files import read_json
-from voxeval.benchmarks.dialogue import RUBRIC_LEVELS, Dialogue
-from voxeval.benchmarks.transcript_cues import JudgedFrom, cue_warnings
+from voxeval.benchmarks.mtalk.dialogue import RUBRIC_LEVELS, Dialogue
+from voxeval.benchmarks.mtalk.transcript_cues import JudgedFrom, cue_warnings
 from voxeval.protocols.arena_inputs import DIALOGUE_FILE
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.single_turn_breakdowns import LATENCY_FIELDS

@@ -23,12 +23,12 @@ from dataclasses import asdict, dataclass, field
 from itertools import islice
 from typing import Any
 
-from voxeval.benchmarks.scenario import Scenario, ScriptStep
+from voxeval.benchmarks.eva.scenario import Scenario, ScriptStep
 from voxeval.benchmarks.tools.argument_coercion import STRICT, ToolArguments
 from voxeval.benchmarks.tools.db_compare import REFERENCE_SETTINGS, TaskCompletionSettings, db_hash
 from voxeval.benchmarks.tools.tool_runtime import ToolRuntime, resolve_scenario_tools
 from voxeval.benchmarks.tools.tool_spec import HookTrust, ToolSpec
-from voxeval.scoring.task_completion import compare_final_state
+from voxeval.scoring.calls.task_completion import compare_final_state
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import run_call
 from voxeval.systems.scripted import ScriptedAgent, wrong_candidates, wrong_steps

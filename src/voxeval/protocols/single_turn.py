@@ -58,18 +58,18 @@ from voxeval.providers.usage_ledger import (
     sends_requests,
 )
 from voxeval.runformat import ReplyFile, record_data
-from voxeval.scoring.checklist import checklist_judging
-from voxeval.scoring.checklist_settings import (
+from voxeval.scoring.comparison_result import ComparisonResult
+from voxeval.scoring.judge import Judge
+from voxeval.scoring.metric_runner import is_transient_fault
+from voxeval.scoring.replies.checklist import checklist_judging
+from voxeval.scoring.replies.checklist_settings import (
     ChecklistJudging,
     JudgeProtocol,
     template_from_file,
 )
-from voxeval.scoring.comparison_result import ComparisonResult
-from voxeval.scoring.judge import Judge
-from voxeval.scoring.metric_runner import is_transient_fault
-from voxeval.scoring.reply_record import ReplyRecord, ScoringResources
+from voxeval.scoring.replies.reply_record import ReplyRecord, ScoringResources
+from voxeval.scoring.replies.transcripts import TranscriptSettings
 from voxeval.scoring.score import Score
-from voxeval.scoring.transcripts import TranscriptSettings
 from voxeval.systems.base import REPLY, AsyncTurnSystem, Reply, Turn, TurnSystem
 from voxeval.systems.cascade import TINY_BASELINE_LABEL, CascadeOptions
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from voxeval.raters.study_files import StudyItem
+from voxeval.raters.study.study_files import StudyItem
 
 ARENA_CHOICES = ("a", "b", "tie", "both_bad")
 MAX_REASON_CHARS = 2000

@@ -9,7 +9,7 @@ from typing import Any
 from voxeval.errors import ConfigError
 from voxeval.raters.assignment import OPEN_TTL
 from voxeval.raters.database import database_url, open_database, sync_study
-from voxeval.raters.study_files import STUDY_FILE, load_study_config, load_study_items
+from voxeval.raters.study.study_files import STUDY_FILE, load_study_config, load_study_items
 
 ASSETS = Path(__file__).resolve().parent / "assets"
 TEMPLATES = Path(__file__).resolve().parent / "templates"

@@ -28,7 +28,7 @@ from sqlalchemy.exc import IntegrityError
 
 from voxeval.raters.database import retrying, transaction, utcnow
 from voxeval.raters.schema import assignments_table, items_table, responses_table
-from voxeval.raters.study_files import StudyConfig
+from voxeval.raters.study.study_files import StudyConfig
 
 OPEN_TTL = timedelta(minutes=20)
 _CONFLICT_RETRIES = 5

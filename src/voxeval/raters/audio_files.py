@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-from voxeval.raters.study_files import AUDIO_DIR, RECORDINGS_DIR
+from voxeval.raters.study.study_files import AUDIO_DIR, RECORDINGS_DIR
 
 SERVED_DIRS = (AUDIO_DIR, RECORDINGS_DIR)
 AUDIO_TYPES = {

@@ -13,7 +13,7 @@ from sqlalchemy.engine import Connection
 
 from voxeval.raters.database import retrying, transaction
 from voxeval.raters.schema import assignments_table, clip_tokens_table, items_table
-from voxeval.raters.study_files import Stimulus, StudyItem
+from voxeval.raters.study.study_files import Stimulus, StudyItem
 
 TOKEN_BYTES = 24  # 192 random bits, 32 URL-safe characters
 

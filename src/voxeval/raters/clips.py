@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from voxeval.raters.study_files import Stimulus, StudyItem
+from voxeval.raters.study.study_files import Stimulus, StudyItem
 
 _ROLE_LABELS = {
     "user": "User",

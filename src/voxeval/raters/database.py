@@ -20,7 +20,7 @@ from sqlalchemy.exc import OperationalError
 
 from voxeval.errors import ConfigError
 from voxeval.raters.schema import items_table, studies_table
-from voxeval.raters.study_files import DEFAULT_DB, STUDY_FILE, StudyConfig, StudyItem
+from voxeval.raters.study.study_files import DEFAULT_DB, STUDY_FILE, StudyConfig, StudyItem
 from voxeval.store.schema_versions import SchemaHistory, upgrade
 
 T = TypeVar("T")

@@ -42,11 +42,11 @@ from sqlalchemy import Engine, select
 from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss_kappa
 from statsmodels.stats.multitest import multipletests
 
-from voxeval.analysis.classification_agreement import label_kappa
-from voxeval.raters.export_db import ResponseRow, load_items, load_responses
+from voxeval.analysis.agreement.classification_agreement import label_kappa
+from voxeval.raters.export.export_db import ResponseRow, load_items, load_responses
 from voxeval.raters.gold_check import gold_correct
 from voxeval.raters.schema import studies_table
-from voxeval.raters.study_files import StudyItem
+from voxeval.raters.study.study_files import StudyItem
 
 DEFAULT_ALPHA = 0.05
 DEFAULT_MIN_GOLD = 2

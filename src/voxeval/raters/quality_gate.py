@@ -16,7 +16,7 @@ from sqlalchemy.engine import Connection
 
 from voxeval.raters.database import as_utc
 from voxeval.raters.schema import playback_table
-from voxeval.raters.study_files import StudyItem
+from voxeval.raters.study.study_files import StudyItem
 
 PLAYBACK_EVENTS = ("play", "pause", "ended")
 # An "ended" event must report a media time near the clip's end (browsers round).

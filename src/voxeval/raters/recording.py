@@ -16,7 +16,7 @@ from voxeval.audio import Audio
 from voxeval.audio.io import audio_from_bytes, write_audio
 from voxeval.audio.resample import resample
 from voxeval.errors import AudioError
-from voxeval.raters.study_files import RECORDINGS_DIR
+from voxeval.raters.study.study_files import RECORDINGS_DIR
 
 MAX_UPLOAD_BYTES = 25 * 1024 * 1024
 MAX_RECORDING_S = 600.0

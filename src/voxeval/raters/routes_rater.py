@@ -28,7 +28,7 @@ from voxeval.raters.recording import (
 )
 from voxeval.raters.schema import responses_table
 from voxeval.raters.site import CSRF_HEADER, RaterSite, csrf_ok, redirect, to_login
-from voxeval.raters.study_files import StudyItem
+from voxeval.raters.study.study_files import StudyItem
 from voxeval.raters.submission import (
     OpenedItem,
     Refused,

@@ -17,7 +17,7 @@ from starlette.concurrency import run_in_threadpool
 
 from voxeval.raters.accounts import SessionInfo, load_session
 from voxeval.raters.rate_limit import SlidingWindow
-from voxeval.raters.study_files import StudyConfig
+from voxeval.raters.study.study_files import StudyConfig
 
 SESSION_COOKIE = "voxeval_rater_session"
 LOGIN_COOKIE = "voxeval_rater_login"

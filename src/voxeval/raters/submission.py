@@ -26,7 +26,7 @@ from voxeval.raters.schema import (
     playback_table,
     responses_table,
 )
-from voxeval.raters.study_files import StudyConfig, StudyItem
+from voxeval.raters.study.study_files import StudyConfig, StudyItem
 from voxeval.web.ids import storable_id
 
 MAX_PLAYBACK_EVENTS = 500  # per assignment: a page that keeps reporting is misbehaving

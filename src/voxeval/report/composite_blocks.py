@@ -1,5 +1,5 @@
 """The "Composites (EVA-A / EVA-X)" section of a system in the report, from the summary's
-``composites`` entry (``voxeval.analysis.composite_summary``): numbers only where a composite
+``composites`` entry (``voxeval.analysis.calls.composite_summary``): numbers only where a composite
 is claimed, and for the rest which component did not run, on how many trials and why."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ item id and, when the run has several systems, system) and correlate them with t
 checklist scores, overall and per category.
 
 A rating is matched to the checklist score of the same item and system, averaged over
-trials; intervals resample whole queries (see ``voxeval.analysis.agreement``)."""
+trials; intervals resample whole queries (see ``voxeval.analysis.agreement.agreement``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from voxeval.analysis.agreement import correlation_stats
+from voxeval.analysis.agreement.agreement import correlation_stats
 from voxeval.errors import ConfigError
 from voxeval.store.records import ScoreRow
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from voxeval import atomic_files
 from voxeval.analysis.bootstrap import NOTE_TOO_FEW_CLUSTERS
-from voxeval.analysis.rank_intervals import rank_intervals
+from voxeval.analysis.ratings.rank_intervals import rank_intervals
 from voxeval.errors import ConfigError
 from voxeval.report.arena_blocks import interval_text, rank_text, rating_text
 from voxeval.report.blocks import Block, BulletList, Heading, Paragraph, TableBlock, fmt_mean_ci

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from voxeval.analysis.bootstrap import Stat, metric_stats
-from voxeval.analysis.perturbation_effects import ALPHA, derived_seed, holm_adjust
+from voxeval.analysis.calls.perturbation_effects import ALPHA, derived_seed, holm_adjust
 from voxeval.analysis.sign_flip import EXACT_MAX_UNITS, MONTE_CARLO_RESAMPLES, sign_flip_test
 from voxeval.errors import ConfigError, VoxevalError
 from voxeval.report.paired_items import SideValues, pair_items, side_values

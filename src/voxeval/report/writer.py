@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from voxeval import atomic_files
-from voxeval.analysis.costs import run_costs, run_price_table
+from voxeval.analysis.costs.costs import run_costs, run_price_table
 from voxeval.protocols.context import RunContext
 from voxeval.report.figure_html import FIGURES_DIR
 from voxeval.report.figures import FigureGroup, build_figures

@@ -24,14 +24,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from voxeval.analysis.prices import load_price_table
+from voxeval.analysis.costs.prices import load_price_table
 from voxeval.benchmarks.build_manifest import MANIFEST
 from voxeval.benchmarks.build_options import BuildOptions
-from voxeval.benchmarks.dialogue_suite import load_dialogue_suite
-from voxeval.benchmarks.query_suite import load_query_suite, read_suite_header
-from voxeval.benchmarks.scenario import load_scenario_suite
-from voxeval.benchmarks.spoken_query import CONDITIONS
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
+from voxeval.benchmarks.mtalk.dialogue_suite import load_dialogue_suite
 from voxeval.benchmarks.suite_info import SuiteInfo, resolve_suite
+from voxeval.benchmarks.wildspeech.query_suite import load_query_suite, read_suite_header
+from voxeval.benchmarks.wildspeech.spoken_query import CONDITIONS
 from voxeval.config import RunConfig, SystemSpec
 from voxeval.errors import ConfigError, UnknownComponent, VoxevalError
 from voxeval.protocols.context import judge_refusal

@@ -1,15 +1,7 @@
 """Metrics: each takes a typed record and returns a ``Score``; importing this package
 registers the built-in metrics."""
 
-from voxeval.scoring.assertions import assertion_score, best_match, check, numbers_in
-from voxeval.scoring.audio_metrics import (
-    duration_score,
-    language_score,
-    mos_score,
-    speaking_rate_score,
-    wer_score,
-)
-from voxeval.scoring.call_diagnostics import (
+from voxeval.scoring.calls.call_diagnostics import (
     authentication_success,
     conversation_finished,
     fallback_nudge_rate,
@@ -19,11 +11,18 @@ from voxeval.scoring.call_diagnostics import (
     stt_wer,
     tool_call_validity,
 )
-from voxeval.scoring.call_turns import CallTurns, number_turns
-from voxeval.scoring.checklist import CHECKLIST_TEMPLATE, checklist_score, format_checklist
-from voxeval.scoring.content_density import content_density, judge_content_density
-from voxeval.scoring.dialogue_record import DialogueRecord, DialogueScoringResources
-from voxeval.scoring.dialogue_replies import DialogueReplies
+from voxeval.scoring.calls.call_turns import CallTurns, number_turns
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
+from voxeval.scoring.calls.task_completion import compare_final_state, task_completion
+from voxeval.scoring.calls.turn_taking import (
+    latency_score,
+    turn_taking,
+    turn_taking_score,
+)
+from voxeval.scoring.dialogues.content_density import content_density, judge_content_density
+from voxeval.scoring.dialogues.dialogue_record import DialogueRecord, DialogueScoringResources
+from voxeval.scoring.dialogues.dialogue_replies import DialogueReplies
+from voxeval.scoring.dialogues.rubric import rubric, rubric_turns
 from voxeval.scoring.judge import (
     Judge,
     JudgeOutputError,
@@ -31,26 +30,27 @@ from voxeval.scoring.judge import (
     JudgeTemplate,
     parse_score_line,
 )
-from voxeval.scoring.live_call_record import LiveCallRecord
 from voxeval.scoring.metric import METRICS, Metric
 from voxeval.scoring.metric_runner import run_metric, run_metrics
-from voxeval.scoring.reply_record import ReplyRecord, ScoringResources
-from voxeval.scoring.rubric import rubric, rubric_turns
-from voxeval.scoring.score import Score
-from voxeval.scoring.task_completion import compare_final_state, task_completion
-from voxeval.scoring.text_normaliser import normalise_english
-from voxeval.scoring.transcripts import (
+from voxeval.scoring.replies.assertions import assertion_score, best_match, check, numbers_in
+from voxeval.scoring.replies.audio_metrics import (
+    duration_score,
+    language_score,
+    mos_score,
+    speaking_rate_score,
+    wer_score,
+)
+from voxeval.scoring.replies.checklist import CHECKLIST_TEMPLATE, checklist_score, format_checklist
+from voxeval.scoring.replies.reply_record import ReplyRecord, ScoringResources
+from voxeval.scoring.replies.transcripts import (
     TRANSCRIPTS_FILE,
     TranscriptSet,
     TranscriptSettings,
     has_repeated_sentences,
     transcribe_k,
 )
-from voxeval.scoring.turn_taking import (
-    latency_score,
-    turn_taking,
-    turn_taking_score,
-)
+from voxeval.scoring.score import Score
+from voxeval.scoring.text.text_normaliser import normalise_english
 
 __all__ = [
     "CHECKLIST_TEMPLATE",

@@ -45,7 +45,7 @@ import numpy as np
 
 from voxeval.audio import Audio, rms
 from voxeval.audio.mix import mix_tracks
-from voxeval.benchmarks.scenario import Scenario
+from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.errors import (
     ConfigError,

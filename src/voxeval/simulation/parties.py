@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from voxeval.audio import Audio
-from voxeval.benchmarks.scenario import Scenario
+from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.benchmarks.tools.tool_call import ToolCallRecord
 from voxeval.registry import Kind
 from voxeval.systems.call import AgentTurn, CallAgent

@@ -71,7 +71,8 @@ STREAMING_VADS = frozenset({"silero"})
 MIN_WORD_P = 0.5
 
 
-# The simulation validation gates, in the order they run (``voxeval.scoring.simulation_gates``).
+# The simulation validation gates, in the order they run
+# (``voxeval.scoring.calls.simulation_gates``).
 GateName = Literal["valid_end", "user_behaviour", "user_speech"]
 VALIDATION_GATES: tuple[GateName, ...] = ("valid_end", "user_behaviour", "user_speech")
 

@@ -19,22 +19,26 @@ from voxeval.systems.factory import (
 )
 from voxeval.systems.http_system import HTTPOptions, HTTPSystem, HTTPSystemError
 from voxeval.systems.hybrid import HybridAgent, HybridOptions, HybridSystem
-from voxeval.systems.openai_audio import OpenAIAudioOptions, OpenAIAudioSystem
-from voxeval.systems.phone_stream import PhoneStreamAgent, PhoneStreamOptions, PhoneStreamSystem
-from voxeval.systems.pipecat_system import PipecatAgent, PipecatOptions, PipecatSystem
-from voxeval.systems.realtime_system import RealtimeOptions, RealtimeSystem
-from voxeval.systems.realtime_vad import ServerVadRealtimeAgent
-from voxeval.systems.realtime_ws import RealtimeAgent
-from voxeval.systems.replay import MissingReply, ReplayOptions, ReplaySystem
-from voxeval.systems.scripted import ScriptedAgent, ScriptedOptions, ScriptedSystem
-from voxeval.systems.turn_call import TurnSystemCall
-from voxeval.systems.webrtc_system import WebRTCAgent, WebRTCOptions, WebRTCSystem
-from voxeval.systems.ws_bridge import (
+from voxeval.systems.live.phone_stream import (
+    PhoneStreamAgent,
+    PhoneStreamOptions,
+    PhoneStreamSystem,
+)
+from voxeval.systems.live.pipecat_system import PipecatAgent, PipecatOptions, PipecatSystem
+from voxeval.systems.live.realtime_system import RealtimeOptions, RealtimeSystem
+from voxeval.systems.live.realtime_vad import ServerVadRealtimeAgent
+from voxeval.systems.live.realtime_ws import RealtimeAgent
+from voxeval.systems.live.webrtc_system import WebRTCAgent, WebRTCOptions, WebRTCSystem
+from voxeval.systems.live.ws_bridge import (
     WebsocketBridgeAgent,
     WebsocketBridgeOptions,
     WebsocketBridgeSystem,
 )
-from voxeval.systems.ws_bridge_v2 import StreamingBridgeAgent
+from voxeval.systems.live.ws_bridge_v2 import StreamingBridgeAgent
+from voxeval.systems.openai_audio import OpenAIAudioOptions, OpenAIAudioSystem
+from voxeval.systems.replay import MissingReply, ReplayOptions, ReplaySystem
+from voxeval.systems.scripted import ScriptedAgent, ScriptedOptions, ScriptedSystem
+from voxeval.systems.turn_call import TurnSystemCall
 
 __all__ = [
     "CALL",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from voxeval.benchmarks.scenario import Scenario
+from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.providers.spoken_language import base_language, language_name
 
 VOICE_STYLE = """You are speaking on a phone call: everything you write is read aloud.

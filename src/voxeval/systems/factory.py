@@ -2,7 +2,7 @@
 call sessions: the one way every protocol gets a system.
 
 Legacy spellings still work for this version and are removed in the next (and the
-websocket bridge's version 1, see ``systems/ws_bridge.py``):
+websocket bridge's version 1, see ``systems/live/ws_bridge.py``):
 ``type: agent`` with ``agent: NAME`` (the configs of the former agent family) is read as
 ``type: NAME``, and the type ``openai_audio`` as ``openai-audio``; ``deprecation_note`` says
 what to write instead (the plan check prints it with the file and field)."""

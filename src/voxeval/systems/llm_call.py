@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from voxeval.audio import Audio
-from voxeval.benchmarks.scenario import Scenario
+from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.errors import ConfigError
 from voxeval.providers.base import Message

@@ -24,7 +24,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict
 
 from voxeval.audio import Audio
-from voxeval.benchmarks.scenario import Scenario, ScriptStep
+from voxeval.benchmarks.eva.scenario import Scenario, ScriptStep
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.benchmarks.tools.database import is_record_table
 from voxeval.config import SystemSpec

@@ -11,7 +11,7 @@ cause)."""
 from __future__ import annotations
 
 from voxeval.audio import Audio
-from voxeval.benchmarks.scenario import Scenario
+from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.systems.base import Turn, TurnSystem
 from voxeval.systems.call import AgentTurn

@@ -11,8 +11,8 @@ from typing import Any
 
 import yaml
 
-from voxeval.benchmarks.query_suite import load_query_suite
 from voxeval.benchmarks.suite_info import resolve_suite
+from voxeval.benchmarks.wildspeech.query_suite import load_query_suite
 from voxeval.errors import VoxevalError
 from voxeval.store import layout
 from voxeval.viewer.run_files import SERVED_SUFFIXES

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from tests.simulation.helpers import scenario as make_scenario
-from voxeval.benchmarks.scenario import Scenario, load_scenario_suite
+from voxeval.benchmarks.eva.scenario import Scenario, load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime, parse_tool_specs
 from voxeval.benchmarks.tools.argument_coercion import coerce_arguments
 from voxeval.benchmarks.tools.tool_spec import HookTrust
@@ -171,8 +171,8 @@ def test_bad_setting_names_the_field(tmp_path: Path) -> None:
 
 def test_imported_suites_coerce_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.benchmarks.eva_release_fixture import DOMAIN, MODULE, install_release
-    from voxeval.benchmarks.eva_release import import_release
-    from voxeval.benchmarks.eva_release_writer import write_release_suite
+    from voxeval.benchmarks.eva.eva_release import import_release
+    from voxeval.benchmarks.eva.eva_release_writer import write_release_suite
 
     release = install_release(tmp_path / "eva", monkeypatch)
     suite_file = write_release_suite(
@@ -183,8 +183,8 @@ def test_imported_suites_coerce_by_default(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_tool_call_validity_lists_converted_calls_as_valid(tmp_path: Path) -> None:
-    from voxeval.scoring.call_diagnostics import tool_call_validity
-    from voxeval.scoring.live_call_record import LiveCallRecord
+    from voxeval.scoring.calls.call_diagnostics import tool_call_validity
+    from voxeval.scoring.calls.live_call_record import LiveCallRecord
     from voxeval.simulation.timeline import Timeline, ToolEvent
 
     note = 'duration_days: sent 60 (number), the schema says string; accepted as "60"'

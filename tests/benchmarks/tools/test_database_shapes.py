@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from tests.simulation.helpers import scenario, write_suite
-from voxeval.benchmarks.scenario import Scenario, load_scenario_suite
+from voxeval.benchmarks.eva.scenario import Scenario, load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime, parse_tool_specs
 from voxeval.benchmarks.tools.tool_ops import ToolContext, ToolFailure
 from voxeval.benchmarks.tools.tool_spec import check_tables
 from voxeval.errors import ConfigError
-from voxeval.scoring.task_completion import compare_final_state
+from voxeval.scoring.calls.task_completion import compare_final_state
 
 EXTRA: dict[str, Any] = {
     "_current_date": "2026-03-02",

@@ -13,7 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from tests.simulation.helpers import TOOLS, scenario, write_suite
-from voxeval.benchmarks.scenario import load_scenario_suite
+from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime, tool_spec
 from voxeval.benchmarks.tools.tool_ops import ToolContext
 from voxeval.cli.main import app

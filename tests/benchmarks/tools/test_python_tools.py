@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.simulation.helpers import scenario
-from voxeval.benchmarks.scenario import Scenario
+from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.benchmarks.tools import ToolRuntime, parse_tool_specs
 from voxeval.benchmarks.tools.tool_ops import ToolContext
 from voxeval.benchmarks.tools.tool_spec import HookTrust

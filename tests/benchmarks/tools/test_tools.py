@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from voxeval.benchmarks.scenario import Scenario
+from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.benchmarks.tools import ToolRuntime, parse_tool_specs
 from voxeval.benchmarks.tools.tool_expr import ExpressionError, evaluate, render
 from voxeval.benchmarks.tools.tool_ops import ToolContext

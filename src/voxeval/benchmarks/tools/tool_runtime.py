@@ -24,7 +24,7 @@ class ToolAgent(Protocol):
 
 
 class ToolScenario(Protocol):
-    """What the tool runtime reads of a scenario (``voxeval.benchmarks.scenario.Scenario``):
+    """What the tool runtime reads of a scenario (``voxeval.benchmarks.eva.scenario.Scenario``):
     a structural type, so the scenario model can build its tools without an import cycle."""
 
     @property

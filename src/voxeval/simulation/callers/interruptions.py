@@ -16,7 +16,7 @@ from datetime import date, timedelta
 
 import numpy as np
 
-from voxeval.benchmarks.scenario import Scenario
+from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.simulation.caller_behaviour import (
     BargeIn,
     CallerBehaviour,

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from voxeval.audio import Audio
-from voxeval.benchmarks.scenario import Scenario
+from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.errors import ConfigError, HarnessFault
 from voxeval.providers.base import Message
 from voxeval.providers.spoken_language import base_language, language_name

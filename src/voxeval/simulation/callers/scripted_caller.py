@@ -28,7 +28,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from voxeval.audio import Audio
-from voxeval.benchmarks.scenario import Scenario
+from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.errors import ConfigError
 from voxeval.simulation.behaviour_choice import build_behaviour, resolve_kind
 from voxeval.simulation.caller_behaviour import CallerBehaviour

@@ -1,0 +1,1 @@
+"""Agreement between raters and judges, and judge position/length bias."""

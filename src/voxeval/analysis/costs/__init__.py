@@ -1,0 +1,1 @@
+"""Price tables and what a run cost."""

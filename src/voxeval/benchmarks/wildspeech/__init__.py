@@ -1,0 +1,2 @@
+"""WildSpeech-Bench family: single-turn spoken queries, their suites, curation and
+rendering."""

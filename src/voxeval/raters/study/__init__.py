@@ -1,0 +1,2 @@
+"""Studies: what raters are given, built from runs (clips, queries, dialogues, gold items)
+and the study files."""

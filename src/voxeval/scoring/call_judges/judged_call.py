@@ -1,0 +1,149 @@
+"""Shared machinery of the judged call metrics: a JSON judge template whose answer is
+validated against a schema and then rated by a metric-specific rule, and the one place that
+turns a judge's answer (or its failure to give one) into a ``Score``.
+
+A judge that never answers in format after its attempts is a fault on our side: the score is
+*pending* (retried by the next run or score), with the parse failures in its details."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+
+from voxeval.audio import Audio
+from voxeval.providers.llm_output import extract_json
+from voxeval.scoring.call_judges.judged_ratings import RATING_MAX, RATING_MIN
+from voxeval.scoring.judge import Judge, JudgeOutputError, JudgeResult, JudgeTemplate
+from voxeval.scoring.score import Score
+
+Rater = Callable[[dict[str, Any]], float]
+
+
+@dataclass(frozen=True)
+class RatedTemplate(JudgeTemplate):
+    """A ``json`` template whose score is computed by ``rate`` from the validated answer;
+    ``rate`` raises ``JudgeOutputError`` for an answer the schema cannot rule out (a missing
+    turn), which the judge then retries and counts as a parse failure."""
+
+    rate: Rater | None = None
+
+    def parse(self, text: str, parsed: Any = None) -> tuple[float, Any]:
+        if parsed is None:
+            try:
+                parsed = extract_json(text or "")
+            except ValueError as exc:
+                raise JudgeOutputError(f"answer is not JSON ({exc})") from exc
+        if self.schema is not None:
+            try:
+                jsonschema.validate(parsed, self.schema)
+            except jsonschema.ValidationError as exc:
+                raise JudgeOutputError(f"JSON does not match the schema: {exc.message}") from exc
+        if self.rate is None or not isinstance(parsed, dict):
+            raise JudgeOutputError("answer is not a JSON object")
+        return self.rate(parsed), parsed
+
+
+def rating_property(low: int = RATING_MIN, high: int = RATING_MAX) -> dict[str, Any]:
+    return {"type": "integer", "minimum": low, "maximum": high}
+
+
+def dimensions_schema(names: tuple[str, ...]) -> dict[str, Any]:
+    """``{"dimensions": {NAME: {"rating": 1-3, "evidence": str}}}`` with every name required."""
+    one = {
+        "type": "object",
+        "properties": {"rating": rating_property(), "evidence": {"type": "string"}},
+        "required": ["rating", "evidence"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {
+            "dimensions": {
+                "type": "object",
+                "properties": {name: one for name in names},
+                "required": list(names),
+                "additionalProperties": False,
+            }
+        },
+        "required": ["dimensions"],
+        "additionalProperties": False,
+    }
+
+
+def dimension_ratings(answer: dict[str, Any]) -> dict[str, int]:
+    return {name: int(d["rating"]) for name, d in answer["dimensions"].items()}
+
+
+def turn_items(answer: dict[str, Any], expected: list[int]) -> dict[int, dict[str, Any]]:
+    """The judge's per-turn items keyed by turn; exactly the ``expected`` turns, once each."""
+    items: dict[int, dict[str, Any]] = {}
+    for item in answer["turns"]:
+        turn = int(item["turn"])
+        if turn in items:
+            raise JudgeOutputError(f"turn {turn} is rated twice")
+        items[turn] = item
+    if sorted(items) != sorted(expected):
+        raise JudgeOutputError(f"rate exactly the agent turns {expected}, got {sorted(items)}")
+    return items
+
+
+# Seeds of repeat r start at r * stride: a grading's retries use seed + attempt, so repeats never
+# share a seed (nor a cached answer) while attempts stay below the stride.
+REPEAT_SEED_STRIDE = 100
+
+
+def run_judge(
+    judge: Judge,
+    template: RatedTemplate,
+    variables: dict[str, Any],
+    build: Callable[[float, dict[str, Any]], Score],
+    facts: dict[str, Any],
+    audio: Audio | None = None,
+) -> Score:
+    """Grade ``judge.repeats`` times and build the score from the first grading's (rating,
+    parsed answer); a judge that gave no answer in format on the first grading leaves the
+    metric pending. Further gradings only add ``judge_repeat_values`` (the value of each
+    grading that answered in format, the first included) for the variance decomposition;
+    the accounting covers every call. ``audio`` goes to an audio judge with the prompt."""
+    results: list[JudgeResult] = [
+        judge.grade(template, variables, audio=audio, seed=r * REPEAT_SEED_STRIDE)
+        for r in range(judge.repeats)
+    ]
+    first = results[0]
+    bookkeeping = {**facts, **_summed_accounting(results), "judge": judge.identity()}
+    if first.value is None or not isinstance(first.parsed, dict):
+        return Score.pending_retry(
+            f"{template.name}: {first.error or 'no answer'}", **bookkeeping, raw=list(first.raw)
+        )
+    score = build(first.value, first.parsed)
+    if judge.repeats > 1:
+        repeats = [
+            build(r.value, r.parsed).value
+            for r in results
+            if r.value is not None and isinstance(r.parsed, dict)
+        ]
+        bookkeeping["judge_repeat_values"] = [v for v in repeats if v is not None]
+        bookkeeping["judge_repeat_failures"] = len(results) - len(repeats)
+    return Score(
+        value=score.value,
+        passed=score.passed,
+        details={**score.details, **bookkeeping},
+        error=score.error,
+    )
+
+
+def _summed_accounting(results: list[JudgeResult]) -> dict[str, Any]:
+    """The accounting fields of several gradings added up (a cost stays None when no grading
+    reported one)."""
+    total: dict[str, Any] = dict(results[0].accounting())
+    for result in results[1:]:
+        for key, value in result.accounting().items():
+            if key == "cost_usd":
+                if value is not None:
+                    total[key] = (total[key] or 0.0) + value
+            else:
+                total[key] += value
+    return total

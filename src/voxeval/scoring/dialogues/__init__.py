@@ -1,0 +1,2 @@
+"""Metrics of a multi-turn dialogue: the record they score, rubric judging and drafting,
+content density."""

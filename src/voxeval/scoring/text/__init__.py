@@ -1,0 +1,1 @@
+"""Text helpers the metrics share: normalisation, word errors and spoken key entities."""

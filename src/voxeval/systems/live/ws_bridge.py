@@ -1,0 +1,240 @@
+"""A generic websocket bridge: any external agent that speaks a small JSON protocol can hold
+a call (protocol: docs/websocket-bridge.md; reference client: examples/ws_agent_client.py).
+
+Version 2 of the protocol, with the turn handling chosen by the system option
+``turn_handling``; the agent opens with ``hello {protocol_version: 2}`` either way:
+
+* ``agent`` (the default; ``voxeval.systems.live.ws_bridge_v2``): the agent hears the whole line
+  continuously and decides itself when to speak, yield and hang up.
+* ``voxeval`` (turn-based, ``WebsocketBridgeAgent`` below): per caller turn voxeval sends the
+  caller's speech as 20 ms PCM16 frames (text in text-only mode) and ``input.end``; the agent
+  answers with one turn (``agent.speech_start`` .. ``agent.speech_end``), calling tools with
+  ``tool_call``. voxeval's turn handling decides when the caller finished and when the agent
+  is cut off.
+
+Version 1 is that turn-based exchange without the ``hello``. It is still the default when
+``protocol_version`` is not set, for this version only: the plan check notes how to move
+(``protocol_version: 2, turn_handling: voxeval`` and a ``hello`` from the agent).
+
+    systems:
+      - {name: ext, type: websocket, protocol_version: 2, command: "python my_agent.py --url {url}"}
+      - {name: turns, type: websocket, protocol_version: 2, turn_handling: voxeval, command: ...}
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from voxeval.audio import Audio
+from voxeval.benchmarks.tools.tool_call import ToolCallRecord
+from voxeval.config import SystemSpec
+from voxeval.providers.factory import ProviderSource
+from voxeval.systems.base import CALL, SYSTEMS
+from voxeval.systems.call import AgentTurn
+from voxeval.systems.live.pcm16 import pcm16_frames, pcm16_to_audio
+from voxeval.systems.live.ws_bridge_server import AUDIO_RATE, BridgeEndpoint, BridgeError
+from voxeval.systems.live.ws_bridge_v2 import StreamingBridgeAgent
+from voxeval.systems.options import parse_options
+
+if TYPE_CHECKING:
+    from voxeval.benchmarks.eva.scenario import Scenario
+    from voxeval.benchmarks.tools import ToolRuntime
+
+__all__ = ["BridgeError", "WebsocketBridgeAgent", "WebsocketBridgeOptions", "WebsocketBridgeSystem"]
+
+FRAME_MS = 20
+
+
+class WebsocketBridgeOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    host: str = "127.0.0.1"
+    port: int = Field(default=0, ge=0, le=65535)
+    command: str | None = None  # "{url}" is replaced by the bridge's address
+    protocol_version: Literal[1, 2] = 1  # 1: deprecated (see the module notes)
+    # who decides when the caller finished and when the agent yields (version 2): the agent,
+    # or voxeval's turn handling (turn-based agents); version 1 is always voxeval's
+    turn_handling: Literal["agent", "voxeval"] | None = None
+    realtime: bool = False  # stream frames in real time (wall clock) instead of at once
+    # the scenario tools also over MCP and HTTP for the agent's own backend; session.start
+    # then carries tool_service {token, mcp_url, openapi_url, http_base} (docs/mcp-tools.md)
+    serve_tools: bool = False
+    connect_timeout_s: float = Field(default=30.0, gt=0)
+    turn_timeout_s: float = Field(default=60.0, gt=0)
+
+    @model_validator(mode="after")
+    def _version_1_is_turn_based(self) -> WebsocketBridgeOptions:
+        if self.protocol_version == 1 and self.turn_handling == "agent":
+            raise ValueError(
+                "turn_handling: agent needs protocol_version: 2 (version 1 is turn-based)"
+            )
+        return self
+
+    @property
+    def turn_based(self) -> bool:
+        return self.protocol_version == 1 or self.turn_handling == "voxeval"
+
+
+@SYSTEMS.register("websocket")
+class WebsocketBridgeSystem:
+    """Holds live calls only; each call runs its own bridge server (``WebsocketBridgeAgent``)."""
+
+    capabilities = frozenset({CALL})
+
+    def __init__(self, name: str, options: WebsocketBridgeOptions) -> None:
+        self.name = name
+        self.options = options
+
+    @classmethod
+    def from_spec(
+        cls, spec: SystemSpec, ctx: ProviderSource | None = None
+    ) -> WebsocketBridgeSystem:
+        return cls(spec.name, parse_options(spec, WebsocketBridgeOptions))
+
+    def identity(self) -> dict[str, Any]:
+        identity: dict[str, Any] = {"type": "websocket", "command": self.options.command}
+        if self.options.protocol_version != 1:  # version 1 identities stay as they were
+            identity["protocol_version"] = self.options.protocol_version
+        if self.options.protocol_version == 2 and self.options.turn_handling == "voxeval":
+            identity["turn_handling"] = "voxeval"
+        return identity
+
+    def open_call(self) -> WebsocketBridgeAgent | StreamingBridgeAgent:
+        options = self.options.model_dump()
+        version = options.pop("protocol_version")
+        options.pop("turn_handling")
+        if not self.options.turn_based:
+            return StreamingBridgeAgent(**options)
+        return WebsocketBridgeAgent(**options, handshake=version == 2)
+
+
+class WebsocketBridgeAgent(BridgeEndpoint):
+    """One call's turn-based bridge: version 2 with ``turn_handling: voxeval``
+    (``handshake=True``: the agent opens with ``hello``), or the deprecated version 1."""
+
+    name = "websocket"
+    reports_latency = True  # latency = input.end -> agent.speech_start, measured here
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        command: str | None = None,
+        realtime: bool = False,
+        serve_tools: bool = False,
+        connect_timeout_s: float = 30.0,
+        turn_timeout_s: float = 60.0,
+        handshake: bool = False,
+    ) -> None:
+        super().__init__(host=host, port=port, command=command, connect_timeout_s=connect_timeout_s)
+        self.serve_tools = serve_tools
+        self.handshake = handshake
+        self.realtime = realtime
+        self.clock = "wall" if realtime else "virtual"
+        self.turn_timeout_s = turn_timeout_s
+        self._audio_mode = True
+        self._first_message = True
+
+    # ------------------------------------------------------------------ CallAgent
+    def start(self, scenario: Scenario, tools: ToolRuntime) -> AgentTurn | None:
+        self._tools = tools
+        self._connect()
+        version_2: dict[str, Any] = {}
+        if self.handshake:
+            self._receive_hello()
+            version_2 = {"protocol_version": 2, "turn_handling": "voxeval", "clock": self.clock}
+        self._send(
+            {
+                "type": "session.start",
+                **version_2,
+                "scenario_id": scenario.id,
+                "current_date_time": scenario.current_date_time,
+                "role": scenario.agent.role,
+                "instructions": scenario.agent.instructions,
+                "greeting": scenario.agent.greeting,
+                "tools": tools.tool_schemas(),
+                "audio_format": {
+                    "encoding": "pcm16",
+                    "sample_rate": AUDIO_RATE,
+                    "channels": 1,
+                    "frame_ms": FRAME_MS,
+                },
+                **self._tool_service(tools, scenario.id),
+            }
+        )
+        return self._collect_turn(time.monotonic())
+
+    def _receive_hello(self) -> None:
+        """Version 2: the agent's first message must be ``hello {protocol_version: 2}``."""
+        hello = self._recv(time.monotonic() + self.connect_timeout_s)
+        if hello is None:
+            raise BridgeError(
+                f"websocket bridge: the agent sent no hello within {self.connect_timeout_s:g} s "
+                "(a version-1 agent? it sends none: set protocol_version: 1, deprecated, or "
+                'send {"type": "hello", "protocol_version": 2} first)'
+            )
+        if hello["type"] != "hello" or hello.get("protocol_version") != 2:
+            offered = hello.get("protocol_version") if hello["type"] == "hello" else None
+            raise self._refuse_version(offered, 2)
+        self._first_message = False
+
+    def respond(self, user_audio: Audio | None, user_text: str | None) -> AgentTurn:
+        self._audio_mode = user_audio is not None
+        if user_audio is not None:
+            for frame in pcm16_frames(user_audio, AUDIO_RATE, FRAME_MS):
+                self._send({"type": "audio", "data": frame})
+                if self.realtime:
+                    time.sleep(FRAME_MS / 1000)
+        else:
+            self._send({"type": "text", "text": user_text or ""})
+        self._send({"type": "input.end"})
+        turn = self._collect_turn(time.monotonic())
+        return turn or AgentTurn(text=None, compute_s=self.turn_timeout_s)
+
+    def _collect_turn(self, t_input_end: float) -> AgentTurn | None:
+        """Read one agent turn; None when the agent says it is listening instead."""
+        deadline = time.monotonic() + self.turn_timeout_s
+        texts: list[str] = []
+        pcm = bytearray()
+        records: list[ToolCallRecord] = []
+        started: float | None = None
+        end_call = False
+        while True:
+            message = self._recv(deadline)
+            if message is None:
+                return AgentTurn(text=None, compute_s=self.turn_timeout_s)
+            kind = message["type"]
+            if kind == "hello" and self._first_message:  # a version-2 agent
+                raise self._refuse_version(message.get("protocol_version"), 1)
+            self._first_message = False
+            if kind == "agent.listening" and started is None and not records:
+                return None
+            if kind == "agent.speech_start":
+                started = time.monotonic() if started is None else started
+            elif kind == "audio":
+                started = time.monotonic() if started is None else started
+                pcm += base64.b64decode(str(message.get("data", "")))
+            elif kind == "text":
+                texts.append(str(message.get("text", "")))
+            elif kind == "tool_call":
+                records.append(self._run_tool(message))
+            elif kind in ("agent.speech_end", "call.end"):
+                end_call = kind == "call.end"
+                break
+            else:
+                raise BridgeError(f"websocket bridge: unexpected message type {kind!r}")
+        latency = (started if started is not None else time.monotonic()) - t_input_end
+        records += self._served_tool_calls()
+        text = " ".join(t for t in texts if t).strip()
+        audio = pcm16_to_audio(bytes(pcm), AUDIO_RATE, "<ws agent>") if pcm else None
+        return AgentTurn(
+            text=text or None,
+            audio=audio if self._audio_mode else None,
+            tool_calls=tuple(records),
+            end_call=end_call,
+            compute_s=max(0.0, latency),
+        )
