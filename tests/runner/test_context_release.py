@@ -14,9 +14,9 @@ import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.runner.kill_harness import FixedReplies, query_tone, single_turn_configs
+from voxeval.api import context as context_module
 from voxeval.audio import audio_to_wav_bytes
 from voxeval.config import ProviderSpec, load_run_config
-from voxeval.api import context as context_module
 from voxeval.providers.factory import availability
 from voxeval.runner import execute, rescore, run_evaluation
 
