@@ -69,8 +69,9 @@ class DNSMOS:
             raise ProviderUnavailable(f"mos provider 'dnsmos': {found}")
         self.personalized = bool(personalized)
         self._primary_path, self._p808_path = found
-        self._primary = onnx_session(self._primary_path, threads=threads)
-        self._p808 = onnx_session(self._p808_path, threads=threads)
+        # no memory arena: a batch holds 1-8 windows, and an arena keeps every size's buffers
+        self._primary = onnx_session(self._primary_path, threads=threads, arena=False)
+        self._p808 = onnx_session(self._p808_path, threads=threads, arena=False)
         self._lock = threading.Lock()
 
     @classmethod
