@@ -15,6 +15,7 @@ interrupted build resumes where it stopped.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import inspect
 import json
@@ -71,8 +72,10 @@ from voxeval.benchmarks.wildspeech.spoken_query import (
 from voxeval.errors import ConfigError, ProviderUnavailable
 from voxeval.providers.engine_confounds import engine_confounds
 from voxeval.providers.factory import create_provider
+from voxeval.providers.freed_memory import release_freed_memory
 from voxeval.providers.provider_kinds import TTS_PROVIDERS
 from voxeval.providers.speaker_transform import SpeakerTransform
+from voxeval.providers.tts_kokoro import release_model as release_kokoro_model
 from voxeval.providers.voice_assignment import assign_voices
 from voxeval.providers.voice_catalogue import (
     FORMANT_ENGINES,
@@ -130,6 +133,20 @@ class SuiteBuilder:
         self._speech: dict[str, tuple[Audio, dict[str, Any]]] = {}
         self._babble_pool: list[Audio] | None = None
         self._digests: dict[str, str] = {}
+
+    def release_engines(self) -> None:
+        """Drop the build's TTS engines, the models only the build loaded (Kokoro: a run's
+        system and scoring do not speak with it) and the noise clips, and give the freed
+        heap back to the system, so a run's units do not carry the build's memory."""
+        used = {name.partition("@")[0] for name in self._engines}
+        self._engines.clear()
+        self._speech.clear()
+        self._babble_pool = None
+        self.noise.forget_clips()
+        if "kokoro" in used:
+            release_kokoro_model()
+        gc.collect()  # the engines' sessions, if a cycle holds them
+        release_freed_memory()
 
     def engine(self, name: str) -> Any:
         if name not in self._engines:
@@ -552,6 +569,7 @@ def build_suite(
         finally:
             if bar is not None:
                 bar.stop()
+            builder.release_engines()
     ordered = [entries[j.key] for j in jobs]
     write_manifest(out, ordered)
     summary = {

@@ -123,6 +123,10 @@ class NoiseLibrary:
         """Category by the sampling ratios, then a source within it."""
         return self.sample_clip(self.pick_category(seed), seed)
 
+    def forget_clips(self) -> None:
+        """Drop the decoded noise files (read again when next needed)."""
+        self._cache.clear()
+
     def _load(self, path: Path) -> Audio:
         if path not in self._cache:
             self._cache[path] = resample(read_audio(path, channels="mix"), self.rate)

@@ -7,6 +7,7 @@ packages. Weights are always given to faster-whisper as a local folder: nothing 
 
 from __future__ import annotations
 
+import copy
 import threading
 from pathlib import Path
 from typing import Any, ClassVar
@@ -16,6 +17,7 @@ import numpy as np
 from voxeval.audio import Audio
 from voxeval.errors import ConfigError, ProviderUnavailable
 from voxeval.providers.base import Availability, Transcript, Word
+from voxeval.providers.freed_memory import release_freed_memory
 from voxeval.providers.model_files import (
     EMBEDDED_HINT,
     file_fingerprint,
@@ -55,6 +57,26 @@ def _load_model(path: Path) -> Any:
         if key not in _models:
             _models[key] = _new_model(path)
         return _models[key]
+
+
+def _fresh_sampler(path: Path) -> Any:
+    """A copy of the shared model of ``path`` with its own, new CTranslate2 model (so new
+    worker threads, whose random generators are seeded from the global seed when they first
+    sample). The tokenizer and feature extractor are shared, not loaded again: neither holds
+    per-call state, and loading them cost ~15 % of a fresh model."""
+    import ctranslate2
+
+    fresh = copy.copy(_load_model(path))
+    # the arguments faster-whisper's WhisperModel passes for the settings of ``_new_model``
+    fresh.model = ctranslate2.models.Whisper(
+        str(path),
+        device="cpu",
+        device_index=0,
+        compute_type=COMPUTE_TYPE,
+        intra_threads=CPU_THREADS,
+        inter_threads=1,
+    )
+    return fresh
 
 
 def _runtime_missing() -> str:
@@ -154,13 +176,23 @@ class WhisperASR:
             options["best_of"] = 1  # one sample per call; k calls with k seeds give k drafts
         if temperature > 0 and seed is not None:
             # ctranslate2 seeds each worker thread's generator once, from the global seed, when
-            # the thread first samples. A fresh model (fresh worker threads) created right after
-            # set_random_seed therefore samples reproducibly; it costs one model load (~0.5 s).
-            with _sampling_lock:
-                import ctranslate2
+            # the thread first samples. A fresh CTranslate2 model (fresh worker threads) whose
+            # first decode runs right after set_random_seed therefore samples reproducibly. It
+            # costs one load of the weights (~0.8 s of CPU for tiny.en, mostly the int8
+            # quantization), made before taking the lock: loading draws no random number, so
+            # one thread loads while another decodes.
+            sampler = _fresh_sampler(self.model_dir)
+            try:
+                with _sampling_lock:
+                    import ctranslate2
 
-                ctranslate2.set_random_seed(int(seed))
-                segments, info = self._run(_new_model(self.model_dir), samples, options)
+                    ctranslate2.set_random_seed(int(seed))
+                    segments, info = self._run(sampler, samples, options)
+            finally:
+                # its weights go now, and the heap pages they held go back to the system (a
+                # run makes hundreds of samplers)
+                del sampler
+                release_freed_memory()
         else:
             segments, info = self._run(model, samples, options)
         return self._to_transcript(segments, info, word_timestamps, temperature, seed)

@@ -39,8 +39,9 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def onnx_session(path: Path, *, threads: int = 1) -> Any:
-    """A CPU onnxruntime session for ``path`` with a small thread budget (2-core machines)."""
+def onnx_session(path: Path, *, threads: int = 1, arena: bool = True) -> Any:
+    """A CPU onnxruntime session for ``path`` with a small thread budget (2-core machines);
+    ``arena=False`` for models whose input shapes vary (see below)."""
     try:
         import onnxruntime
     except ImportError as exc:
@@ -49,6 +50,10 @@ def onnx_session(path: Path, *, threads: int = 1) -> Any:
     opts.intra_op_num_threads = threads
     opts.inter_op_num_threads = 1
     opts.log_severity_level = 3
+    # The memory arena keeps the largest buffers every input shape asked for: right for small
+    # fixed shapes (Silero's chunks), not for inputs of many sizes (DNSMOS: batches of 1-8
+    # windows held over 2 GB after one 20 s clip with it). The values are the same either way.
+    opts.enable_cpu_mem_arena = arena
     return onnxruntime.InferenceSession(
         str(path), sess_options=opts, providers=["CPUExecutionProvider"]
     )

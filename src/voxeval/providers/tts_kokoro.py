@@ -94,6 +94,14 @@ def _load() -> dict[str, Any]:
         return _model
 
 
+def release_model() -> None:
+    """Forget the process's loaded model (e.g. once a suite build is over): it is freed with
+    the last ``KokoroTTS`` still holding it, and a later ``KokoroTTS`` loads it again."""
+    global _model
+    with _model_lock:
+        _model = {}
+
+
 def phonemes(text: str, espeak: str = "espeak-ng") -> str:
     """English IPA of ``text`` from espeak-ng, with the sentence punctuation kept in place
     (espeak drops it, and Kokoro paces pauses and intonation by it)."""

@@ -50,10 +50,13 @@ def _load_joe() -> tuple[Any, list[str]]:
             from piper.config import PiperConfig
 
             model, noise_inputs = seeded_voice_model(model_path())
+            options = onnxruntime.SessionOptions()
+            # every text has its own length: an arena keeps the largest buffers each shape
+            # asked for, and grew by hundreds of MB over a quickstart's replies (the values
+            # computed are the same either way)
+            options.enable_cpu_mem_arena = False
             session = onnxruntime.InferenceSession(
-                model,
-                sess_options=onnxruntime.SessionOptions(),
-                providers=["CPUExecutionProvider"],
+                model, sess_options=options, providers=["CPUExecutionProvider"]
             )
             config = PiperConfig.from_dict(json.loads(config_path().read_text(encoding="utf-8")))
             _voices["joe"] = (PiperVoice(session=session, config=config), noise_inputs)
