@@ -56,23 +56,32 @@ _SERIAL_GROUP_OF_MARKER = {"cluster": "serial-heavy"}
 _SERIAL_MODULES = ("tests/runner/test_kill_resume.py", "tests/runner/test_kill_points.py")
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark tests by the external parts their fixtures start (fixture closure, so a fixture
-    that depends on ``browser`` marks its tests too), and give each test an xdist group:
-    its module, so module-scoped fixtures (a browser, a Ray cluster, a shared run) start
-    once, or a shared serial group for the heavy ones (`make test` runs ``--dist loadgroup``)."""
-    for item in items:
-        markers = sorted({_MARKER_OF_FIXTURE.get(f, "") for f in item.fixturenames} - {""})
-        for name in markers:
-            item.add_marker(name)
-        module = item.nodeid.split("::", 1)[0]
-        group = next(
-            (_SERIAL_GROUP_OF_MARKER[m] for m in markers if m in _SERIAL_GROUP_OF_MARKER), None
-        )
-        if group is None and module in _SERIAL_MODULES:
-            group = "serial-heavy"
-        item.add_marker(pytest.mark.xdist_group(group or module))
+def pytest_configure(config: pytest.Config) -> None:
+    """A short base folder for tmp_path (``/tmp/vxXXXXXXXX``, under xdist plus
+    ``popen-gwN``): the CLI's console wraps at 80 columns, and pytest's default
+    ``/tmp/pytest-of-USER/pytest-N`` plus xdist's worker folder made the temp paths in
+    error messages long enough to be broken across lines."""
+    if config.option.basetemp is None and not _IS_XDIST_WORKER:
+        config.option.basetemp = tempfile.mkdtemp(prefix="vx")
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Mark a test by the external parts its fixtures start (fixture closure, so a fixture
+    that depends on ``browser`` marks its tests too), and give it an xdist group: its
+    module, so module-scoped fixtures (a browser, a Ray cluster, a shared run) start once,
+    or a shared serial group for the heavy ones (`make test` runs ``--dist loadgroup``).
+    Done as each test is collected, before any collection-modifying hook (xdist reads the
+    groups in its own)."""
+    markers = sorted({_MARKER_OF_FIXTURE.get(f, "") for f in item.fixturenames} - {""})
+    for name in markers:
+        item.add_marker(name)
+    module = item.nodeid.split("::", 1)[0]
+    group = next(
+        (_SERIAL_GROUP_OF_MARKER[m] for m in markers if m in _SERIAL_GROUP_OF_MARKER), None
+    )
+    if group is None and module in _SERIAL_MODULES:
+        group = "serial-heavy"
+    item.add_marker(pytest.mark.xdist_group(group or module))
 
 
 # A run's context holds its models (Whisper base, DNSMOS, Piper: about 2 GB for a single-turn
