@@ -143,26 +143,30 @@ def test_the_start_is_committed_before_the_system_is_called(
 
 
 @pytest.mark.models
-def test_the_next_unit_reaches_the_system_while_a_reply_is_stored(
+def test_storing_a_reply_never_deadlocks_the_next_unit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """At concurrency 1, storing q0's reply waits until q1 has reached the system: q1 was
-    prepared ahead and q0 gave its slot back with its reply (a held slot would deadlock)."""
+    """At concurrency 1, q0 stores its reply while q1 (prepared ahead) waits for the system
+    slot: the run still finishes every unit, and q1 reaches its system. (Whether q1 may
+    reach it before q0's interaction is marked is timing-dependent since the kill -9 bound
+    of issue 37 point 11 holds slots until the mark; not asserted here.)"""
     from voxeval.protocols.single_turn import SingleTurnProtocol
 
     CALLED.clear()
     store_reply = SingleTurnProtocol._store_reply
-    waited: list[bool] = []
+    stored: list[str] = []
 
     def slow_store(self: Any, unit_dir: Path, reply: dict[str, Any], audio: Any) -> None:
         if reply["item_id"].startswith("q0"):
-            waited.append(CALLED.setdefault("q1", threading.Event()).wait(timeout=10))
+            CALLED.setdefault("q1", threading.Event()).wait(timeout=1.0)
         store_reply(self, unit_dir, reply, audio)
+        stored.append(str(reply["item_id"]))
 
     monkeypatch.setattr(SingleTurnProtocol, "_store_reply", slow_store)
     audio = {f"q{i}": "query.wav" for i in range(3)}
     run_dir = run(tmp_path, "test-start-order-signalling", audio, concurrency=1)
-    assert waited == [True]
+    assert sorted(i[:2] for i in stored) == ["q0", "q1", "q2"]
+    assert CALLED["q1"].is_set()
     assert len(list(run_dir.rglob("scores.json"))) == 3
 
 
