@@ -269,7 +269,9 @@ def test_an_old_index_gets_the_comparisons_table_in_place(tmp_path: Path) -> Non
     run_dir = run_evaluation(config, tmp_path / "run")
     store = RunStore(run_dir)
     with store.index.write() as conn:
-        conn.execute(text("DROP TABLE comparisons"))  # an index written before comparisons
+        # an index written before comparisons, and before its schema carried a version
+        conn.execute(text("DROP TABLE comparisons"))
+        conn.execute(text("DROP TABLE voxeval_index_version"))
     store.close()
     run_evaluation(config, tmp_path / "run")  # resumes: creates the table, compares
     assert len(rows(run_dir)) == 3
