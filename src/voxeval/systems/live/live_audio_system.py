@@ -4,6 +4,7 @@ fresh agent per call from its options."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -32,7 +33,7 @@ class LiveAudioOptions(BaseModel):
 OptionsT = TypeVar("OptionsT", bound=LiveAudioOptions)
 
 
-class LiveAudioSystem(Generic[OptionsT]):
+class LiveAudioSystem(ABC, Generic[OptionsT]):
     """Holds live calls only; each call gets its own ``agent_class`` built from the options."""
 
     capabilities = frozenset({CALL})
@@ -47,8 +48,9 @@ class LiveAudioSystem(Generic[OptionsT]):
     def from_spec(cls, spec: SystemSpec, ctx: ProviderSource | None = None) -> Self:
         return cls(spec.name, parse_options(spec, cls.options_model))  # type: ignore[arg-type]
 
+    @abstractmethod
     def identity(self) -> dict[str, Any]:
-        raise NotImplementedError
+        """What identifies this system in a run's provenance (its type and endpoint)."""
 
     def open_call(self) -> LiveAudioAgent:
         return self.agent_class(**self.options.model_dump())
