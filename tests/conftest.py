@@ -49,10 +49,10 @@ _MARKER_OF_FIXTURE = {
 }
 
 
-# Tests that must not overlap with each other on two xdist workers: one local Ray cluster at
-# a time (each takes both cores), and the kill -9 tests, whose timing windows assume the
-# machine is not also running a Ray cluster or another kill test.
-_SERIAL_GROUP_OF_MARKER = {"cluster": "serial-heavy"}
+# Tests that must not share the machine with other tests: a local Ray cluster takes both cores,
+# and the kill -9 tests' timing windows assume nothing else is running. They get the marker
+# `serial`, which `make test` runs in a second, single-process pass after the parallel one.
+_SERIAL_MARKERS = ("cluster",)
 _SERIAL_MODULES = ("tests/runner/test_kill_resume.py", "tests/runner/test_kill_points.py")
 
 
@@ -67,21 +67,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_itemcollected(item: pytest.Item) -> None:
     """Mark a test by the external parts its fixtures start (fixture closure, so a fixture
-    that depends on ``browser`` marks its tests too), and give it an xdist group: its
-    module, so module-scoped fixtures (a browser, a Ray cluster, a shared run) start once,
-    or a shared serial group for the heavy ones (`make test` runs ``--dist loadgroup``).
-    Done as each test is collected, before any collection-modifying hook (xdist reads the
-    groups in its own)."""
+    that depends on ``browser`` marks its tests too), and mark the heavy ones ``serial``.
+    Worker placement is by file (``--dist loadfile``), so module-scoped fixtures such as a
+    browser or a shared run start once per module. (xdist's ``loadgroup`` cannot be used:
+    pytest-xdist 3.8 renames node ids through an attribute pytest 9.2 no longer reads.)"""
     markers = sorted({_MARKER_OF_FIXTURE.get(f, "") for f in item.fixturenames} - {""})
     for name in markers:
         item.add_marker(name)
     module = item.nodeid.split("::", 1)[0]
-    group = next(
-        (_SERIAL_GROUP_OF_MARKER[m] for m in markers if m in _SERIAL_GROUP_OF_MARKER), None
-    )
-    if group is None and module in _SERIAL_MODULES:
-        group = "serial-heavy"
-    item.add_marker(pytest.mark.xdist_group(group or module))
+    if module in _SERIAL_MODULES or any(m in _SERIAL_MARKERS for m in markers):
+        item.add_marker("serial")
 
 
 # A run's context holds its models (Whisper base, DNSMOS, Piper: about 2 GB for a single-turn

@@ -49,7 +49,9 @@ class RedactingStream:
         return getattr(self._inner, name)
 
 
-console = RedactingConsole(stderr=True)
+# soft wrap: a message is one logical line however narrow the terminal, so a path or field name
+# in it is never split (users grep these, and CI terminals are 80 columns)
+console = RedactingConsole(stderr=True, soft_wrap=True)
 
 
 @contextmanager
