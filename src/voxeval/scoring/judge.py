@@ -11,22 +11,25 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias, TypedDict
 
 import jsonschema
 
 from voxeval.audio import Audio, audio_to_wav_bytes
 from voxeval.errors import LLMOutputError, VoxevalError
+from voxeval.json_types import JSONObject, JSONReadValue, JSONValue
 from voxeval.providers.base import LLM, Message
 from voxeval.providers.llm_output import without_schema_retries
 from voxeval.providers.openai_http import RequestCounts, count_requests
 
 OutputFormat = Literal["score_line", "json"]
 Modality = Literal["text", "audio"]
+# what a template's ``str.format`` placeholders are filled with
+JudgeVariables = Mapping[str, JSONReadValue]
 
 # Last non-empty line, e.g. "Score: 7", "**Score: 7**", "Score: [7]"; nothing else on it.
 _SCORE_LINE = re.compile(r"^\**\s*score\s*:\s*\[?\s*(\d+(?:\.\d+)?)\s*\]?\s*\**\s*$", re.I)
@@ -71,13 +74,13 @@ class JudgeTemplate:
     schema: dict[str, Any] | None = None
     score_field: str = "score"
 
-    def render(self, variables: dict[str, Any]) -> tuple[str, str]:
+    def render(self, variables: JudgeVariables) -> tuple[str, str]:
         try:
             return self.system.format(**variables), self.user.format(**variables)
         except KeyError as exc:
             raise VoxevalError(f"judge template {self.name!r} needs variable {exc}") from exc
 
-    def parse(self, text: str, parsed: Any = None) -> tuple[float, Any]:
+    def parse(self, text: str, parsed: JSONValue = None) -> tuple[float, JSONObject | None]:
         """The score in ``text`` (and the parsed JSON object, if any); raises JudgeOutputError."""
         if self.output == "json":
             obj = parsed if parsed is not None else _load_json(text)
@@ -93,7 +96,7 @@ class JudgeTemplate:
             return self._check(obj[self.score_field]), obj
         return self._check(parse_score_line(text)), None
 
-    def _check(self, value: Any) -> float:
+    def _check(self, value: JSONValue) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise JudgeOutputError(f"score {value!r} is not a number")
         if self.integer and float(value) != int(value):
@@ -116,7 +119,7 @@ def parse_score_line(text: str) -> float:
     return float(match.group(1))
 
 
-def _load_json(text: str) -> Any:
+def _load_json(text: str) -> JSONValue:
     body = (text or "").strip()
     fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", body, re.S)
     if fenced:
@@ -127,6 +130,19 @@ def _load_json(text: str) -> Any:
         raise JudgeOutputError(f"answer is not JSON ({exc.msg})") from exc
 
 
+# judge bookkeeping: call, request and token counts, and ``cost_usd`` (None: not reported)
+JudgeAccounting: TypeAlias = dict[str, int | float | None]
+
+
+class _ChatOptions(TypedDict):
+    """The options of one judge call, as ``LLM.chat`` (and a cache's ``forget_chat``) take them."""
+
+    response_schema: dict[str, Any] | None
+    temperature: float
+    seed: int
+    max_tokens: int | None
+
+
 @dataclass(frozen=True)
 class JudgeResult:
     """``value`` is None when every attempt was malformed (``error`` says why)."""
@@ -135,7 +151,7 @@ class JudgeResult:
     raw: tuple[str, ...]
     attempts: int
     parse_failures: int
-    parsed: Any = None
+    parsed: JSONObject | None = None
     error: str | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -144,7 +160,7 @@ class JudgeResult:
     # HTTP requests the calls sent (retries included; a cached answer sends none)
     http: RequestCounts = field(default_factory=RequestCounts)
 
-    def accounting(self) -> dict[str, Any]:
+    def accounting(self) -> JudgeAccounting:
         """The bookkeeping fields every judged score carries in its details: ``judge_calls``
         are logical calls, ``judge_requests`` the HTTP requests they sent."""
         return {
@@ -157,6 +173,23 @@ class JudgeResult:
             "completion_tokens": self.completion_tokens,
             "cost_usd": self.cost_usd,
         }
+
+
+def summed_accounting(results: Iterable[JudgeResult]) -> JudgeAccounting:
+    """The judge bookkeeping of several calls added up (the fields of
+    ``JudgeResult.accounting``); ``cost_usd`` stays None when no call reported a cost."""
+    done = list(results)
+    costs = [r.cost_usd for r in done if r.cost_usd is not None]
+    return {
+        "judge_calls": sum(r.attempts for r in done),
+        "judge_requests": sum(r.http.requests for r in done),
+        "judge_retries": sum(r.http.retries for r in done),
+        "judge_timeouts": sum(r.http.timeouts for r in done),
+        "parse_failures": sum(r.parse_failures for r in done),
+        "prompt_tokens": sum(r.prompt_tokens for r in done),
+        "completion_tokens": sum(r.completion_tokens for r in done),
+        "cost_usd": sum(costs, 0.0) if costs else None,
+    }
 
 
 _RETRY_NOTE = (
@@ -198,7 +231,7 @@ class Judge:
         self.max_tokens = max_tokens
         self.repeats = repeats
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         ident = getattr(self.llm, "identity", None)
         found = {
             "llm": ident() if callable(ident) else str(self.llm),
@@ -222,7 +255,7 @@ class Judge:
         head: list[Message] = [{"role": "system", "content": system}] if system else []
         return [*head, {"role": "user", "content": content}]
 
-    def _forget(self, messages: list[Message], options: dict[str, Any]) -> None:
+    def _forget(self, messages: list[Message], options: _ChatOptions) -> None:
         """Keep a rejected answer out of the call cache (when the judge sits behind one): once
         the judge is fixed, a resumed run or ``voxeval score`` must ask it again."""
         forget = getattr(self.llm, "forget_chat", None)
@@ -232,7 +265,7 @@ class Judge:
     def grade(
         self,
         template: JudgeTemplate,
-        variables: dict[str, Any],
+        variables: JudgeVariables,
         *,
         audio: Audio | None = None,
         seed: int = 0,
@@ -245,7 +278,7 @@ class Judge:
     def _grade(
         self,
         template: JudgeTemplate,
-        variables: dict[str, Any],
+        variables: JudgeVariables,
         *,
         audio: Audio | None,
         seed: int,
@@ -262,7 +295,7 @@ class Judge:
         problem = ""
         for attempt in range(self.max_attempts):
             # A distinct seed per attempt: a cached malformed answer must not come back.
-            options: dict[str, Any] = {
+            options: _ChatOptions = {
                 "response_schema": schema,
                 "temperature": self.temperature,
                 "seed": seed + attempt,

@@ -23,19 +23,21 @@ from voxeval.registry import Kind, lookup
 from voxeval.scoring.score import Score
 
 RecordT = TypeVar("RecordT", contravariant=True)
+ResourcesT = TypeVar("ResourcesT", contravariant=True)
 
 
-class Metric(Protocol[RecordT]):
+class Metric(Protocol[RecordT, ResourcesT]):
     """Scores one stored record of a protocol (a single-turn ``ReplyRecord``, a
     ``LiveCallRecord``) with that protocol's scoring resources; it never calls the system.
     The record type it accepts (its first parameter's annotation) says which protocol it
     applies to."""
 
-    def __call__(self, record: RecordT, resources: Any, /) -> Score: ...
+    def __call__(self, record: RecordT, resources: ResourcesT, /) -> Score: ...
 
 
-# The record type differs by protocol and is only known once a metric is looked up by name.
-METRICS: Kind[Metric[Any]] = Kind("metric")
+# The record and resources types differ by protocol and are only known once a metric is
+# looked up by name.
+METRICS: Kind[Metric[Any, Any]] = Kind("metric")
 
 Better = Literal["higher", "lower"]
 Descriptive = Literal["descriptive"]

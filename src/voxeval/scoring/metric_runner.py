@@ -4,13 +4,16 @@ results, and what a metric's failure becomes (not run, or pending) is decided in
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TypeVar
 
 import httpx
 
 from voxeval.errors import EndpointError, HarnessFault, ProviderUnavailable
-from voxeval.scoring.metric import METRICS
+from voxeval.scoring.metric import METRICS, Metric
 from voxeval.scoring.score import Score
+
+RecordT = TypeVar("RecordT")
+ResourcesT = TypeVar("ResourcesT")
 
 
 def is_transient_fault(exc: BaseException) -> bool:
@@ -37,14 +40,16 @@ def guarded_metric(name: str, run: Callable[[], Score]) -> Score:
         return Score.not_run(f"{name} failed: {type(exc).__name__}: {exc}")
 
 
-def run_metric(name: str, record: Any, resources: Any) -> Score:
+def run_metric(name: str, record: RecordT, resources: ResourcesT) -> Score:
     """Run the registered metric ``name`` on a protocol's record (a single-turn
     ``ReplyRecord``, a ``LiveCallRecord``) with its scoring resources; see ``guarded_metric``
     for what a failure becomes."""
-    metric = METRICS.lookup(name)
+    # the registry cannot know a metric's record type: the protocol asks only for metrics
+    # that declared it (``MetricInfo.protocols``)
+    metric: Metric[RecordT, ResourcesT] = METRICS.lookup(name)
     return guarded_metric(name, lambda: metric(record, resources))
 
 
-def run_metrics(names: Iterable[str], record: Any, resources: Any) -> dict[str, Score]:
+def run_metrics(names: Iterable[str], record: RecordT, resources: ResourcesT) -> dict[str, Score]:
     """Every metric of ``names`` on one record, in order."""
     return {name: run_metric(name, record, resources) for name in names}

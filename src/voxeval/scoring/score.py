@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from voxeval.json_types import JSONObject, JSONReadObject, JSONReadValue
+from voxeval.runformat.scores import MetricScore
+
 
 @dataclass(frozen=True)
 class Score:
@@ -23,11 +26,11 @@ class Score:
     pending: bool = False
 
     @classmethod
-    def not_run(cls, reason: str, **details: Any) -> Score:
+    def not_run(cls, reason: str, **details: JSONReadValue) -> Score:
         return cls(value=None, passed=None, details=details, error=reason)
 
     @classmethod
-    def pending_retry(cls, reason: str, **details: Any) -> Score:
+    def pending_retry(cls, reason: str, **details: JSONReadValue) -> Score:
         """Not scored yet because of a transient fault on voxeval's side; retried later."""
         return cls(value=None, passed=None, details=details, error=reason, pending=True)
 
@@ -35,7 +38,7 @@ class Score:
     def ran(self) -> bool:
         return self.error is None and self.value is not None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {
             "value": self.value,
             "passed": self.passed,
@@ -45,11 +48,14 @@ class Score:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Score:
+    def from_dict(cls, data: JSONReadObject) -> Score:
+        """From a stored score (``scores.json``'s ``MetricScore``, validated: a field of the
+        wrong type is an error naming it)."""
+        stored = MetricScore.model_validate(data)
         return cls(
-            value=data.get("value"),
-            passed=data.get("passed"),
-            details=dict(data.get("details") or {}),
-            error=data.get("error"),
-            pending=bool(data.get("pending", False)),
+            value=stored.value,
+            passed=stored.passed,
+            details=dict(stored.details or {}),
+            error=stored.error,
+            pending=stored.pending,
         )

@@ -25,11 +25,13 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from voxeval.audio import Audio
+from voxeval.json_types import JSONObject
 from voxeval.scoring.call_judges.judged_call import RatedTemplate
 from voxeval.scoring.call_judges.turn_judging import TurnRequest, audio_judge_of, judge_each_turn
 from voxeval.scoring.calls.entity_sources import SourcedEntity, entities_given_by
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.calls.speech_fidelity import AGENT_PASS, SpokenTurn, spoken_turns, turn_audio
+from voxeval.scoring.judge_answer import as_int, as_number
 from voxeval.scoring.metric import FailureValue, metric
 from voxeval.scoring.replies.reply_record import ScoringResources
 from voxeval.scoring.score import Score
@@ -39,11 +41,11 @@ from voxeval.simulation.timeline import Timeline
 METHOD = "audio_judge"
 Variant = Literal["intended_text", "entities"]
 
-_VERDICT = {"type": "integer", "enum": [0, 1]}
+_VERDICT: JSONObject = {"type": "integer", "enum": [0, 1]}
 
 
-def _schema(extra: dict[str, Any]) -> dict[str, Any]:
-    properties = {"transcript": {"type": "string"}, **extra, "verdict": _VERDICT}
+def _schema(extra: JSONObject) -> JSONObject:
+    properties: JSONObject = {"transcript": {"type": "string"}, **extra, "verdict": _VERDICT}
     properties["evidence"] = {"type": "string"}
     return {
         "type": "object",
@@ -104,8 +106,8 @@ Answer as {{"transcript": "...", "entities_spoken": true or false, "verdict": 0 
 "evidence": "..."}}; the evidence names the entity and what was heard."""
 
 
-def _verdict(answer: dict[str, Any]) -> float:
-    return float(answer["verdict"])
+def _verdict(answer: JSONObject) -> float:
+    return as_number(answer["verdict"], "verdict")
 
 
 INTENDED_TEMPLATE = RatedTemplate(
@@ -148,7 +150,7 @@ def _request(
         if not turn.intended_text:
             return None, [], "no intended text"
         entities = extract_entities(turn.intended_text, known)
-        variables = {
+        variables: dict[str, str | int] = {
             "turn": turn.turn,
             "intended_text": turn.intended_text,
             "entities": "; ".join(entities) or "(none)",
@@ -210,14 +212,14 @@ def agent_speech_fidelity(record: LiveCallRecord, resources: ScoringResources) -
     for number, answer in graded.answers.items():
         rated = bool(answer.get("entities_spoken", True))
         if rated:
-            verdicts[number] = int(answer["verdict"])
+            verdicts[number] = as_int(answer["verdict"], "verdict")
         else:
             unrated[str(number)] = "speaks none of the given entities"
         turns.append(
             {
                 "turn": number,
                 "rated": rated,
-                "verdict": int(answer["verdict"]),
+                "verdict": as_int(answer["verdict"], "verdict"),
                 "evidence": str(answer["evidence"]),
                 "transcript": str(answer["transcript"]),
                 "entities": entities[number],

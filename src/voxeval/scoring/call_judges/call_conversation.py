@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
+from voxeval.json_types import JSONReadValue
 from voxeval.scoring.calls.call_pipeline import hears_audio
 from voxeval.scoring.calls.floor_speech import floor_speech, turn_texts
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
@@ -34,7 +34,7 @@ class CallConversation:
     def agent_turns_text(self) -> str:
         return "\n\n".join(f"[agent turn {n}]\n{text}" for n, text in self.agent_turns.items())
 
-    def facts(self) -> dict[str, Any]:
+    def facts(self) -> dict[str, str | int]:
         """What the score's details record about the input the judge saw."""
         return {
             "pipeline": self.pipeline,
@@ -43,7 +43,7 @@ class CallConversation:
         }
 
 
-def _json(value: Any) -> str:
+def _json(value: JSONReadValue) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 

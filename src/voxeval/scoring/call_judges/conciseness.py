@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import partial
-from typing import Any
 
+from voxeval.json_types import JSONObject
 from voxeval.scoring.call_judges.call_conversation import call_conversation
 from voxeval.scoring.call_judges.judged_call import (
     RatedTemplate,
@@ -18,6 +18,7 @@ from voxeval.scoring.call_judges.judged_call import (
 )
 from voxeval.scoring.call_judges.judged_ratings import RATING_MAX, mean_normalised, passes
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
+from voxeval.scoring.judge_answer import as_int, as_list
 from voxeval.scoring.metric import FailureValue, metric
 from voxeval.scoring.replies.reply_record import ScoringResources
 from voxeval.scoring.score import Score
@@ -29,7 +30,7 @@ FAILURE_TAGS: tuple[str, ...] = (
     "disproportionate_detail",
 )
 
-SCHEMA: dict[str, Any] = {
+SCHEMA: JSONObject = {
     "type": "object",
     "properties": {
         "turns": {
@@ -91,16 +92,19 @@ TEMPLATE = RatedTemplate(
 )
 
 
-def _rate(answer: dict[str, Any], expected: list[int]) -> float:
+def _rate(answer: JSONObject, expected: list[int]) -> float:
     items = turn_items(answer, expected)
-    return mean_normalised(int(items[t]["rating"]) for t in expected)
+    return mean_normalised(as_int(items[t]["rating"], "rating") for t in expected)
 
 
-def _score(expected: list[int], value: float, answer: dict[str, Any]) -> Score:
+def _score(expected: list[int], value: float, answer: JSONObject) -> Score:
     items = turn_items(answer, expected)
-    ratings = {t: int(items[t]["rating"]) for t in expected}
+    ratings = {t: as_int(items[t]["rating"], "rating") for t in expected}
     # a top rating carries no failure (the judge sometimes tags it anyway): dropped
-    tags = {t: [] if ratings[t] == RATING_MAX else list(items[t]["failure_tags"]) for t in expected}
+    tags = {
+        t: [] if ratings[t] == RATING_MAX else as_list(items[t]["failure_tags"], "failure_tags")
+        for t in expected
+    }
     counts = {tag: sum(tag in found for found in tags.values()) for tag in FAILURE_TAGS}
     return Score(
         value=value,

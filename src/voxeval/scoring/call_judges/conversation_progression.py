@@ -6,11 +6,11 @@ The prompt is ours."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from voxeval.json_types import JSONObject
 from voxeval.scoring.call_judges.call_conversation import call_conversation
 from voxeval.scoring.call_judges.judged_call import (
     RatedTemplate,
+    dimension_entries,
     dimension_ratings,
     dimensions_schema,
     run_judge,
@@ -72,10 +72,10 @@ TEMPLATE = RatedTemplate(
 )
 
 
-def _score(rating: float, answer: dict[str, Any]) -> Score:
+def _score(rating: float, answer: JSONObject) -> Score:
     normalised = normalise_rating(int(rating))
-    dims = answer["dimensions"]
-    ratings = {name: int(d["rating"]) for name, d in dims.items()}
+    dims = dimension_entries(answer)
+    ratings = dimension_ratings(answer)
     return Score(
         value=normalised,
         passed=passes(normalised),

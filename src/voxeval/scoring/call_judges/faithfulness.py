@@ -8,11 +8,11 @@ that mishearing counts against it unless it asked the caller to confirm."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from voxeval.json_types import JSONObject
 from voxeval.scoring.call_judges.call_conversation import CallConversation, call_conversation
 from voxeval.scoring.call_judges.judged_call import (
     RatedTemplate,
+    dimension_entries,
     dimension_ratings,
     dimensions_schema,
     run_judge,
@@ -103,7 +103,7 @@ TEMPLATE = RatedTemplate(
 )
 
 
-def prompt_variables(conv: CallConversation) -> dict[str, Any]:
+def prompt_variables(conv: CallConversation) -> dict[str, str]:
     audio = conv.hears_audio
     return {
         "role": conv.role or "(not given)",
@@ -116,15 +116,15 @@ def prompt_variables(conv: CallConversation) -> dict[str, Any]:
     }
 
 
-def _score(rating: float, answer: dict[str, Any]) -> Score:
+def _score(rating: float, answer: JSONObject) -> Score:
     normalised = normalise_rating(int(rating))
-    dims = answer["dimensions"]
+    dims = dimension_entries(answer)
     return Score(
         value=normalised,
         passed=passes(normalised),
         details={
             "rating": int(rating),
-            "dimensions": {name: int(d["rating"]) for name, d in dims.items()},
+            "dimensions": dimension_ratings(answer),
             "evidence": {name: str(d["evidence"]) for name, d in dims.items()},
         },
     )

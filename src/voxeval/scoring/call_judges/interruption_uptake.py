@@ -29,11 +29,13 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
+from voxeval.json_types import JSONObject, JSONReadValue
 from voxeval.scoring.call_judges.judged_call import RatedTemplate, run_judge
 from voxeval.scoring.calls.duplex_timeline import barge_ins
 from voxeval.scoring.calls.floor_speech import floor_speech
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.judge import JudgeOutputError
+from voxeval.scoring.judge_answer import as_int, as_objects
 from voxeval.scoring.metric import DESCRIPTIVE, metric
 from voxeval.scoring.replies.reply_record import ScoringResources
 from voxeval.scoring.score import Score
@@ -65,7 +67,7 @@ class Interruption:
         calls = [" ".join(_leaves(t.arguments)) for t in self.tools]
         return " ".join([self.reply_text, *calls])
 
-    def timing(self) -> dict[str, Any]:
+    def timing(self) -> dict[str, bool | float | None]:
         took = self.reply is not None and bool(self.reply.intended_text.strip())
         latency = None if self.reply is None else round(self.reply.start - self.end, 3)
         return {"took_turn": took, "latency_s": latency}
@@ -97,7 +99,7 @@ def interruptions(timeline: Timeline) -> list[Interruption]:
     return found
 
 
-def _leaves(value: Any) -> list[str]:
+def _leaves(value: JSONReadValue) -> list[str]:
     if isinstance(value, dict):
         return [leaf for item in value.values() for leaf in _leaves(item)]
     if isinstance(value, list | tuple):
@@ -106,7 +108,7 @@ def _leaves(value: Any) -> list[str]:
 
 
 @metric("interruption_uptake", better="higher", failure=DESCRIPTIVE, protocols=("live_call",))
-def interruption_uptake(record: LiveCallRecord, resources: object = None) -> Score:
+def interruption_uptake(record: LiveCallRecord, resources: ScoringResources | None = None) -> Score:
     """Share of the caller's barge-ins carrying key entities whose entities all appear in the
     agent's next utterance or the tool calls made up to its end (module docstring)."""
     if record.timeline is None or record.scenario is None:
@@ -150,7 +152,7 @@ def interruption_uptake(record: LiveCallRecord, resources: object = None) -> Sco
     return Score(value=value, passed=value == 1.0, details=details)
 
 
-SCHEMA: dict[str, Any] = {
+SCHEMA: JSONObject = {
     "type": "object",
     "properties": {
         "interruptions": {
@@ -222,29 +224,31 @@ def _case(item: Interruption) -> str:
     )
 
 
-def _items(answer: dict[str, Any], expected: list[int]) -> dict[int, dict[str, Any]]:
-    items = {int(i["interruption"]): i for i in answer.get("interruptions", [])}
+def _items(answer: JSONObject, expected: list[int]) -> dict[int, JSONObject]:
+    cases = as_objects(answer.get("interruptions", []), "interruptions")
+    items = {as_int(i["interruption"], "interruption"): i for i in cases}
     missing = [n for n in expected if n not in items]
     if missing:
         raise JudgeOutputError(f"no verdict for cases {missing}")
     return items
 
 
-def _rate(answer: dict[str, Any], expected: list[int]) -> float:
+def _rate(answer: JSONObject, expected: list[int]) -> float:
     items = _items(answer, expected)
-    return sum(int(items[n]["took_up"]) for n in expected) / len(expected)
+    return sum(as_int(items[n]["took_up"], "took_up") for n in expected) / len(expected)
 
 
 def _score(
-    judged: list[Interruption], expected: list[int], value: float, answer: dict[str, Any]
+    judged: list[Interruption], expected: list[int], value: float, answer: JSONObject
 ) -> Score:
     items = _items(answer, expected)
-    per = [
+    relevance = {i.index: as_int(items[i.index]["relevance"], "relevance") for i in judged}
+    per: list[dict[str, JSONReadValue]] = [
         {
             "interruption": item.index,
             "text": item.text,
-            "took_up": int(items[item.index]["took_up"]),
-            "relevance": int(items[item.index]["relevance"]),
+            "took_up": as_int(items[item.index]["took_up"], "took_up"),
+            "relevance": relevance[item.index],
             "reason": str(items[item.index]["reason"]),
             **item.timing(),
         }
@@ -252,7 +256,7 @@ def _score(
     ]
     details = {
         "interruptions": per,
-        "mean_relevance": sum(p["relevance"] for p in per) / len(per),
+        "mean_relevance": sum(relevance.values()) / len(per),
         "failed": [p["interruption"] for p in per if not p["took_up"]],
         "rated": len(per),
     }

@@ -7,19 +7,27 @@ A judge that never answers in format after its attempts is a fault on our side: 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import jsonschema
 
 from voxeval.audio import Audio
+from voxeval.json_types import JSONObject, JSONReadValue, JSONValue
 from voxeval.providers.llm_output import extract_json
 from voxeval.scoring.call_judges.judged_ratings import RATING_MAX, RATING_MIN
-from voxeval.scoring.judge import Judge, JudgeOutputError, JudgeResult, JudgeTemplate
+from voxeval.scoring.judge import (
+    Judge,
+    JudgeOutputError,
+    JudgeResult,
+    JudgeTemplate,
+    JudgeVariables,
+    summed_accounting,
+)
+from voxeval.scoring.judge_answer import as_int, as_object, as_objects
 from voxeval.scoring.score import Score
 
-Rater = Callable[[dict[str, Any]], float]
+Rater = Callable[[JSONObject], float]
 
 
 @dataclass(frozen=True)
@@ -30,7 +38,7 @@ class RatedTemplate(JudgeTemplate):
 
     rate: Rater | None = None
 
-    def parse(self, text: str, parsed: Any = None) -> tuple[float, Any]:
+    def parse(self, text: str, parsed: JSONValue = None) -> tuple[float, JSONObject | None]:
         if parsed is None:
             try:
                 parsed = extract_json(text or "")
@@ -46,13 +54,13 @@ class RatedTemplate(JudgeTemplate):
         return self.rate(parsed), parsed
 
 
-def rating_property(low: int = RATING_MIN, high: int = RATING_MAX) -> dict[str, Any]:
+def rating_property(low: int = RATING_MIN, high: int = RATING_MAX) -> JSONObject:
     return {"type": "integer", "minimum": low, "maximum": high}
 
 
-def dimensions_schema(names: tuple[str, ...]) -> dict[str, Any]:
+def dimensions_schema(names: tuple[str, ...]) -> JSONObject:
     """``{"dimensions": {NAME: {"rating": 1-3, "evidence": str}}}`` with every name required."""
-    one = {
+    one: JSONObject = {
         "type": "object",
         "properties": {"rating": rating_property(), "evidence": {"type": "string"}},
         "required": ["rating", "evidence"],
@@ -73,15 +81,24 @@ def dimensions_schema(names: tuple[str, ...]) -> dict[str, Any]:
     }
 
 
-def dimension_ratings(answer: dict[str, Any]) -> dict[str, int]:
-    return {name: int(d["rating"]) for name, d in answer["dimensions"].items()}
+def dimension_ratings(answer: JSONObject) -> dict[str, int]:
+    return {
+        name: as_int(d["rating"], f"dimensions.{name}.rating")
+        for name, d in dimension_entries(answer).items()
+    }
 
 
-def turn_items(answer: dict[str, Any], expected: list[int]) -> dict[int, dict[str, Any]]:
+def dimension_entries(answer: JSONObject) -> dict[str, JSONObject]:
+    """``{NAME: {"rating": ..., "evidence": ...}}`` of a ``dimensions_schema`` answer."""
+    dimensions = as_object(answer["dimensions"], "dimensions")
+    return {name: as_object(d, f"dimensions.{name}") for name, d in dimensions.items()}
+
+
+def turn_items(answer: JSONObject, expected: list[int]) -> dict[int, JSONObject]:
     """The judge's per-turn items keyed by turn; exactly the ``expected`` turns, once each."""
-    items: dict[int, dict[str, Any]] = {}
-    for item in answer["turns"]:
-        turn = int(item["turn"])
+    items: dict[int, JSONObject] = {}
+    for item in as_objects(answer["turns"], "turns"):
+        turn = as_int(item["turn"], "turns.turn")
         if turn in items:
             raise JudgeOutputError(f"turn {turn} is rated twice")
         items[turn] = item
@@ -98,9 +115,9 @@ REPEAT_SEED_STRIDE = 100
 def run_judge(
     judge: Judge,
     template: RatedTemplate,
-    variables: dict[str, Any],
-    build: Callable[[float, dict[str, Any]], Score],
-    facts: dict[str, Any],
+    variables: JudgeVariables,
+    build: Callable[[float, JSONObject], Score],
+    facts: Mapping[str, JSONReadValue],
     audio: Audio | None = None,
 ) -> Score:
     """Grade ``judge.repeats`` times and build the score from the first grading's (rating,
@@ -113,7 +130,11 @@ def run_judge(
         for r in range(judge.repeats)
     ]
     first = results[0]
-    bookkeeping = {**facts, **_summed_accounting(results), "judge": judge.identity()}
+    bookkeeping: dict[str, JSONReadValue] = {
+        **facts,
+        **summed_accounting(results),
+        "judge": judge.identity(),
+    }
     if first.value is None or not isinstance(first.parsed, dict):
         return Score.pending_retry(
             f"{template.name}: {first.error or 'no answer'}", **bookkeeping, raw=list(first.raw)
@@ -133,17 +154,3 @@ def run_judge(
         details={**score.details, **bookkeeping},
         error=score.error,
     )
-
-
-def _summed_accounting(results: list[JudgeResult]) -> dict[str, Any]:
-    """The accounting fields of several gradings added up (a cost stays None when no grading
-    reported one)."""
-    total: dict[str, Any] = dict(results[0].accounting())
-    for result in results[1:]:
-        for key, value in result.accounting().items():
-            if key == "cost_usd":
-                if value is not None:
-                    total[key] = (total[key] or 0.0) + value
-            else:
-                total[key] += value
-    return total

@@ -11,17 +11,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import partial
-from typing import Any
 
+from voxeval.json_types import JSONObject
 from voxeval.scoring.call_judges.call_conversation import call_conversation
 from voxeval.scoring.call_judges.judged_call import RatedTemplate, run_judge, turn_items
 from voxeval.scoring.call_judges.judged_ratings import binary_share
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
+from voxeval.scoring.judge_answer import as_int
 from voxeval.scoring.metric import DESCRIPTIVE, metric
 from voxeval.scoring.replies.reply_record import ScoringResources
 from voxeval.scoring.score import Score
 
-SCHEMA: dict[str, Any] = {
+SCHEMA: JSONObject = {
     "type": "object",
     "properties": {
         "turns": {
@@ -71,14 +72,14 @@ TEMPLATE = RatedTemplate(
 )
 
 
-def _rate(answer: dict[str, Any], expected: list[int]) -> float:
+def _rate(answer: JSONObject, expected: list[int]) -> float:
     items = turn_items(answer, expected)
-    return binary_share(int(items[t]["speakable"]) for t in expected)
+    return binary_share(as_int(items[t]["speakable"], "speakable") for t in expected)
 
 
-def _score(expected: list[int], value: float, answer: dict[str, Any]) -> Score:
+def _score(expected: list[int], value: float, answer: JSONObject) -> Score:
     items = turn_items(answer, expected)
-    verdicts = {str(t): int(items[t]["speakable"]) for t in expected}
+    verdicts = {str(t): as_int(items[t]["speakable"], "speakable") for t in expected}
     reasons = {str(t): str(items[t]["reason"]) for t in expected if not verdicts[str(t)]}
     return Score(value=value, details={"turn_verdicts": verdicts, "unspeakable": reasons})
 

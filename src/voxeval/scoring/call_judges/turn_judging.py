@@ -9,27 +9,16 @@ retry grades every turn again."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from voxeval.audio import Audio
 from voxeval.errors import ProviderUnavailable
+from voxeval.json_types import JSONObject, JSONReadValue
 from voxeval.scoring.call_judges.judged_call import RatedTemplate
-from voxeval.scoring.judge import Judge, JudgeResult
-from voxeval.scoring.replies.reply_record import NO_AUDIO_JUDGE
+from voxeval.scoring.judge import Judge, JudgeResult, JudgeVariables, summed_accounting
+from voxeval.scoring.replies.reply_record import NO_AUDIO_JUDGE, ScoringResources
 from voxeval.scoring.score import Score
-
-# accounting fields (``JudgeResult.accounting``) that add up over calls; cost is summed apart
-_COUNTED = (
-    "judge_calls",
-    "judge_requests",
-    "judge_retries",
-    "judge_timeouts",
-    "parse_failures",
-    "prompt_tokens",
-    "completion_tokens",
-)
 
 
 @dataclass(frozen=True)
@@ -37,7 +26,7 @@ class TurnRequest:
     """What the judge gets for one turn: the template's variables and the turn's audio."""
 
     turn: int
-    variables: dict[str, Any]
+    variables: JudgeVariables
     audio: Audio
 
 
@@ -45,11 +34,11 @@ class TurnRequest:
 class TurnAnswers:
     """The validated answer of every graded turn, in order, and the summed bookkeeping."""
 
-    answers: dict[int, dict[str, Any]]
-    bookkeeping: dict[str, Any]
+    answers: dict[int, JSONObject]
+    bookkeeping: dict[str, JSONReadValue]
 
 
-def audio_judge_of(resources: Any) -> Judge:
+def audio_judge_of(resources: ScoringResources) -> Judge:
     """The resources' audio judge; ``ProviderUnavailable`` (the metric is not run, with the
     reason) when there is none or when it would not hear the audio."""
     get = getattr(resources, "audio_judge", None)
@@ -61,27 +50,12 @@ def audio_judge_of(resources: Any) -> Judge:
     return judge
 
 
-def summed_accounting(results: Iterable[JudgeResult]) -> dict[str, Any]:
-    """The judge bookkeeping of several calls added up; ``cost_usd`` stays None when no call
-    reported a cost."""
-    total: dict[str, Any] = dict.fromkeys(_COUNTED, 0)
-    cost: float | None = None
-    for result in results:
-        accounting = result.accounting()
-        for name in _COUNTED:
-            total[name] += accounting[name]
-        if accounting["cost_usd"] is not None:
-            cost = (cost or 0.0) + accounting["cost_usd"]
-    total["cost_usd"] = cost
-    return total
-
-
 def judge_each_turn(
     judge: Judge, template: RatedTemplate, requests: Sequence[TurnRequest]
 ) -> TurnAnswers | Score:
     """Grade every request in order; the pending score when a turn got no answer in format."""
     results: list[JudgeResult] = []
-    answers: dict[int, dict[str, Any]] = {}
+    answers: dict[int, JSONObject] = {}
     for request in requests:
         result = judge.grade(template, request.variables, audio=request.audio)
         results.append(result)

@@ -19,11 +19,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from voxeval.json_types import JSONObject
 from voxeval.scoring.call_judges.judged_call import RatedTemplate, rating_property
 from voxeval.scoring.call_judges.judged_ratings import RATING_MIN
 from voxeval.scoring.call_judges.turn_judging import TurnRequest, audio_judge_of, judge_each_turn
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.calls.speech_fidelity import spoken_turns, turn_audio
+from voxeval.scoring.judge_answer import as_int, as_number
 from voxeval.scoring.metric import DESCRIPTIVE, metric
 from voxeval.scoring.replies.reply_record import ScoringResources
 from voxeval.scoring.score import Score
@@ -31,7 +33,7 @@ from voxeval.scoring.text.spoken_entities import extract_entities
 
 METHOD = "audio_judge"
 
-SCHEMA: dict[str, Any] = {
+SCHEMA: JSONObject = {
     "type": "object",
     "properties": {
         "transcript": {"type": "string"},
@@ -70,8 +72,8 @@ Answer as {{"transcript": "...", "rating": 1-3, "evidence": "..."}}; the evidenc
 what was lost or changed, or says that everything came through."""
 
 
-def _rating(answer: dict[str, Any]) -> float:
-    return float(answer["rating"])
+def _rating(answer: JSONObject) -> float:
+    return as_number(answer["rating"], "rating")
 
 
 TEMPLATE = RatedTemplate(
@@ -111,7 +113,7 @@ def user_speech_fidelity(record: LiveCallRecord, resources: ScoringResources) ->
             silent.append(turn.turn)
             continue
         entities[turn.turn] = extract_entities(turn.intended_text, known)
-        variables = {
+        variables: dict[str, str | int] = {
             "turn": turn.turn,
             "intended_text": turn.intended_text,
             "entities": "; ".join(entities[turn.turn]) or "(none)",
@@ -123,7 +125,9 @@ def user_speech_fidelity(record: LiveCallRecord, resources: ScoringResources) ->
     graded = judge_each_turn(judge, TEMPLATE, requests)
     if isinstance(graded, Score):
         return replace(graded, details={**graded.details, **facts})
-    ratings = {number: int(answer["rating"]) for number, answer in graded.answers.items()}
+    ratings = {
+        number: as_int(answer["rating"], "rating") for number, answer in graded.answers.items()
+    }
     turns = [
         {
             "turn": number,

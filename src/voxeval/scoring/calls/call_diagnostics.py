@@ -11,10 +11,12 @@ import jiwer
 
 from voxeval.benchmarks.entity_forms import entity_key, entity_variants
 from voxeval.benchmarks.tools.db_compare import SESSION_KEY, session_check
+from voxeval.json_types import JSONReadValue
 from voxeval.scoring.calls.call_turns import GREETING_TURN, number_turns
 from voxeval.scoring.calls.floor_speech import floor_speech, turn_texts
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.metric import DESCRIPTIVE, FailureValue, metric
+from voxeval.scoring.replies.reply_record import ScoringResources
 from voxeval.scoring.score import Score
 from voxeval.scoring.text.text_normaliser import normaliser_for
 
@@ -27,7 +29,9 @@ CLEAN_ENDS = ("user_end_call", "agent_end_call")
     failure=FailureValue(0.0, False, "the caller was not authenticated"),
     protocols=("live_call",),
 )
-def authentication_success(record: LiveCallRecord, resources: object = None) -> Score:
+def authentication_success(
+    record: LiveCallRecord, resources: ScoringResources | None = None
+) -> Score:
     """1 if the caller ended up authenticated as the scenario expects: every expected session
     key holds its value (strings case-insensitive; an expected null matches an absent key).
     A scenario that expects no session has nothing to check: not run (as in EVA-Bench)."""
@@ -43,7 +47,7 @@ def authentication_success(record: LiveCallRecord, resources: object = None) -> 
 
 
 @metric("response_latency", better=None, failure=DESCRIPTIVE, protocols=("live_call",))
-def response_latency(record: LiveCallRecord, resources: object = None) -> Score:
+def response_latency(record: LiveCallRecord, resources: ScoringResources | None = None) -> Score:
     """Mean agent response latency in seconds (agent onset - end of the caller's speech) over
     the turns both sides spoke in (turns numbered as turn-taking numbers them), also split by
     whether the turn involved a tool call.
@@ -61,7 +65,7 @@ def response_latency(record: LiveCallRecord, resources: object = None) -> Score:
     started = [(t, turns.latency_s(t)) for t in turns.answered()]
     after_user = [(t, s) for t, s in started if s >= 0.0]
     early_by_s = [-s for _, s in started if s < 0.0]
-    counts = {
+    counts: dict[str, JSONReadValue] = {
         "answered_turns": len(after_user),
         "early_starts": len(early_by_s),
         "early_by_s": early_by_s,
@@ -89,7 +93,7 @@ def response_latency(record: LiveCallRecord, resources: object = None) -> Score:
 
 
 @metric("fallback_nudge_rate", better="lower", failure=DESCRIPTIVE, protocols=("live_call",))
-def fallback_nudge_rate(record: LiveCallRecord, resources: object = None) -> Score:
+def fallback_nudge_rate(record: LiveCallRecord, resources: ScoringResources | None = None) -> Score:
     """Share of the agent's turns after the greeting in which it spoke a fallback nudge (a
     reprompt such as "are you still there?" said because it detected no caller turn, marked
     ``nudge`` on the speech segment) - a sign its turn detection dropped the caller's speech.
@@ -106,7 +110,9 @@ def fallback_nudge_rate(record: LiveCallRecord, resources: object = None) -> Sco
 
 
 @metric("pre_tool_speech_rate", better=None, failure=DESCRIPTIVE, protocols=("live_call",))
-def pre_tool_speech_rate(record: LiveCallRecord, resources: object = None) -> Score:
+def pre_tool_speech_rate(
+    record: LiveCallRecord, resources: ScoringResources | None = None
+) -> Score:
     """Share of the turns with a tool call in which the agent spoke before its first tool call
     of the turn (e.g. "let me look that up"). Descriptive: whether speaking first is better
     depends on how long the tools take."""
@@ -131,7 +137,7 @@ def pre_tool_speech_rate(record: LiveCallRecord, resources: object = None) -> Sc
     failure=FailureValue(1.0, None, "every word the caller said missed"),
     protocols=("live_call",),
 )
-def stt_wer(record: LiveCallRecord, resources: object = None) -> Score:
+def stt_wer(record: LiveCallRecord, resources: ScoringResources | None = None) -> Score:
     """Word error rate of what the agent heard (user segments' ``transcript``) against what the
     caller said (``intended_text``), Whisper-style normalised for the call's language (the
     English normaliser for English, the basic one otherwise), pooled over the call. The
@@ -175,7 +181,7 @@ def stt_wer(record: LiveCallRecord, resources: object = None) -> Score:
     failure=FailureValue(0.0, False, "no valid tool call"),
     protocols=("live_call",),
 )
-def tool_call_validity(record: LiveCallRecord, resources: object = None) -> Score:
+def tool_call_validity(record: LiveCallRecord, resources: ScoringResources | None = None) -> Score:
     """Share of the agent's tool calls whose arguments validated against the tool's schema.
     Calls whose argument types were converted (``tool_arguments: coerce``, as the EVA-Bench
     reference's tools convert them) count as valid and are listed under ``coerced``."""
@@ -203,7 +209,7 @@ def tool_call_validity(record: LiveCallRecord, resources: object = None) -> Scor
     failure=FailureValue(0.0, None, "no key entity heard correctly"),
     protocols=("live_call",),
 )
-def key_entity_accuracy(record: LiveCallRecord, resources: object = None) -> Score:
+def key_entity_accuracy(record: LiveCallRecord, resources: ScoringResources | None = None) -> Score:
     """Of the key entities (the scenario's information fields) the caller actually spoke, the
     share the agent's transcript of that same turn contains exactly (after normalisation)."""
     if record.timeline is None or record.scenario is None:
@@ -243,7 +249,9 @@ def key_entity_accuracy(record: LiveCallRecord, resources: object = None) -> Sco
     failure=FailureValue(0.0, False, "the call did not end by a hang-up"),
     protocols=("live_call",),
 )
-def conversation_finished(record: LiveCallRecord, resources: object = None) -> Score:
+def conversation_finished(
+    record: LiveCallRecord, resources: ScoringResources | None = None
+) -> Score:
     """1 if the call ended by a hang-up (caller's ``end_call`` or the agent's), 0 if it ended
     by agent timeout, the duration limit or an error."""
     if record.timeline is None or record.timeline.end is None:

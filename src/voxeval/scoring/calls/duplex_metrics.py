@@ -12,6 +12,7 @@ from __future__ import annotations
 from statistics import mean, median
 from typing import Any
 
+from voxeval.json_types import JSONReadValue
 from voxeval.scoring.calls.duplex_timeline import (
     barge_ins,
     caller_pauses,
@@ -24,6 +25,7 @@ from voxeval.scoring.calls.duplex_timeline import (
 from voxeval.scoring.calls.floor_speech import backchannels, floor_speech
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.metric import DESCRIPTIVE, metric
+from voxeval.scoring.replies.reply_record import ScoringResources
 from voxeval.scoring.score import Score
 
 # A barge-in is handled when the agent's audio stopped within this long of the caller's onset
@@ -37,7 +39,7 @@ def _ms(seconds: float) -> float:
 
 
 @metric("yield_latency", better="lower", failure=DESCRIPTIVE, protocols=("live_call",))
-def yield_latency(record: LiveCallRecord, resources: object = None) -> Score:
+def yield_latency(record: LiveCallRecord, resources: ScoringResources | None = None) -> Score:
     """Median milliseconds from the onset of a caller barge-in to where the agent's audio
     stopped, over the barge-ins the agent yielded to (its segment is marked interrupted).
     Barge-ins it ignored (it spoke to its natural end) are counted in ``ignored`` with how long
@@ -72,7 +74,9 @@ def yield_latency(record: LiveCallRecord, resources: object = None) -> Score:
 
 
 @metric("barge_in_handling_rate", better="higher", failure=DESCRIPTIVE, protocols=("live_call",))
-def barge_in_handling_rate(record: LiveCallRecord, resources: object = None) -> Score:
+def barge_in_handling_rate(
+    record: LiveCallRecord, resources: ScoringResources | None = None
+) -> Score:
     """Share of caller barge-ins after which the agent's audio stopped within
     ``BARGE_IN_HANDLED_MS`` (1,000 ms). A barge-in the call's end cut off within that time
     cannot be judged and is left out (``unresolved``)."""
@@ -83,7 +87,7 @@ def barge_in_handling_rate(record: LiveCallRecord, resources: object = None) -> 
         return Score.not_run("the caller never barged in while the agent spoke")
     judged = [b for b in found if not (b.cut_by_call_end and b.stop_ms <= BARGE_IN_HANDLED_MS)]
     handled = [b for b in judged if b.stop_ms <= BARGE_IN_HANDLED_MS]
-    details = {
+    details: dict[str, JSONReadValue] = {
         "threshold_ms": BARGE_IN_HANDLED_MS,
         "barge_ins": len(found),
         "judged": len(judged),
@@ -101,7 +105,7 @@ def barge_in_handling_rate(record: LiveCallRecord, resources: object = None) -> 
 
 
 @metric("backchannel_rate", better=None, failure=DESCRIPTIVE, protocols=("live_call",))
-def backchannel_rate(record: LiveCallRecord, resources: object = None) -> Score:
+def backchannel_rate(record: LiveCallRecord, resources: ScoringResources | None = None) -> Score:
     """Caller backchannels ("mm-hm") per minute of agent floor speech. Descriptive: it
     describes the caller (voxeval's simulator), and is the context of
     ``backchannel_yield_rate``."""
@@ -120,7 +124,9 @@ def backchannel_rate(record: LiveCallRecord, resources: object = None) -> Score:
 
 
 @metric("backchannel_yield_rate", better="lower", failure=DESCRIPTIVE, protocols=("live_call",))
-def backchannel_yield_rate(record: LiveCallRecord, resources: object = None) -> Score:
+def backchannel_yield_rate(
+    record: LiveCallRecord, resources: ScoringResources | None = None
+) -> Score:
     """Share of the caller's backchannels said over agent speech that the agent wrongly
     yielded to: its segment was cut short with no caller barge-in in it, and this was the
     caller's last backchannel before the stop."""
@@ -135,7 +141,9 @@ def backchannel_yield_rate(record: LiveCallRecord, resources: object = None) -> 
 
 
 @metric("false_end_of_turn_rate", better="lower", failure=DESCRIPTIVE, protocols=("live_call",))
-def false_end_of_turn_rate(record: LiveCallRecord, resources: object = None) -> Score:
+def false_end_of_turn_rate(
+    record: LiveCallRecord, resources: ScoringResources | None = None
+) -> Score:
     """Share of the caller's within-turn pauses (between consecutive segments of one caller
     turn) the agent took for the end of the turn: it started speaking in the pause, or after
     the caller resumed but before it finished the resumed piece (its response time carried
@@ -166,7 +174,7 @@ def false_end_of_turn_rate(record: LiveCallRecord, resources: object = None) -> 
 
 
 @metric("talk_over_ratio", better="lower", failure=DESCRIPTIVE, protocols=("live_call",))
-def talk_over_ratio(record: LiveCallRecord, resources: object = None) -> Score:
+def talk_over_ratio(record: LiveCallRecord, resources: ScoringResources | None = None) -> Score:
     """Seconds in which both parties spoke at once / seconds in which anyone spoke, floor
     speech only (backchannels are meant to overlap)."""
     if record.timeline is None:
@@ -188,7 +196,7 @@ def talk_over_ratio(record: LiveCallRecord, resources: object = None) -> Score:
 
 
 @metric("false_yield_rate", better="lower", failure=DESCRIPTIVE, protocols=("live_call",))
-def false_yield_rate(record: LiveCallRecord, resources: object = None) -> Score:
+def false_yield_rate(record: LiveCallRecord, resources: ScoringResources | None = None) -> Score:
     """Share of the agent's utterances it stopped early with no caller speech on the line
     (noise, background talk, a cough): the stop had no caller words, backchannels included,
     in the 2 s before it. Read per perturbation condition, it says how much the line alone
@@ -212,7 +220,9 @@ def false_yield_rate(record: LiveCallRecord, resources: object = None) -> Score:
 
 
 @metric("agent_backchannel_rate", better=None, failure=DESCRIPTIVE, protocols=("live_call",))
-def agent_backchannel_rate(record: LiveCallRecord, resources: object = None) -> Score:
+def agent_backchannel_rate(
+    record: LiveCallRecord, resources: ScoringResources | None = None
+) -> Score:
     """The agent's own backchannels (short acknowledgements marked ``backchannel`` on its
     speech) per minute of caller floor speech, with their count and times. Descriptive:
     whether an agent should backchannel depends on the service."""

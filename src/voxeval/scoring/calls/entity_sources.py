@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from voxeval.json_types import JSONReadValue
 from voxeval.scoring.text.spoken_entities import extract_entities
 from voxeval.simulation.timeline import Timeline
 
@@ -28,7 +28,7 @@ class SourcedEntity:
     source: str  # e.g. "caller turn 0", "tool lookup_member (agent turn 1)"
 
 
-def _leaves(value: Any, key: str = "") -> Iterator[tuple[str, Any]]:
+def _leaves(value: JSONReadValue, key: str = "") -> Iterator[tuple[str, JSONReadValue]]:
     """(key, leaf) pairs of a JSON value, the key being the nearest mapping key."""
     if isinstance(value, Mapping):
         for k, v in value.items():
@@ -40,7 +40,9 @@ def _leaves(value: Any, key: str = "") -> Iterator[tuple[str, Any]]:
         yield key, value
 
 
-def tool_result_entities(result: Any, known: Mapping[str, str] | None = None) -> list[str]:
+def tool_result_entities(
+    result: JSONReadValue, known: Mapping[str, str] | None = None
+) -> list[str]:
     """The entities in one tool result, in order, each once (see the module docstring)."""
     found: list[str] = []
     for key, leaf in _leaves(result):

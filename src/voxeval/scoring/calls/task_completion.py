@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from voxeval.benchmarks.tools.database import Database
 from voxeval.benchmarks.tools.db_compare import (
     REFERENCE_SETTINGS,
     SESSION_KEY,
@@ -24,14 +25,15 @@ from voxeval.benchmarks.tools.db_compare import (
 )
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.metric import FailureValue, metric
+from voxeval.scoring.replies.reply_record import ScoringResources
 from voxeval.scoring.score import Score
 
 COMPLETED = 1.0  # the value of a completed task (0.0 otherwise); EVA-A requires it
 
 
 def compare_final_state(
-    expected_db: dict[str, Any],
-    final_db: dict[str, Any],
+    expected_db: Database,
+    final_db: Database,
     settings: TaskCompletionSettings = REFERENCE_SETTINGS,
 ) -> Score:
     """Score a final database against the expected one (both may carry ``session``).
@@ -66,7 +68,7 @@ def compare_final_state(
     failure=FailureValue(0.0, False, "the task is not completed", always=True),
     protocols=("live_call",),
 )
-def task_completion(record: LiveCallRecord, resources: object = None) -> Score:
+def task_completion(record: LiveCallRecord, resources: ScoringResources | None = None) -> Score:
     if record.expected_db is None:
         return Score.not_run("no expected database for this call")
     if record.final_db is None:

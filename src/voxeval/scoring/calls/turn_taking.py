@@ -28,12 +28,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from statistics import mean
-from typing import Any
 
+from voxeval.json_types import JSONReadValue
 from voxeval.scoring.calls.call_turns import CallTurns, number_turns
 from voxeval.scoring.calls.floor_speech import floor_speech
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.metric import FailureValue, metric
+from voxeval.scoring.replies.reply_record import ScoringResources
 from voxeval.scoring.score import Score
 from voxeval.simulation.timeline import Timeline
 
@@ -187,7 +188,7 @@ def turn_taking_score(timeline: Timeline, zero_on_agent_error: bool = False) -> 
     return Score(value=value, passed=value >= PASS_THRESHOLD, details=details)
 
 
-def _details(turns: CallTurns, scored: list[TurnScore], missed: bool) -> dict[str, Any]:
+def _details(turns: CallTurns, scored: list[TurnScore], missed: bool) -> dict[str, JSONReadValue]:
     buckets = {"early": 0, "on_time": 0, "late": 0}
     for s in scored:
         buckets[timing_bucket(s.latency_ms, s.tool_call)] += 1
@@ -223,7 +224,7 @@ def _details(turns: CallTurns, scored: list[TurnScore], missed: bool) -> dict[st
     failure=FailureValue(0.0, False, "an unanswered user turn scores 0"),
     protocols=("live_call",),
 )
-def turn_taking(record: LiveCallRecord, resources: object = None) -> Score:
+def turn_taking(record: LiveCallRecord, resources: ScoringResources | None = None) -> Score:
     if record.timeline is None:
         return Score.not_run("no event timeline for this call")
     if not floor_speech(record.timeline, "user"):  # backchannels alone are not a turn
