@@ -29,8 +29,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal, get_args
 
+from voxeval.json_types import JSONReadObject, JSONReadValue
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.calls.user_behaviour import METRIC as BEHAVIOUR_METRIC
 from voxeval.scoring.metric import METRICS
@@ -60,11 +61,11 @@ class GateResult:
     gate: str
     status: GateStatus
     reason: str | None = None
-    details: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, JSONReadValue] = field(default_factory=dict)
     # the registered metrics the gate ran, stored with the call's scores
     scores: dict[str, Score] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSONReadValue]:
         return {
             "status": self.status,
             "reason": self.reason,
@@ -73,18 +74,40 @@ class GateResult:
         }
 
     @classmethod
-    def from_dict(cls, gate: str, data: Mapping[str, Any]) -> GateResult:
-        metrics = data.get("metrics") or {}
+    def from_dict(cls, gate: str, data: JSONReadObject) -> GateResult:
+        """From ``validation.json``'s entry of ``gate``; a field of the wrong type is an error
+        naming it."""
+        status = data["status"]
+        if status not in _STATUSES:
+            raise ValueError(f"gate {gate}: status must be one of {_STATUSES}, not {status!r}")
+        reason = data.get("reason")
+        if reason is not None and not isinstance(reason, str):
+            raise ValueError(f"gate {gate}: reason must be text, not {reason!r}")
         return cls(
             gate=gate,
-            status=data["status"],
-            reason=data.get("reason"),
-            details=dict(data.get("details") or {}),
-            scores={name: Score.from_dict(s) for name, s in metrics.items()},
+            status=status,
+            reason=reason,
+            details=dict(_mapping(data.get("details"), f"gate {gate}: details")),
+            scores={
+                name: Score.from_dict(_mapping(s, f"gate {gate}: metrics.{name}"))
+                for name, s in _mapping(data.get("metrics"), f"gate {gate}: metrics").items()
+            },
         )
 
 
-def valid_end(call: Mapping[str, Any]) -> GateResult:
+_STATUSES: tuple[GateStatus, ...] = get_args(GateStatus)
+
+
+def _mapping(value: JSONReadValue, where: str) -> JSONReadObject:
+    """A JSON object read as one (absent or null: empty)."""
+    if not value:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{where} must be an object, not {value!r}")
+    return value
+
+
+def valid_end(call: JSONReadObject) -> GateResult:
     """From call.json: did the call end in a definitive state (see the module doc)?"""
     reason = str(call.get("end_reason") or "")
     if reason in VALID_ENDS:
@@ -93,7 +116,7 @@ def valid_end(call: Mapping[str, Any]) -> GateResult:
     return GateResult("valid_end", "fail", why, {"end_reason": reason})
 
 
-def _score_summary(score: Score) -> dict[str, Any]:
+def _score_summary(score: Score) -> dict[str, JSONReadValue]:
     return {"value": score.value, "error": score.error, "pending": score.pending}
 
 
@@ -143,7 +166,7 @@ def user_speech(
         names.append(SPEECH_JUDGE_METRIC)
     scores = {name: run_metric(name, record, resources) for name in names}
     ran = {name: s for name, s in scores.items() if s.ran}
-    details: dict[str, Any] = {name: _score_summary(s) for name, s in scores.items()}
+    details: dict[str, JSONReadValue] = {name: _score_summary(s) for name, s in scores.items()}
     if not ran:
         why = "; ".join(f"{name}: {s.error}" for name, s in scores.items())
         return GateResult("user_speech", "not_run", why, details, scores)
@@ -166,9 +189,9 @@ def user_speech(
 
 def run_gates(
     gates: Iterable[str],
-    call: Mapping[str, Any],
+    call: JSONReadObject,
     record: Callable[[], LiveCallRecord],
-    resources: Any,
+    resources: ScoringResources,
     *,
     asr_speech_gate: bool = False,
 ) -> dict[str, GateResult]:
@@ -176,7 +199,7 @@ def run_gates(
     read the conversation are skipped (a truncated call says little about the caller, and a
     judge call on it would be wasted: it is regenerated anyway). ``asr_speech_gate``: the
     offline ASR check may fail ``user_speech`` when no audio judge ran."""
-    record_gates: dict[str, Callable[[LiveCallRecord, Any], GateResult]] = {
+    record_gates: dict[str, Callable[[LiveCallRecord, ScoringResources], GateResult]] = {
         "user_behaviour": user_behaviour,
         "user_speech": lambda rec, res: user_speech(rec, res, asr_decides=asr_speech_gate),
     }

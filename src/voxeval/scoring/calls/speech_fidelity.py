@@ -20,13 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from voxeval.audio import Audio
 from voxeval.errors import HarnessFault, ProviderUnavailable
+from voxeval.json_types import JSONReadValue
 from voxeval.scoring.calls.floor_speech import floor_speech
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.metric import DESCRIPTIVE, FailureValue, metric
+from voxeval.scoring.replies.reply_record import ScoringResources
 from voxeval.scoring.score import Score
 from voxeval.scoring.text.spoken_entities import (
     extract_entities,
@@ -75,7 +76,7 @@ def turn_audio(track: Audio, turn: SpokenTurn) -> Audio:
     return track.slice(max(0.0, turn.start - _PAD_S), turn.end + _PAD_S)
 
 
-def _transcribe(resources: Any, audio: Audio, language: str) -> str:
+def _transcribe(resources: ScoringResources, audio: Audio, language: str) -> str:
     """The scoring ASR's transcript; its failure is our side's fault (pending), not a result."""
     asr = resources.asr()
     try:
@@ -90,10 +91,10 @@ def _transcribe(resources: Any, audio: Audio, language: str) -> str:
 
 def _check(
     record: LiveCallRecord,
-    resources: Any,
+    resources: ScoringResources | None,
     speaker: Speaker,
     entities_of: Callable[[str], list[str]],
-) -> tuple[list[dict[str, Any]], list[int]] | Score:
+) -> tuple[list[dict[str, JSONReadValue]], list[int]] | Score:
     """Per rated turn ``{turn, entities, missed, transcript}``, and the turns not rated
     because they were cut short; or the not-run score when the check cannot run."""
     if record.timeline is None:
@@ -106,7 +107,7 @@ def _check(
     if resources is None:
         return Score.not_run("no scoring ASR is configured")
     language = record.scenario.language if record.scenario is not None else "en"
-    rated: list[dict[str, Any]] = []
+    rated: list[dict[str, JSONReadValue]] = []
     cut: list[int] = []
     for turn in spoken_turns(record.timeline, speaker):
         entities = entities_of(turn.intended_text)
@@ -124,7 +125,7 @@ def _check(
     return rated, cut
 
 
-def _summary(rated: list[dict[str, Any]], cut: list[int]) -> dict[str, Any]:
+def _summary(rated: list[dict[str, JSONReadValue]], cut: list[int]) -> dict[str, JSONReadValue]:
     failed = [r["turn"] for r in rated if r["missed"]]
     return {
         "method": "asr_proxy",  # never the audio judge's ``agent_speech_fidelity``
@@ -142,7 +143,9 @@ def _summary(rated: list[dict[str, Any]], cut: list[int]) -> dict[str, Any]:
     protocols=("live_call",),
     modes=("audio",),
 )
-def agent_speech_fidelity_asr(record: LiveCallRecord, resources: Any = None) -> Score:
+def agent_speech_fidelity_asr(
+    record: LiveCallRecord, resources: ScoringResources | None = None
+) -> Score:
     """Share of the agent's turns whose audio, transcribed by the scoring ASR, carries every
     key entity of the turn's intended text (the scenario's key entities and the codes, dates,
     amounts and phone numbers it contains); pass >= 0.95. An offline ASR proxy, not the
@@ -165,7 +168,9 @@ def agent_speech_fidelity_asr(record: LiveCallRecord, resources: Any = None) -> 
     protocols=("live_call",),
     modes=("audio",),
 )
-def user_speech_fidelity_asr(record: LiveCallRecord, resources: Any = None) -> Score:
+def user_speech_fidelity_asr(
+    record: LiveCallRecord, resources: ScoringResources | None = None
+) -> Score:
     """Share of the caller's turns whose audio carries every scenario key entity the caller
     meant to say in that turn. A simulation-validation signal: it passes only when every
     turn carried its entities; a failure marks the call for regeneration

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Any
 
+from voxeval.json_types import JSONObject
 from voxeval.scoring.call_judges.call_conversation import call_conversation
 from voxeval.scoring.call_judges.judged_call import RatedTemplate, run_judge
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
+from voxeval.scoring.judge_answer import as_object
 from voxeval.scoring.metric import metric
 from voxeval.scoring.replies.reply_record import ScoringResources
 from voxeval.scoring.score import Score
@@ -97,8 +98,8 @@ Answer as {{"corruption": {{"<type>": {{"detected": true|false, "evidence": "...
 with all five types."""
 
 
-def _schema() -> dict[str, Any]:
-    one = {
+def _schema() -> JSONObject:
+    one: JSONObject = {
         "type": "object",
         "properties": {"detected": {"type": "boolean"}, "evidence": {"type": "string"}},
         "required": ["detected", "evidence"],
@@ -119,9 +120,15 @@ def _schema() -> dict[str, Any]:
     }
 
 
-def detected_types(answer: dict[str, Any]) -> list[str]:
+def _corruption(answer: JSONObject) -> dict[str, JSONObject]:
+    """``{TYPE: {"detected": bool, "evidence": str}}`` for every corruption type."""
+    found = as_object(answer["corruption"], "corruption")
+    return {name: as_object(found[name], f"corruption.{name}") for name in CORRUPTION_TYPES}
+
+
+def detected_types(answer: JSONObject) -> list[str]:
     """The corruption types the judge found, in the fixed order."""
-    found = answer["corruption"]
+    found = _corruption(answer)
     return [name for name in CORRUPTION_TYPES if found[name]["detected"]]
 
 
@@ -154,7 +161,7 @@ def _write_tools(timeline: Timeline) -> str:
     return ", ".join(names) if names else "(none was called)"
 
 
-def prompt_variables(record: LiveCallRecord, transcript: str, end_reason: str) -> dict[str, Any]:
+def prompt_variables(record: LiveCallRecord, transcript: str, end_reason: str) -> dict[str, str]:
     assert record.scenario is not None and record.timeline is not None
     goal = record.scenario.user_goal
     tree = goal.decision_tree
@@ -177,9 +184,9 @@ def prompt_variables(record: LiveCallRecord, transcript: str, end_reason: str) -
     }
 
 
-def _score(rating: float, answer: dict[str, Any]) -> Score:
+def _score(rating: float, answer: JSONObject) -> Score:
     found = detected_types(answer)
-    corruption = answer["corruption"]
+    corruption = _corruption(answer)
     return Score(
         value=rating,
         passed=rating == 1.0,
