@@ -4,15 +4,15 @@ schema, so a field of the wrong type is a schema that does not say what the metr
 
 from __future__ import annotations
 
-from voxeval.json_types import JSONArray, JSONObject, JSONValue
+from voxeval.json_types import JSONArray, JSONObject, JSONReadValue, JSONValue
 from voxeval.scoring.judge import JudgeOutputError
 
 
-def _wrong(where: str, value: JSONValue, wanted: str) -> JudgeOutputError:
+def _wrong(where: str, value: JSONReadValue, wanted: str) -> JudgeOutputError:
     return JudgeOutputError(f"judge answer field {where!r} is not {wanted}: {value!r}")
 
 
-def as_int(value: JSONValue, where: str) -> int:
+def as_int(value: JSONReadValue, where: str) -> int:
     """``int(value)`` for a number or a numeric string (JSON Schema's ``integer`` allows 2.0)."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise _wrong(where, value, "a number")
@@ -22,7 +22,7 @@ def as_int(value: JSONValue, where: str) -> int:
         raise _wrong(where, value, "a number") from exc
 
 
-def as_number(value: JSONValue, where: str) -> float:
+def as_number(value: JSONReadValue, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _wrong(where, value, "a number")
     return float(value)

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import partial
-from typing import Any
 
+from voxeval.json_types import JSONObject
 from voxeval.scoring.call_judges.judged_call import RatedTemplate, run_judge
 from voxeval.scoring.dialogues.clause_split import split_clauses, words
+from voxeval.scoring.dialogues.dialogue_record import DialogueScoringResources
 from voxeval.scoring.dialogues.dialogue_replies import DialogueReplies
 from voxeval.scoring.judge import Judge, JudgeOutputError
 from voxeval.scoring.metric import DESCRIPTIVE, metric
+from voxeval.scoring.replies.reply_record import ScoringResources
 from voxeval.scoring.score import Score
 
 SYSTEM = (
@@ -42,7 +44,7 @@ something the user needs is essential, even if it could be shorter. Answer as
 {{"removable": [clause numbers]}}, using the numbers shown; [] when every clause is needed."""
 
 
-def density_schema(clause_count: int) -> dict[str, Any]:
+def density_schema(clause_count: int) -> JSONObject:
     """Clause numbers 1..``clause_count``, each at most once."""
     return {
         "type": "object",
@@ -69,7 +71,7 @@ TEMPLATE = RatedTemplate(
 )
 
 
-def removable_clauses(answer: dict[str, Any], clause_count: int) -> list[int]:
+def removable_clauses(answer: JSONObject, clause_count: int) -> list[int]:
     """The judge's removable clause numbers (1-based), checked again in case a provider
     dropped the schema: in range and given once."""
     found = answer.get("removable")
@@ -97,11 +99,11 @@ def density(clauses: list[str], removable: list[int]) -> float:
     return kept / total
 
 
-def _rate(answer: dict[str, Any], clauses: list[str]) -> float:
+def _rate(answer: JSONObject, clauses: list[str]) -> float:
     return density(clauses, removable_clauses(answer, len(clauses)))
 
 
-def _score(clauses: list[str], value: float, answer: dict[str, Any]) -> Score:
+def _score(clauses: list[str], value: float, answer: JSONObject) -> Score:
     removable = removable_clauses(answer, len(clauses))
     counts = [len(words(c)) for c in clauses]
     return Score(
@@ -146,7 +148,9 @@ def dialogue_context(record: DialogueReplies) -> str:
     failure=DESCRIPTIVE,  # a failed reply has no words to weigh
     protocols=(),
 )
-def content_density(record: DialogueReplies, resources: Any) -> Score:
+def content_density(
+    record: DialogueReplies, resources: ScoringResources | DialogueScoringResources
+) -> Score:
     final = record.final
     if final is None or not (final.reply_text or "").strip():
         return Score.not_run("the dialogue has no final reply text")

@@ -30,12 +30,13 @@ for those criteria. The value is the share of all criteria met, as in voxeval's 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import jsonschema
 
 from voxeval.errors import ProviderUnavailable
+from voxeval.json_types import JSONObject, JSONReadValue
 from voxeval.scoring.call_judges.judged_call import RatedTemplate, Rater, run_judge
 from voxeval.scoring.dialogues.dialogue_record import (
     DialogueRecord,
@@ -44,6 +45,7 @@ from voxeval.scoring.dialogues.dialogue_record import (
     RubricCriterion,
 )
 from voxeval.scoring.judge import Judge, JudgeOutputError
+from voxeval.scoring.judge_answer import as_int
 from voxeval.scoring.metric import FailureValue, metric
 from voxeval.scoring.score import Score
 
@@ -106,7 +108,7 @@ def format_criteria(criteria: Sequence[RubricCriterion]) -> str:
     return "\n".join(lines)
 
 
-def answer_schema(ids: Sequence[str]) -> dict[str, Any]:
+def answer_schema(ids: Sequence[str]) -> JSONObject:
     """Exactly ``ids`` as keys, each 0 or 1: an unknown or a missing id fails validation."""
     return {
         "type": "object",
@@ -119,7 +121,7 @@ def answer_schema(ids: Sequence[str]) -> dict[str, Any]:
 def _rate_exactly(ids: Sequence[str]) -> Rater:
     schema = answer_schema(ids)
 
-    def rate(answer: dict[str, Any]) -> float:
+    def rate(answer: JSONObject) -> float:
         try:
             jsonschema.validate(answer, schema)
         except jsonschema.ValidationError as exc:
@@ -129,7 +131,7 @@ def _rate_exactly(ids: Sequence[str]) -> Rater:
                 f"the answer must give 0 or 1 for exactly the listed ids (unknown ids "
                 f"{unknown}, missing ids {missing}): {exc.message}"
             ) from exc
-        return sum(int(answer[cid]) for cid in ids) / len(ids)
+        return sum(as_int(answer[cid], cid) for cid in ids) / len(ids)
 
     return rate
 
@@ -154,7 +156,7 @@ def rubric_template(ids: Sequence[str], mode: str = "text") -> RatedTemplate:
 
 def _variables(
     record: DialogueRecord, turns: Sequence[DialogueTurn], criteria: Sequence[RubricCriterion]
-) -> dict[str, Any]:
+) -> dict[str, str | int]:
     ids = [c.id for c in criteria]
     return {
         "dimension": record.dimension,
@@ -166,17 +168,19 @@ def _variables(
     }
 
 
-def _builder(criteria: Sequence[RubricCriterion]) -> Any:
-    def build(value: float, answer: dict[str, Any]) -> Score:
+def _builder(
+    criteria: Sequence[RubricCriterion],
+) -> Callable[[float, Mapping[str, JSONReadValue]], Score]:
+    def build(value: float, answer: Mapping[str, JSONReadValue]) -> Score:
         per_level = {}
         for level in LEVELS:
-            chosen = [int(answer[c.id]) for c in criteria if c.level == level]
+            chosen = [as_int(answer[c.id], c.id) for c in criteria if c.level == level]
             if chosen:
                 per_level[level] = sum(chosen) / len(chosen)
         return Score(
             value=value,
             details={
-                "criteria": {c.id: int(answer[c.id]) for c in criteria},
+                "criteria": {c.id: as_int(answer[c.id], c.id) for c in criteria},
                 "levels": {c.id: c.level for c in criteria},
                 "by_level": per_level,
                 "n_criteria": len(criteria),

@@ -17,13 +17,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from voxeval.benchmarks.mtalk.dialogue import Dialogue
 from voxeval.benchmarks.rubric_drafts import RubricDrafts, read_drafts, write_drafts
 from voxeval.errors import ConfigError, EndpointError
+from voxeval.json_types import JSONObject
 from voxeval.scoring.call_judges.judged_call import RatedTemplate
 from voxeval.scoring.judge import Judge, JudgeOutputError, JudgeResult
+from voxeval.scoring.judge_answer import as_objects
 
 SYSTEM = (
     "You write evaluation criteria for spoken dialogues between a user and a voice "
@@ -59,8 +60,8 @@ DIMENSION_HINTS = {
 SEED_STRIDE = 100
 
 
-def drafts_schema(count: int) -> dict[str, Any]:
-    item = {
+def drafts_schema(count: int) -> JSONObject:
+    item: JSONObject = {
         "type": "object",
         "properties": {"text": {"type": "string", "minLength": 1}},
         "required": ["text"],
@@ -86,11 +87,11 @@ TEMPLATE = RatedTemplate(
 )
 
 
-def draft_texts(answer: dict[str, Any], existing: Iterable[str] = ()) -> list[str]:
+def draft_texts(answer: JSONObject, existing: Iterable[str] = ()) -> list[str]:
     """The drafted texts, whitespace tidied; each must be a question, new and distinct."""
     seen = {" ".join(t.split()).casefold() for t in existing}
     texts: list[str] = []
-    for index, item in enumerate(answer["criteria"]):
+    for index, item in enumerate(as_objects(answer["criteria"], "criteria")):
         text = " ".join(str(item["text"]).split())
         if not text.endswith("?"):
             raise JudgeOutputError(f"criteria.{index}: {text[:60]!r} is not a yes/no question")
@@ -101,7 +102,7 @@ def draft_texts(answer: dict[str, Any], existing: Iterable[str] = ()) -> list[st
     return texts
 
 
-def _rate(answer: dict[str, Any], existing: list[str]) -> float:
+def _rate(answer: JSONObject, existing: list[str]) -> float:
     return float(len(draft_texts(answer, existing)))
 
 
@@ -111,7 +112,7 @@ def dialogue_seed(seed: int, dialogue_id: str) -> int:
     return ((seed * 1_000_003 + zlib.crc32(dialogue_id.encode())) % 10_000_000) * SEED_STRIDE
 
 
-def _variables(dialogue: Dialogue, count: int) -> dict[str, Any]:
+def _variables(dialogue: Dialogue, count: int) -> dict[str, str | int]:
     cap = dialogue.capability
     capability = "not given"
     if cap is not None:
