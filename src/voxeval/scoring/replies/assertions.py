@@ -15,6 +15,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
+from voxeval.json_types import JSONReadValue
 from voxeval.scoring.metric import FailureValue, metric
 from voxeval.scoring.replies.reply_record import AssertionLike, ReplyRecord, ScoringResources
 from voxeval.scoring.score import Score
@@ -46,7 +47,7 @@ def numbers_in(text: str) -> list[float]:
     return [1.0 if x == "one" else float(x) for x in _NUMBER.findall(normalise_english(text))]
 
 
-def check(assertion: AssertionLike, text: str) -> tuple[bool, dict[str, Any]]:
+def check(assertion: AssertionLike, text: str) -> tuple[bool, dict[str, JSONReadValue]]:
     """Whether ``text`` satisfies ``assertion``, with what matched."""
     if assertion.kind == "number":
         found = numbers_in(text)
@@ -55,7 +56,9 @@ def check(assertion: AssertionLike, text: str) -> tuple[bool, dict[str, Any]]:
         return bool(hits), {"found": found[:20], "matched": hits[:5]}
     matches = {v: best_match(v, text) for v in assertion.values}
     present = {v: s >= assertion.threshold for v, (s, _) in matches.items()}
-    info = {"matches": {v: {"score": round(s, 1), "window": w} for v, (s, w) in matches.items()}}
+    info: dict[str, JSONReadValue] = {
+        "matches": {v: {"score": round(s, 1), "window": w} for v, (s, w) in matches.items()}
+    }
     if assertion.kind == "require_any":
         return any(present.values()), info
     if assertion.kind == "require_all":

@@ -13,11 +13,13 @@ to a prompt file of the user's (``voxeval.scoring.replies.checklist_settings``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from statistics import mean
 from typing import Any
 
 from voxeval.errors import ProviderUnavailable
+from voxeval.json_types import JSONReadValue
 from voxeval.providers.openai_http import RequestCounts
 from voxeval.scoring.judge import JudgeTemplate
 from voxeval.scoring.metric import FailureValue, metric
@@ -120,13 +122,17 @@ def checklist_judging(
     )
 
 
-def checklist_items(items: Any, general: tuple[str, ...] = GENERAL_CHECKLIST) -> list[str]:
+def checklist_items(
+    items: Iterable[str] | None, general: tuple[str, ...] = GENERAL_CHECKLIST
+) -> list[str]:
     """The general checklist followed by the query's own points (blank ones dropped)."""
     specific = [str(x).strip() for x in (items or ()) if str(x).strip()]
     return [*general, *specific]
 
 
-def format_checklist(items: Any, general: tuple[str, ...] = GENERAL_CHECKLIST) -> str:
+def format_checklist(
+    items: Iterable[str] | None, general: tuple[str, ...] = GENERAL_CHECKLIST
+) -> str:
     lines = [f"- {x}" for x in checklist_items(items, general)]
     if not any(str(x).strip() for x in (items or ())):
         lines.append(f"- {NO_CHECKLIST}")
@@ -135,7 +141,7 @@ def format_checklist(items: Any, general: tuple[str, ...] = GENERAL_CHECKLIST) -
 
 def _language_gate(
     record: ReplyRecord, resources: ScoringResources
-) -> tuple[Score | None, dict[str, Any]]:
+) -> tuple[Score | None, dict[str, JSONReadValue]]:
     """(the minimum score, when the reply is off-language; the language details). Without an
     identifier the judge grades as usual and the details say the check did not run."""
     if record.reply_audio is None or record.reply_audio.is_empty():
@@ -144,7 +150,7 @@ def _language_gate(
         verdict = resources.reply_language(record)
     except ProviderUnavailable as exc:
         return None, {"language_check": f"not run: {exc}"}
-    info: dict[str, Any] = {"language_check": "ran", "language": verdict.details()}
+    info: dict[str, JSONReadValue] = {"language_check": "ran", "language": verdict.details()}
     if verdict.in_expected_language:
         return None, info
     reason = verdict.reason()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from voxeval.errors import ConfigError
 from voxeval.scoring.judge import JudgeTemplate
@@ -81,7 +81,7 @@ class ChecklistJudging:
     top_p: float | None = None
     prompt_file: str | None = None
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, str | float | int | None]:
         """What the report names: the setting, its sampling and where the prompt came from."""
         return {
             "judge_protocol": self.protocol,

@@ -10,8 +10,8 @@ nn 0.28) while a Spanish or French reply leaves English near 0.01-0.02.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from voxeval.json_types import JSONReadValue
 from voxeval.providers.spoken_language import SpokenLanguage, base_language
 
 # Below this probability of the expected language (and another language on top), the reply
@@ -42,7 +42,7 @@ class LanguageVerdict:
             f"{self.expected!r} (p={self.expected_probability:.2f})"
         )
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> dict[str, JSONReadValue]:
         return {
             "expected": self.expected,
             "detected": self.detected.language,
