@@ -12,8 +12,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from voxeval.atomic_files import write_json_atomic, write_text_atomic
-from voxeval.calibration.dev_set import MIN_ITEMS, DevSet, build_dev_set
+from voxeval.calibration.clean_calls import CleanCall
+from voxeval.calibration.dev_set import MIN_ITEMS, AudioBuilder, DevSet, build_dev_set
 from voxeval.calibration.judge_runs import (
     JudgedExample,
     judge_examples,
@@ -22,7 +25,10 @@ from voxeval.calibration.judge_runs import (
 )
 from voxeval.calibration.metric_labels import METRIC_LABELS
 from voxeval.calibration.speech_defects import Renderer, mispronounced_entity
+from voxeval.calibration.text_defects import DefectEdit
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONReadValue, JSONValue
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.judge import Judge
 from voxeval.scoring.metric import METRICS
 from voxeval.scoring.replies.reply_record import ScoringResources
@@ -70,7 +76,7 @@ def scoring_resources(judge: Judge, audio_judge: Judge | None) -> ScoringResourc
     )
 
 
-def audio_builder(render: Renderer | None = None) -> Callable[..., Any]:
+def audio_builder(render: Renderer | None = None) -> AudioBuilder:
     if render is None:
         from voxeval.providers.speech_renderer import shared_renderer
 
@@ -78,7 +84,9 @@ def audio_builder(render: Renderer | None = None) -> Callable[..., Any]:
     return partial(_build_audio, render=render)
 
 
-def _build_audio(call: Any, rng: Any, render: Renderer) -> Any:
+def _build_audio(
+    call: CleanCall, rng: np.random.Generator, render: Renderer
+) -> tuple[LiveCallRecord, LiveCallRecord, DefectEdit] | None:
     return mispronounced_entity(call, rng, render)
 
 
@@ -133,7 +141,7 @@ def calibrate(
     return CalibrationResult(report, judged)
 
 
-def _jsonable(value: Any) -> Any:
+def _jsonable(value: JSONReadValue) -> JSONValue:
     return json.loads(json.dumps(value, default=str))
 
 

@@ -5,12 +5,13 @@ are the clean examples of the development sets and the base the defects are inje
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from voxeval.audio import Audio
 from voxeval.benchmarks.eva.clinic_calls import CLINIC_CALLS_PATH
 from voxeval.benchmarks.eva.helpdesk_calls import HELPDESK_CALLS_PATH
 from voxeval.benchmarks.eva.scenario import Scenario, ScenarioSuite, load_scenario_suite
@@ -43,8 +44,11 @@ class CleanCall:
     def domain(self) -> str:
         return self.scenario.domain or self.suite.name
 
-    def record(self, timeline: Timeline | None = None, **changes: Any) -> LiveCallRecord:
-        """The call as metrics read it, with an edited ``timeline`` when given."""
+    def record(
+        self, timeline: Timeline | None = None, *, tracks: Mapping[str, Audio] | None = None
+    ) -> LiveCallRecord:
+        """The call as metrics read it, with an edited ``timeline`` (and recorded audio
+        ``tracks``) when given."""
         fields: dict[str, Any] = {
             "timeline": timeline if timeline is not None else self.timeline,
             "final_db": self.final_db,
@@ -54,7 +58,9 @@ class CleanCall:
             "task_completion": self.suite.task_completion,
             "pipeline": PIPELINE,
         }
-        return LiveCallRecord(**{**fields, **changes})
+        if tracks is not None:
+            fields["tracks"] = tracks
+        return LiveCallRecord(**fields)
 
 
 @functools.lru_cache(maxsize=1)

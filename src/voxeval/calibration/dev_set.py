@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -16,6 +15,7 @@ from voxeval.analysis.agreement.classification_agreement import FIT_KAPPA, perfe
 from voxeval.calibration.clean_calls import CleanCall, builtin_suites, clean_call, scenario_order
 from voxeval.calibration.defects import DEFECTS, Defect
 from voxeval.calibration.metric_labels import METRIC_LABELS
+from voxeval.calibration.text_defects import DefectEdit
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 
 CLEAN = "clean"
@@ -36,7 +36,7 @@ class CalibrationExample:
     defect: str  # a ``DEFECTS`` name, or "clean"
     record: LiveCallRecord
     expected: Expected
-    edit: dict[str, Any] = field(default_factory=dict)
+    edit: DefectEdit = field(default_factory=dict)
 
 
 @dataclass
@@ -56,7 +56,7 @@ def defect_rng(seed: int, *keys: str) -> np.random.Generator:
 
 
 def _example(
-    call: CleanCall, metric: str, defect: str, record: LiveCallRecord, edit: dict[str, Any]
+    call: CleanCall, metric: str, defect: str, record: LiveCallRecord, edit: DefectEdit
 ) -> CalibrationExample:
     if defect == CLEAN:
         expected = Expected(False, METRIC_LABELS[metric].clean_dimensions())
@@ -76,7 +76,7 @@ def _example(
 
 # Builds the audio examples of one clean call: (clean record, defect record, edit) or None.
 AudioBuilder = Callable[
-    [CleanCall, np.random.Generator], tuple[LiveCallRecord, LiveCallRecord, dict[str, Any]] | None
+    [CleanCall, np.random.Generator], tuple[LiveCallRecord, LiveCallRecord, DefectEdit] | None
 ]
 
 

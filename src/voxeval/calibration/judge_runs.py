@@ -8,16 +8,17 @@ cause, and left out of the agreement figures, never scored as a pass or a fail."
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
 
 from voxeval.analysis.agreement.classification_agreement import classification_agreement
 from voxeval.calibration.defects import DEFECTS
 from voxeval.calibration.dev_set import CalibrationExample
 from voxeval.calibration.metric_labels import METRIC_LABELS, Verdict
+from voxeval.json_types import JSONReadValue
 from voxeval.scoring.metric_runner import run_metric
+from voxeval.scoring.replies.reply_record import ScoringResources
 from voxeval.scoring.score import Score
 
 
@@ -31,7 +32,7 @@ class JudgedExample:
     def parse_failures(self) -> int:
         return int(self.score.details.get("parse_failures") or 0)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSONReadValue]:
         ex = self.example
         return {
             "id": ex.example_id,
@@ -52,7 +53,7 @@ class JudgedExample:
         }
 
 
-def judge_example(example: CalibrationExample, resources: Any) -> JudgedExample:
+def judge_example(example: CalibrationExample, resources: ScoringResources) -> JudgedExample:
     score = run_metric(example.metric, example.record, resources)
     verdict = METRIC_LABELS[example.metric].verdict(score) if score.ran else None
     return JudgedExample(example, score, verdict)
@@ -60,7 +61,7 @@ def judge_example(example: CalibrationExample, resources: Any) -> JudgedExample:
 
 def judge_examples(
     examples: list[CalibrationExample],
-    resources: Any,
+    resources: ScoringResources,
     *,
     concurrency: int = 4,
     on_done: Callable[[JudgedExample], None] | None = None,
@@ -77,14 +78,14 @@ def judge_examples(
         return list(pool.map(one, examples))
 
 
-def _agreement(pairs: list[tuple[bool, bool, str]]) -> dict[str, Any]:
+def _agreement(pairs: list[tuple[bool, bool, str]]) -> dict[str, JSONReadValue]:
     truth = [t for t, _, _ in pairs]
     predicted = [p for _, p, _ in pairs]
     clusters = [c for _, _, c in pairs]
     return classification_agreement(truth, predicted, clusters=clusters)
 
 
-def metric_summary(metric: str, judged: list[JudgedExample]) -> dict[str, Any]:
+def metric_summary(metric: str, judged: list[JudgedExample]) -> dict[str, JSONReadValue]:
     """Agreement of one metric's judge with the labels, overall and per dimension; the
     independent unit of the accuracy interval is the scenario."""
     answered = [j for j in judged if j.verdict is not None]
@@ -96,7 +97,7 @@ def metric_summary(metric: str, judged: list[JudgedExample]) -> dict[str, Any]:
             if j.verdict
         ]
     )
-    dimensions: dict[str, Any] = {}
+    dimensions: dict[str, JSONReadValue] = {}
     for name in METRIC_LABELS[metric].dimensions:
         pairs = []
         unreadable = 0
@@ -132,6 +133,13 @@ def metric_summary(metric: str, judged: list[JudgedExample]) -> dict[str, Any]:
     }
 
 
-def unreachable(summary: dict[str, Any]) -> bool:
+def unreachable(summary: Mapping[str, JSONReadValue]) -> bool:
     """True when a metric's judge answered no example at all although some were sent."""
-    return summary["examples"] > 0 and summary["n"] == 0 and summary["judge_failures"] > 0
+    sent, answered, failed = summary["examples"], summary["n"], summary["judge_failures"]
+    if not (
+        isinstance(sent, int | float)
+        and isinstance(answered, int | float)
+        and isinstance(failed, int | float)
+    ):
+        raise ValueError(f"a metric summary's counts must be numbers: {summary!r}")
+    return sent > 0 and answered == 0 and failed > 0

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from voxeval.json_types import JSONReadValue
 from voxeval.scoring.score import Score
 
 JudgeKind = Literal["text", "audio"]
@@ -53,7 +54,7 @@ def _tag_counts(names: tuple[str, ...]) -> Callable[[Score], dict[str, bool | No
     return read
 
 
-def _flag(value: Any) -> bool | None:
+def _flag(value: JSONReadValue) -> bool | None:
     """A per-type entry of a judge's details as flagged or not: a boolean, a 0/1 number
     (1 = present), or a mapping with a ``present``/``detected``/``flagged``/``failed`` key."""
     if isinstance(value, bool):

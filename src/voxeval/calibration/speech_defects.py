@@ -12,13 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 
 from voxeval.audio import Audio
 from voxeval.calibration.clean_calls import CleanCall
-from voxeval.calibration.text_defects import one_character_off
+from voxeval.calibration.text_defects import DefectEdit, one_character_off
 from voxeval.calibration.timeline_edits import TURN_GAP_S, speech_seconds
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.text.spoken_entities import extract_entities
@@ -72,7 +71,7 @@ def laid_out(timeline: Timeline, agent_audio: dict[int, Audio]) -> tuple[Timelin
 
 def mispronounced_entity(
     call: CleanCall, rng: np.random.Generator, render: Renderer
-) -> tuple[LiveCallRecord, LiveCallRecord, dict[str, Any]] | None:
+) -> tuple[LiveCallRecord, LiveCallRecord, DefectEdit] | None:
     """(the clean call with its agent audio, the copy with one entity misspoken, the edit);
     None when no agent turn says an entity with a digit in it."""
     candidates = _entity_turns(call)
@@ -88,5 +87,10 @@ def mispronounced_entity(
     defect_timeline, defect_track = laid_out(call.timeline, defect_audio)
     clean = call.record(clean_timeline, tracks={"assistant": clean_track})
     defect = call.record(defect_timeline, tracks={"assistant": defect_track})
-    edit = {"turn": turn, "intended": entity, "spoken": spoken, "rendered_text": wrong_text}
+    edit: DefectEdit = {
+        "turn": turn,
+        "intended": entity,
+        "spoken": spoken,
+        "rendered_text": wrong_text,
+    }
     return clean, defect, edit

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeAlias
 
 import numpy as np
 
@@ -24,13 +24,17 @@ from voxeval.calibration.timeline_edits import (
     set_turn_text,
     turn_text,
 )
+from voxeval.json_types import JSONReadValue
 from voxeval.simulation.timeline import Timeline, ToolEvent
+
+# what a defect changed, as ``answers.jsonl`` lists it
+DefectEdit: TypeAlias = dict[str, JSONReadValue]
 
 
 @dataclass(frozen=True)
 class Injected:
     timeline: Timeline
-    edit: dict[str, Any] = field(default_factory=dict)
+    edit: DefectEdit = field(default_factory=dict)
 
 
 Injector = Callable[[CleanCall, np.random.Generator], Injected | None]
@@ -58,7 +62,7 @@ def _agent_turns(timeline: Timeline) -> list[int]:
     return sorted({s.turn for s in timeline.speech("assistant") if s.intended_text.strip()})
 
 
-def _leaves(value: Any, key: str = "") -> Iterator[tuple[str, Any]]:
+def _leaves(value: JSONReadValue, key: str = "") -> Iterator[tuple[str, JSONReadValue]]:
     if isinstance(value, dict):
         for k, v in value.items():
             yield from _leaves(v, str(k))
@@ -69,7 +73,7 @@ def _leaves(value: Any, key: str = "") -> Iterator[tuple[str, Any]]:
         yield key, value
 
 
-def _answer_phrase(label: str, value: Any) -> str:
+def _answer_phrase(label: str, value: JSONReadValue) -> str:
     # how the scripted caller gives one fact (caller_phrases.ENGLISH.answer_item)
     return f"my {label.replace('_', ' ')} is {value}"
 
@@ -132,7 +136,7 @@ def _number_forms(value: float) -> list[str]:
     return [f"{value:.2f}", f"{value:g}"]
 
 
-def _mention_forms(value: Any) -> list[str]:
+def _mention_forms(value: JSONReadValue) -> list[str]:
     """How an agent says a tool's value: numbers as written (246.60, 41.1), codes as written
     or spelled one character at a time (H T 7 Q 2 M)."""
     if isinstance(value, bool) or value is None:
