@@ -10,13 +10,15 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, overload
 
 from voxeval.audio import Audio
 from voxeval.errors import HarnessFault, ProviderUnavailable
+from voxeval.json_types import JSONObject
 from voxeval.providers.base import ASR, MOS
 from voxeval.providers.spoken_language import LanguageIdentifier
 from voxeval.scoring.judge import Judge
+from voxeval.scoring.replies.checklist_settings import ChecklistJudging
 from voxeval.scoring.replies.reply_language import LanguageVerdict
 from voxeval.scoring.replies.transcripts import (
     TranscriptSet,
@@ -58,7 +60,7 @@ class ReplyRecord:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
-Factory = Callable[[], Any]
+_Resource = Literal["asr", "judge", "mos", "language_id", "audio_judge"]
 NO_AUDIO_JUDGE = "no audio judge configured (set `audio_judge:`)"
 _RecentKey = tuple[str, str, int]
 
@@ -79,16 +81,17 @@ class ScoringResources:
     def __init__(
         self,
         *,
-        asr: Factory | None = None,
-        judge: Factory | None = None,
+        asr: Callable[[], ASR] | None = None,
+        judge: Callable[[], Judge] | None = None,
         judge_unavailable: str = "no judge is configured (set `judge:` in the run config)",
-        mos: Factory | None = None,
-        language_id: Factory | None = None,
-        audio_judge: Factory | None = None,
+        mos: Callable[[], MOS] | None = None,
+        # the protocols hand their ASR model here (faster-whisper identifies languages too)
+        language_id: Callable[[], LanguageIdentifier | ASR] | None = None,
+        audio_judge: Callable[[], Judge] | None = None,
         transcript_settings: TranscriptSettings | None = None,
-        checklist_judging: Any = None,
+        checklist_judging: ChecklistJudging | None = None,
     ) -> None:
-        self._factories = {
+        self._factories: dict[str, Callable[[], ASR | Judge | MOS | LanguageIdentifier] | None] = {
             "asr": asr,
             "judge": judge,
             "mos": mos,
@@ -114,7 +117,15 @@ class ScoringResources:
         # the checklist judge's setting (``checklist_settings.ChecklistJudging``; None: ours)
         self.checklist_judging = checklist_judging
 
-    def _get(self, what: str) -> Any:
+    @overload
+    def _get(self, what: Literal["asr"]) -> ASR: ...
+    @overload
+    def _get(self, what: Literal["judge", "audio_judge"]) -> Judge: ...
+    @overload
+    def _get(self, what: Literal["mos"]) -> MOS: ...
+    @overload
+    def _get(self, what: Literal["language_id"]) -> LanguageIdentifier: ...
+    def _get(self, what: _Resource) -> ASR | Judge | MOS | LanguageIdentifier:
         with self._lock:
             if what not in self._made:
                 factory = self._factories[what]
@@ -223,7 +234,7 @@ class ScoringResources:
 
 
 def _transcribe(
-    asr: ASR, audio: Audio, settings: TranscriptSettings, identity: dict[str, Any]
+    asr: ASR, audio: Audio, settings: TranscriptSettings, identity: JSONObject
 ) -> TranscriptSet:
     """``transcribe_k``; a failure of the scoring ASR is our side's fault, not the reply's."""
     try:

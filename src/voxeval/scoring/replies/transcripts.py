@@ -20,6 +20,7 @@ from typing import Any
 
 from voxeval.atomic_files import write_record_json_atomic
 from voxeval.audio import Audio
+from voxeval.json_types import JSONObject, JSONReadValue
 from voxeval.providers.base import ASR
 
 TRANSCRIPTS_FILE = "transcripts.json"
@@ -64,7 +65,7 @@ class TranscriptSet:
     asr: dict[str, Any] = field(default_factory=dict)
     no_audio: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSONReadValue]:
         # what ``asdict`` gives, built directly: it deep-copies field by field, ten times
         # slower, once per scored reply
         return {
@@ -139,7 +140,7 @@ def has_repeated_sentences(text: str, limit: int = 3) -> bool:
 
 
 def transcribe_k(
-    asr: ASR, audio: Audio | None, settings: TranscriptSettings, asr_identity: dict[str, Any]
+    asr: ASR, audio: Audio | None, settings: TranscriptSettings, asr_identity: JSONObject
 ) -> TranscriptSet:
     if audio is None or audio.is_empty():
         # Nothing was said: every transcript of it is the empty string.
@@ -176,7 +177,7 @@ def transcribe_k(
 
 
 def load_transcripts(
-    unit_dir: Path, settings: TranscriptSettings, asr_identity: dict[str, Any]
+    unit_dir: Path, settings: TranscriptSettings, asr_identity: JSONObject
 ) -> TranscriptSet | None:
     """The stored set when it was made with the same ASR and settings, else None."""
     path = unit_dir / TRANSCRIPTS_FILE
