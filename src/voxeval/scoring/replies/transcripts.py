@@ -14,13 +14,14 @@ import copy
 import itertools
 import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from voxeval.atomic_files import write_record_json_atomic
 from voxeval.audio import Audio
-from voxeval.json_types import JSONObject, JSONReadValue
+from voxeval.json_types import JSONObject, JSONReadObject, JSONReadValue
 from voxeval.providers.base import ASR
 
 TRANSCRIPTS_FILE = "transcripts.json"
@@ -88,17 +89,85 @@ class TranscriptSet:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TranscriptSet:
+    def from_dict(cls, data: JSONReadObject) -> TranscriptSet:
+        """From ``transcripts.json``; ``KeyError``, ``TypeError`` or ``ValueError`` (naming
+        the field) for a file of another layout, which the caller recomputes."""
         return cls(
-            texts=tuple(data["texts"]),
-            greedy=data["greedy"],
-            candidates=tuple(Candidate(**c) for c in data["candidates"]),
-            rejected=int(data["rejected"]),
-            filled_with_rejected=int(data["filled_with_rejected"]),
-            settings=TranscriptSettings(**data["settings"]),
-            asr=dict(data.get("asr") or {}),
+            texts=tuple(_text(t, "texts") for t in _list(data["texts"], "texts")),
+            greedy=_text(data["greedy"], "greedy"),
+            candidates=tuple(_candidate(c) for c in _list(data["candidates"], "candidates")),
+            rejected=_int(data["rejected"], "rejected"),
+            filled_with_rejected=_int(data["filled_with_rejected"], "filled_with_rejected"),
+            settings=_settings(data["settings"]),
+            asr=dict(_object(data.get("asr") or {}, "asr")),
             no_audio=bool(data.get("no_audio", False)),
         )
+
+
+# the keys a stored candidate and settings may have (their constructors take no others)
+_CANDIDATE_FIELDS = frozenset(f.name for f in fields(Candidate))
+_SETTINGS_FIELDS = frozenset(f.name for f in fields(TranscriptSettings))
+
+
+def _text(value: JSONReadValue, where: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{TRANSCRIPTS_FILE}: {where}: expected text, got {value!r}")
+    return value
+
+
+def _int(value: JSONReadValue, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{TRANSCRIPTS_FILE}: {where}: expected an integer, got {value!r}")
+    return value
+
+
+def _number(value: JSONReadValue, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{TRANSCRIPTS_FILE}: {where}: expected a number, got {value!r}")
+    return float(value)
+
+
+def _list(value: JSONReadValue, where: str) -> Sequence[JSONReadValue]:
+    if not isinstance(value, list):
+        raise ValueError(f"{TRANSCRIPTS_FILE}: {where}: expected a list, got {value!r}")
+    return value
+
+
+def _object(
+    value: JSONReadValue, where: str, allowed: frozenset[str] | None = None
+) -> JSONReadObject:
+    """A JSON object; with ``allowed`` (a dataclass's field names), only keys among them."""
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{TRANSCRIPTS_FILE}: {where}: expected an object, got {value!r}")
+    unknown = set(value) - allowed if allowed is not None else set()
+    if unknown:
+        raise TypeError(f"{TRANSCRIPTS_FILE}: {where}: unknown fields {sorted(unknown)}")
+    return value
+
+
+def _candidate(value: JSONReadValue) -> Candidate:
+    c = _object(value, "candidates", _CANDIDATE_FIELDS)
+    seed = c["seed"]
+    return Candidate(
+        text=_text(c["text"], "candidates.text"),
+        temperature=_number(c["temperature"], "candidates.temperature"),
+        seed=None if seed is None else _int(seed, "candidates.seed"),
+        rejected=bool(c["rejected"]),
+    )
+
+
+def _settings(value: JSONReadValue) -> TranscriptSettings:
+    d = _object(value, "settings", _SETTINGS_FIELDS)
+    default = TranscriptSettings()
+    language = d.get("language", default.language)
+    return TranscriptSettings(
+        k=_int(d.get("k", default.k), "settings.k"),
+        max_decodes=_int(d.get("max_decodes", default.max_decodes), "settings.max_decodes"),
+        temperature=_number(d.get("temperature", default.temperature), "settings.temperature"),
+        repeat_limit=_int(d.get("repeat_limit", default.repeat_limit), "settings.repeat_limit"),
+        language=None if language is None else _text(language, "settings.language"),
+        seed=_int(d.get("seed", default.seed), "settings.seed"),
+    )
 
 
 def _sentence_key(sentence: str) -> str:
