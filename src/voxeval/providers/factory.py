@@ -7,8 +7,8 @@ from typing import Any, Literal, Protocol, TypeAlias, overload
 from voxeval.config import ProviderSpec
 from voxeval.errors import ConfigError, ProviderUnavailable
 from voxeval.providers.base import ASR, LLM, MOS, TTS, VAD, AudioLLM, Availability, Provider
-from voxeval.providers.cache import ProviderCache, cached, default_cache
-from voxeval.providers.usage_meter import metered, model_key
+from voxeval.providers.caching.cache import ProviderCache, cached, default_cache
+from voxeval.providers.usage.usage_meter import metered, model_key
 from voxeval.registry import lookup
 
 PROVIDER_KINDS = ("asr", "tts", "llm", "audio_llm", "mos", "vad")

@@ -22,8 +22,8 @@ import jsonschema
 from voxeval.audio import Audio, audio_to_wav_bytes
 from voxeval.errors import LLMOutputError, VoxevalError
 from voxeval.providers.base import LLM, Message
-from voxeval.providers.llm_output import without_schema_retries
-from voxeval.providers.openai_http import RequestCounts, count_requests
+from voxeval.providers.http.openai_http import RequestCounts, count_requests
+from voxeval.providers.llm.llm_output import without_schema_retries
 
 OutputFormat = Literal["score_line", "json"]
 Modality = Literal["text", "audio"]

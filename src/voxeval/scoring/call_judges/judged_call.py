@@ -14,7 +14,7 @@ from typing import Any
 import jsonschema
 
 from voxeval.audio import Audio
-from voxeval.providers.llm_output import extract_json
+from voxeval.providers.llm.llm_output import extract_json
 from voxeval.scoring.call_judges.judged_ratings import RATING_MAX, RATING_MIN
 from voxeval.scoring.judge import Judge, JudgeOutputError, JudgeResult, JudgeTemplate
 from voxeval.scoring.score import Score

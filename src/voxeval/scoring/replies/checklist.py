@@ -18,7 +18,7 @@ from statistics import mean
 from typing import Any
 
 from voxeval.errors import ProviderUnavailable
-from voxeval.providers.openai_http import RequestCounts
+from voxeval.providers.http.openai_http import RequestCounts
 from voxeval.scoring.judge import JudgeTemplate
 from voxeval.scoring.metric import FailureValue, metric
 from voxeval.scoring.replies.checklist_settings import (

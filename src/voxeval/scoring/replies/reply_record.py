@@ -14,8 +14,8 @@ from typing import Any, Protocol
 
 from voxeval.audio import Audio
 from voxeval.errors import HarnessFault, ProviderUnavailable
+from voxeval.providers.asr.spoken_language import LanguageIdentifier
 from voxeval.providers.base import ASR, MOS
-from voxeval.providers.spoken_language import LanguageIdentifier
 from voxeval.scoring.judge import Judge
 from voxeval.scoring.replies.reply_language import LanguageVerdict
 from voxeval.scoring.replies.transcripts import (
