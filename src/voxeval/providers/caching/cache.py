@@ -23,16 +23,33 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, Generic, TypeVar, cast
 
 import soundfile as sf
 
 from voxeval.audio import Audio, audio_from_bytes
-from voxeval.providers.base import ChatResponse
+from voxeval.json_types import JSONObject, JSONValue
+from voxeval.providers.base import (
+    ASR,
+    LLM,
+    MOS,
+    TTS,
+    VAD,
+    ChatResponse,
+    Message,
+    MOSResult,
+    Provider,
+    ProviderResult,
+    SpeechSegment,
+    Transcript,
+    Voice,
+)
 from voxeval.providers.caching.cache_codec import (
+    Keyable,
     cache_key,
     canonical,
     decode_result,
@@ -48,12 +65,15 @@ SECRET_FIELDS = frozenset({"api_key", "apikey", "authorization", "password", "se
 _default_caches: dict[Path, ProviderCache] = {}
 _default_lock = threading.Lock()
 
+P = TypeVar("P", bound=Provider, covariant=True)
+R = TypeVar("R", bound=ProviderResult)
+
 
 def cache_disabled() -> bool:
     return os.environ.get("VOXEVAL_NO_CACHE", "").strip().lower() in {"1", "true", "yes", "on"}
 
 
-def _scrub(value: Any) -> Any:
+def _scrub(value: JSONValue) -> JSONValue:
     """Provenance copy without fields that could hold secrets (defence in depth: identities
     and parameters are not supposed to contain any)."""
     if isinstance(value, dict):
@@ -87,7 +107,7 @@ class ProviderCache:
     def entry_path(self, kind: str, key: str) -> Path:
         return self.root / "calls" / kind / key[:2] / f"{key}.json"
 
-    def load(self, kind: str, key: str) -> Any | None:
+    def load(self, kind: str, key: str) -> ProviderResult | None:
         """The cached result for ``key``, or None (missing or unreadable entries are misses)."""
         path = self.entry_path(kind, key)
         try:
@@ -103,12 +123,14 @@ class ProviderCache:
             log.warning("ignoring unreadable cache entry %s (%s)", path, exc)
             return None
 
-    def save(self, kind: str, key: str, result: Any, provenance: dict[str, Any]) -> Path:
+    def save(
+        self, kind: str, key: str, result: ProviderResult, provenance: Mapping[str, Keyable]
+    ) -> Path:
         """Store ``result``; the audio file goes first so a visible JSON entry is complete."""
         payload, audio = encode_result(result)
         path = self.entry_path(kind, key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        entry: dict[str, Any] = {
+        entry: JSONObject = {
             "key": key,
             "provenance": scrub(_scrub(canonical(provenance))),
             "result": payload,
@@ -123,7 +145,7 @@ class ProviderCache:
         return path
 
     @staticmethod
-    def _write_atomic(path: Path, write: Any) -> None:
+    def _write_atomic(path: Path, write: Callable[[BinaryIO], int | None]) -> None:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as fh:
@@ -148,7 +170,7 @@ class ProviderCache:
         return self.counters.snapshot()
 
 
-def _write_wav(fh: Any, audio: Audio) -> None:
+def _write_wav(fh: BinaryIO, audio: Audio) -> None:
     # float32 WAV without clipping: cached audio must come back sample-exact.
     sf.write(fh, audio.samples, audio.rate, format="WAV", subtype="FLOAT")
 
@@ -165,11 +187,11 @@ def default_cache() -> ProviderCache | None:
         return _default_caches[root]
 
 
-class CachedProvider:
+class CachedProvider(Generic[P]):
     """Base of the transparent wrappers: same protocol as the wrapped provider, plus
     ``cache_stats()``; every other attribute is the wrapped provider's."""
 
-    def __init__(self, kind: str, inner: Any, cache: ProviderCache) -> None:
+    def __init__(self, kind: str, inner: P, cache: ProviderCache) -> None:
         self.kind = kind
         self.inner = inner
         self.cache = cache
@@ -186,7 +208,7 @@ class CachedProvider:
     def name(self) -> str:
         return str(getattr(self.inner, "name", type(self.inner).__name__))
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         return dict(self._identity)
 
     def cache_stats(self) -> dict[str, int]:
@@ -204,8 +226,15 @@ class CachedProvider:
         self._counters.add(name)
         self.cache.counters.add(name)
 
-    def _call(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        fn = getattr(self.inner, method)
+    def _call(
+        self,
+        method: str,
+        fn: Callable[..., R],
+        args: tuple[Keyable, ...],
+        kwargs: Mapping[str, Keyable],
+    ) -> R:
+        """``fn`` (the inner provider's ``method``) on the arguments, answered from the cache
+        when this exact call is stored there."""
         keyed = None if cache_disabled() else self._keyed(method, fn, args, kwargs)
         if keyed is None:
             self._count("bypassed")
@@ -214,11 +243,13 @@ class CachedProvider:
         found = self.cache.load(self.kind, key)
         if found is not None:
             self._count("hits")
-            return replace(found, cached=True) if isinstance(found, ChatResponse) else found
+            # The entry under this key was written from this method's own result.
+            hit = replace(found, cached=True) if isinstance(found, ChatResponse) else found
+            return cast(R, hit)
         self._count("misses")
         started = time.perf_counter()
         result = fn(*args, **kwargs)
-        provenance = {
+        provenance: dict[str, Keyable] = {
             "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "kind": self.kind,
             "method": method,
@@ -238,17 +269,27 @@ class CachedProvider:
             log.warning("could not write cache entry for %s.%s: %s", self.kind, method, exc)
         return result
 
-    def _forget(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    def _forget(
+        self,
+        method: str,
+        fn: Callable[..., ProviderResult],
+        args: tuple[Keyable, ...],
+        kwargs: Mapping[str, Keyable],
+    ) -> bool:
         """Drop the cached result of this exact call, if any: its consumer rejected it (a judge
         answer that could not be read), and a later run must ask again, not get it back."""
         if cache_disabled():
             return False
-        keyed = self._keyed(method, getattr(self.inner, method), args, kwargs)
+        keyed = self._keyed(method, fn, args, kwargs)
         return keyed is not None and self.cache.discard(self.kind, keyed[0])
 
     def _keyed(
-        self, method: str, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> tuple[str, dict[str, Any]] | None:
+        self,
+        method: str,
+        fn: Callable[..., ProviderResult],
+        args: tuple[Keyable, ...],
+        kwargs: Mapping[str, Keyable],
+    ) -> tuple[str, dict[str, Keyable]] | None:
         """(cache key, parameters) of a call, or None when it is not cached: it samples
         without a seed, or an argument has no canonical form."""
         signature = self._signatures.get(method)
@@ -270,12 +311,14 @@ class CachedProvider:
             log.debug("not caching %s.%s: %s", self.kind, method, exc)
             return None
 
-    def _key(self, method: str, parameters: dict[str, Any], inputs: dict[str, Any]) -> str:
+    def _key(
+        self, method: str, parameters: Mapping[str, Keyable], inputs: Mapping[str, Keyable]
+    ) -> str:
         # Auth material does not change a result: rotating a key keeps the cache valid.
         return cache_key(self.kind, method, without_auth(self._identity), parameters, inputs)
 
 
-def _empty_answer(result: Any) -> bool:
+def _empty_answer(result: ProviderResult) -> bool:
     return (
         isinstance(result, ChatResponse)
         and not (result.text or "").strip()
@@ -291,39 +334,39 @@ def _version() -> str:
     return __version__
 
 
-class CachedASR(CachedProvider):
-    def transcribe(self, audio: Audio, **options: Any) -> Any:
-        return self._call("transcribe", (audio,), options)
+class CachedASR(CachedProvider[ASR]):
+    def transcribe(self, audio: Audio, **options: Keyable) -> Transcript:
+        return self._call("transcribe", self.inner.transcribe, (audio,), options)
 
 
-class CachedTTS(CachedProvider):
-    def synthesize(self, text: str, **options: Any) -> Any:
-        return self._call("synthesize", (text,), options)
+class CachedTTS(CachedProvider[TTS]):
+    def synthesize(self, text: str, **options: Keyable) -> Audio:
+        return self._call("synthesize", self.inner.synthesize, (text,), options)
 
-    def voices(self) -> Any:
+    def voices(self) -> list[Voice]:
         return self.inner.voices()
 
 
-class CachedLLM(CachedProvider):
-    def chat(self, messages: list[Any], **options: Any) -> Any:
-        return self._call("chat", (messages,), options)
+class CachedLLM(CachedProvider[LLM]):
+    def chat(self, messages: list[Message], **options: Keyable) -> ChatResponse:
+        return self._call("chat", self.inner.chat, (messages,), options)
 
-    def forget_chat(self, messages: list[Any], **options: Any) -> bool:
+    def forget_chat(self, messages: list[Message], **options: Keyable) -> bool:
         """Drop the cached answer of ``chat(messages, **options)`` (see ``_forget``)."""
-        return self._forget("chat", (messages,), options)
+        return self._forget("chat", self.inner.chat, (messages,), options)
 
 
-class CachedMOS(CachedProvider):
-    def predict(self, audio: Audio) -> Any:
-        return self._call("predict", (audio,), {})
+class CachedMOS(CachedProvider[MOS]):
+    def predict(self, audio: Audio) -> MOSResult:
+        return self._call("predict", self.inner.predict, (audio,), {})
 
 
-class CachedVAD(CachedProvider):
-    def segments(self, audio: Audio) -> Any:
-        return self._call("segments", (audio,), {})
+class CachedVAD(CachedProvider[VAD]):
+    def segments(self, audio: Audio) -> list[SpeechSegment]:
+        return self._call("segments", self.inner.segments, (audio,), {})
 
 
-WRAPPERS: dict[str, type[CachedProvider]] = {
+WRAPPERS: dict[str, type[CachedProvider[Provider]]] = {
     "asr": CachedASR,
     "tts": CachedTTS,
     "llm": CachedLLM,
@@ -333,7 +376,7 @@ WRAPPERS: dict[str, type[CachedProvider]] = {
 }
 
 
-def cached(kind: str, provider: Any, cache: ProviderCache | None) -> Any:
+def cached(kind: str, provider: Provider, cache: ProviderCache | None) -> Provider:
     """``provider`` behind ``cache`` (the provider itself when ``cache`` is None or caching is
     disabled by ``VOXEVAL_NO_CACHE``)."""
     if isinstance(provider, CachedProvider):

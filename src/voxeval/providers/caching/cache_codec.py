@@ -11,16 +11,19 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 from pydantic import BaseModel
 
 from voxeval.audio import Audio
+from voxeval.json_types import JSONArray, JSONObject, JSONReadValue, JSONScalar, JSONValue
 from voxeval.providers.base import (
     ChatResponse,
     MOSResult,
+    ProviderResult,
     SpeechSegment,
     ToolCall,
     Transcript,
@@ -29,12 +32,27 @@ from voxeval.providers.base import (
 )
 from voxeval.redaction import without_url_credentials
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+Keyable: TypeAlias = (
+    "JSONScalar | Audio | np.ndarray | np.generic | BaseModel | Path | DataclassInstance"
+    " | Mapping[str, Keyable] | Sequence[Keyable]"
+)
+"""What ``canonical`` turns into a key: JSON values, audio, arrays, models, paths, dataclasses."""
+
+PlainInput: TypeAlias = (
+    "JSONScalar | np.generic | np.ndarray | Mapping[str, PlainInput] | list[PlainInput]"
+    " | tuple[PlainInput, ...]"
+)
+"""Free-form result details: JSON values with numpy scalars and arrays among them."""
+
 
 def audio_digest(audio: Audio) -> str:
     return hashlib.sha256(np.ascontiguousarray(audio.samples).tobytes()).hexdigest()
 
 
-def canonical(value: Any) -> Any:
+def canonical(value: Keyable) -> JSONValue:
     """A JSON-ready, order-independent form of ``value`` for hashing.
 
     Raises ``TypeError`` for values without a stable content form (the caller then skips the
@@ -59,11 +77,11 @@ def canonical(value: Any) -> Any:
         return str(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
-        return {"__type__": type(value).__name__, **canonical(fields)}
+        return {"__type__": type(value).__name__, **{k: canonical(v) for k, v in fields.items()}}
     raise TypeError(f"cannot build a cache key from a {type(value).__name__}")
 
 
-def without_auth(value: Any) -> Any:
+def without_auth(value: JSONReadValue) -> JSONReadValue:
     """``value`` (a provider identity) with credentials removed from every URL in it, so
     rotating a key written into a ``base_url`` keeps cache keys. Other secret-bearing fields
     (e.g. tokens in ``extra_body``) stay: they enter a key only through its sha256."""
@@ -76,18 +94,18 @@ def without_auth(value: Any) -> Any:
     return value
 
 
-def canonical_json(value: Any) -> str:
+def canonical_json(value: Keyable) -> str:
     return json.dumps(canonical(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def cache_key(
     kind: str,
     method: str,
-    identity: dict[str, Any],
-    parameters: dict[str, Any],
-    inputs: dict[str, Any],
+    identity: Keyable,
+    parameters: Mapping[str, Keyable],
+    inputs: Mapping[str, Keyable],
 ) -> str:
-    call = {
+    call: dict[str, Keyable] = {
         "kind": kind,
         "method": method,
         "identity": identity,
@@ -97,23 +115,23 @@ def cache_key(
     return hashlib.sha256(canonical_json(call).encode("utf-8")).hexdigest()
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: PlainInput) -> JSONValue:
     """JSON-ready copy of free-form details (numpy scalars to Python numbers)."""
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, np.ndarray):
         return value.tolist()
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     return value
 
 
-def encode_result(result: Any) -> tuple[dict[str, Any], Audio | None]:
+def encode_result(result: ProviderResult) -> tuple[JSONObject, Audio | None]:
     """(JSON payload, audio to store beside it) for every result type providers return."""
     if isinstance(result, Transcript):
-        words = [[w.text, w.start, w.end, w.probability] for w in result.words]
+        words: JSONArray = [[w.text, w.start, w.end, w.probability] for w in result.words]
         return {
             "type": "Transcript",
             "text": result.text,
@@ -147,7 +165,7 @@ def encode_result(result: Any) -> tuple[dict[str, Any], Audio | None]:
     raise TypeError(f"cannot cache a result of type {type(result).__name__}")
 
 
-def decode_result(payload: dict[str, Any], audio: Audio | None) -> Any:
+def decode_result(payload: dict[str, Any], audio: Audio | None) -> ProviderResult:
     """Inverse of ``encode_result`` (``audio`` is the stored WAV, if any)."""
     kind = payload.get("type")
     if kind == "Transcript":
@@ -175,7 +193,8 @@ def decode_result(payload: dict[str, Any], audio: Audio | None) -> Any:
     if kind == "Audio":
         if audio is None:
             raise ValueError("cached audio result lost its audio file")
-        return _with_source(audio, payload["audio_source"])
+        source = payload["audio_source"]
+        return audio if source is None else Audio(audio.samples, audio.rate, source=source)
     if kind == "SpeechSegments":
         return [SpeechSegment(s, e) for s, e in payload["segments"]]
     raise ValueError(f"unknown cached result type {kind!r}")
