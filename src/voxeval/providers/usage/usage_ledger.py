@@ -18,12 +18,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
+from voxeval.providers.base import Provider, Usage
 from voxeval.providers.http.openai_http import RequestCounts, count_requests
 from voxeval.providers.usage import usage_meter
 from voxeval.providers.usage.thread_stack import ThreadStack
 from voxeval.providers.usage.usage_meter import ModelKey, ModelUsage
+
+Params = ParamSpec("Params")
+T = TypeVar("T")
 
 
 @dataclass
@@ -66,7 +70,7 @@ class ComponentUsage:
         self.retries += int(tally.retries)
         self.timeouts += int(tally.timeouts)
 
-    def add_tokens(self, usage: Any) -> None:
+    def add_tokens(self, usage: Usage | None) -> None:
         """Tokens and cost from a provider result's ``usage`` (if it has one)."""
         if usage is None:
             return
@@ -147,8 +151,8 @@ class AttributedProvider:
             return self._counted(value)
         return value
 
-    def _counted(self, method: Callable[..., Any]) -> Callable[..., Any]:
-        def call(*args: Any, **kwargs: Any) -> Any:
+    def _counted(self, method: Callable[Params, T]) -> Callable[Params, T]:
+        def call(*args: Params.args, **kwargs: Params.kwargs) -> T:
             with attributed(self._component) as usage:
                 result = method(*args, **kwargs)
                 usage.add_tokens(getattr(result, "usage", None))
@@ -157,6 +161,6 @@ class AttributedProvider:
         return call
 
 
-def sends_requests(provider: Any) -> bool:
+def sends_requests(provider: Provider) -> bool:
     """Is ``provider`` remote (an HTTP endpoint keeping request ``stats``)?"""
     return callable(getattr(provider, "stats", None))

@@ -12,12 +12,29 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Generic, TypeAlias, TypeVar
 
 from voxeval.audio import Audio
+from voxeval.json_types import JSONObject, JSONScalar
+from voxeval.providers.base import (
+    ASR,
+    LLM,
+    MOS,
+    TTS,
+    VAD,
+    ChatResponse,
+    Message,
+    MOSResult,
+    Provider,
+    ProviderResult,
+    SpeechSegment,
+    Transcript,
+    Usage,
+    Voice,
+)
 from voxeval.providers.http.openai_http import count_requests
 
 
@@ -40,7 +57,7 @@ class ModelUsage:
         for name in _AMOUNTS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
-    def add_tokens(self, usage: Any) -> None:
+    def add_tokens(self, usage: Usage | None) -> None:
         """Tokens of a provider result's ``usage`` (a ``Usage``), if any."""
         if usage is None:
             return
@@ -54,6 +71,13 @@ class ModelUsage:
 
 
 _AMOUNTS = tuple(f.name for f in fields(ModelUsage))  # looked up once, not per call
+
+P = TypeVar("P", bound=Provider, covariant=True)
+R = TypeVar("R", bound=ProviderResult)
+
+AudioCarrier: TypeAlias = "Audio | JSONScalar | Mapping[str, AudioCarrier] | Sequence[AudioCarrier]"
+"""A call's input as far as audio goes: an ``Audio``, or chat messages (and their parts)
+that may hold ``Audio`` values."""
 
 ModelKey = tuple[str, str, str]
 """(kind, provider, model): e.g. ("llm", "openai", "gpt-4o-mini"), ("asr", "whisper-tiny-en",
@@ -93,7 +117,7 @@ def metered_call(key: ModelKey) -> Iterator[ModelUsage]:
                 _sink(key, use)
 
 
-def audio_seconds(value: Any) -> float:
+def audio_seconds(value: AudioCarrier) -> float:
     """Seconds of audio in ``value`` (an ``Audio``, or messages holding ``Audio`` values)."""
     if isinstance(value, Audio):
         return float(value.duration)
@@ -104,19 +128,19 @@ def audio_seconds(value: Any) -> float:
     return 0.0
 
 
-def model_key(kind: str, provider_name: str, provider: Any) -> ModelKey:
+def model_key(kind: str, provider_name: str, provider: Provider) -> ModelKey:
     """The price-table key of a provider: the model it calls (its ``model`` attribute, set by
     every remote provider, defaults included), else its registry name (an embedded model)."""
     model = getattr(provider, "model", None)
     return (kind, provider_name, model if isinstance(model, str) and model else provider_name)
 
 
-class MeteredProvider:
+class MeteredProvider(Generic[P]):
     """Base of the metering wrappers: the wrapped provider's protocol and attributes."""
 
     method: str = ""  # the metered method of the kind (``transcribe``, ``chat``, ...)
 
-    def __init__(self, inner: Any, key: ModelKey) -> None:
+    def __init__(self, inner: P, key: ModelKey) -> None:
         self.inner = inner
         self.usage_key = key
         # The functions set on the wrapper below run its methods on ``view`` (the inner
@@ -153,11 +177,11 @@ class MeteredProvider:
             setattr(self, f"a{self.method}", acall)
 
     @staticmethod
-    def audio_in(args: tuple[Any, ...]) -> float:
+    def audio_in(args: tuple[AudioCarrier, ...]) -> float:
         """Seconds of audio in a call's first argument (none for a TTS's text)."""
         return audio_seconds(args[0]) if args else 0.0
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[type[MeteredProvider[P]], tuple[P, ModelKey]]:
         return (type(self), (self.inner, self.usage_key))
 
     def __getattr__(self, name: str) -> Any:
@@ -174,14 +198,15 @@ class MeteredProvider:
     def name(self) -> str:
         return str(getattr(self.inner, "name", type(self.inner).__name__))
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         result: dict[str, Any] = self.inner.identity()
         return result
 
     def _metered(
-        self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any], audio_in: float
-    ) -> Any:
-        call = getattr(self.inner, method)
+        self, call: Callable[..., R], args: tuple[Any, ...], kwargs: dict[str, Any], audio_in: float
+    ) -> R:
+        """``call`` (a method of the inner provider) on the arguments, metered while a ledger
+        is open."""
         if not _active():
             return call(*args, **kwargs)
         with metered_call(self.usage_key) as use:
@@ -197,14 +222,14 @@ class _MeterView:
 
     __slots__ = ("inner", "usage_key")
 
-    def __init__(self, inner: Any, key: ModelKey) -> None:
+    def __init__(self, inner: Provider, key: ModelKey) -> None:
         self.inner = inner
         self.usage_key = key
 
     _metered = MeteredProvider._metered
 
 
-def _add_result(use: ModelUsage, result: Any) -> None:
+def _add_result(use: ModelUsage, result: ProviderResult) -> None:
     """Tokens of a result's ``usage`` and seconds of the audio it carries (or is)."""
     use.add_tokens(getattr(result, "usage", None))
     out = result if isinstance(result, Audio) else getattr(result, "audio", None)
@@ -212,45 +237,47 @@ def _add_result(use: ModelUsage, result: Any) -> None:
         use.audio_out_s += float(out.duration)
 
 
-class MeteredASR(MeteredProvider):
+# Each wrapper's method runs with ``self`` a ``_MeterView`` (see ``MeteredProvider``): it
+# uses only ``inner`` and ``_metered``. Options pass through unchanged to the provider.
+class MeteredASR(MeteredProvider[ASR]):
     method = "transcribe"
 
-    def transcribe(self, audio: Audio, *args: Any, **kwargs: Any) -> Any:
-        return self._metered("transcribe", (audio, *args), kwargs, audio_seconds(audio))
+    def transcribe(self, audio: Audio, *args: Any, **kwargs: Any) -> Transcript:
+        return self._metered(self.inner.transcribe, (audio, *args), kwargs, audio_seconds(audio))
 
 
-class MeteredTTS(MeteredProvider):
+class MeteredTTS(MeteredProvider[TTS]):
     method = "synthesize"
 
-    def synthesize(self, text: str, *args: Any, **kwargs: Any) -> Any:
-        return self._metered("synthesize", (text, *args), kwargs, 0.0)
+    def synthesize(self, text: str, *args: Any, **kwargs: Any) -> Audio:
+        return self._metered(self.inner.synthesize, (text, *args), kwargs, 0.0)
 
-    def voices(self) -> Any:
+    def voices(self) -> list[Voice]:
         return self.inner.voices()
 
 
-class MeteredLLM(MeteredProvider):
+class MeteredLLM(MeteredProvider[LLM]):
     method = "chat"
 
-    def chat(self, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
-        return self._metered("chat", (messages, *args), kwargs, audio_seconds(messages))
+    def chat(self, messages: list[Message], *args: Any, **kwargs: Any) -> ChatResponse:
+        return self._metered(self.inner.chat, (messages, *args), kwargs, audio_seconds(messages))
 
 
-class MeteredMOS(MeteredProvider):
+class MeteredMOS(MeteredProvider[MOS]):
     method = "predict"
 
-    def predict(self, audio: Audio, *args: Any, **kwargs: Any) -> Any:
-        return self._metered("predict", (audio, *args), kwargs, audio_seconds(audio))
+    def predict(self, audio: Audio, *args: Any, **kwargs: Any) -> MOSResult:
+        return self._metered(self.inner.predict, (audio, *args), kwargs, audio_seconds(audio))
 
 
-class MeteredVAD(MeteredProvider):
+class MeteredVAD(MeteredProvider[VAD]):
     method = "segments"
 
-    def segments(self, audio: Audio, *args: Any, **kwargs: Any) -> Any:
-        return self._metered("segments", (audio, *args), kwargs, audio_seconds(audio))
+    def segments(self, audio: Audio, *args: Any, **kwargs: Any) -> list[SpeechSegment]:
+        return self._metered(self.inner.segments, (audio, *args), kwargs, audio_seconds(audio))
 
 
-_WRAPPERS: dict[str, type[MeteredProvider]] = {
+_WRAPPERS: dict[str, type[MeteredProvider[Provider]]] = {
     "asr": MeteredASR,
     "tts": MeteredTTS,
     "llm": MeteredLLM,
@@ -260,7 +287,7 @@ _WRAPPERS: dict[str, type[MeteredProvider]] = {
 }
 
 
-def metered(kind: str, provider: Any, key: ModelKey) -> Any:
+def metered(kind: str, provider: Provider, key: ModelKey) -> Provider:
     """``provider`` with its calls metered under ``key`` (itself for an unknown kind)."""
     wrapper = _WRAPPERS.get(kind)
     if wrapper is None or isinstance(provider, MeteredProvider):
