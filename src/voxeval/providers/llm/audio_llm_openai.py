@@ -13,6 +13,7 @@ from typing import Any
 
 from voxeval.audio import Audio, audio_to_wav_bytes
 from voxeval.errors import AudioError, ConfigError, EndpointError
+from voxeval.json_types import JSONObject, JSONReadObject, JSONValue
 from voxeval.providers.base import ChatResponse, Message
 from voxeval.providers.llm.llm_openai import OpenAIChat
 from voxeval.providers.llm.spoken_reply import (
@@ -23,7 +24,7 @@ from voxeval.providers.llm.spoken_reply import (
 from voxeval.providers.provider_kinds import AUDIO_LLM_PROVIDERS
 
 
-def input_audio_part(audio: Audio) -> dict[str, Any]:
+def input_audio_part(audio: Audio) -> JSONObject:
     """A content part carrying ``audio`` as base64 16-bit WAV."""
     data = base64.b64encode(audio_to_wav_bytes(audio)).decode("ascii")
     return {"type": "input_audio", "input_audio": {"data": data, "format": "wav"}}
@@ -77,7 +78,7 @@ class OpenAIAudioChat(OpenAIChat):
         self.audio_format = audio_format
         self.pcm_rate = pcm_rate
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         return {
             **super().identity(),
             "output_audio": self.output_audio,
@@ -90,8 +91,8 @@ class OpenAIAudioChat(OpenAIChat):
         self,
         messages: list[Message],
         *,
-        tools: list[dict[str, Any]] | None = None,
-        response_schema: dict[str, Any] | None = None,
+        tools: list[JSONObject] | None = None,
+        response_schema: JSONReadObject | None = None,
         temperature: float = 0.0,
         seed: int | None = None,
         max_tokens: int | None = None,
@@ -105,7 +106,7 @@ class OpenAIAudioChat(OpenAIChat):
             body["audio"] = {"voice": voice or self.voice, "format": self.audio_format}
         return self._chat(encode_audio_parts(messages), body, response_schema)
 
-    def _decode_choices(self, choices: list[Any]) -> tuple[str, Audio | None]:
+    def _decode_choices(self, choices: list[JSONValue]) -> tuple[str, Audio | None]:
         found = find_reply_channels(choices)
         if found.spoken is None:
             return found.text, None

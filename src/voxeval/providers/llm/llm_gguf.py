@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from voxeval.errors import ConfigError, ProviderUnavailable
+from voxeval.json_types import JSONObject, JSONReadObject, JSONValue
 from voxeval.providers.base import Availability, ChatResponse, Message, Usage
 from voxeval.providers.llm.llm_output import chat_with_schema, parse_tool_calls
 from voxeval.providers.provider_kinds import LLM_PROVIDERS
@@ -162,10 +163,10 @@ class GGUFChat:
         self._model, self._lock = _load(self.model_path, self.n_ctx, self.n_threads, chat_format)
 
     @classmethod
-    def availability(cls, model_path: str | Path | None = None, **_: Any) -> Availability:
+    def availability(cls, model_path: str | Path | None = None, **_: JSONValue) -> Availability:
         return gguf_availability(model_path)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         return {
             "provider": self.name,
             "model_file": self.model_path.name,
@@ -179,8 +180,8 @@ class GGUFChat:
         self,
         messages: list[Message],
         *,
-        tools: list[dict[str, Any]] | None = None,
-        response_schema: dict[str, Any] | None = None,
+        tools: list[JSONObject] | None = None,
+        response_schema: JSONReadObject | None = None,
         temperature: float = 0.0,
         seed: int | None = None,
         max_tokens: int | None = None,
@@ -257,7 +258,7 @@ class SmolLM2Chat(GGUFChat):
         )
 
     @classmethod
-    def availability(cls, model_path: str | Path | None = None, **_: Any) -> Availability:
+    def availability(cls, model_path: str | Path | None = None, **_: JSONValue) -> Availability:
         # model_path is not an option here (the packaged file is always used); the
         # constructor rejects it with a clear config error.
         path = smollm2_path()
@@ -266,7 +267,7 @@ class SmolLM2Chat(GGUFChat):
         found = gguf_availability(path)
         return Availability(True, SMOLLM2_ROLE_NOTE) if found.available else found
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         return {**super().identity(), "role_note": SMOLLM2_ROLE_NOTE}
 
 

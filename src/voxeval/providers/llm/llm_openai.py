@@ -13,7 +13,9 @@ import re
 import time
 from typing import Any, Literal, Unpack
 
+from voxeval.audio import Audio
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject, JSONReadObject, JSONValue
 from voxeval.providers.base import Availability, ChatResponse, Message, Usage
 from voxeval.providers.http.openai_http import (
     EndpointOptions,
@@ -86,11 +88,11 @@ class OpenAIChat:
         base_url: str | None = None,
         model: str | None = None,
         api_key_env: str | None = None,
-        **_: Any,
+        **_: JSONValue,
     ) -> Availability:
         return openai_availability(base_url, model, api_key_env)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         # Only what changes replies: no key, no timeouts/retry/concurrency settings.
         return {
             "provider": self.name,
@@ -127,8 +129,8 @@ class OpenAIChat:
         self,
         messages: list[Message],
         *,
-        tools: list[dict[str, Any]] | None = None,
-        response_schema: dict[str, Any] | None = None,
+        tools: list[JSONObject] | None = None,
+        response_schema: JSONReadObject | None = None,
         temperature: float = 0.0,
         seed: int | None = None,
         max_tokens: int | None = None,
@@ -140,8 +142,8 @@ class OpenAIChat:
         self,
         messages: list[Message],
         *,
-        tools: list[dict[str, Any]] | None = None,
-        response_schema: dict[str, Any] | None = None,
+        tools: list[JSONObject] | None = None,
+        response_schema: JSONReadObject | None = None,
         temperature: float = 0.0,
         seed: int | None = None,
         max_tokens: int | None = None,
@@ -169,7 +171,7 @@ class OpenAIChat:
         return self._response(data, time.perf_counter() - started)
 
     def _chat(
-        self, messages: list[Message], body: dict[str, Any], schema: dict[str, Any] | None
+        self, messages: list[Message], body: dict[str, Any], schema: JSONReadObject | None
     ) -> ChatResponse:
         self._counters.add(calls=1)
         if schema is not None:
@@ -201,7 +203,7 @@ class OpenAIChat:
 
     def _base_body(
         self,
-        tools: list[dict[str, Any]] | None,
+        tools: list[JSONObject] | None,
         temperature: float,
         seed: int | None,
         max_tokens: int | None,
@@ -236,10 +238,14 @@ class OpenAIChat:
             latency_s=latency,
         )
 
-    def _decode_choices(self, choices: list[Any]) -> tuple[str, Any]:
+    def _decode_choices(self, choices: list[JSONValue]) -> tuple[str, Audio | None]:
         """(text, audio) of a reply: the text of ``choices[0]``; audio-capable subclasses
         decode speech, which some servers put in a later choice."""
-        return str(choices[0]["message"].get("content") or ""), None
+        first = choices[0]
+        message = first.get("message") if isinstance(first, dict) else None
+        if not isinstance(message, dict):  # ``_has_message`` retried such replies already
+            raise MalformedReply("reply has no choices[0].message")
+        return str(message.get("content") or ""), None
 
     def _usage(self, raw: Any) -> Usage:
         if not isinstance(raw, dict):
@@ -264,13 +270,16 @@ class OpenAIChat:
         )
 
 
-def _audio_tokens(details: Any) -> int:
+def _audio_tokens(details: JSONValue) -> int:
     """``audio_tokens`` of a ``*_tokens_details`` object (0 when the server gives none)."""
     if not isinstance(details, dict):
         return 0
+    count = details.get("audio_tokens") or 0
+    if not isinstance(count, int | float | str):  # a list or object: int() would fail
+        return 0
     try:
-        return int(details.get("audio_tokens") or 0)
-    except (TypeError, ValueError):
+        return int(count)
+    except ValueError:
         return 0
 
 
@@ -282,7 +291,7 @@ def estimate_tokens(body: dict[str, Any]) -> int:
     return chars // 4 + int(body.get("max_tokens") or 256)
 
 
-def _has_message(data: dict[str, Any]) -> None:
+def _has_message(data: JSONObject) -> None:
     """A completion must carry ``choices[0].message``; without it the reply is retried."""
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices:
@@ -295,7 +304,7 @@ def _has_message(data: dict[str, Any]) -> None:
 _NAME_RE = re.compile(r"[^a-zA-Z0-9_-]+")
 
 
-def _schema_name(schema: dict[str, Any]) -> str:
+def _schema_name(schema: JSONReadObject) -> str:
     """OpenAI wants a name matching ^[a-zA-Z0-9_-]{1,64}$ for every json_schema."""
     title = str(schema.get("title") or "response")
     return (_NAME_RE.sub("_", title).strip("_") or "response")[:64]

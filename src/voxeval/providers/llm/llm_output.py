@@ -21,12 +21,13 @@ import jsonschema
 from jsonschema.exceptions import SchemaError
 
 from voxeval.errors import ConfigError, LLMOutputError
+from voxeval.json_types import JSONReadObject, JSONValue
 from voxeval.providers.base import ChatResponse, Message, ToolCall, Usage
 
 _FENCE = "```"
 
 
-def extract_json(text: str) -> Any:
+def extract_json(text: str) -> JSONValue:
     """The JSON value in a reply: the whole text, a fenced block, or the first object/array.
 
     Raises ``ValueError`` saying why nothing could be parsed.
@@ -53,7 +54,7 @@ def extract_json(text: str) -> Any:
         raise ValueError(f"the reply is not JSON ({first.msg} at char {first.pos})") from first
 
 
-def schema_validator(schema: dict[str, Any]) -> jsonschema.protocols.Validator:
+def schema_validator(schema: JSONReadObject) -> jsonschema.protocols.Validator:
     """A validator for ``schema``; a broken schema is a config error, not a model error."""
     cls = jsonschema.validators.validator_for(schema)
     try:
@@ -64,7 +65,7 @@ def schema_validator(schema: dict[str, Any]) -> jsonschema.protocols.Validator:
     return validator
 
 
-def schema_problem(value: Any, validator: jsonschema.protocols.Validator) -> str | None:
+def schema_problem(value: JSONValue, validator: jsonschema.protocols.Validator) -> str | None:
     """A one-line description of the first schema violation, or None when ``value`` fits."""
     error = jsonschema.exceptions.best_match(validator.iter_errors(value))
     if error is None:
@@ -73,7 +74,7 @@ def schema_problem(value: Any, validator: jsonschema.protocols.Validator) -> str
     return f"at {where}: {error.message}"
 
 
-def schema_instruction(schema: dict[str, Any]) -> str:
+def schema_instruction(schema: JSONReadObject) -> str:
     """System-prompt text asking for JSON only (for servers without schema-constrained output)."""
     return (
         "Answer with a single JSON value and nothing else (no prose, no code fences). "
@@ -81,7 +82,7 @@ def schema_instruction(schema: dict[str, Any]) -> str:
     )
 
 
-def with_schema_instruction(messages: list[Message], schema: dict[str, Any]) -> list[Message]:
+def with_schema_instruction(messages: list[Message], schema: JSONReadObject) -> list[Message]:
     """Messages with the JSON instruction added to the leading system message (or a new one).
 
     Appending instead of adding a second system message: several chat templates reject
@@ -163,7 +164,7 @@ def without_schema_retries() -> Iterator[None]:
 def chat_with_schema(
     attempt: Callable[[list[Message]], ChatResponse],
     messages: list[Message],
-    schema: dict[str, Any] | None,
+    schema: JSONReadObject | None,
     *,
     retries: int,
     where: str,

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from voxeval.audio import Audio, audio_from_bytes, pcm16_to_audio
 from voxeval.errors import AudioError
+from voxeval.json_types import JSONValue
 
 # OpenAI's pcm16 output is 24 kHz; servers that differ are configured with ``pcm_rate``.
 DEFAULT_PCM_RATE = 24000
@@ -54,7 +55,7 @@ class ReplyChannels:
     spoken: SpokenPayload | None
 
 
-def find_reply_channels(choices: list[Any]) -> ReplyChannels:
+def find_reply_channels(choices: Sequence[JSONValue]) -> ReplyChannels:
     """The text and the first audio payload found in a completion's ``choices``."""
     texts: list[str] = []
     payloads: list[SpokenPayload] = []
@@ -73,8 +74,9 @@ def find_reply_channels(choices: list[Any]) -> ReplyChannels:
             for j, part in enumerate(content):
                 if not isinstance(part, dict):
                     continue
-                if part.get("type") in _TEXT_PART_TYPES and isinstance(part.get("text"), str):
-                    texts.append(part["text"])
+                part_text = part.get("text")
+                if part.get("type") in _TEXT_PART_TYPES and isinstance(part_text, str):
+                    texts.append(part_text)
                 for key in _AUDIO_PART_KEYS:
                     payload = _payload(part.get(key), f"{where}.content[{j}].{key}")
                     if payload is not None:
@@ -86,7 +88,7 @@ def find_reply_channels(choices: list[Any]) -> ReplyChannels:
     return ReplyChannels(text=text, spoken=spoken)
 
 
-def _payload(value: Any, where: str) -> SpokenPayload | None:
+def _payload(value: JSONValue, where: str) -> SpokenPayload | None:
     if not isinstance(value, dict):
         return None
     data = value.get("data")
