@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Unpack
+from typing import Any, TypedDict, Unpack
 
 import httpx
 
 from voxeval.audio import Audio, audio_to_wav_bytes
+from voxeval.json_types import JSONObject
 from voxeval.providers.base import Transcript, Word
 from voxeval.providers.http.openai_audio_endpoint import OpenAIAudioEndpoint
 from voxeval.providers.http.openai_http import (
@@ -19,6 +20,13 @@ from voxeval.providers.http.openai_http import (
 from voxeval.providers.http.openai_http import auth_headers as auth_headers
 from voxeval.providers.http.openai_http import remote_availability as remote_availability
 from voxeval.providers.provider_kinds import ASR_PROVIDERS
+
+
+class TranscriptionRequest(TypedDict):
+    """The multipart form of one ``/audio/transcriptions`` request, as httpx takes it."""
+
+    data: dict[str, str]
+    files: dict[str, tuple[str, bytes, str]]
 
 
 @ASR_PROVIDERS.register("openai")
@@ -42,7 +50,7 @@ class OpenAITranscriptionASR(OpenAIAudioEndpoint):
         self._configure(base_url, model, api_key_env, endpoint, timeout)
         self.language = language
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         return {"provider": self.name, "base_url": self.base_url, "model": self.model}
 
     def transcribe(
@@ -76,9 +84,9 @@ class OpenAITranscriptionASR(OpenAIAudioEndpoint):
 
     def _request(
         self, audio: Audio, language: str | None, temperature: float, word_timestamps: bool
-    ) -> dict[str, Any]:
+    ) -> TranscriptionRequest:
         lang = language or self.language
-        data: dict[str, Any] = {
+        data: dict[str, str] = {
             "model": self.model,
             "response_format": "verbose_json",
             "temperature": str(temperature),

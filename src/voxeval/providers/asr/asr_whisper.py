@@ -10,12 +10,13 @@ from __future__ import annotations
 import copy
 import threading
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from voxeval.audio import Audio
 from voxeval.errors import ConfigError, ProviderUnavailable
+from voxeval.json_types import JSONObject
 from voxeval.providers.asr.spoken_language import SpokenLanguage
 from voxeval.providers.base import Availability, Transcript, Word
 from voxeval.providers.provider_kinds import ASR_PROVIDERS
@@ -28,6 +29,10 @@ from voxeval.providers.runtime.model_files import (
     whisper_tiny_en_dir,
 )
 
+if TYPE_CHECKING:
+    from faster_whisper import WhisperModel
+    from faster_whisper.transcribe import Segment, TranscriptionInfo
+
 WHISPER_RATE = 16000
 COMPUTE_TYPE = "int8"
 CPU_THREADS = 2
@@ -39,7 +44,7 @@ _models_lock = threading.Lock()
 _sampling_lock = threading.Lock()
 
 
-def _new_model(path: Path) -> Any:
+def _new_model(path: Path) -> WhisperModel:
     from faster_whisper import WhisperModel
 
     return WhisperModel(
@@ -51,7 +56,7 @@ def _new_model(path: Path) -> Any:
     )
 
 
-def _load_model(path: Path) -> Any:
+def _load_model(path: Path) -> WhisperModel:
     key = str(path)
     with _models_lock:
         if key not in _models:
@@ -59,7 +64,7 @@ def _load_model(path: Path) -> Any:
         return _models[key]
 
 
-def _fresh_sampler(path: Path) -> Any:
+def _fresh_sampler(path: Path) -> WhisperModel:
     """A copy of the shared model of ``path`` with its own, new CTranslate2 model (so new
     worker threads, whose random generators are seeded from the global seed when they first
     sample). The tokenizer and feature extractor are shared, not loaded again: neither holds
@@ -134,7 +139,7 @@ class WhisperASR:
                 reason = str(exc)
         return Availability(not reason, reason)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         return {
             "provider": self.name,
             "model": self.model_label,
@@ -198,14 +203,16 @@ class WhisperASR:
         return self._to_transcript(segments, info, word_timestamps, temperature, seed)
 
     @staticmethod
-    def _run(model: Any, samples: np.ndarray, options: dict[str, Any]) -> tuple[list[Any], Any]:
+    def _run(
+        model: WhisperModel, samples: np.ndarray, options: dict[str, Any]
+    ) -> tuple[list[Segment], TranscriptionInfo]:
         segments, info = model.transcribe(samples, **options)
         return list(segments), info  # the generator decodes lazily: consume it here
 
     def _to_transcript(
         self,
-        segments: list[Any],
-        info: Any,
+        segments: list[Segment],
+        info: TranscriptionInfo,
         word_timestamps: bool,
         temperature: float,
         seed: int | None,

@@ -8,9 +8,10 @@ foreign language and foreign speech transcribed by an English-only model for Eng
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from voxeval.audio import Audio
+from voxeval.json_types import JSONObject
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,6 @@ def language_name(code: str) -> str:
 class LanguageIdentifier(Protocol):
     name: str
 
-    def identity(self) -> dict[str, Any]: ...
+    def identity(self) -> JSONObject: ...
 
     def identify_language(self, audio: Audio) -> SpokenLanguage: ...

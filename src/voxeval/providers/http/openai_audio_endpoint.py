@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import httpx
 
 from voxeval.errors import ConfigError, ProviderUnavailable
+from voxeval.json_types import JSONValue
 from voxeval.providers.base import Availability
 from voxeval.providers.http.openai_http import (
     DEFAULT_TIMEOUT_S,
@@ -64,7 +65,7 @@ class OpenAIAudioEndpoint:
 
     @classmethod
     def availability(
-        cls, base_url: str | None = None, api_key_env: str | None = None, **_: Any
+        cls, base_url: str | None = None, api_key_env: str | None = None, **_: JSONValue
     ) -> Availability:
         return remote_availability(cls.provider_label(), base_url, api_key_env)
 

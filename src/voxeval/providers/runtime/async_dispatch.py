@@ -20,9 +20,10 @@ import threading
 import weakref
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 T = TypeVar("T")
+Params = ParamSpec("Params")
 
 ASYNC_NAMES = {"chat": "achat", "transcribe": "atranscribe", "synthesize": "asynthesize"}
 
@@ -37,7 +38,7 @@ def set_blocking_executor(loop: asyncio.AbstractEventLoop, executor: Executor) -
         _blocking_pools[loop] = executor
 
 
-async def run_blocking(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+async def run_blocking(fn: Callable[Params, T], *args: Params.args, **kwargs: Params.kwargs) -> T:
     """``fn(*args, **kwargs)`` in the loop's blocking pool (the default executor when none
     was set), in a copy of the current context."""
     loop = asyncio.get_running_loop()

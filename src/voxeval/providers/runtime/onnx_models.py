@@ -6,9 +6,12 @@ import functools
 import hashlib
 import importlib.util
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from voxeval.errors import ProviderUnavailable
+
+if TYPE_CHECKING:
+    from onnxruntime import InferenceSession
 
 
 def package_dir(package: str) -> Path | None:
@@ -39,7 +42,7 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def onnx_session(path: Path, *, threads: int = 1, arena: bool = True) -> Any:
+def onnx_session(path: Path, *, threads: int = 1, arena: bool = True) -> InferenceSession:
     """A CPU onnxruntime session for ``path`` with a small thread budget (2-core machines);
     ``arena=False`` for models whose input shapes vary (see below)."""
     try:

@@ -8,10 +8,10 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from voxeval.audio import Audio, read_audio
 from voxeval.errors import ConfigError, ProviderUnavailable
+from voxeval.json_types import JSONValue
 from voxeval.providers.base import Availability
 
 
@@ -35,7 +35,7 @@ class CommandLineTTS(abc.ABC):
         ).stdout.strip()
 
     @classmethod
-    def availability(cls, **_options: Any) -> Availability:
+    def availability(cls, **_options: JSONValue) -> Availability:
         if shutil.which(cls.program) is None:
             return Availability(
                 False,

@@ -16,11 +16,14 @@ provider's ``seed`` and the text), so synthesis is a pure function of its inputs
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from voxeval.errors import ProviderUnavailable
+
+if TYPE_CHECKING:
+    from onnxruntime import InferenceSession
 
 NOISE_INPUT_PREFIX = "voxeval_noise_"
 # Values drawn per phoneme id for every noise input. The latent needs (channels x frames):
@@ -82,7 +85,13 @@ class SeededSession:
     sentence) gets fresh noise buffers from generators keyed by ``key`` and the sentence
     index, so the result does not depend on earlier calls or other threads."""
 
-    def __init__(self, session: Any, noise_inputs: list[str], key: list[int], length_scale: float):
+    def __init__(
+        self,
+        session: InferenceSession,
+        noise_inputs: list[str],
+        key: list[int],
+        length_scale: float,
+    ):
         self._session = session
         self._noise_inputs = noise_inputs
         self._key = key

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
 
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject
 from voxeval.providers.base import Voice
 from voxeval.providers.provider_kinds import TTS_PROVIDERS
 from voxeval.providers.tts.cli_tts import CommandLineTTS
@@ -118,7 +118,7 @@ class EspeakTTS(CommandLineTTS):
         self.pitch = int(pitch)
         self.default_voice = _check_voice(voice)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         return {
             "provider": self.name,
             "version": self.version,

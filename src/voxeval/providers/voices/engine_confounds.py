@@ -12,11 +12,14 @@ from collections.abc import Iterable, Mapping
 from itertools import combinations
 from typing import Any
 
+from voxeval.json_types import JSONReadValue
+
 PROFILE_DIMENSIONS = ("gender", "age", "timbre")
 
 
 def engines_by_value(
-    rows: Iterable[tuple[Mapping[str, Any], str]], dimensions: tuple[str, ...] = PROFILE_DIMENSIONS
+    rows: Iterable[tuple[Mapping[str, JSONReadValue], str]],
+    dimensions: tuple[str, ...] = PROFILE_DIMENSIONS,
 ) -> dict[str, dict[str, set[str]]]:
     """``{dimension: {value: engines}}`` over ``(profile fields, engine)`` rows."""
     table: dict[str, dict[str, set[str]]] = {d: {} for d in dimensions}
@@ -34,7 +37,8 @@ def separated_pairs(values: Mapping[str, set[str]]) -> list[tuple[str, str]]:
 
 
 def engine_confounds(
-    rows: Iterable[tuple[Mapping[str, Any], str]], dimensions: tuple[str, ...] = PROFILE_DIMENSIONS
+    rows: Iterable[tuple[Mapping[str, JSONReadValue], str]],
+    dimensions: tuple[str, ...] = PROFILE_DIMENSIONS,
 ) -> dict[str, dict[str, Any]]:
     """For each confounded dimension: the engines of each value, the value pairs that share
     no engine, and a one-line note. Empty when nothing is confounded."""
@@ -55,7 +59,8 @@ def engine_confounds(
 
 
 def count_separated(
-    rows: Iterable[tuple[Mapping[str, Any], str]], dimensions: tuple[str, ...] = PROFILE_DIMENSIONS
+    rows: Iterable[tuple[Mapping[str, JSONReadValue], str]],
+    dimensions: tuple[str, ...] = PROFILE_DIMENSIONS,
 ) -> int:
     """How many value pairs, over all dimensions, share no engine (0 = no confound)."""
     table = engines_by_value(rows, dimensions)

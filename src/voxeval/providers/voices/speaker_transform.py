@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from types import ModuleType
 
 import numpy as np
 
@@ -69,7 +69,7 @@ class SpeakerTransform:
 IDENTITY = SpeakerTransform()
 
 
-def _librosa() -> Any:
+def _librosa() -> ModuleType:
     try:
         import librosa
     except ImportError as exc:

@@ -15,13 +15,12 @@ import math
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from voxeval.audio import Audio
 from voxeval.config import ProviderSpec
 from voxeval.errors import ConfigError, ProviderUnavailable
 from voxeval.providers.asr.spoken_language import LANGUAGE_NAMES, base_language
-from voxeval.providers.base import Voice
+from voxeval.providers.base import TTS, Voice
 from voxeval.providers.factory import availability, create_provider
 from voxeval.providers.tts.tts_espeak import espeak_catalogue
 from voxeval.providers.tts.tts_flite import flite_catalogue
@@ -277,11 +276,11 @@ def select_voice(profile: SpeakerProfile, catalogue: list[Voice] | None = None) 
     return ranked[0]
 
 
-_engines: dict[str, Any] = {}
+_engines: dict[str, TTS] = {}
 _engines_lock = threading.Lock()
 
 
-def _engine(name: str) -> Any:
+def _engine(name: str) -> TTS:
     with _engines_lock:
         if name not in _engines:
             _engines[name] = create_provider("tts", name)
