@@ -12,9 +12,11 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from voxeval.audio import Audio
 from voxeval.audio.speech_segments import SpeechSegment
-from voxeval.json_types import JSONObject, JSONReadObject
+from voxeval.json_types import JSONObject, JSONReadObject, JSONScalar
 
-Message = dict[str, Any]
+MessageValue: TypeAlias = "JSONScalar | Audio | list[MessageValue] | dict[str, MessageValue]"
+"""A field of a chat message: JSON, or ``Audio`` values in a content list (audio chat)."""
+Message: TypeAlias = dict[str, "MessageValue"]
 """A chat message in OpenAI format: {"role": ..., "content": str | list[part], ...}."""
 
 

@@ -9,13 +9,13 @@ the spoken reply is decoded into ``ChatResponse.audio``, its transcript into ``t
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import Any, Unpack
 
 from voxeval.audio import Audio, audio_to_wav_bytes
 from voxeval.errors import AudioError, ConfigError, EndpointError
 from voxeval.json_types import JSONObject, JSONReadObject, JSONValue
-from voxeval.providers.base import ChatResponse, Message
-from voxeval.providers.llm.llm_openai import OpenAIChat
+from voxeval.providers.base import ChatResponse, Message, MessageValue
+from voxeval.providers.llm.llm_openai import OpenAIChat, OpenAIChatOptions
 from voxeval.providers.llm.spoken_reply import (
     DEFAULT_PCM_RATE,
     decode_spoken_payload,
@@ -24,7 +24,7 @@ from voxeval.providers.llm.spoken_reply import (
 from voxeval.providers.provider_kinds import AUDIO_LLM_PROVIDERS
 
 
-def input_audio_part(audio: Audio) -> JSONObject:
+def input_audio_part(audio: Audio) -> dict[str, MessageValue]:
     """A content part carrying ``audio`` as base64 16-bit WAV."""
     data = base64.b64encode(audio_to_wav_bytes(audio)).decode("ascii")
     return {"type": "input_audio", "input_audio": {"data": data, "format": "wav"}}
@@ -42,7 +42,9 @@ def encode_audio_parts(messages: list[Message]) -> list[Message]:
     for message in messages:
         content = message.get("content")
         if isinstance(content, list) and any(isinstance(p, Audio) for p in content):
-            parts = [input_audio_part(p) if isinstance(p, Audio) else p for p in content]
+            parts: list[MessageValue] = [
+                input_audio_part(p) if isinstance(p, Audio) else p for p in content
+            ]
             message = {**message, "content": parts}
         encoded.append(message)
     return encoded
@@ -66,7 +68,7 @@ class OpenAIAudioChat(OpenAIChat):
         voice: str = "alloy",
         audio_format: str = "wav",
         pcm_rate: int = DEFAULT_PCM_RATE,
-        **options: Any,
+        **options: Unpack[OpenAIChatOptions],
     ) -> None:
         super().__init__(**options)
         if not isinstance(pcm_rate, int) or isinstance(pcm_rate, bool) or pcm_rate < 1000:

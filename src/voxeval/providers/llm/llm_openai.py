@@ -31,6 +31,22 @@ from voxeval.providers.llm.llm_output import (
 from voxeval.providers.provider_kinds import LLM_PROVIDERS
 
 JsonMode = Literal["json_schema", "json_object", "prompt"]
+
+
+class OpenAIChatOptions(EndpointOptions, total=False):
+    """The options of ``OpenAIChat`` (for subclasses that pass them on unchanged)."""
+
+    base_url: str | None
+    model: str | None
+    api_key_env: str | None
+    price_per_1k_input: float | None
+    price_per_1k_output: float | None
+    extra_body: dict[str, Any] | None
+    json_mode: JsonMode
+    schema_retries: int
+    strict_schema: bool
+
+
 JSON_MODES: tuple[str, ...] = ("json_schema", "json_object", "prompt")
 
 

@@ -89,12 +89,9 @@ def with_schema_instruction(messages: list[Message], schema: JSONReadObject) -> 
     more than one system message or one that is not first.
     """
     text = schema_instruction(schema)
-    if (
-        messages
-        and messages[0].get("role") == "system"
-        and isinstance(messages[0].get("content"), str)
-    ):
-        first = {**messages[0], "content": messages[0]["content"] + "\n\n" + text}
+    content = messages[0].get("content") if messages else None
+    if messages and messages[0].get("role") == "system" and isinstance(content, str):
+        first: Message = {**messages[0], "content": content + "\n\n" + text}
         return [first, *messages[1:]]
     return [{"role": "system", "content": text}, *messages]
 
