@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from tests.test_signature_types import SOURCE, signature_counts
 
-CEILING = 42
+CEILING = 38
 
 
 def test_providers_signatures_mention_any_at_most_the_ceiling() -> None:

@@ -23,7 +23,7 @@ from concurrent.futures import Executor, Future
 from typing import Any, ParamSpec, TypeVar
 
 T = TypeVar("T")
-Params = ParamSpec("Params")
+CallParams = ParamSpec("CallParams")
 
 ASYNC_NAMES = {"chat": "achat", "transcribe": "atranscribe", "synthesize": "asynthesize"}
 
@@ -38,7 +38,9 @@ def set_blocking_executor(loop: asyncio.AbstractEventLoop, executor: Executor) -
         _blocking_pools[loop] = executor
 
 
-async def run_blocking(fn: Callable[Params, T], *args: Params.args, **kwargs: Params.kwargs) -> T:
+async def run_blocking(
+    fn: Callable[CallParams, T], *args: CallParams.args, **kwargs: CallParams.kwargs
+) -> T:
     """``fn(*args, **kwargs)`` in the loop's blocking pool (the default executor when none
     was set), in a copy of the current context."""
     loop = asyncio.get_running_loop()

@@ -26,7 +26,7 @@ from voxeval.providers.usage import usage_meter
 from voxeval.providers.usage.thread_stack import ThreadStack
 from voxeval.providers.usage.usage_meter import ModelKey, ModelUsage
 
-Params = ParamSpec("Params")
+CallParams = ParamSpec("CallParams")
 T = TypeVar("T")
 
 
@@ -151,8 +151,8 @@ class AttributedProvider:
             return self._counted(value)
         return value
 
-    def _counted(self, method: Callable[Params, T]) -> Callable[Params, T]:
-        def call(*args: Params.args, **kwargs: Params.kwargs) -> T:
+    def _counted(self, method: Callable[CallParams, T]) -> Callable[CallParams, T]:
+        def call(*args: CallParams.args, **kwargs: CallParams.kwargs) -> T:
             with attributed(self._component) as usage:
                 result = method(*args, **kwargs)
                 usage.add_tokens(getattr(result, "usage", None))
