@@ -11,7 +11,7 @@ from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.config import SystemSpec
 from voxeval.providers import create_provider
-from voxeval.providers.speech_renderer import SpeechRenderer
+from voxeval.providers.voices.speech_renderer import SpeechRenderer
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.compute_lane import SHARED_LANE, ComputeLane
 from voxeval.simulation.engine import CallResult, run_call

@@ -9,7 +9,7 @@ from typing import Any
 
 from voxeval.audio import Audio
 from voxeval.providers.base import MOSResult, Transcript
-from voxeval.providers.spoken_language import SpokenLanguage
+from voxeval.providers.asr.spoken_language import SpokenLanguage
 from voxeval.registry import register
 
 

@@ -203,7 +203,7 @@ def install_probes(phases: Phases, models: ModelTimes) -> None:
     factory._instantiate = timed_instantiate
 
     # a fresh Whisper model per seeded sampled decode (when the provider makes one)
-    from voxeval.providers import asr_whisper
+    from voxeval.providers.asr import asr_whisper
 
     new_model = getattr(asr_whisper, "_new_model", None)
     if new_model is not None:

@@ -10,9 +10,7 @@ import voxeval
 MAX_FLAT_MODULES = 25
 
 # Packages still to split (issue 41, point 3): remove an entry once its folder is split.
-NOT_YET_SPLIT: dict[str, str] = {
-    "providers": "issue 41, point 3: providers (39 modules) is being reworked on another branch",
-}
+NOT_YET_SPLIT: dict[str, str] = {}
 
 SOURCE = Path(voxeval.__file__).parent
 

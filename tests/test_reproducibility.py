@@ -142,7 +142,7 @@ QUERIES = [
 
 def _fixed_replies() -> dict[str, bytes]:
     """The system's fixed spoken answers (espeak-ng is deterministic)."""
-    from voxeval.providers.tts_espeak import EspeakTTS
+    from voxeval.providers.tts.tts_espeak import EspeakTTS
 
     tts = EspeakTTS()
     texts = {"q1": "Boil it for about six minutes.", "q2": "Grey clouds hum, the rain sings."}
@@ -282,8 +282,8 @@ def test_live_call_run_is_byte_identical_with_fresh_caches(tmp_path) -> None:
 
 
 def test_espeak_and_flite_are_deterministic() -> None:
-    from voxeval.providers.tts_espeak import ESPEAK_VARIANTS, EspeakTTS
-    from voxeval.providers.tts_flite import FLITE_VOICES, FliteTTS
+    from voxeval.providers.tts.tts_espeak import ESPEAK_VARIANTS, EspeakTTS
+    from voxeval.providers.tts.tts_flite import FLITE_VOICES, FliteTTS
 
     _needs("tts", "espeak")
     _needs("tts", "flite")
@@ -298,7 +298,7 @@ def test_espeak_and_flite_are_deterministic() -> None:
 
 def test_speaker_transforms_are_deterministic() -> None:
     from voxeval.audio import Audio
-    from voxeval.providers.speaker_transform import SpeakerTransform
+    from voxeval.providers.voices.speaker_transform import SpeakerTransform
 
     t = np.arange(16000) / 16000
     voice = Audio(
@@ -311,8 +311,8 @@ def test_speaker_transforms_are_deterministic() -> None:
 @pytest.mark.models
 def test_piper_cache_entries_are_keyed_by_seed(tmp_path) -> None:
     """A cached Piper rendering made with one seed is never served for another seed."""
-    from voxeval.providers.cache import ProviderCache, cached
-    from voxeval.providers.tts_piper import PiperTTS
+    from voxeval.providers.caching.cache import ProviderCache, cached
+    from voxeval.providers.tts.tts_piper import PiperTTS
 
     _needs("tts", "piper")
     cache = ProviderCache(tmp_path)

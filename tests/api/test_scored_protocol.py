@@ -17,7 +17,7 @@ from voxeval.api.scored_protocol import ScoredProtocol, StoredUnit
 from voxeval.atomic_files import read_json, write_json_atomic
 from voxeval.config import RunConfig
 from voxeval.errors import ConfigError
-from voxeval.providers.usage_ledger import AttributedProvider
+from voxeval.providers.usage.usage_ledger import AttributedProvider
 from voxeval.scoring.metric import METRICS
 from voxeval.scoring.score import Score
 from voxeval.store import RunStore

@@ -11,8 +11,8 @@ import yaml
 
 from voxeval.benchmarks.build import build_suite
 from voxeval.config import ProviderSpec
-from voxeval.providers import tts_kokoro, tts_piper
 from voxeval.providers.factory import availability, create_provider
+from voxeval.providers.tts import tts_kokoro, tts_piper
 
 pytestmark = pytest.mark.models
 

@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 from voxeval.benchmarks.build import build_suite, profile_voice_notes, profile_voices
 from voxeval.benchmarks.build_options import BuildOptions
 from voxeval.config import ProviderSpec
-from voxeval.providers.engine_confounds import engine_confounds
 from voxeval.providers.factory import availability
-from voxeval.providers.voice_catalogue import VoiceChoice
+from voxeval.providers.voices.engine_confounds import engine_confounds
+from voxeval.providers.voices.voice_catalogue import VoiceChoice
 
 pytestmark = pytest.mark.models
 if not all(

@@ -18,7 +18,7 @@ from voxeval.errors import ProviderUnavailable
 from voxeval.protocols.context import NO_JUDGE_REASON, RunContext
 from voxeval.protocols.contract import PROTOCOLS
 from voxeval.providers.factory import system_component
-from voxeval.providers.llm_openai import OpenAIChat
+from voxeval.providers.llm.llm_openai import OpenAIChat
 from voxeval.store import RunStore
 
 

@@ -128,7 +128,7 @@ def test_spanish_audio_call_end_to_end(tmp_path: Path) -> None:
     # the caller heard the agent through whisper-base in Spanish: a word of the scripted line
     heard = " ".join(e.get("transcript", "") for e in events if e.get("speaker") == "assistant")
     assert "viernes" in heard.lower(), heard
-    from voxeval.providers.asr_whisper import WhisperBase
+    from voxeval.providers.asr.asr_whisper import WhisperBase
 
     spoken = WhisperBase().identify_language(read_audio(unit / "user.wav"))
     assert spoken.language == "es", spoken.top()

@@ -14,8 +14,8 @@ from rich.console import Console
 
 from voxeval.audio import Audio, write_audio
 from voxeval.config import SystemSpec, parse_run_config
+from voxeval.providers.asr.spoken_language import SpokenLanguage
 from voxeval.providers.base import Transcript
-from voxeval.providers.spoken_language import SpokenLanguage
 from voxeval.registry import register
 from voxeval.runner.execute import run_evaluation
 from voxeval.systems.base import Reply, Turn

@@ -14,7 +14,7 @@ from voxeval.protocols.arena_inputs import (
     load_dialogue,
     turn_segments,
 )
-from voxeval.providers.tts_espeak import EspeakTTS
+from voxeval.providers.tts.tts_espeak import EspeakTTS
 
 
 def test_a_transcript_only_reply_is_spoken_from_its_text(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from voxeval.providers.openai_http import RequestCounts, count_requests
+from voxeval.providers.http.openai_http import RequestCounts, count_requests
 from voxeval.runner.collector_pause import YOUNG_COLLECTION_EVERY
 from voxeval.runner.event_loop import CPU_THREADS, unit_loop
 from voxeval.runner.execute import execute_units
@@ -95,7 +95,7 @@ def test_request_tallies_follow_each_unit_into_its_threads() -> None:
             seen[unit.key] = tally.requests
 
     def _open() -> list[RequestCounts]:
-        from voxeval.providers.openai_http import _tallies
+        from voxeval.providers.http.openai_http import _tallies
 
         return _tallies.items()
 

@@ -9,11 +9,11 @@ from typing import Any, TypedDict, Unpack
 
 import pytest
 
-from voxeval.providers.asr_openai import OpenAITranscriptionASR
-from voxeval.providers.audio_llm_openai import OpenAIAudioChat
-from voxeval.providers.llm_openai import OpenAIChat
-from voxeval.providers.openai_http import DEFAULT_TIMEOUT_S, EndpointOptions, HTTPEndpoint
-from voxeval.providers.tts_openai import OpenAISpeechTTS
+from voxeval.providers.asr.asr_openai import OpenAITranscriptionASR
+from voxeval.providers.http.openai_http import DEFAULT_TIMEOUT_S, EndpointOptions, HTTPEndpoint
+from voxeval.providers.llm.audio_llm_openai import OpenAIAudioChat
+from voxeval.providers.llm.llm_openai import OpenAIChat
+from voxeval.providers.tts.tts_openai import OpenAISpeechTTS
 from voxeval.runner.option_check import option_problems, provider_problems
 
 PROVIDERS = {"llm": OpenAIChat, "audio_llm": OpenAIAudioChat, "asr": OpenAITranscriptionASR}

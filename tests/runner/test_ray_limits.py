@@ -114,9 +114,9 @@ def chat_in_worker(
     import os
 
     from tests.fakes.openai_server import FakeOpenAIServer  # noqa: F401  (importable here)
-    from voxeval.providers.http_clients import close_async_clients
-    from voxeval.providers.llm_openai import OpenAIChat
-    from voxeval.providers.rate_limits import ProviderLimits, limiter_for
+    from voxeval.providers.http.http_clients import close_async_clients
+    from voxeval.providers.llm.llm_openai import OpenAIChat
+    from voxeval.providers.usage.rate_limits import ProviderLimits, limiter_for
     from voxeval.runner.ray_limits import install_ray_limiters
     from voxeval.runner.shared_limits import LeasedRateLimiter
 

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse
-from voxeval.providers.openai_http import HTTPEndpoint, watch_requests
-from voxeval.providers.usage_ledger import attributed
+from voxeval.providers.http.openai_http import HTTPEndpoint, watch_requests
+from voxeval.providers.usage.usage_ledger import attributed
 from voxeval.runner.process_link import Link
 from voxeval.runner.process_worker import SentRequests
 from voxeval.runner.unit_work import usage_component

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from tests.fakes.openai_server import FakeOpenAIServer, FaultSchedule, chat_text
 from voxeval.providers import create_provider
-from voxeval.providers.cache import ProviderCache, cached
-from voxeval.providers.usage_ledger import AttributedProvider, attributed, usage_ledger
+from voxeval.providers.caching.cache import ProviderCache, cached
+from voxeval.providers.usage.usage_ledger import AttributedProvider, attributed, usage_ledger
 from voxeval.scoring.judge import Judge, JudgeTemplate
 
 TEMPLATE = JudgeTemplate(name="t", system="Grade.", user="{reply}")
@@ -56,7 +56,7 @@ def test_attributed_judge_usage_survives_a_judge_that_gives_up() -> None:
 def test_nested_tallies_and_ledgers_close_by_identity() -> None:
     # Equal (empty) tallies open at two levels: closing the inner one must leave the outer
     # one counting (list.remove compared the dataclasses by value and closed the outer).
-    from voxeval.providers import openai_http
+    from voxeval.providers.http import openai_http
 
     with openai_http.count_requests() as outer:
         with openai_http.count_requests() as inner:

@@ -10,7 +10,7 @@ import pytest
 from tests.fakes.openai_server import chat_text, error
 from tests.scoring.helpers import transcription
 from voxeval.audio import Audio
-from voxeval.providers.asr_whisper import WhisperTinyEn
+from voxeval.providers.asr.asr_whisper import WhisperTinyEn
 from voxeval.providers.factory import create_provider
 from voxeval.scoring import (
     Judge,

@@ -13,7 +13,7 @@ from voxeval.benchmarks.eva.scenario import Scenario, ScenarioSuite, load_scenar
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.protocols.live_call import RecordedTracks
 from voxeval.providers import create_provider
-from voxeval.providers.speech_renderer import SpeechRenderer
+from voxeval.providers.voices.speech_renderer import SpeechRenderer
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.metric_runner import run_metric
 from voxeval.scoring.replies.reply_record import ScoringResources

@@ -9,7 +9,7 @@ from voxeval.benchmarks.eva.scenario import Scenario, load_scenario_suite
 from voxeval.benchmarks.suite_info import resolve_suite
 from voxeval.errors import ConfigError
 from voxeval.providers.base import Voice
-from voxeval.providers.voice_catalogue import SpeakerProfile, rank_voices, voice_language
+from voxeval.providers.voices.voice_catalogue import SpeakerProfile, rank_voices, voice_language
 from voxeval.simulation.callers.llm_caller import caller_prompt
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.personas import get_persona

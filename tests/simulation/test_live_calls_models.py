@@ -12,7 +12,7 @@ from voxeval.benchmarks.eva.clinic_calls import CLINIC_CALLS_PATH
 from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.providers import create_provider
-from voxeval.providers.speech_renderer import SpeechRenderer
+from voxeval.providers.voices.speech_renderer import SpeechRenderer
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.calls.task_completion import task_completion
 from voxeval.scoring.calls.turn_taking import turn_taking

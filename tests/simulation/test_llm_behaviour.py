@@ -10,8 +10,8 @@ from typing import Any
 from tests.fakes.openai_server import FakeOpenAIServer, chat_text
 from tests.simulation.helpers import write_suite
 from voxeval.benchmarks.eva.scenario import load_scenario_suite
-from voxeval.providers.llm_openai import OpenAIChat
-from voxeval.providers.usage_ledger import usage_ledger
+from voxeval.providers.llm.llm_openai import OpenAIChat
+from voxeval.providers.usage.usage_ledger import usage_ledger
 from voxeval.simulation.caller_behaviour import BargeIn, ListeningPlan
 from voxeval.simulation.callers.llm_caller import LLMCaller
 from voxeval.simulation.llm_behaviour import DECISION_PROMPT_OPENING, LLMBehaviour, after_word_s

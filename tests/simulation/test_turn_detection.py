@@ -47,7 +47,7 @@ def test_words_spoken_cuts_proportionally() -> None:
 @pytest.mark.models
 def test_silero_frames_split_a_spoken_turn_at_a_long_pause() -> None:
     from voxeval.providers import create_provider
-    from voxeval.providers.speech_renderer import SpeechRenderer
+    from voxeval.providers.voices.speech_renderer import SpeechRenderer
     from voxeval.simulation.turn_detection import ProviderVAD
 
     audio = SpeechRenderer("piper:joe", pause_s=1.5)("I would like to book ... on Friday please")

@@ -16,7 +16,7 @@ from sqlalchemy import event, insert, select
 from sqlalchemy.engine import Connection, Engine
 
 from voxeval.protocols.contract import WorkUnit
-from voxeval.providers.usage_meter import ModelUsage
+from voxeval.providers.usage.usage_meter import ModelUsage
 from voxeval.scoring.score import Score
 from voxeval.store import RunStore
 from voxeval.store.batched_writes import Rows, Write, run_writes

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy.dialects import postgresql
 
 from voxeval.protocols.contract import WorkUnit
-from voxeval.providers.usage_meter import ModelUsage
+from voxeval.providers.usage.usage_meter import ModelUsage
 from voxeval.scoring.score import Score
 from voxeval.store import RunStore, driver_rows, run_store
 from voxeval.store.driver_rows import driver_form, execute_driver_rows

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from voxeval.protocols.contract import WorkUnit
-from voxeval.providers.usage_ledger import ComponentUsage
-from voxeval.providers.usage_meter import ModelUsage
+from voxeval.providers.usage.usage_ledger import ComponentUsage
+from voxeval.providers.usage.usage_meter import ModelUsage
 from voxeval.store import RunStore
 
 

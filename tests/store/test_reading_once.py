@@ -8,8 +8,8 @@ import threading
 from pathlib import Path
 
 from voxeval.protocols.contract import WorkUnit
-from voxeval.providers.usage_ledger import ComponentUsage
-from voxeval.providers.usage_meter import ModelUsage
+from voxeval.providers.usage.usage_ledger import ComponentUsage
+from voxeval.providers.usage.usage_meter import ModelUsage
 from voxeval.scoring.score import Score
 from voxeval.store import RunStore
 

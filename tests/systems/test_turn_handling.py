@@ -221,7 +221,7 @@ def test_a_cascade_cut_short_keeps_only_the_heard_words_in_its_llm_history(
 
 @pytest.mark.models
 def test_silero_streams_speech_decisions_frame_by_frame() -> None:
-    from voxeval.providers.speech_renderer import SpeechRenderer
+    from voxeval.providers.voices.speech_renderer import SpeechRenderer
     from voxeval.simulation.bus import to_rate
     from voxeval.systems.turn_handling import frame_vad_from
 
@@ -245,7 +245,7 @@ def test_a_spoken_cascade_stops_for_a_barge_in_and_remembers_what_was_heard(
     """Audio mode, Piper voices, Whisper tiny ASR, streaming Silero VAD: the caller cuts in
     1 s into the cascade's long answer; the cascade stops within its 300 ms threshold (plus
     Silero's reaction) and its next LLM request holds only the start of that answer."""
-    from voxeval.providers.speech_renderer import SpeechRenderer
+    from voxeval.providers.voices.speech_renderer import SpeechRenderer
 
     long_answer = (
         "Certainly. We have many openings this week on Monday Tuesday Wednesday Thursday and "

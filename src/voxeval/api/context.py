@@ -21,10 +21,10 @@ from voxeval.api.work_unit import WorkUnit
 from voxeval.benchmarks.suite_info import SuiteInfo
 from voxeval.config import ProviderSpec, RunConfig
 from voxeval.errors import ConfigError, ProviderUnavailable, VoxevalError
-from voxeval.providers.async_dispatch import await_future
 from voxeval.providers.base import ASR, LLM, MOS, TTS, VAD, AudioLLM, Provider
-from voxeval.providers.cache import ProviderCache, cache_disabled, cached, default_cache
+from voxeval.providers.caching.cache import ProviderCache, cache_disabled, cached, default_cache
 from voxeval.providers.factory import SpecLike, create_provider
+from voxeval.providers.runtime.async_dispatch import await_future
 from voxeval.registry import lookup
 from voxeval.store import RunStore
 from voxeval.systems.base import SystemUnderTest, TurnSystem
@@ -61,7 +61,7 @@ def canonical_spec(spec: ProviderSpec | dict[str, Any] | str) -> ProviderSpec:
     return ProviderSpec(**spec)
 
 
-# The counters of ``voxeval.providers.openai_http`` that ``request_stats`` reports.
+# The counters of ``voxeval.providers.http.openai_http`` that ``request_stats`` reports.
 REQUEST_COUNTERS = (
     "requests",
     "retries",

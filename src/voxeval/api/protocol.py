@@ -24,7 +24,7 @@ from voxeval.api.comparison import Comparison
 from voxeval.api.work_unit import WorkUnit
 from voxeval.config import RunConfig
 from voxeval.errors import VoxevalError
-from voxeval.providers.async_dispatch import run_blocking
+from voxeval.providers.runtime.async_dispatch import run_blocking
 from voxeval.registry import Kind
 from voxeval.scoring.comparison_result import ComparisonResult
 from voxeval.scoring.score import Score

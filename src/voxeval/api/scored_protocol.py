@@ -24,7 +24,12 @@ from voxeval.api.protocol import EvaluationProtocol
 from voxeval.api.work_unit import WorkUnit
 from voxeval.errors import ConfigError, ProviderUnavailable, VoxevalError
 from voxeval.providers.base import LLM, AudioLLM
-from voxeval.providers.usage_ledger import UNATTRIBUTED, AttributedProvider, Ledger, usage_ledger
+from voxeval.providers.usage.usage_ledger import (
+    UNATTRIBUTED,
+    AttributedProvider,
+    Ledger,
+    usage_ledger,
+)
 from voxeval.scoring.judge import Judge, Modality
 from voxeval.scoring.metric import METRICS
 from voxeval.scoring.metric_runner import run_metrics

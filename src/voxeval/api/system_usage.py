@@ -11,9 +11,9 @@ from typing import Any
 from voxeval.api.context import RunContext
 from voxeval.api.protocol import WorkUnit
 from voxeval.audio import Audio
-from voxeval.providers.openai_http import RequestCounts, count_requests
-from voxeval.providers.usage_ledger import attributed, usage_ledger
-from voxeval.providers.usage_meter import ModelKey, ModelUsage
+from voxeval.providers.http.openai_http import RequestCounts, count_requests
+from voxeval.providers.usage.usage_ledger import attributed, usage_ledger
+from voxeval.providers.usage.usage_meter import ModelKey, ModelUsage
 
 SYSTEM_KIND = "system"  # model_usage kind of a system priced as a whole (no metered models)
 

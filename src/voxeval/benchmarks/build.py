@@ -70,14 +70,14 @@ from voxeval.benchmarks.wildspeech.spoken_query import (
     SpokenQuery,
 )
 from voxeval.errors import ConfigError, ProviderUnavailable
-from voxeval.providers.engine_confounds import engine_confounds
 from voxeval.providers.factory import create_provider
-from voxeval.providers.freed_memory import release_freed_memory
 from voxeval.providers.provider_kinds import TTS_PROVIDERS
-from voxeval.providers.speaker_transform import SpeakerTransform
-from voxeval.providers.tts_kokoro import release_model as release_kokoro_model
-from voxeval.providers.voice_assignment import assign_voices
-from voxeval.providers.voice_catalogue import (
+from voxeval.providers.runtime.freed_memory import release_freed_memory
+from voxeval.providers.tts.tts_kokoro import release_model as release_kokoro_model
+from voxeval.providers.voices.engine_confounds import engine_confounds
+from voxeval.providers.voices.speaker_transform import SpeakerTransform
+from voxeval.providers.voices.voice_assignment import assign_voices
+from voxeval.providers.voices.voice_catalogue import (
     FORMANT_ENGINES,
     SpeakerProfile,
     VoiceChoice,

@@ -11,8 +11,13 @@ from voxeval.audio.room_acoustics import ROOM_PRESETS, RoomSetup, design, room_s
 from voxeval.benchmarks.wildspeech.spoken_query import CONDITIONS, DEFAULT_CONDITIONS, SpeakerSpec
 from voxeval.config import format_validation_error
 from voxeval.errors import AudioError, ConfigError
-from voxeval.providers.voice_catalogue import AGES as AGES
-from voxeval.providers.voice_catalogue import GENDERS, NATURAL_ENGINES, TIMBRES, profile_fields
+from voxeval.providers.voices.voice_catalogue import AGES as AGES
+from voxeval.providers.voices.voice_catalogue import (
+    GENDERS,
+    NATURAL_ENGINES,
+    TIMBRES,
+    profile_fields,
+)
 
 # Profiles in an order where every prefix is as diverse as possible (both genders first,
 # then age bands, then timbres), so ``profiles: N`` takes a balanced subset.

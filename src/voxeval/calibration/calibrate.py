@@ -78,7 +78,7 @@ def scoring_resources(judge: Judge, audio_judge: Judge | None) -> ScoringResourc
 
 def audio_builder(render: Renderer | None = None) -> AudioBuilder:
     if render is None:
-        from voxeval.providers.speech_renderer import shared_renderer
+        from voxeval.providers.voices.speech_renderer import shared_renderer
 
         render = shared_renderer(AGENT_VOICE)
     return partial(_build_audio, render=render)

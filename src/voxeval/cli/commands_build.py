@@ -30,9 +30,9 @@ from voxeval.protocols.input_intelligibility import (
     WER_LIMIT,
     check_built_suite,
 )
-from voxeval.providers.engine_confounds import engine_confounds
 from voxeval.providers.factory import create_provider
-from voxeval.providers.voice_catalogue import NATURAL_ENGINES, naturalness
+from voxeval.providers.voices.engine_confounds import engine_confounds
+from voxeval.providers.voices.voice_catalogue import NATURAL_ENGINES, naturalness
 from voxeval.redaction import register_config_secrets
 
 stdout = Console()

@@ -18,7 +18,7 @@ from voxeval.cli.main import app
 from voxeval.config import ProviderSpec
 from voxeval.errors import ConfigError
 from voxeval.providers.factory import PROVIDER_KINDS, availability, create_provider
-from voxeval.providers.voice_catalogue import (
+from voxeval.providers.voices.voice_catalogue import (
     SpeakerProfile,
     rank_voices,
     render_speech,

@@ -53,9 +53,9 @@ from voxeval.protocols.summary_distributions import (
     response_latencies,
     turn_stats,
 )
+from voxeval.providers.asr.spoken_language import base_language
 from voxeval.providers.factory import ProviderSource
-from voxeval.providers.spoken_language import base_language
-from voxeval.providers.usage_ledger import (
+from voxeval.providers.usage.usage_ledger import (
     UNATTRIBUTED,
     AttributedProvider,
     Ledger,

@@ -50,10 +50,10 @@ from voxeval.protocols.input_intelligibility import (
 from voxeval.protocols.single_turn_breakdowns import item_attributes
 from voxeval.protocols.single_turn_items import RenderedQuery, load_rendered_queries
 from voxeval.protocols.single_turn_summary import summarize_single_turn
-from voxeval.providers.async_dispatch import run_blocking
 from voxeval.providers.base import ASR, LLM
 from voxeval.providers.factory import availability
-from voxeval.providers.usage_ledger import (
+from voxeval.providers.runtime.async_dispatch import run_blocking
+from voxeval.providers.usage.usage_ledger import (
     AttributedProvider,
     sends_requests,
 )

@@ -5,26 +5,8 @@
 # LLM providers and the call cache: OpenAI-compatible chat (text and audio), local GGUF/SmolLM2.
 # Quality and activity: DNSMOS (ONNX) and DistillMOS (torch) MOS, Silero VAD (ONNX, pysilero).
 from voxeval.config import ProviderSpec
-from voxeval.providers import (
-    asr_openai,
-    asr_whisper,
-    audio_llm_openai,
-    llm_gguf,
-    llm_openai,
-    mos_distillmos,
-    mos_dnsmos,
-    tts_espeak,
-    tts_flite,
-    tts_kokoro,
-    tts_openai,
-    tts_piper,
-    vad_silero,
-)
-from voxeval.providers.audio_llm_openai import (
-    OpenAIAudioChat,
-    audio_message,
-    input_audio_part,
-)
+from voxeval.providers.asr import asr_openai, asr_whisper
+from voxeval.providers.audio_analysis import mos_distillmos, mos_dnsmos, vad_silero
 from voxeval.providers.base import (
     ASR,
     LLM,
@@ -42,12 +24,19 @@ from voxeval.providers.base import (
     Voice,
     Word,
 )
-from voxeval.providers.cache import ProviderCache, cached, default_cache
+from voxeval.providers.caching.cache import ProviderCache, cached, default_cache
 from voxeval.providers.factory import PROVIDER_KINDS, availability, create_provider
-from voxeval.providers.llm_gguf import GGUFChat, SmolLM2Chat
-from voxeval.providers.llm_openai import OpenAIChat
-from voxeval.providers.speaker_transform import SpeakerTransform, apply_transform
-from voxeval.providers.voice_catalogue import (
+from voxeval.providers.llm import audio_llm_openai, llm_gguf, llm_openai
+from voxeval.providers.llm.audio_llm_openai import (
+    OpenAIAudioChat,
+    audio_message,
+    input_audio_part,
+)
+from voxeval.providers.llm.llm_gguf import GGUFChat, SmolLM2Chat
+from voxeval.providers.llm.llm_openai import OpenAIChat
+from voxeval.providers.tts import tts_espeak, tts_flite, tts_kokoro, tts_openai, tts_piper
+from voxeval.providers.voices.speaker_transform import SpeakerTransform, apply_transform
+from voxeval.providers.voices.voice_catalogue import (
     SpeakerProfile,
     VoiceChoice,
     render_speech,

@@ -8,12 +8,15 @@ inside constructors so that importing ``voxeval.providers`` stays fast.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from voxeval.audio import Audio
 from voxeval.audio.speech_segments import SpeechSegment
+from voxeval.json_types import JSONObject, JSONReadObject, JSONScalar
 
-Message = dict[str, Any]
+MessageValue: TypeAlias = "JSONScalar | Audio | list[MessageValue] | dict[str, MessageValue]"
+"""A field of a chat message: JSON, or ``Audio`` values in a content list (audio chat)."""
+Message: TypeAlias = dict[str, "MessageValue"]
 """A chat message in OpenAI format: {"role": ..., "content": str | list[part], ...}."""
 
 
@@ -102,10 +105,17 @@ class Voice:
     language: str = "en"  # the language the voice speaks (ISO 639-1)
 
 
-class Provider(Protocol):
-    name: str
+ProviderResult: TypeAlias = Transcript | ChatResponse | MOSResult | Audio | list[SpeechSegment]
+"""Every result type a provider call returns (what the call cache stores and meters read)."""
 
-    def identity(self) -> dict[str, Any]:
+
+class Provider(Protocol):
+    @property
+    def name(self) -> str:
+        """The registry name (read-only here, so wrappers may compute it)."""
+        ...
+
+    def identity(self) -> JSONObject:
         """Everything that changes outputs (model id/version/file hash, fixed options).
         Used for cache keys and provenance; never contains secrets."""
         ...
@@ -138,8 +148,8 @@ class LLM(Provider, Protocol):
         self,
         messages: list[Message],
         *,
-        tools: list[dict[str, Any]] | None = None,
-        response_schema: dict[str, Any] | None = None,
+        tools: list[JSONObject] | None = None,
+        response_schema: JSONReadObject | None = None,
         temperature: float = 0.0,
         seed: int | None = None,
         max_tokens: int | None = None,
@@ -155,8 +165,8 @@ class AudioLLM(LLM, Protocol):
         self,
         messages: list[Message],
         *,
-        tools: list[dict[str, Any]] | None = None,
-        response_schema: dict[str, Any] | None = None,
+        tools: list[JSONObject] | None = None,
+        response_schema: JSONReadObject | None = None,
         temperature: float = 0.0,
         seed: int | None = None,
         max_tokens: int | None = None,

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol, TypeAlias, overload
+from typing import Literal, Protocol, TypeAlias, overload
 
 from voxeval.config import ProviderSpec
 from voxeval.errors import ConfigError, ProviderUnavailable
+from voxeval.json_types import JSONValue
 from voxeval.providers.base import ASR, LLM, MOS, TTS, VAD, AudioLLM, Availability, Provider
-from voxeval.providers.cache import ProviderCache, cached, default_cache
-from voxeval.providers.usage_meter import metered, model_key
+from voxeval.providers.caching.cache import ProviderCache, cached, default_cache
+from voxeval.providers.usage.usage_meter import metered, model_key
 from voxeval.registry import lookup
 
 PROVIDER_KINDS = ("asr", "tts", "llm", "audio_llm", "mos", "vad")
 
-SpecLike: TypeAlias = ProviderSpec | dict[str, Any] | str
+SpecLike: TypeAlias = ProviderSpec | dict[str, JSONValue] | str
 """A provider config: a ``ProviderSpec``, its mapping ``{provider: NAME, **options}``, or a name."""
 CacheChoice: TypeAlias = ProviderCache | Literal["default"] | None
 
@@ -164,7 +165,7 @@ def _instantiate(kind: str, spec: SpecLike) -> Provider:
     elif isinstance(spec, dict):
         if "provider" not in spec:
             raise ConfigError(f"{kind} provider config needs a 'provider' field, got {spec!r}")
-        spec = ProviderSpec(**spec)
+        spec = ProviderSpec.model_validate(spec)
     cls = lookup(kind, spec.provider)
     avail = availability(kind, spec)
     if not avail.available:

@@ -11,8 +11,8 @@ from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from voxeval.providers.async_dispatch import set_blocking_executor
-from voxeval.providers.http_clients import close_async_clients
+from voxeval.providers.http.http_clients import close_async_clients
+from voxeval.providers.runtime.async_dispatch import set_blocking_executor
 from voxeval.runner.collector_pause import collector_tuned
 
 T = TypeVar("T")

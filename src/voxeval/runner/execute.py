@@ -32,8 +32,8 @@ from voxeval.config import RunConfig, parse_run_config
 from voxeval.errors import SystemFault
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
-from voxeval.providers.async_dispatch import await_future, run_blocking
-from voxeval.providers.openai_http import watch_requests
+from voxeval.providers.http.openai_http import watch_requests
+from voxeval.providers.runtime.async_dispatch import await_future, run_blocking
 from voxeval.redaction import register_config_secrets, scrub
 from voxeval.report.writer import write_report
 from voxeval.runner.collector_pause import collector_tuned

@@ -41,9 +41,9 @@ from voxeval.protocols.live_call_scoring import LiveCallScoring
 from voxeval.protocols.multi_turn import CONDITION as MULTI_TURN_CONDITION
 from voxeval.protocols.multi_turn import MultiTurnScoring
 from voxeval.protocols.single_turn import SingleTurnScoring
+from voxeval.providers.asr.spoken_language import base_language
 from voxeval.providers.provider_kinds import TTS_PROVIDERS
-from voxeval.providers.spoken_language import base_language
-from voxeval.providers.voice_catalogue import voice_language
+from voxeval.providers.voices.voice_catalogue import voice_language
 from voxeval.registry import lookup
 from voxeval.runner.comparison_steps import CONFIG_FIELD as COMPARISONS_FIELD
 from voxeval.runner.comparison_steps import step_problems

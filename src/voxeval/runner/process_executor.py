@@ -35,7 +35,7 @@ from voxeval.config import RunConfig
 from voxeval.errors import ConfigError
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
-from voxeval.providers.async_dispatch import await_future
+from voxeval.providers.runtime.async_dispatch import await_future
 from voxeval.runner.faults import RetryPolicy
 from voxeval.runner.process_link import Link, open_link
 from voxeval.runner.process_worker import WorkerStart, worker_main

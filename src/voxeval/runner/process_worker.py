@@ -38,9 +38,9 @@ from voxeval import registry
 from voxeval.config import parse_run_config
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
-from voxeval.providers.openai_http import RequestCounts, watch_requests
-from voxeval.providers.rate_limits import ProviderLimits, set_limiter_factory
-from voxeval.providers.usage_ledger import current_component
+from voxeval.providers.http.openai_http import RequestCounts, watch_requests
+from voxeval.providers.usage.rate_limits import ProviderLimits, set_limiter_factory
+from voxeval.providers.usage.usage_ledger import current_component
 from voxeval.redaction import register_config_secrets
 from voxeval.runner.event_loop import unit_loop
 from voxeval.runner.faults import RetryPolicy, interact_with_retries_async

@@ -2,7 +2,7 @@
 
 The run's limits of each provider live in one named, detached actor per (run, provider key)
 (a ``LimitHost``, see ``shared_limits``). Workers call ``install_ray_limiters``, which hands
-``ray_limiter`` to ``voxeval.providers.rate_limits.set_limiter_factory``, so every
+``ray_limiter`` to ``voxeval.providers.usage.rate_limits.set_limiter_factory``, so every
 ``limiter_for(key, limits)`` in a worker (each provider's endpoint asks it for its limiter)
 returns a ``LeasedRateLimiter`` over that actor instead of a per-process
 ``AdaptiveLimiter``.
@@ -16,7 +16,7 @@ import threading
 from dataclasses import asdict
 from typing import Any
 
-from voxeval.providers.rate_limits import ProviderLimits, set_limiter_factory
+from voxeval.providers.usage.rate_limits import ProviderLimits, set_limiter_factory
 from voxeval.runner.shared_limits import LeasedRateLimiter, LimitHost, LimitValues
 
 NAMESPACE = "voxeval"

@@ -11,8 +11,8 @@ import os
 from collections import Counter
 from pathlib import Path
 
-from voxeval.providers.openai_http import RequestCounts
-from voxeval.providers.usage_ledger import current_component
+from voxeval.providers.http.openai_http import RequestCounts
+from voxeval.providers.usage.usage_ledger import current_component
 
 SENT_LOG = "sent_requests.log"
 

@@ -7,7 +7,7 @@ finished request up to the configured ceiling). Workers lease slots from it thro
 ``LeaseChannel``: a worker asks for as many slots as it has requests waiting (up to
 ``batch``) in one round trip, and finished requests are reported without waiting for an
 answer. ``LeasedRateLimiter`` is a worker's client; it speaks the ``RateLimiter`` protocol
-of ``voxeval.providers.rate_limits``, including ``acquire_blocking`` for providers called
+of ``voxeval.providers.usage.rate_limits``, including ``acquire_blocking`` for providers called
 from threads. Where the host lives and how a lease travels is the executor's business
 (``ray_limits``: a named Ray actor; ``process_executor``: the driver process).
 """
@@ -26,7 +26,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from voxeval.providers.rate_limits import ProviderLimits
+from voxeval.providers.usage.rate_limits import ProviderLimits
 
 WINDOW_S = 60.0
 # Without a configured concurrency the AIMD limit still needs a ceiling to grow back to.

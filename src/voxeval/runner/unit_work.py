@@ -30,7 +30,7 @@ from voxeval.config import RunConfig
 from voxeval.errors import SystemFault
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
-from voxeval.providers.openai_http import watch_requests
+from voxeval.providers.http.openai_http import watch_requests
 from voxeval.redaction import redact_env_secrets
 from voxeval.runner.faults import RetryPolicy, failure_cause, interact_with_retries
 from voxeval.runner.sent_log import SENT_LOG, LoggedRequests, logged_requests

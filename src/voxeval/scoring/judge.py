@@ -23,8 +23,8 @@ from voxeval.audio import Audio, audio_to_wav_bytes
 from voxeval.errors import LLMOutputError, VoxevalError
 from voxeval.json_types import JSONObject, JSONReadValue, JSONValue
 from voxeval.providers.base import LLM, Message
-from voxeval.providers.llm_output import without_schema_retries
-from voxeval.providers.openai_http import RequestCounts, count_requests
+from voxeval.providers.http.openai_http import RequestCounts, count_requests
+from voxeval.providers.llm.llm_output import without_schema_retries
 
 OutputFormat = Literal["score_line", "json"]
 Modality = Literal["text", "audio"]

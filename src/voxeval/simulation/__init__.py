@@ -1,7 +1,7 @@
 """Live simulated calls."""
 
 from voxeval.benchmarks.tools import ToolRuntime, ToolSpec, load_tool_specs, parse_tool_specs
-from voxeval.providers.speech_renderer import SpeechRenderer
+from voxeval.providers.voices.speech_renderer import SpeechRenderer
 from voxeval.simulation import callers
 from voxeval.simulation.bus import AudioBus
 from voxeval.simulation.clock import VirtualClock, WallClock

@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from voxeval.audio import Audio, mulaw_roundtrip
 from voxeval.audio.noise_environments import environment_noise
-from voxeval.providers.speech_renderer import PAUSE_MARKER
+from voxeval.providers.voices.speech_renderer import PAUSE_MARKER
 from voxeval.systems.turn_handling import words_spoken
 
 Samples = npt.NDArray[np.float32]

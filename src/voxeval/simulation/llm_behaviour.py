@@ -31,8 +31,8 @@ from typing import Any
 
 from voxeval.errors import LLMOutputError
 from voxeval.providers.base import Message
-from voxeval.providers.llm_output import extract_json, schema_problem, schema_validator
-from voxeval.providers.usage_ledger import attributed
+from voxeval.providers.llm.llm_output import extract_json, schema_problem, schema_validator
+from voxeval.providers.usage.usage_ledger import attributed
 from voxeval.simulation.caller_behaviour import (
     PAUSE_MARKER,
     Backchannel,

@@ -58,7 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from voxeval.errors import ConfigError
-from voxeval.providers.spoken_language import base_language
+from voxeval.providers.asr.spoken_language import base_language
 
 # Drawn pauses are clipped to this range (s): shorter silences are not heard as pauses, and a
 # caller silent for more than 4 s mid-sentence is no longer "thinking" but gone.

@@ -43,10 +43,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from voxeval.audio import Audio
 from voxeval.config import ProviderSpec, format_validation_error
 from voxeval.errors import ConfigError, UnknownComponent
+from voxeval.providers.asr.spoken_language import base_language, language_name
 from voxeval.providers.factory import ProviderSource, harness_provider
-from voxeval.providers.speech_renderer import SpeechRenderer, shared_renderer
-from voxeval.providers.spoken_language import base_language, language_name
-from voxeval.providers.voice_catalogue import voice_language
+from voxeval.providers.voices.speech_renderer import SpeechRenderer, shared_renderer
+from voxeval.providers.voices.voice_catalogue import voice_language
 from voxeval.simulation.behaviour_choice import BehaviourKind, resolve_kind
 from voxeval.simulation.engine import EngineSettings
 from voxeval.simulation.latency import LatencyModel, RenderingLatency

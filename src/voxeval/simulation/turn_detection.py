@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from voxeval.audio import Audio
-from voxeval.providers.speech_renderer import PAUSE_MARKER
+from voxeval.providers.voices.speech_renderer import PAUSE_MARKER
 from voxeval.systems.turn_handling import words_spoken
 
 FRAME_S = 0.02

@@ -24,7 +24,7 @@ from sqlalchemy.engine import Connection, make_url
 
 from voxeval import atomic_files
 from voxeval.errors import ConfigError
-from voxeval.providers.usage_ledger import ComponentUsage
+from voxeval.providers.usage.usage_ledger import ComponentUsage
 from voxeval.redaction import redact_env_secrets, scrub
 from voxeval.runformat import UnitScores, record_data
 from voxeval.scoring.score import Score

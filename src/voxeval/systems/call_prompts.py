@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from voxeval.benchmarks.eva.scenario import Scenario
-from voxeval.providers.spoken_language import base_language, language_name
+from voxeval.providers.asr.spoken_language import base_language, language_name
 
 VOICE_STYLE = """You are speaking on a phone call: everything you write is read aloud.
 - Keep each turn short: one or two sentences, one question at a time.

@@ -26,10 +26,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from voxeval.audio import Audio
 from voxeval.config import ProviderSpec, SystemSpec
 from voxeval.errors import ConfigError, EndpointError
-from voxeval.providers.async_dispatch import call_async
 from voxeval.providers.base import ASR, LLM, TTS, Message
 from voxeval.providers.factory import ProviderSource, system_component
-from voxeval.providers.openai_http import count_requests
+from voxeval.providers.http.openai_http import count_requests
+from voxeval.providers.runtime.async_dispatch import call_async
 from voxeval.systems.base import CALL, REPLY, SYSTEMS, Reply, Turn
 from voxeval.systems.call import AgentTurn
 from voxeval.systems.llm_call import DEFAULT_CALL_VOICE, LLMToolAgent, renderer_from, warm_asr

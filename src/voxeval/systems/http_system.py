@@ -28,7 +28,7 @@ from voxeval.audio import Audio, audio_from_bytes, audio_to_wav_bytes
 from voxeval.config import SystemSpec
 from voxeval.errors import AudioError, ConfigError, EndpointError, SystemFault
 from voxeval.providers.factory import ProviderSource
-from voxeval.providers.openai_http import (
+from voxeval.providers.http.openai_http import (
     DEFAULT_BACKOFF_BASE_S,
     DEFAULT_BACKOFF_MAX_S,
     MAX_RETRY_AFTER_S,

@@ -11,7 +11,7 @@ from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.errors import ConfigError
 from voxeval.providers.base import Message
-from voxeval.providers.speech_renderer import shared_renderer
+from voxeval.providers.voices.speech_renderer import shared_renderer
 from voxeval.systems.call import AgentTurn
 from voxeval.systems.call_prompts import agent_system_prompt
 from voxeval.systems.tool_loop import chat_with_tools

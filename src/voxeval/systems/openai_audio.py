@@ -17,7 +17,7 @@ from voxeval.config import SystemSpec
 from voxeval.errors import EndpointError, SystemFault
 from voxeval.providers.base import Message
 from voxeval.providers.factory import ProviderSource, system_component
-from voxeval.providers.openai_http import count_requests
+from voxeval.providers.http.openai_http import count_requests
 from voxeval.systems.base import CALL, REPLY, SYSTEMS, Reply, Turn
 from voxeval.systems.options import ComponentSpec, endpoint_fault, parse_options, provider_identity
 

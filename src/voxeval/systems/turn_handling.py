@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from voxeval.audio import Audio
 from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.benchmarks.tools import ToolRuntime
-from voxeval.providers.speech_renderer import PAUSE_MARKER
+from voxeval.providers.voices.speech_renderer import PAUSE_MARKER
 from voxeval.systems.call import (
     AgentAction,
     AgentTurn,

@@ -8,7 +8,7 @@ import pytest
 from tests.fakes.openai_server import FakeOpenAIServer
 from voxeval.errors import ProviderUnavailable
 from voxeval.providers.factory import create_provider
-from voxeval.providers.openai_http import RequestCounts
+from voxeval.providers.http.openai_http import RequestCounts
 from voxeval.scoring.call_judges.turn_judging import audio_judge_of, summed_accounting
 from voxeval.scoring.judge import Judge, JudgeResult
 from voxeval.scoring.replies.reply_record import ScoringResources

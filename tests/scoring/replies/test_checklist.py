@@ -70,7 +70,7 @@ def test_an_unreadable_judge_answer_leaves_the_checklist_pending(openai_server, 
 def test_an_unreadable_answer_is_not_kept_in_the_call_cache(openai_server, tmp_path) -> None:
     """A cached judge whose answer cannot be read: nothing stays in the cache, so asking
     again (a resumed run, ``voxeval score``) sends the request again (issue 37, point 17)."""
-    from voxeval.providers.cache import ProviderCache, cached
+    from voxeval.providers.caching.cache import ProviderCache, cached
     from voxeval.providers.factory import create_provider
     from voxeval.scoring import Judge
     from voxeval.scoring.replies.checklist import CHECKLIST_TEMPLATE

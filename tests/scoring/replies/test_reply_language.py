@@ -14,8 +14,8 @@ from tests.fakes.openai_server import chat_text
 from tests.scoring.helpers import remote_resources, transcription
 from voxeval.audio import Audio, read_audio
 from voxeval.errors import ProviderUnavailable
-from voxeval.providers.asr_whisper import WhisperBase
-from voxeval.providers.spoken_language import SpokenLanguage
+from voxeval.providers.asr.asr_whisper import WhisperBase
+from voxeval.providers.asr.spoken_language import SpokenLanguage
 from voxeval.scoring import ReplyRecord, ScoringResources, run_metric
 from voxeval.scoring.replies.checklist import GENERAL_CHECKLIST
 from voxeval.scoring.replies.reply_language import LanguageVerdict

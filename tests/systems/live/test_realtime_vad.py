@@ -16,7 +16,7 @@ from voxeval.benchmarks.eva.scenario import Scenario, load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError
-from voxeval.providers.tts_espeak import EspeakTTS, espeak_binary
+from voxeval.providers.tts.tts_espeak import EspeakTTS, espeak_binary
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.calls.task_completion import task_completion
 from voxeval.simulation.caller_behaviour import CallerBehaviour, ScheduledBehaviour

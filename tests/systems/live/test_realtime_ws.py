@@ -16,7 +16,7 @@ from voxeval.audio import Audio
 from voxeval.benchmarks.eva.clinic_calls import CLINIC_CALLS_PATH
 from voxeval.benchmarks.eva.scenario import Scenario, load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
-from voxeval.providers.tts_espeak import EspeakTTS, espeak_binary
+from voxeval.providers.tts.tts_espeak import EspeakTTS, espeak_binary
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.calls.task_completion import task_completion
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller

@@ -85,7 +85,7 @@ def test_a_spoken_v2_call_with_tools_completes(tmp_path: Path) -> None:
 @pytest.mark.models
 def test_in_audio_mode_the_clients_whisper_transcripts_reach_the_timeline(tmp_path: Path) -> None:
     """A Piper-voiced caller; the client transcribes each turn with the packaged Whisper."""
-    from voxeval.providers.speech_renderer import SpeechRenderer
+    from voxeval.providers.voices.speech_renderer import SpeechRenderer
 
     result, _ = client_call(
         tmp_path,

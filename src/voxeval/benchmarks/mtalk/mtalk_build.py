@@ -38,7 +38,7 @@ from voxeval.errors import ConfigError, ProviderUnavailable
 from voxeval.providers.base import TTS, Voice
 from voxeval.providers.factory import create_provider
 from voxeval.providers.provider_kinds import TTS_PROVIDERS
-from voxeval.providers.voice_catalogue import voice_catalogue
+from voxeval.providers.voices.voice_catalogue import voice_catalogue
 
 MTALK_RENDER_VERSION = 3  # bump when rendering changes so built dialogues are redone
 MANIFEST = "manifest.jsonl"

@@ -51,7 +51,7 @@ def words_of(text: str) -> list[str]:
 
 class SpeakerSpec(BaseModel):
     """Who speaks the query; the same fields as
-    ``voxeval.providers.voice_catalogue.SpeakerProfile``. Unset fields are free for the
+    ``voxeval.providers.voices.voice_catalogue.SpeakerProfile``. Unset fields are free for the
     builder's grid to fill."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -14,7 +14,7 @@ import numpy as np
 
 from voxeval.audio import Audio, concatenate, resample
 from voxeval.errors import VoxevalError
-from voxeval.providers.tts_espeak import EspeakTTS, espeak_binary
+from voxeval.providers.tts.tts_espeak import EspeakTTS, espeak_binary
 
 CLIP_RATE = 16000
 ARENA_ATTENTION = (

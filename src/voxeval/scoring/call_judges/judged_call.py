@@ -14,7 +14,7 @@ import jsonschema
 
 from voxeval.audio import Audio
 from voxeval.json_types import JSONObject, JSONReadValue, JSONValue
-from voxeval.providers.llm_output import extract_json
+from voxeval.providers.llm.llm_output import extract_json
 from voxeval.scoring.call_judges.judged_ratings import RATING_MAX, RATING_MIN
 from voxeval.scoring.judge import (
     Judge,

@@ -20,7 +20,7 @@ from typing import Any
 
 from voxeval.errors import ProviderUnavailable
 from voxeval.json_types import JSONReadValue
-from voxeval.providers.openai_http import RequestCounts
+from voxeval.providers.http.openai_http import RequestCounts
 from voxeval.scoring.judge import JudgeTemplate
 from voxeval.scoring.metric import FailureValue, metric
 from voxeval.scoring.replies.checklist_settings import (

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from voxeval.json_types import JSONReadValue
-from voxeval.providers.spoken_language import SpokenLanguage, base_language
+from voxeval.providers.asr.spoken_language import SpokenLanguage, base_language
 
 # Below this probability of the expected language (and another language on top), the reply
 # is not in the expected language.

@@ -15,8 +15,8 @@ from typing import Any, Literal, Protocol, overload
 from voxeval.audio import Audio
 from voxeval.errors import HarnessFault, ProviderUnavailable
 from voxeval.json_types import JSONObject
+from voxeval.providers.asr.spoken_language import LanguageIdentifier
 from voxeval.providers.base import ASR, MOS
-from voxeval.providers.spoken_language import LanguageIdentifier
 from voxeval.scoring.judge import Judge
 from voxeval.scoring.replies.checklist_settings import ChecklistJudging
 from voxeval.scoring.replies.reply_language import LanguageVerdict

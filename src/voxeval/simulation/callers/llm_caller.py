@@ -15,8 +15,8 @@ import numpy as np
 from voxeval.audio import Audio
 from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.errors import ConfigError, HarnessFault
+from voxeval.providers.asr.spoken_language import base_language, language_name
 from voxeval.providers.base import Message
-from voxeval.providers.spoken_language import base_language, language_name
 from voxeval.simulation.behaviour_choice import build_behaviour, resolve_kind
 from voxeval.simulation.caller_behaviour import CallerBehaviour
 from voxeval.simulation.callers.caller_phrases import ENGLISH, PHRASES

@@ -1,0 +1,3 @@
+"""Models that judge audio: DNSMOS and DistillMOS quality predictors and Silero voice activity
+detection.
+"""

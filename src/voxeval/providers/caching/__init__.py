@@ -1,0 +1,1 @@
+"""The disk cache in front of provider calls and its key/value codec."""

@@ -1,0 +1,1 @@
+"""Speech synthesis engines: Piper, Kokoro, espeak-ng, flite and OpenAI-compatible /audio/speech."""

@@ -1,0 +1,3 @@
+"""Accounting for model calls: usage meter and ledger, per-provider rate limits, per-context
+collector stacks.
+"""
