@@ -4,10 +4,10 @@ files (parquet needs ``pyarrow``; without it the error says how to convert)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from voxeval.benchmarks.jsonl_file import read_json_list, read_jsonl
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONValue
 
 DATA_SUFFIXES = (".parquet", ".jsonl", ".json")
 
@@ -22,7 +22,7 @@ def data_files(path: Path) -> list[Path]:
     return files
 
 
-def read_data_file(path: Path) -> list[Any]:
+def read_data_file(path: Path) -> list[JSONValue]:
     """The rows of one data file (parquet needs pyarrow; JSON must be a list)."""
     suffix = path.suffix.lower()
     if suffix == ".parquet":
