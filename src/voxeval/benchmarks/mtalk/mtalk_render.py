@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -102,7 +103,7 @@ class RenderedTurn:
     peak_scaled: bool = False  # the whole turn was turned down to stay under full scale
 
 
-def _librosa() -> Any:
+def _librosa() -> ModuleType:
     try:
         import librosa
     except ImportError as exc:  # an optional extra
