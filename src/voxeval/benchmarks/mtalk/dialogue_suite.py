@@ -34,7 +34,7 @@ from voxeval.benchmarks.mtalk.dialogue import Dialogue
 from voxeval.benchmarks.suite_info import SUITE_FILE, SUITES, resolve_suite
 from voxeval.config import format_validation_error, load_yaml
 from voxeval.errors import AudioError, ConfigError
-from voxeval.json_types import JSONReadValue
+from voxeval.json_types import JSONReadObject, JSONReadValue
 
 DIALOGUES_FILE = "dialogues.jsonl"
 
@@ -181,7 +181,7 @@ def write_dialogue_suite(
     out_dir: str | Path,
     name: str,
     description: str = "",
-    metadata: dict[str, Any] | None = None,
+    metadata: JSONReadObject | None = None,
 ) -> Path:
     """Write ``suite.yaml`` and ``dialogues.jsonl`` into ``out_dir`` (audio paths made relative
     to it); returns the suite file."""
