@@ -19,9 +19,9 @@ import gc
 import hashlib
 import inspect
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from rich.console import Console
@@ -70,6 +70,8 @@ from voxeval.benchmarks.wildspeech.spoken_query import (
     SpokenQuery,
 )
 from voxeval.errors import ConfigError, ProviderUnavailable
+from voxeval.json_types import JSONObject, JSONReadObject
+from voxeval.providers.base import TTS
 from voxeval.providers.factory import create_provider
 from voxeval.providers.provider_kinds import TTS_PROVIDERS
 from voxeval.providers.runtime.freed_memory import release_freed_memory
@@ -80,6 +82,7 @@ from voxeval.providers.voices.voice_assignment import assign_voices
 from voxeval.providers.voices.voice_catalogue import (
     FORMANT_ENGINES,
     SpeakerProfile,
+    Voice,
     VoiceChoice,
     naturalness,
     voice_catalogue,
@@ -92,7 +95,7 @@ BABBLE_TTS_CLIPS = 6
 # Piper's sampled noise makes speech a little livelier (DistillMOS 3.9 instead of 3.6 on one
 # test sentence). It is seeded either way (engines taking a ``seed`` get the build seed);
 # ``deterministic_tts`` (the default) turns it off, so a voice does not vary with the seed.
-DETERMINISTIC_ENGINE_OPTIONS: dict[str, dict[str, Any]] = {
+DETERMINISTIC_ENGINE_OPTIONS: dict[str, dict[str, float]] = {
     "piper": {"noise_scale": 0.0, "noise_w_scale": 0.0}
 }
 # Engines that change their own speaking rate: a profile's tempo is passed to the engine (the
@@ -102,7 +105,7 @@ DETERMINISTIC_ENGINE_OPTIONS: dict[str, dict[str, Any]] = {
 # voice (DNSMOS OVRL -0.7 to -0.9 for 1.4-1.8 semitones). Kokoro's speed scales the whole
 # utterance; Piper's length scale stretches phonemes but not its fixed silences, so a short
 # Piper query slows by less than the tempo asks. engine -> (option, value at tempo).
-NATIVE_TEMPO: dict[str, tuple[str, Any]] = {
+NATIVE_TEMPO: dict[str, tuple[str, Callable[[float], float]]] = {
     "piper": ("length_scale", lambda tempo: round(1.0 / tempo, 4)),
     "kokoro": ("speed", lambda tempo: round(tempo, 4)),
 }
@@ -125,12 +128,12 @@ class SuiteBuilder:
         self.noise = NoiseLibrary(
             options.noise_dirs, generated=options.generated_noise, rate=options.rate
         )
-        self._catalogue: list[Any] | None = None
+        self._catalogue: list[Voice] | None = None
         self._choices: dict[str, VoiceChoice] = {}
         self._synthetic_choices: dict[str, VoiceChoice] = {}
-        self._engines: dict[str, Any] = {}
-        self._identities: dict[str, Any] = {}
-        self._speech: dict[str, tuple[Audio, dict[str, Any]]] = {}
+        self._engines: dict[str, TTS] = {}
+        self._identities: dict[str, JSONObject] = {}
+        self._speech: dict[str, tuple[Audio, JSONObject]] = {}
         self._babble_pool: list[Audio] | None = None
         self._digests: dict[str, str] = {}
 
@@ -148,7 +151,7 @@ class SuiteBuilder:
         gc.collect()  # the engines' sessions, if a cycle holds them
         release_freed_memory()
 
-    def engine(self, name: str) -> Any:
+    def engine(self, name: str) -> TTS:
         if name not in self._engines:
             options = self._base_options(name)
             self._engines[name] = create_provider("tts", {"provider": name, **options})
@@ -157,7 +160,7 @@ class SuiteBuilder:
 
     def voice_engine(
         self, name: str, transform: SpeakerTransform
-    ) -> tuple[Any, SpeakerTransform, bool]:
+    ) -> tuple[TTS, SpeakerTransform, bool]:
         """The engine that speaks a voice choice, the transform left to apply to its audio,
         and whether that transform shifts pitch by varispeed: an engine with its own rate
         control speaks at the profile's tempo divided by the pitch factor, and the varispeed
@@ -173,7 +176,7 @@ class SuiteBuilder:
             self._engines[key] = create_provider("tts", {"provider": name, **options})
         return self._engines[key], replace(transform, tempo=1.0), True
 
-    def _base_options(self, name: str) -> dict[str, Any]:
+    def _base_options(self, name: str) -> dict[str, float]:
         deterministic = self.options.deterministic_tts
         options = DETERMINISTIC_ENGINE_OPTIONS.get(name, {}) if deterministic else {}
         if "seed" in inspect.signature(TTS_PROVIDERS.lookup(name)).parameters:
@@ -232,7 +235,7 @@ class SuiteBuilder:
         return self._synthetic_choices[label]
 
     def params_hash(self, job: RenderJob) -> str:
-        params: dict[str, Any] = {
+        params: JSONObject = {
             "version": RENDER_VERSION,
             "query": job.query.model_dump(mode="json", exclude={"metadata", "channels"}),
             "profile": job.label,
@@ -258,9 +261,9 @@ class SuiteBuilder:
         blob = json.dumps(params, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
-    def acoustics_params(self, condition: str) -> dict[str, Any]:
+    def acoustics_params(self, condition: str) -> JSONObject:
         """What an acoustic condition's audio depends on besides the speech and the seed."""
-        params: dict[str, Any] = {
+        params: JSONObject = {
             "version": ACOUSTICS_VERSION,
             "placements": self.options.room_placements,
         }
@@ -272,7 +275,7 @@ class SuiteBuilder:
             params["room"] = recapture.describe() if recapture else None
         return params
 
-    def acoustics(self, job: RenderJob, speech: Audio) -> tuple[Audio, dict[str, Any]]:
+    def acoustics(self, job: RenderJob, speech: Audio) -> tuple[Audio, JSONObject]:
         """``speech`` through the room (``reverb``) or the loudspeaker and room (``playback``),
         and what the manifest records about it. Each item uses one of ``room_placements``
         placements of the condition, picked from (seed, query, profile): a few simulated rooms
@@ -280,7 +283,7 @@ class SuiteBuilder:
         placements = self.options.room_placements
         index = stable_seed(self.options.seed, job.query.id, job.label) % placements
         seed = stable_seed(self.options.seed, job.condition, index)
-        info: dict[str, Any] = {"placement": index, "placements": placements}
+        info: JSONObject = {"placement": index, "placements": placements}
         if job.condition == "reverb":
             setup = self.options.reverb_room()
             audio = speech
@@ -303,7 +306,7 @@ class SuiteBuilder:
             self._digests[path] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
         return self._digests[path]
 
-    def speech(self, job: RenderJob) -> tuple[Audio, dict[str, Any]]:
+    def speech(self, job: RenderJob) -> tuple[Audio, JSONObject]:
         """The clean utterance (cached across conditions) and how it was made."""
         synthetic = job.condition in VOICE_CONDITIONS and job.query.audio is None
         cache_key = f"{job.item_id}#synthetic" if synthetic else job.item_id
@@ -311,7 +314,7 @@ class SuiteBuilder:
             query = job.query
             if query.audio is not None:
                 audio = read_query_audio(query, self.audio_input, self.suite_path)
-                info: dict[str, Any] = {"voice": "recorded", "source_audio": query.audio}
+                info: JSONObject = {"voice": "recorded", "source_audio": query.audio}
             else:
                 choice = self.choice(job.profile, job.condition)
                 natural, natural_note = naturalness(speaker_profile(job.profile), choice.voice)
@@ -338,12 +341,12 @@ class SuiteBuilder:
                     "native_tempo": engine in NATIVE_TEMPO and not choice.transform.is_identity,
                     "distance": choice.distance,
                     "explanation": choice.explanation,
-                    "chunks": rendered.chunks,
-                    "marks_applied": rendered.marks,
+                    "chunks": [*rendered.chunks],
+                    "marks_applied": [*rendered.marks],
                 }
             level = fit_rms(resample(audio, self.options.rate), SPEECH_RMS_DBFS)
             if level.capped:  # near-silent input: kept quiet (boost capped) and flagged
-                info["level"] = level.details()
+                info["level"] = {**level.details()}
             audio = level.audio
             # only the current item's utterances (natural and synthetic) are reused
             kept = {k: v for k, v in self._speech.items() if k.split("#")[0] == job.item_id}
@@ -374,9 +377,9 @@ class SuiteBuilder:
         extra = [] if self.noise.scan.speech else self.babble_pool(voice)
         return self.noise.babble(seed, speech.duration + 0.5, extra)
 
-    def render(self, job: RenderJob, out_dir: Path, params_hash: str) -> dict[str, Any]:
+    def render(self, job: RenderJob, out_dir: Path, params_hash: str) -> JSONObject:
         speech, info = self.speech(job)
-        entry: dict[str, Any] = {
+        entry: JSONObject = {
             "key": job.key,
             "item_id": job.item_id,
             "query_id": job.query.id,
@@ -398,7 +401,7 @@ class SuiteBuilder:
             audio, entry["acoustics"] = self.acoustics(job, speech)
         elif job.condition not in ("clean", *VOICE_CONDITIONS):
             seed = stable_seed(self.options.seed, job.query.id, job.label, job.condition)
-            clip = self.noise_clip(job, speech, info["voice"], seed)
+            clip = self.noise_clip(job, speech, str(info["voice"]), seed)
             offset = int(np.random.default_rng(seed).integers(clip.audio.num_samples))
             fitted = _loop_from(clip.audio, offset, speech.num_samples)
             if self.options.ratio is not None:
@@ -448,20 +451,20 @@ def profile_voices(options: BuildOptions) -> list[tuple[str, VoiceChoice]]:
     return list(zip(labels, chosen, strict=True))
 
 
-def suite_engine_confounds(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def suite_engine_confounds(entries: Sequence[JSONObject]) -> dict[str, JSONObject]:
     """``engine_confounds`` of a built suite's synthesized items (manifest entries)."""
     rows = [
-        (e.get("profile_fields") or {}, str(e["engine"]))
+        (fields if isinstance(fields := e.get("profile_fields"), dict) else {}, str(e["engine"]))
         for e in entries
         if e.get("engine") and e.get("voice") != "recorded"
     ]
     return engine_confounds(rows)
 
 
-def profile_voice_notes(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def profile_voice_notes(entries: Sequence[JSONObject]) -> dict[str, JSONObject]:
     """``{profile: {voice, engine, naturalness, note}}`` of a built suite's synthesized items
     (manifest entries), leaving out the synthetic_voice condition's formant voices."""
-    notes: dict[str, dict[str, Any]] = {}
+    notes: dict[str, JSONObject] = {}
     for entry in entries:
         if entry.get("condition") in VOICE_CONDITIONS or not entry.get("engine"):
             continue
@@ -495,7 +498,7 @@ def _progress(console: Console | None = None) -> Progress:
 
 
 def resolve_options(
-    options: BuildOptions | dict[str, Any] | None,
+    options: BuildOptions | JSONReadObject | None,
     *,
     seed: int | None = None,
     conditions: list[str] | None = None,
@@ -508,7 +511,7 @@ def resolve_options(
     elif not isinstance(options, BuildOptions):
         options = parse_build_options(options)
     explicit = options.model_fields_set
-    updates: dict[str, Any] = {}
+    updates: JSONObject = {}
     if seed is not None and "seed" not in explicit:
         updates["seed"] = seed
     if conditions and "conditions" not in explicit:
@@ -523,7 +526,7 @@ def resolve_options(
 def build_suite(
     suite: str | Path,
     out_dir: str | Path,
-    options: BuildOptions | dict[str, Any] | None = None,
+    options: BuildOptions | JSONReadObject | None = None,
     *,
     seed: int | None = None,
     conditions: list[str] | None = None,
@@ -546,7 +549,7 @@ def build_suite(
     builder.assign([j.profile for j in jobs if j.query.audio is None])
     existing = read_manifest(out)
     built = BuiltSuite(out_dir=out, name=suite_name(suite), noise=builder.noise.describe())
-    entries: dict[str, dict[str, Any]] = {}
+    entries: dict[str, JSONObject] = {}
     bar = _progress(console) if progress else None
     with (out / MANIFEST).open("a", encoding="utf-8") as log:
         if bar is not None:
@@ -556,7 +559,7 @@ def build_suite(
             for job in jobs:
                 digest = builder.params_hash(job)
                 old = existing.get(job.key)
-                if old and old.get("params_hash") == digest and (out / old["audio"]).exists():
+                if old and old.get("params_hash") == digest and (out / str(old["audio"])).exists():
                     entries[job.key] = old
                     built.cached += 1
                 else:
@@ -590,7 +593,7 @@ def build_suite(
 def prepare_suite_audio(
     suite: str | Path,
     run_dir: str | Path,
-    build: dict[str, Any] | BuildOptions | None = None,
+    build: JSONReadObject | BuildOptions | None = None,
     *,
     seed: int | None = None,
     conditions: list[str] | None = None,

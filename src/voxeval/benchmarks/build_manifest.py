@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from typing import Any
 from voxeval.benchmarks.build_options import BuildOptions, profile_label
 from voxeval.benchmarks.wildspeech.spoken_query import OPEN_CATEGORIES, SpeakerSpec, SpokenQuery
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject, JSONReadObject
 
 MANIFEST = "manifest.jsonl"
 
@@ -77,7 +78,7 @@ class RenderedQuery:
         return str(noise.get("label")) if isinstance(noise, dict) else None
 
     @property
-    def meta(self) -> dict[str, Any]:
+    def meta(self) -> JSONObject:
         """The manifest entry without the embedded query."""
         return {k: v for k, v in self.entry.items() if k != "query"}
 
@@ -89,10 +90,10 @@ class BuiltSuite:
     items: list[RenderedQuery] = field(default_factory=list)
     rendered: int = 0
     cached: int = 0
-    noise: dict[str, Any] = field(default_factory=dict)
+    noise: JSONObject = field(default_factory=dict)
 
 
-def stable_seed(*parts: object) -> int:
+def stable_seed(*parts: str | int) -> int:
     digest = hashlib.sha256("|".join(map(str, parts)).encode()).digest()
     return int.from_bytes(digest[:4], "little")
 
@@ -139,9 +140,9 @@ def plan_jobs(queries: list[SpokenQuery], options: BuildOptions) -> list[RenderJ
     return jobs
 
 
-def read_manifest(out_dir: Path) -> dict[str, dict[str, Any]]:
+def read_manifest(out_dir: Path) -> dict[str, JSONObject]:
     path = out_dir / MANIFEST
-    entries: dict[str, dict[str, Any]] = {}
+    entries: dict[str, JSONObject] = {}
     if path.exists():
         lines = path.read_text(encoding="utf-8").splitlines()
         for number, line in enumerate(lines, 1):
@@ -157,7 +158,7 @@ def read_manifest(out_dir: Path) -> dict[str, dict[str, Any]]:
     return entries
 
 
-def write_manifest(out: Path, entries: list[dict[str, Any]]) -> None:
+def write_manifest(out: Path, entries: Sequence[JSONReadObject]) -> None:
     tmp = out / (MANIFEST + ".part")
     tmp.write_text("".join(json.dumps(e, sort_keys=True) + "\n" for e in entries), encoding="utf-8")
     tmp.replace(out / MANIFEST)
@@ -172,7 +173,11 @@ def iter_built(out_dir: Path) -> Iterator[RenderedQuery]:
         except Exception as exc:
             raise ConfigError(f"{where}: query: invalid ({exc})") from exc
         yield RenderedQuery(
-            query, entry["profile"], entry["condition"], out_dir / entry["audio"], entry
+            query,
+            str(entry["profile"]),
+            str(entry["condition"]),
+            out_dir / str(entry["audio"]),
+            entry,
         )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -11,6 +11,7 @@ from voxeval.audio.room_acoustics import ROOM_PRESETS, RoomSetup, design, room_s
 from voxeval.benchmarks.wildspeech.spoken_query import CONDITIONS, DEFAULT_CONDITIONS, SpeakerSpec
 from voxeval.config import format_validation_error
 from voxeval.errors import AudioError, ConfigError
+from voxeval.json_types import JSONReadObject
 from voxeval.providers.voices.voice_catalogue import AGES as AGES
 from voxeval.providers.voices.voice_catalogue import (
     GENDERS,
@@ -162,7 +163,7 @@ class BuildOptions(BaseModel):
         return [parse_profile_label(label) for label in self.profiles]
 
 
-def parse_build_options(data: dict[str, Any] | None, where: str = "build") -> BuildOptions:
+def parse_build_options(data: JSONReadObject | None, where: str = "build") -> BuildOptions:
     try:
         return BuildOptions.model_validate(data or {})
     except ValidationError as exc:

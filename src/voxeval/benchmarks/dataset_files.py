@@ -3,13 +3,19 @@ files (parquet needs ``pyarrow``; without it the error says how to convert)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypeAlias
 
 from voxeval.benchmarks.jsonl_file import read_json_list, read_jsonl
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONScalar
 
 DATA_SUFFIXES = (".parquet", ".jsonl", ".json")
+
+# A value in a dataset row: JSON data, or bytes where a parquet file embeds a recording
+# (read-only containers, so rows read as JSON are RowValues too)
+RowValue: TypeAlias = JSONScalar | bytes | Sequence["RowValue"] | Mapping[str, "RowValue"]
 
 
 def data_files(path: Path) -> list[Path]:
@@ -22,7 +28,7 @@ def data_files(path: Path) -> list[Path]:
     return files
 
 
-def read_data_file(path: Path) -> list[Any]:
+def read_data_file(path: Path) -> list[RowValue]:
     """The rows of one data file (parquet needs pyarrow; JSON must be a list)."""
     suffix = path.suffix.lower()
     if suffix == ".parquet":
@@ -39,5 +45,5 @@ def read_data_file(path: Path) -> list[Any]:
         except Exception as exc:  # pyarrow raises its own types for a damaged file
             raise ConfigError(f"{path}: cannot read parquet ({exc})") from exc
     if suffix == ".json":
-        return read_json_list(path, "rows")
+        return list(read_json_list(path, "rows"))
     return list(read_jsonl(path))

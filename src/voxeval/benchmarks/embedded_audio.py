@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import io
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import soundfile as sf
 
 from voxeval import atomic_files
 from voxeval.audio import Audio, audio_to_wav_bytes
+from voxeval.benchmarks.dataset_files import RowValue
 
 
 class RowError(ValueError):
@@ -34,7 +35,7 @@ class EmbeddedAudioWriter:
         self.created: list[Path] = []
         self.created_dir = not audio_dir.exists()
 
-    def _write(self, name: str, encode: Any) -> str:
+    def _write(self, name: str, encode: Callable[[], bytes]) -> str:
         target = self.audio_dir / name
         if not target.exists():
             data: bytes = encode()
@@ -42,7 +43,7 @@ class EmbeddedAudioWriter:
             self.created.append(target)
         return str(target)
 
-    def materialise(self, audio: Any, base: Path) -> str:
+    def materialise(self, audio: RowValue, base: Path) -> str:
         if audio is None:
             raise RowError("audio", "missing")
         if isinstance(audio, str):
@@ -51,7 +52,7 @@ class EmbeddedAudioWriter:
         if not isinstance(audio, dict):
             raise RowError("audio", f"expected a path or a mapping, got {type(audio).__name__}")
         if audio.get("bytes"):
-            data = bytes(audio["bytes"])
+            data = _binary(audio["bytes"])
             digest = hashlib.sha256(data).hexdigest()[:24]
             # kept byte for byte (the release's own encoding), once checked to decode
             return self._write(f"{digest}.{audio_format(data)}", lambda: data)
@@ -60,7 +61,7 @@ class EmbeddedAudioWriter:
                 raise RowError("audio", "'array' needs 'sampling_rate'")
             try:
                 samples = np.asarray(audio["array"], dtype=np.float32)
-                rate = int(audio["sampling_rate"])
+                rate = _whole_number(audio["sampling_rate"])
             except (TypeError, ValueError) as exc:
                 raise RowError("audio", f"unreadable array ({exc})") from exc
             digest = hashlib.sha256(samples.tobytes() + str(rate).encode()).hexdigest()[:24]
@@ -81,6 +82,21 @@ class EmbeddedAudioWriter:
             path.unlink(missing_ok=True)
         if self.created_dir and self.audio_dir.is_dir() and not any(self.audio_dir.iterdir()):
             self.audio_dir.rmdir()
+
+
+def _binary(value: RowValue) -> bytes:
+    """Embedded bytes: binary data (parquet) or a list of byte values (JSON)."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, list) and all(isinstance(b, int) for b in value):
+        return bytes(b for b in value if isinstance(b, int))
+    raise RowError("audio", f"'bytes' holds {type(value).__name__}, not binary data")
+
+
+def _whole_number(value: RowValue) -> int:
+    if not isinstance(value, int | float | str | bytes):
+        raise TypeError(f"sampling_rate is {type(value).__name__}, not a number")
+    return int(value)
 
 
 def audio_format(data: bytes) -> str:

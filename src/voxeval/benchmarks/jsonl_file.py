@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONValue
 
 
-def read_jsonl(path: Path) -> list[Any]:
+def read_jsonl(path: Path) -> list[JSONValue]:
     """Rows of a JSONL file; a malformed line is reported with its line number."""
-    rows: list[Any] = []
+    rows: list[JSONValue] = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
@@ -22,7 +22,7 @@ def read_jsonl(path: Path) -> list[Any]:
     return rows
 
 
-def read_json_list(path: Path, items: str = "rows") -> list[Any]:
+def read_json_list(path: Path, items: str = "rows") -> list[JSONValue]:
     """A JSON file whose top level is a list of ``items``; anything else names the file."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -26,6 +26,7 @@ from voxeval.benchmarks.noise_sources import (
     scan_user_dir,
 )
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject
 
 GeneratedPolicy = Literal["fallback", "mix", "only"]
 SHORT_EVENT_S = 1.0  # clips shorter than this become a sequence of events with gaps
@@ -42,8 +43,8 @@ class NoiseClip:
     seed: int
     parts: tuple[str, ...] = ()  # babble: the clips that were mixed
 
-    def describe(self) -> dict[str, Any]:
-        info: dict[str, Any] = {
+    def describe(self) -> JSONObject:
+        info: JSONObject = {
             "category": self.category,
             "seed": self.seed,
             **self.source.describe(),

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -42,6 +42,7 @@ from voxeval.benchmarks.mtalk.dialogue import (
 from voxeval.benchmarks.mtalk.mtalk_taxonomy import Dimension
 from voxeval.config import format_validation_error
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject
 
 DECIDED_STATUSES: frozenset[str] = frozenset({"accepted", "edited", "rejected"})
 
@@ -106,7 +107,7 @@ class RubricDrafts(BaseModel):
     def drafted(self, dialogue_id: str) -> bool:
         return dialogue_id in self.dialogues
 
-    def add(self, dialogue: Dialogue, texts: list[str], judge: dict[str, Any]) -> None:
+    def add(self, dialogue: Dialogue, texts: list[str], judge: JSONObject) -> None:
         """Record the drafts of ``dialogue``; ids continue its existing sample criteria."""
         start = next_sample_number(dialogue)
         self.dialogues[dialogue.id] = DraftedDialogue(
@@ -173,7 +174,7 @@ class AcceptanceCounts:
         """(accepted + edited) / decided; None before any decision."""
         return self.used / self.decided if self.decided else None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, float | None]:
         return {
             "accepted": self.accepted,
             "edited": self.edited,
@@ -184,13 +185,18 @@ class AcceptanceCounts:
         }
 
 
+class Acceptance(TypedDict):
+    overall: AcceptanceCounts
+    dimensions: dict[str, AcceptanceCounts]
+
+
 def _count(criteria: list[DraftedCriterion]) -> AcceptanceCounts:
     by = {s: sum(c.status == s for c in criteria) for s in ("accepted", "edited", "rejected")}
     pending = sum(c.status == "pending" for c in criteria)
     return AcceptanceCounts(by["accepted"], by["edited"], by["rejected"], pending)
 
 
-def acceptance(drafts: RubricDrafts) -> dict[str, Any]:
+def acceptance(drafts: RubricDrafts) -> Acceptance:
     """Acceptance counts overall and per dimension (dimensions with drafts only)."""
     per_dimension: dict[str, AcceptanceCounts] = {}
     for dimension in sorted({d.dimension for d in drafts.dialogues.values()}):

@@ -205,3 +205,8 @@ def test_trace_groups_tool_calls_before_each_agent_turn() -> None:
     ]
     with pytest.raises(ConfigError, match=r"trace.0.params: expected a mapping"):
         trace_to_script([{"event_type": "tool_call", "tool_name": "a", "params": []}], "r")
+
+
+def test_agent_parameters_that_are_not_a_list_name_the_group() -> None:
+    with pytest.raises(ConfigError, match=r"tools\.2: optional_parameters: expected a list"):
+        tool_declaration({"id": "t", "optional_parameters": {"name": "a"}}, "tools.2")

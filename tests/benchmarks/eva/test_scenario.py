@@ -202,3 +202,20 @@ def test_eva_record_errors_name_record_and_field(tmp_path: Path) -> None:
     (tmp_path / "r.json").write_text(json.dumps([eva_record(tools=["rebook_flight"])]))
     with pytest.raises(ConfigError, match="unknown tool 'rebook_flight'"):
         load_eva_records(tmp_path / "r.json", tmp_path / "tools.yaml")
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"agent": "a voice agent"}, r"record 1\.2\.1: field 'agent' must be an object"),
+        ({"tools": "verify"}, r"record 1\.2\.1: field 'tools' must be a list of tool names"),
+    ],
+)
+def test_eva_record_agent_of_the_wrong_shape_names_the_field(
+    tmp_path: Path, overrides: dict[str, str], message: str
+) -> None:
+    # these used to fail inside dict()/iteration (a crash, or a string read letter by letter)
+    (tmp_path / "tools.yaml").write_text(yaml.safe_dump(TOOLS))
+    (tmp_path / "r.json").write_text(json.dumps([eva_record(**overrides)]))
+    with pytest.raises(ConfigError, match=message):
+        load_eva_records(tmp_path / "r.json", tmp_path / "tools.yaml")

@@ -315,3 +315,30 @@ def test_a_tool_built_without_parsing_trusts_nothing_but_plugins(runtime: ToolRu
     spec = ToolSpec.model_validate(_hook_tool("os:getcwd"))
     with pytest.raises(ConfigError, match="not trusted"):
         spec.hook("os:getcwd")
+
+
+@pytest.mark.parametrize("source", ["b'x'", "1j", "..."])
+def test_constants_that_are_not_json_values_are_rejected(source: str) -> None:
+    # expressions produce JSON data; a bytes, complex or Ellipsis literal has no JSON form
+    with pytest.raises(ExpressionError, match="is not a JSON value"):
+        evaluate(source, {})
+
+
+def test_dict_literals_and_get_keep_python_semantics() -> None:
+    assert evaluate("get({1: 'one'}, 1)", {}) == "one"
+    assert evaluate("get(a, 'x', 5)", {"a": {"y": 1}}) == 5
+    assert evaluate("get(a, -1)", {"a": [1, 2]}) == 2
+    assert evaluate("-n + +n - -1", {"n": 3}) == 1
+    with pytest.raises(ExpressionError, match="TypeError: unhashable type: 'list'"):
+        evaluate("{[1]: 2}", {})
+    with pytest.raises(ExpressionError, match="TypeError: unhashable type: 'list'"):
+        evaluate("get(a, [1])", {"a": {"y": 1}})
+
+
+def test_realtime_tool_schemas_flatten_the_function(runtime: ToolRuntime) -> None:
+    flat = runtime.realtime_tool_schemas()
+    nested = runtime.tool_schemas()
+    assert list(flat[0]) == ["type", "name", "description", "parameters"]
+    functions = [n["function"] for n in nested]
+    assert flat == [{"type": "function", **f} for f in functions if isinstance(f, dict)]
+    assert len(flat) == len(nested) > 0

@@ -126,3 +126,17 @@ def test_generated_suite_resolves_and_loads(tmp_path: Path) -> None:
     assert (info.name, info.protocol) == ("ws-test", "single_turn")
     assert len(load_query_suite(suite.parent)) == 2
     assert len(load_query_suite(data)) == 2  # the JSONL itself is recognised too
+
+
+def test_embedded_audio_of_the_wrong_type_is_a_rejected_row(tmp_path: Path) -> None:
+    # a text "bytes" used to escape as a TypeError from bytes(), aborting the whole import
+    good = _rows(tmp_path)[0]
+    rows = [
+        {**good, "id": "s", "audio": {"bytes": "UklGRg=="}},
+        {**good, "id": "r", "audio": {"array": [0.0, 0.1], "sampling_rate": [16000]}},
+    ]
+    result = import_wildspeech(_jsonl(tmp_path, [good, *rows]), audio_dir=tmp_path / "cache")
+    assert [q.id for q in result.queries] == ["0"]
+    assert [(r.row, r.field) for r in result.rejects] == [(2, "audio"), (3, "audio")]
+    assert "'bytes' holds str, not binary data" in result.summary()
+    assert "sampling_rate is list, not a number" in result.summary()

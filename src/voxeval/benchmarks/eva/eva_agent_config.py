@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from voxeval.config import load_yaml
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject, JSONReadValue, JSONValue
 
 # Python type names the release uses -> JSON schema types
 _TYPES = {
@@ -43,14 +43,14 @@ class EvaAgentConfig:
     instructions: str
     tool_module_path: str
     # tool declarations (voxeval tools.yaml form, without steps or python hook yet)
-    tools: list[dict[str, Any]] = field(default_factory=list)
+    tools: list[JSONObject] = field(default_factory=list)
     greeting: str = ""  # from the release's initial_messages.yaml for the chosen language
 
     def tool_names(self) -> list[str]:
         return [str(t["name"]) for t in self.tools]
 
 
-def json_schema_type(value: Any, where: str) -> str:
+def json_schema_type(value: JSONReadValue, where: str) -> str:
     """The JSON schema type for a release's parameter type (``float`` -> ``number``)."""
     name = str(value).strip().lower()
     if name not in _TYPES:
@@ -58,8 +58,8 @@ def json_schema_type(value: Any, where: str) -> str:
     return _TYPES[name]
 
 
-def _property(param: dict[str, Any], where: str) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": json_schema_type(param.get("type", "string"), where)}
+def _property(param: JSONObject, where: str) -> JSONObject:
+    schema: JSONObject = {"type": json_schema_type(param.get("type", "string"), where)}
     schema.update({k: param[k] for k in _SCHEMA_KEYS if k in param})
     items = param.get("items")
     if isinstance(items, dict):
@@ -69,24 +69,28 @@ def _property(param: dict[str, Any], where: str) -> dict[str, Any]:
     return schema
 
 
-def tool_declaration(tool: dict[str, Any], where: str) -> dict[str, Any]:
+def tool_declaration(tool: JSONObject, where: str) -> JSONObject:
     """A voxeval tool declaration (name, description, kind, parameters) for one release tool."""
     name = tool.get("id") or tool.get("name")
     if not isinstance(name, str) or not name:
         raise ConfigError(f"{where}: field 'id' is missing")
     # other tool types (transfers, ...) are system tools: neither lookups nor writes
     kind = _KINDS.get(str(tool.get("tool_type", "read")).lower(), "system")
-    properties: dict[str, Any] = {}
-    required: list[str] = []
+    properties: JSONObject = {}
+    required: list[JSONValue] = []
     for group in ("required_parameters", "optional_parameters"):
-        for n, param in enumerate(tool.get(group) or []):
+        params = tool.get(group) or []
+        if not isinstance(params, list):
+            raise ConfigError(f"{where}: {group}: expected a list of parameters")
+        for n, param in enumerate(params):
             label = f"{where}: {group}.{n}"
             if not isinstance(param, dict) or not isinstance(param.get("name"), str):
                 raise ConfigError(f"{label}: expected a mapping with a 'name'")
-            properties[param["name"]] = _property(param, f"{label}.type")
+            param_name = str(param["name"])
+            properties[param_name] = _property(param, f"{label}.type")
             if group == "required_parameters":
-                required.append(param["name"])
-    parameters: dict[str, Any] = {"type": "object", "properties": properties}
+                required.append(param_name)
+    parameters: JSONObject = {"type": "object", "properties": properties}
     if required:
         parameters["required"] = required
     return {

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 import yaml
 from pydantic import ValidationError
@@ -23,6 +22,7 @@ from voxeval.benchmarks.tools.tool_runtime import resolve_scenario_tools
 from voxeval.benchmarks.tools.tool_spec import ToolSpec, load_tool_specs
 from voxeval.config import format_validation_error
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject, JSONValue
 
 _ID_FIELDS = ("id", "scenario_id", "record_id")
 _INITIAL_FIELDS = ("initial_db", "initial_scenario_db", "scenario_db")
@@ -40,12 +40,12 @@ _CATEGORIES = {
 }
 
 
-def read_eva_records(path: Path) -> list[tuple[str, dict[str, Any]]]:
+def read_eva_records(path: Path) -> list[tuple[str, JSONObject]]:
     """(where, record) pairs from a .json (object or list), .jsonl file, or a folder of them."""
     files = sorted([*path.glob("*.json"), *path.glob("*.jsonl")]) if path.is_dir() else [path]
     if not files or not all(f.exists() for f in files):
         raise ConfigError(f"{path}: no EVA-Bench record files (.json/.jsonl) found")
-    out: list[tuple[str, dict[str, Any]]] = []
+    out: list[tuple[str, JSONObject]] = []
     for file in files:
         text = file.read_text(encoding="utf-8")
         try:
@@ -63,21 +63,21 @@ def read_eva_records(path: Path) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def _first(record: dict[str, Any], names: tuple[str, ...]) -> Any:
+def _first(record: JSONObject, names: tuple[str, ...]) -> JSONValue:
     for name in names:
         if record.get(name) is not None:
             return record[name]
     return None
 
 
-def _require(record: dict[str, Any], names: tuple[str, ...], where: str) -> Any:
+def _require(record: JSONObject, names: tuple[str, ...], where: str) -> JSONValue:
     value = _first(record, names)
     if value is None:
         raise ConfigError(f"{where}: field {names[0]!r} is missing (also tried {names[1:]})")
     return value
 
 
-def _persona(value: Any) -> tuple[str, dict[str, str]]:
+def _persona(value: JSONValue) -> tuple[str, dict[str, str]]:
     if isinstance(value, str):
         return value, {}
     if isinstance(value, dict):
@@ -87,26 +87,32 @@ def _persona(value: Any) -> tuple[str, dict[str, str]]:
     return "", {}
 
 
-def _expected(record: dict[str, Any], where: str) -> dict[str, Any]:
+def _expected(record: JSONObject, where: str) -> JSONObject:
     direct = _first(record, _EXPECTED_FIELDS)
-    if direct is None and isinstance(record.get("ground_truth"), dict):
-        direct = _first(record["ground_truth"], _EXPECTED_FIELDS) or record["ground_truth"]
+    truth = record.get("ground_truth")
+    if direct is None and isinstance(truth, dict):
+        direct = _first(truth, _EXPECTED_FIELDS) or truth
     if not isinstance(direct, dict):
         raise ConfigError(f"{where}: field 'expected_scenario_db' is missing or not an object")
     return direct
 
 
-def _agent(record: dict[str, Any], tools: dict[str, ToolSpec]) -> dict[str, Any]:
-    agent = dict(record.get("agent") or {})
+def _agent(record: JSONObject, tools: dict[str, ToolSpec], where: str) -> JSONObject:
+    agent = record.get("agent") or {}
+    if not isinstance(agent, dict):
+        raise ConfigError(f"{where}: field 'agent' must be an object")
     role = agent.get("role") or record.get("agent_role") or record.get("agent_personality") or ""
     instructions = agent.get("instructions") or record.get("agent_instructions") or ""
-    names = agent.get("tools") or record.get("tools") or record.get("agent_tools") or list(tools)
+    all_tools: list[JSONValue] = [*tools]
+    names = agent.get("tools") or record.get("tools") or record.get("agent_tools") or all_tools
+    if not isinstance(names, list):
+        raise ConfigError(f"{where}: field 'tools' must be a list of tool names")
     names = [t.get("name") if isinstance(t, dict) else t for t in names]
     return {"role": str(role or "voice agent"), "instructions": str(instructions), "tools": names}
 
 
 def eva_record_to_scenario(
-    record: dict[str, Any], where: str, tools: dict[str, ToolSpec], domain: str = ""
+    record: JSONObject, where: str, tools: dict[str, ToolSpec], domain: str = ""
 ) -> Scenario:
     goal = _require(record, ("user_goal",), where)
     if not isinstance(goal, dict):
@@ -124,7 +130,7 @@ def eva_record_to_scenario(
         "persona_traits": traits,
         "initial_db": _require(record, _INITIAL_FIELDS, where),
         "expected_db": _expected(record, where),
-        "agent": _agent(record, tools),
+        "agent": _agent(record, tools, where),
     }
     try:
         scenario = Scenario.model_validate(data)

@@ -22,7 +22,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from voxeval.json_types import JSONObject, JSONValue
 
 LOC_TOKEN = re.compile(r"<LOC:([^>]+)>")
 OVERRIDE_KEY = "loc"  # culture_overrides[lang].loc.<SLUG> -> the <LOC_SLUG> placeholder
@@ -33,11 +34,11 @@ class AliasFileError(ValueError):
     """An alias file that cannot be read; the message names the file and field."""
 
 
-def load_alias_index(folder: Path) -> dict[str, dict[str, Any]]:
+def load_alias_index(folder: Path) -> dict[str, JSONObject]:
     """Place name -> its alias entry, from every ``*.json`` in ``folder`` ({} without one)."""
     if not folder.is_dir():
         return {}
-    index: dict[str, dict[str, Any]] = {}
+    index: dict[str, JSONObject] = {}
     for path in sorted(folder.glob("*.json")):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -53,13 +54,20 @@ def is_english(language: str) -> bool:
     return not language or language.lower() in ("en", "english")
 
 
-def spoken_name(name: str, index: Mapping[str, dict[str, Any]], language: str) -> str:
+def spoken_name(name: str, index: Mapping[str, JSONObject], language: str) -> str:
     """How ``<LOC:name>`` reads in ``language`` (the reference's rule)."""
     entry = index.get(name)
     if entry is None or is_english(language):
         return name
-    translations = (entry.get("translations") or {}).get(language) or []
+    translations = _translations(entry, language)
     return str(translations[0]) if translations else name
+
+
+def _translations(entry: JSONObject, language: str) -> list[JSONValue]:
+    """The aliases of a place in ``language`` ([] when the alias file lists none)."""
+    translations = entry.get("translations")
+    found = translations.get(language) if isinstance(translations, dict) else None
+    return found if isinstance(found, list) else []
 
 
 def slug(name: str) -> str:
@@ -74,7 +82,7 @@ class LocationTokens:
     names: dict[str, str] = field(default_factory=dict)  # slug -> place name
     unknown: set[str] = field(default_factory=set)  # names with no alias file
 
-    def rewrite(self, value: Any) -> Any:
+    def rewrite(self, value: JSONValue) -> JSONValue:
         """``value`` with every ``<LOC:Name>`` replaced by ``<LOC_SLUG>`` (recorded here)."""
         if isinstance(value, str):
             return LOC_TOKEN.sub(self._swap, value)
@@ -94,19 +102,19 @@ class LocationTokens:
         return f"<{OVERRIDE_KEY.upper()}_{key}>"
 
     def overrides(
-        self, culture_overrides: Mapping[str, Any], index: Mapping[str, dict[str, Any]]
-    ) -> dict[str, Any]:
+        self, culture_overrides: Mapping[str, JSONValue], index: Mapping[str, JSONObject]
+    ) -> JSONObject:
         """``culture_overrides`` with each language's spoken form of every found place."""
         out = dict(culture_overrides)
         for language, entry in culture_overrides.items():
             if not isinstance(entry, Mapping) or not self.names:
                 continue
-            places = {k: spoken_name(n, index, language) for k, n in self.names.items()}
+            places: JSONObject = {k: spoken_name(n, index, language) for k, n in self.names.items()}
             out[language] = {**entry, OVERRIDE_KEY: places}
         return out
 
 
-def with_name_aliases(db: Any, index: Mapping[str, dict[str, Any]], language: str) -> Any:
+def with_name_aliases(db: JSONValue, index: Mapping[str, JSONObject], language: str) -> JSONValue:
     """A copy of ``db`` where every mapping whose ``name`` is a known place carries
     ``name_aliases`` for ``language`` (base aliases, then the language's, without repeats)."""
     if isinstance(db, list):
@@ -117,6 +125,7 @@ def with_name_aliases(db: Any, index: Mapping[str, dict[str, Any]], language: st
     name = db.get("name")
     if isinstance(name, str) and name in index:
         entry = index[name]
-        translations = (entry.get("translations") or {}).get(language) or []
-        out[ALIASES_FIELD] = list(dict.fromkeys([*(entry.get("base") or []), *translations]))
+        base = entry.get("base")
+        aliases = [*(base if isinstance(base, list) else []), *_translations(entry, language)]
+        out[ALIASES_FIELD] = list(dict.fromkeys(aliases))
     return out

@@ -28,8 +28,10 @@ from __future__ import annotations
 import ast
 import importlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from pydantic import ValidationError
@@ -47,6 +49,7 @@ from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.benchmarks.jsonl_file import read_json_list
 from voxeval.config import load_yaml
 from voxeval.errors import ConfigError, VoxevalError
+from voxeval.json_types import JSONObject, JSONValue
 
 CURRENT_DATE_KEY = "_current_date"
 
@@ -176,7 +179,7 @@ def _tool_library(
     elif not python_tools and definitions is None:
         defined = _functions_in_release(agent, paths, result)
     for declaration in agent.tools:
-        name = declaration["name"]
+        name = str(declaration["name"])
         if name in user:
             result.tools.append(user[name])
         elif name in defined:
@@ -223,7 +226,7 @@ def _functions_in_release(
     }
 
 
-def _python_module(agent: EvaAgentConfig, result: EvaImport) -> Any:
+def _python_module(agent: EvaAgentConfig, result: EvaImport) -> ModuleType | None:
     if not agent.tool_module_path:
         result.notes.append(f"{agent.path}: no tool_module_path; python tools unavailable")
         return None
@@ -238,13 +241,13 @@ def _python_module(agent: EvaAgentConfig, result: EvaImport) -> Any:
 
 
 def convert_record(
-    record: dict[str, Any],
+    record: JSONObject,
     paths: ReleasePaths,
     agent: EvaAgentConfig,
     available: set[str],
     domain: str,
     language: str,
-    places: dict[str, dict[str, Any]] | None = None,
+    places: Mapping[str, JSONObject] | None = None,
     notes: list[str] | None = None,
 ) -> Scenario:
     """One record as a scenario (placeholders kept); raises :class:`_RecordError`.
@@ -284,8 +287,8 @@ def convert_record(
     overrides = record.get("culture_overrides") or {}
     locations = LocationTokens()
     try:
-        goal = locations.rewrite(goal)
-        utterances = locations.rewrite(utterances)
+        goal = _object(locations.rewrite(goal))
+        utterances = _object(locations.rewrite(utterances))
     except AliasFileError as exc:
         raise _RecordError("user_goal", str(exc)) from exc
     if locations.names and isinstance(overrides, dict) and overrides:
@@ -294,7 +297,8 @@ def convert_record(
         values = {
             f"<LOC_{k}>": spoken_name(n, places, language) for k, n in locations.names.items()
         }
-        goal, utterances = _replace_all(goal, values), _replace_all(utterances, values)
+        goal = _object(_replace_all(goal, values))
+        utterances = _object(_replace_all(utterances, values))
     unknown = sorted(n for n in locations.names.values() if n not in places)
     if unknown and notes is not None:
         notes.append(
@@ -303,6 +307,12 @@ def convert_record(
         )
     opening = utterances.get(language) or goal.get("starting_utterance") or opening
     initial_db = with_name_aliases(_initial_db(paths, str(record_id), now), places, language)
+    agent_definition: JSONObject = {
+        "role": agent.role,
+        "instructions": agent.instructions,
+        "tools": [n for n in agent.tool_names() if n in available],
+        "greeting": agent.greeting,
+    }
     data = {
         "id": str(record_id),
         "domain": domain,
@@ -313,12 +323,7 @@ def convert_record(
         "persona_traits": _traits(user_config),
         "initial_db": initial_db,
         "expected_db": with_name_aliases(expected, places, language),
-        "agent": {
-            "role": agent.role,
-            "instructions": agent.instructions,
-            "tools": [n for n in agent.tool_names() if n in available],
-            "greeting": agent.greeting,
-        },
+        "agent": agent_definition,
         "agent_script": script,
         "culture_overrides": overrides,
         "romanized_culture_overrides": record.get("romanized_culture_overrides") or {},
@@ -338,7 +343,13 @@ def convert_record(
     return scenario
 
 
-def _replace_all(value: Any, values: dict[str, str]) -> Any:
+def _object(value: JSONValue) -> JSONObject:
+    """A rewritten mapping (rewriting keeps a mapping a mapping)."""
+    assert isinstance(value, dict)
+    return value
+
+
+def _replace_all(value: JSONValue, values: Mapping[str, str]) -> JSONValue:
     if isinstance(value, str):
         for token, text in values.items():
             value = value.replace(token, text)
@@ -360,19 +371,19 @@ def _greeting(path: Path, language: str) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _required(record: dict[str, Any], name: str) -> Any:
+def _required(record: JSONObject, name: str) -> JSONValue:
     if record.get(name) is None:
         raise _RecordError(name, "missing")
     return record[name]
 
 
-def _traits(user_config: Any) -> dict[str, str]:
+def _traits(user_config: JSONValue) -> dict[str, str]:
     if not isinstance(user_config, dict):
         return {}
     return {k: str(user_config[k]) for k in ("name", "gender") if user_config.get(k) is not None}
 
 
-def _initial_db(paths: ReleasePaths, record_id: str, now: str) -> dict[str, Any]:
+def _initial_db(paths: ReleasePaths, record_id: str, now: str) -> JSONObject:
     """The record's initial database file, with ``_current_date`` set to the date part of the
     record's ``current_date_time``: the reference's tool runtime sets it so before every call
     (whatever the file holds), and the released tools read ``db["_current_date"]``."""

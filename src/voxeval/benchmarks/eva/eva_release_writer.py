@@ -11,6 +11,7 @@ import yaml
 
 from voxeval.benchmarks.eva.eva_release import EvaImport
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONReadValue
 
 
 def write_release_suite(result: EvaImport, out: Path, name: str | None = None) -> Path:
@@ -46,7 +47,7 @@ def write_release_suite(result: EvaImport, out: Path, name: str | None = None) -
     return suite_file
 
 
-def _dump(data: Any) -> str:
+def _dump(data: JSONReadValue) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 
 

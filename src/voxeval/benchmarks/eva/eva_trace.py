@@ -10,14 +10,28 @@ form a final silent step. Tool responses are not replayed: the tools compute the
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TypedDict
 
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject, JSONValue
 
 TRACE_FIELD = "ground_truth.expected_trace.trace"
 
 
-def trace_events(record: dict[str, Any], where: str) -> list[dict[str, Any]]:
+class ScriptedCall(TypedDict):
+    name: str
+    arguments: JSONObject
+
+
+class ScriptedStep(TypedDict):
+    """One ``agent_script`` step as a mapping (the scenario model validates it)."""
+
+    say: str
+    tool_calls: list[ScriptedCall]
+
+
+def trace_events(record: JSONObject, where: str) -> list[JSONValue]:
     truth = record.get("ground_truth")
     trace = truth.get("expected_trace") if isinstance(truth, dict) else None
     events = trace.get("trace") if isinstance(trace, dict) else trace
@@ -26,10 +40,10 @@ def trace_events(record: dict[str, Any], where: str) -> list[dict[str, Any]]:
     return events
 
 
-def trace_to_script(events: list[Any], where: str) -> list[dict[str, Any]]:
+def trace_to_script(events: Sequence[JSONValue], where: str) -> list[ScriptedStep]:
     """``agent_script`` steps (``say``, ``tool_calls``) from the trace events."""
-    steps: list[dict[str, Any]] = []
-    pending: list[dict[str, Any]] = []
+    steps: list[ScriptedStep] = []
+    pending: list[ScriptedCall] = []
     for n, event in enumerate(events):
         label = f"{where}: {TRACE_FIELD}.{n}"
         if not isinstance(event, dict):
@@ -53,7 +67,7 @@ def trace_to_script(events: list[Any], where: str) -> list[dict[str, Any]]:
     return steps
 
 
-def trace_tool_names(script: list[dict[str, Any]]) -> list[tuple[str, str]]:
+def trace_tool_names(script: Sequence[ScriptedStep]) -> list[tuple[str, str]]:
     """(field path in the script, tool name) of every scripted call."""
     return [
         (f"agent_script.{s}.tool_calls.{c}.name", call["name"])

@@ -19,17 +19,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONReadValue, JSONValue
 
 TOKEN = re.compile(r"<([A-Z][A-Z0-9_]*)>")
 ROMANIZED_SUFFIX = "_ROMANIZED"
 
 
 def placeholder_values(
-    culture_overrides: Mapping[str, Any],
-    romanized_overrides: Mapping[str, Any] | None,
+    culture_overrides: Mapping[str, JSONReadValue],
+    romanized_overrides: Mapping[str, JSONReadValue] | None,
     language: str,
     where: str = "",
 ) -> dict[str, str]:
@@ -51,7 +51,7 @@ def placeholder_values(
     return values
 
 
-def _flatten(entry: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+def _flatten(entry: Mapping[str, JSONReadValue], prefix: str = "") -> dict[str, str]:
     out: dict[str, str] = {}
     for key, value in entry.items():
         name = f"{prefix}{str(key).upper()}"
@@ -62,27 +62,16 @@ def _flatten(entry: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
     return out
 
 
-def fill_placeholders(value: Any, values: Mapping[str, str], where: str = "") -> Any:
+def fill_placeholders(value: JSONValue, values: Mapping[str, str], where: str = "") -> JSONValue:
     """A copy of ``value`` (JSON-like) with every known token replaced; an unknown token left
     in a string raises :class:`ConfigError` naming the field path."""
     if isinstance(value, str):
-
-        def swap(match: re.Match[str]) -> str:
-            name = match.group(1)
-            if name not in values:
-                known = ", ".join(f"<{k}>" for k in sorted(values)) or "none"
-                raise ConfigError(
-                    f"{where or 'value'}: placeholder <{name}> has no value for this language "
-                    f"(known: {known})"
-                )
-            return values[name]
-
-        return TOKEN.sub(swap, value)
+        return _fill_text(value, values, where)
     if isinstance(value, list):
         return [fill_placeholders(v, values, f"{where}.{n}") for n, v in enumerate(value)]
     if isinstance(value, dict):
         return {
-            fill_placeholders(k, values, where) if isinstance(k, str) else k: fill_placeholders(
+            _fill_text(k, values, where) if isinstance(k, str) else k: fill_placeholders(
                 v, values, f"{where}.{k}" if where else str(k)
             )
             for k, v in value.items()
@@ -90,7 +79,21 @@ def fill_placeholders(value: Any, values: Mapping[str, str], where: str = "") ->
     return value
 
 
-def has_placeholders(value: Any) -> bool:
+def _fill_text(text: str, values: Mapping[str, str], where: str) -> str:
+    def swap(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in values:
+            known = ", ".join(f"<{k}>" for k in sorted(values)) or "none"
+            raise ConfigError(
+                f"{where or 'value'}: placeholder <{name}> has no value for this language "
+                f"(known: {known})"
+            )
+        return values[name]
+
+    return TOKEN.sub(swap, text)
+
+
+def has_placeholders(value: JSONReadValue) -> bool:
     """True if any string inside ``value`` holds a ``<TOKEN>``."""
     if isinstance(value, str):
         return TOKEN.search(value) is not None

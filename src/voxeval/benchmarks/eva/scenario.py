@@ -23,6 +23,7 @@ from voxeval.benchmarks.tools.tool_runtime import resolve_scenario_tools
 from voxeval.benchmarks.tools.tool_spec import HookTrust, ToolSpec, check_tables, load_tool_specs
 from voxeval.config import format_validation_error, load_yaml
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject, JSONReadValue, JSONValue
 
 Category = Literal[
     "single_intent",
@@ -45,7 +46,7 @@ class _OpenGoal(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    def extra_details(self) -> dict[str, Any]:
+    def extra_details(self) -> JSONObject:
         """The keys this model does not know, as given."""
         return dict(self.model_extra or {})
 
@@ -104,10 +105,13 @@ class Scenario(_Strict):
     user_persona: str
     # optional structured persona facts (name, gender, voice) for callers that need them
     persona_traits: dict[str, str] = Field(default_factory=dict)
-    # record tables (key -> record); plain values and list tables are kept as they are
-    initial_db: Database
+    # record tables (key -> record); plain values and list tables are kept as they are.
+    # Typed ``Database`` where it is used; the field stays unvalidated (``Any``) because
+    # pydantic cannot build a schema for the recursive JSON alias, and validating it as
+    # pydantic's JsonValue would also cost time on large released databases
+    initial_db: dict[str, Any]
     # same shape as initial_db plus an optional ``session`` mapping for the auth check
-    expected_db: Database
+    expected_db: dict[str, Any]
     agent: AgentDefinition
     agent_script: list[ScriptStep] = Field(default_factory=list)
     wrong_script: list[ScriptStep] | None = None
@@ -181,7 +185,7 @@ class Scenario(_Strict):
         return Scenario.model_validate(data)
 
     @property
-    def expected_session(self) -> dict[str, Any]:
+    def expected_session(self) -> JSONObject:
         session = self.expected_db.get(SESSION_KEY) or {}
         return dict(session)
 
@@ -281,7 +285,7 @@ def load_scenario_suite(
     scenarios: list[Scenario] = []
     for n, entry in enumerate(entries):
         if isinstance(entry, dict):
-            raw = [(f"{suite_path}: scenarios.{n}", entry)]
+            raw: list[tuple[str, JSONValue]] = [(f"{suite_path}: scenarios.{n}", entry)]
         elif isinstance(entry, str):
             raw = _read_scenario_files(base / entry)
         else:
@@ -314,7 +318,7 @@ def load_scenario_suite(
     )
 
 
-def _task_completion_settings(data: Any, suite_path: Path) -> TaskCompletionSettings:
+def _task_completion_settings(data: JSONReadValue, suite_path: Path) -> TaskCompletionSettings:
     if data is None:
         return REFERENCE_SETTINGS
     if not isinstance(data, dict):
@@ -325,11 +329,11 @@ def _task_completion_settings(data: Any, suite_path: Path) -> TaskCompletionSett
         raise ConfigError(format_validation_error(f"{suite_path}: task_completion", exc)) from exc
 
 
-def _read_scenario_files(path: Path) -> list[tuple[str, Any]]:
+def _read_scenario_files(path: Path) -> list[tuple[str, JSONValue]]:
     files = sorted(path.glob("*.y*ml")) if path.is_dir() else [path]
     if not files:
         raise ConfigError(f"{path}: no scenario YAML files found")
-    out: list[tuple[str, Any]] = []
+    out: list[tuple[str, JSONValue]] = []
     for file in files:
         content = load_yaml(file)
         if isinstance(content, dict) and isinstance(content.get("scenarios"), list):
@@ -342,9 +346,9 @@ def _read_scenario_files(path: Path) -> list[tuple[str, Any]]:
 
 
 def _parse_scenario(
-    item: Any,
+    item: JSONValue,
     where: str,
-    defaults: dict[str, Any],
+    defaults: JSONObject,
     tools: dict[str, ToolSpec],
     trust: HookTrust | None = None,
 ) -> Scenario:

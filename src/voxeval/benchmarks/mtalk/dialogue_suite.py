@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -33,6 +34,7 @@ from voxeval.benchmarks.mtalk.dialogue import Dialogue
 from voxeval.benchmarks.suite_info import SUITE_FILE, SUITES, resolve_suite
 from voxeval.config import format_validation_error, load_yaml
 from voxeval.errors import AudioError, ConfigError
+from voxeval.json_types import JSONReadObject, JSONReadValue
 
 DIALOGUES_FILE = "dialogues.jsonl"
 
@@ -75,13 +77,13 @@ def dialogue_suite_path(ref: str | Path) -> Path:
     return path
 
 
-def _label(row: Any, index: int) -> str:
+def _label(row: JSONReadValue, index: int) -> str:
     ident = row.get("id") if isinstance(row, dict) else None
     return f"dialogue #{index + 1} (id={ident!r})" if ident else f"dialogue #{index + 1}"
 
 
 def validate_dialogues(
-    rows: list[Any], where: str, base_dir: Path, limits: AudioLimits | None = None
+    rows: Sequence[JSONReadValue], where: str, base_dir: Path, limits: AudioLimits | None = None
 ) -> list[Dialogue]:
     """Validate raw dialogue mappings; audio paths become absolute (relative to ``base_dir``),
     must exist and pass ``limits``. Ids must be unique. All problems are raised together."""
@@ -179,7 +181,7 @@ def write_dialogue_suite(
     out_dir: str | Path,
     name: str,
     description: str = "",
-    metadata: dict[str, Any] | None = None,
+    metadata: JSONReadObject | None = None,
 ) -> Path:
     """Write ``suite.yaml`` and ``dialogues.jsonl`` into ``out_dir`` (audio paths made relative
     to it); returns the suite file."""

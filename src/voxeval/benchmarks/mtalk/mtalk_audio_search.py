@@ -20,6 +20,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 
+from voxeval.json_types import JSONReadObject
+
 STATIC_AUDIO = Path("static") / "audio"
 
 
@@ -54,7 +56,7 @@ class AudioSearch:
         return next((c for c in self.candidates(value) if c.is_file()), None)
 
 
-def paths_in(data: dict[str, object]) -> list[str]:
+def paths_in(data: JSONReadObject) -> list[str]:
     """Every audio path a model-outputs mapping names (questions and replies)."""
     out: list[str] = []
     for dialogues in data.values():
@@ -62,8 +64,9 @@ def paths_in(data: dict[str, object]) -> list[str]:
             for turn in dialogue if isinstance(dialogue, list) else ():
                 if not isinstance(turn, dict):
                     continue
-                if isinstance(turn.get("question"), str):
-                    out.append(turn["question"])
+                question = turn.get("question")
+                if isinstance(question, str):
+                    out.append(question)
                 answers = turn.get("dialogue")
                 if isinstance(answers, dict):
                     out += [p for p in answers.values() if isinstance(p, str)]

@@ -21,12 +21,11 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
 from voxeval.audio import AudioLimits, probe_audio
-from voxeval.benchmarks.dataset_files import data_files, read_data_file
+from voxeval.benchmarks.dataset_files import RowValue, data_files, read_data_file
 from voxeval.benchmarks.embedded_audio import EmbeddedAudioWriter, RowError
 from voxeval.benchmarks.mtalk.dialogue import Dialogue, turn_item_id
 from voxeval.benchmarks.mtalk.mtalk_criteria import criteria_by_level, parse_criteria
@@ -78,12 +77,12 @@ class _Group:
     replies: dict[str, dict[int, tuple[_Row, str, str | None]]] = field(default_factory=dict)
 
 
-def _text(row: dict[str, Any], key: str) -> str:
+def _text(row: dict[str, RowValue], key: str) -> str:
     value = row.get(key)
     return value.strip() if isinstance(value, str) else ""
 
 
-def _dimension(value: Any) -> Dimension:
+def _dimension(value: RowValue) -> Dimension:
     text = str(value or "").strip().lower()
     if text in DIMENSION_CODES:
         return DIMENSION_CODES[text]
@@ -93,7 +92,7 @@ def _dimension(value: Any) -> Dimension:
     raise RowError("type", f"expected sem, para or amb, got {value!r}")
 
 
-def _turn(value: Any) -> int:
+def _turn(value: RowValue) -> int:
     match = _TURN.match(str(value if value is not None else "").strip())
     if match is None:
         raise RowError("turn", f"expected turn1, turn2, ..., got {value!r}")
@@ -106,7 +105,7 @@ class _Reader:
         self.writer = writer
         self.groups: dict[tuple[Dimension, str], _Group] = {}
 
-    def add(self, row: _Row, data: Any) -> None:
+    def add(self, row: _Row, data: RowValue) -> None:
         if not isinstance(data, dict):
             raise RowError("<row>", f"expected a mapping, got {type(data).__name__}")
         dimension = _dimension(data.get("type"))
@@ -135,7 +134,7 @@ class _Reader:
         audio = self._audio(data.get("audio"), row.file.parent)
         replies[turn] = (row, audio, transcript or None)
 
-    def _audio(self, value: Any, base: Path) -> str:
+    def _audio(self, value: RowValue, base: Path) -> str:
         """The row's recording as a checked file (size and header within the limits)."""
         path = Path(self.writer.materialise(value, base))
         try:

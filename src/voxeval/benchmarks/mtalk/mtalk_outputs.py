@@ -42,6 +42,7 @@ from voxeval.benchmarks.mtalk.mtalk_taxonomy import (
     scenario_of_scene,
 )
 from voxeval.errors import AudioError, ConfigError
+from voxeval.json_types import JSONObject, JSONValue
 
 RECORD_ID = re.compile(r"record_(\d+-\d+)")
 
@@ -52,7 +53,7 @@ def record_number(question_path: str) -> str | None:
     return match.group(1) if match else None
 
 
-def read_model_outputs_file(path: Path) -> dict[str, Any]:
+def read_model_outputs_file(path: Path) -> JSONObject:
     """The top-level mapping; errors name the file and the keys it should have."""
     if not path.is_file():
         raise ConfigError(f"{path}: model-outputs file not found")
@@ -100,7 +101,7 @@ class _Turns:
         self.user_ok = self.user_ok and not user
 
     def audio(
-        self, value: Any, where: str, field_name: str, *, user: bool
+        self, value: JSONValue, where: str, field_name: str, *, user: bool
     ) -> tuple[str | None, bool]:
         """(the recording's absolute path, or None; whether it is absent). An absent file is
         not a problem (the part loads transcript-only); a malformed path or a bad file is."""
@@ -121,7 +122,7 @@ class _Turns:
 
 
 def _read_dialogue(
-    raw: Any,
+    raw: JSONValue,
     dimension: Dimension,
     where: str,
     file: Path,
@@ -240,7 +241,7 @@ def import_model_outputs(
     data = read_model_outputs_file(file)
     search = AudioSearch([*roots, file.parent, file.parent.parent], paths_in(data))
     result = MTalkImport(source=str(file), layout="model-outputs")
-    work: list[tuple[str, int, Any]] = []
+    work: list[tuple[str, int, JSONValue]] = []
     for key, value in data.items():
         if not isinstance(value, list):
             result.problem(file, repr(key), key, "expected a list of dialogues")

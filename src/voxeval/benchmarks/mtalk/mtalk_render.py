@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from types import ModuleType
+from typing import Any, Required, TypedDict
 
 import numpy as np
 
@@ -95,14 +96,36 @@ class Speaker:
         return resample(audio, rate)
 
 
+class CueEvent(TypedDict, total=False):
+    """One placed piece of a rendered turn: its kind and span in seconds, plus what that kind
+    records (the words and voice of speech, the tag of a cue, the sound of an ambient event)."""
+
+    kind: Required[str]
+    start_s: Required[float]
+    end_s: Required[float]
+    tag: str
+    text: str
+    speaker: str
+    voice: str
+    cues: list[str]
+    delivery: dict[str, float | bool]
+    approximations: list[str]
+    approximation: str
+    rendered: bool
+    sound: str
+    source: str
+    background: bool
+    level_dbfs: float
+
+
 @dataclass
 class RenderedTurn:
     audio: Audio
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[CueEvent] = field(default_factory=list)
     peak_scaled: bool = False  # the whole turn was turned down to stay under full scale
 
 
-def _librosa() -> Any:
+def _librosa() -> ModuleType:
     try:
         import librosa
     except ImportError as exc:  # an optional extra
@@ -171,7 +194,7 @@ class TurnRenderer:
         rng = np.random.default_rng(seed)
         track: list[np.ndarray] = [np.zeros(round(LEAD_IN_S * RATE), dtype=np.float32)]
         cursor = track[0].size
-        events: list[dict[str, Any]] = []
+        events: list[CueEvent] = []
         ambient: list[tuple[str, str, int]] = []  # (tag, name, start sample)
 
         def place(audio: Audio) -> tuple[int, int]:
@@ -239,11 +262,11 @@ class TurnRenderer:
         place: Callable[[Audio], tuple[int, int]],
         gap: Callable[[float], tuple[int, int]],
         hesitated: bool,
-    ) -> list[dict[str, Any]]:
+    ) -> list[CueEvent]:
         speaker = self.speaker_a if piece.speaker == "A" else self.speaker_b
         level = SPEECH_RMS_DBFS if piece.speaker == "A" else SPEAKER_B_RMS_DBFS
         delivery = piece.delivery if self.cues else Delivery()
-        out: list[dict[str, Any]] = []
+        out: list[CueEvent] = []
         if delivery.hesitant and not hesitated:
             filler = _say(speaker, HESITATION_TEXT, delivery, level)
             start, end = place(filler)
@@ -254,7 +277,7 @@ class TurnRenderer:
             )  # fmt: skip
         audio = _say(speaker, piece.text, delivery, level)
         start, end = place(audio)
-        entry: dict[str, Any] = {
+        entry: CueEvent = {
             "kind": "speech",
             "speaker": piece.speaker,
             "voice": speaker.name,
@@ -277,13 +300,13 @@ class TurnRenderer:
         return _at_level(render_event(name, seed, RATE), VOCAL_LEVEL_DBFS[name])
 
     @staticmethod
-    def _event(piece: TagPiece, kind: str, start: int, end: int) -> dict[str, Any]:
+    def _event(piece: TagPiece, kind: str, start: int, end: int) -> CueEvent:
         return {"kind": kind, "tag": piece.tag, "start_s": _seconds(start), "end_s": _seconds(end)}
 
     def _mix_ambient(
         self, speech: np.ndarray, ambient: list[tuple[str, str, int]], rng: np.random.Generator
-    ) -> tuple[np.ndarray, list[dict[str, Any]]]:
-        events: list[dict[str, Any]] = []
+    ) -> tuple[np.ndarray, list[CueEvent]]:
+        events: list[CueEvent] = []
         sounds: list[tuple[int, np.ndarray]] = []
         for tag, name, start in ambient:
             spec = AMBIENT_SOUNDS[name]
@@ -334,7 +357,7 @@ class TurnRenderer:
         return out, events
 
     @staticmethod
-    def _span_tags(events: list[dict[str, Any]]) -> None:
+    def _span_tags(events: list[CueEvent]) -> None:
         """A delivery cue's span: the speech it shaped; a speaker tag's: the words that
         followed it."""
         speech = [e for e in events if e["kind"] == "speech"]

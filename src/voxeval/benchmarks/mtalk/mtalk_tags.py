@@ -52,7 +52,7 @@ class Delivery:
             and not self.hesitant
         )
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> dict[str, float | bool]:
         return {
             "tempo": self.tempo,
             "pitch_semitones": self.pitch_st,

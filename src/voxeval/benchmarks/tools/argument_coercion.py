@@ -11,9 +11,13 @@ check, which still refuses it."""
 
 from __future__ import annotations
 
+import enum
 import json
 import re
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Literal
+
+from voxeval.json_types import JSONObject, JSONReadObject, JSONReadValue, JSONValue
 
 ToolArguments = Literal["strict", "coerce"]
 STRICT: ToolArguments = "strict"
@@ -21,15 +25,23 @@ COERCE: ToolArguments = "coerce"
 
 _INTEGER = re.compile(r"^[+-]?\d+$")
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
-_MISSING = object()
 
 
-def coerce_arguments(
-    arguments: dict[str, Any], schema: dict[str, Any]
-) -> tuple[dict[str, Any], list[str]]:
+class _Missing(enum.Enum):
+    """No lossless conversion exists (a sentinel: None is a value an argument can take)."""
+
+    MISSING = "missing"
+
+
+_MISSING = _Missing.MISSING
+
+
+def coerce_arguments(arguments: JSONObject, schema: JSONReadObject) -> tuple[JSONObject, list[str]]:
     """``arguments`` with each mismatched top-level value converted to its declared type where
     that is lossless, and one readable line per conversion (the diagnostic)."""
-    properties = schema.get("properties") or {}
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):  # absent (the schema was checked at load)
+        properties = {}
     out = dict(arguments)
     notes: list[str] = []
     for name, value in arguments.items():
@@ -49,7 +61,7 @@ def coerce_arguments(
     return out, notes
 
 
-def _declared_types(prop: Any) -> list[str]:
+def _declared_types(prop: JSONReadValue) -> list[str]:
     if not isinstance(prop, dict):
         return []
     declared = prop.get("type")
@@ -60,7 +72,7 @@ def _declared_types(prop: Any) -> list[str]:
     return []
 
 
-def _is_type(value: Any, declared: str) -> bool:
+def _is_type(value: JSONValue, declared: str) -> bool:
     # JSON-schema types: a bool is not a number, a whole float is an integer
     if declared == "string":
         return isinstance(value, str)
@@ -81,7 +93,7 @@ def _is_type(value: Any, declared: str) -> bool:
     return True  # an unknown type name: leave it to the schema check
 
 
-def _convert(value: Any, declared: str) -> Any:
+def _convert(value: JSONValue, declared: str) -> JSONValue | _Missing:
     """The value as ``declared`` when nothing is lost, else ``_MISSING``."""
     if declared == "string" and isinstance(value, int | float) and not isinstance(value, bool):
         return json.dumps(value)
@@ -97,7 +109,7 @@ def _convert(value: Any, declared: str) -> Any:
     return _MISSING
 
 
-def _json_type(value: Any) -> str:
+def _json_type(value: JSONValue) -> str:
     if isinstance(value, bool):
         return "boolean"
     if isinstance(value, int | float):

@@ -7,19 +7,21 @@ cannot be looked up by key."""
 
 from __future__ import annotations
 
-from typing import Any, TypeGuard
+from typing import TypeGuard
+
+from voxeval.json_types import JSONObject, JSONReadValue, JSONValue
 
 # name -> record table, list or plain value (see ``is_record_table``)
-Database = dict[str, Any]
-RecordTable = dict[str, dict[str, Any]]
+Database = dict[str, JSONValue]
+RecordTable = dict[str, JSONObject]
 
 
-def is_record_table(value: Any) -> TypeGuard[RecordTable]:
+def is_record_table(value: JSONReadValue) -> TypeGuard[RecordTable]:
     """True for a mapping of record keys to record mappings (an empty mapping counts)."""
     return isinstance(value, dict) and all(isinstance(row, dict) for row in value.values())
 
 
-def describe_value(value: Any) -> str:
+def describe_value(value: JSONReadValue) -> str:
     """What a database entry that is not a record table holds, for error messages."""
     if isinstance(value, list):
         return f"a list of {len(value)} items"

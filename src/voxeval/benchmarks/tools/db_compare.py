@@ -13,11 +13,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from typing import Any
+from typing import TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from voxeval.benchmarks.tools.database import Database, is_record_table
+from voxeval.benchmarks.tools.database import Database, RecordTable, is_record_table
+from voxeval.json_types import JSONObject, JSONValue
 
 SESSION_KEY = "session"
 _NULL_STRINGS = {"none", "null"}
@@ -51,10 +52,42 @@ class TaskCompletionSettings(BaseModel):
 REFERENCE_SETTINGS = TaskCompletionSettings()
 
 
-def normalise(value: Any, settings: TaskCompletionSettings = REFERENCE_SETTINGS) -> Any:
+class ValueChange(TypedDict):
+    expected: JSONValue
+    actual: JSONValue
+
+
+class ListItemChange(TypedDict):
+    index: int
+    expected: JSONValue
+    actual: JSONValue
+
+
+class TableDiff(TypedDict):
+    records_added: list[str]
+    records_removed: list[str]
+    records_changed: dict[str, dict[str, ValueChange]]  # record key -> field -> change
+
+
+class DatabaseDiff(TypedDict):
+    """What ``diff_databases`` returns (see there)."""
+
+    tables_added: list[str]
+    tables_removed: list[str]
+    tables: dict[str, TableDiff]
+    lists: dict[str, list[ListItemChange]]
+    values: dict[str, ValueChange]
+
+
+class SessionCheck(TypedDict):
+    ok: bool
+    mismatched: dict[str, ValueChange]
+
+
+def normalise(value: JSONValue, settings: TaskCompletionSettings = REFERENCE_SETTINGS) -> JSONValue:
     """The comparable form of ``value`` (see the module docstring); mapping keys as strings."""
     if isinstance(value, dict):
-        out: dict[str, Any] = {}
+        out: JSONObject = {}
         for key, item in value.items():
             name = str(key)
             normal = normalise(item, settings)
@@ -72,12 +105,12 @@ def normalise(value: Any, settings: TaskCompletionSettings = REFERENCE_SETTINGS)
     return value
 
 
-def _order_key(item: Any) -> str:
+def _order_key(item: JSONValue) -> str:
     # the reference sorts order-free lists by each item's JSON (default separators, ASCII)
     return json.dumps(item, sort_keys=True, default=str)
 
 
-def hash_json(value: Any) -> str:
+def hash_json(value: JSONValue) -> str:
     """The serialisation that is hashed (the reference's ``json.dumps`` arguments)."""
     return json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))
 
@@ -94,7 +127,7 @@ def db_hash(db: Database, settings: TaskCompletionSettings = REFERENCE_SETTINGS)
 
 def diff_databases(
     expected: Database, actual: Database, settings: TaskCompletionSettings = REFERENCE_SETTINGS
-) -> dict[str, Any]:
+) -> DatabaseDiff:
     """Structured diff of two databases after normalising (session excluded)::
 
     {"tables_added": [...], "tables_removed": [...],
@@ -104,9 +137,9 @@ def diff_databases(
      "values": {name: {"expected", "actual"}}}                # plain values, changed kinds
 
     Names in ``tables_added``/``tables_removed`` are any top-level entries, tables or not."""
-    exp = normalise(without_session(expected), settings)
-    act = normalise(without_session(actual), settings)
-    out: dict[str, Any] = {
+    exp = _normal_tables(expected, settings)
+    act = _normal_tables(actual, settings)
+    out: DatabaseDiff = {
         "tables_added": sorted(set(act) - set(exp)),
         "tables_removed": sorted(set(exp) - set(act)),
         "tables": {},
@@ -126,8 +159,14 @@ def diff_databases(
     return out
 
 
-def _table_diff(expected: dict[str, Any], actual: dict[str, Any]) -> dict[str, Any]:
-    changed: dict[str, Any] = {}
+def _normal_tables(db: Database, settings: TaskCompletionSettings) -> JSONObject:
+    normal = normalise(without_session(db), settings)
+    assert isinstance(normal, dict)  # a mapping normalises to a mapping
+    return normal
+
+
+def _table_diff(expected: RecordTable, actual: RecordTable) -> TableDiff:
+    changed: dict[str, dict[str, ValueChange]] = {}
     for key in sorted(set(expected) & set(actual)):
         fields = _field_diff(expected[key], actual[key])
         if fields:
@@ -139,9 +178,9 @@ def _table_diff(expected: dict[str, Any], actual: dict[str, Any]) -> dict[str, A
     }
 
 
-def _list_diff(expected: list[Any], actual: list[Any]) -> list[dict[str, Any]]:
+def _list_diff(expected: list[JSONValue], actual: list[JSONValue]) -> list[ListItemChange]:
     """Element-wise differences; an item only one side has is ``<missing>`` on the other."""
-    out = []
+    out: list[ListItemChange] = []
     for index in range(max(len(expected), len(actual))):
         want = expected[index] if index < len(expected) else _MISSING
         got = actual[index] if index < len(actual) else _MISSING
@@ -150,7 +189,7 @@ def _list_diff(expected: list[Any], actual: list[Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _field_diff(expected: Any, actual: Any) -> dict[str, Any]:
+def _field_diff(expected: JSONValue, actual: JSONValue) -> dict[str, ValueChange]:
     if not isinstance(expected, dict) or not isinstance(actual, dict):
         return {} if expected == actual else {"<record>": {"expected": expected, "actual": actual}}
     return {
@@ -163,12 +202,12 @@ def _field_diff(expected: Any, actual: Any) -> dict[str, Any]:
     }
 
 
-def diff_is_empty(diff: dict[str, Any]) -> bool:
+def diff_is_empty(diff: DatabaseDiff) -> bool:
     keys = ("tables_added", "tables_removed", "tables", "lists", "values")
     return not any(diff.get(k) for k in keys)
 
 
-def render_diff(diff: dict[str, Any]) -> str:
+def render_diff(diff: DatabaseDiff) -> str:
     """Readable lines, one change per line."""
     lines = [f"table {t}: added (not expected)" for t in diff["tables_added"]]
     lines += [f"table {t}: missing (expected)" for t in diff["tables_removed"]]
@@ -189,7 +228,7 @@ def render_diff(diff: dict[str, Any]) -> str:
     return "\n".join(lines) if lines else "no differences"
 
 
-def session_check(expected: Any, actual: Any) -> dict[str, Any]:
+def session_check(expected: JSONValue, actual: JSONValue) -> SessionCheck:
     """The reference's auth check: for every expected key, the actual value (None when the
     key is absent) equals the expected one, strings compared lower-cased and otherwise as
     they are ("None" is the string "none" here, not null). Extra actual keys are allowed.
@@ -197,7 +236,7 @@ def session_check(expected: Any, actual: Any) -> dict[str, Any]:
     nothing written."""
     expected = expected if isinstance(expected, dict) else {}
     actual = actual if isinstance(actual, dict) else {}
-    mismatched = {
+    mismatched: dict[str, ValueChange] = {
         key: {"expected": want, "actual": actual.get(key)}
         for key, want in expected.items()
         if _session_form(actual.get(key)) != _session_form(want)
@@ -205,5 +244,5 @@ def session_check(expected: Any, actual: Any) -> dict[str, Any]:
     return {"ok": not mismatched, "mismatched": mismatched}
 
 
-def _session_form(value: Any) -> Any:
+def _session_form(value: JSONValue) -> JSONValue:
     return value.lower() if isinstance(value, str) else value

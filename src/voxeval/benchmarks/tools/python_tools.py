@@ -12,7 +12,9 @@ selects this convention with ``python_call: eva``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
+
+from voxeval.json_types import JSONObject, JSONValue
 
 SESSION_KEY = "session"
 
@@ -20,13 +22,13 @@ SESSION_KEY = "session"
 class EvaCallContext(Protocol):
     """The parts of ``tool_ops.ToolContext`` this adapter uses."""
 
-    db: Any
-    session: dict[str, Any]
-    arguments: dict[str, Any]
+    db: dict[str, JSONValue]
+    session: JSONObject
+    arguments: JSONObject
     call_index: int
 
 
-def call_eva_function(fn: Callable[..., Any], ctx: EvaCallContext) -> Any:
+def call_eva_function(fn: Callable[..., JSONValue], ctx: EvaCallContext) -> JSONValue:
     """Run ``fn`` on the context's working database and session. Its result is returned in the
     runtime's form: an error becomes ``{"status": "error", "error": CODE, "message": ...}``
     (the runtime then refuses the call and discards its writes). An exception is handed back
@@ -50,5 +52,5 @@ def call_eva_function(fn: Callable[..., Any], ctx: EvaCallContext) -> Any:
     return result
 
 
-def _error(code: str, message: str) -> dict[str, Any]:
+def _error(code: str, message: str) -> JSONObject:
     return {"status": "error", "error": code, "message": message}

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from voxeval.json_types import JSONObject, JSONValue
 
 
 @dataclass(frozen=True)
@@ -11,8 +12,8 @@ class ToolCallRecord:
     """One tool call as executed on the scenario database."""
 
     name: str
-    arguments: dict[str, Any]
-    result: Any
+    arguments: JSONObject
+    result: JSONValue
     kind: str = ""  # auth | read | write | system
     valid: bool = True  # parameters validated against the tool's JSON schema
     error: str | None = None  # schema or precondition error returned to the agent

@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from voxeval.json_types import JSONReadValue, JSONScalar, JSONValue
+
 
 class ExpressionError(ValueError):
     """An expression that cannot be parsed or evaluated; the message says why."""
@@ -45,11 +47,18 @@ _CMPOPS: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
     ast.Is: operator.is_,  # meant for ``x is None``
     ast.IsNot: operator.is_not,
 }
+_UNARYOPS: dict[type[ast.unaryop], Callable[[Any], Any]] = {
+    ast.USub: operator.neg,
+    ast.UAdd: operator.pos,
+}
+# indexing, like the operators above, is applied to whatever values the expression produced;
+# a wrong combination raises TypeError/KeyError/IndexError, which ``evaluate`` reports
+_INDEX: Callable[[Any, Any], Any] = operator.getitem
 _TZ_SUFFIX = re.compile(r"\s+[A-Z]{2,5}$")
 _CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: codes meant to be spoken
 
 
-def parse_datetime(value: Any) -> datetime:
+def parse_datetime(value: JSONReadValue) -> datetime:
     """ISO date or date-time (``2026-03-14``, ``2026-03-14 09:30``, ``...T09:30``), with an
     optional trailing zone abbreviation (``PST``) that is ignored."""
     text = _TZ_SUFFIX.sub("", str(value).strip())
@@ -60,21 +69,21 @@ def parse_datetime(value: Any) -> datetime:
     return parsed.replace(tzinfo=None)
 
 
-def _norm(value: Any) -> str:
+def _norm(value: JSONReadValue) -> str:
     """Identifier normalisation: upper case, letters and digits only (``kx4 92-b7`` ->
     ``KX492B7``), so spoken IDs match however the agent punctuated them."""
     return re.sub(r"[^0-9A-Z]", "", str(value).upper())
 
 
-def _code(length: int, *parts: Any) -> str:
+def _code(length: int, *parts: JSONReadValue) -> str:
     """A deterministic alphanumeric code from ``parts`` (same inputs -> same code)."""
     digest = hashlib.sha256("|".join(str(p) for p in parts).encode()).digest()
     return "".join(_CODE_ALPHABET[b % len(_CODE_ALPHABET)] for b in digest[: int(length)])
 
 
-def _get(obj: Any, key: Any, default: Any = None) -> Any:
+def _get(obj: JSONValue, key: JSONValue, default: JSONValue = None) -> JSONValue:
     if isinstance(obj, Mapping):
-        return obj.get(key, default)
+        return _INDEX(obj, key) if key in obj else default
     if isinstance(obj, list | tuple) and isinstance(key, int) and -len(obj) <= key < len(obj):
         return obj[key]
     return default
@@ -167,7 +176,7 @@ def compile_expression(source: str) -> ast.Expression:
     return tree
 
 
-def evaluate(source: str, scope: Mapping[str, Any]) -> Any:
+def evaluate(source: str, scope: Mapping[str, JSONValue]) -> JSONValue:
     """Evaluate ``source`` with names looked up in ``scope``."""
     tree = compile_expression(source)
     try:
@@ -179,18 +188,20 @@ def evaluate(source: str, scope: Mapping[str, Any]) -> Any:
 
 
 class _Evaluator:
-    def __init__(self, scope: Mapping[str, Any], source: str) -> None:
+    def __init__(self, scope: Mapping[str, JSONValue], source: str) -> None:
         self.scope = scope
         self.source = source
 
-    def visit(self, node: ast.AST) -> Any:
-        method = getattr(self, "_" + type(node).__name__)
+    def visit(self, node: ast.AST) -> JSONValue:
+        method: Callable[[ast.AST], JSONValue] = getattr(self, "_" + type(node).__name__)
         return method(node)
 
-    def _Constant(self, node: ast.Constant) -> Any:
+    def _Constant(self, node: ast.Constant) -> JSONValue:
+        if isinstance(node.value, bytes | complex) or node.value is Ellipsis:
+            raise ExpressionError(f"{self.source!r}: {node.value!r} is not a JSON value")
         return node.value
 
-    def _Name(self, node: ast.Name) -> Any:
+    def _Name(self, node: ast.Name) -> JSONValue:
         if node.id in ("true", "false", "null", "none"):
             return {"true": True, "false": False}.get(node.id)
         if node.id not in self.scope:
@@ -198,7 +209,7 @@ class _Evaluator:
             raise ExpressionError(f"{self.source!r}: unknown name {node.id!r} (known: {known})")
         return self.scope[node.id]
 
-    def _Attribute(self, node: ast.Attribute) -> Any:
+    def _Attribute(self, node: ast.Attribute) -> JSONValue:
         obj = self.visit(node.value)
         if not isinstance(obj, Mapping):
             raise ExpressionError(f"{self.source!r}: .{node.attr} applied to a non-record value")
@@ -206,24 +217,24 @@ class _Evaluator:
             raise ExpressionError(f"{self.source!r}: record has no field {node.attr!r}")
         return obj[node.attr]
 
-    def _Subscript(self, node: ast.Subscript) -> Any:
+    def _Subscript(self, node: ast.Subscript) -> JSONValue:
         obj = self.visit(node.value)
-        return obj[self.visit(node.slice)]
+        return _INDEX(obj, self.visit(node.slice))
 
-    def _BinOp(self, node: ast.BinOp) -> Any:
+    def _BinOp(self, node: ast.BinOp) -> JSONValue:
         left, right = self.visit(node.left), self.visit(node.right)
         if isinstance(node.op, ast.Mult) and _huge_repeat(left, right):
             raise ExpressionError(f"{self.source!r}: sequence repetition is limited to 10000")
         return _BINOPS[type(node.op)](left, right)
 
-    def _UnaryOp(self, node: ast.UnaryOp) -> Any:
+    def _UnaryOp(self, node: ast.UnaryOp) -> JSONValue:
         value = self.visit(node.operand)
         if isinstance(node.op, ast.Not):
             return not value
-        return -value if isinstance(node.op, ast.USub) else +value
+        return _UNARYOPS[type(node.op)](value)
 
-    def _BoolOp(self, node: ast.BoolOp) -> Any:
-        result: Any = isinstance(node.op, ast.And)
+    def _BoolOp(self, node: ast.BoolOp) -> JSONValue:
+        result: JSONValue = isinstance(node.op, ast.And)
         for value_node in node.values:
             result = self.visit(value_node)
             if isinstance(node.op, ast.And) and not result:
@@ -241,28 +252,34 @@ class _Evaluator:
             left = right
         return True
 
-    def _IfExp(self, node: ast.IfExp) -> Any:
+    def _IfExp(self, node: ast.IfExp) -> JSONValue:
         return self.visit(node.body) if self.visit(node.test) else self.visit(node.orelse)
 
-    def _Call(self, node: ast.Call) -> Any:
+    def _Call(self, node: ast.Call) -> JSONValue:
         assert isinstance(node.func, ast.Name)
         return FUNCTIONS[node.func.id](*(self.visit(a) for a in node.args))
 
-    def _List(self, node: ast.List) -> list[Any]:
+    def _List(self, node: ast.List) -> list[JSONValue]:
         return [self.visit(e) for e in node.elts]
 
-    def _Tuple(self, node: ast.Tuple) -> list[Any]:
+    def _Tuple(self, node: ast.Tuple) -> list[JSONValue]:
         return [self.visit(e) for e in node.elts]
 
-    def _Dict(self, node: ast.Dict) -> dict[Any, Any]:
+    def _Dict(self, node: ast.Dict) -> dict[JSONScalar, JSONValue]:
         if any(k is None for k in node.keys):
             raise ExpressionError(f"{self.source!r}: '**' in dict literals is not allowed")
         return {
-            self.visit(k): self.visit(v) for k, v in zip(node.keys, node.values, strict=True) if k
+            self._key(k): self.visit(v) for k, v in zip(node.keys, node.values, strict=True) if k
         }
 
+    def _key(self, node: ast.AST) -> JSONScalar:
+        key = self.visit(node)
+        if isinstance(key, list | dict):  # the message Python's own TypeError gives
+            raise TypeError(f"unhashable type: '{type(key).__name__}'")
+        return key
 
-def _huge_repeat(left: Any, right: Any) -> bool:
+
+def _huge_repeat(left: JSONValue, right: JSONValue) -> bool:
     """``'a' * 10**9``-style memory blow-ups from untrusted tool files."""
     for seq, count in ((left, right), (right, left)):
         if isinstance(seq, str | list) and isinstance(count, int) and count > 10_000:
@@ -274,7 +291,7 @@ _WHOLE = re.compile(r"^\$\{(.*)\}$", re.DOTALL)
 _EMBEDDED = re.compile(r"\$\{(.*?)\}")
 
 
-def render(template: Any, scope: Mapping[str, Any]) -> Any:
+def render(template: JSONValue, scope: Mapping[str, JSONValue]) -> JSONValue:
     """Fill a value template (see module docstring); mappings and lists are rendered deeply."""
     if isinstance(template, str):
         whole = _WHOLE.match(template)
@@ -290,13 +307,13 @@ def render(template: Any, scope: Mapping[str, Any]) -> Any:
     return template
 
 
-def _as_text(value: Any) -> str:
+def _as_text(value: JSONValue) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return "" if value is None else str(value)
 
 
-def template_expressions(template: Any) -> list[str]:
+def template_expressions(template: JSONReadValue) -> list[str]:
     """Every expression inside a template (for load-time syntax checks)."""
     if isinstance(template, str):
         return [m.group(1) for m in _EMBEDDED.finditer(template)]

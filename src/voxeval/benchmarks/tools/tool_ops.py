@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from voxeval.benchmarks.tools.database import Database, RecordTable, describe_value, is_record_table
 from voxeval.benchmarks.tools.python_tools import call_eva_function
@@ -18,6 +18,7 @@ from voxeval.benchmarks.tools.tool_spec import (
     ToolSpec,
     UpdateOp,
 )
+from voxeval.json_types import JSONObject, JSONValue
 
 
 class ToolFailure(Exception):
@@ -35,21 +36,21 @@ class ToolContext:
     Python hooks receive this object and may read or change ``db``/``session``/``vars``."""
 
     db: Database
-    session: dict[str, Any]
-    params: dict[str, Any]
+    session: JSONObject
+    params: JSONObject
     now: str
-    vars: dict[str, Any] = field(default_factory=dict)
+    vars: JSONObject = field(default_factory=dict)
     # variable -> (table, key) of a record bound by a single-record lookup
     bound: dict[str, tuple[str, str]] = field(default_factory=dict)
     # per-conversation state for python hooks: the arguments as the agent sent them (``params``
     # adds defaults), this tool's call number in the conversation (1 = first), calls per tool
     # so far, and a mapping kept across calls (like ``db``, changed only by successful calls)
-    arguments: dict[str, Any] = field(default_factory=dict)
+    arguments: JSONObject = field(default_factory=dict)
     call_index: int = 1
     call_counts: dict[str, int] = field(default_factory=dict)
-    state: dict[str, Any] = field(default_factory=dict)
+    state: JSONObject = field(default_factory=dict)
 
-    def scope(self) -> dict[str, Any]:
+    def scope(self) -> dict[str, JSONValue]:
         return {
             **self.params,
             **self.vars,
@@ -75,10 +76,16 @@ class ToolContext:
         return table
 
 
-_NO_RESULT = object()
+class _NoResult(enum.Enum):
+    """A step that produced no result (None is a result a tool can return)."""
+
+    NO_RESULT = "no result"
 
 
-def run_tool(spec: ToolSpec, ctx: ToolContext) -> Any:
+_NO_RESULT = _NoResult.NO_RESULT
+
+
+def run_tool(spec: ToolSpec, ctx: ToolContext) -> JSONValue:
     """Run ``spec`` and return its result; raise ToolFailure for refusals/errors."""
     if spec.python:
         hook = spec.hook(spec.python)
@@ -95,7 +102,7 @@ def run_tool(spec: ToolSpec, ctx: ToolContext) -> Any:
     return {"status": "ok"}
 
 
-def _run_step(step: Step, ctx: ToolContext, spec: ToolSpec) -> Any:
+def _run_step(step: Step, ctx: ToolContext, spec: ToolSpec) -> JSONValue | _NoResult:
     if step.lookup is not None:
         _lookup(step.lookup, ctx)
     elif step.require is not None:
@@ -111,7 +118,7 @@ def _run_step(step: Step, ctx: ToolContext, spec: ToolSpec) -> Any:
     elif step.delete is not None:
         _delete(step.delete, ctx)
     elif step.set_session is not None:
-        ctx.session.update(render(step.set_session, ctx.scope()))
+        ctx.session.update(_render_record(step.set_session, ctx.scope()))
     elif step.python is not None:
         _python(step.python, ctx, spec.hook(step.python.function))
     elif step.op == "return":
@@ -133,7 +140,8 @@ def _lookup(op: LookupOp, ctx: ToolContext) -> None:
     if order_by:
         found.sort(key=lambda kv: (kv[1].get(order_by) is None, str(kv[1].get(order_by))))
     if op.many:
-        ctx.vars[op.bind] = [row for _, row in found]
+        rows: list[JSONValue] = [row for _, row in found]
+        ctx.vars[op.bind] = rows
         return
     if not found:
         if op.required:
@@ -148,8 +156,15 @@ def _lookup(op: LookupOp, ctx: ToolContext) -> None:
     ctx.bound[op.bind] = (op.table, key)
 
 
-def _where(expr: str, scope: dict[str, Any], row: dict[str, Any]) -> bool:
+def _where(expr: str, scope: dict[str, JSONValue], row: JSONObject) -> bool:
     return bool(evaluate(expr, {**scope, "row": row}))
+
+
+def _render_record(template: JSONObject, scope: dict[str, JSONValue]) -> JSONObject:
+    """A record template rendered: a mapping template always renders to a mapping."""
+    rendered = render(template, scope)
+    assert isinstance(rendered, dict)
+    return rendered
 
 
 def _locate(
@@ -169,7 +184,7 @@ def _insert(op: InsertOp, ctx: ToolContext) -> None:
     key = str(render(op.key, scope))
     if key in table:
         raise ToolFailure("conflict", f"{op.table} already has a record {key!r}")
-    table[key] = render(op.record, scope)
+    table[key] = _render_record(op.record, scope)
 
 
 def _update(op: UpdateOp, ctx: ToolContext) -> None:
@@ -177,7 +192,7 @@ def _update(op: UpdateOp, ctx: ToolContext) -> None:
     table = ctx.table(table_name)
     if key not in table:
         raise ToolFailure("not_found", f"no record {key!r} in {table_name}")
-    table[key].update(render(op.set, ctx.scope()))
+    table[key].update(_render_record(op.set, ctx.scope()))
 
 
 def _delete(op: DeleteOp, ctx: ToolContext) -> None:
@@ -188,7 +203,7 @@ def _delete(op: DeleteOp, ctx: ToolContext) -> None:
     del table[key]
 
 
-def _python(op: PythonOp, ctx: ToolContext, hook: Callable[..., Any]) -> None:
+def _python(op: PythonOp, ctx: ToolContext, hook: Callable[..., JSONValue]) -> None:
     result = hook(ctx)
     if isinstance(result, dict) and result.get("status") == "error":
         raise ToolFailure(str(result.get("error", "hook_error")), str(result.get("message", "")))

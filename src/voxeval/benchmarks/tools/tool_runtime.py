@@ -6,7 +6,7 @@ import copy
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Protocol
 
 import jsonschema
 
@@ -16,11 +16,12 @@ from voxeval.benchmarks.tools.tool_call import ToolCallRecord
 from voxeval.benchmarks.tools.tool_ops import ToolContext, ToolFailure, run_tool
 from voxeval.benchmarks.tools.tool_spec import HookTrust, ToolSpec, parse_tool_specs
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject, JSONValue
 
 
 class ToolAgent(Protocol):
     @property
-    def tools(self) -> Sequence[str | dict[str, Any]]: ...
+    def tools(self) -> Sequence[str | JSONObject]: ...
 
 
 class ToolScenario(Protocol):
@@ -93,35 +94,41 @@ class ToolRuntime:
         self.arguments = arguments
         self.tools = resolve_scenario_tools(scenario, tool_specs, trust)
         self.db: Database = copy.deepcopy(scenario.initial_db)
-        self.session: dict[str, Any] = {}
+        self.session: JSONObject = {}
         self.log: list[ToolCallRecord] = []
         # per-conversation state for python tools: calls per tool name (every call counts,
         # refused ones too, as in the reference) and a free-form mapping (ToolContext.state)
         self.call_counts: dict[str, int] = {}
-        self.state: dict[str, Any] = {}
+        self.state: JSONObject = {}
         self._validators = {
             name: jsonschema.Draft202012Validator(spec.parameters)
             for name, spec in self.tools.items()
         }
 
-    def tool_schemas(self) -> list[dict[str, Any]]:
+    def tool_schemas(self) -> list[JSONObject]:
         """OpenAI ``tools=[...]`` entries."""
         return [spec.openai_schema() for spec in self.tools.values()]
+
+    def realtime_tool_schemas(self) -> list[JSONObject]:
+        """Realtime API ``session.tools`` entries (the function's fields beside ``type``)."""
+        return [{"type": "function", **spec.function_schema()} for spec in self.tools.values()]
 
     def kind_of(self, name: str) -> str:
         spec = self.tools.get(name)
         return spec.kind if spec else ""
 
-    def call(self, name: str, arguments: Mapping[str, Any] | str | None) -> ToolCallRecord:
+    def call(self, name: str, arguments: Mapping[str, JSONValue] | str | None) -> ToolCallRecord:
         record = self._execute(name, arguments)
         self.log.append(record)
         return record
 
-    def final_state(self) -> dict[str, Any]:
+    def final_state(self) -> Database:
         """The database with the auth ``session`` (the shape of ``expected_db``)."""
         return {**copy.deepcopy(self.db), "session": dict(self.session)}
 
-    def _execute(self, name: str, arguments: Mapping[str, Any] | str | None) -> ToolCallRecord:
+    def _execute(
+        self, name: str, arguments: Mapping[str, JSONValue] | str | None
+    ) -> ToolCallRecord:
         self.call_counts[name] = self.call_counts.get(name, 0) + 1
         spec = self.tools.get(name)
         args, parse_error = _parse_arguments(arguments)
@@ -188,8 +195,8 @@ class ToolRuntime:
 
 
 def _parse_arguments(
-    arguments: Mapping[str, Any] | str | None,
-) -> tuple[dict[str, Any], str | None]:
+    arguments: Mapping[str, JSONValue] | str | None,
+) -> tuple[JSONObject, str | None]:
     if arguments is None or arguments == "":
         return {}, None
     if isinstance(arguments, str):
@@ -203,19 +210,21 @@ def _parse_arguments(
     return dict(arguments), None
 
 
-def _without_null_optionals(args: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+def _without_null_optionals(args: JSONObject, schema: JSONObject) -> JSONObject:
     """``args`` without optional parameters sent as null: agents send ``"flight_number": null``
     for "not given", which the EVA-Bench tools accept (their optional fields default to None)
     and a JSON schema of ``type: string`` would refuse."""
-    required = set(schema.get("required") or ())
+    names = schema.get("required")
+    required = set(names) if isinstance(names, list) else set()
     return {k: v for k, v in args.items() if v is not None or k in required}
 
 
-def _with_defaults(args: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+def _with_defaults(args: JSONObject, schema: JSONObject) -> JSONObject:
     """Optional parameters the agent left out are present as their default (or None), so tool
     expressions can test them."""
     filled = dict(args)
-    for prop, prop_schema in (schema.get("properties") or {}).items():
+    properties = schema.get("properties")
+    for prop, prop_schema in (properties if isinstance(properties, dict) else {}).items():
         if prop not in filled:
             filled[prop] = prop_schema.get("default") if isinstance(prop_schema, dict) else None
     return filled
@@ -226,11 +235,11 @@ def _schema_message(error: jsonschema.ValidationError) -> str:
     return f"{where}: {error.message}" if where else error.message
 
 
-def _error(code: str, message: str) -> dict[str, Any]:
+def _error(code: str, message: str) -> JSONObject:
     return {"status": "error", "error": code, "message": message}
 
 
-def _refusal(name: str, args: dict[str, Any], kind: str, code: str, message: str) -> ToolCallRecord:
+def _refusal(name: str, args: JSONObject, kind: str, code: str, message: str) -> ToolCallRecord:
     return ToolCallRecord(
         name=name,
         arguments=args,

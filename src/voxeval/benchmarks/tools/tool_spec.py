@@ -35,6 +35,7 @@ from voxeval.benchmarks.tools.tool_expr import (
 )
 from voxeval.config import format_validation_error, load_yaml
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject, JSONReadValue, JSONValue
 
 ToolKind = Literal["auth", "read", "write", "system"]
 WRITE_OPS = ("insert", "update", "delete")
@@ -133,7 +134,7 @@ class Step(_Strict):
 
     @model_validator(mode="before")
     @classmethod
-    def _one_op(cls, data: Any) -> Any:
+    def _one_op(cls, data: JSONReadValue) -> dict[str, JSONReadValue]:
         if not isinstance(data, dict):
             raise ValueError("a step is a mapping with one operation key")
         ops = [k for k in data if k in OPS]
@@ -175,7 +176,7 @@ class HookTrust:
     def allows(self, module: str) -> bool:
         return any(_within(module, t) for t in (*self.modules, *plugin_packages()))
 
-    def resolve(self, ref: str, where: str) -> Callable[..., Any]:
+    def resolve(self, ref: str, where: str) -> Callable[..., JSONValue]:
         """Import the hook ``ref`` ("package.module:function") if its module is trusted;
         ``where`` (file, tool and field) starts every error."""
         module_name, _, attr = ref.partition(":")
@@ -216,11 +217,11 @@ class ToolSpec(_Strict):
     # how the whole-tool hook is called: fn(ctx) ("context"), or fn(params, db, call_index)
     # returning {"status": ...} like EVA-Bench's tools ("eva"; see tools/python_tools.py)
     python_call: Literal["context", "eva"] = "context"
-    _hooks: dict[str, Callable[..., Any]] = PrivateAttr(default_factory=dict)
+    _hooks: dict[str, Callable[..., JSONValue]] = PrivateAttr(default_factory=dict)
 
     @field_validator("parameters")
     @classmethod
-    def _schema(cls, value: dict[str, Any]) -> dict[str, Any]:
+    def _schema(cls, value: JSONObject) -> JSONObject:
         if value.get("type") != "object":
             raise ValueError("parameters must be a JSON schema with type: object")
         try:
@@ -258,7 +259,7 @@ class ToolSpec(_Strict):
         for field_path, ref in self.hook_refs():
             self._hooks[ref] = trust.resolve(ref, f"{where}: tool {self.name}: {field_path}")
 
-    def hook(self, ref: str) -> Callable[..., Any]:
+    def hook(self, ref: str) -> Callable[..., JSONValue]:
         """The function bound for ``ref`` (tools built without ``parse_tool_specs`` resolve
         it now, trusting installed plugins only)."""
         if ref not in self._hooks:
@@ -272,15 +273,12 @@ class ToolSpec(_Strict):
             if isinstance(table, str):
                 yield f"steps.{n}.{step.op}.table", table
 
-    def openai_schema(self) -> dict[str, Any]:
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": self.parameters,
-            },
-        }
+    def openai_schema(self) -> JSONObject:
+        """The Chat Completions ``tools`` entry."""
+        return {"type": "function", "function": self.function_schema()}
+
+    def function_schema(self) -> JSONObject:
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
 
 
 def _step_expressions(step: Step) -> list[str]:
@@ -304,7 +302,9 @@ def _step_expressions(step: Step) -> list[str]:
     return exprs
 
 
-def parse_tool_specs(data: Any, where: str, trust: HookTrust | None = None) -> dict[str, ToolSpec]:
+def parse_tool_specs(
+    data: JSONReadValue, where: str, trust: HookTrust | None = None
+) -> dict[str, ToolSpec]:
     """``data`` is ``{"tools": [...]}`` or a list of tool mappings. Python hooks are bound
     here and must come from modules ``trust`` allows (default: installed plugins only)."""
     trust = trust or HookTrust()
@@ -330,7 +330,9 @@ def load_tool_specs(path: str | Path, trust: HookTrust | None = None) -> dict[st
 
 
 def check_tables(
-    tools: Mapping[str, ToolSpec], tables: Mapping[str, Any] | AbstractSet[str], where: str
+    tools: Mapping[str, ToolSpec],
+    tables: Mapping[str, JSONReadValue] | AbstractSet[str],
+    where: str,
 ) -> None:
     """Every table a tool names must be in the scenario's database (``tables``: the entries
     of its initial and expected database, or just their names) and, when the entries are

@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -81,6 +81,16 @@ LABEL_PROMPT = (
 )
 
 
+class StepRow(TypedDict):
+    """One line of the curation table."""
+
+    step: str
+    kept: int
+    dropped: int
+    ran: bool
+    note: str
+
+
 @dataclass
 class CurationStep:
     name: str
@@ -117,7 +127,7 @@ class CurationReport:
     def skip(self, name: str, count: int, reason: str) -> None:
         self.steps.append(CurationStep(name, count, 0, reason, ran=False))
 
-    def table(self) -> list[dict[str, Any]]:
+    def table(self) -> list[StepRow]:
         return [
             {"step": s.name, "kept": s.kept, "dropped": s.dropped, "ran": s.ran, "note": s.note}
             for s in self.steps

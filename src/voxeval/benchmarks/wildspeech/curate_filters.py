@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import defaultdict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from rapidfuzz import fuzz, process
 
 from voxeval.benchmarks.jsonl_file import read_jsonl
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONReadValue
 
 MAX_WORDS = 50  # WildSpeech keeps queries with fewer than 50 words
 NEAR_DUPLICATE_RATIO = 90.0
@@ -57,14 +59,14 @@ class Candidate:
     subcategory: str | None = None
 
 
-def _first(row: dict[str, Any], names: tuple[str, ...]) -> Any:
+def _first(row: Mapping[str, JSONReadValue], names: tuple[str, ...]) -> JSONReadValue:
     for name in names:
         if row.get(name) not in (None, ""):
             return row[name]
     return None
 
 
-def _user_turns(row: dict[str, Any]) -> list[str] | None:
+def _user_turns(row: Mapping[str, JSONReadValue]) -> list[str] | None:
     conversation = row.get("conversation") or row.get("messages")
     if isinstance(conversation, list):
         return [
@@ -125,7 +127,7 @@ def is_single_turn(c: Candidate) -> bool:
     return True
 
 
-def english_detector() -> tuple[str, Any]:
+def english_detector() -> tuple[str, Callable[[str], bool]]:
     """The best available language detector: ``langid``, ``langdetect``, else our heuristic."""
     try:
         import langid

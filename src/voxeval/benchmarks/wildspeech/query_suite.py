@@ -18,6 +18,7 @@ Errors name the file, the item (id and position) and the field.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -33,6 +34,7 @@ from voxeval.benchmarks.wildspeech.validated_suites import validated_queries
 from voxeval.benchmarks.wildspeech.wildspeech_loader import load_wildspeech
 from voxeval.config import format_validation_error, load_yaml
 from voxeval.errors import AudioError, ConfigError
+from voxeval.json_types import JSONReadValue
 
 
 class QuerySuiteHeader(BaseModel):
@@ -75,7 +77,10 @@ def suite_file_path(ref: str | Path) -> Path:
 
 
 def validate_queries(
-    rows: list[Any], where: str, base_dir: Path, audio_input: SuiteAudioInput | None = None
+    rows: Sequence[JSONReadValue],
+    where: str,
+    base_dir: Path,
+    audio_input: SuiteAudioInput | None = None,
 ) -> list[SpokenQuery]:
     """Validate raw query mappings; ``audio`` paths become absolute (relative to
     ``base_dir``), must exist and pass ``audio_input``'s limits (checked from the header),
@@ -118,7 +123,7 @@ def validate_queries(
     return queries
 
 
-def _item_label(row: Any, index: int) -> str:
+def _item_label(row: JSONReadValue, index: int) -> str:
     ident = row.get("id") if isinstance(row, dict) else None
     return f"item #{index + 1} (id={ident!r})" if ident else f"item #{index + 1}"
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -121,7 +122,7 @@ def _speak(tts: TTS, text: str, voice: str | None) -> Audio:
     return audio if trimmed.is_empty() else trimmed
 
 
-def _librosa() -> Any:
+def _librosa() -> ModuleType:
     try:
         import librosa
     except ImportError as exc:  # an optional extra

@@ -32,16 +32,16 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import yaml
 from pydantic import ValidationError
 
 from voxeval import atomic_files
-from voxeval.benchmarks.dataset_files import data_files, read_data_file
+from voxeval.benchmarks.dataset_files import RowValue, data_files, read_data_file
 from voxeval.benchmarks.embedded_audio import EmbeddedAudioWriter, RowError
 from voxeval.benchmarks.wildspeech.spoken_query import CATEGORIES, OPEN_CATEGORIES, SpokenQuery
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONValue
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
 _UNSAFE_ID = re.compile(r"[^A-Za-z0-9_.\-]")
 
 
-def map_task_type(value: Any) -> str | None:
+def map_task_type(value: RowValue) -> str | None:
     """II/SR/OE/TC/PF for a task type the release (or a variant of it) uses, else None."""
     text = str(value or "").strip()
     if text.upper() in CATEGORIES:
@@ -87,7 +87,7 @@ def map_task_type(value: Any) -> str | None:
     return None
 
 
-def task_category(value: Any) -> str | None:
+def task_category(value: RowValue) -> str | None:
     """The category of a row: a known code, or the task type itself (lower case, words joined
     by '-') kept as its own category; None when the row has no task type."""
     known = map_task_type(value)
@@ -97,7 +97,7 @@ def task_category(value: Any) -> str | None:
     return own or None
 
 
-def map_modification(value: Any) -> str | None:
+def map_modification(value: RowValue) -> str | None:
     """The PF subtype named in ``value`` (e.g. "stuttering" -> "stutter"), else None."""
     lowered = str(value or "").lower()
     for word, sub in MODIFICATION_KEYWORDS:
@@ -106,13 +106,13 @@ def map_modification(value: Any) -> str | None:
     return None
 
 
-def released_condition(value: Any) -> str:
+def released_condition(value: RowValue) -> str:
     """The condition of a released recording from its ``modification_type``."""
     normalised = re.sub(r"[\s\-]+", "_", str(value or "").strip().lower())
     return normalised if normalised in RELEASED_CONDITIONS else "clean"
 
 
-def split_checklist(value: Any) -> list[str]:
+def split_checklist(value: RowValue) -> list[str]:
     """A checklist given as a list, or as text with one point per line (bullets removed)."""
     if value is None:
         return []
@@ -149,7 +149,7 @@ class WildSpeechImport:
 class _Row:
     file: Path
     number: int  # 1-based
-    data: Any
+    data: RowValue
 
 
 def default_audio_dir() -> Path:
@@ -159,7 +159,7 @@ def default_audio_dir() -> Path:
     return root / "wildspeech" / "audio"
 
 
-def _row_id(row: dict[str, Any]) -> str:
+def _row_id(row: dict[str, RowValue]) -> str:
     for key in ("conversation_hash", "id", "idx"):
         value = row.get(key)
         if value is not None and str(value).strip():
@@ -169,7 +169,7 @@ def _row_id(row: dict[str, Any]) -> str:
     return "ws-" + hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def row_to_query(row: Any, base: Path, writer: EmbeddedAudioWriter) -> SpokenQuery:
+def row_to_query(row: RowValue, base: Path, writer: EmbeddedAudioWriter) -> SpokenQuery:
     """One released row as a query; ``RowError`` names the field that could not be read."""
     if not isinstance(row, dict):
         raise RowError("<row>", f"expected a mapping, got {type(row).__name__}")
@@ -214,7 +214,7 @@ def row_to_query(row: Any, base: Path, writer: EmbeddedAudioWriter) -> SpokenQue
     return SpokenQuery.model_validate(fields, context=OPEN_CATEGORIES)
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: RowValue) -> JSONValue:
     """Metadata as JSON values (parquet may hold numpy or bytes values)."""
     return json.loads(json.dumps(value, default=str))
 

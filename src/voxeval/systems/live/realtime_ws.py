@@ -104,7 +104,7 @@ class RealtimeAgent:
             raise EndpointError(
                 f"agent openai-realtime: cannot connect to {self.url} ({exc})"
             ) from exc
-        functions = [{"type": "function", **schema["function"]} for schema in tools.tool_schemas()]
+        functions = tools.realtime_tool_schemas()
         self._send(
             type="session.update",
             session={
