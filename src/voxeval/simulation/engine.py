@@ -46,6 +46,7 @@ from voxeval.audio.mix import mix_tracks
 from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.errors import SystemFault
+from voxeval.json_types import JSONObject
 from voxeval.simulation.call_end import timeline_until_end
 from voxeval.simulation.call_engine.live_call import LiveCall, Mode
 from voxeval.simulation.call_engine.settings import EngineSettings
@@ -57,6 +58,7 @@ from voxeval.simulation.line import LineEffect
 from voxeval.simulation.parties import Caller
 from voxeval.simulation.timeline import EndEvent, Timeline
 from voxeval.simulation.turn_detection import FrameVAD
+from voxeval.systems.call import CallAgent, StreamingCallAgent
 from voxeval.systems.turn_handling import FrameVAD as StreamingVAD
 
 __all__ = ["CallResult", "EngineSettings", "run_call"]
@@ -75,7 +77,7 @@ class CallResult:
     error: str | None = None
     duration_s: float = 0.0
     wall_s: float = 0.0
-    details: dict[str, Any] = field(default_factory=dict)
+    details: JSONObject = field(default_factory=dict)
     # The agent (the system under test) failed: it raised, disconnected, answered with
     # unusable output or stayed silent past its timeout. The call is scored as a failure.
     system_fault: SystemFault | None = None
@@ -84,7 +86,7 @@ class CallResult:
 def run_call(
     scenario: Scenario,
     caller: Caller,
-    agent: Any,
+    agent: StreamingCallAgent | CallAgent,
     tools: ToolRuntime,
     *,
     mode: Mode = "audio",

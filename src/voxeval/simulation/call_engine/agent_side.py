@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from voxeval.benchmarks.tools import ToolRuntime
+from voxeval.benchmarks.tools.tool_call import ToolCallRecord
 from voxeval.errors import SystemFault, classify_system_fault
+from voxeval.json_types import JSONObject, JSONReadObject
 from voxeval.simulation.call_engine.agent_speech import Spoken
 from voxeval.simulation.call_engine.compute import CallCompute
 from voxeval.simulation.call_engine.ended import NOT_AGENT_FAULTS, CallEnded
@@ -29,18 +32,37 @@ from voxeval.systems.turn_handling import TurnTakingAdapter
 class TimedTools:
     """The scenario's tools with the moment of each call noted (observed tool-call times)."""
 
-    def __init__(self, tools: Any) -> None:
+    def __init__(self, tools: ToolRuntime) -> None:
         self._tools = tools
         self.stamps: dict[int, float] = {}
 
-    def call(self, *args: Any, **kwargs: Any) -> Any:
+    def call(self, name: str, arguments: JSONReadObject | str | None) -> ToolCallRecord:
         stamp = time.perf_counter()
-        record = self._tools.call(*args, **kwargs)
+        record = self._tools.call(name, arguments)
         self.stamps[id(record)] = stamp
         return record
 
+    # A transparent proxy: every other attribute is the runtime's own, of whatever type it has.
     def __getattr__(self, name: str) -> Any:
         return getattr(self._tools, name)
+
+
+@dataclass(frozen=True)
+class LatencyShare:
+    """One agent reply's latency: the agent's own delay and the declared rendering time."""
+
+    turn: int
+    agent_s: float
+    rendering_s: float
+    rendered_by_voxeval: bool
+
+    def record(self) -> JSONObject:
+        return {
+            "turn": self.turn,
+            "agent_s": self.agent_s,
+            "rendering_s": self.rendering_s,
+            "rendered_by_voxeval": self.rendered_by_voxeval,
+        }
 
 
 class AgentSide:
@@ -68,7 +90,7 @@ class AgentSide:
         self.timeline = timeline
         self.latency, self.rendering, self.rng = latency, rendering, rng
         self.reports_latency = reports_latency
-        self.latency_turns: list[dict[str, Any]] = []
+        self.latency_turns: list[LatencyShare] = []
         self.turns = 0  # the agent's turns so far (a backchannel is not one)
 
     def _failed(self, exc: Exception, at: int) -> CallEnded:
@@ -123,12 +145,7 @@ class AgentSide:
         onset = self.grid.aligned(at + self.grid.samples(delay + rendering))
         if utt is not None:
             self.latency_turns.append(
-                {
-                    "turn": self.turns,
-                    "agent_s": round(delay, 6),
-                    "rendering_s": round(rendering, 6),
-                    "rendered_by_voxeval": rendered,
-                }
+                LatencyShare(self.turns, round(delay, 6), round(rendering, 6), rendered)
             )
         if utt is None:
             self.agent.utterance_done(turn.text or "", 0.0)
@@ -228,16 +245,16 @@ class AgentSide:
         )
         return CallEnded("agent_timeout", self.grid.s(deadline), fault=fault)
 
-    def latency_details(self, clock: Clock) -> dict[str, Any]:
+    def latency_details(self, clock: Clock) -> JSONObject:
         """How the agent's latencies were obtained, with each reply's share (``call.json``)."""
         measured = self.latency.agent_measured
-        rendered = [t for t in self.latency_turns if t["rendered_by_voxeval"]]
-        rendering: dict[str, Any] | None = None
+        rendered = [t for t in self.latency_turns if t.rendered_by_voxeval]
+        rendering: JSONObject | None = None
         if rendered and measured:
             rendering = {
                 "model": self.rendering.model_dump(),
                 "turns": len(rendered),
-                "seconds": round(sum(t["rendering_s"] for t in rendered), 6),
+                "seconds": round(sum(t.rendering_s for t in rendered), 6),
             }
         return {
             # wall: real time, the agent's latencies as they happened; virtual: computed
@@ -254,10 +271,10 @@ class AgentSide:
             ),
             "tool": "modelled" if self.latency.tool is not None else None,
             "rendering_by_voxeval": rendering,
-            "turns": list(self.latency_turns),
+            "turns": [t.record() for t in self.latency_turns],
         }
 
-    def turn_handling(self) -> dict[str, Any]:
+    def turn_handling(self) -> JSONObject:
         """Whose settings decided the agent's turn timing: voxeval's turn adapter (with its
         policy and VAD) for a turn-based agent, the agent itself for a streaming one."""
         describe = getattr(self.agent, "describe", None)

@@ -4,7 +4,7 @@ agent's side and the agent's speech on the line (see ``voxeval.simulation.engine
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -12,6 +12,7 @@ from voxeval.audio import Audio
 from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject
 from voxeval.simulation.bus import BUS_RATE, AudioBus
 from voxeval.simulation.call_engine.agent_side import AgentSide
 from voxeval.simulation.call_engine.agent_speech import AgentSpeech
@@ -29,7 +30,14 @@ from voxeval.simulation.line import CallerLine, LineEffect
 from voxeval.simulation.parties import AgentTurn, Caller, CallerTurn
 from voxeval.simulation.timeline import SpeakerSegment, Timeline
 from voxeval.simulation.turn_detection import FrameVAD, TurnDetector
-from voxeval.systems.call import LineBlock, MoreAudio, Reply, StopSpeaking
+from voxeval.systems.call import (
+    CallAgent,
+    LineBlock,
+    MoreAudio,
+    Reply,
+    StopSpeaking,
+    StreamingCallAgent,
+)
 from voxeval.systems.turn_handling import FrameVAD as StreamingVAD
 from voxeval.systems.turn_handling import as_streaming
 
@@ -48,7 +56,7 @@ class LiveCall:
         self,
         scenario: Scenario,
         caller: Caller,
-        agent: Any,
+        agent: StreamingCallAgent | CallAgent,
         tools: ToolRuntime,
         *,
         mode: Mode,
@@ -297,5 +305,5 @@ class LiveCall:
         then is marked cut by the call's end)."""
         return speech_segments(self.speech.on_line(), self.line.pieces, self.grid, t_end)
 
-    def latency_details(self) -> dict[str, Any]:
+    def latency_details(self) -> JSONObject:
         return self.agent.latency_details(self.clock)
