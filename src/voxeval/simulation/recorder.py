@@ -16,11 +16,13 @@ from typing import Any
 
 from voxeval.atomic_files import read_json, write_json_atomic
 from voxeval.audio import write_audio
+from voxeval.benchmarks.tools.database import Database
 from voxeval.benchmarks.tools.db_compare import (
     REFERENCE_SETTINGS,
     TaskCompletionSettings,
     diff_databases,
 )
+from voxeval.json_types import JSONReadObject
 from voxeval.runformat import CallFile, parse_artifact, record_data
 from voxeval.simulation.call_end import timeline_until_end, track_until
 from voxeval.simulation.engine import CallResult
@@ -38,8 +40,8 @@ def record_call(
     result: CallResult,
     unit_dir: Path,
     *,
-    expected_db: dict[str, Any] | None = None,
-    meta: dict[str, Any] | None = None,
+    expected_db: Database | None = None,
+    meta: JSONReadObject | None = None,
     compare: TaskCompletionSettings = REFERENCE_SETTINGS,
 ) -> None:
     """``compare``: the suite's rules for the ``db_diff.json`` diff (as task completion)."""
