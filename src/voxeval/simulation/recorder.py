@@ -16,13 +16,12 @@ from typing import Any
 
 from voxeval.atomic_files import read_json, write_json_atomic
 from voxeval.audio import write_audio
-from voxeval.benchmarks.tools.database import Database
 from voxeval.benchmarks.tools.db_compare import (
     REFERENCE_SETTINGS,
     TaskCompletionSettings,
     diff_databases,
 )
-from voxeval.json_types import JSONReadObject
+from voxeval.json_types import JSONObject, JSONReadObject
 from voxeval.runformat import CallFile, parse_artifact, record_data
 from voxeval.simulation.call_end import timeline_until_end, track_until
 from voxeval.simulation.engine import CallResult
@@ -40,7 +39,7 @@ def record_call(
     result: CallResult,
     unit_dir: Path,
     *,
-    expected_db: Database | None = None,
+    expected_db: JSONObject | None = None,
     meta: JSONReadObject | None = None,
     compare: TaskCompletionSettings = REFERENCE_SETTINGS,
 ) -> None:
