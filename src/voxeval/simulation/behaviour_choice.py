@@ -12,12 +12,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from voxeval.errors import ConfigError
-from voxeval.providers.base import Message
+from voxeval.json_types import JSONObject
+from voxeval.providers.base import LLM, Message
 from voxeval.simulation.caller_behaviour import CallerBehaviour, ScheduledBehaviour
 from voxeval.simulation.llm_behaviour import LLMBehaviour
+from voxeval.simulation.parties import Caller
 from voxeval.simulation.personas import Persona
 from voxeval.simulation.rule_behaviour import RuleBehaviour
 
@@ -48,7 +50,7 @@ def build_behaviour(
     persona: Persona,
     language: str,
     seed: int,
-    llm: Any = None,
+    llm: LLM | None = None,
     conversation: Callable[[], Sequence[Message]] = list,
 ) -> CallerBehaviour:
     """The behaviour of one call (``kind`` already resolved, not ``auto``)."""
@@ -64,13 +66,13 @@ def build_behaviour(
     raise ConfigError(f"simulation.behaviour: {kind!r} is not one of rules, llm, none")
 
 
-def behaviour_record(caller: Any) -> dict[str, Any] | None:
+def behaviour_record(caller: Caller) -> JSONObject | None:
     """What ``call.json`` keeps about the caller's behaviour: its kind and, for the LLM
     behaviour, its counts (decisions, calls, parse failures, fallbacks). None without one."""
     behaviour = getattr(caller, "behaviour", None)
     if behaviour is None:
         return None
-    record: dict[str, Any] = {"kind": getattr(caller, "behaviour_kind", type(behaviour).__name__)}
+    record: JSONObject = {"kind": getattr(caller, "behaviour_kind", type(behaviour).__name__)}
     stats = getattr(behaviour, "stats", None)
     if stats is not None:
         record.update(stats.as_dict())

@@ -20,9 +20,10 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar, TypeVarTuple
 
 T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 
 
 class ComputeLane:
@@ -34,14 +35,16 @@ class ComputeLane:
         self.slots = slots
         # a plain lock when there is one slot: the engine enters the lane for every block of
         # frames, and the C lock costs far less than the semaphore's Python-level condition
-        self._slots: Any = threading.Lock() if slots == 1 else threading.BoundedSemaphore(slots)
+        self._slots: threading.Lock | threading.BoundedSemaphore = (
+            threading.Lock() if slots == 1 else threading.BoundedSemaphore(slots)
+        )
         self._held = threading.local()
 
     def holding(self) -> bool:
         """True while the current thread runs a section of this lane."""
         return bool(getattr(self._held, "depth", 0))
 
-    def run(self, fn: Callable[..., T], *args: Any) -> tuple[T, float]:
+    def run(self, fn: Callable[[*Ts], T], *args: *Ts) -> tuple[T, float]:
         """``fn(*args)`` and the seconds it ran after taking a slot (the wait excluded)."""
         if self.holding():
             started = time.perf_counter()
@@ -62,7 +65,7 @@ class ComputeLane:
 SHARED_LANE = ComputeLane(1)
 
 
-def unlaned(fn: Callable[..., T], *args: Any) -> tuple[T, float]:
+def unlaned(fn: Callable[[*Ts], T], *args: *Ts) -> tuple[T, float]:
     """``fn(*args)`` timed without a lane (remote or wall-clock work: waiting is its latency)."""
     started = time.perf_counter()
     result = fn(*args)

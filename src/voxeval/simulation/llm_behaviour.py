@@ -27,10 +27,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from voxeval.errors import LLMOutputError
-from voxeval.providers.base import Message
+from voxeval.providers.base import LLM, Message
 from voxeval.providers.llm.llm_output import extract_json, schema_problem, schema_validator
 from voxeval.providers.usage.usage_ledger import attributed
 from voxeval.simulation.caller_behaviour import (
@@ -125,7 +125,7 @@ class LLMBehaviour:
 
     def __init__(
         self,
-        llm: Any,
+        llm: LLM,
         rules: RuleBehaviour,
         *,
         conversation: Callable[[], Sequence[Message]] = list,
@@ -250,7 +250,14 @@ def _with_note(messages: list[Message], answer: str, problem: str) -> list[Messa
     ]
 
 
-def _range_problem(value: Any, count: int) -> str | None:
+class _Decision(TypedDict):
+    """A decision that passed ``DECISION_SCHEMA``."""
+
+    backchannel_after_words: list[int]
+    barge_in_after_word: int | None
+
+
+def _range_problem(value: _Decision, count: int) -> str | None:
     numbers = [*value["backchannel_after_words"]]
     if value["barge_in_after_word"] is not None:
         numbers.append(value["barge_in_after_word"])

@@ -20,9 +20,9 @@ Config (``perturbations:`` in the run config) — each entry is one condition, r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -38,6 +38,7 @@ from voxeval.audio.room_acoustics import (
     room_setup,
 )
 from voxeval.errors import AudioError, ConfigError, UnknownComponent
+from voxeval.json_types import JSONReadValue
 from voxeval.registry import Kind
 from voxeval.simulation.line import ContinuousNoise, LineConnection, LineEffect
 from voxeval.simulation.personas import PERSONAS
@@ -223,8 +224,8 @@ class Condition:
     """A named set of perturbations applied together (``clean`` has none)."""
 
     name: str
-    perturbations: tuple[Any, ...] = ()
-    spec: list[dict[str, Any]] = field(default_factory=list)
+    perturbations: tuple[Perturbation, ...] = ()
+    spec: list[JSONReadValue] = field(default_factory=list)
 
     @property
     def persona(self) -> str | None:
@@ -249,9 +250,11 @@ class Condition:
     def line_effects(self, seed: int) -> list[LineEffect]:
         """Perturbations of the caller's whole line in a call (continuous noise, connection),
         in the order listed, each seeded from (``seed``, its position)."""
-        ops = [p for p in self.perturbations if callable(getattr(p, "line_effect", None))]
-        seeds = np.random.SeedSequence([seed, 7]).generate_state(max(1, len(ops)))
-        return [p.line_effect(int(s)) for p, s in zip(ops, seeds, strict=False)]
+        makers: list[Callable[[int], LineEffect]] = [
+            make for p in self.perturbations if callable(make := getattr(p, "line_effect", None))
+        ]
+        seeds = np.random.SeedSequence([seed, 7]).generate_state(max(1, len(makers)))
+        return [make(int(s)) for make, s in zip(makers, seeds, strict=False)]
 
 
 class CallerAudioTransform:
@@ -260,7 +263,7 @@ class CallerAudioTransform:
     perturbation with ``per_call = True`` (a room: the caller stays where they are) gets one
     seed for the whole call, derived from (call seed, perturbation index) in its own stream."""
 
-    def __init__(self, perturbations: Sequence[Any], seed: int) -> None:
+    def __init__(self, perturbations: Sequence[Perturbation], seed: int) -> None:
         self.perturbations = list(perturbations)
         self.seed = seed
         self.count = 0
@@ -279,7 +282,7 @@ class CallerAudioTransform:
         return audio
 
 
-def build_perturbation(spec: dict[str, Any], where: str) -> Perturbation:
+def build_perturbation(spec: JSONReadValue, where: str) -> Perturbation:
     if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
         raise ConfigError(f"{where}: a perturbation needs a 'name' ({', '.join(_known())})")
     options = {k: v for k, v in spec.items() if k != "name"}
@@ -298,7 +301,9 @@ def _known() -> list[str]:
     return PERTURBATIONS.names()
 
 
-def parse_conditions(entries: Sequence[Any], where: str = "perturbations") -> list[Condition]:
+def parse_conditions(
+    entries: Sequence[JSONReadValue], where: str = "perturbations"
+) -> list[Condition]:
     """``clean`` plus one condition per entry (see the module docstring)."""
     conditions = [Condition("clean")]
     for n, entry in enumerate(entries):

@@ -21,6 +21,7 @@ from voxeval.benchmarks.tools.db_compare import (
     TaskCompletionSettings,
     diff_databases,
 )
+from voxeval.json_types import JSONObject, JSONReadObject
 from voxeval.runformat import CallFile, parse_artifact, record_data
 from voxeval.simulation.call_end import timeline_until_end, track_until
 from voxeval.simulation.engine import CallResult
@@ -38,8 +39,8 @@ def record_call(
     result: CallResult,
     unit_dir: Path,
     *,
-    expected_db: dict[str, Any] | None = None,
-    meta: dict[str, Any] | None = None,
+    expected_db: JSONObject | None = None,
+    meta: JSONReadObject | None = None,
     compare: TaskCompletionSettings = REFERENCE_SETTINGS,
 ) -> None:
     """``compare``: the suite's rules for the ``db_diff.json`` diff (as task completion)."""

@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from voxeval.audio import Audio
 from voxeval.config import ProviderSpec, format_validation_error
 from voxeval.errors import ConfigError, UnknownComponent
+from voxeval.json_types import JSONReadObject
 from voxeval.providers.asr.spoken_language import base_language, language_name
 from voxeval.providers.factory import ProviderSource, harness_provider
 from voxeval.providers.voices.speech_renderer import SpeechRenderer, shared_renderer
@@ -330,7 +331,7 @@ class SimulationConfig(BaseModel):
         return frame_vad_from(provider)
 
 
-def parse_simulation(data: dict[str, Any] | None, where: str = "simulation") -> SimulationConfig:
+def parse_simulation(data: JSONReadObject | None, where: str = "simulation") -> SimulationConfig:
     try:
         sim = SimulationConfig.model_validate(data or {})
     except ValidationError as exc:

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from voxeval.audio import Audio
+from voxeval.providers.base import VAD
 from voxeval.providers.voices.speech_renderer import PAUSE_MARKER
 from voxeval.systems.turn_handling import words_spoken
 
@@ -74,7 +75,7 @@ class EnergyVAD:
 class ProviderVAD:
     """Adapts a VAD provider (``speech_probabilities`` or ``segments``) to frame decisions."""
 
-    def __init__(self, provider: Any, threshold: float = 0.5) -> None:
+    def __init__(self, provider: VAD, threshold: float = 0.5) -> None:
         self.provider = provider
         self.threshold = threshold
 

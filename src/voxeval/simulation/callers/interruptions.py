@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
+from typing import Any
 
 import numpy as np
 
@@ -119,7 +120,9 @@ class CorrectingBehaviour:
         kept = tuple(bc for bc in plan.backchannels if bc.at_s < at - 0.5)
         return replace(plan, backchannels=kept, barge_in=BargeIn(at))
 
-    def __getattr__(self, name: str) -> object:  # stats and the like of the inner behaviour
+    # A transparent proxy: the inner behaviour's attributes (stats, seed, ...), each of its
+    # own type.
+    def __getattr__(self, name: str) -> Any:
         if name == "inner":  # not set yet (a copy being built)
             raise AttributeError(name)
         return getattr(self.inner, name)

@@ -15,8 +15,9 @@ import numpy as np
 from voxeval.audio import Audio
 from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.errors import ConfigError, HarnessFault
+from voxeval.json_types import JSONReadObject
 from voxeval.providers.asr.spoken_language import base_language, language_name
-from voxeval.providers.base import Message
+from voxeval.providers.base import ASR, LLM, Message
 from voxeval.simulation.behaviour_choice import build_behaviour, resolve_kind
 from voxeval.simulation.caller_behaviour import CallerBehaviour
 from voxeval.simulation.callers.caller_phrases import ENGLISH, PHRASES
@@ -48,7 +49,7 @@ def _bullets(items: list[str]) -> str:
     return "\n".join(f"- {item}" for item in items) if items else "- (none)"
 
 
-def _other_details(goal: dict[str, Any], tree: dict[str, Any]) -> str:
+def _other_details(goal: JSONReadObject, tree: JSONReadObject) -> str:
     """The goal's keys beyond the known ones (imported records carry some), so the caller
     follows them too; empty when there are none, so other prompts stay as they were."""
     items = {**{f"decision_tree.{k}": v for k, v in tree.items()}, **goal}
@@ -130,8 +131,8 @@ class LLMCaller:
     def __init__(
         self,
         *,
-        llm: Any,
-        asr: Any = None,
+        llm: LLM,
+        asr: ASR | None = None,
         persona: str | Persona | None = None,
         temperature: float = 0.0,
         max_turns: int = 40,

@@ -23,13 +23,13 @@ lines quoted from the scenario are spoken as written."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from rapidfuzz import fuzz
 
 from voxeval.audio import Audio
 from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.errors import ConfigError
+from voxeval.providers.base import ASR
 from voxeval.simulation.behaviour_choice import build_behaviour, resolve_kind
 from voxeval.simulation.caller_behaviour import CallerBehaviour
 from voxeval.simulation.callers.caller_phrases import (
@@ -133,7 +133,7 @@ class ScriptedCaller:
     def __init__(
         self,
         *,
-        asr: Any = None,
+        asr: ASR | None = None,
         persona: str | Persona | None = None,
         max_turns: int = 40,
         seed: int = 0,
