@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from voxeval import atomic_files
+from voxeval.json_types import JSONReadObject
 from voxeval.report.blocks import Block, BulletList, Heading, Paragraph, TableBlock, fmt_num
 from voxeval.report.blocks import fmt_mean_ci as _fmt_mean_ci
 from voxeval.report.html import STYLE, block_html
@@ -37,7 +38,7 @@ class FlaggedTable(TableBlock):
     flags: list[str | None] = field(default_factory=list)
 
 
-def fmt_mean_ci(stat: Mapping[str, Any] | None) -> str:
+def fmt_mean_ci(stat: JSONReadObject | None) -> str:
     return _fmt_mean_ci(stat) if stat else "–"
 
 

@@ -7,10 +7,11 @@ time, and ``Request`` is imported inside ``create_app`` (the web extra is option
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 from urllib.parse import urlencode
 
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject, JSONReadObject, JSONReadValue
 from voxeval.protocols.single_turn_summary import query_id_from_item
 from voxeval.report.compare_document import fmt_mean_ci, fmt_num
 from voxeval.report.unit_plural import unit_plural
@@ -22,12 +23,14 @@ from voxeval.viewer.run_comparison import (
     FLAG_TEXT,
     ComparisonCache,
     ItemQuery,
+    Outcome,
     item_page,
 )
 from voxeval.viewer.run_files import media_type, resolve_run_file
+from voxeval.viewer.run_index import RunIndex
 from voxeval.viewer.run_summary import arena_tables, system_summaries
 from voxeval.viewer.suite_texts import SuiteTexts, user_turn_audio
-from voxeval.viewer.unit_artifacts import UnitArtifacts, load_unit, texts_differ
+from voxeval.viewer.unit_artifacts import Track, UnitArtifacts, load_unit, texts_differ
 from voxeval.viewer.unit_query import PER_PAGE_CHOICES, UnitQuery
 from voxeval.viewer.waveform import figure_svg
 
@@ -40,8 +43,21 @@ VIEWER_STATIC_URL = "/assets"
 NAV_LINKS: list[tuple[str, str]] = [("Runs", "/"), ("Compare", "/compare")]
 REASONING_KEYS = ("reasoning", "rationale", "explanation", "justification", "evidence", "raw")
 
+if TYPE_CHECKING:  # the web extra is optional: imported for the annotation only
+    from fastapi import FastAPI
 
-def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
+
+class Figure(TypedDict):
+    """One figure of the unit page: a track's waveform (with the call's timeline under one
+    track), or the timeline alone (``track`` None) for a text-mode call."""
+
+    id: str
+    track: Track | None
+    url: str
+    svg: str
+
+
+def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> "FastAPI":
     """The viewer over ``runs`` (run folders), or over every run folder under ``root``."""
     try:
         from fastapi import FastAPI, HTTPException, Request
@@ -212,7 +228,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
             raise HTTPException(status_code=404, detail=f"no recording of user turn {turn}")
         return FileResponse(path, media_type=media_type(path))
 
-    def compared_runs(request: Request) -> tuple[list[RunInfo], Any]:
+    def compared_runs(request: Request) -> tuple[list[RunInfo], Outcome | None]:
         slugs = list(dict.fromkeys(request.query_params.getlist("run")))
         infos = [run_or_404(slug) for slug in slugs]
         if len(infos) < 2:
@@ -320,10 +336,10 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
     return app
 
 
-def _figures(info: RunInfo, art: UnitArtifacts) -> list[dict[str, Any]]:
+def _figures(info: RunInfo, art: UnitArtifacts) -> list[Figure]:
     """One figure per track; a call's figure carries its timeline under the mixed track
     (or under the first track, or alone for a text-mode call)."""
-    figures: list[dict[str, Any]] = []
+    figures: list[Figure] = []
     timeline_track = None
     if art.timeline is not None:
         names = [t.name for t in art.tracks]
@@ -364,7 +380,7 @@ def _figures(info: RunInfo, art: UnitArtifacts) -> list[dict[str, Any]]:
     return figures
 
 
-def _item_meta(index: Any, item_id: str) -> dict[str, Any]:
+def _item_meta(index: RunIndex, item_id: str) -> JSONObject:
     from sqlalchemy import select
 
     from voxeval.store.index import items_table
@@ -377,7 +393,7 @@ def _item_meta(index: Any, item_id: str) -> dict[str, Any]:
     return dict(meta or {}) if isinstance(meta, dict) else {}
 
 
-def judge_reasoning(details: Any, path: str = "") -> list[tuple[str, str]]:
+def judge_reasoning(details: JSONReadValue, path: str = "") -> list[tuple[str, str]]:
     """The judge's own words found in a score's details (reasoning, evidence, raw answers),
     labelled by where they sit, so the page can show them before the full details."""
     found: list[tuple[str, str]] = []
@@ -400,7 +416,7 @@ def _pretty_json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
 
 
-def _mean_ci(stat: Any) -> str:
+def _mean_ci(stat: JSONReadObject | None) -> str:
     """``mean [low, high]``; a mean without an interval stands alone (the cell's title and
     comparison.json say why), so wide tables stay readable."""
     if stat and (stat.get("ci_low") is None or stat.get("ci_high") is None):
@@ -408,7 +424,7 @@ def _mean_ci(stat: Any) -> str:
     return fmt_mean_ci(stat)
 
 
-def _num(value: Any, digits: int = 3) -> str:
+def _num(value: JSONReadValue, digits: int = 3) -> str:
     if value is None:
         return "—"
     if isinstance(value, bool):

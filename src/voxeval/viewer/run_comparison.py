@@ -149,7 +149,7 @@ class ItemQuery:
     page: int = 1
 
     @classmethod
-    def from_params(cls, params: Any) -> ItemQuery:
+    def from_params(cls, params: Mapping[str, str]) -> ItemQuery:
         def text(name: str) -> str:
             return str(params.get(name) or "").strip()[:300]
 
@@ -173,7 +173,7 @@ class ItemQuery:
         """The compare page's query string for this view with ``changes``."""
         data = replace(self, **changes)
         default = ItemQuery()
-        pairs: list[tuple[str, Any]] = [("run", slug) for slug in runs]
+        pairs: list[tuple[str, str | int]] = [("run", slug) for slug in runs]
         for f in fields(self):
             value = getattr(data, f.name)
             if value != getattr(default, f.name):

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, func, select
+from sqlalchemy import Engine, RowMapping, create_engine, func, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from voxeval.store.index import open_engine, scores_table, units_table
@@ -216,7 +216,7 @@ class RunIndex:
         self.engine.dispose()
 
 
-def _unit_row(r: Any) -> UnitRow:
+def _unit_row(r: RowMapping) -> UnitRow:
     passed = r.get("passed")
     return UnitRow(
         seq=int(r["seq"]),

@@ -4,6 +4,7 @@ LIMIT/OFFSET, never every unit."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 from urllib.parse import urlencode
@@ -50,7 +51,7 @@ class UnitQuery:
     per_page: int = 50
 
     @classmethod
-    def from_params(cls, params: Any) -> UnitQuery:
+    def from_params(cls, params: Mapping[str, str]) -> UnitQuery:
         """Parse query parameters; unknown or malformed values fall back to the defaults."""
 
         def text(name: str) -> str:
