@@ -23,6 +23,7 @@ from voxeval.viewer.run_comparison import (
     FLAG_TEXT,
     ComparisonCache,
     ItemQuery,
+    ItemRow,
     Outcome,
     item_page,
 )
@@ -61,7 +62,13 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> "FastAPI"
     """The viewer over ``runs`` (run folders), or over every run folder under ``root``."""
     try:
         from fastapi import FastAPI, HTTPException, Request
-        from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
+        from fastapi.responses import (
+            FileResponse,
+            HTMLResponse,
+            JSONResponse,
+            RedirectResponse,
+            Response,
+        )
         from fastapi.staticfiles import StaticFiles
     except ImportError as exc:  # the `web` extra is optional
         raise ConfigError("voxeval view needs the 'web' extra: pip install 'voxeval[web]'") from exc
@@ -92,7 +99,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> "FastAPI"
     app.mount(VIEWER_STATIC_URL, StaticFiles(directory=VIEWER_ASSETS_DIR), name="viewer-assets")
     app.mount(STATIC_URL, StaticFiles(directory=ASSETS_DIR), name="static")
 
-    def page(name: str, status_code: int = 200, **context: Any) -> Any:
+    def page(name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
         html = templates.get_template(name).render(
             static_url=STATIC_URL,
             assets_url=VIEWER_STATIC_URL,
@@ -109,7 +116,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> "FastAPI"
         return info
 
     @app.exception_handler(HTTPException)
-    async def not_found(request: Request, exc: HTTPException) -> Any:
+    async def not_found(request: Request, exc: HTTPException) -> Response:
         return page(
             "message.html",
             status_code=exc.status_code,
@@ -118,11 +125,11 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> "FastAPI"
         )
 
     @app.get("/favicon.ico")
-    def favicon() -> Any:  # browsers ask for it whatever the page links
+    def favicon() -> Response:  # browsers ask for it whatever the page links
         return FileResponse(FAVICON, media_type="image/svg+xml")
 
     @app.get("/", response_class=HTMLResponse)
-    def runs_list() -> Any:
+    def runs_list() -> Response:
         infos = catalog.scan()
         rows = []
         for info in infos:
@@ -134,7 +141,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> "FastAPI"
         return page("runs.html", runs=rows)
 
     @app.get("/runs/{slug}", response_class=HTMLResponse)
-    def run_page(slug: str) -> Any:
+    def run_page(slug: str) -> Response:
         info = run_or_404(slug)
         index = catalog.index(info)
         counts = index.status_counts() if index is not None else {}
@@ -154,7 +161,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> "FastAPI"
         )
 
     @app.get("/runs/{slug}/units", response_class=HTMLResponse)
-    def unit_table(slug: str, request: Request) -> Any:
+    def unit_table(slug: str, request: Request) -> Response:
         info = run_or_404(slug)
         index = catalog.index(info)
         if index is None:
@@ -172,7 +179,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> "FastAPI"
         )
 
     @app.get("/runs/{slug}/units/{seq}", response_class=HTMLResponse)
-    def unit_page(slug: str, seq: int, request: Request) -> Any:
+    def unit_page(slug: str, seq: int, request: Request) -> Response:
         info = run_or_404(slug)
         index = catalog.index(info)
         # an id beyond the index's integers would overflow SQLite: no such unit either
@@ -215,7 +222,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> "FastAPI"
         )
 
     @app.get("/runs/{slug}/units/{seq}/user-turns/{turn}")
-    def user_turn_file(slug: str, seq: int, turn: int) -> Any:
+    def user_turn_file(slug: str, seq: int, turn: int) -> Response:
         """A dialogue's user turn as the system heard it (from the suite, outside the run)."""
         info = run_or_404(slug)
         index = catalog.index(info)
@@ -236,7 +243,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> "FastAPI"
         return infos, comparisons.get([info.path for info in infos])
 
     @app.get("/compare", response_class=HTMLResponse)
-    def compare_page(request: Request) -> Any:
+    def compare_page(request: Request) -> Response:
         if request.query_params.get("baseline") == "oldest":
             # from the runs list (newest first): the oldest ticked run becomes the baseline,
             # and the address names the runs in that order
@@ -287,7 +294,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> "FastAPI"
         )
 
     def _link_units(
-        rows: list[dict[str, Any]], slug_of: dict[str, str], info_of: dict[str, RunInfo]
+        rows: list[ItemRow], slug_of: dict[str, str], info_of: dict[str, RunInfo]
     ) -> None:
         """Give each shown item delta the URLs of its baseline and later unit pages."""
         wanted: dict[tuple[str, str], set[str]] = {}
@@ -300,14 +307,18 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> "FastAPI"
             index = catalog.index(info_of[slug])
             found = index.first_units(system, sorted(item_ids)) if index is not None else {}
             seqs[(run_id, system)] = found
+
+        def unit_url(run_id: str, system: str, cell: tuple[str, str]) -> str:
+            seq = seqs[(run_id, system)].get(cell)
+            return f"/runs/{slug_of[run_id]}/units/{seq}" if seq is not None else ""
+
         for row in rows:
             cell = (row["item"], row["condition"])
-            for side, run_id in (("baseline_url", row["baseline_run"]), ("run_url", row["run"])):
-                seq = seqs[(run_id, row["system"])].get(cell)
-                row[side] = f"/runs/{slug_of[run_id]}/units/{seq}" if seq is not None else ""
+            row["baseline_url"] = unit_url(row["baseline_run"], row["system"], cell)
+            row["run_url"] = unit_url(row["run"], row["system"], cell)
 
     @app.get("/compare.json")
-    def compare_json(request: Request) -> Any:
+    def compare_json(request: Request) -> Response:
         _, outcome = compared_runs(request)
         if outcome is None:
             return JSONResponse({"error": "pick at least two runs to compare"}, status_code=400)
@@ -316,7 +327,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> "FastAPI"
         return JSONResponse(outcome.data)
 
     @app.get("/runs/{slug}/report")
-    def report(slug: str) -> Any:
+    def report(slug: str) -> Response:
         info = run_or_404(slug)
         if not info.has_report:
             raise HTTPException(
@@ -326,7 +337,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> "FastAPI"
         return RedirectResponse(f"/runs/{slug}/files/report/index.html", status_code=307)
 
     @app.get("/runs/{slug}/files/{relative:path}")
-    def run_file(slug: str, relative: str) -> Any:
+    def run_file(slug: str, relative: str) -> Response:
         info = run_or_404(slug)
         path = resolve_run_file(info.path, relative)
         if path is None:
