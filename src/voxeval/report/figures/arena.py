@@ -4,9 +4,13 @@ Bradley-Terry forest plot (rating with its interval, labelled with the rank inte
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from voxeval.report.figures.style import HEATMAP, SQUARE, WIDE, colour, slug
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
+
 from voxeval.report.figures.svg import DataTable, Figure, new_figure, render_svg
 
 
@@ -14,7 +18,7 @@ def win_rate_heatmap(name: str, title: str, matrix: Mapping[str, Mapping[str, An
     """``matrix[x][y]``: x's record against y (``win_rate`` counts ties as half)."""
     systems = sorted({s for s in matrix} | {o for row in matrix.values() for o in row})
 
-    def draw() -> Any:
+    def draw() -> MplFigure:
         from matplotlib import colormaps
         from matplotlib.colors import Normalize
         from matplotlib.patches import Rectangle
@@ -87,7 +91,7 @@ def bt_forest(name: str, title: str, bt: Mapping[str, Any]) -> Figure:
     ratings = bt.get("systems") or {}
     order = sorted(ratings, key=lambda s: -float(ratings[s]["rating"]))
 
-    def draw() -> Any:
+    def draw() -> MplFigure:
         figure = new_figure((WIDE[0], 0.9 + 0.45 * len(order)))
         ax = figure.add_subplot()
         for y, system in enumerate(order):
