@@ -32,12 +32,15 @@ from voxeval import atomic_files
 from voxeval.analysis.bootstrap import NOTE_TOO_FEW_CLUSTERS
 from voxeval.analysis.ratings.rank_intervals import rank_intervals
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONReadObject, JSONReadValue
 from voxeval.report.arena_blocks import interval_text, rank_text, rating_text
 from voxeval.report.blocks import Block, BulletList, Heading, Paragraph, TableBlock, fmt_mean_ci
+from voxeval.report.json_fields import as_float
 from voxeval.report.markdown import block_markdown
 from voxeval.report.run_compare import direction_of
 from voxeval.report.run_source import RunSource, check_same_suite, open_run_source
 from voxeval.report.unit_plural import unit_plural
+from voxeval.store.records import ScoreRow
 
 HEADLINE = {"single_turn": "checklist", "live_call": "task_completion", "multi_turn": "rubric"}
 FORMATS = {".md": "md", ".markdown": "md", ".csv": "csv", ".json": "json"}
@@ -105,7 +108,9 @@ def arena_rows(run: RunSource) -> list[dict[str, Any]]:
     return rows
 
 
-def _headline(runs: Sequence[RunSource], rows_by_run: Mapping[str, Any]) -> list[str]:
+def _headline(
+    runs: Sequence[RunSource], rows_by_run: Mapping[str, Sequence[ScoreRow]]
+) -> list[str]:
     with_values = {r.metric for run in runs for r in rows_by_run[run.run_id] if r.ran}
     preferred = HEADLINE.get(runs[0].protocol)
     if preferred is not None and preferred in with_values:
@@ -118,16 +123,16 @@ def _headline(runs: Sequence[RunSource], rows_by_run: Mapping[str, Any]) -> list
     return [directed[0]]
 
 
-def _rank_interval(stat: Mapping[str, Any] | None, better: str) -> tuple[float, float] | None:
+def _rank_interval(stat: JSONReadObject | None, better: str) -> tuple[float, float] | None:
     if not stat or stat.get("mean") is None:
         return None
     low, high = stat.get("ci_low"), stat.get("ci_high")
     if low is None or high is None:
         if stat.get("ci_note") == NOTE_TOO_FEW_CLUSTERS:
             return (-math.inf, math.inf)
-        low = high = float(stat["mean"])
-    low, high = float(low), float(high)
-    return (low, high) if better == "higher" else (-high, -low)
+        low = high = stat["mean"]
+    lower, upper = as_float(low), as_float(high)
+    return (lower, upper) if better == "higher" else (-upper, -lower)
 
 
 def _stat_fields(stat: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -228,7 +233,7 @@ def leaderboard_format(path: Path, fmt: str | None) -> str:
     return found
 
 
-def _num(value: Any) -> str:
+def _num(value: JSONReadValue) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
@@ -256,7 +261,7 @@ def render_json(board: Leaderboard) -> str:
     return json.dumps(board.to_dict(), indent=2, allow_nan=False) + "\n"
 
 
-def _rank_cell(row: Mapping[str, Any]) -> tuple[str, str]:
+def _rank_cell(row: JSONReadObject) -> tuple[str, str]:
     if row["rank"] is None:
         return "–", "unranked (no value)"
     return str(row["rank"]), f"{row['rank_best']}–{row['rank_worst']}"
