@@ -423,7 +423,7 @@ def judge_reasoning(details: JSONReadValue, path: str = "") -> list[tuple[str, s
     return found[:50]
 
 
-def _pretty_json(value: Any) -> str:
+def _pretty_json(value: JSONReadValue) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
 
 

@@ -4,13 +4,14 @@ LIMIT/OFFSET, never every unit."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 from urllib.parse import urlencode
 
 from sqlalchemy import Select, and_, exists, func, literal, or_, select
 from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.selectable import NamedFromClause, ScalarSelect
 
 from voxeval.store.index import scores_table, units_table
 
@@ -113,11 +114,11 @@ class UnitQuery:
 _u, _s = units_table, scores_table
 
 
-def _metric_score() -> Any:
+def _metric_score() -> NamedFromClause:
     return _s.alias("chosen")
 
 
-def _failed_metrics() -> Any:
+def _failed_metrics() -> ScalarSelect[int]:
     """The number of the unit's metrics with a threshold verdict of fail (a correlated
     subquery: evaluated through the scores primary key, per unit)."""
     f = _s.alias("failed")
@@ -128,7 +129,7 @@ def _failed_metrics() -> Any:
     )
 
 
-def _any_score(condition: Any) -> ColumnElement[bool]:
+def _any_score(condition: Callable[[NamedFromClause], ColumnElement[bool]]) -> ColumnElement[bool]:
     f = _s.alias("any_score")
     return exists().where(
         (f.c.run_id == _u.c.run_id) & (f.c.unit_key == _u.c.unit_key) & condition(f)
@@ -164,7 +165,7 @@ def _base(run_id: str, query: UnitQuery, columns: list[Any]) -> tuple[Select[Any
     return statement.where(and_(*conditions)), chosen
 
 
-def _outcome_condition(query: UnitQuery, chosen: Any) -> Any:
+def _outcome_condition(query: UnitQuery, chosen: NamedFromClause) -> ColumnElement[bool]:
     if query.metric:
         if query.outcome == "pass":
             return chosen.c.passed == 1
