@@ -35,7 +35,7 @@ from voxeval.errors import ConfigError
 from voxeval.json_types import JSONReadObject, JSONReadValue
 from voxeval.report.arena_blocks import interval_text, rank_text, rating_text
 from voxeval.report.blocks import Block, BulletList, Heading, Paragraph, TableBlock, fmt_mean_ci
-from voxeval.report.json_fields import as_float
+from voxeval.report.json_fields import as_float, section
 from voxeval.report.markdown import block_markdown
 from voxeval.report.run_compare import direction_of
 from voxeval.report.run_source import RunSource, check_same_suite, open_run_source
@@ -135,7 +135,7 @@ def _rank_interval(stat: JSONReadObject | None, better: str) -> tuple[float, flo
     return (lower, upper) if better == "higher" else (-upper, -lower)
 
 
-def _stat_fields(stat: Mapping[str, Any] | None) -> dict[str, Any]:
+def _stat_fields(stat: JSONReadObject | None) -> dict[str, JSONReadValue]:
     stat = stat or {}
     out = {key: stat.get(key) for key in STAT_FIELDS}
     if stat.get("ci_note"):
@@ -305,19 +305,21 @@ def render_markdown(board: Leaderboard) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def arena_markdown_blocks(arena: Sequence[Mapping[str, Any]]) -> list[Block]:
+def arena_markdown_blocks(arena: Sequence[JSONReadObject]) -> list[Block]:
     header = ["run", "dimension", "system", "Elo", "Elo 95% CI", "Elo rank (interval)",
               "Bradley-Terry", "BT 95% CI", "BT rank (interval)", "battles"]  # fmt: skip
     rows = []
     for row in arena:
         if row["unrated"]:
-            rows.append([row["run_id"], str(row["dimension"]), row["system"], "unrated", "–",
-                         "–", f"unrated: {row['unrated']}", "–", "–", "0"])  # fmt: skip
+            rows.append([str(row["run_id"]), str(row["dimension"]), str(row["system"]),
+                         "unrated", "–", "–", f"unrated: {row['unrated']}", "–", "–",
+                         "0"])  # fmt: skip
             continue
-        elo, bt = row["elo"] or {}, row["bt"] or {}
+        elo, bt = section(row["elo"]), section(row["bt"])
         bt_rating = rating_text(bt.get("rating"))
         rows.append(
-            [row["run_id"], str(row["dimension"]), row["system"], rating_text(elo.get("rating")),
+            [str(row["run_id"]), str(row["dimension"]), str(row["system"]),
+             rating_text(elo.get("rating")),
              interval_text(elo), rank_text(elo),
              f"{bt_rating} (ridge-bound)" if bt.get("unbounded") else bt_rating,
              interval_text(bt), rank_text(bt), str(row.get("battles"))]

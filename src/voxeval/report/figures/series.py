@@ -22,10 +22,10 @@ def has_mean(value: JSONReadValue) -> TypeGuard[JSONReadObject]:
 
 
 def stat_cells(stat: JSONReadObject) -> list[Cell]:
-    return [_cell(stat.get(key)) for key in ("mean", "ci_low", "ci_high", "n")]
+    return [table_cell(stat.get(key)) for key in ("mean", "ci_low", "ci_high", "n")]
 
 
-def _cell(value: JSONReadValue) -> Cell:
+def table_cell(value: JSONReadValue) -> Cell:
     """A table cell as the summary holds it (a number, text or None; anything else as text)."""
     return value if value is None or isinstance(value, str | int | float) else str(value)
 
