@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, Unpack
 from urllib.parse import urlencode
 
 from voxeval.errors import VoxevalError
@@ -156,6 +156,19 @@ def item_rows(data: Mapping[str, Any]) -> list[ItemRow]:
     return rows
 
 
+class ItemQueryChanges(TypedDict, total=False):
+    """Fields of an ``ItemQuery`` to change (``params``)."""
+
+    system: str
+    metric: str
+    run: str
+    change: str
+    q: str
+    sort: str
+    order: str
+    page: int
+
+
 @dataclass(frozen=True)
 class ItemQuery:
     """The item table's filters, sort and page (empty strings: no filter)."""
@@ -190,7 +203,7 @@ class ItemQuery:
             page=page,
         )
 
-    def params(self, runs: Sequence[str], **changes: Any) -> str:
+    def params(self, runs: Sequence[str], **changes: Unpack[ItemQueryChanges]) -> str:
         """The compare page's query string for this view with ``changes``."""
         data = replace(self, **changes)
         default = ItemQuery()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, TypedDict, Unpack
 from urllib.parse import urlencode
 
 from sqlalchemy import Select, and_, exists, func, literal, or_, select
@@ -31,6 +31,22 @@ SORTS = (
     "value",
     "passed",
 )
+
+
+class UnitQueryChanges(TypedDict, total=False):
+    """Fields of a ``UnitQuery`` to change (``replace``, ``params``)."""
+
+    system: str
+    category: str
+    condition: str
+    status: str
+    metric: str
+    outcome: str
+    q: str
+    sort: str
+    order: str
+    page: int
+    per_page: int
 
 
 @dataclass(frozen=True)
@@ -83,10 +99,10 @@ class UnitQuery:
             per_page=per_page if per_page in PER_PAGE_CHOICES else 50,
         )
 
-    def replace(self, **changes: Any) -> UnitQuery:
+    def replace(self, **changes: Unpack[UnitQueryChanges]) -> UnitQuery:
         return replace(self, **changes)
 
-    def params(self, **changes: Any) -> str:
+    def params(self, **changes: Unpack[UnitQueryChanges]) -> str:
         """The URL query string of this view with ``changes`` (defaults left out)."""
         data = replace(self, **changes)
         default = UnitQuery()
