@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from voxeval.analysis.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Stat, metric_stats
 from voxeval.analysis.proportion import rate_stats
@@ -126,9 +126,17 @@ def _grouped(
     return {key: stats for key, stats in out.items() if stats}
 
 
+class StatisticsNote(TypedDict):
+    unit: str
+    clusters: int
+    resamples: int
+    confidence: float
+    rate_metrics: list[str]
+
+
 def statistics_note(
     rows: Iterable[ScoreRow], unit: str, clusters: Clusters | None, rates: Collection[str]
-) -> dict[str, Any]:
+) -> StatisticsNote:
     """How the intervals of a system were computed (shown in the report header)."""
     independent = {_cluster(r, clusters) for r in rows if r.ran}
     return {

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
+from typing import TypedDict
 
 from scipy.special import comb
 
@@ -49,12 +50,22 @@ def pass_hat_k_curve(n: int, c: int) -> list[float]:
     return [pass_hat_k(n, c, k) for k in range(1, n + 1)]
 
 
+class PassKSummary(TypedDict):
+    """The curves (one point per k, the point's stat with ``"k"``), the trials per scenario
+    they reach (the smallest count, n) and the scenarios with a trial."""
+
+    pass_at_k: list[Stat]
+    pass_hat_k: list[Stat]
+    n_trials: int
+    n_scenarios: int
+
+
 def passk_summary(
     per_scenario: Mapping[str, Sequence[bool]],
     seed: int = 0,
     *,
     n_resamples: int = DEFAULT_RESAMPLES,
-) -> dict[str, object]:
+) -> PassKSummary:
     """Curves for k = 1..n (n = the smallest trial count over scenarios), each point the mean
     over scenarios with a bootstrap CI over scenarios, plus ``"k"`` on every point.
 

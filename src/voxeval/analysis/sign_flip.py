@@ -16,7 +16,7 @@ p = (hits + 1) / (resamples + 1), which counts the observed assignment too.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 from scipy import stats
@@ -37,13 +37,19 @@ def _abs_mean(x: np.ndarray, axis: int = -1) -> np.ndarray:
     return np.asarray(np.abs(np.mean(by_size, axis=-1)))
 
 
+class SignFlipResult(TypedDict):
+    p_value: float
+    method: str
+    assignments: int  # sign assignments the p-value is over
+
+
 def sign_flip_test(
     differences: Sequence[float],
     *,
     seed: int = 0,
     exact_max_units: int = EXACT_MAX_UNITS,
     resamples: int = MONTE_CARLO_RESAMPLES,
-) -> dict[str, Any]:
+) -> SignFlipResult:
     """``{"p_value", "method", "assignments"}`` for the two-sided paired sign-flip test of
     ``differences`` (one per independent unit). ``assignments`` is how many sign assignments
     the p-value is over (2^n when exact, the resamples plus the observed one otherwise).

@@ -5,26 +5,27 @@ the metrics are marked in the tables and the settings that set them are shown.""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
+from voxeval.json_types import JSONReadValue
 from voxeval.report.blocks import Block, Heading, Paragraph, TableBlock
+from voxeval.report.json_fields import entries, section
 
 ADAPTER_MARK = " [adapter]"
 
 
-def adapter_marked(metric: str, label: str, timing: Any) -> str:
+def adapter_marked(metric: str, label: str, timing: JSONReadValue) -> str:
     """``label`` with the adapter mark when ``timing`` says the adapter decided ``metric``."""
-    if isinstance(timing, Mapping) and metric in (timing.get("metrics") or {}):
+    if isinstance(timing, Mapping) and metric in section(timing.get("metrics")):
         return label + ADAPTER_MARK
     return label
 
 
-def adapter_timing_blocks(timing: Any) -> list[Block]:
+def adapter_timing_blocks(timing: JSONReadValue) -> list[Block]:
     """The note and the settings table (none when the system decided its own timing)."""
     if not isinstance(timing, Mapping):
         return []
-    settings = timing.get("settings") or {}
-    metrics = timing.get("metrics") or {}
+    settings = section(timing.get("settings"))
+    metrics = section(timing.get("metrics"))
     text = (
         f"This system answers whole turns: in {timing.get('calls', 0)} call(s) voxeval's turn "
         "adapter decided when its caller's turn ended, when caller speech stopped its reply "
@@ -32,7 +33,7 @@ def adapter_timing_blocks(timing: Any) -> list[Block]:
         "much as the system; compare them only between systems run with the same settings."
     )
     rows = [
-        [metric, ", ".join(f"{k} {_value(settings.get(k))}" for k in keys)]
+        [metric, ", ".join(f"{k} {_value(settings.get(k))}" for k in map(str, entries(keys)))]
         for metric, keys in metrics.items()
     ]
     return [
@@ -42,7 +43,7 @@ def adapter_timing_blocks(timing: Any) -> list[Block]:
     ]
 
 
-def _value(value: Any) -> str:
+def _value(value: JSONReadValue) -> str:
     if isinstance(value, list):
         return "/".join(_value(v) for v in value)
     if value is None:

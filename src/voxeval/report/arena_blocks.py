@@ -10,9 +10,10 @@ certain rank; the Bradley-Terry number of such a system is marked as set by the 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
+from voxeval.json_types import JSONReadObject, JSONReadValue
 from voxeval.report.blocks import Block, BulletList, Heading, Paragraph, TableBlock
+from voxeval.report.json_fields import as_float, section, sections
 
 HEADER = [
     "system",
@@ -33,11 +34,11 @@ def short_reason(reason: str) -> str:
     return reason.split(":")[0].split(" (")[0].replace(" to every other system by the battles", "")
 
 
-def rating_text(value: Any) -> str:
-    return "–" if value is None else f"{float(value):.1f}"
+def rating_text(value: JSONReadValue) -> str:
+    return "–" if value is None else f"{as_float(value):.1f}"
 
 
-def interval_text(entry: Mapping[str, Any] | None, note: str | None = None) -> str:
+def interval_text(entry: JSONReadObject | None, note: str | None = None) -> str:
     """``[low, high]``, ``unbounded (why)``, or ``none (why)``."""
     if not entry:
         return "–"
@@ -46,54 +47,56 @@ def interval_text(entry: Mapping[str, Any] | None, note: str | None = None) -> s
     low, high = entry.get("ci_low"), entry.get("ci_high")
     if low is None or high is None:
         return f"none ({note})" if note else "–"
-    return f"[{float(low):.1f}, {float(high):.1f}]"
+    return f"[{as_float(low):.1f}, {as_float(high):.1f}]"
 
 
-def rank_text(entry: Mapping[str, Any] | None) -> str:
+def rank_text(entry: JSONReadObject | None) -> str:
     if not entry or entry.get("rank") is None:
         return "–"
     low, high = entry.get("rank_low"), entry.get("rank_high")
     return f"{entry['rank']} ({low}–{high})"
 
 
-def _bt_rating(entry: Mapping[str, Any] | None) -> str:
+def _bt_rating(entry: JSONReadObject | None) -> str:
     if not entry:
         return "–"
     text = rating_text(entry.get("rating"))
     return f"{text} (ridge-bound)" if entry.get("unbounded") else text
 
 
-def dimension_blocks(dimension: str, block: Mapping[str, Any]) -> list[Block]:
-    elo = (block.get("elo_intervals") or {}).get("systems") or {}
-    elo_note = (block.get("elo_intervals") or {}).get("ci_note")
-    plain_elo = block.get("elo") or {}
-    bt_report = block.get("bt") or {}
-    bt = bt_report.get("systems") or {}
-    style = (block.get("style_controlled") or {}).get("systems") or {}
-    unrated = block.get("unrated") or {}
+def dimension_blocks(dimension: str, block: JSONReadObject) -> list[Block]:
+    elo = section(section(block.get("elo_intervals")).get("systems"))
+    elo_note = section(block.get("elo_intervals")).get("ci_note")
+    plain_elo = section(block.get("elo"))
+    bt_report = section(block.get("bt"))
+    bt = section(bt_report.get("systems"))
+    style = section(section(block.get("style_controlled")).get("systems"))
+    unrated = section(block.get("unrated"))
     names = list(dict.fromkeys([*bt, *elo, *plain_elo]))
-    names.sort(key=lambda n: -float((bt.get(n) or elo.get(n) or {}).get("rating") or 0.0))
+    names.sort(key=lambda n: -as_float(section(bt.get(n) or elo.get(n)).get("rating") or 0.0))
+    bt_note = bt_report.get("ci_note")
     rows = []
     for name in names:
-        e = elo.get(name)
+        e = section(elo.get(name)) or None
+        bt_entry = section(bt.get(name)) or None
         rows.append(
             [
                 name,
                 rating_text((e or {}).get("rating", plain_elo.get(name))),
-                interval_text(e, elo_note),
+                interval_text(e, None if elo_note is None else str(elo_note)),
                 rank_text(e),
-                _bt_rating(bt.get(name)),
-                interval_text(bt.get(name), bt_report.get("ci_note")),
-                rank_text(bt.get(name)),
-                _bt_rating(style.get(name)),
-                str((bt.get(name) or e or {}).get("battles", "–")),
+                _bt_rating(bt_entry),
+                interval_text(bt_entry, None if bt_note is None else str(bt_note)),
+                rank_text(bt_entry),
+                _bt_rating(section(style.get(name)) or None),
+                str((bt_entry or e or {}).get("battles", "–")),
             ]
         )
     for name in unrated:
         rows.append([name, "unrated", "–", "–", "unrated", "–", "–", "–", "0"])
-    counts = block.get("comparisons") or {}
+    counts = section(block.get("comparisons"))
     compared = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items())
-    median = (block.get("elo_intervals") or {}).get("point") == "median"
+    median = section(block.get("elo_intervals")).get("point") == "median"
     text = (
         f"{block.get('n_battles', 0)} battles ({block.get('ties', 0)} ties)"
         + (f"; comparisons {compared}" if compared else "")
@@ -109,7 +112,7 @@ def dimension_blocks(dimension: str, block: Mapping[str, Any]) -> list[Block]:
     if rows:
         blocks.append(TableBlock(HEADER, rows))
     notes = []
-    reasons = {n: r["unbounded"] for n, r in bt.items() if r.get("unbounded")}
+    reasons = {n: r["unbounded"] for n, r in sections(bt) if r.get("unbounded")}
     for name, reason in reasons.items():
         notes.append(f"{name}: unbounded: {reason}; its interval is open and its rank uncertain")
     for name, reason in unrated.items():
@@ -121,7 +124,7 @@ def dimension_blocks(dimension: str, block: Mapping[str, Any]) -> list[Block]:
     return blocks
 
 
-def arena_blocks(arena: Any) -> list[Block]:
+def arena_blocks(arena: JSONReadValue) -> list[Block]:
     if not isinstance(arena, Mapping) or not arena.get("dimensions"):
         return []
     blocks: list[Block] = [
@@ -133,7 +136,7 @@ def arena_blocks(arena: Any) -> list[Block]:
             "dialogues and rank intervals."
         ),
     ]
-    for dimension, block in arena["dimensions"].items():
+    for dimension, block in section(arena["dimensions"]).items():
         if isinstance(block, Mapping):
             blocks += dimension_blocks(str(dimension or "all"), block)
     return blocks

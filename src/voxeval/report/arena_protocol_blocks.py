@@ -6,14 +6,15 @@ ratings themselves are reported beside it."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
+from voxeval.json_types import JSONReadValue
 from voxeval.report.blocks import Block, BulletList, Heading, Paragraph, TableBlock
+from voxeval.report.json_fields import entries, section
 
 COUNTS = ("done", "pending", "failed", "not_run", "judge_requests", "parse_failures")
 
 
-def arena_protocol_blocks(arena: Any) -> list[Block]:
+def arena_protocol_blocks(arena: JSONReadValue) -> list[Block]:
     if not isinstance(arena, Mapping) or not arena:
         return []
     blocks: list[Block] = [
@@ -24,17 +25,17 @@ def arena_protocol_blocks(arena: Any) -> list[Block]:
             f"disagreements: {arena.get('disagreement', '?')}."
         ),
     ]
-    dims = arena.get("dimensions") or {}
+    dims = section(arena.get("dimensions"))
     rows = []
     for dimension, entry in dims.items():
-        counts = (entry or {}).get("comparisons") or {}
+        counts = section(section(entry).get("comparisons"))
         rows.append([dimension or "-", *(str(counts.get(k, 0)) for k in COUNTS)])
     if rows:
         blocks.append(TableBlock(["dimension", *COUNTS], rows))
     failures = [
         [dimension or "-", system, str(n)]
         for dimension, entry in dims.items()
-        for system, n in ((entry or {}).get("parse_failures_by_system") or {}).items()
+        for system, n in section(section(entry).get("parse_failures_by_system")).items()
     ]
     if failures:
         blocks += [
@@ -47,5 +48,5 @@ def arena_protocol_blocks(arena: Any) -> list[Block]:
             TableBlock(["dimension", "system", "parse failures"], failures),
         ]
     if arena.get("warnings"):
-        blocks.append(BulletList([f"Warning: {w}" for w in arena["warnings"]]))
+        blocks.append(BulletList([f"Warning: {w}" for w in entries(arena["warnings"])]))
     return blocks

@@ -3,9 +3,9 @@ formats their cells share; ``report.document`` builds them, the serialisers rend
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from voxeval.json_types import JSONReadObject, JSONReadValue
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class BulletList:
 Block = Heading | Paragraph | TableBlock | BulletList
 
 
-def fmt_num(value: Any, digits: int = 3) -> str:
+def fmt_num(value: JSONReadValue, digits: int = 3) -> str:
     if value is None:
         return "–"
     if isinstance(value, bool):
@@ -46,7 +46,7 @@ def fmt_num(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
-def fmt_ci(stat: Mapping[str, Any]) -> str:
+def fmt_ci(stat: JSONReadObject) -> str:
     """``[low, high]``, or the reason there is no interval (e.g. "all values equal")."""
     if stat.get("ci_low") is None or stat.get("ci_high") is None:
         note = stat.get("ci_note")
@@ -54,7 +54,7 @@ def fmt_ci(stat: Mapping[str, Any]) -> str:
     return f"[{fmt_num(stat['ci_low'])}, {fmt_num(stat['ci_high'])}]"
 
 
-def fmt_mean_ci(stat: Mapping[str, Any]) -> str:
+def fmt_mean_ci(stat: JSONReadObject) -> str:
     """``mean [low, high]`` in one cell, or ``mean (no interval: reason)``."""
     mean = fmt_num(stat.get("mean"))
     if stat.get("ci_low") is None or stat.get("ci_high") is None:

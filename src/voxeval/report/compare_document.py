@@ -5,16 +5,16 @@ and always a text marker too, so the flags do not rest on colour alone."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
-from typing import Any
 
 from voxeval import atomic_files
+from voxeval.json_types import JSONReadObject, JSONReadValue
 from voxeval.report.blocks import Block, BulletList, Heading, Paragraph, TableBlock, fmt_num
 from voxeval.report.blocks import fmt_mean_ci as _fmt_mean_ci
 from voxeval.report.html import STYLE, block_html
+from voxeval.report.json_fields import as_float, entries, objects, section, sections
 from voxeval.report.markdown import block_markdown
 from voxeval.report.run_compare import CHANGED, IMPROVEMENT, REGRESSION, RunComparison
 from voxeval.report.unit_plural import unit_plural
@@ -37,7 +37,7 @@ class FlaggedTable(TableBlock):
     flags: list[str | None] = field(default_factory=list)
 
 
-def fmt_mean_ci(stat: Mapping[str, Any] | None) -> str:
+def fmt_mean_ci(stat: JSONReadObject | None) -> str:
     return _fmt_mean_ci(stat) if stat else "–"
 
 
@@ -45,11 +45,16 @@ def marker(flag: str | None) -> str:
     return MARKERS.get(flag or "", "")
 
 
-def _runs_block(data: Mapping[str, Any]) -> list[Block]:
+def _flag(value: JSONReadValue) -> str | None:
+    """A comparison's flag (``regression``, ``improvement``, ``changed``) or None."""
+    return value if isinstance(value, str) else None
+
+
+def _runs_block(data: JSONReadObject) -> list[Block]:
     header = ["run", "suite version", "seed", "judge", "voxeval", "commit", "date"]
     rows = [
         [
-            r["run_id"] + (" (baseline)" if i == 0 else ""),
+            str(r["run_id"]) + (" (baseline)" if i == 0 else ""),
             str(r.get("suite_version") or "–"),
             str(r.get("seed")),
             str(r.get("judge") or "none"),
@@ -57,13 +62,13 @@ def _runs_block(data: Mapping[str, Any]) -> list[Block]:
             str(r.get("commit") or "–"),
             str(r.get("date") or "–"),
         ]
-        for i, r in enumerate(data["runs"])
+        for i, r in enumerate(objects(data["runs"]))
     ]
     return [Heading(2, "Runs"), TableBlock(header, rows)]
 
 
-def _flags_block(data: Mapping[str, Any]) -> list[Block]:
-    flags = data.get("flags") or []
+def _flags_block(data: JSONReadObject) -> list[Block]:
+    flags = objects(data.get("flags"))
     if not flags:
         return [
             Heading(2, "Flags"),
@@ -74,40 +79,42 @@ def _flags_block(data: Mapping[str, Any]) -> list[Block]:
         ]
     header = ["flag", "system", "metric", "run", "against", "delta", "p (Holm)"]
     rows = [
-        [marker(f["flag"]), f["system"], f["metric"], f["run"], f["baseline"],
-         fmt_num(f["delta"]), fmt_num(f["p_holm"])]
+        [marker(_flag(f["flag"])), str(f["system"]), str(f["metric"]), str(f["run"]),
+         str(f["baseline"]), fmt_num(f["delta"]), fmt_num(f["p_holm"])]
         for f in flags
     ]  # fmt: skip
-    return [Heading(2, "Flags"), FlaggedTable(header, rows, [f["flag"] for f in flags])]
+    return [Heading(2, "Flags"), FlaggedTable(header, rows, [_flag(f["flag"]) for f in flags])]
 
 
-def _unpaired_text(counts: Mapping[str, Mapping[str, int]]) -> str:
+def _unpaired_text(counts: JSONReadObject) -> str:
     parts = []
-    for run, kinds in counts.items():
+    for run, kinds in sections(counts):
         listed = ", ".join(f"{kind} {n}" for kind, n in kinds.items())
         parts.append(f"{run}: {listed}")
     return "; ".join(parts) or "–"
 
 
-def _metric_rows(metric: str, entry: Mapping[str, Any]) -> tuple[list[list[str]], list[Any]]:
-    rows, flags = [], []
-    for c in entry["comparisons"]:
+def _metric_rows(metric: str, entry: JSONReadObject) -> tuple[list[list[str]], list[str | None]]:
+    rows: list[list[str]] = []
+    flags: list[str | None] = []
+    runs = section(entry["runs"])
+    for c in objects(entry["comparisons"]):
         rows.append(
             [
                 metric,
-                entry.get("better") or "descriptive",
-                c["run"],
-                fmt_mean_ci(entry["runs"].get(c["baseline"])),
-                fmt_mean_ci(entry["runs"].get(c["run"])),
-                fmt_mean_ci(c["delta"]) if c["paired_clusters"] else "–",
+                str(entry.get("better") or "descriptive"),
+                str(c["run"]),
+                fmt_mean_ci(section(runs.get(str(c["baseline"]))) or None),
+                fmt_mean_ci(section(runs.get(str(c["run"]))) or None),
+                fmt_mean_ci(section(c["delta"]) or None) if c["paired_clusters"] else "–",
                 f"{c['paired_items']} ({c['paired_clusters']})",
                 fmt_num(c["p_value"]),
                 fmt_num(c["p_holm"]),
-                marker(c["flag"]),
-                _unpaired_text(c["unpaired"]),
+                marker(_flag(c["flag"])),
+                _unpaired_text(section(c["unpaired"])),
             ]
         )
-        flags.append(c["flag"])
+        flags.append(_flag(c["flag"]))
     return rows, flags
 
 
@@ -115,21 +122,30 @@ def _badness(better: str | None, delta: float) -> float:
     return -delta if better == "higher" else delta if better == "lower" else abs(delta)
 
 
-def _item_blocks(metric: str, entry: Mapping[str, Any], unit: str) -> list[Block]:
+def _item_blocks(metric: str, entry: JSONReadObject, unit: str) -> list[Block]:
     blocks: list[Block] = []
-    for c in entry["comparisons"]:
-        changed = [i for i in c["items"] if i["delta"] != 0]
+    for c in objects(entry["comparisons"]):
+        changed = [i for i in objects(c["items"]) if i["delta"] != 0]
         if not changed:
             continue
-        better = entry.get("better")
-        changed.sort(key=lambda i: (-_badness(better, i["delta"]), i["item_id"], i["condition"]))
+        named = entry.get("better")
+        better = named if isinstance(named, str) else None
+        changed.sort(
+            key=lambda i: (
+                -_badness(better, as_float(i["delta"])),
+                str(i["item_id"]),
+                str(i["condition"]),
+            )
+        )
         shown = changed[:MAX_ITEM_ROWS]
         flags: list[str | None] = [
-            (REGRESSION if _badness(better, i["delta"]) > 0 else IMPROVEMENT) if better else None
+            (REGRESSION if _badness(better, as_float(i["delta"])) > 0 else IMPROVEMENT)
+            if better
+            else None
             for i in shown
         ]
         rows = [
-            [i["item_id"], i["condition"], i["cluster"], fmt_num(i["baseline"]),
+            [str(i["item_id"]), str(i["condition"]), str(i["cluster"]), fmt_num(i["baseline"]),
              fmt_num(i["value"]), fmt_num(i["delta"]), ITEM_MARKERS.get(flag or "", "")]
             for i, flag in zip(shown, flags, strict=True)
         ]  # fmt: skip
@@ -146,7 +162,7 @@ def _item_blocks(metric: str, entry: Mapping[str, Any], unit: str) -> list[Block
     return blocks
 
 
-def _system_blocks(name: str, entry: Mapping[str, Any], unit: str) -> list[Block]:
+def _system_blocks(name: str, entry: JSONReadObject, unit: str) -> list[Block]:
     blocks: list[Block] = [Heading(2, f"System {name}")]
     header = [
         "metric", "better", "run", "baseline mean [95% CI]", "run mean [95% CI]",
@@ -155,8 +171,8 @@ def _system_blocks(name: str, entry: Mapping[str, Any], unit: str) -> list[Block
         "unpaired",
     ]  # fmt: skip
     rows: list[list[str]] = []
-    flags: list[Any] = []
-    for metric, m in entry["metrics"].items():
+    flags: list[str | None] = []
+    for metric, m in sections(entry["metrics"]):
         r, f = _metric_rows(metric, m)
         rows += r
         flags += f
@@ -165,37 +181,41 @@ def _system_blocks(name: str, entry: Mapping[str, Any], unit: str) -> list[Block
     else:
         blocks.append(Paragraph("No metric to compare."))
     failed = []
-    for run, counts in (entry.get("units") or {}).items():
+    for run, counts in sections(entry.get("units")):
         if counts.get("failed"):
-            causes = ", ".join(f"{k} {v}" for k, v in sorted(counts["failed_by_cause"].items()))
+            by_cause = section(counts["failed_by_cause"])
+            causes = ", ".join(f"{k} {v}" for k, v in sorted(by_cause.items()))
             failed.append(
                 f"{run}: {counts['failed']} units failed on voxeval's side ({causes}); they "
                 "are excluded from that run's means and listed as unpaired"
             )
-        faults = counts.get("system_faults") or {}
+        faults = section(counts.get("system_faults"))
         if faults:
+            faulted = sum(n for n in faults.values() if isinstance(n, int))
             failed.append(
-                f"{run}: {sum(faults.values())} units are failures of the system under test, "
+                f"{run}: {faulted} units are failures of the system under test, "
                 "scored with each metric's worst value"
             )
     if failed:
         blocks.append(BulletList(failed))
     if entry.get("not_compared"):
         blocks.append(
-            BulletList([f"{m}: not compared ({r})" for m, r in entry["not_compared"].items()])
+            BulletList(
+                [f"{m}: not compared ({r})" for m, r in section(entry["not_compared"]).items()]
+            )
         )
     items: list[Block] = []
-    for metric, m in entry["metrics"].items():
+    for metric, m in sections(entry["metrics"]):
         items += _item_blocks(metric, m, unit)
     if items:
         blocks += [Heading(3, "Items that changed"), *items]
     return blocks
 
 
-def comparison_blocks(data: Mapping[str, Any]) -> list[Block]:
+def comparison_blocks(data: JSONReadObject) -> list[Block]:
     """The blocks of a comparison, from ``RunComparison.to_dict()``."""
-    suite = data["suite"]
-    unit = suite.get("unit") or "item"
+    suite = section(data["suite"])
+    unit = str(suite.get("unit") or "item")
     blocks: list[Block] = [
         Heading(1, f"Run comparison: {suite['name']} ({suite['protocol']})"),
         Paragraph(
@@ -208,19 +228,19 @@ def comparison_blocks(data: Mapping[str, Any]) -> list[Block]:
     ]
     blocks += _runs_block(data)
     if data.get("warnings"):
-        blocks += [Heading(2, "Warnings"), BulletList(list(data["warnings"]))]
+        blocks += [Heading(2, "Warnings"), BulletList([str(w) for w in entries(data["warnings"])])]
     blocks += _flags_block(data)
-    for name, entry in data["systems"].items():
+    for name, entry in sections(data["systems"]):
         blocks += _system_blocks(name, entry, unit)
     if data.get("not_compared_systems"):
         blocks += [
             Heading(2, "Systems not compared"),
-            BulletList([f"{s}: {r}" for s, r in data["not_compared_systems"].items()]),
+            BulletList([f"{s}: {r}" for s, r in section(data["not_compared_systems"]).items()]),
         ]
     return blocks
 
 
-def render_comparison_markdown(data: Mapping[str, Any]) -> str:
+def render_comparison_markdown(data: JSONReadObject) -> str:
     lines: list[str] = []
     for block in comparison_blocks(data):
         lines += block_markdown(block)
@@ -237,12 +257,12 @@ def _table_html(block: FlaggedTable) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def render_comparison_html(data: Mapping[str, Any]) -> str:
+def render_comparison_html(data: JSONReadObject) -> str:
     parts = [
         _table_html(b) if isinstance(b, FlaggedTable) else block_html(b)
         for b in comparison_blocks(data)
     ]
-    title = f"voxeval comparison: {data['suite']['name']}"
+    title = f"voxeval comparison: {section(data['suite'])['name']}"
     return (
         "<!doctype html>\n<html><head><meta charset='utf-8'>"
         f"<title>{escape(title)}</title><style>{STYLE}{COMPARE_STYLE}</style></head>"

@@ -5,8 +5,8 @@ is claimed, and for the rest which component did not run, on how many trials and
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
+from voxeval.json_types import JSONReadObject, JSONReadValue
 from voxeval.report.blocks import (
     Block,
     BulletList,
@@ -16,6 +16,7 @@ from voxeval.report.blocks import (
     fmt_mean_ci,
     fmt_num,
 )
+from voxeval.report.json_fields import objects, section, sections
 
 HEADER = [
     "composite",
@@ -31,23 +32,23 @@ HEADER = [
 NOT_CLAIMED = "not claimed"
 
 
-def _curve(points: Sequence[Mapping[str, Any]]) -> str:
+def _curve(points: Sequence[JSONReadObject]) -> str:
     return " / ".join(fmt_num(p.get("mean")) for p in points) or "–"
 
 
-def _at_n(points: Sequence[Mapping[str, Any]]) -> str:
+def _at_n(points: Sequence[JSONReadObject]) -> str:
     if not points:
         return "–"
     last = points[-1]
     return f"{fmt_mean_ci(last)} (k={last.get('k')})"
 
 
-def _row(label: str, condition: str, entry: Mapping[str, Any]) -> list[str]:
+def _row(label: str, condition: str, entry: JSONReadObject) -> list[str]:
     counts = [str(entry.get("n_scenarios", 0)), f"{entry.get('trials', 0)} "]
     counts[1] += f"({entry.get('passed_trials', 0)})" if entry.get("claimed") else "(–)"
     if not entry.get("claimed"):
         return [label, condition, NOT_CLAIMED, "–", "–", "–", "–", *counts]
-    at_k, hat_k = entry.get("pass_at_k") or [], entry.get("pass_hat_k") or []
+    at_k, hat_k = objects(entry.get("pass_at_k")), objects(entry.get("pass_hat_k"))
     first = entry.get("pass_at_1")
     return [
         label,
@@ -61,19 +62,19 @@ def _row(label: str, condition: str, entry: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _reasons(tally: Mapping[str, Any]) -> str:
-    reasons = tally.get("reasons") or {}
+def _reasons(tally: JSONReadObject) -> str:
+    reasons = section(tally.get("reasons"))
     return "; ".join(f"{reason} ({n})" for reason, n in reasons.items())
 
 
-def _why_not_claimed(label: str, condition: str, entry: Mapping[str, Any]) -> list[str]:
+def _why_not_claimed(label: str, condition: str, entry: JSONReadObject) -> list[str]:
     total = entry.get("trials", 0)
     items = [
         f"{label}, {condition}: {metric} did not run on {tally.get('trials', 0)} of {total} "
         f"trials: {_reasons(tally)}"
-        for metric, tally in (entry.get("missing") or {}).items()
+        for metric, tally in sections(entry.get("missing"))
     ]
-    not_scored = entry.get("not_scored") or {}
+    not_scored = section(entry.get("not_scored"))
     if not_scored.get("trials"):
         items.append(
             f"{label}, {condition}: {not_scored['trials']} of {total} planned trials not scored "
@@ -84,7 +85,7 @@ def _why_not_claimed(label: str, condition: str, entry: Mapping[str, Any]) -> li
     return items
 
 
-def composite_blocks(composites: Any) -> list[Block]:
+def composite_blocks(composites: JSONReadValue) -> list[Block]:
     """The table of every composite and condition, the definitions, and why a composite is
     not claimed where it is not."""
     if not isinstance(composites, Mapping) or not composites:
@@ -92,12 +93,12 @@ def composite_blocks(composites: Any) -> list[Block]:
     rows: list[list[str]] = []
     unclaimed: list[str] = []
     definitions: list[str] = []
-    for name, composite in composites.items():
+    for name, composite in sections(composites):
         label = str(composite.get("label", name))
         definitions.append(f"{label}: {composite.get('definition')}")
         if composite.get("note"):
             definitions[-1] += f". {composite['note']}"
-        for condition, entry in (composite.get("by_condition") or {}).items():
+        for condition, entry in sections(composite.get("by_condition")):
             rows.append(_row(label, condition, entry))
             if not entry.get("claimed"):
                 unclaimed += _why_not_claimed(label, condition, entry)

@@ -4,28 +4,29 @@ also written to ``report/costs.json`` by ``voxeval report`` and ``voxeval costs`
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
+from voxeval.json_types import JSONReadObject, JSONReadValue
 from voxeval.report.blocks import Block, BulletList, Heading, Paragraph, TableBlock
+from voxeval.report.json_fields import as_float, entries, objects, section, sections
 
 
-def usd(value: Any) -> str:
-    return "–" if value is None else f"${float(value):.4f}"
+def usd(value: JSONReadValue) -> str:
+    return "–" if value is None else f"${as_float(value):.4f}"
 
 
-def _priced(bucket: Mapping[str, Any]) -> str:
+def _priced(bucket: JSONReadObject) -> str:
     cost = usd(bucket.get("cost_usd"))
     return cost if bucket.get("complete", True) else f"{cost} + unpriced"
 
 
-def cost_blocks(costs: Any) -> list[Block]:
+def cost_blocks(costs: JSONReadValue) -> list[Block]:
     """Totals per system (and per unit), per component and per model, the price table used
     and the models it did not price (none when the summary has no costs)."""
     if not isinstance(costs, Mapping):
         return []
-    total = costs.get("total") or {}
+    total = section(costs.get("total"))
     blocks: list[Block] = [Heading(2, "Costs")]
-    sources = (costs.get("prices") or {}).get("sources") or []
+    sources = objects(section(costs.get("prices")).get("sources"))
     named = "; ".join(
         f"{s.get('file')}"
         + (f" (as of {s['as_of']})" if s.get("as_of") else "")
@@ -39,7 +40,7 @@ def cost_blocks(costs: Any) -> list[Block]:
             "Re-price a finished run with `voxeval costs RUN --prices FILE`."
         )
     )
-    systems = costs.get("by_system") or {}
+    systems = sections(costs.get("by_system"))
     if systems:
         rows = [
             [
@@ -49,13 +50,13 @@ def cost_blocks(costs: Any) -> list[Block]:
                 usd(entry.get("cost_per_unit_usd")),
                 ", ".join(
                     f"{component} {_priced(part)}"
-                    for component, part in (entry.get("by_component") or {}).items()
+                    for component, part in sections(entry.get("by_component"))
                 ),
             ]
-            for name, entry in systems.items()
+            for name, entry in systems
         ]
         blocks.append(TableBlock(["system", "units", "cost", "per unit", "by component"], rows))
-    models = costs.get("by_model") or {}
+    models = sections(costs.get("by_model"))
     if models:
         rows = [
             [
@@ -63,14 +64,15 @@ def cost_blocks(costs: Any) -> list[Block]:
                 str(m.get("calls", 0)),
                 f"{m.get('prompt_tokens', 0)}/{m.get('completion_tokens', 0)}",
                 f"{m.get('prompt_audio_tokens', 0)}/{m.get('completion_audio_tokens', 0)}",
-                f"{float(m.get('audio_in_s') or 0):.1f}/{float(m.get('audio_out_s') or 0):.1f}",
+                f"{as_float(m.get('audio_in_s') or 0):.1f}/"
+                f"{as_float(m.get('audio_out_s') or 0):.1f}",
                 usd(m.get("cost_usd")) if m.get("price") else "unpriced",
             ]
-            for label, m in models.items()
+            for label, m in models
         ]
         header = ["model", "calls", "tokens in/out", "audio tok in/out", "audio s in/out"]
         blocks.append(TableBlock([*header, "cost"], rows))
-    unpriced = costs.get("unpriced") or {}
+    unpriced = sections(costs.get("unpriced"))
     if unpriced:
         blocks.append(
             Paragraph(
@@ -80,9 +82,9 @@ def cost_blocks(costs: Any) -> list[Block]:
         blocks.append(
             BulletList(
                 [
-                    f"{label} — used by {', '.join(u.get('components') or [])}: "
+                    f"{label} — used by {', '.join(map(str, entries(u.get('components'))))}: "
                     f"{u.get('calls', 0)} calls"
-                    for label, u in unpriced.items()
+                    for label, u in unpriced
                 ]
             )
         )

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TypeGuard
 
+from voxeval.json_types import JSONReadObject, JSONReadValue
 from voxeval.report.adapter_timing_blocks import adapter_marked, adapter_timing_blocks
 from voxeval.report.arena_blocks import arena_blocks
 from voxeval.report.arena_protocol_blocks import arena_protocol_blocks
@@ -21,6 +22,7 @@ from voxeval.report.blocks import (
 )
 from voxeval.report.composite_blocks import composite_blocks
 from voxeval.report.cost_blocks import cost_blocks
+from voxeval.report.json_fields import as_float, as_int, entries, objects, section, sections
 from voxeval.report.latency_basis_blocks import latency_basis_blocks
 from voxeval.report.rubric_blocks import rubric_blocks
 from voxeval.report.transcript_blocks import transcript_only_blocks
@@ -69,7 +71,7 @@ UNIT_MEMBERS = {
 STAT_HEADER = ["mean", "95% CI", "n"]
 
 
-def is_stat(value: Any) -> bool:
+def is_stat(value: JSONReadValue) -> TypeGuard[JSONReadObject]:
     return isinstance(value, Mapping) and "mean" in value and "n" in value
 
 
@@ -77,7 +79,7 @@ def _plural(noun: str) -> str:
     return noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
 
 
-def fmt_n(stat: Mapping[str, Any], unit: str = "clusters") -> str:
+def fmt_n(stat: JSONReadObject, unit: str = "clusters") -> str:
     """``n``, plus the number of independent units when they hold several scored units."""
     n, clusters = stat.get("n", 0), stat.get("clusters")
     if isinstance(clusters, int) and clusters and clusters != n:
@@ -85,12 +87,12 @@ def fmt_n(stat: Mapping[str, Any], unit: str = "clusters") -> str:
     return str(n)
 
 
-def stat_cells(stat: Mapping[str, Any], unit: str = "clusters") -> list[str]:
+def stat_cells(stat: JSONReadObject, unit: str = "clusters") -> list[str]:
     """mean, CI and n cells; ``unit`` names the independent units in plural."""
     return [fmt_num(stat.get("mean")), fmt_ci(stat), fmt_n(stat, unit)]
 
 
-def metric_label(metric: str, stat: Mapping[str, Any]) -> str:
+def metric_label(metric: str, stat: JSONReadObject) -> str:
     """The metric's name, with the corpus WER and median when the stat carries them (see
     ``report.corpus_wer``)."""
     if "wer_corpus" not in stat:
@@ -101,7 +103,7 @@ def metric_label(metric: str, stat: Mapping[str, Any]) -> str:
     return f"{metric} ({extra})"
 
 
-def walk_stats(prefix: str, value: Any) -> Iterator[tuple[str, Mapping[str, Any]]]:
+def walk_stats(prefix: str, value: JSONReadValue) -> Iterator[tuple[str, JSONReadObject]]:
     """Every stat nested in a protocol's extra field, labelled by its path (``k=`` for curves)."""
     if is_stat(value):
         yield prefix, value
@@ -114,7 +116,7 @@ def walk_stats(prefix: str, value: Any) -> Iterator[tuple[str, Mapping[str, Any]
             yield from walk_stats(f"{prefix} {label}", inner)
 
 
-def usage_table(buckets: Mapping[str, Mapping[str, Any]], label: str) -> TableBlock:
+def usage_table(buckets: JSONReadObject, label: str) -> TableBlock:
     rows = [
         [
             name,
@@ -128,20 +130,20 @@ def usage_table(buckets: Mapping[str, Mapping[str, Any]], label: str) -> TableBl
             fmt_num(u.get("parse_failure_rate")),
             "–" if u.get("cost_usd") is None else f"${u['cost_usd']:.4f}",
         ]
-        for name, u in buckets.items()
+        for name, u in sections(buckets)
     ]
     header = [label, "calls", "requests", "retries", "timeouts"]
     header += ["prompt tok", "completion tok", "parse fail", "rate", "cost"]
     return TableBlock(header, rows)
 
 
-def cluster_noun(entry: Mapping[str, Any]) -> str:
+def cluster_noun(entry: JSONReadObject) -> str:
     """The plural name of a system entry's independent unit (``queries``, ``scenarios``)."""
     note = entry.get("statistics")
     return _plural(str(note.get("unit", "item"))) if isinstance(note, Mapping) else "clusters"
 
 
-def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
+def system_blocks(name: str, entry: JSONReadObject) -> list[Block]:
     label = entry.get("label")  # e.g. "tiny baseline" for the embedded cascade
     title = f"System {name} ({label})" if isinstance(label, str) and label else f"System {name}"
     blocks: list[Block] = [Heading(2, title)]
@@ -150,7 +152,7 @@ def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
     if isinstance(units, Mapping):
         counts = [f"{k} {v}" for k, v in units.items() if not isinstance(v, Mapping)]
         blocks.append(Paragraph("Units: " + ", ".join(counts)))
-    overall = entry.get("overall") or {}
+    overall = section(entry.get("overall"))
     timing = entry.get("adapter_timing")
     if overall:
         rows = [
@@ -166,8 +168,8 @@ def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
     for key in grouped:
         rows = [
             [group, metric_label(metric, s), *stat_cells(s, unit)]
-            for group, stats in (entry.get(key) or {}).items()
-            for metric, s in stats.items()
+            for group, stats in section(entry.get(key)).items()
+            for metric, s in section(stats).items()
             if is_stat(s)
         ]
         if rows:
@@ -180,7 +182,7 @@ def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
         if key not in STANDARD_KEYS and key not in grouped
         for label, stat in walk_stats(key, value)
     ]
-    pass_rates = entry.get("pass_rates") or {}
+    pass_rates = section(entry.get("pass_rates"))
     rows = [[m, *stat_cells(s, unit)] for m, s in pass_rates.items() if is_stat(s)]
     if rows:
         header = ["metric", "passed share", "95% CI", "n"]
@@ -198,12 +200,12 @@ def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
     blocks += variance_blocks(entry.get("variance_components"))
     blocks += trial_count_blocks(entry.get("ci_width_by_trials"))
     if entry.get("not_run"):
-        items = [f"{m}: {reason}" for m, reason in entry["not_run"].items()]
+        items = [f"{m}: {reason}" for m, reason in section(entry["not_run"]).items()]
         blocks += [Heading(3, "Not run"), BulletList(items)]
     if entry.get("partial"):
         items = [
             f"{m}: {p['not_run']} scores missing ({p['reason']})"
-            for m, p in entry["partial"].items()
+            for m, p in sections(entry["partial"])
         ]
         blocks += [Heading(3, "Partially run"), BulletList(items)]
     usage = entry.get("usage")
@@ -212,7 +214,7 @@ def system_blocks(name: str, entry: Mapping[str, Any]) -> list[Block]:
     return blocks
 
 
-def latency_blocks(latency: Any) -> list[Block]:
+def latency_blocks(latency: JSONReadValue) -> list[Block]:
     """p50/p90 of the stored reply timings (answered replies only)."""
     if not isinstance(latency, Mapping) or not latency:
         return []
@@ -227,7 +229,7 @@ def latency_blocks(latency: Any) -> list[Block]:
     ]
 
 
-def reliability_blocks(judge: Any, transcripts: Any) -> list[Block]:
+def reliability_blocks(judge: JSONReadValue, transcripts: JSONReadValue) -> list[Block]:
     """Judge calls and parse failures, and transcripts the repetition filter dropped."""
     items = []
     setting = judge.get("setting") if isinstance(judge, Mapping) else None
@@ -269,7 +271,7 @@ def reliability_blocks(judge: Any, transcripts: Any) -> list[Block]:
     return [Heading(3, "Judge reliability"), BulletList(items)] if items else []
 
 
-def perturbation_blocks(effects: Any) -> list[Block]:
+def perturbation_blocks(effects: JSONReadValue) -> list[Block]:
     """Per condition and metric: the mean per-scenario delta vs the baseline, its CI, the
     sign-flip p-value and the Holm-adjusted one."""
     if not isinstance(effects, Mapping):
@@ -282,14 +284,14 @@ def perturbation_blocks(effects: Any) -> list[Block]:
         [
             str(e["condition"]),
             str(e["metric"]),
-            fmt_mean_ci(e["delta"]),
+            fmt_mean_ci(section(e["delta"])),
             str(e.get("scenarios", 0)),
-            str(sum((e.get("not_run") or {}).values())),
+            str(sum(n for n in section(e.get("not_run")).values() if isinstance(n, int))),
             f"{fmt_num(e['p_value'])} ({e.get('test')})",
             fmt_num(e.get("p_holm")),
             "yes" if e.get("significant") else "no",
         ]
-        for e in effects.get("effects") or ()
+        for e in objects(effects.get("effects"))
     ]
     blocks: list[Block] = [
         heading,
@@ -308,14 +310,15 @@ def perturbation_blocks(effects: Any) -> list[Block]:
         header = ["condition", "metric", "delta [95% CI]", "scenarios", "not run", "p", "Holm p"]
         blocks.append(TableBlock([*header, "significant"], rows))
     skipped = [
-        f"{s['condition']}, {s['metric']}: {s['reason']}" for s in effects.get("not_compared") or ()
+        f"{s['condition']}, {s['metric']}: {s['reason']}"
+        for s in objects(effects.get("not_compared"))
     ]
     if skipped:
         blocks += [Paragraph("Not compared:"), BulletList(skipped)]
     return blocks
 
 
-def variance_blocks(components: Any) -> list[Block]:
+def variance_blocks(components: JSONReadValue) -> list[Block]:
     """Variance between scenarios, between trials of a scenario and, for metrics graded
     repeatedly, between the judge's gradings of one call; per metric and condition."""
     if not isinstance(components, Mapping) or not components.get("by_metric"):
@@ -332,12 +335,13 @@ def variance_blocks(components: Any) -> list[Block]:
             str(c.get("n", 0)),
             str(c.get("note", "")),
         ]
-        for metric, by_condition in components["by_metric"].items()
-        for condition, c in by_condition.items()
+        for metric, by_condition in section(components["by_metric"]).items()
+        for condition, c in sections(by_condition)
     ]
-    judge = components.get("judge_repeat") or {}
+    judge = section(components.get("judge_repeat"))
     judge_note = (
-        f"measured for {', '.join(judge.get('metrics', []))} ({judge.get('estimator')})"
+        f"measured for {', '.join(str(m) for m in entries(judge.get('metrics')))} "
+        f"({judge.get('estimator')})"
         if judge.get("available")
         else judge.get("reason", "not reported")
     )
@@ -352,20 +356,24 @@ def variance_blocks(components: Any) -> list[Block]:
     ]
 
 
-def trial_count_blocks(curves: Any) -> list[Block]:
+def trial_count_blocks(curves: JSONReadValue) -> list[Block]:
     """Width of the 95% CI of the mean when only the first k trials of each scenario count."""
     if not isinstance(curves, Mapping) or not curves:
         return []
     most = max(
-        (len(curve) for by_condition in curves.values() for curve in by_condition.values()),
+        (
+            len(entries(curve))
+            for by_condition in curves.values()
+            for curve in section(by_condition).values()
+        ),
         default=0,
     )
     rows = [
         [metric, condition]
-        + [fmt_num(point.get("width")) for point in curve]
-        + ["–"] * (most - len(curve))
+        + [fmt_num(section(point).get("width")) for point in entries(curve)]
+        + ["–"] * (most - len(entries(curve)))
         for metric, by_condition in curves.items()
-        for condition, curve in by_condition.items()
+        for condition, curve in section(by_condition).items()
     ]
     header = ["metric", "condition", *[f"k={k}" for k in range(1, most + 1)]]
     return [
@@ -378,41 +386,37 @@ def trial_count_blocks(curves: Any) -> list[Block]:
     ]
 
 
-def headline_blocks(systems: Mapping[str, Any]) -> list[Block]:
+def headline_blocks(systems: JSONReadObject) -> list[Block]:
     """The answer first: one row per metric, one column per system, mean [95% CI] of each
     system's ``overall`` (the breakdowns follow in each system's section)."""
-    entries = {n: e for n, e in systems.items() if isinstance(e, Mapping) and e.get("overall")}
-    if not entries:
+    shown = {n: e for n, e in sections(systems) if e.get("overall")}
+    if not shown:
         return []
-    metrics = list(dict.fromkeys(m for e in entries.values() for m in e["overall"]))
+    metrics = list(dict.fromkeys(m for e in shown.values() for m in section(e["overall"])))
     rows = []
     for metric in metrics:
         cells = [metric]
-        for entry in entries.values():
-            stat = entry["overall"].get(metric)
+        for entry in shown.values():
+            stat = section(entry["overall"]).get(metric)
             cells.append(fmt_mean_ci(stat) if is_stat(stat) else "–")
         rows.append(cells)
     return [
         Heading(2, "Headline results"),
         Paragraph("Mean and 95% CI of each metric over each system's scored units."),
-        TableBlock(["metric", *entries], rows),
+        TableBlock(["metric", *shown], rows),
     ]
 
 
-def statistics_text(systems: Mapping[str, Any]) -> str:
+def statistics_text(systems: JSONReadObject) -> str:
     """One or two sentences on how the intervals were computed, from the systems' notes."""
-    notes = [
-        e["statistics"]
-        for e in systems.values()
-        if isinstance(e, Mapping) and isinstance(e.get("statistics"), Mapping)
-    ]
+    notes = [note for _, e in sections(systems) if isinstance(note := e.get("statistics"), Mapping)]
     if not notes:
         return "Means with 95% confidence intervals; n = number of scored units."
     unit = " / ".join(sorted({str(n.get("unit", "item")) for n in notes}))
     members = UNIT_MEMBERS.get(unit, "trials and conditions")
-    confidence = float(notes[0].get("confidence", 0.95))
-    resamples = int(notes[0].get("resamples", 0))
-    rates = sorted({str(m) for n in notes for m in n.get("rate_metrics") or ()})
+    confidence = as_float(notes[0].get("confidence", 0.95))
+    resamples = as_int(notes[0].get("resamples", 0))
+    rates = sorted({str(m) for n in notes for m in entries(n.get("rate_metrics"))})
     named = f" ({', '.join(rates)})" if rates else ""
     return (
         f"Intervals are {confidence:.0%} confidence intervals that resample the independent "
@@ -442,24 +446,24 @@ def comparison_count_text(counts: Mapping[str, Mapping[str, int]]) -> str:
     return text
 
 
-def _difference_cells(stat: Any) -> list[str]:
+def _difference_cells(stat: JSONReadValue) -> list[str]:
     return [fmt_num(stat.get("mean")), fmt_ci(stat)] if is_stat(stat) else ["–", "–"]
 
 
-def pairwise_blocks(pairwise: Mapping[str, Any]) -> list[Block]:
+def pairwise_blocks(pairwise: JSONReadObject) -> list[Block]:
     """The pairwise table: per pair and metric, A's wins/ties/losses and win rate."""
     rows = []
     not_compared = []
-    for pair in pairwise.get("pairs") or ():
+    for pair in objects(pairwise.get("pairs")):
         a, b = str(pair.get("a")), str(pair.get("b"))
-        for metric, stat in (pair.get("metrics") or {}).items():
+        for metric, stat in sections(pair.get("metrics")):
             rows.append(
                 [a, b, metric, f"{stat.get('better')} is better",
                  str(stat.get("wins", 0)), str(stat.get("ties", 0)), str(stat.get("losses", 0)),
                  *stat_cells(stat, _plural(str(pairwise.get("unit", "item")))),
                  *_difference_cells(stat.get("difference"))]
             )  # fmt: skip
-        for metric, skipped in (pair.get("not_compared") or {}).items():
+        for metric, skipped in sections(pair.get("not_compared")):
             count, reason = skipped.get("count"), skipped.get("reason")
             not_compared.append(f"{a} vs {b}, {metric}: {count} not compared ({reason})")
     if not rows and not not_compared:
@@ -481,13 +485,13 @@ def pairwise_blocks(pairwise: Mapping[str, Any]) -> list[Block]:
     return blocks
 
 
-def confound_blocks(confounded: Mapping[str, Any]) -> list[Block]:
+def confound_blocks(confounded: JSONReadObject) -> list[Block]:
     """A warning per speaker-profile dimension confounded with the TTS engine."""
-    notes = [str(entry.get("note", name)) for name, entry in confounded.items()]
+    notes = [str(entry.get("note", name)) for name, entry in sections(confounded)]
     return [BulletList([f"**Warning:** {note}." for note in notes])] if notes else []
 
 
-def _wer_row(label: list[str], stat: Mapping[str, Any]) -> list[str]:
+def _wer_row(label: list[str], stat: JSONReadObject) -> list[str]:
     ovrl = stat.get("dnsmos_ovrl")
     return [
         *label,
@@ -499,7 +503,7 @@ def _wer_row(label: list[str], stat: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def intelligibility_blocks(conditions: Mapping[str, Any]) -> list[Block]:
+def intelligibility_blocks(conditions: JSONReadObject) -> list[Block]:
     """The input ASR's WER and the DNSMOS of the user-side audio, per condition and per
     speaker profile, and what they mean for the results."""
     if not conditions:
@@ -507,13 +511,13 @@ def intelligibility_blocks(conditions: Mapping[str, Any]) -> list[Block]:
     if "not_run" in conditions:
         return [Paragraph(f"User-side ASR error: not run ({conditions['not_run']}).")]
     header = ["corpus WER", "mean WER [95% CI]", "median", "DNSMOS OVRL [95% CI]", "n"]
-    rows = [_wer_row([c], stat) for c, stat in conditions.items()]
+    rows = [_wer_row([c], stat) for c, stat in sections(conditions)]
     profile_rows = [
         _wer_row([c, profile], p_stat)
-        for c, stat in conditions.items()
-        for profile, p_stat in (stat.get("by_profile") or {}).items()
+        for c, stat in sections(conditions)
+        for profile, p_stat in sections(stat.get("by_profile"))
     ]
-    asr = next((str(s["asr"]) for s in conditions.values() if s.get("asr")), "the input ASR")
+    asr = next((str(s["asr"]) for _, s in sections(conditions) if s.get("asr")), "the input ASR")
     blocks: list[Block] = [
         Heading(3, "User-side ASR error by condition"),
         Paragraph(
@@ -527,10 +531,10 @@ def intelligibility_blocks(conditions: Mapping[str, Any]) -> list[Block]:
             Heading(3, "User-side ASR error by speaker profile"),
             TableBlock(["condition", "profile", *header], profile_rows),
         ]
-    clean = conditions.get("clean") or {}
+    clean = section(conditions.get("clean"))
     limit = clean.get("wer_limit")
     if limit is not None:
-        over = list(clean.get("over_limit") or [])
+        over = [str(profile) for profile in entries(clean.get("over_limit"))]
         verdict = (
             f"**Warning:** clean queries of {', '.join(over)} are misheard above the "
             f"{limit:.0%} limit: a low score there may mean the voice was hard to hear, not "
@@ -542,11 +546,11 @@ def intelligibility_blocks(conditions: Mapping[str, Any]) -> list[Block]:
     return blocks
 
 
-def input_check_blocks(summary: Mapping[str, Any]) -> list[Block]:
+def input_check_blocks(summary: JSONReadObject) -> list[Block]:
     """The "Input checks" section: could the systems hear the queries, and were they spoken
     by natural voices."""
-    heard = intelligibility_blocks(summary.get("input_intelligibility") or {})
-    voices = summary.get("voices") or {}
+    heard = intelligibility_blocks(section(summary.get("input_intelligibility")))
+    voices = section(summary.get("voices"))
     notes = [str(v["note"]) for v in voices.values() if isinstance(v, Mapping) and v.get("note")]
     if not heard and not notes:
         return []
@@ -564,9 +568,9 @@ def input_check_blocks(summary: Mapping[str, Any]) -> list[Block]:
     return blocks + heard
 
 
-def build_document(summary: Mapping[str, Any]) -> list[Block]:
-    suite = summary.get("suite") or {}
-    systems = summary.get("systems") or {}
+def build_document(summary: JSONReadObject) -> list[Block]:
+    suite = section(summary.get("suite"))
+    systems = section(summary.get("systems"))
     blocks: list[Block] = [
         Heading(1, f"voxeval report: {suite.get('name', '?')}"),
         Paragraph(
@@ -577,28 +581,33 @@ def build_document(summary: Mapping[str, Any]) -> list[Block]:
         *headline_blocks(systems),
         Paragraph(statistics_text(systems)),
     ]
-    blocks += confound_blocks(summary.get("confounded") or {})
-    for name, entry in systems.items():
+    blocks += confound_blocks(section(summary.get("confounded")))
+    for name, entry in sections(systems):
         blocks += system_blocks(name, entry)
     if summary.get("comparisons"):
-        blocks.append(Paragraph(comparison_count_text(summary["comparisons"])))
+        counts = {
+            step: {status: n for status, n in by_status.items() if isinstance(n, int)}
+            for step, by_status in sections(summary["comparisons"])
+        }
+        blocks.append(Paragraph(comparison_count_text(counts)))
     blocks += arena_protocol_blocks(summary.get("arena"))
-    if isinstance(summary.get("pairwise"), Mapping):
-        blocks += pairwise_blocks(summary["pairwise"])
+    pairwise = summary.get("pairwise")
+    if isinstance(pairwise, Mapping):
+        blocks += pairwise_blocks(pairwise)
     blocks += arena_blocks(summary.get("arena"))
     blocks += input_check_blocks(summary)
-    usage = summary.get("usage") or {}
+    usage = section(summary.get("usage"))
     if usage.get("by_provider"):
         blocks += [
             Heading(2, "Judge and provider usage"),
-            usage_table(usage["by_provider"], "provider"),
+            usage_table(section(usage["by_provider"]), "provider"),
             Paragraph(
                 "calls are logical calls (a reply, a judge call, a decode, a turn); requests "
                 "are the HTTP requests they sent, retries included (a cached answer sends "
                 "none); retries and timeouts are among the requests."
             ),
         ]
-        unknown = (usage.get("total") or {}).get("calls_without_cost")
+        unknown = section(usage.get("total")).get("calls_without_cost")
         if unknown:
             blocks.append(Paragraph(f"{unknown} calls had no configured price; not in the cost."))
     blocks += cost_blocks(summary.get("costs"))

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from html import escape
-from typing import Any
 
+from voxeval.json_types import JSONReadObject
 from voxeval.report.document import Block, BulletList, Heading, Paragraph, build_document
 from voxeval.report.figure_html import STYLE as FIGURE_STYLE
 from voxeval.report.figure_html import figures_html
 from voxeval.report.figures import FigureGroup, build_figures
+from voxeval.report.json_fields import section
 
 STYLE = """
 body { font-family: system-ui, sans-serif; max-width: 70em; margin: 2em auto; padding: 0 1em; }
@@ -43,9 +44,9 @@ def figures_position(blocks: Sequence[Block]) -> int:
     return len(blocks)
 
 
-def render_html(summary: Mapping[str, Any], figures: Sequence[FigureGroup] | None = None) -> str:
+def render_html(summary: JSONReadObject, figures: Sequence[FigureGroup] | None = None) -> str:
     """The page; ``figures`` = the summary's figures when already drawn (else drawn here)."""
-    suite = (summary.get("suite") or {}).get("name", "?")
+    suite = section(summary.get("suite")).get("name", "?")
     blocks = build_document(summary)
     at = figures_position(blocks)
     groups = build_figures(summary) if figures is None else figures

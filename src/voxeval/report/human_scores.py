@@ -17,6 +17,8 @@ from typing import Any
 
 from voxeval.analysis.agreement.agreement import correlation_stats
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONReadObject
+from voxeval.report.json_fields import as_float, as_int
 from voxeval.store.records import ScoreRow
 
 HUMAN_MIN, HUMAN_MAX = 1.0, 10.0
@@ -30,14 +32,14 @@ class HumanScore:
     line: int
 
 
-def _parse_record(path: Path, line: int, record: Mapping[str, Any]) -> HumanScore:
+def _parse_record(path: Path, line: int, record: JSONReadObject) -> HumanScore:
     where = f"{path}: line {line}"
     item = record.get("item_id")
     if not isinstance(item, str) or not item.strip():
         raise ConfigError(f"{where}: field item_id: missing or empty")
     raw = record.get("score")
     try:
-        score = float(raw)  # type: ignore[arg-type]
+        score = as_float(raw)
     except (TypeError, ValueError):
         raise ConfigError(f"{where}: field score: {raw!r} is not a number") from None
     if not HUMAN_MIN <= score <= HUMAN_MAX:
@@ -138,12 +140,12 @@ def human_validation(
 MIN_QUERIES_FOR_INTERVAL = 3
 
 
-def interval_note(stat: Mapping[str, Any], human: Sequence[float], judge: Sequence[float]) -> str:
+def interval_note(stat: JSONReadObject, human: Sequence[float], judge: Sequence[float]) -> str:
     """Why a group has no correlation or no interval ("" when it has both)."""
     if len(set(human)) < 2 or len(set(judge)) < 2:
         which = "human ratings" if len(set(human)) < 2 else "checklist scores"
         return f"no correlation: the {which} of this group are all equal"
-    if int(stat["clusters"]) < MIN_QUERIES_FOR_INTERVAL:
+    if as_int(stat["clusters"]) < MIN_QUERIES_FOR_INTERVAL:
         return (
             f"no interval: {stat['clusters']} queries, an interval needs at least "
             f"{MIN_QUERIES_FOR_INTERVAL} (the resampled unit is the query)"

@@ -5,19 +5,20 @@ modelled, and the share voxeval's declared rendering model added (``summary[syst
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
+from voxeval.json_types import JSONReadObject, JSONReadValue
 from voxeval.report.blocks import Block, Heading, Paragraph
+from voxeval.report.json_fields import number, objects
 
 
-def latency_basis_blocks(basis: Any) -> list[Block]:
+def latency_basis_blocks(basis: JSONReadValue) -> list[Block]:
     """The block for a summary entry's ``latency_basis`` (none when absent)."""
     if not isinstance(basis, Mapping):
         return []
     return [Heading(3, "Latency basis"), Paragraph(basis_line(basis))]
 
 
-def basis_line(basis: Mapping[str, Any]) -> str:
+def basis_line(basis: JSONReadObject) -> str:
     """One sentence: measured or modelled, and the rendering share."""
     agent = basis.get("agent")
     if agent == "measured":
@@ -52,9 +53,9 @@ def basis_line(basis: Mapping[str, Any]) -> str:
         models = "; ".join(
             f"{m.get('first_audio_ms', 0):g} ms to first audio + {m.get('per_char_ms', 0):g} "
             "ms per character"
-            for m in rendering.get("models") or []
+            for m in objects(rendering.get("models"))
         )
-        share = rendering.get("share")
+        share = number(rendering.get("share"))
         share_text = "" if share is None else f", {share * 100:.1f}% of reply latency"
         text += (
             f"; rendering by voxeval: modelled ({models}) on {rendering.get('replies', 0)} "

@@ -32,12 +32,15 @@ from voxeval import atomic_files
 from voxeval.analysis.bootstrap import NOTE_TOO_FEW_CLUSTERS
 from voxeval.analysis.ratings.rank_intervals import rank_intervals
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONReadObject, JSONReadValue
 from voxeval.report.arena_blocks import interval_text, rank_text, rating_text
 from voxeval.report.blocks import Block, BulletList, Heading, Paragraph, TableBlock, fmt_mean_ci
+from voxeval.report.json_fields import as_float, section
 from voxeval.report.markdown import block_markdown
 from voxeval.report.run_compare import direction_of
 from voxeval.report.run_source import RunSource, check_same_suite, open_run_source
 from voxeval.report.unit_plural import unit_plural
+from voxeval.store.records import ScoreRow
 
 HEADLINE = {"single_turn": "checklist", "live_call": "task_completion", "multi_turn": "rubric"}
 FORMATS = {".md": "md", ".markdown": "md", ".csv": "csv", ".json": "json"}
@@ -105,7 +108,9 @@ def arena_rows(run: RunSource) -> list[dict[str, Any]]:
     return rows
 
 
-def _headline(runs: Sequence[RunSource], rows_by_run: Mapping[str, Any]) -> list[str]:
+def _headline(
+    runs: Sequence[RunSource], rows_by_run: Mapping[str, Sequence[ScoreRow]]
+) -> list[str]:
     with_values = {r.metric for run in runs for r in rows_by_run[run.run_id] if r.ran}
     preferred = HEADLINE.get(runs[0].protocol)
     if preferred is not None and preferred in with_values:
@@ -118,19 +123,19 @@ def _headline(runs: Sequence[RunSource], rows_by_run: Mapping[str, Any]) -> list
     return [directed[0]]
 
 
-def _rank_interval(stat: Mapping[str, Any] | None, better: str) -> tuple[float, float] | None:
+def _rank_interval(stat: JSONReadObject | None, better: str) -> tuple[float, float] | None:
     if not stat or stat.get("mean") is None:
         return None
     low, high = stat.get("ci_low"), stat.get("ci_high")
     if low is None or high is None:
         if stat.get("ci_note") == NOTE_TOO_FEW_CLUSTERS:
             return (-math.inf, math.inf)
-        low = high = float(stat["mean"])
-    low, high = float(low), float(high)
-    return (low, high) if better == "higher" else (-high, -low)
+        low = high = stat["mean"]
+    lower, upper = as_float(low), as_float(high)
+    return (lower, upper) if better == "higher" else (-upper, -lower)
 
 
-def _stat_fields(stat: Mapping[str, Any] | None) -> dict[str, Any]:
+def _stat_fields(stat: JSONReadObject | None) -> dict[str, JSONReadValue]:
     stat = stat or {}
     out = {key: stat.get(key) for key in STAT_FIELDS}
     if stat.get("ci_note"):
@@ -228,7 +233,7 @@ def leaderboard_format(path: Path, fmt: str | None) -> str:
     return found
 
 
-def _num(value: Any) -> str:
+def _num(value: JSONReadValue) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
@@ -256,7 +261,7 @@ def render_json(board: Leaderboard) -> str:
     return json.dumps(board.to_dict(), indent=2, allow_nan=False) + "\n"
 
 
-def _rank_cell(row: Mapping[str, Any]) -> tuple[str, str]:
+def _rank_cell(row: JSONReadObject) -> tuple[str, str]:
     if row["rank"] is None:
         return "–", "unranked (no value)"
     return str(row["rank"]), f"{row['rank_best']}–{row['rank_worst']}"
@@ -300,19 +305,21 @@ def render_markdown(board: Leaderboard) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def arena_markdown_blocks(arena: Sequence[Mapping[str, Any]]) -> list[Block]:
+def arena_markdown_blocks(arena: Sequence[JSONReadObject]) -> list[Block]:
     header = ["run", "dimension", "system", "Elo", "Elo 95% CI", "Elo rank (interval)",
               "Bradley-Terry", "BT 95% CI", "BT rank (interval)", "battles"]  # fmt: skip
     rows = []
     for row in arena:
         if row["unrated"]:
-            rows.append([row["run_id"], str(row["dimension"]), row["system"], "unrated", "–",
-                         "–", f"unrated: {row['unrated']}", "–", "–", "0"])  # fmt: skip
+            rows.append([str(row["run_id"]), str(row["dimension"]), str(row["system"]),
+                         "unrated", "–", "–", f"unrated: {row['unrated']}", "–", "–",
+                         "0"])  # fmt: skip
             continue
-        elo, bt = row["elo"] or {}, row["bt"] or {}
+        elo, bt = section(row["elo"]), section(row["bt"])
         bt_rating = rating_text(bt.get("rating"))
         rows.append(
-            [row["run_id"], str(row["dimension"]), row["system"], rating_text(elo.get("rating")),
+            [str(row["run_id"]), str(row["dimension"]), str(row["system"]),
+             rating_text(elo.get("rating")),
              interval_text(elo), rank_text(elo),
              f"{bt_rating} (ridge-bound)" if bt.get("unbounded") else bt_rating,
              interval_text(bt), rank_text(bt), str(row.get("battles"))]

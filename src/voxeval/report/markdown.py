@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
+from voxeval.json_types import JSONReadObject
 from voxeval.report.document import (
     Block,
     BulletList,
@@ -15,6 +15,7 @@ from voxeval.report.document import (
 from voxeval.report.figure_html import figures_markdown
 from voxeval.report.figures import FigureGroup
 from voxeval.report.html import figures_position
+from voxeval.report.json_fields import section
 
 
 def _cell(text: str) -> str:
@@ -33,17 +34,17 @@ def block_markdown(block: Block) -> list[str]:
     return [*lines, ""]
 
 
-def _by_cause(counts: Mapping[str, Any]) -> str:
+def _by_cause(counts: JSONReadObject) -> str:
     return ", ".join(f"{cause} {n}" for cause, n in sorted(counts.items()))
 
 
-def failure_warnings(entry: Mapping[str, Any]) -> list[str]:
+def failure_warnings(entry: JSONReadObject) -> list[str]:
     """Lines that say which units a system's numbers leave out or score as failures."""
     units = entry.get("units")
     if not isinstance(units, Mapping):
         return []
     lines = []
-    failed = units.get("failed_by_cause") or {}
+    failed = section(units.get("failed_by_cause"))
     if units.get("failed"):
         causes = f" ({_by_cause(failed)})" if failed else ""
         lines.append(
@@ -56,22 +57,21 @@ def failure_warnings(entry: Mapping[str, Any]) -> list[str]:
             "service failed) and are excluded from their metric's mean; run again or "
             "`voxeval score` to retry them."
         )
-    faults = units.get("system_faults") or {}
+    faults = section(units.get("system_faults"))
     if faults:
+        faulted = sum(n for n in faults.values() if isinstance(n, int))
         lines.append(
-            f"**Note:** {sum(faults.values())} units are failures of the system under test "
+            f"**Note:** {faulted} units are failures of the system under test "
             f"({_by_cause(faults)}), scored with each metric's worst value."
         )
     return lines
 
 
-def render_markdown(
-    summary: Mapping[str, Any], figures: Sequence[FigureGroup] | None = None
-) -> str:
+def render_markdown(summary: JSONReadObject, figures: Sequence[FigureGroup] | None = None) -> str:
     """The Markdown report; ``figures`` (written as ``figures/<name>.svg`` beside it by
     ``write_report``) are linked in a "Figures" section, none when not given."""
     lines: list[str] = []
-    systems = iter((summary.get("systems") or {}).values())
+    systems = iter(section(summary.get("systems")).values())
     blocks = build_document(summary)
     at = figures_position(blocks)
     for i, block in enumerate(blocks):

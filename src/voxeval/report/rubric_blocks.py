@@ -5,26 +5,27 @@ per dimension, its per-level and per-capability breakdowns, and the turn-level c
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
+from voxeval.json_types import JSONReadObject, JSONReadValue
 from voxeval.report.blocks import Block, Heading, Paragraph, TableBlock, fmt_mean_ci
+from voxeval.report.json_fields import section, sections
 
 LEVELS = ("general", "dimension", "sample")
 
 
-def _cell(stats: Any, key: str) -> str:
+def _cell(stats: JSONReadValue, key: str) -> str:
     stat = stats.get(key) if isinstance(stats, Mapping) else None
     return fmt_mean_ci(stat) if isinstance(stat, Mapping) else "–"
 
 
-def _row(label: str, block: Mapping[str, Any]) -> list[str]:
-    levels = block.get("by_level") or {}
+def _row(label: str, block: JSONReadObject) -> list[str]:
+    levels = section(block.get("by_level"))
     stat = block.get("model_score")
     n = str(stat.get("n", "")) if isinstance(stat, Mapping) else ""
     return [label, _cell(block, "model_score"), *(_cell(levels, lv) for lv in LEVELS), n]
 
 
-def _judged_from(rubric: Mapping[str, Any]) -> str:
+def _judged_from(rubric: JSONReadObject) -> str:
     heard = str(rubric.get("judged_from") or "transcript")
     where = (
         "judged from audio (the audio judge heard each dialogue)"
@@ -39,10 +40,10 @@ def _judged_from(rubric: Mapping[str, Any]) -> str:
     return f"Criteria {where}" + (f"; protocol {protocol}." if protocol else ".")
 
 
-def rubric_blocks(rubric: Any) -> list[Block]:
+def rubric_blocks(rubric: JSONReadValue) -> list[Block]:
     if not isinstance(rubric, Mapping) or not rubric:
         return []
-    dims = rubric.get("by_dimension") or {}
+    dims = dict(sections(rubric.get("by_dimension")))
     header = ["dimension", "model score x100 [95% CI]", *LEVELS, "dialogues"]
     rows = [_row("all", rubric)] + [_row(d, b) for d, b in dims.items()]
     blocks: list[Block] = [
@@ -56,15 +57,14 @@ def rubric_blocks(rubric: Any) -> list[Block]:
     caps = [
         [dim, cap, fmt_mean_ci(stat), str(stat.get("n", ""))]
         for dim, block in dims.items()
-        for cap, stat in (block.get("by_capability") or {}).items()
-        if isinstance(stat, Mapping)
+        for cap, stat in sections(block.get("by_capability"))
     ]
     if caps:
         blocks += [
             Heading(4, "By capability (tier 1)"),
             TableBlock(["dimension", "capability", "model score x100 [95% CI]", "dialogues"], caps),
         ]
-    prefixes = list(rubric.get("turns") or {})
+    prefixes = list(section(rubric.get("turns")))
     if prefixes:
         curve_rows = [
             [label, *(_cell(block.get("turns"), p) for p in prefixes)]

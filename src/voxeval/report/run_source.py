@@ -14,13 +14,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 from voxeval.analysis.aggregate import standard_summary
 from voxeval.analysis.bootstrap import Stat
 from voxeval.benchmarks.suite_info import SuiteInfo, definition_files
 from voxeval.config import load_yaml
 from voxeval.errors import ConfigError, VoxevalError
+from voxeval.json_types import JSONReadValue
 from voxeval.protocols.single_turn_summary import query_id_from_item
 from voxeval.report.writer import SCORES_CSV
 from voxeval.runformat import JsonObject
@@ -245,18 +245,18 @@ def check_same_suite(runs: Sequence[RunSource]) -> list[str]:
 SCORING_SETTINGS = ("judge", "audio_judge", "asr", "mos", "language_id", "metrics", "scoring")
 
 
-def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+def _flat(value: JSONReadValue, prefix: str = "") -> dict[str, JSONReadValue]:
     """``{"a": {"b": 1}}`` -> ``{"a.b": 1}``; lists and scalars are leaves, and an empty
     mapping adds nothing (the same as the setting left out)."""
     if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
+        out: dict[str, JSONReadValue] = {}
         for key, inner in value.items():
             out.update(_flat(inner, f"{prefix}.{key}" if prefix else str(key)))
         return out
     return {prefix: value}
 
 
-def _changed(mine: Any, theirs: Any) -> list[str]:
+def _changed(mine: JSONReadValue, theirs: JSONReadValue) -> list[str]:
     a, b = _flat(mine), _flat(theirs)
     return sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
 

@@ -6,12 +6,13 @@ from what it was given (``judge.warnings``)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
+from voxeval.json_types import JSONReadObject
 from voxeval.report.blocks import Block, BulletList, Heading, Paragraph
+from voxeval.report.json_fields import as_int, entries
 
 
-def transcript_only_blocks(entry: Mapping[str, Any]) -> list[Block]:
+def transcript_only_blocks(entry: JSONReadObject) -> list[Block]:
     counts = entry.get("transcript_only")
     judge = entry.get("judge")
     warnings = judge.get("warnings") if isinstance(judge, Mapping) else None
@@ -19,15 +20,15 @@ def transcript_only_blocks(entry: Mapping[str, Any]) -> list[Block]:
         return []
     blocks: list[Block] = [Heading(3, "Transcript-only parts")]
     if isinstance(counts, Mapping):
-        turns = int(counts.get("turns") or 0)
+        turns = as_int(counts.get("turns") or 0)
         blocks.append(
             Paragraph(
-                f"Of {turns} turns, {int(counts.get('user_turns') or 0)} user turns have no "
-                f"recording and {int(counts.get('replies') or 0)} replies are released "
+                f"Of {turns} turns, {as_int(counts.get('user_turns') or 0)} user turns have no "
+                f"recording and {as_int(counts.get('replies') or 0)} replies are released "
                 "transcripts without audio: the judges read their text, and an audio judge "
                 "hears them spoken from it."
             )
         )
     if warnings:
-        blocks.append(BulletList([f"Warning: {w}" for w in warnings]))
+        blocks.append(BulletList([f"Warning: {w}" for w in entries(warnings)]))
     return blocks

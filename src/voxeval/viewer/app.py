@@ -7,10 +7,11 @@ time, and ``Request`` is imported inside ``create_app`` (the web extra is option
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 from urllib.parse import urlencode
 
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject, JSONReadObject, JSONReadValue
 from voxeval.protocols.single_turn_summary import query_id_from_item
 from voxeval.report.compare_document import fmt_mean_ci, fmt_num
 from voxeval.report.unit_plural import unit_plural
@@ -22,12 +23,15 @@ from voxeval.viewer.run_comparison import (
     FLAG_TEXT,
     ComparisonCache,
     ItemQuery,
+    ItemRow,
+    Outcome,
     item_page,
 )
 from voxeval.viewer.run_files import media_type, resolve_run_file
+from voxeval.viewer.run_index import RunIndex
 from voxeval.viewer.run_summary import arena_tables, system_summaries
 from voxeval.viewer.suite_texts import SuiteTexts, user_turn_audio
-from voxeval.viewer.unit_artifacts import UnitArtifacts, load_unit, texts_differ
+from voxeval.viewer.unit_artifacts import Track, UnitArtifacts, load_unit, texts_differ
 from voxeval.viewer.unit_query import PER_PAGE_CHOICES, UnitQuery
 from voxeval.viewer.waveform import figure_svg
 
@@ -40,12 +44,31 @@ VIEWER_STATIC_URL = "/assets"
 NAV_LINKS: list[tuple[str, str]] = [("Runs", "/"), ("Compare", "/compare")]
 REASONING_KEYS = ("reasoning", "rationale", "explanation", "justification", "evidence", "raw")
 
+if TYPE_CHECKING:  # the web extra is optional: imported for the annotation only
+    from fastapi import FastAPI
 
-def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
+
+class Figure(TypedDict):
+    """One figure of the unit page: a track's waveform (with the call's timeline under one
+    track), or the timeline alone (``track`` None) for a text-mode call."""
+
+    id: str
+    track: Track | None
+    url: str
+    svg: str
+
+
+def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> "FastAPI":
     """The viewer over ``runs`` (run folders), or over every run folder under ``root``."""
     try:
         from fastapi import FastAPI, HTTPException, Request
-        from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
+        from fastapi.responses import (
+            FileResponse,
+            HTMLResponse,
+            JSONResponse,
+            RedirectResponse,
+            Response,
+        )
         from fastapi.staticfiles import StaticFiles
     except ImportError as exc:  # the `web` extra is optional
         raise ConfigError("voxeval view needs the 'web' extra: pip install 'voxeval[web]'") from exc
@@ -76,7 +99,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
     app.mount(VIEWER_STATIC_URL, StaticFiles(directory=VIEWER_ASSETS_DIR), name="viewer-assets")
     app.mount(STATIC_URL, StaticFiles(directory=ASSETS_DIR), name="static")
 
-    def page(name: str, status_code: int = 200, **context: Any) -> Any:
+    def page(name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
         html = templates.get_template(name).render(
             static_url=STATIC_URL,
             assets_url=VIEWER_STATIC_URL,
@@ -93,7 +116,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
         return info
 
     @app.exception_handler(HTTPException)
-    async def not_found(request: Request, exc: HTTPException) -> Any:
+    async def not_found(request: Request, exc: HTTPException) -> Response:
         return page(
             "message.html",
             status_code=exc.status_code,
@@ -102,11 +125,11 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
         )
 
     @app.get("/favicon.ico")
-    def favicon() -> Any:  # browsers ask for it whatever the page links
+    def favicon() -> Response:  # browsers ask for it whatever the page links
         return FileResponse(FAVICON, media_type="image/svg+xml")
 
     @app.get("/", response_class=HTMLResponse)
-    def runs_list() -> Any:
+    def runs_list() -> Response:
         infos = catalog.scan()
         rows = []
         for info in infos:
@@ -118,7 +141,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
         return page("runs.html", runs=rows)
 
     @app.get("/runs/{slug}", response_class=HTMLResponse)
-    def run_page(slug: str) -> Any:
+    def run_page(slug: str) -> Response:
         info = run_or_404(slug)
         index = catalog.index(info)
         counts = index.status_counts() if index is not None else {}
@@ -138,7 +161,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
         )
 
     @app.get("/runs/{slug}/units", response_class=HTMLResponse)
-    def unit_table(slug: str, request: Request) -> Any:
+    def unit_table(slug: str, request: Request) -> Response:
         info = run_or_404(slug)
         index = catalog.index(info)
         if index is None:
@@ -156,7 +179,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
         )
 
     @app.get("/runs/{slug}/units/{seq}", response_class=HTMLResponse)
-    def unit_page(slug: str, seq: int, request: Request) -> Any:
+    def unit_page(slug: str, seq: int, request: Request) -> Response:
         info = run_or_404(slug)
         index = catalog.index(info)
         # an id beyond the index's integers would overflow SQLite: no such unit either
@@ -199,7 +222,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
         )
 
     @app.get("/runs/{slug}/units/{seq}/user-turns/{turn}")
-    def user_turn_file(slug: str, seq: int, turn: int) -> Any:
+    def user_turn_file(slug: str, seq: int, turn: int) -> Response:
         """A dialogue's user turn as the system heard it (from the suite, outside the run)."""
         info = run_or_404(slug)
         index = catalog.index(info)
@@ -212,7 +235,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
             raise HTTPException(status_code=404, detail=f"no recording of user turn {turn}")
         return FileResponse(path, media_type=media_type(path))
 
-    def compared_runs(request: Request) -> tuple[list[RunInfo], Any]:
+    def compared_runs(request: Request) -> tuple[list[RunInfo], Outcome | None]:
         slugs = list(dict.fromkeys(request.query_params.getlist("run")))
         infos = [run_or_404(slug) for slug in slugs]
         if len(infos) < 2:
@@ -220,7 +243,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
         return infos, comparisons.get([info.path for info in infos])
 
     @app.get("/compare", response_class=HTMLResponse)
-    def compare_page(request: Request) -> Any:
+    def compare_page(request: Request) -> Response:
         if request.query_params.get("baseline") == "oldest":
             # from the runs list (newest first): the oldest ticked run becomes the baseline,
             # and the address names the runs in that order
@@ -271,7 +294,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
         )
 
     def _link_units(
-        rows: list[dict[str, Any]], slug_of: dict[str, str], info_of: dict[str, RunInfo]
+        rows: list[ItemRow], slug_of: dict[str, str], info_of: dict[str, RunInfo]
     ) -> None:
         """Give each shown item delta the URLs of its baseline and later unit pages."""
         wanted: dict[tuple[str, str], set[str]] = {}
@@ -284,14 +307,18 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
             index = catalog.index(info_of[slug])
             found = index.first_units(system, sorted(item_ids)) if index is not None else {}
             seqs[(run_id, system)] = found
+
+        def unit_url(run_id: str, system: str, cell: tuple[str, str]) -> str:
+            seq = seqs[(run_id, system)].get(cell)
+            return f"/runs/{slug_of[run_id]}/units/{seq}" if seq is not None else ""
+
         for row in rows:
             cell = (row["item"], row["condition"])
-            for side, run_id in (("baseline_url", row["baseline_run"]), ("run_url", row["run"])):
-                seq = seqs[(run_id, row["system"])].get(cell)
-                row[side] = f"/runs/{slug_of[run_id]}/units/{seq}" if seq is not None else ""
+            row["baseline_url"] = unit_url(row["baseline_run"], row["system"], cell)
+            row["run_url"] = unit_url(row["run"], row["system"], cell)
 
     @app.get("/compare.json")
-    def compare_json(request: Request) -> Any:
+    def compare_json(request: Request) -> Response:
         _, outcome = compared_runs(request)
         if outcome is None:
             return JSONResponse({"error": "pick at least two runs to compare"}, status_code=400)
@@ -300,7 +327,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
         return JSONResponse(outcome.data)
 
     @app.get("/runs/{slug}/report")
-    def report(slug: str) -> Any:
+    def report(slug: str) -> Response:
         info = run_or_404(slug)
         if not info.has_report:
             raise HTTPException(
@@ -310,7 +337,7 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
         return RedirectResponse(f"/runs/{slug}/files/report/index.html", status_code=307)
 
     @app.get("/runs/{slug}/files/{relative:path}")
-    def run_file(slug: str, relative: str) -> Any:
+    def run_file(slug: str, relative: str) -> Response:
         info = run_or_404(slug)
         path = resolve_run_file(info.path, relative)
         if path is None:
@@ -320,10 +347,10 @@ def create_app(runs: Sequence[Path] = (), root: Path | None = None) -> Any:
     return app
 
 
-def _figures(info: RunInfo, art: UnitArtifacts) -> list[dict[str, Any]]:
+def _figures(info: RunInfo, art: UnitArtifacts) -> list[Figure]:
     """One figure per track; a call's figure carries its timeline under the mixed track
     (or under the first track, or alone for a text-mode call)."""
-    figures: list[dict[str, Any]] = []
+    figures: list[Figure] = []
     timeline_track = None
     if art.timeline is not None:
         names = [t.name for t in art.tracks]
@@ -364,7 +391,7 @@ def _figures(info: RunInfo, art: UnitArtifacts) -> list[dict[str, Any]]:
     return figures
 
 
-def _item_meta(index: Any, item_id: str) -> dict[str, Any]:
+def _item_meta(index: RunIndex, item_id: str) -> JSONObject:
     from sqlalchemy import select
 
     from voxeval.store.index import items_table
@@ -377,7 +404,7 @@ def _item_meta(index: Any, item_id: str) -> dict[str, Any]:
     return dict(meta or {}) if isinstance(meta, dict) else {}
 
 
-def judge_reasoning(details: Any, path: str = "") -> list[tuple[str, str]]:
+def judge_reasoning(details: JSONReadValue, path: str = "") -> list[tuple[str, str]]:
     """The judge's own words found in a score's details (reasoning, evidence, raw answers),
     labelled by where they sit, so the page can show them before the full details."""
     found: list[tuple[str, str]] = []
@@ -396,11 +423,11 @@ def judge_reasoning(details: Any, path: str = "") -> list[tuple[str, str]]:
     return found[:50]
 
 
-def _pretty_json(value: Any) -> str:
+def _pretty_json(value: JSONReadValue) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
 
 
-def _mean_ci(stat: Any) -> str:
+def _mean_ci(stat: JSONReadObject | None) -> str:
     """``mean [low, high]``; a mean without an interval stands alone (the cell's title and
     comparison.json say why), so wide tables stay readable."""
     if stat and (stat.get("ci_low") is None or stat.get("ci_high") is None):
@@ -408,7 +435,7 @@ def _mean_ci(stat: Any) -> str:
     return fmt_mean_ci(stat)
 
 
-def _num(value: Any, digits: int = 3) -> str:
+def _num(value: JSONReadValue, digits: int = 3) -> str:
     if value is None:
         return "—"
     if isinstance(value, bool):

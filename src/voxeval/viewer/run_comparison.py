@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict, Unpack
 from urllib.parse import urlencode
 
 from voxeval.errors import VoxevalError
@@ -48,6 +48,27 @@ def run_state(path: Path) -> tuple[float, ...]:
     return tuple(stamps)
 
 
+class ItemRow(TypedDict):
+    """One paired item of one (system, metric, later run) in the compare page's item table;
+    ``baseline_url``/``run_url`` are added to the rows of the page shown."""
+
+    system: str
+    metric: str
+    better: str | None  # the metric's better direction, None when it has none
+    run: str
+    baseline_run: str
+    item: str
+    condition: str
+    cluster: str
+    baseline: float
+    value: float
+    delta: float
+    badness: float
+    change: str
+    baseline_url: NotRequired[str]
+    run_url: NotRequired[str]
+
+
 @dataclass(frozen=True)
 class Outcome:
     """A comparison's data and its item deltas as table rows (flattened once, so paging and
@@ -55,7 +76,7 @@ class Outcome:
 
     data: dict[str, Any] | None
     error: str | None = None
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[ItemRow] = field(default_factory=list)
 
 
 class ComparisonCache:
@@ -106,9 +127,9 @@ def badness(better: str | None, delta: float) -> float:
     return abs(delta)
 
 
-def item_rows(data: Mapping[str, Any]) -> list[dict[str, Any]]:
+def item_rows(data: Mapping[str, Any]) -> list[ItemRow]:
     """Every paired item of every (system, metric, later run), in the comparison's order."""
-    rows: list[dict[str, Any]] = []
+    rows: list[ItemRow] = []
     for system, entry in data["systems"].items():
         for metric, m in entry["metrics"].items():
             better = m.get("better")
@@ -135,6 +156,19 @@ def item_rows(data: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+class ItemQueryChanges(TypedDict, total=False):
+    """Fields of an ``ItemQuery`` to change (``params``)."""
+
+    system: str
+    metric: str
+    run: str
+    change: str
+    q: str
+    sort: str
+    order: str
+    page: int
+
+
 @dataclass(frozen=True)
 class ItemQuery:
     """The item table's filters, sort and page (empty strings: no filter)."""
@@ -149,7 +183,7 @@ class ItemQuery:
     page: int = 1
 
     @classmethod
-    def from_params(cls, params: Any) -> ItemQuery:
+    def from_params(cls, params: Mapping[str, str]) -> ItemQuery:
         def text(name: str) -> str:
             return str(params.get(name) or "").strip()[:300]
 
@@ -169,11 +203,11 @@ class ItemQuery:
             page=page,
         )
 
-    def params(self, runs: Sequence[str], **changes: Any) -> str:
+    def params(self, runs: Sequence[str], **changes: Unpack[ItemQueryChanges]) -> str:
         """The compare page's query string for this view with ``changes``."""
         data = replace(self, **changes)
         default = ItemQuery()
-        pairs: list[tuple[str, Any]] = [("run", slug) for slug in runs]
+        pairs: list[tuple[str, str | int]] = [("run", slug) for slug in runs]
         for f in fields(self):
             value = getattr(data, f.name)
             if value != getattr(default, f.name):
@@ -187,7 +221,7 @@ class ItemQuery:
 
 @dataclass(frozen=True)
 class ItemPage:
-    rows: list[dict[str, Any]]
+    rows: list[ItemRow]
     total: int
     changed_total: int
     query: ItemQuery
@@ -197,7 +231,7 @@ class ItemPage:
         return max(1, -(-self.total // PER_PAGE))
 
 
-def _matches(row: Mapping[str, Any], query: ItemQuery) -> bool:
+def _matches(row: ItemRow, query: ItemQuery) -> bool:
     if query.system and row["system"] != query.system:
         return False
     if query.metric and row["metric"] != query.metric:
@@ -211,7 +245,7 @@ def _matches(row: Mapping[str, Any], query: ItemQuery) -> bool:
     return not query.q or query.q.lower() in str(row["item"]).lower()
 
 
-def item_page(rows: Sequence[Mapping[str, Any]], query: ItemQuery) -> ItemPage:
+def item_page(rows: Sequence[ItemRow], query: ItemQuery) -> ItemPage:
     """The rows of ``query``'s page; ties keep the comparison's (sorted) item order."""
     filtered = any((query.system, query.metric, query.run, query.change, query.q))
     chosen = [r for r in rows if _matches(r, query)] if filtered else list(rows)
@@ -221,7 +255,7 @@ def item_page(rows: Sequence[Mapping[str, Any]], query: ItemQuery) -> ItemPage:
     page = min(query.page, pages)
     start = (page - 1) * PER_PAGE
     return ItemPage(
-        rows=[dict(r) for r in chosen[start : start + PER_PAGE]],  # the page gets unit links
+        rows=[r.copy() for r in chosen[start : start + PER_PAGE]],  # the page gets unit links
         total=len(chosen),
         changed_total=sum(r["change"] != "same" for r in chosen),
         query=replace(query, page=page),

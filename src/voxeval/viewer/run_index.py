@@ -8,15 +8,29 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
-from sqlalchemy import Engine, create_engine, func, select
+from sqlalchemy import Engine, RowMapping, create_engine, func, select
 from sqlalchemy.exc import SQLAlchemyError
 
+from voxeval.json_types import JSONObject
 from voxeval.store.index import open_engine, scores_table, units_table
 from voxeval.viewer.unit_query import UnitQuery, count_statement, page_statement
 
 FACET_TTL_S = 5.0  # a run still in progress gains systems and metrics; re-read now and then
+
+
+class UnitScore(TypedDict):
+    """One stored score of a unit as the unit page shows it; ``reasoning`` is added there
+    (the judge's own words found in ``details``)."""
+
+    metric: str
+    value: float | None
+    passed: bool | None
+    error: str | None
+    details: JSONObject
+    pending: bool
+    reasoning: NotRequired[list[tuple[str, str]]]
 
 
 @dataclass(frozen=True)
@@ -190,7 +204,7 @@ class RunIndex:
             rows = conn.execute(query).all()
         return {(str(item), str(cond)): int(seq) for item, cond, seq in rows}
 
-    def unit_scores(self, unit_key: str) -> list[dict[str, Any]]:
+    def unit_scores(self, unit_key: str) -> list[UnitScore]:
         """Every stored score of one unit, by metric name."""
         s = scores_table
         query = (
@@ -216,7 +230,7 @@ class RunIndex:
         self.engine.dispose()
 
 
-def _unit_row(r: Any) -> UnitRow:
+def _unit_row(r: RowMapping) -> UnitRow:
     passed = r.get("passed")
     return UnitRow(
         seq=int(r["seq"]),

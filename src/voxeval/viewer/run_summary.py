@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from voxeval.json_types import JSONReadObject
 from voxeval.report.arena_blocks import dimension_blocks
 from voxeval.report.blocks import BulletList, Paragraph, TableBlock
 from voxeval.report.document import cluster_noun, is_stat, metric_label, stat_cells
@@ -35,7 +36,7 @@ class SystemSummary:
     units: dict[str, Any] = field(default_factory=dict)
 
 
-def _line(metric: str, stat: Mapping[str, Any], unit: str) -> StatLine:
+def _line(metric: str, stat: JSONReadObject, unit: str) -> StatLine:
     mean, ci, n = stat_cells(stat, unit)
     return StatLine(metric, metric_label(metric, stat), mean, ci, n)
 

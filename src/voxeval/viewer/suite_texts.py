@@ -7,13 +7,13 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from voxeval.benchmarks.suite_info import resolve_suite
 from voxeval.benchmarks.wildspeech.query_suite import load_query_suite
 from voxeval.errors import VoxevalError
+from voxeval.json_types import JSONReadValue
 from voxeval.store import layout
 from voxeval.viewer.run_files import SERVED_SUFFIXES
 
@@ -70,12 +70,13 @@ class SuiteTexts:
         return found, None
 
 
-def user_turn_audio(dialogue: Any, index: int) -> Path | None:
+def user_turn_audio(dialogue: JSONReadValue, index: int) -> Path | None:
     """The recording of user turn ``index`` that ``dialogue.json`` names, when it is still
     there and is audio (the path comes from the run's record, never from the request)."""
     if not isinstance(dialogue, dict):
         return None
-    for turn in dialogue.get("turns") or []:
+    turns = dialogue.get("turns")
+    for turn in turns if isinstance(turns, list) else []:
         if isinstance(turn, dict) and turn.get("index") == index:
             raw = turn.get("user_audio")
             if not isinstance(raw, str) or not raw:

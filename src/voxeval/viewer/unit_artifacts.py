@@ -12,6 +12,7 @@ from typing import Any
 
 import soundfile as sf
 
+from voxeval.json_types import JSONReadValue, JSONValue
 from voxeval.runformat import (
     CALL_FILE,
     DIALOGUE_FAULT_FILE,
@@ -65,13 +66,13 @@ class UnitArtifacts:
     overlaps: list[Overlap] = field(default_factory=list)
     call: dict[str, Any] | None = None
     reply: dict[str, Any] | None = None
-    transcripts: dict[str, Any] | None = None
+    transcripts: JSONValue = None  # as the files hold them (None when absent or unreadable)
     dialogue: dict[str, Any] | None = None
-    db_diff: dict[str, Any] | None = None
-    initial_db: Any = None
-    final_db: Any = None
+    db_diff: JSONValue = None
+    initial_db: JSONValue = None
+    final_db: JSONValue = None
     system_fault: dict[str, Any] | None = None
-    validation: dict[str, Any] | None = None
+    validation: JSONValue = None
     error_text: str | None = None
     other_files: list[str] = field(default_factory=list)
     unreadable: dict[str, str] = field(default_factory=dict)
@@ -108,7 +109,7 @@ def track_label(name: str) -> str:
     return TRACK_LABELS.get(name, name)
 
 
-def texts_differ(heard: Any, meant: Any) -> bool:
+def texts_differ(heard: JSONReadValue, meant: JSONReadValue) -> bool:
     """Whether a transcript says something else than the text it is shown against: case and
     spacing do not count (recognisers capitalise and space as they like)."""
     if not isinstance(heard, str) or not isinstance(meant, str):
@@ -116,10 +117,10 @@ def texts_differ(heard: Any, meant: Any) -> bool:
     return " ".join(heard.split()).casefold() != " ".join(meant.split()).casefold()
 
 
-def diff_has_changes(diff: dict[str, Any]) -> bool:
+def diff_has_changes(diff: JSONReadValue) -> bool:
     """True when a ``db_diff.json`` records any difference between expected and final."""
 
-    def nonempty(value: Any) -> bool:
+    def nonempty(value: JSONReadValue) -> bool:
         if isinstance(value, dict):
             return any(nonempty(v) for v in value.values())
         if isinstance(value, list):
@@ -142,7 +143,7 @@ def speech_overlaps(segments: list[SpeakerSegment]) -> list[Overlap]:
     return sorted(out, key=lambda o: o.start)
 
 
-def _read_json(path: Path, unreadable: dict[str, str]) -> Any:
+def _read_json(path: Path, unreadable: dict[str, str]) -> JSONValue:
     if not path.is_file():
         return None
     try:

@@ -4,12 +4,14 @@ LIMIT/OFFSET, never every unit."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, TypedDict, Unpack
 from urllib.parse import urlencode
 
 from sqlalchemy import Select, and_, exists, func, literal, or_, select
 from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.selectable import NamedFromClause, ScalarSelect
 
 from voxeval.store.index import scores_table, units_table
 
@@ -31,6 +33,22 @@ SORTS = (
 )
 
 
+class UnitQueryChanges(TypedDict, total=False):
+    """Fields of a ``UnitQuery`` to change (``replace``, ``params``)."""
+
+    system: str
+    category: str
+    condition: str
+    status: str
+    metric: str
+    outcome: str
+    q: str
+    sort: str
+    order: str
+    page: int
+    per_page: int
+
+
 @dataclass(frozen=True)
 class UnitQuery:
     """Empty strings mean "no filter". ``outcome``: pass/fail/not_run of ``metric`` when one
@@ -50,7 +68,7 @@ class UnitQuery:
     per_page: int = 50
 
     @classmethod
-    def from_params(cls, params: Any) -> UnitQuery:
+    def from_params(cls, params: Mapping[str, str]) -> UnitQuery:
         """Parse query parameters; unknown or malformed values fall back to the defaults."""
 
         def text(name: str) -> str:
@@ -81,10 +99,10 @@ class UnitQuery:
             per_page=per_page if per_page in PER_PAGE_CHOICES else 50,
         )
 
-    def replace(self, **changes: Any) -> UnitQuery:
+    def replace(self, **changes: Unpack[UnitQueryChanges]) -> UnitQuery:
         return replace(self, **changes)
 
-    def params(self, **changes: Any) -> str:
+    def params(self, **changes: Unpack[UnitQueryChanges]) -> str:
         """The URL query string of this view with ``changes`` (defaults left out)."""
         data = replace(self, **changes)
         default = UnitQuery()
@@ -112,11 +130,11 @@ class UnitQuery:
 _u, _s = units_table, scores_table
 
 
-def _metric_score() -> Any:
+def _metric_score() -> NamedFromClause:
     return _s.alias("chosen")
 
 
-def _failed_metrics() -> Any:
+def _failed_metrics() -> ScalarSelect[int]:
     """The number of the unit's metrics with a threshold verdict of fail (a correlated
     subquery: evaluated through the scores primary key, per unit)."""
     f = _s.alias("failed")
@@ -127,7 +145,7 @@ def _failed_metrics() -> Any:
     )
 
 
-def _any_score(condition: Any) -> ColumnElement[bool]:
+def _any_score(condition: Callable[[NamedFromClause], ColumnElement[bool]]) -> ColumnElement[bool]:
     f = _s.alias("any_score")
     return exists().where(
         (f.c.run_id == _u.c.run_id) & (f.c.unit_key == _u.c.unit_key) & condition(f)
@@ -163,7 +181,7 @@ def _base(run_id: str, query: UnitQuery, columns: list[Any]) -> tuple[Select[Any
     return statement.where(and_(*conditions)), chosen
 
 
-def _outcome_condition(query: UnitQuery, chosen: Any) -> Any:
+def _outcome_condition(query: UnitQuery, chosen: NamedFromClause) -> ColumnElement[bool]:
     if query.metric:
         if query.outcome == "pass":
             return chosen.c.passed == 1

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from scipy import stats
 
@@ -86,11 +86,39 @@ def arena_rubric_kappa(
     return out
 
 
-def ranking_spearman(first: Mapping[str, float], second: Mapping[str, float]) -> dict[str, Any]:
+class Spearman(TypedDict):
+    rho: float | None
+    p_value: float | None
+    n: int
+    systems: list[str]
+
+
+class RatingSpearman(Spearman):
+    win_rates: dict[str, float]
+
+
+class PseudoAgreementPair(TypedDict):
+    systems: list[str]
+    p_human: float
+    p_llm: float
+    n_human: float
+    n_llm: float
+    pseudo_agreement: float
+    human_win_rate_difference: float
+
+
+class PseudoAgreementTable(TypedDict):
+    pairs: list[PseudoAgreementPair]
+    threshold: float
+    share_at_or_above_threshold: float | None
+    spearman_vs_win_rate_difference: float | None
+
+
+def ranking_spearman(first: Mapping[str, float], second: Mapping[str, float]) -> Spearman:
     """Spearman's rho (scipy) between two rankings over the systems both contain; rho is None
     with fewer than 3 common systems or when either ranking is constant on them."""
     systems = sorted(set(first) & set(second))
-    out: dict[str, Any] = {"rho": None, "p_value": None, "n": len(systems), "systems": systems}
+    out: Spearman = {"rho": None, "p_value": None, "n": len(systems), "systems": systems}
     x = [float(first[s]) for s in systems]
     y = [float(second[s]) for s in systems]
     if len(systems) < 3 or len(set(x)) < 2 or len(set(y)) < 2:
@@ -137,12 +165,12 @@ def pseudo_agreement_table(
     llm: Sequence[PairwiseJudgement],
     *,
     threshold: float = PSEUDO_AGREEMENT_THRESHOLD,
-) -> dict[str, Any]:
+) -> PseudoAgreementTable:
     """Pseudo agreement per pair of systems judged by both groups, the share of pairs at or
     above ``threshold``, and Spearman between P and the human absolute win-rate difference
     |pH - (1 - pH)| over the pairs."""
     by_human, by_llm = pair_win_rates(human), pair_win_rates(llm)
-    rows: list[dict[str, Any]] = []
+    rows: list[PseudoAgreementPair] = []
     agreement: dict[str, float] = {}
     gap: dict[str, float] = {}
     for pair in sorted(set(by_human) & set(by_llm)):
@@ -172,7 +200,7 @@ def pseudo_agreement_table(
 
 def rating_win_rate_spearman(
     ratings: Mapping[str, float], judgements: Iterable[PairwiseJudgement]
-) -> dict[str, Any]:
+) -> RatingSpearman:
     """Spearman between a rating (Elo, Bradley-Terry, ...) and the overall win rates."""
     rates = win_rates(judgements)
     return {**ranking_spearman(ratings, rates), "win_rates": rates}

@@ -33,18 +33,75 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import Any, Literal
+from typing import Literal, NotRequired, TypedDict, Unpack
 
-from voxeval.analysis.bootstrap import DEFAULT_CONFIDENCE
+from voxeval.analysis.bootstrap import DEFAULT_CONFIDENCE, Stat
 from voxeval.analysis.proportion import rate_stats
 from voxeval.analysis.ratings.pairwise_judgement import PairwiseJudgement
-from voxeval.analysis.sign_flip import sign_flip_test
+from voxeval.analysis.sign_flip import SignFlipResult, sign_flip_test
 
 DEFAULT_PERMUTATIONS = 10_000
 SIGNIFICANCE_LEVEL = 0.05
 TiePolicy = Literal["exclude", "count"]
 # One comparison's verdict as seen by a bias: +1 category 1 preferred, -1 category 2, 0 tie.
 Verdict = int
+
+
+class BiasOptions(TypedDict, total=False):
+    """The settings ``position_bias``, ``length_bias`` and ``bias_summary`` pass on to
+    ``preference_bias``."""
+
+    ties: TiePolicy
+    seed: int
+    permutations: int
+    confidence: float
+    alpha: float
+
+
+class RateEntry(TypedDict):
+    rate: float
+    ci_low: float | None
+    ci_high: float | None
+    n_eff: float | None
+
+
+class BiasTest(SignFlipResult):
+    clusters: int
+    clusters_leaning: int
+    smallest_p: float
+    clusters_needed: int
+    alpha: float
+
+
+class PreferenceBias(TypedDict):
+    """``preference_bias``: the rates, Delta and test (None without a kept comparison);
+    ``note`` when too few units lean to decide. ``categories`` and ``n_without_side`` are
+    added by the position and length analyses."""
+
+    n: int
+    n_ties: int
+    ties: TiePolicy
+    p1: RateEntry | None
+    p2: RateEntry | None
+    delta: float | None
+    p_value: float | None
+    significant: bool | None
+    decidable: bool | None
+    test: BiasTest | None
+    note: NotRequired[str]
+    categories: NotRequired[list[str]]
+    n_without_side: NotRequired[int]
+
+
+class RaterBias(TypedDict):
+    position: PreferenceBias
+    length: PreferenceBias
+
+
+class BiasSummary(TypedDict):
+    raters: dict[str, RaterBias]
+    pooled: RaterBias
+    clustered_by: str | None
 
 
 def preference_bias(
@@ -56,7 +113,7 @@ def preference_bias(
     permutations: int = DEFAULT_PERMUTATIONS,
     confidence: float = DEFAULT_CONFIDENCE,
     alpha: float = SIGNIFICANCE_LEVEL,
-) -> dict[str, Any]:
+) -> PreferenceBias:
     """Rates, Delta and permutation p-value of ``verdicts`` (+1 / -1 / 0 per comparison).
     ``clusters`` gives each comparison's independent unit (None: each its own)."""
     if ties not in ("exclude", "count"):
@@ -68,7 +125,7 @@ def preference_bias(
         raise ValueError("a verdict is +1 (category 1 preferred), -1 (category 2) or 0 (tie)")
     n_ties = sum(1 for v in verdicts if v == 0)
     kept = [(v, k) for v, k in zip(verdicts, keys, strict=True) if v != 0 or ties == "count"]
-    out: dict[str, Any] = {
+    out: PreferenceBias = {
         "n": len(kept),
         "n_ties": n_ties,
         "ties": ties,
@@ -92,22 +149,20 @@ def preference_bias(
     leaning = sum(1 for total in per_cluster.values() if total != 0)
     smallest = smallest_attainable_p(leaning, test["assignments"])
     decidable = smallest < alpha
-    out.update(
-        p1=_rate(p1),
-        p2=_rate(p2),
-        delta=p1["mean"] - p2["mean"],
-        p_value=test["p_value"],
-        significant=test["p_value"] < alpha if decidable else None,
-        decidable=decidable,
-        test={
-            **test,
-            "clusters": len(per_cluster),
-            "clusters_leaning": leaning,
-            "smallest_p": smallest,
-            "clusters_needed": clusters_needed(alpha),
-            "alpha": alpha,
-        },
-    )
+    out["p1"] = _rate(p1)
+    out["p2"] = _rate(p2)
+    out["delta"] = p1["mean"] - p2["mean"]
+    out["p_value"] = test["p_value"]
+    out["significant"] = test["p_value"] < alpha if decidable else None
+    out["decidable"] = decidable
+    out["test"] = {
+        **test,
+        "clusters": len(per_cluster),
+        "clusters_leaning": leaning,
+        "smallest_p": smallest,
+        "clusters_needed": clusters_needed(alpha),
+        "alpha": alpha,
+    }
     if not decidable:
         out["note"] = (
             f"too few to decide: {leaning} of {len(per_cluster)} independent units lean "
@@ -130,7 +185,7 @@ def clusters_needed(alpha: float) -> int:
     return math.floor(math.log2(2.0 / alpha)) + 1
 
 
-def _rate(stat: dict[str, Any]) -> dict[str, Any]:
+def _rate(stat: Stat) -> RateEntry:
     return {
         "rate": stat["mean"],
         "ci_low": stat["ci_low"],
@@ -166,8 +221,8 @@ def _bias_of(
     judgements: Iterable[PairwiseJudgement],
     verdict_of: Callable[[PairwiseJudgement], Verdict | None],
     cluster_of: Callable[[PairwiseJudgement], Hashable] | None,
-    **options: Any,
-) -> dict[str, Any]:
+    **options: Unpack[BiasOptions],
+) -> PreferenceBias:
     verdicts: list[Verdict] = []
     keys: list[Hashable] = []
     without_side = 0
@@ -187,8 +242,8 @@ def position_bias(
     judgements: Iterable[PairwiseJudgement],
     *,
     cluster_of: Callable[[PairwiseJudgement], Hashable] | None = _by_item,
-    **options: Any,
-) -> dict[str, Any]:
+    **options: Unpack[BiasOptions],
+) -> PreferenceBias:
     """Top (first shown) vs bottom preference: p1 = TPR, p2 = BPR, Delta = TPR - BPR.
     Comparisons of one item are one cluster by default (``cluster_of=None``: independent)."""
     result = _bias_of(judgements, position_verdict, cluster_of, **options)
@@ -200,8 +255,8 @@ def length_bias(
     judgements: Iterable[PairwiseJudgement],
     *,
     cluster_of: Callable[[PairwiseJudgement], Hashable] | None = _by_item,
-    **options: Any,
-) -> dict[str, Any]:
+    **options: Unpack[BiasOptions],
+) -> PreferenceBias:
     """Long vs short preference: p1 = LPR, p2 = SPR, Delta = LPR - SPR. Comparisons with
     equal or unknown lengths are left out (``n_without_side``)."""
     return {
@@ -214,8 +269,8 @@ def bias_summary(
     judgements: Iterable[PairwiseJudgement],
     *,
     cluster_by_item: bool = True,
-    **options: Any,
-) -> dict[str, Any]:
+    **options: Unpack[BiasOptions],
+) -> BiasSummary:
     """JSON-ready ``{"raters": {rater: {"position": ..., "length": ...}}, "pooled": ...}``:
     each rater analysed alone, and all judgements together (``pooled``)."""
     cluster_of = _by_item if cluster_by_item else None
@@ -224,7 +279,7 @@ def bias_summary(
     for judgement in rows:
         by_rater[judgement.rater].append(judgement)
 
-    def both(group: list[PairwiseJudgement]) -> dict[str, Any]:
+    def both(group: list[PairwiseJudgement]) -> RaterBias:
         return {
             "position": position_bias(group, cluster_of=cluster_of, **options),
             "length": length_bias(group, cluster_of=cluster_of, **options),

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Literal, TypedDict, Unpack
 
 import numpy as np
 from scipy import stats
@@ -100,7 +100,44 @@ def _spearman_rows(scores: np.ndarray, reference: np.ndarray) -> np.ndarray:
     return out
 
 
-def _summary(rhos: np.ndarray, confidence: float) -> dict[str, Any]:
+class RhoSummary(TypedDict):
+    """Mean and percentile interval of the resampled Spearman rhos that are defined."""
+
+    mean: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n_defined: int
+
+
+class ArenaRho(RhoSummary):
+    systems: list[str]
+    full_rho: float | None
+
+
+class RubricExclusion(TypedDict):
+    fraction: float
+    unit: DropUnit
+    units: int
+    dropped_per_resample: int
+    resamples: int
+    seed: int
+    confidence: float
+    full_scores: dict[str, float]
+    vs_full: RhoSummary
+    vs_arena: ArenaRho | None
+
+
+class ExclusionOptions(TypedDict, total=False):
+    """``rubric_exclusion``'s settings other than the fraction (``rubric_exclusion_curve``)."""
+
+    arena_ranking: Mapping[str, float] | None
+    unit: DropUnit
+    resamples: int
+    seed: int
+    confidence: float
+
+
+def _summary(rhos: np.ndarray, confidence: float) -> RhoSummary:
     defined = rhos[np.isfinite(rhos)]
     alpha = (1.0 - confidence) / 2
     if defined.size == 0:
@@ -127,7 +164,7 @@ def rubric_exclusion(
     resamples: int = DEFAULT_EXCLUSION_RESAMPLES,
     seed: int = 0,
     confidence: float = DEFAULT_CONFIDENCE,
-) -> dict[str, Any]:
+) -> RubricExclusion:
     """Spearman of the rankings without a random ``fraction`` of the rubric units against
     the full ranking and against ``arena_ranking`` (over the systems it shares)."""
     if not 0.0 < fraction < 1.0:
@@ -159,7 +196,7 @@ def rubric_exclusion(
         if with_arena:
             vs_arena.append(_spearman_rows(scores[:, arena_columns], reference))
         done += batch
-    arena_result = None
+    arena_result: ArenaRho | None = None
     if arena_ranking is not None:
         arena_result = {
             **_summary(np.concatenate(vs_arena) if vs_arena else np.array([]), confidence),
@@ -188,8 +225,8 @@ def rubric_exclusion_curve(
     values: Iterable[RubricValue],
     *,
     fractions: Sequence[float] = DEFAULT_FRACTIONS,
-    **options: Any,
-) -> list[dict[str, Any]]:
+    **options: Unpack[ExclusionOptions],
+) -> list[RubricExclusion]:
     """``rubric_exclusion`` at each share of dropped criteria (same seed for each)."""
     rows = list(values)
     return [rubric_exclusion(rows, fraction=f, **options) for f in fractions]

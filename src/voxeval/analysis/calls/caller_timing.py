@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -112,7 +112,19 @@ def pooled(timelines: Iterable[Timeline]) -> CallerTiming:
     return total
 
 
-def distribution(values: Sequence[float]) -> dict[str, Any]:
+class Distribution(TypedDict, total=False):
+    """``n`` always; the figures only when there is a value; ``mode`` added for offsets."""
+
+    n: int
+    mean: float
+    median: float
+    p10: float
+    p90: float
+    overlap_share: float
+    mode: float | None
+
+
+def distribution(values: Sequence[float]) -> Distribution:
     """n, mean, median, 10th/90th percentiles and the share below zero (overlaps)."""
     if not values:
         return {"n": 0}

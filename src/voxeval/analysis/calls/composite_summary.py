@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any, cast
+from typing import TypedDict
 
+from voxeval.analysis.bootstrap import Stat
 from voxeval.analysis.calls.eva_composites import (
     COMPOSITES,
     Composite,
@@ -30,12 +31,64 @@ NOT_SCORED_NOTE = (
 )
 
 
-def _tally(reasons: Iterable[str]) -> dict[str, Any]:
+class Tally(TypedDict):
+    """Trials a part did not run on, and how many for each reason (most common first)."""
+
+    trials: int
+    reasons: dict[str, int]
+
+
+class ConditionEntry(TypedDict):
+    """One condition of a composite (``condition_summary``)."""
+
+    claimed: bool
+    trials: int
+    n_scenarios: int
+    n_trials: int
+    passed_trials: int | None
+    system_fault_trials: int
+    pass_at_1: Stat | None
+    pass_at_k: list[Stat]
+    pass_hat_k: list[Stat]
+    missing: dict[str, Tally]
+    not_scored: Tally
+
+
+class ComponentEntry(TypedDict):
+    metric: str
+    rule: str
+    threshold: float
+
+
+class NotScored(TypedDict, total=False):
+    """The planned trials without scores, with a note; empty when every trial was scored."""
+
+    trials: int
+    reasons: dict[str, int]
+    note: str
+
+
+class CompositeEntry(TypedDict, total=False):
+    """A composite's summary for one system (``composite_entry``); ``note`` and ``reason``
+    only when there is one."""
+
+    label: str
+    definition: str
+    components: list[ComponentEntry]
+    claimed: bool
+    missing: dict[str, Tally]
+    not_scored: NotScored
+    by_condition: dict[str, ConditionEntry]
+    note: str
+    reason: str
+
+
+def _tally(reasons: Iterable[str]) -> Tally:
     counts = Counter(reasons)
     return {"trials": sum(counts.values()), "reasons": dict(counts.most_common())}
 
 
-def _missing(verdicts: Sequence[Verdict]) -> dict[str, dict[str, Any]]:
+def _missing(verdicts: Sequence[Verdict]) -> dict[str, Tally]:
     """Per component metric that did not run: on how many trials, and why."""
     per_metric: dict[str, list[str]] = {}
     for verdict in verdicts:
@@ -44,18 +97,18 @@ def _missing(verdicts: Sequence[Verdict]) -> dict[str, dict[str, Any]]:
     return {metric: _tally(reasons) for metric, reasons in per_metric.items()}
 
 
-def _not_scored(verdicts: Sequence[Verdict]) -> dict[str, Any]:
+def _not_scored(verdicts: Sequence[Verdict]) -> Tally:
     return _tally(v.not_scored for v in verdicts if v.not_scored is not None)
 
 
 def condition_summary(
     composite: Composite, trials: Sequence[TrialScores], *, seed: int = 0
-) -> dict[str, Any]:
+) -> ConditionEntry:
     """One condition's entry: the curves when claimed, else ``None``/empty numbers and why."""
     verdicts = [judge_trial(composite, trial) for trial in trials]
     claimed = bool(verdicts) and all(v.passed is not None for v in verdicts)
     planned = Counter(t.scenario for t in trials)
-    entry: dict[str, Any] = {
+    entry: ConditionEntry = {
         "claimed": claimed,
         "trials": len(verdicts),
         "n_scenarios": len(planned),
@@ -74,18 +127,16 @@ def condition_summary(
     for trial, verdict in zip(trials, verdicts, strict=True):
         per_scenario.setdefault(trial.scenario, []).append(bool(verdict.passed))
     curves = passk_summary(per_scenario, seed=seed)
-    at_k = cast(list[dict[str, Any]], curves["pass_at_k"])
-    entry.update(
-        pass_at_1=at_k[0] if at_k else None,  # the mean pass rate over scenarios
-        pass_at_k=at_k,
-        pass_hat_k=curves["pass_hat_k"],
-        n_scenarios=curves["n_scenarios"],
-        n_trials=curves["n_trials"],
-    )
+    at_k = curves["pass_at_k"]
+    entry["pass_at_1"] = at_k[0] if at_k else None  # the mean pass rate over scenarios
+    entry["pass_at_k"] = at_k
+    entry["pass_hat_k"] = curves["pass_hat_k"]
+    entry["n_scenarios"] = curves["n_scenarios"]
+    entry["n_trials"] = curves["n_trials"]
     return entry
 
 
-def _merge(per_condition: Iterable[dict[str, Any]]) -> dict[str, Any]:
+def _merge(per_condition: Iterable[Tally]) -> Tally:
     """Sum ``{"trials": n, "reasons": {reason: n}}`` tallies over conditions."""
     reasons: Counter[str] = Counter()
     for tally in per_condition:
@@ -95,7 +146,7 @@ def _merge(per_condition: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
 def composite_entry(
     composite: Composite, trials: Sequence[TrialScores], *, seed: int = 0
-) -> dict[str, Any]:
+) -> CompositeEntry:
     """A composite's summary for one system (see the module docstring)."""
     conditions: dict[str, list[TrialScores]] = {}
     for trial in trials:
@@ -112,7 +163,7 @@ def composite_entry(
         for metric in missing_metrics
     }
     not_scored = _merge(c["not_scored"] for c in by_condition.values())
-    entry: dict[str, Any] = {
+    entry: CompositeEntry = {
         "label": composite.label,
         "definition": composite.definition,
         "components": [
@@ -137,7 +188,7 @@ def eva_composites(
     *,
     seed: int = 0,
     composites: Sequence[Composite] = COMPOSITES,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, CompositeEntry]:
     """``{composite name: entry}`` for one system's score rows and planned units (units
     tell the trials that have no scores; without them only scored trials are known)."""
     trials = collect_trials(rows, units)

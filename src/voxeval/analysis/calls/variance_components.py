@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any
+from typing import TypedDict
 
 ESTIMATOR = "one-way random-effects ANOVA, method of moments"
 
@@ -28,14 +28,35 @@ NOTE_NO_REPEATS = "no scenario has two or more trials with a value"
 NOTE_NO_VARIANCE = "all values equal"
 
 
-def variance_components(groups: Mapping[Hashable, Sequence[float]]) -> dict[str, Any]:
+class VarianceComponents(TypedDict, total=False):
+    """The components (None without enough data, ``note`` saying why) and what they are
+    over; the judge-repeat fields only from ``nested_variance_components``."""
+
+    scenarios: int
+    n: int
+    estimator: str
+    between_scenarios: float | None
+    within_scenario: float | None
+    scenario_share: float | None
+    note: str
+    truncated: bool
+    effective_trials: float
+    calls: int
+    judge_repeat: float | None
+    gradings_per_call: float
+    trial_truncated: bool
+    trial_share: float | None
+    judge_share: float | None
+
+
+def variance_components(groups: Mapping[Hashable, Sequence[float]]) -> VarianceComponents:
     """Variance between groups (scenarios) and within them (trials) for ``groups``
     (group key -> its values). Without enough data the components are None and ``note``
     says why."""
     kept = {k: [float(v) for v in vals] for k, vals in groups.items() if vals}
     a = len(kept)
     n_total = sum(len(v) for v in kept.values())
-    out: dict[str, Any] = {
+    out: VarianceComponents = {
         "scenarios": a,
         "n": n_total,
         "estimator": ESTIMATOR,
@@ -78,7 +99,7 @@ NOTE_NO_JUDGE_REPEATS = "no call has two or more judge gradings"
 
 def nested_variance_components(
     groups: Mapping[str, Mapping[int, Sequence[float]]],
-) -> dict[str, Any]:
+) -> VarianceComponents:
     """Scenario, trial and judge-repeat variance for ``groups`` (scenario -> trial -> the
     values of the judge's repeated gradings of that call).
 
@@ -112,7 +133,7 @@ def nested_variance_components(
         means.setdefault(s, []).append(math.fsum(vals) / len(vals))
     calls = variance_components(means)
     r_h = len(cells) / math.fsum(1 / len(v) for v in cells.values())
-    out = {
+    out: VarianceComponents = {
         **calls,
         "estimator": NESTED_ESTIMATOR,
         "n": sum(len(v) for v in cells.values()),
@@ -120,24 +141,19 @@ def nested_variance_components(
         "judge_repeat": judge,
         "gradings_per_call": r_h,
     }
-    if calls["within_scenario"] is None:
+    within, between = calls["within_scenario"], calls["between_scenarios"]
+    if within is None or between is None:  # both None together (too little data)
         return out
-    raw_trial = calls["within_scenario"] - judge / r_h
+    raw_trial = within - judge / r_h
     trial = max(0.0, raw_trial)
-    between = calls["between_scenarios"]
     total = between + trial + judge
-    shares = (
-        {
-            "scenario_share": between / total,
-            "trial_share": trial / total,
-            "judge_share": judge / total,
-        }
-        if total > 0
-        else {"scenario_share": None, "trial_share": None, "judge_share": None}
-    )
-    return {
+    result: VarianceComponents = {
         **out,
         "within_scenario": trial,
         "trial_truncated": raw_trial < 0,
-        **shares,
     }
+    # scenario_share keeps its place in out; the other two shares follow
+    result["scenario_share"] = between / total if total > 0 else None
+    result["trial_share"] = trial / total if total > 0 else None
+    result["judge_share"] = judge / total if total > 0 else None
+    return result

@@ -32,6 +32,7 @@ from voxeval.analysis.ratings.elo_intervals import EloPoint
 from voxeval.analysis.ratings.human_votes import read_records
 from voxeval.analysis.ratings.rating_bootstrap import DEFAULT_RATING_RESAMPLES
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONReadObject, JSONReadValue
 
 ITEM_FIELDS = ("item", "question_id")
 ORDER_FIELDS = ("order", "tstamp")
@@ -49,17 +50,17 @@ class BattleFile:
     ignored: list[str] = field(default_factory=list)  # fields read and not used
 
 
-def _name(row: Mapping[str, Any], key: str, where: str) -> str:
+def _name(row: JSONReadObject, key: str, where: str) -> str:
     value = row.get(key)
     if value is None or isinstance(value, bool) or not str(value).strip():
         raise ConfigError(f"{where}: field {key!r} is missing or empty")
     return str(value).strip()
 
 
-def _number(value: Any, key: str, where: str) -> float:
+def _number(value: JSONReadValue, key: str, where: str) -> float:
     try:
-        if isinstance(value, bool):
-            raise ValueError
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise TypeError  # float() refuses it too
         number = float(value)
     except (TypeError, ValueError):
         raise ConfigError(f"{where}: field {key!r} must be a number, not {value!r}") from None
@@ -68,7 +69,7 @@ def _number(value: Any, key: str, where: str) -> float:
     return number
 
 
-def _winner(row: Mapping[str, Any], a: str, b: str, where: str) -> Winner:
+def _winner(row: JSONReadObject, a: str, b: str, where: str) -> Winner:
     raw = _name(row, "winner", where)
     if raw in (a, b) and raw.lower() not in _WINNERS:
         return "a" if raw == a else "b"
@@ -81,7 +82,7 @@ def _winner(row: Mapping[str, Any], a: str, b: str, where: str) -> Winner:
     return found
 
 
-def _features(row: Mapping[str, Any], where: str) -> tuple[dict[str, float], dict[str, float]]:
+def _features(row: JSONReadObject, where: str) -> tuple[dict[str, float], dict[str, float]]:
     side: dict[str, dict[str, float]] = {"a": {}, "b": {}}
     for suffix in ("a", "b"):
         nested = row.get(f"features_{suffix}")

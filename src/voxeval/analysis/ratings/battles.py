@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from voxeval.analysis.ratings.pairwise_judgement import PairwiseJudgement
 
@@ -21,6 +21,19 @@ Winner = Literal["a", "b", "tie"]
 WINNERS: tuple[Winner, ...] = ("a", "b", "tie")
 # A's score for each verdict: a tie counts as half a win for each side.
 SCORE_A: dict[Winner, float] = {"a": 1.0, "b": 0.0, "tie": 0.5}
+
+
+class BattleRecord(TypedDict):
+    """A battle as ``Battle.to_dict`` writes it."""
+
+    system_a: str
+    system_b: str
+    winner: Winner
+    item_id: str
+    dimension: str
+    order: int
+    features_a: dict[str, float]
+    features_b: dict[str, float]
 
 
 @dataclass(frozen=True)
@@ -53,7 +66,7 @@ class Battle:
         """A's result: 1 win, 0.5 tie, 0 loss."""
         return SCORE_A[self.winner]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> BattleRecord:
         return {
             "system_a": self.system_a,
             "system_b": self.system_b,

@@ -27,13 +27,13 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from voxeval.analysis.ratings.pairwise_judgement import TIE, PairwiseJudgement
 from voxeval.analysis.rubric_values import RubricValue
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONReadObject
 
 REQUIRED_FIELDS = ("rater", "item", "first", "second", "winner")
 OPTIONAL_FIELDS = ("first_length", "second_length", "dimension", "choice", "reason")
@@ -42,7 +42,7 @@ _TRUE = {"1", "true", "yes"}
 _FALSE = {"0", "false", "no"}
 
 
-def _text(row: Mapping[str, Any], field: str, where: str) -> str:
+def _text(row: JSONReadObject, field: str, where: str) -> str:
     value = row.get(field)
     if value is None or (isinstance(value, str) and not value.strip()):
         raise ConfigError(f"{where}: field {field!r} is missing or empty")
@@ -51,13 +51,13 @@ def _text(row: Mapping[str, Any], field: str, where: str) -> str:
     return str(value).strip()
 
 
-def _length(row: Mapping[str, Any], field: str, where: str) -> float | None:
+def _length(row: JSONReadObject, field: str, where: str) -> float | None:
     value = row.get(field)
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     try:
-        if isinstance(value, bool):
-            raise ValueError
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise TypeError  # float() refuses it too
         length = float(value)
     except (TypeError, ValueError):
         raise ConfigError(f"{where}: field {field!r} must be a number, not {value!r}") from None
@@ -66,7 +66,7 @@ def _length(row: Mapping[str, Any], field: str, where: str) -> float | None:
     return length
 
 
-def vote_from_row(row: Mapping[str, Any], where: str) -> PairwiseJudgement:
+def vote_from_row(row: JSONReadObject, where: str) -> PairwiseJudgement:
     """One vote from a parsed row; ``where`` ("file:line") prefixes every error."""
     unknown = sorted(set(row) - set(REQUIRED_FIELDS) - set(OPTIONAL_FIELDS))
     if unknown:
@@ -96,7 +96,7 @@ def vote_from_row(row: Mapping[str, Any], where: str) -> PairwiseJudgement:
     )
 
 
-def rubric_value_from_row(row: Mapping[str, Any], where: str) -> RubricValue:
+def rubric_value_from_row(row: JSONReadObject, where: str) -> RubricValue:
     """One rubric verdict from a parsed row; ``where`` ("file:line") prefixes every error."""
     unknown = sorted(set(row) - set(RUBRIC_FIELDS))
     if unknown:
@@ -113,7 +113,7 @@ def rubric_value_from_row(row: Mapping[str, Any], where: str) -> RubricValue:
     return RubricValue(rater=rater, item=item, system=system, criterion=criterion, value=value)
 
 
-def _csv_rows(path: Path) -> Iterator[tuple[dict[str, Any], str]]:
+def _csv_rows(path: Path) -> Iterator[tuple[JSONReadObject, str]]:
     with path.open(newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
         if reader.fieldnames is None:
@@ -125,7 +125,7 @@ def _csv_rows(path: Path) -> Iterator[tuple[dict[str, Any], str]]:
             yield row, where
 
 
-def _jsonl_rows(path: Path) -> Iterator[tuple[dict[str, Any], str]]:
+def _jsonl_rows(path: Path) -> Iterator[tuple[JSONReadObject, str]]:
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
@@ -140,7 +140,7 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[dict[str, Any], str]]:
             yield row, where
 
 
-def _rows(path: str | Path) -> Iterator[tuple[dict[str, Any], str]]:
+def _rows(path: str | Path) -> Iterator[tuple[JSONReadObject, str]]:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: no such file")
@@ -152,7 +152,7 @@ def _rows(path: str | Path) -> Iterator[tuple[dict[str, Any], str]]:
     raise ConfigError(f"{path}: records must be in a .csv or .jsonl file")
 
 
-def read_records(path: str | Path) -> Iterator[tuple[dict[str, Any], str]]:
+def read_records(path: str | Path) -> Iterator[tuple[JSONReadObject, str]]:
     """Each record of a ``.csv`` or ``.jsonl`` file with its ``file:line`` (for errors)."""
     return _rows(path)
 

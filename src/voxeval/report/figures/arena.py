@@ -4,17 +4,24 @@ Bradley-Terry forest plot (rating with its interval, labelled with the rank inte
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from voxeval.report.figures.style import HEATMAP, SQUARE, WIDE, colour, slug
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
+
+from voxeval.json_types import JSONReadObject
+from voxeval.report.figures.series import table_cell
 from voxeval.report.figures.svg import DataTable, Figure, new_figure, render_svg
+from voxeval.report.json_fields import as_float, section, sections
 
 
-def win_rate_heatmap(name: str, title: str, matrix: Mapping[str, Mapping[str, Any]]) -> Figure:
+def win_rate_heatmap(name: str, title: str, matrix: Mapping[str, JSONReadObject]) -> Figure:
     """``matrix[x][y]``: x's record against y (``win_rate`` counts ties as half)."""
     systems = sorted({s for s in matrix} | {o for row in matrix.values() for o in row})
 
-    def draw() -> Any:
+    def draw() -> MplFigure:
         from matplotlib import colormaps
         from matplotlib.colors import Normalize
         from matplotlib.patches import Rectangle
@@ -25,10 +32,10 @@ def win_rate_heatmap(name: str, title: str, matrix: Mapping[str, Mapping[str, An
         ax.grid(False)
         for r, row_system in enumerate(systems):
             for c, col_system in enumerate(systems):
-                record = (matrix.get(row_system) or {}).get(col_system)
-                if record is None:
+                record = section(matrix.get(row_system) or {}).get(col_system)
+                if not isinstance(record, Mapping):
                     continue  # never met (or the diagonal)
-                rate = float(record["win_rate"])
+                rate = as_float(record["win_rate"])
                 cell = Rectangle((c - 0.5, r - 0.5), 1, 1, facecolor=cmap(norm(rate)))
                 cell.set_gid(f"{name}-cell-{slug(row_system)}-{slug(col_system)}")
                 ax.add_patch(cell)
@@ -55,9 +62,9 @@ def win_rate_heatmap(name: str, title: str, matrix: Mapping[str, Mapping[str, An
         return figure
 
     rows = [
-        [a, b, r["win_rate"], r["wins"], r["ties"], r["losses"], r["n"]]
+        [a, b, *(table_cell(r[key]) for key in ("win_rate", "wins", "ties", "losses", "n"))]
         for a in systems
-        for b, r in sorted((matrix.get(a) or {}).items())
+        for b, r in sorted(sections(matrix.get(a) or {}), key=lambda pair: pair[0])
     ]
     return Figure(
         name=name,
@@ -71,7 +78,7 @@ def win_rate_heatmap(name: str, title: str, matrix: Mapping[str, Mapping[str, An
     )
 
 
-def rank_text(rating: Mapping[str, Any]) -> str:
+def rank_text(rating: JSONReadObject) -> str:
     if rating.get("unbounded"):
         return "unbounded"
     rank, low, high = rating.get("rank"), rating.get("rank_low"), rating.get("rank_high")
@@ -82,20 +89,20 @@ def rank_text(rating: Mapping[str, Any]) -> str:
     return f"rank {rank} ({low}-{high})" if low != high else f"rank {rank}"
 
 
-def bt_forest(name: str, title: str, bt: Mapping[str, Any]) -> Figure:
+def bt_forest(name: str, title: str, bt: JSONReadObject) -> Figure:
     """``bt``: the Bradley-Terry report (``systems`` -> rating, interval, rank interval)."""
-    ratings = bt.get("systems") or {}
-    order = sorted(ratings, key=lambda s: -float(ratings[s]["rating"]))
+    ratings = dict(sections(bt.get("systems")))
+    order = sorted(ratings, key=lambda s: -as_float(ratings[s]["rating"]))
 
-    def draw() -> Any:
+    def draw() -> MplFigure:
         figure = new_figure((WIDE[0], 0.9 + 0.45 * len(order)))
         ax = figure.add_subplot()
         for y, system in enumerate(order):
             r = ratings[system]
-            mean, low, high = float(r["rating"]), r.get("ci_low"), r.get("ci_high")
+            mean, low, high = as_float(r["rating"]), r.get("ci_low"), r.get("ci_high")
             xerr = [
-                [mean - low if low is not None else 0.0],
-                [high - mean if high is not None else 0.0],
+                [mean - as_float(low) if low is not None else 0.0],
+                [as_float(high) - mean if high is not None else 0.0],
             ]
             if r.get("unbounded"):
                 # no interval: an open marker and an arrow to the side the data cannot bound
@@ -126,14 +133,12 @@ def bt_forest(name: str, title: str, bt: Mapping[str, Any]) -> Figure:
     rows = [
         [
             s,
-            ratings[s]["rating"],
-            ratings[s].get("ci_low"),
-            ratings[s].get("ci_high"),
-            ratings[s].get("rank"),
-            ratings[s].get("rank_low"),
-            ratings[s].get("rank_high"),
-            ratings[s].get("battles"),
-            ratings[s].get("unbounded") or "no",
+            *(
+                table_cell(ratings[s].get(key))
+                for key in ("rating", "ci_low", "ci_high", "rank", "rank_low", "rank_high")
+            ),
+            table_cell(ratings[s].get("battles")),
+            table_cell(ratings[s].get("unbounded") or "no"),
         ]
         for s in order
     ]

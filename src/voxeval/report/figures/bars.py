@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
+from voxeval.json_types import JSONReadObject
 from voxeval.report.figures.series import has_mean, stat_table, whiskers
 from voxeval.report.figures.style import WIDE, colour, slug
-from voxeval.report.figures.svg import Figure, new_figure, render_svg
 
-Grouped = Mapping[str, Mapping[str, Mapping[str, Any]]]
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
+
+from voxeval.report.figures.svg import Figure, new_figure, render_svg
+from voxeval.report.json_fields import as_float
+
+Grouped = Mapping[str, Mapping[str, JSONReadObject]]
 """system -> group -> stat."""
 
 
@@ -17,7 +23,7 @@ def grouped_bars(name: str, title: str, grouped: Grouped, groups: list[str], yla
     systems = [s for s in grouped if any(has_mean(grouped[s].get(g)) for g in groups)]
     width = 0.8 / max(1, len(systems))
 
-    def draw() -> Any:
+    def draw() -> MplFigure:
         figure = new_figure(WIDE)
         ax = figure.add_subplot()
         for i, system in enumerate(systems):
@@ -26,7 +32,7 @@ def grouped_bars(name: str, title: str, grouped: Grouped, groups: list[str], yla
             xs = [groups.index(g) - 0.4 + width * (i + 0.5) for g in present]
             bars = ax.bar(
                 xs,
-                [float(s["mean"]) for s in stats],
+                [as_float(s["mean"]) for s in stats],
                 width,
                 yerr=whiskers(stats),
                 capsize=3,

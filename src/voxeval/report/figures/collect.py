@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Mapping
-from typing import Any
 
+from voxeval.json_types import JSONReadObject, JSONReadValue
 from voxeval.report.figures.arena import bt_forest, win_rate_heatmap
 from voxeval.report.figures.bars import grouped_bars
 from voxeval.report.figures.histograms import histogram_figure
@@ -17,6 +17,7 @@ from voxeval.report.figures.radar import MIN_AXES, radar
 from voxeval.report.figures.series import has_mean
 from voxeval.report.figures.style import condition_order, slug
 from voxeval.report.figures.svg import FigureGroup
+from voxeval.report.json_fields import objects, section, sections
 
 MAX_METRICS = 4  # bar and line figures per grouping; every metric stays in the tables
 # The metrics the papers lead with come first when choosing which ones to draw.
@@ -33,16 +34,20 @@ HEADLINE = (
     "stt_wer",
     "mos",
 )
-Entries = Mapping[str, Mapping[str, Any]]
+Entries = Mapping[str, JSONReadObject]
 
 
-def _entries(summary: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    systems = summary.get("systems") or {}
-    return {name: e for name, e in systems.items() if isinstance(e, Mapping)}
+def _entries(summary: JSONReadObject) -> dict[str, JSONReadObject]:
+    return dict(sections(summary.get("systems")))
+
+
+def _stats(value: JSONReadValue) -> dict[str, JSONReadObject]:
+    """The stats of a ``{label: stat}`` object (the figures draw only stats)."""
+    return dict(sections(value))
 
 
 def _metrics(entries: Entries) -> list[str]:
-    found = list(dict.fromkeys(m for e in entries.values() for m in (e.get("overall") or {})))
+    found = list(dict.fromkeys(m for e in entries.values() for m in section(e.get("overall"))))
     return sorted(found, key=lambda m: HEADLINE.index(m) if m in HEADLINE else len(HEADLINE))
 
 
@@ -50,15 +55,19 @@ def _groups(entries: Entries, key: str, metric: str) -> list[str]:
     found = [
         g
         for e in entries.values()
-        for g, stats in (e.get(key) or {}).items()
+        for g, stats in sections(e.get(key))
         if has_mean(stats.get(metric))
     ]
     return list(dict.fromkeys(found))
 
 
-def _grouped(entries: Entries, key: str, metric: str) -> dict[str, dict[str, Any]]:
+def _grouped(entries: Entries, key: str, metric: str) -> dict[str, dict[str, JSONReadObject]]:
     return {
-        name: {g: stats[metric] for g, stats in (e.get(key) or {}).items() if metric in stats}
+        name: {
+            g: stat
+            for g, stats in _stats(e.get(key)).items()
+            if isinstance(stat := stats.get(metric), Mapping)
+        }
         for name, e in entries.items()
     }
 
@@ -131,9 +140,9 @@ def category_radar(entries: Entries) -> FigureGroup:
 def mos_figures(entries: Entries, protocol: str | None) -> FigureGroup:
     group = FigureGroup("MOS distribution")
     hists = {
-        n: e["distributions"]["mos"]
+        n: section(section(e.get("distributions")).get("mos"))
         for n, e in entries.items()
-        if (e.get("distributions") or {}).get("mos")
+        if section(e.get("distributions")).get("mos")
     }
     if hists:
         title = "Predicted MOS per system"
@@ -145,22 +154,24 @@ def mos_figures(entries: Entries, protocol: str | None) -> FigureGroup:
 
 def latency_figures(entries: Entries, protocol: str | None) -> FigureGroup:
     group = FigureGroup("Latency")
-    dists = {n: e.get("distributions") or {} for n, e in entries.items()}
-    fields = list(dict.fromkeys(f for d in dists.values() for f in d.get("latency") or {}))
+    dists = {n: section(e.get("distributions")) for n, e in entries.items()}
+    fields = list(dict.fromkeys(f for d in dists.values() for f in section(d.get("latency"))))
     for field in fields:
         hists = {
-            n: d["latency"][field] for n, d in dists.items() if field in (d.get("latency") or {})
+            n: section(section(d.get("latency")).get(field))
+            for n, d in dists.items()
+            if field in section(d.get("latency"))
         }
         title = f"Latency distribution: {field}"
         group.figures.append(
             histogram_figure(f"latency-histogram-{slug(field)}", title, hists, f"{field} (seconds)")
         )
     turn_fields = list(
-        dict.fromkeys(f for d in dists.values() for f in d.get("latency_by_turn") or {})
+        dict.fromkeys(f for d in dists.values() for f in section(d.get("latency_by_turn")))
     )
     for field in turn_fields:
         per_system = {
-            n: (d.get("latency_by_turn") or {}).get(field) or {} for n, d in dists.items()
+            n: _stats(section(d.get("latency_by_turn")).get(field)) for n, d in dists.items()
         }
         turns = sorted({t for p in per_system.values() for t in p}, key=lambda t: int(t[1:]))
         if not turns:
@@ -188,8 +199,7 @@ def passk_figures(entries: Entries) -> FigureGroup:
     ks: list[str] = []
     for i, (system, entry) in enumerate(entries.items()):
         for style, key, label in ((0, "pass_at_k", "pass@k"), (1, "pass_hat_k", "pass^k")):
-            curve = entry.get(key) or []
-            points = {str(p["k"]): p for p in curve if isinstance(p, Mapping)}
+            points = {str(p["k"]): p for p in objects(entry.get(key))}
             ks += [k for k in points if k not in ks]
             if points:
                 series.append(Series(f"{system} {label}", points, i, style))
@@ -211,9 +221,9 @@ def passk_figures(entries: Entries) -> FigureGroup:
     return group
 
 
-def _composite_point(entry: Mapping[str, Any], name: str, condition: str) -> Any:
-    by_condition = ((entry.get("composites") or {}).get(name) or {}).get("by_condition") or {}
-    block = by_condition.get(condition) or {}
+def _composite_point(entry: JSONReadObject, name: str, condition: str) -> JSONReadObject | None:
+    composite = section(section(entry.get("composites")).get(name))
+    block = section(section(composite.get("by_condition")).get(condition))
     stat = block.get("pass_at_1")
     return stat if block.get("claimed") and has_mean(stat) else None
 
@@ -223,7 +233,7 @@ def eva_figures(entries: Entries) -> FigureGroup:
     conditions = [
         c
         for e in entries.values()
-        for c in ((e.get("composites") or {}).get("eva_a") or {}).get("by_condition") or {}
+        for c in section(section(section(e.get("composites")).get("eva_a")).get("by_condition"))
     ]
     condition = condition_order(list(dict.fromkeys(conditions)))[:1]
     points = {}
@@ -245,12 +255,20 @@ def eva_figures(entries: Entries) -> FigureGroup:
 
 
 def rubric_figures(entries: Entries) -> list[FigureGroup]:
-    rubrics = {n: e["rubric"] for n, e in entries.items() if isinstance(e.get("rubric"), Mapping)}
+    rubrics = {
+        n: section(e.get("rubric"))
+        for n, e in entries.items()
+        if isinstance(e.get("rubric"), Mapping)
+    }
     radar_group, turn_group = FigureGroup("Rubric by dimension"), FigureGroup("Rubric per turn")
-    dims = list(dict.fromkeys(d for r in rubrics.values() for d in r.get("by_dimension") or {}))
+    dims = list(dict.fromkeys(d for r in rubrics.values() for d in section(r.get("by_dimension"))))
     if len(dims) >= MIN_AXES:
         grouped = {
-            n: {d: b.get("model_score") for d, b in (r.get("by_dimension") or {}).items()}
+            n: {
+                d: stat
+                for d, b in sections(r.get("by_dimension"))
+                if isinstance(stat := b.get("model_score"), Mapping)
+            }
             for n, r in rubrics.items()
         }
         radar_group.figures.append(
@@ -265,8 +283,8 @@ def rubric_figures(entries: Entries) -> list[FigureGroup]:
     elif rubrics:
         radar_group.notes.append(f"Radar not drawn: it needs {MIN_AXES} or more dimensions.")
     capabilities = {
-        n: {c: stat for b in (r.get("by_dimension") or {}).values()
-            for c, stat in (b.get("by_capability") or {}).items()}
+        n: {c: stat for _, b in sections(r.get("by_dimension"))
+            for c, stat in sections(b.get("by_capability"))}
         for n, r in rubrics.items()
     }  # fmt: skip
     caps = list(dict.fromkeys(c for by_cap in capabilities.values() for c in by_cap))
@@ -275,7 +293,7 @@ def rubric_figures(entries: Entries) -> list[FigureGroup]:
             radar("radar-rubric-capabilities", "Rubric model score x100 by capability",
                   capabilities, caps, "model score x100")
         )  # fmt: skip
-    per_system = {n: r.get("turns") or {} for n, r in rubrics.items()}
+    per_system = {n: _stats(r.get("turns")) for n, r in rubrics.items()}
     turns = sorted({t for p in per_system.values() for t in p}, key=lambda t: int(t[1:]))
     if turns:
         series = [Series(s, p, i) for i, (s, p) in enumerate(per_system.items())]
@@ -294,18 +312,18 @@ def rubric_figures(entries: Entries) -> list[FigureGroup]:
     return [radar_group, turn_group]
 
 
-def arena_figures(arena: Any) -> FigureGroup:
+def arena_figures(arena: JSONReadValue) -> FigureGroup:
     group = FigureGroup("Arena")
     if not isinstance(arena, Mapping):
         group.notes.append("Not drawn: this run has no arena comparisons.")
         return group
-    for dimension, block in (arena.get("dimensions") or {}).items():
+    for dimension, block in sections(arena.get("dimensions")):
         if block.get("win_matrix"):
             group.figures.append(
                 win_rate_heatmap(
                     f"arena-win-rates-{slug(dimension)}",
                     f"Win rates: {dimension}",
-                    block["win_matrix"],
+                    _stats(block["win_matrix"]),
                 )
             )
         bt = block.get("bt")
@@ -328,13 +346,14 @@ FIGURES_EXTRA_NOTE = (
 )
 
 
-def build_figures(summary: Mapping[str, Any]) -> list[FigureGroup]:
+def build_figures(summary: JSONReadObject) -> list[FigureGroup]:
     """The figure groups of a summary, each with figures or with a note (empty ones left out).
     Without matplotlib (the ``figures`` extra) one group says so and names the extra."""
     if importlib.util.find_spec("matplotlib") is None:
         return [FigureGroup("Figures", notes=[FIGURES_EXTRA_NOTE])]
     entries = _entries(summary)
-    protocol = (summary.get("suite") or {}).get("protocol")
+    named = section(summary.get("suite")).get("protocol")
+    protocol = named if isinstance(named, str) else None
     groups = grouping_figures(entries)
     groups.append(noise_impact(entries, protocol))
     if protocol != "multi_turn":

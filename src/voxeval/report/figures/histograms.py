@@ -4,9 +4,13 @@ outline per system on shared bins, so the systems overlay bin for bin."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from voxeval.report.figures.style import LINE_STYLES, WIDE, colour, slug
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
+
 from voxeval.report.figures.svg import DataTable, Figure, new_figure, render_svg
 
 
@@ -17,7 +21,7 @@ def histogram_figure(
     is drawn as its share of values per bin, so systems with different n compare."""
     systems = [s for s, h in histograms.items() if h.get("n")]
 
-    def draw() -> Any:
+    def draw() -> MplFigure:
         figure = new_figure(WIDE)
         ax = figure.add_subplot()
         for i, system in enumerate(systems):

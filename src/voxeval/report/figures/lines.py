@@ -5,17 +5,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
+from voxeval.json_types import JSONReadObject
 from voxeval.report.figures.series import has_mean, stat_table, whiskers
 from voxeval.report.figures.style import LINE_STYLES, WIDE, colour, marker, slug
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
+
 from voxeval.report.figures.svg import Figure, new_figure, render_svg
+from voxeval.report.json_fields import as_float
 
 
 @dataclass(frozen=True)
 class Series:
     label: str
-    points: Mapping[str, Mapping[str, Any]]  # x label -> stat
+    points: Mapping[str, JSONReadObject]  # x label -> stat
     colour_index: int
     style_index: int = 0
 
@@ -35,7 +41,7 @@ def stat_lines(
     colours = sorted({s.colour_index for s in drawn})
     shift = 0.06 if len(colours) > 1 else 0.0
 
-    def draw() -> Any:
+    def draw() -> MplFigure:
         figure = new_figure(WIDE)
         ax = figure.add_subplot()
         for line in drawn:
@@ -43,7 +49,7 @@ def stat_lines(
             stats = [line.points[x] for x in present]
             offset = shift * (colours.index(line.colour_index) - (len(colours) - 1) / 2)
             positions = [xs.index(x) + offset for x in present]
-            means = [float(s["mean"]) for s in stats]
+            means = [as_float(s["mean"]) for s in stats]
             style = LINE_STYLES[line.style_index % len(LINE_STYLES)]
             (path,) = ax.plot(
                 positions, means, style, color=colour(line.colour_index), label=line.label

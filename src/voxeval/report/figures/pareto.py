@@ -4,13 +4,19 @@ axes and the Pareto front: the systems no other system beats on both at once."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
+from voxeval.json_types import JSONReadObject
 from voxeval.report.figures.series import stat_cells
 from voxeval.report.figures.style import SQUARE, colour, marker, slug
-from voxeval.report.figures.svg import DataTable, Figure, new_figure, render_svg
 
-Point = tuple[Mapping[str, Any], Mapping[str, Any]]  # (EVA-A stat, EVA-X stat)
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
+
+from voxeval.report.figures.svg import DataTable, Figure, new_figure, render_svg
+from voxeval.report.json_fields import as_float
+
+Point = tuple[JSONReadObject, JSONReadObject]  # (EVA-A stat, EVA-X stat)
 
 
 def pareto_front(points: Mapping[str, tuple[float, float]]) -> list[str]:
@@ -28,16 +34,17 @@ def pareto_front(points: Mapping[str, tuple[float, float]]) -> list[str]:
     return sorted(front, key=lambda n: (points[n][0], -points[n][1]))
 
 
-def _err(stat: Mapping[str, Any]) -> list[list[float]]:
-    mean, low, high = float(stat["mean"]), stat.get("ci_low"), stat.get("ci_high")
-    return [[mean - low if low is not None else 0.0], [high - mean if high is not None else 0.0]]
+def _err(stat: JSONReadObject) -> list[list[float]]:
+    mean, low, high = as_float(stat["mean"]), stat.get("ci_low"), stat.get("ci_high")
+    below = mean - as_float(low) if low is not None else 0.0
+    return [[below], [as_float(high) - mean if high is not None else 0.0]]
 
 
 def eva_scatter(name: str, title: str, points: Mapping[str, Point], condition: str) -> Figure:
-    means = {s: (float(a["mean"]), float(x["mean"])) for s, (a, x) in points.items()}
+    means = {s: (as_float(a["mean"]), as_float(x["mean"])) for s, (a, x) in points.items()}
     front = pareto_front(means)
 
-    def draw() -> Any:
+    def draw() -> MplFigure:
         figure = new_figure(SQUARE)
         ax = figure.add_subplot()
         for i, (system, (a, x)) in enumerate(points.items()):

@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
+from voxeval.json_types import JSONReadObject
 from voxeval.report.figures.series import has_mean, stat_table
 from voxeval.report.figures.style import LINE_STYLES, SQUARE, colour, slug
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
+
 from voxeval.report.figures.svg import Figure, new_figure, render_svg
+from voxeval.report.json_fields import as_float
 
 MIN_AXES = 3
 
@@ -17,7 +23,7 @@ MIN_AXES = 3
 def radar(
     name: str,
     title: str,
-    grouped: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    grouped: Mapping[str, Mapping[str, JSONReadObject]],
     axes: list[str],
     label: str,
 ) -> Figure:
@@ -27,13 +33,13 @@ def radar(
     complete = {s: stats for s, stats in grouped.items() if s not in partial}
     angles = [2 * math.pi * i / len(axes) for i in range(len(axes))]
 
-    def draw() -> Any:
+    def draw() -> MplFigure:
         figure = new_figure(SQUARE)
         ax = figure.add_subplot(projection="polar")
         for i, (system, stats) in enumerate(grouped.items()):
             if system in partial:
                 continue  # keeps each system's colour the same as in the other figures
-            values = [float(stats[a]["mean"]) for a in axes]
+            values = [as_float(stats[a]["mean"]) for a in axes]
             (line,) = ax.plot(
                 [*angles, angles[0]],
                 [*values, values[0]],
