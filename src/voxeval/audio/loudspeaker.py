@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -37,6 +36,7 @@ from voxeval.audio.checks import require_samples
 from voxeval.audio.room_acoustics import Tail, reverberate, room_response, room_setup
 from voxeval.audio.value import Audio
 from voxeval.errors import AudioError
+from voxeval.json_types import JSONObject
 
 HEADROOM_PEAK = 0.99
 NYQUIST_SHARE = 0.95  # a low pass this close to Nyquist is left out
@@ -53,7 +53,7 @@ class DevicePreset:
     knee: float
     description: str
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JSONObject:
         return asdict(self)
 
 

@@ -34,7 +34,8 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from types import ModuleType
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -43,6 +44,7 @@ from scipy import signal
 from voxeval.audio.checks import require_range, require_samples
 from voxeval.audio.value import Audio
 from voxeval.errors import AudioError
+from voxeval.json_types import JSONObject
 
 SPEED_OF_SOUND = 343.0  # m/s, the value pyroomacoustics uses by default
 FRACTIONAL_DELAY_LEAD = 40  # half of pyroomacoustics' 81-tap fractional-delay filter
@@ -145,7 +147,7 @@ class RoomSetup:
     mic_height_m: tuple[float, float]
     wall_margin_m: float
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JSONObject:
         return {
             "room": self.room,
             "dimensions_m": list(self.dimensions_m),
@@ -202,7 +204,7 @@ class RoomResponse:
     measured_rt60_s: float
     drr_db: float
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JSONObject:
         """What a manifest or a call record keeps about the room."""
         return {
             **self.setup.describe(),
@@ -217,7 +219,7 @@ class RoomResponse:
         }
 
 
-def _pyroomacoustics() -> Any:
+def _pyroomacoustics() -> ModuleType:
     # Imported on first use: the import alone takes about a second.
     try:
         import pyroomacoustics as pra
@@ -294,7 +296,7 @@ def direct_to_reverberant_db(
 
 
 def _simulate(
-    pra: Any,
+    pra: ModuleType,
     setup: RoomSetup,
     rate: int,
     absorption: float,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from typing import Final, Literal, TypedDict, Unpack
 
 import typer
 
@@ -13,7 +13,15 @@ import typer
 HELP_MARKUP: Final[Literal["markdown"]] = "markdown"
 
 
-def command_group(help_text: str, **options: Any) -> typer.Typer:
+class GroupOptions(TypedDict, total=False):
+    """Options of ``typer.Typer`` a group sets besides the project's formatting."""
+
+    name: str
+    add_completion: bool
+    pretty_exceptions_enable: bool
+
+
+def command_group(help_text: str, **options: Unpack[GroupOptions]) -> typer.Typer:
     """A Typer app for a group of commands, with the project's help formatting."""
     return typer.Typer(
         help=help_text, no_args_is_help=True, rich_markup_mode=HELP_MARKUP, **options

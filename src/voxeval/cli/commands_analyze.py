@@ -66,11 +66,11 @@ def _write(store: RunStore, name: str, data: dict[str, Any]) -> Path:
     return target
 
 
-def _pct(value: Any) -> str:
+def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * float(value):.1f}"
 
 
-def _num(value: Any, digits: int = 3) -> str:
+def _num(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{float(value):.{digits}f}"
 
 
@@ -242,7 +242,7 @@ def timing(
     stdout.print(f"written: {target}")
 
 
-def _ms(value: Any) -> str:
+def _ms(value: float | None) -> str:
     return "-" if value is None else f"{1000 * float(value):.0f}"
 
 

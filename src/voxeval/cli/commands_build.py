@@ -15,8 +15,8 @@ from voxeval.benchmarks.build_options import parse_build_options, parse_profile_
 from voxeval.benchmarks.mtalk.mtalk_build import DEFAULT_ENGINES, build_dialogue_suite
 from voxeval.benchmarks.noise import NoiseLibrary
 from voxeval.benchmarks.suite_info import resolve_suite
+from voxeval.benchmarks.wildspeech.curate import CurationReport, write_curated
 from voxeval.benchmarks.wildspeech.curate import curate as run_curation
-from voxeval.benchmarks.wildspeech.curate import write_curated
 from voxeval.benchmarks.wildspeech.wildspeech_loader import (
     import_wildspeech,
     write_wildspeech_suite,
@@ -30,6 +30,7 @@ from voxeval.protocols.input_intelligibility import (
     WER_LIMIT,
     check_built_suite,
 )
+from voxeval.providers.base import LLM
 from voxeval.providers.factory import create_provider
 from voxeval.providers.voices.engine_confounds import engine_confounds
 from voxeval.providers.voices.voice_catalogue import NATURAL_ENGINES, naturalness
@@ -253,7 +254,7 @@ def wildspeech_suite(  # `voxeval import wildspeech` (commands_import)
     console.print(f"wrote {path} ({len(imported.queries)} queries)")
 
 
-def _raters(config: Path | None) -> list[Any]:
+def _raters(config: Path | None) -> list[LLM]:
     """LLMs from a judge config: ``{provider: ...}``, ``{judge: {...}}`` or ``{raters: [..]}``."""
     if config is None:
         return []
@@ -319,7 +320,7 @@ def curate(
     _curation_failures(report)
 
 
-def _curation_failures(report: Any) -> None:
+def _curation_failures(report: CurationReport) -> None:
     """Say which rater calls failed, and exit 3 (unreachable) or 1 (some calls failed)."""
     if report.unreachable:
         console.print(

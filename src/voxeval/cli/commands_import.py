@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import ParamSpec, TypeVar
 
 from voxeval.cli.command_groups import command_group
 from voxeval.cli.commands_build import wildspeech_suite
@@ -15,6 +15,9 @@ from voxeval.cli.commands_mtalk import mtalk_suite
 from voxeval.cli.commands_scenarios import import_eva, scenarios_app
 from voxeval.cli.common import console
 from voxeval.cli.main import app
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 import_app = command_group(
     "Import a released benchmark as a voxeval suite: `wildspeech` (WildSpeech-Bench, single "
@@ -27,11 +30,11 @@ import_app.command("mtalk")(mtalk_suite)
 import_app.command("eva")(import_eva)
 
 
-def deprecated_alias(old: str, new: str, command: Callable[..., Any]) -> Callable[..., Any]:
+def deprecated_alias(old: str, new: str, command: Callable[P, R]) -> Callable[P, R]:
     """``command`` under its former name: the same options, after a note on stderr."""
 
     @functools.wraps(command)
-    def aliased(*args: Any, **kwargs: Any) -> Any:
+    def aliased(*args: P.args, **kwargs: P.kwargs) -> R:
         console.print(
             f"note: `voxeval {old}` is deprecated and will be removed in the next version; "
             f"use `voxeval {new}` (same arguments)",

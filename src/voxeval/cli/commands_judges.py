@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
 from voxeval.cli.command_groups import command_group
 from voxeval.cli.common import RedactingConsole, console, friendly_errors, print_json
 from voxeval.cli.main import app
+
+if TYPE_CHECKING:
+    from voxeval.calibration.dev_set import DevSet
 
 judges_app = command_group(
     "LLM judges: calibrate a judge endpoint against labelled development sets."
@@ -146,9 +149,9 @@ def calibrate_command(
         transient=True,
     ) as progress:
         building = progress.add_task("building development sets", total=None)
-        task: list[Any] = []
+        task: list[TaskID] = []
 
-        def built(dev_set: Any) -> None:
+        def built(dev_set: DevSet) -> None:
             progress.remove_task(building)
             task.append(progress.add_task("judging examples", total=len(dev_set.examples)))
             for defect, missing in dev_set.shortfall.items():
@@ -158,10 +161,10 @@ def calibrate_command(
                     highlight=False,
                 )
             for metric, parts in dev_set.items_short.items():
-                missing = ", ".join(f"{part} {left}" for part, left in parts.items())
+                short = ", ".join(f"{part} {left}" for part, left in parts.items())
                 console.print(
                     f"[yellow]note[/] {metric}: labelled items short of --min-items "
-                    f"({missing}); the built-in scenarios ran out",
+                    f"({short}); the built-in scenarios ran out",
                     highlight=False,
                 )
 

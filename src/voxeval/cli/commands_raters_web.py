@@ -7,11 +7,15 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from voxeval.cli.commands_raters import raters_app
 from voxeval.cli.common import friendly_errors
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
 
 STUDY_ARG = typer.Argument(
     ...,
@@ -75,10 +79,10 @@ def invite(
     )
 
 
-def _report_progress(app: object, every_s: float) -> None:
+def _report_progress(app: Starlette, every_s: float) -> None:
     from voxeval.raters.progress import study_progress
 
-    site = app.state.site  # type: ignore[attr-defined]
+    site = app.state.site
     while True:
         time.sleep(every_s)
         try:

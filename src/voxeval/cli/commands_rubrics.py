@@ -5,7 +5,7 @@ merge the accepted ones into a dialogue suite, report the acceptance rate (docs/
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -14,6 +14,10 @@ from rich.table import Table
 from voxeval.cli.command_groups import command_group
 from voxeval.cli.common import RedactingConsole, console, friendly_errors, print_json
 from voxeval.cli.main import app
+
+if TYPE_CHECKING:
+    from voxeval.benchmarks.mtalk.dialogue_suite import DialogueSuite
+    from voxeval.benchmarks.rubric_drafts import DraftedCriterion, RubricDrafts
 from voxeval.errors import ConfigError
 
 rubrics_app = command_group(
@@ -102,7 +106,7 @@ def generate_command(
         raise typer.Exit(1)
 
 
-def _show(drafts: Any, criterion: Any, position: int, total: int) -> None:
+def _show(drafts: RubricDrafts, criterion: DraftedCriterion, position: int, total: int) -> None:
     dialogue = drafts.dialogues[criterion.dialogue]
     cap = dialogue.capability or {}
     capability = " / ".join(v for v in (cap.get("tier1"), cap.get("tier2")) if v) or "-"
@@ -218,7 +222,7 @@ def _is_packaged(path: Path) -> bool:
     return Path(voxeval.__file__).resolve().parent in path.resolve().parents
 
 
-def _keep_header_settings(suite_file: Path, loaded: Any) -> None:
+def _keep_header_settings(suite_file: Path, loaded: DialogueSuite) -> None:
     """``write_dialogue_suite`` writes a minimal header: keep the audio settings of the suite
     that was read."""
     import yaml

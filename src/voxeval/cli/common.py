@@ -7,9 +7,9 @@ import functools
 import json
 import sys
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import IO, Any, TypeVar
+from typing import IO, Any, ParamSpec, TypeVar
 
 import click
 import typer
@@ -20,7 +20,8 @@ from rich.text import Text
 from voxeval.errors import VoxevalError
 from voxeval.redaction import redact_text
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class RedactingConsole(Console):
@@ -41,7 +42,7 @@ class RedactingStream:
         self._inner.write(redact_text(text))
         return len(text)  # callers count what they passed, not what was printed
 
-    def writelines(self, lines: Any) -> None:
+    def writelines(self, lines: Iterable[str]) -> None:
         for line in lines:
             self.write(line)
 
@@ -68,13 +69,13 @@ def redacted_output() -> Iterator[None]:
         sys.stdout, sys.stderr = saved
 
 
-def friendly_errors(fn: F) -> F:
+def friendly_errors(fn: Callable[P, R]) -> Callable[P, R]:
     """Show ``VoxevalError``s as one red message and exit 2, without a traceback. Everything
     the command prints is redacted; an unexpected exception prints its (redacted) traceback
     and exits 1 instead of reaching Python's handler with the secret in its message."""
 
     @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         with redacted_output():
             try:
                 return fn(*args, **kwargs)
@@ -94,7 +95,7 @@ def friendly_errors(fn: F) -> F:
                 sys.stderr.write("".join(traceback.format_exception(exc)))
                 raise SystemExit(1) from exc
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 def print_json(data: Any) -> None:

@@ -4,8 +4,8 @@ the expected values (gold items are checked by ``gold_check``)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
+from voxeval.json_types import JSONObject
 from voxeval.raters.study.study_files import StudyItem
 
 ARENA_CHOICES = ("a", "b", "tie", "both_bad")
@@ -39,7 +39,7 @@ def unswap(choice: str, swapped: bool) -> str:
 
 def parse_answer(
     task: str, item: StudyItem, form: Mapping[str, str], *, swapped: bool
-) -> dict[str, Any]:
+) -> JSONObject:
     """The answer to store for an arena, rubric or score form."""
     if task == "arena":
         choice = form.get("choice", "")
@@ -56,7 +56,7 @@ def parse_answer(
             "reason": _reason(form),
         }
     if task == "rubric":
-        criteria = {}
+        criteria: JSONObject = {}
         for criterion in item.criteria:
             value = form.get(f"criterion-{criterion.id}")
             if value not in (None, "1"):

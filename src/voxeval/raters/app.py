@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject
 from voxeval.raters.assignment import OPEN_TTL
 from voxeval.raters.database import database_url, open_database, sync_study
 from voxeval.raters.study.study_files import STUDY_FILE, load_study_config, load_study_items
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+    from sqlalchemy import Engine
+
+    from voxeval.raters.site import QualityReport
 
 ASSETS = Path(__file__).resolve().parent / "assets"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -33,7 +41,7 @@ SECURITY_HEADERS = {
 STATIC_TYPES = {".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml"}
 
 
-def rater_quality_rows(engine: Any, study_id: str) -> list[dict[str, Any]]:
+def rater_quality_rows(engine: Engine, study_id: str) -> list[JSONObject]:
     """The admin page's quality table: ``quality.rater_quality`` per rater."""
     from voxeval.raters.quality import rater_quality
 
@@ -51,8 +59,8 @@ def create_app(
     *,
     open_ttl: timedelta = OPEN_TTL,
     secure_cookies: bool = False,
-    quality_report: Any = rater_quality_rows,
-) -> Any:
+    quality_report: QualityReport | None = rater_quality_rows,
+) -> FastAPI:
     """The ASGI app. ``db_url``: SQLAlchemy or ``postgresql://`` URL (default
     ``STUDY/study.db``); ``quality_report(engine, study_id)`` -> the rows of /admin's rater
     quality table (None: no table)."""
@@ -88,7 +96,9 @@ def create_app(
     app.state.site = site
 
     @app.middleware("http")
-    async def security_headers(request: Request, call_next: Any) -> Any:
+    async def security_headers(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
         response = await call_next(request)
         for name, value in SECURITY_HEADERS.items():
             response.headers.setdefault(name, value)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import Engine, create_engine, event, insert, select, update
 from sqlalchemy.engine import Connection
@@ -22,6 +22,11 @@ from voxeval.errors import ConfigError
 from voxeval.raters.schema import items_table, studies_table
 from voxeval.raters.study.study_files import DEFAULT_DB, STUDY_FILE, StudyConfig, StudyItem
 from voxeval.store.schema_versions import SchemaHistory, upgrade
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from sqlalchemy.pool import ConnectionPoolEntry
 
 T = TypeVar("T")
 RATER_DB_HISTORY = SchemaHistory(Path(__file__).parent / "migrations", "voxeval_raters_version")
@@ -50,7 +55,7 @@ def database_url(study_dir: Path, db: str | None) -> str:
     return db
 
 
-def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
+def _sqlite_connect(dbapi_connection: sqlite3.Connection, _record: ConnectionPoolEntry) -> None:
     # The driver's own transaction handling is switched off so that the "begin" hook
     # below decides how each transaction starts.
     dbapi_connection.isolation_level = None

@@ -34,7 +34,6 @@ import statistics
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 import numpy as np
 from scipy.stats import binomtest
@@ -43,6 +42,7 @@ from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss
 from statsmodels.stats.multitest import multipletests
 
 from voxeval.analysis.agreement.classification_agreement import label_kappa
+from voxeval.json_types import JSONObject
 from voxeval.raters.export.export_db import ResponseRow, load_items, load_responses
 from voxeval.raters.gold_check import gold_correct
 from voxeval.raters.schema import studies_table
@@ -93,7 +93,7 @@ class RaterQuality:
     def flagged(self) -> bool:
         return bool(self.flags)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {**asdict(self), "flags": list(self.flags), "flagged": self.flagged}
 
 
@@ -111,7 +111,7 @@ class StudyQuality:
     def flagged(self) -> set[str]:
         return {r.rater_id for r in self.raters if r.flagged}
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {
             "task": self.task,
             "scale": self.scale,
@@ -119,9 +119,9 @@ class StudyQuality:
             "fleiss_kappa": self.fleiss_kappa,
             "fleiss_units": self.fleiss_units,
             "fleiss_ratings_per_unit": self.fleiss_ratings_per_unit,
-            "flagged": sorted(self.flagged()),
+            "flagged": [*sorted(self.flagged())],
             "raters": [r.to_dict() for r in self.raters],
-            "notes": self.notes,
+            "notes": [*self.notes],
         }
 
 
@@ -278,7 +278,7 @@ def assess_raters(
     )
 
 
-def arena_label(answer: dict[str, Any]) -> str:
+def arena_label(answer: JSONObject) -> str:
     """The winner named by system (or ``tie`` / ``both_bad``)."""
     winner = answer.get("winner")
     if winner:

@@ -3,15 +3,14 @@ reports of the listening gate, and the clips themselves."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
 from sqlalchemy import func, select
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import UploadFile
+from starlette.datastructures import FormData, UploadFile
 
 from voxeval.errors import AudioError
+from voxeval.json_types import JSONObject
 from voxeval.raters.accounts import SessionInfo, mark_trained
 from voxeval.raters.answers import AnswerError, parse_answer
 from voxeval.raters.assignment import next_item
@@ -39,7 +38,7 @@ from voxeval.raters.submission import (
 )
 
 
-def _form_fields(form: Any) -> dict[str, str]:
+def _form_fields(form: FormData) -> dict[str, str]:
     return {k: v for k, v in form.items() if isinstance(v, str)}
 
 
@@ -155,7 +154,7 @@ def rater_routes(site: RaterSite) -> APIRouter:
             else:
                 fields = _form_fields(form)
 
-                def build(item: StudyItem, swapped: bool) -> dict[str, Any]:
+                def build(item: StudyItem, swapped: bool) -> JSONObject:
                     try:
                         return parse_answer(config.task, item, fields, swapped=swapped)
                     except AnswerError as exc:
@@ -311,7 +310,7 @@ def _group_turns(clips: list[Clip]) -> list[tuple[int | None, list[Clip]]]:
 
 
 def _store_recording(
-    site: RaterSite, session: SessionInfo, assignment_id: int, upload: object
+    site: RaterSite, session: SessionInfo, assignment_id: int, upload: str | UploadFile | None
 ) -> None:
     config = site.config
     if not isinstance(upload, UploadFile):
@@ -327,7 +326,7 @@ def _store_recording(
     )
     relative = recording_path(item.item_id, session.rater_id)
 
-    def build(_item: StudyItem, _swapped: bool) -> dict[str, Any]:
+    def build(_item: StudyItem, _swapped: bool) -> JSONObject:
         # Inside the answer's transaction, after every check passed: move the take into
         # place, then the commit records it.
         if staged.exists():  # (a retried transaction calls this again)

@@ -14,7 +14,9 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import Engine
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
 
+from voxeval.json_types import JSONObject
 from voxeval.raters.accounts import SessionInfo, load_session
 from voxeval.raters.rate_limit import SlidingWindow
 from voxeval.raters.study.study_files import StudyConfig
@@ -29,7 +31,7 @@ REQUESTS_PER_MINUTE = 600
 LOGINS_PER_MINUTE = 30  # failed log-ins per client address
 
 # The admin page's rater quality table: one dict per rater (default: quality.rater_quality).
-QualityReport = Callable[[Engine, str], list[dict[str, Any]]]
+QualityReport = Callable[[Engine, str], list[JSONObject]]
 
 
 @dataclass
@@ -96,7 +98,7 @@ class RaterSite:
         )
 
 
-def csrf_ok(expected: str, supplied: object) -> bool:
+def csrf_ok(expected: str, supplied: str | UploadFile | None) -> bool:
     return (
         isinstance(supplied, str)
         and bool(expected)

@@ -15,6 +15,7 @@ from sqlalchemy import Engine, func, insert, select, update
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.exc import IntegrityError
 
+from voxeval.json_types import JSONObject
 from voxeval.raters.clip_tokens import ensure_clip_tokens
 from voxeval.raters.clips import clip_labels, page_clips
 from voxeval.raters.database import as_utc, retrying, transaction, utcnow
@@ -208,12 +209,12 @@ def submit(
     config: StudyConfig,
     rater_id: str,
     assignment_id: int,
-    build_answer: Callable[[StudyItem, bool], dict[str, Any]],
-) -> tuple[StudyItem, dict[str, Any]]:
+    build_answer: Callable[[StudyItem, bool], JSONObject],
+) -> tuple[StudyItem, JSONObject]:
     """Check and store the answer ``build_answer(item, swapped)`` (which may raise
     ``Refused``); committed when this returns."""
 
-    def work() -> tuple[StudyItem, dict[str, Any]]:
+    def work() -> tuple[StudyItem, JSONObject]:
         now = utcnow()
         with transaction(engine) as conn:
             row, item = _check(conn, config, rater_id, assignment_id, now)

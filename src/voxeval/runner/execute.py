@@ -14,7 +14,7 @@ from concurrent.futures import Future
 from contextlib import AbstractAsyncContextManager, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 from rich.console import Console
 from rich.markup import escape
@@ -30,6 +30,7 @@ from rich.progress import (
 from voxeval.benchmarks.suite_info import resolve_suite, save_suite_copy
 from voxeval.config import RunConfig, parse_run_config
 from voxeval.errors import SystemFault
+from voxeval.json_types import JSONObject, JSONReadObject
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.providers.http.openai_http import watch_requests
@@ -57,7 +58,7 @@ from voxeval.runner.sent_log import SENT_LOG, LoggedRequests, logged_requests
 from voxeval.runner.unit_work import record_lost_requests
 from voxeval.store import RunReader, RunStore
 from voxeval.store.provenance import now_iso
-from voxeval.store.records import INTERACTED
+from voxeval.store.records import INTERACTED, UnitRecord
 from voxeval.store.run_store import refuse_to_reset_foreign_folder
 
 
@@ -98,6 +99,8 @@ class Keyed(Protocol):
 
 K = TypeVar("K", bound=Keyed)
 T = TypeVar("T")
+R = TypeVar("R")  # what a unit's ``work`` returns (its ``finish`` stage's input)
+S = TypeVar("S")  # what a pass's session yields
 
 
 def first_items(units: list[WorkUnit], limit: int | None) -> list[WorkUnit]:
@@ -129,12 +132,12 @@ def _progress(console: Console) -> Progress:
 def execute_units(
     ctx: RunContext,
     units: list[K],
-    work: Callable[[K], Any] | Callable[[K], Awaitable[Any]],
+    work: Callable[[K], R] | Callable[[K], Awaitable[R]],
     on_error: Callable[[K, Exception], str],
     description: str,
-    finish: Callable[[K, Any], Awaitable[None]] | None = None,
+    finish: Callable[[K, R], Awaitable[None]] | None = None,
     ahead: int = 0,
-    session: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
+    session: Callable[[], AbstractAsyncContextManager[S]] | None = None,
 ) -> RunOutcome:
     """Run ``work`` on every unit, ``config.concurrency`` at a time, with a progress bar.
 
@@ -184,20 +187,20 @@ def execute_units(
     return outcome
 
 
-class _UnitDriver(Generic[K]):
+class _UnitDriver(Generic[K, R, S]):
     """The tasks of one ``execute_units`` pass: ``concurrency`` workers draining the units."""
 
     def __init__(
         self,
         ctx: RunContext,
         units: list[K],
-        work: Callable[[K], Any],
+        work: Callable[[K], R] | Callable[[K], Awaitable[R]],
         on_error: Callable[[K, Exception], str],
         outcome: RunOutcome,
         advance: Callable[[], None],
-        finish: Callable[[K, Any], Awaitable[None]] | None = None,
+        finish: Callable[[K, R], Awaitable[None]] | None = None,
         ahead: int = 0,
-        session: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
+        session: Callable[[], AbstractAsyncContextManager[S]] | None = None,
     ) -> None:
         self.ctx = ctx
         self.session = session
@@ -249,7 +252,7 @@ class _UnitDriver(Generic[K]):
             unit = next(self.queue, None)
             if unit is None:
                 return
-            ok, result = await self._stage(unit, False)
+            ok, result = await self._work(unit)
             if not ok:
                 continue
             if self.finish is None:
@@ -258,13 +261,14 @@ class _UnitDriver(Generic[K]):
             # room for this unit's finish stage: when ``concurrency`` units are being scored,
             # the worker waits here before it takes the next unit (scoring keeps up)
             await self.room.acquire()
-            finishing = asyncio.create_task(self._finish_stage(unit, result))
+            # ``result`` is what ``work`` returned (ok): None only when work returns None
+            finishing = asyncio.create_task(self._finish_stage(unit, cast(R, result)))
             self.finishing.add(finishing)
             finishing.add_done_callback(self.finishing.discard)
 
-    async def _finish_stage(self, unit: K, result: Any) -> None:
+    async def _finish_stage(self, unit: K, result: R) -> None:
         try:
-            ok, _ = await self._stage(unit, True, result)
+            ok, _ = await self._finish(unit, result)
             if ok:
                 self._count_done()
         finally:
@@ -274,18 +278,25 @@ class _UnitDriver(Generic[K]):
         self.outcome.done += 1
         self.advance()
 
-    async def _stage(self, unit: K, finishing: bool, *args: Any) -> tuple[bool, Any]:
-        """Run ``work`` (or ``finish``) on ``unit``: (True, what it returned), or (False,
-        None) when it failed (recorded) or was interrupted."""
+    async def _work(self, unit: K) -> tuple[bool, R | None]:
+        """Run ``work`` on ``unit``: (True, what it returned), or (False, None) when it
+        failed (recorded) or was interrupted."""
+        if self.is_async:
+            return await self._stage(unit, cast(Callable[[K], Awaitable[R]], self.work))
+        work = cast(Callable[[K], R], self.work)
+        return await self._stage(unit, lambda u: run_blocking(work, u))
+
+    async def _finish(self, unit: K, result: R) -> tuple[bool, None]:
+        """Run ``finish`` on ``unit`` and what its ``work`` returned."""
+        finish = self.finish
+        assert finish is not None
+        return await self._stage(unit, lambda u: finish(u, result))
+
+    async def _stage(self, unit: K, step: Callable[[K], Awaitable[T]]) -> tuple[bool, T | None]:
+        """Run ``step`` on ``unit``: (True, what it returned), or (False, None) when it
+        failed (recorded) or was interrupted."""
         try:
-            if finishing:
-                assert self.finish is not None
-                await self.finish(unit, *args)
-                result = None
-            elif self.is_async:
-                result = await self.work(unit)
-            else:
-                result = await run_blocking(self.work, unit)
+            result = await step(unit)
         except Exception as exc:
             message = await asyncio.to_thread(self.on_error, unit, exc)
             self.outcome.failed += 1
@@ -305,7 +316,7 @@ class _UnitDriver(Generic[K]):
 _EXECUTION_FIELDS = {"concurrency", "limit", "cache_dir", "executor", "processes", "ray"}
 
 
-def changed_fields(stored: dict[str, Any] | None, config: RunConfig) -> list[str]:
+def changed_fields(stored: JSONReadObject | None, config: RunConfig) -> list[str]:
     """Top-level config fields that differ from the stored run's (execution knobs ignored)."""
     if stored is None:
         return []
@@ -322,7 +333,7 @@ def _print_failures(ctx: RunContext, outcome: RunOutcome, what: str) -> None:
         ctx.console.print(f"  {line}", highlight=False, markup=False)
 
 
-def _unit_of(record: Any) -> WorkUnit:
+def _unit_of(record: UnitRecord) -> WorkUnit:
     return WorkUnit(record.item_id, record.system, record.trial, record.condition, record.category)
 
 
@@ -540,7 +551,7 @@ def units_ahead(ctx: RunContext) -> int:
 def open_run(
     run_dir: Path | str | RunReader,
     console: Console | None = None,
-    overrides: dict[str, Any] | None = None,
+    overrides: JSONObject | None = None,
 ) -> RunContext:
     """The context of an existing run folder (config from its run.yaml, read by
     ``RunReader``; ``overrides`` replace top-level fields, e.g. a new ``judge``)."""
@@ -558,7 +569,7 @@ def rescore(
     metrics: list[str] | None = None,
     *,
     console: Console | None = None,
-    overrides: dict[str, Any] | None = None,
+    overrides: JSONObject | None = None,
 ) -> Path:
     """Score the finished units of a run again from their stored artifacts (the system is
     never called); new values replace old ones metric by metric. Rewrites the report.
@@ -576,7 +587,7 @@ def rescore_run(
     metrics: list[str] | None = None,
     *,
     console: Console | None = None,
-    overrides: dict[str, Any] | None = None,
+    overrides: JSONObject | None = None,
 ) -> tuple[Path, RunOutcome]:
     """``rescore``, also returning its outcome (``kept``: stored values and comparisons the
     re-score could not reproduce, ``failed``: units whose scoring raised)."""
@@ -585,7 +596,7 @@ def rescore_run(
 
 
 def _rescore_in(
-    ctx: RunContext, metrics: list[str] | None, overrides: dict[str, Any] | None
+    ctx: RunContext, metrics: list[str] | None, overrides: JSONObject | None
 ) -> tuple[Path, RunOutcome]:
     store = ctx.store
     validate_scoring(ctx.config, ctx.suite, metrics, where=str(store.run_file))

@@ -28,7 +28,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
-from typing import Any
+from types import TracebackType
 
 from voxeval.errors import SYSTEM_FAULT_CAUSES, SystemFault
 from voxeval.store.records import UnitRecord
@@ -44,7 +44,12 @@ class SystemCallSlots(asyncio.Semaphore):
     inside ``slots_held_until_marked`` is given back only when that block ends: the unit's
     reply has been stored and marked by then."""
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
         held = _held_slots.get()
         if held is None:
             self.release()

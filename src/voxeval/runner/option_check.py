@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from voxeval.config import ProviderSpec
 from voxeval.errors import UnknownComponent
+from voxeval.json_types import JSONReadObject, JSONReadValue
 from voxeval.providers.factory import availability
 from voxeval.registry import lookup, names
 
@@ -88,9 +89,7 @@ def options_model(cls: type, supplied: frozenset[str] = frozenset()) -> type[Bas
         return create_model(f"{cls.__name__}Options", __config__=_MODEL_CONFIG, **loose)  # type: ignore[call-overload]
 
 
-def option_problems(
-    cls: type, options: Mapping[str, Any], supplied: Iterable[str] = ()
-) -> list[str]:
+def option_problems(cls: type, options: JSONReadObject, supplied: Iterable[str] = ()) -> list[str]:
     """``field: message`` lines for options ``cls`` would reject (unknown names, wrong types,
     missing required options)."""
     model = options_model(cls, frozenset(supplied))
@@ -111,7 +110,7 @@ def option_problems(
     return []
 
 
-def as_provider_spec(value: Any) -> ProviderSpec | str:
+def as_provider_spec(value: ProviderSpec | JSONReadValue) -> ProviderSpec | str:
     """``value`` as a ProviderSpec, or why it is not one."""
     if isinstance(value, ProviderSpec):
         return value
@@ -121,10 +120,10 @@ def as_provider_spec(value: Any) -> ProviderSpec | str:
         return f"expected a provider name or a mapping with 'provider', got {value!r}"
     if not isinstance(value.get("provider"), str):
         return "provider: missing (give {provider: NAME, ...options})"
-    return ProviderSpec(**dict(value))
+    return ProviderSpec.model_validate(dict(value))
 
 
-def provider_problems(kind: str, value: Any) -> list[str]:
+def provider_problems(kind: str, value: ProviderSpec | JSONReadValue) -> list[str]:
     """Problems of a ``kind`` provider spec: unknown provider name, options its constructor
     rejects, or the reason it cannot run here (missing package, weights, key variable)."""
     spec = as_provider_spec(value)

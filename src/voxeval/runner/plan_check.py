@@ -20,7 +20,7 @@ import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Never
 
 from pydantic import ValidationError
 
@@ -34,6 +34,7 @@ from voxeval.benchmarks.wildspeech.query_suite import load_query_suite, read_sui
 from voxeval.benchmarks.wildspeech.spoken_query import CONDITIONS
 from voxeval.config import RunConfig, SystemSpec
 from voxeval.errors import ConfigError, UnknownComponent, VoxevalError
+from voxeval.json_types import JSONObject
 from voxeval.protocols.context import judge_refusal
 from voxeval.protocols.contract import PROTOCOLS
 from voxeval.protocols.live_call import scoring_asr
@@ -42,6 +43,7 @@ from voxeval.protocols.multi_turn import CONDITION as MULTI_TURN_CONDITION
 from voxeval.protocols.multi_turn import MultiTurnScoring
 from voxeval.protocols.single_turn import SingleTurnScoring
 from voxeval.providers.asr.spoken_language import base_language
+from voxeval.providers.factory import SpecLike
 from voxeval.providers.provider_kinds import TTS_PROVIDERS
 from voxeval.providers.voices.voice_catalogue import voice_language
 from voxeval.registry import lookup
@@ -49,7 +51,7 @@ from voxeval.runner.comparison_steps import CONFIG_FIELD as COMPARISONS_FIELD
 from voxeval.runner.comparison_steps import step_problems
 from voxeval.runner.option_check import as_provider_spec, provider_problems
 from voxeval.runner.ray_executor import executor_problems
-from voxeval.scoring.metric import METRICS
+from voxeval.scoring.metric import METRICS, Metric
 from voxeval.simulation.parties import CALLERS
 from voxeval.simulation.personas import get_persona
 from voxeval.simulation.perturbations import parse_conditions
@@ -192,8 +194,9 @@ def _check_comparisons(config: RunConfig, protocol: str, problems: Problems) -> 
         problems.add(COMPARISONS_FIELD, message)
 
 
-def metric_record_type(metric: Callable[..., Any]) -> type | None:
-    """The record type a metric scores (its first parameter's annotation), if declared."""
+def metric_record_type(metric: Metric[Never]) -> type | None:
+    """The record type a metric scores (its first parameter's annotation), if declared.
+    (``Metric`` is contravariant in its record: any metric is a ``Metric[Never]``.)"""
     try:
         hints = typing.get_type_hints(metric)
         first = next(iter(inspect.signature(metric).parameters), None)
@@ -228,7 +231,7 @@ def _check_metrics(
             )
 
 
-def _scores(metric: Callable[..., Any], record_type: type) -> bool:
+def _scores(metric: Metric[Never], record_type: type) -> bool:
     declared = metric_record_type(metric)
     return declared is None or issubclass(record_type, declared)
 
@@ -242,7 +245,7 @@ class _PlannedProvider:
     def __init__(self, kind: str, provider: str) -> None:
         self.kind, self.name = kind, provider
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         return {"provider": self.name, "planned": True}
 
 
@@ -252,19 +255,20 @@ class _PlanningContext:
     A problem is reported at the option that holds the provider (``systems.0 (x).llm``)."""
 
     def __init__(
-        self, config: RunConfig, problems: Problems, field_path: str, options: dict[str, Any]
+        self, config: RunConfig, problems: Problems, field_path: str, options: JSONObject
     ) -> None:
         self.config, self._problems, self._field = config, problems, field_path
         self._options = options
 
-    def _field_of(self, spec: Any) -> str:
+    def _field_of(self, spec: SpecLike) -> str:
         wanted = as_provider_spec(spec)
         for option, value in self._options.items():
             if isinstance(value, str | dict) and as_provider_spec(value) == wanted:
                 return f"{self._field}.{option}"
         return self._field
 
-    def provider(self, kind: str, spec: Any, *, cache: bool = True) -> Any:
+    # Any: the placeholder stands for whichever provider kind the system asks for
+    def provider(self, kind: str, spec: SpecLike, *, cache: bool = True) -> Any:
         for line in provider_problems(kind, spec):
             self._problems.add(self._field_of(spec), line)
         name = getattr(spec, "provider", None) or (

@@ -26,8 +26,9 @@ import multiprocessing
 import os
 import threading
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from multiprocessing.connection import Connection
+from multiprocessing.context import ForkServerContext, SpawnContext
 from typing import Any
 
 from voxeval.api.protocol import EvaluationProtocol
@@ -40,6 +41,7 @@ from voxeval.runner.faults import RetryPolicy
 from voxeval.runner.process_link import Link, open_link
 from voxeval.runner.process_worker import WorkerStart, worker_main
 from voxeval.runner.shared_limits import LimitHost, LimitValues
+from voxeval.runner.unit_executor import ExecuteUnits, OutcomeT
 from voxeval.runner.unit_work import (
     UnitResult,
     commit_result_later,
@@ -54,7 +56,7 @@ READY_TIMEOUT_S = 300.0
 STOP_TIMEOUT_S = 30.0
 
 
-def worker_processes_context() -> Any:
+def worker_processes_context() -> ForkServerContext | SpawnContext:
     """How worker processes start: from a fork server that imported the worker's code and
     the built-in components once (``worker_preload``: each worker then starts in
     milliseconds, not the seconds of a fresh interpreter), where the platform has one; else
@@ -373,16 +375,13 @@ class ProcessPool:
         self._changed.set()
 
 
-ExecuteUnits = Callable[..., Any]
-
-
 def run_units_in_processes(
     ctx: RunContext,
     units: list[WorkUnit],
     retry: RetryPolicy,
-    execute_units: ExecuteUnits,
+    execute_units: ExecuteUnits[OutcomeT],
     tried_before: set[str],
-) -> Any:
+) -> OutcomeT:
     """Run ``units`` on worker processes; this process writes every result to the index as
     it comes back. ``execute_units`` is the runner's (progress, Ctrl-C, error accounting);
     ``tried_before``: keys of units an earlier attempt left files for. Returns its

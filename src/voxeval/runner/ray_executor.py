@@ -17,20 +17,23 @@ import os
 import queue
 import re
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from types import ModuleType
 
 from rich.console import Console
 
 from voxeval.config import RunConfig, parse_run_config
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject, JSONReadObject, JSONReadValue
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
 from voxeval.redaction import register_config_secrets
 from voxeval.runner.faults import RetryPolicy
 from voxeval.runner.ray_limits import NAMESPACE, install_ray_limiters, kill_run_limiters
+from voxeval.runner.unit_executor import ExecuteUnits, OutcomeT
 from voxeval.runner.unit_work import (
+    UnitResult,
     commit_result,
     record_remote_failure,
     run_unit,
@@ -48,7 +51,7 @@ DEFAULT_NUM_CPUS = {"single_turn": 1.0, "live_call": 1.0, "multi_turn": 0.5}
 _SHIPPED_ENV = re.compile(r"^(VOXEVAL_|HF_|TRANSFORMERS_)")
 
 
-def import_ray() -> Any:
+def import_ray() -> ModuleType:
     """The ``ray`` module, or a ConfigError naming the extra that installs it."""
     try:
         import ray
@@ -84,7 +87,7 @@ def num_cpus_for(config: RunConfig, kind: str) -> float:
     return float(value)
 
 
-def env_names_in(data: Any) -> set[str]:
+def env_names_in(data: JSONReadValue) -> set[str]:
     """Environment variable names the config refers to (``*_env`` fields, ``headers_env``)."""
     found: set[str] = set()
     if isinstance(data, dict):
@@ -101,7 +104,7 @@ def env_names_in(data: Any) -> set[str]:
     return found
 
 
-def shipped_env(config_data: dict[str, Any]) -> dict[str, str]:
+def shipped_env(config_data: JSONReadObject) -> dict[str, str]:
     """What workers get of the driver's environment (never the index URL: they do not open
     the index, and it may hold the database password)."""
     names = env_names_in(config_data)
@@ -117,7 +120,7 @@ class UnitWorker:
 
     def __init__(
         self,
-        config_data: dict[str, Any],
+        config_data: JSONObject,
         source: str | None,
         run_dir: str,
         env: dict[str, str],
@@ -132,7 +135,7 @@ class UnitWorker:
         self.retry = retry
         install_ray_limiters(self.ctx.store.run_id, lease_batch)
 
-    def run(self, unit: WorkUnit, dispatch: str = "") -> Any:
+    def run(self, unit: WorkUnit, dispatch: str = "") -> UnitResult:
         worker = f"pid {os.getpid()}"
         return run_unit(self.ctx, unit, self.retry, worker=worker, dispatch=dispatch)
 
@@ -169,7 +172,12 @@ class WorkerPool:
     """Named worker actors and a queue of their free slots."""
 
     def __init__(
-        self, ray: Any, ctx: RunContext, shape: PoolShape, retry: RetryPolicy, max_retries: int
+        self,
+        ray: ModuleType,
+        ctx: RunContext,
+        shape: PoolShape,
+        retry: RetryPolicy,
+        max_retries: int,
     ) -> None:
         self.ray = ray
         config = ctx.config
@@ -204,7 +212,7 @@ class WorkerPool:
             for index in range(shape.workers):
                 self._free.put(index)
 
-    def run(self, unit: WorkUnit) -> Any:
+    def run(self, unit: WorkUnit) -> UnitResult:
         index = self._free.get()
         try:
             # One id per unit sent: when Ray re-runs it on a restarted worker, the new attempt
@@ -220,7 +228,7 @@ class WorkerPool:
 
 
 @contextmanager
-def ray_session(config: RunConfig, console: Console) -> Iterator[Any]:
+def ray_session(config: RunConfig, console: Console) -> Iterator[ModuleType]:
     """Ray, connected: to ``ray.address`` when given, else a local cluster started here;
     an existing connection (e.g. a test's cluster) is used as is and left open."""
     ray = import_ray()
@@ -242,12 +250,12 @@ def ray_session(config: RunConfig, console: Console) -> Iterator[Any]:
         ray.shutdown()
 
 
-ExecuteUnits = Callable[..., Any]
-
-
 def run_units_on_ray(
-    ctx: RunContext, units: list[WorkUnit], retry: RetryPolicy, execute_units: ExecuteUnits
-) -> Any:
+    ctx: RunContext,
+    units: list[WorkUnit],
+    retry: RetryPolicy,
+    execute_units: ExecuteUnits[OutcomeT],
+) -> OutcomeT:
     """Run ``units`` on Ray workers; the driver writes every result to the index as it comes
     back. ``execute_units`` is the runner's (progress, Ctrl-C, error accounting): its threads
     only wait for workers. Returns its ``RunOutcome``."""
@@ -279,6 +287,6 @@ def run_units_on_ray(
             kill_run_limiters(store.run_id)
 
 
-def _is_worker_death(ray: Any, exc: Exception) -> bool:
+def _is_worker_death(ray: ModuleType, exc: Exception) -> bool:
     exceptions = ray.exceptions
     return isinstance(exc, exceptions.RayActorError | exceptions.WorkerCrashedError)

@@ -13,11 +13,17 @@ from __future__ import annotations
 import asyncio
 import importlib
 import threading
+from concurrent.futures import Future
 from dataclasses import asdict
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, cast
 
 from voxeval.providers.usage.rate_limits import ProviderLimits, set_limiter_factory
 from voxeval.runner.shared_limits import LeasedRateLimiter, LimitHost, LimitValues
+
+if TYPE_CHECKING:
+    from ray import ObjectRef
+    from ray.actor import ActorClass, ActorHandle
 
 NAMESPACE = "voxeval"
 
@@ -25,11 +31,11 @@ NAMESPACE = "voxeval"
 class RayLeaseChannel:
     """A ``LeaseChannel`` to a ``LimitHost`` actor."""
 
-    def __init__(self, actor: Any) -> None:
+    def __init__(self, actor: ActorHandle[LimitHost]) -> None:
         self._actor = actor
 
     async def lease(self, want: int, tokens_each: int) -> int:
-        ref = self._actor.lease.remote(want, tokens_each)
+        ref: ObjectRef[int] = self._actor.lease.remote(want, tokens_each)
         try:
             return int(await ref)
         except asyncio.CancelledError:
@@ -39,8 +45,8 @@ class RayLeaseChannel:
     def lease_blocking(self, want: int, tokens_each: int) -> int:
         return int(_ray().get(self._actor.lease.remote(want, tokens_each)))
 
-    def _give_back_when_answered(self, ref: Any) -> None:
-        def answered(future: Any) -> None:
+    def _give_back_when_answered(self, ref: ObjectRef[int]) -> None:
+        def answered(future: Future[int]) -> None:
             if future.exception() is None and int(future.result()) > 0:
                 self._actor.give_back.remote(0, int(future.result()), 0)
 
@@ -56,7 +62,7 @@ class RayLeaseChannel:
         return dict(_ray().get(self._actor.stats.remote(), timeout=10))
 
 
-def _ray() -> Any:
+def _ray() -> ModuleType:
     return importlib.import_module("ray")  # the scale extra; only workers and drivers use it
 
 
@@ -64,24 +70,27 @@ def actor_name(run_id: str, key: str) -> str:
     return f"{run_id}/limits/{key}"
 
 
-_actor_class: Any = None
+_actor_class: ActorClass[LimitHost] | None = None
 _clients: dict[str, LeasedRateLimiter] = {}
 _clients_lock = threading.Lock()
 
 
-def limit_actor(run_id: str, key: str, limits: LimitValues) -> Any:
+def limit_actor(run_id: str, key: str, limits: LimitValues) -> ActorHandle[LimitHost]:
     """The run's actor for provider ``key``, created by the first worker that asks
     (detached: it outlives the worker that created it; ``kill_run_limiters`` ends it)."""
     ray = _ray()
     global _actor_class
     if _actor_class is None:
         _actor_class = ray.remote(num_cpus=0, max_concurrency=1000)(LimitHost)
-    return _actor_class.options(
-        name=actor_name(run_id, key),
-        namespace=NAMESPACE,
-        lifetime="detached",
-        get_if_exists=True,
-    ).remote(asdict(limits))
+    return cast(  # Ray's stubs type ``options(...).remote`` loosely
+        "ActorHandle[LimitHost]",
+        _actor_class.options(
+            name=actor_name(run_id, key),
+            namespace=NAMESPACE,
+            lifetime="detached",
+            get_if_exists=True,
+        ).remote(asdict(limits)),
+    )
 
 
 def ray_limiter(

@@ -28,6 +28,7 @@ from voxeval import atomic_files
 from voxeval.benchmarks.suite_info import resolve_suite
 from voxeval.config import RunConfig
 from voxeval.errors import SystemFault
+from voxeval.json_types import JSONReadObject
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.providers.http.openai_http import watch_requests
@@ -135,11 +136,11 @@ class JournalStore(RunStore):
         ]
         self._log(unit, ("model_usage", {"component": component, "models": rows}))
 
-    def add_model_identity(self, kind: str, identity: Mapping[str, Any]) -> None:
+    def add_model_identity(self, kind: str, identity: JSONReadObject) -> None:
         with self._journal_lock:
             self._identities.append(("identity", {"kind": kind, "identity": dict(identity)}))
 
-    def update_extra(self, changes: Mapping[str, Any]) -> None:
+    def update_extra(self, changes: JSONReadObject) -> None:
         raise RuntimeError(
             "a worker (Ray or process) tried to change run.yaml; only the driver writes it"
         )

@@ -8,6 +8,7 @@ from typing import Any, Literal, Protocol, Self, runtime_checkable
 
 from voxeval.audio import Audio
 from voxeval.config import SystemSpec
+from voxeval.json_types import JSONObject
 from voxeval.providers.factory import ProviderSource
 from voxeval.registry import Kind
 
@@ -44,7 +45,7 @@ class TurnSystem(Protocol):
         """Answer the last user turn of ``history`` (earlier turns give context)."""
         ...
 
-    def identity(self) -> dict[str, Any]: ...
+    def identity(self) -> JSONObject: ...
 
 
 @runtime_checkable
@@ -87,7 +88,7 @@ class SystemUnderTest(Protocol):
 
     name: str
 
-    def identity(self) -> dict[str, Any]: ...
+    def identity(self) -> JSONObject: ...
 
     @classmethod
     def from_spec(cls, spec: SystemSpec, ctx: ProviderSource | None = None) -> Self: ...

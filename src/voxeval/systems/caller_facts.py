@@ -10,11 +10,11 @@ spells it slightly differently, but never an ID it was not given."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from rapidfuzz import fuzz
 
 from voxeval.benchmarks.entity_forms import entity_key, entity_variants
+from voxeval.json_types import JSONReadObject, JSONReadValue
 
 NAME_SIMILARITY = 90  # rapidfuzz partial_ratio, 0-100, for facts without digits
 MIN_KEY_CHARS = 3  # shorter facts ("2", "no") are too common to tell whether they were said
@@ -23,7 +23,7 @@ MIN_KEY_CHARS = 3  # shorter facts ("2", "no") are too common to tell whether th
 class CallerFacts:
     """The caller's facts (label -> value) and the words heard from it so far."""
 
-    def __init__(self, facts: Mapping[str, Any]) -> None:
+    def __init__(self, facts: JSONReadObject) -> None:
         self.facts = {
             label: str(value)
             for label, value in facts.items()
@@ -52,7 +52,7 @@ class CallerFacts:
         """(label, value) of the facts heard now that were not in ``before``."""
         return [(k, v) for k, v in self.facts.items() if k not in before and self.heard(k)]
 
-    def needed_by(self, arguments: Any) -> list[str]:
+    def needed_by(self, arguments: JSONReadValue) -> list[str]:
         """Labels of the facts that ``arguments`` (a tool call's, nested values included) use."""
         keys = {entity_key(str(v)) for v in _leaves(arguments)}
         return [
@@ -61,7 +61,7 @@ class CallerFacts:
             if len(entity_key(value)) >= MIN_KEY_CHARS and entity_key(value) in keys
         ]
 
-    def unheard(self, calls: Iterable[Any]) -> list[str]:
+    def unheard(self, calls: Iterable[JSONReadValue]) -> list[str]:
         """Labels of facts that the tool calls' arguments need and the caller has not said,
         in the order of the scenario's facts."""
         needed: list[str] = []
@@ -71,7 +71,7 @@ class CallerFacts:
         return sorted((n for n in needed if not self.heard(n)), key=order.index)
 
 
-def _leaves(value: Any) -> Iterable[Any]:
+def _leaves(value: JSONReadValue) -> Iterable[str | int | float]:
     """Every plain value inside ``value``."""
     if isinstance(value, Mapping):
         for item in value.values():

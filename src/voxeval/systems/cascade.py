@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -26,7 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from voxeval.audio import Audio
 from voxeval.config import ProviderSpec, SystemSpec
 from voxeval.errors import ConfigError, EndpointError
-from voxeval.providers.base import ASR, LLM, TTS, Message
+from voxeval.json_types import JSONObject
+from voxeval.providers.base import ASR, LLM, TTS, VAD, ChatResponse, Message
 from voxeval.providers.factory import ProviderSource, system_component
 from voxeval.providers.http.openai_http import count_requests
 from voxeval.providers.runtime.async_dispatch import call_async
@@ -100,7 +101,7 @@ class CascadeSystem:
         llm: LLM,
         tts: TTS,
         options: CascadeOptions,
-        vad: Any = None,
+        vad: VAD | None = None,
     ) -> None:
         self.name = name
         self.asr = asr
@@ -127,7 +128,7 @@ class CascadeSystem:
         o = self.options
         return (o.asr, o.llm, o.tts) == (DEFAULT_ASR, DEFAULT_LLM, DEFAULT_TTS)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         ident: dict[str, Any] = {
             "type": "cascade",
             "asr": None if self.asr is None else provider_identity(self.asr),
@@ -259,7 +260,7 @@ class CascadeSystem:
 
     def _assemble(
         self,
-        response: Any,
+        response: ChatResponse,
         text: str,
         audio: Audio | None,
         heard: str,
@@ -302,15 +303,15 @@ class CascadeAgent(LLMToolAgent):
     def __init__(
         self,
         *,
-        llm: Any,
-        asr: Any = None,
-        tts: Any = None,
+        llm: LLM,
+        asr: ASR | None = None,
+        tts: Callable[[str], Audio] | None = None,
         temperature: float = 0.0,
         max_tool_rounds: int = 8,
         system_prompt: str | None = None,
         max_tokens: int | None = None,
         language: str | None = "en",
-        vad: Any = None,
+        vad: VAD | None = None,
         turn_policy: TurnPolicy | None = None,
     ) -> None:
         super().__init__(llm, tts, temperature, max_tool_rounds, system_prompt, max_tokens)

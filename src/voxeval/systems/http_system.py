@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from voxeval.audio import Audio, audio_from_bytes, audio_to_wav_bytes
 from voxeval.config import SystemSpec
 from voxeval.errors import AudioError, ConfigError, EndpointError, SystemFault
+from voxeval.json_types import JSONObject, JSONValue
 from voxeval.providers.factory import ProviderSource
 from voxeval.providers.http.openai_http import (
     DEFAULT_BACKOFF_BASE_S,
@@ -113,7 +114,7 @@ class HTTPSystem:
     def from_spec(cls, spec: SystemSpec, ctx: ProviderSource | None = None) -> HTTPSystem:
         return cls(spec.name, parse_options(spec, HTTPOptions))
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         return {"type": "http", "url": self.options.url}
 
     def stats(self) -> dict[str, float]:
@@ -219,7 +220,7 @@ class HTTPSystem:
         details: dict[str, Any] = raw_details if isinstance(raw_details, dict) else {}
         return Reply(audio=audio, text=text, timing={"total_s": total}, details=dict(details))
 
-    def _wav(self, encoded: Any) -> bytes:
+    def _wav(self, encoded: JSONValue) -> bytes:
         if not isinstance(encoded, str):
             raise self._fault("JSON must hold 'audio' as a base64 WAV string")
         try:

@@ -9,16 +9,18 @@ single-turn counterpart with audio out is ``openai-audio``).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from voxeval.audio import Audio
 from voxeval.config import SystemSpec
+from voxeval.json_types import JSONObject
+from voxeval.providers.base import AudioLLM
 from voxeval.providers.factory import ProviderSource, system_component
 from voxeval.systems.base import CALL, SYSTEMS
 from voxeval.systems.call import AgentTurn
-from voxeval.systems.llm_call import DEFAULT_CALL_VOICE, LLMToolAgent, renderer_from
+from voxeval.systems.llm_call import DEFAULT_CALL_VOICE, LLMToolAgent, MessageContent, renderer_from
 from voxeval.systems.options import ComponentSpec, parse_options, provider_identity
 
 
@@ -35,7 +37,7 @@ class HybridOptions(BaseModel):
 class HybridSystem:
     capabilities = frozenset({CALL})
 
-    def __init__(self, name: str, audio_llm: Any, options: HybridOptions) -> None:
+    def __init__(self, name: str, audio_llm: AudioLLM, options: HybridOptions) -> None:
         self.name = name
         self.audio_llm = audio_llm
         self.options = options
@@ -45,7 +47,7 @@ class HybridSystem:
         opts = parse_options(spec, HybridOptions)
         return cls(spec.name, system_component(ctx, "audio_llm", opts.audio_llm), opts)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         o = self.options
         return {
             "type": "hybrid",
@@ -75,8 +77,8 @@ class HybridAgent(LLMToolAgent):
     def __init__(
         self,
         *,
-        audio_llm: Any,
-        tts: Any = None,
+        audio_llm: AudioLLM,
+        tts: Callable[[str], Audio] | None = None,
         temperature: float = 0.0,
         max_tool_rounds: int = 8,
         system_prompt: str | None = None,
@@ -84,7 +86,7 @@ class HybridAgent(LLMToolAgent):
         super().__init__(audio_llm, tts, temperature, max_tool_rounds, system_prompt)
 
     def respond(self, user_audio: Audio | None, user_text: str | None) -> AgentTurn:
-        content: Any = user_text or ""
+        content: MessageContent = user_text or ""
         if user_audio is not None:
             content = [{"type": "text", "text": "(the caller speaks)"}, user_audio]
         return self._answer(content, user_audio)

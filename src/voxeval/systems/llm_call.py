@@ -4,14 +4,15 @@ a warm ASR, so model loading is not counted as the agent's latency."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from voxeval.audio import Audio
 from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.errors import ConfigError
-from voxeval.providers.base import Message
-from voxeval.providers.voices.speech_renderer import shared_renderer
+from voxeval.json_types import JSONObject
+from voxeval.providers.base import ASR, LLM, Message
+from voxeval.providers.voices.speech_renderer import SpeechRenderer, shared_renderer
 from voxeval.systems.call import AgentTurn
 from voxeval.systems.call_prompts import agent_system_prompt
 from voxeval.systems.tool_loop import chat_with_tools
@@ -19,8 +20,11 @@ from voxeval.systems.tool_loop import chat_with_tools
 # The voice an LLM agent speaks with in a live call when its config names none.
 DEFAULT_CALL_VOICE = "piper:joe"
 
+# A user message's content: text, or parts (OpenAI content parts and ``Audio`` values).
+MessageContent = str | list[JSONObject | Audio]
 
-def renderer_from(voice: str | None) -> Any:
+
+def renderer_from(voice: str | None) -> SpeechRenderer | None:
     """A warmed-up speech renderer for an agent's voice option (None: no voice)."""
     if not voice:
         return None
@@ -33,7 +37,7 @@ def renderer_from(voice: str | None) -> Any:
 _warm_asr: set[int] = set()
 
 
-def warm_asr(asr: Any) -> Any:
+def warm_asr(asr: ASR | None) -> ASR | None:
     """Run the ASR once on silence so its model load is not counted as agent latency."""
     if asr is not None and id(asr) not in _warm_asr:
         asr.transcribe(Audio.silence(0.5))
@@ -51,8 +55,8 @@ class LLMToolAgent:
 
     def __init__(
         self,
-        llm: Any,
-        tts: Any,
+        llm: LLM,
+        tts: Callable[[str], Audio] | None,
         temperature: float,
         max_tool_rounds: int,
         system_prompt: str | None = None,
@@ -89,7 +93,7 @@ class LLMToolAgent:
         return self._tools
 
     def _answer(
-        self, content: Any, user_audio: Audio | None, heard: str | None = None
+        self, content: MessageContent, user_audio: Audio | None, heard: str | None = None
     ) -> AgentTurn:
         """Add the user turn, run the tool loop, and speak the answer when the caller spoke."""
         tools = self._check_started()

@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from voxeval.audio import audio_to_wav_bytes
 from voxeval.config import SystemSpec
 from voxeval.errors import EndpointError, SystemFault
-from voxeval.providers.base import Message
+from voxeval.json_types import JSONObject
+from voxeval.providers.base import AudioLLM, Message
 from voxeval.providers.factory import ProviderSource, system_component
 from voxeval.providers.http.openai_http import count_requests
 from voxeval.systems.base import CALL, REPLY, SYSTEMS, Reply, Turn
@@ -33,7 +34,7 @@ class OpenAIAudioOptions(BaseModel):
     temperature: float = Field(default=0.0, ge=0.0)
 
 
-def audio_part(wav: bytes) -> dict[str, Any]:
+def audio_part(wav: bytes) -> JSONObject:
     """An OpenAI ``input_audio`` content part holding a WAV file."""
     return {
         "type": "input_audio",
@@ -59,7 +60,7 @@ class OpenAIAudioSystem:
     # In a live call it is wrapped in the turn adapter (voxeval.systems.turn_call).
     capabilities = frozenset({REPLY, CALL})
 
-    def __init__(self, name: str, client: Any, options: OpenAIAudioOptions) -> None:
+    def __init__(self, name: str, client: AudioLLM, options: OpenAIAudioOptions) -> None:
         self.name = name
         self.client = client
         self.options = options
@@ -69,7 +70,7 @@ class OpenAIAudioSystem:
         opts = parse_openai_audio_options(spec)
         return cls(spec.name, system_component(ctx, "audio_llm", opts.audio_llm), opts)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         return {
             "type": "openai-audio",
             "audio_llm": provider_identity(self.client),

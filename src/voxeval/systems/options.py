@@ -9,11 +9,13 @@ from pydantic import BaseModel, BeforeValidator, ValidationError
 
 from voxeval.config import ProviderSpec, SystemSpec
 from voxeval.errors import ConfigError, EndpointError, SystemFault
+from voxeval.json_types import JSONObject, JSONValue
+from voxeval.providers.base import Provider
 
 M = TypeVar("M", bound=BaseModel)
 
 
-def _named_provider(value: Any) -> Any:
+def _named_provider(value: JSONValue) -> JSONValue:
     return {"provider": value} if isinstance(value, str) else value
 
 
@@ -21,7 +23,7 @@ def _named_provider(value: Any) -> Any:
 ComponentSpec = Annotated[ProviderSpec, BeforeValidator(_named_provider)]
 
 
-def parse_options(spec: SystemSpec, model: type[M], raw: dict[str, Any] | None = None) -> M:
+def parse_options(spec: SystemSpec, model: type[M], raw: JSONObject | None = None) -> M:
     """Validate a system's options (``raw``, else the spec's); errors name the system and the
     field at fault, and an unknown option lists the options the system takes."""
     try:
@@ -39,7 +41,7 @@ def parse_options(spec: SystemSpec, model: type[M], raw: dict[str, Any] | None =
         raise ConfigError("\n".join(lines)) from exc
 
 
-def provider_identity(provider: Any) -> dict[str, Any]:
+def provider_identity(provider: Provider) -> JSONObject:
     ident = getattr(provider, "identity", None)
     if callable(ident):
         result: dict[str, Any] = ident()

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -28,6 +27,7 @@ from voxeval.audio import Audio, AudioLimits, ChannelMode, read_audio
 from voxeval.audio.io import DEFAULT_MAX_AUDIO_MB, DEFAULT_MAX_AUDIO_S
 from voxeval.config import SystemSpec
 from voxeval.errors import AudioError, ConfigError, VoxevalError
+from voxeval.json_types import JSONObject
 from voxeval.providers.factory import ProviderSource
 from voxeval.systems.base import REPLY, SYSTEMS, Reply, Turn
 from voxeval.systems.options import parse_options
@@ -117,7 +117,7 @@ class ReplaySystem:
     def from_spec(cls, spec: SystemSpec, ctx: ProviderSource | None = None) -> ReplaySystem:
         return cls(spec.name, parse_options(spec, ReplayOptions))
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         source = str(self.folder) if self.folder is not None else str(self.manifest)
         return {"type": "replay", "source": source}
 

@@ -29,6 +29,8 @@ from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.benchmarks.tools.database import is_record_table
 from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject
+from voxeval.providers.base import ASR
 from voxeval.providers.factory import ProviderSource, system_component
 from voxeval.systems.base import CALL, SYSTEMS
 from voxeval.systems.call import AgentTurn
@@ -57,14 +59,14 @@ _OPEN_ENDS = frozenset(
 _MULTILINGUAL_ASR = "whisper-base"
 
 
-def mutate_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+def mutate_arguments(arguments: JSONObject) -> JSONObject:
     """The built-in "wrong" path: the first date argument moves one day later, otherwise the
     first number grows by one, otherwise the first string gets a character changed — the kind
     of slip a mishearing agent makes."""
     return next(argument_mutations(arguments), dict(arguments))
 
 
-def argument_mutations(arguments: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def argument_mutations(arguments: JSONObject) -> Iterator[JSONObject]:
     """Every one-argument slip of ``mutate_arguments``'s kinds, in its order of preference:
     each date one day later, then each number plus one, then each string with its last
     character changed. The first is ``mutate_arguments``'s."""
@@ -75,20 +77,22 @@ def argument_mutations(arguments: dict[str, Any]) -> Iterator[dict[str, Any]]:
     texts = [k for k, v in arguments.items() if isinstance(v, str) and v and k not in dates]
     for key in dates:
         value = arguments[key]
+        assert isinstance(value, str)  # dates are strings (filtered above)
         m = _DATE.match(value)
         assert m is not None
         day = int(m.group(3)) % 28 + 1
         yield {**arguments, key: f"{m.group(1)}-{m.group(2)}-{day:02d}{value[10:]}"}
     for key in numbers:
-        yield {**arguments, key: arguments[key] + 1}
+        number = arguments[key]
+        assert isinstance(number, int | float)  # filtered above
+        yield {**arguments, key: number + 1}
     for key in texts:
         value = arguments[key]
+        assert isinstance(value, str)  # filtered above
         yield {**arguments, key: value[:-1] + ("X" if value[-1] != "X" else "Y")}
 
 
-def other_record_mutations(
-    arguments: dict[str, Any], db: dict[str, Any]
-) -> Iterator[dict[str, Any]]:
+def other_record_mutations(arguments: JSONObject, db: JSONObject) -> Iterator[JSONObject]:
     """Slips to another existing record: each string argument naming a record of a table in
     ``db`` (its key, any case) replaced by each other key of that table, nearest after it
     first, as an agent that picks the wrong slot or appointment would. Such a slip passes the
@@ -121,7 +125,7 @@ def wrong_steps(scenario: Scenario, write_tools: set[str] | None = None) -> list
 def wrong_candidates(
     scenario: Scenario,
     write_tools: set[str] | None = None,
-    schemas: dict[str, dict[str, Any]] | None = None,
+    schemas: dict[str, JSONObject] | None = None,
 ) -> Iterator[tuple[list[ScriptStep], tuple[int, int]]]:
     """Generated wrong paths, most plausible first, each with the (step, call) it changed:
     the expected path with one argument of one call slipped (``argument_mutations``), write
@@ -161,13 +165,14 @@ def wrong_candidates(
         yield steps, (s, c)
 
 
-def value_mutations(arguments: dict[str, Any], schema: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def value_mutations(arguments: JSONObject, schema: JSONObject) -> Iterator[JSONObject]:
     """Slips that stay inside what the tool accepts: another value of an ``enum`` parameter
     (a wrong cancellation reason), and a number one lower (a smaller amount)."""
     properties = schema.get("properties") or {}
     for key, value in arguments.items():
-        allowed = (properties.get(key) or {}).get("enum") or []
-        for other in allowed:
+        prop = properties.get(key) if isinstance(properties, dict) else None
+        allowed = (prop if isinstance(prop, dict) else {}).get("enum") or []
+        for other in allowed if isinstance(allowed, list) else []:
             if other != value:
                 yield {**arguments, key: other}
     for key, value in arguments.items():
@@ -175,7 +180,7 @@ def value_mutations(arguments: dict[str, Any], schema: dict[str, Any]) -> Iterat
             yield {**arguments, key: value - 1}
 
 
-def _call_args(script: list[ScriptStep], target: tuple[int, int]) -> dict[str, Any]:
+def _call_args(script: list[ScriptStep], target: tuple[int, int]) -> JSONObject:
     return script[target[0]].tool_calls[target[1]].arguments
 
 
@@ -200,7 +205,7 @@ class ScriptedAgent:
         greet: bool = True,
         turn_policy: TurnPolicy | None = None,
         listen: bool = True,
-        asr: Callable[[str], Any] | None = None,
+        asr: Callable[[str], ASR] | None = None,
     ) -> None:
         if script not in ("expected", "wrong"):
             raise ConfigError(
@@ -211,7 +216,7 @@ class ScriptedAgent:
         self.turn_policy = turn_policy  # None: the run's turn handling
         self.listen = listen
         self._asr_factory = asr
-        self._asr: Any = None
+        self._asr: ASR | None = None
         self._steps: list[ScriptStep] = []
         self._next = 0
         self._tools: ToolRuntime | None = None
@@ -388,7 +393,7 @@ class ScriptedSystem:
     def from_spec(cls, spec: SystemSpec, ctx: ProviderSource | None = None) -> ScriptedSystem:
         return cls(spec.name, parse_options(spec, ScriptedOptions), ctx)
 
-    def _asr(self, language: str) -> Any:
+    def _asr(self, language: str) -> ASR:
         """The ASR that hears the caller: ``asr`` if set, else the run's scoring ASR (``asr:``
         of the run config), else Whisper tiny.en for English and Whisper base otherwise."""
         spec: Any = self.options.asr
@@ -398,7 +403,7 @@ class ScriptedSystem:
             spec = _DEFAULT_ASR.get(language.split("-")[0].lower(), _MULTILINGUAL_ASR)
         return system_component(self._ctx, "asr", spec)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         ident: dict[str, Any] = {
             "type": "scripted",
             "script": self.options.script,

@@ -5,15 +5,19 @@ words."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TypedDict
 
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.benchmarks.tools.tool_call import ToolCallRecord
-from voxeval.providers.base import ChatResponse, Message
+from voxeval.providers.base import LLM, ChatResponse, Message
+
+
+class _TokenLimit(TypedDict, total=False):
+    max_tokens: int
 
 
 def chat_with_tools(
-    llm: Any,
+    llm: LLM,
     messages: list[Message],
     tools: ToolRuntime,
     *,
@@ -26,7 +30,7 @@ def chat_with_tools(
     schemas = tools.tool_schemas() or None
     records: list[ToolCallRecord] = []
     # Passed only when set, so a model is called exactly as before when there is no limit.
-    limit = {} if max_tokens is None else {"max_tokens": max_tokens}
+    limit: _TokenLimit = {} if max_tokens is None else {"max_tokens": max_tokens}
     for _ in range(max_rounds):
         response = llm.chat(messages, tools=schemas, temperature=temperature, **limit)
         if not response.tool_calls:

@@ -29,8 +29,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject, JSONReadObject
 
 if TYPE_CHECKING:
+    import uvicorn
+    from mcp.server.context import ServerRequestContext
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import Response
@@ -71,7 +74,7 @@ class _CallTools:
     taken: int = 0  # records already handed to the engine (``records_since``)
     closed: bool = False  # the call ended: its database is final
 
-    def call(self, name: str, arguments: Any) -> ToolCallRecord | None:
+    def call(self, name: str, arguments: JSONReadObject | str | None) -> ToolCallRecord | None:
         """Run the tool on this call's database (None once the call has ended)."""
         with self.lock:
             if self.closed:
@@ -175,7 +178,9 @@ class ToolService:
                 raise PermissionError("the call's tool token is no longer valid")
             return entry
 
-        async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        async def list_tools(
+            ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
+        ) -> types.ListToolsResult:
             runtime = current().runtime
             return types.ListToolsResult(
                 tools=[
@@ -188,7 +193,9 @@ class ToolService:
                 ]
             )
 
-        async def call_tool(ctx: Any, params: Any) -> types.CallToolResult:
+        async def call_tool(
+            ctx: ServerRequestContext, params: types.CallToolRequestParams
+        ) -> types.CallToolResult:
             record = current().call(params.name, params.arguments or {})
             if record is None:
                 raise PermissionError("the call has ended")
@@ -254,7 +261,7 @@ class ToolService:
         return JSONResponse(record.result, status)
 
 
-def openapi_description(runtime: ToolRuntime, scenario_id: str) -> dict[str, Any]:
+def openapi_description(runtime: ToolRuntime, scenario_id: str) -> JSONObject:
     """OpenAPI 3.1 for one call's tools: one POST operation per tool, its JSON schema as the
     request body, bearer authentication."""
     paths: dict[str, Any] = {}
@@ -294,7 +301,7 @@ def _unauthorized() -> Response:
     )
 
 
-def _serve(app: Starlette, host: str, port: int) -> tuple[Any, threading.Thread]:
+def _serve(app: Starlette, host: str, port: int) -> tuple[uvicorn.Server, threading.Thread]:
     """Run ``app`` with uvicorn in a daemon thread; return once it listens."""
     import uvicorn
 

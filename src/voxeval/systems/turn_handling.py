@@ -28,7 +28,7 @@ import math
 import re
 from collections import deque
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -37,6 +37,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from voxeval.audio import Audio
 from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.benchmarks.tools import ToolRuntime
+from voxeval.json_types import JSONObject
+from voxeval.providers.base import VAD
 from voxeval.providers.voices.speech_renderer import PAUSE_MARKER
 from voxeval.systems.call import (
     AgentAction,
@@ -47,6 +49,9 @@ from voxeval.systems.call import (
     StopSpeaking,
     StreamingCallAgent,
 )
+
+if TYPE_CHECKING:
+    from voxeval.providers.audio_analysis.vad_silero import SileroStream
 
 # Frame levels below this are digital silence (an empty line, or a lost packet).
 DIGITAL_SILENCE_DB = -90.0
@@ -176,7 +181,7 @@ class SileroFrameVAD:
     """Silero speech probabilities from a provider's stream (``open_stream()``), speech at
     ``threshold``; the decision of a frame is the latest 32 ms window's."""
 
-    def __init__(self, stream: Any, threshold: float = 0.5) -> None:
+    def __init__(self, stream: SileroStream, threshold: float = 0.5) -> None:
         self.stream, self.threshold = stream, threshold
         self._p = 0.0
 
@@ -192,7 +197,7 @@ class SileroFrameVAD:
         self._p = 0.0
 
 
-def frame_vad_from(provider: Any) -> FrameVAD:
+def frame_vad_from(provider: VAD) -> FrameVAD:
     """A streaming VAD for a VAD provider that can open a stream (Silero)."""
     opener = getattr(provider, "open_stream", None)
     if not callable(opener):
@@ -257,7 +262,7 @@ class TurnTakingAdapter:
         self._rate = 16000
         self._frame_len = 0
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JSONObject:
         """The settings that decide this agent's timing in a call (``call.json``)."""
         vad = type(self.vad).__name__
         return {
@@ -418,7 +423,7 @@ class TurnTakingAdapter:
 
 
 def as_streaming(
-    agent: Any,
+    agent: CallAgent | StreamingCallAgent,
     policy: TurnPolicy | None = None,
     vad: FrameVAD | None = None,
     transcribe: Callable[[Audio], str] | None = None,
@@ -427,7 +432,8 @@ def as_streaming(
     handling: its own ``turn_policy`` and ``turn_vad()`` when it has them, else ``policy`` and
     ``vad`` (the run's defaults); ``transcribe`` counts the words of would-be interruptions."""
     if callable(getattr(agent, "hear", None)):
-        return agent
+        return cast(StreamingCallAgent, agent)
+    agent = cast(CallAgent, agent)  # no ``hear``: a turn-by-turn agent
     own_policy = getattr(agent, "turn_policy", None)
     make_vad = getattr(agent, "turn_vad", None)
     own_vad = make_vad() if callable(make_vad) else None

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import socket
-from typing import Any
+from typing import TYPE_CHECKING
 
 from voxeval.errors import ConfigError
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -15,7 +18,7 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
-def serve(app: Any, host: str = "127.0.0.1", port: int = 8000, *, workers: int = 1) -> None:
+def serve(app: ASGIApp, host: str = "127.0.0.1", port: int = 8000, *, workers: int = 1) -> None:
     """Serve ``app`` until interrupted. Request lines are not logged: URLs can carry tokens."""
     try:
         import uvicorn

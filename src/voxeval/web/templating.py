@@ -4,13 +4,16 @@ shared ``base.html``; autoescaping is always on (rater input and run text are un
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from voxeval.errors import ConfigError
 from voxeval.web.assets_path import TEMPLATES_DIR
 
+if TYPE_CHECKING:
+    import jinja2
 
-def template_environment(*template_dirs: Path) -> Any:
+
+def template_environment(*template_dirs: Path) -> jinja2.Environment:
     """An environment searching ``template_dirs`` in order, then the shared templates."""
     try:
         import jinja2

@@ -35,6 +35,7 @@ from voxeval.analysis.ratings.pairwise_judgement import PairwiseJudgement
 from voxeval.analysis.ratings.rating_bootstrap import DEFAULT_RATING_RESAMPLES
 from voxeval.analysis.rubric_values import case_scores
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject
 from voxeval.protocols.arena_judgements import DEFAULT_RATER, arena_judgements, rubric_values
 from voxeval.report.human_scores import human_validation, read_human_scores
 from voxeval.store import RunStore
@@ -54,7 +55,7 @@ def human_llm_arena(
     human: Sequence[PairwiseJudgement],
     llm: Sequence[PairwiseJudgement],
     human_ratings: Mapping[str, float] | None,
-) -> dict[str, Any]:
+) -> JSONObject:
     """Kappa of every human vote against every LLM verdict (both judged orders) of the same
     dialogue and pair; verdicts are the winner's name or ``tie``, so sides do not matter."""
     by_key: dict[tuple[str, tuple[str, str]], list[str]] = defaultdict(list)
@@ -102,7 +103,7 @@ def arena_analysis(
     *,
     seed: int,
     resamples: int = DEFAULT_RATING_RESAMPLES,
-) -> dict[str, Any]:
+) -> JSONObject:
     votes = load_votes(votes_path)  # read back: the file is what a user would analyse
     battles = _battles(votes)
     pooled = [replace(b, dimension=ALL) for b in battles]
@@ -140,7 +141,7 @@ def arena_analysis(
 
 def rubric_analysis(
     rubric_path: Path, run: RunStore | None, protocol: str, *, seed: int
-) -> dict[str, Any]:
+) -> JSONObject:
     values = load_rubric_values(rubric_path)
     cases = case_scores(values)
     per_system: dict[str, list[tuple[str, float]]] = defaultdict(list)
@@ -200,7 +201,7 @@ def score_analysis(
     query_ids: Mapping[str, str],
     *,
     seed: int,
-) -> dict[str, Any]:
+) -> JSONObject:
     ratings = read_human_scores(scores_path)
     per_system: dict[str, list[tuple[str, float]]] = defaultdict(list)
     for rating in ratings:
@@ -237,7 +238,7 @@ def score_analysis(
     return out
 
 
-def gold_summary(gold: Sequence[tuple[str, str, bool]]) -> dict[str, Any]:
+def gold_summary(gold: Sequence[tuple[str, str, bool]]) -> JSONObject:
     """``gold``: (rater, item, correct) of every gold answer, flagged raters included."""
     by_item: dict[str, list[bool]] = defaultdict(list)
     for _, item, correct in gold:

@@ -17,9 +17,9 @@ import csv
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 from voxeval import atomic_files
+from voxeval.json_types import JSONObject
 from voxeval.raters.export.export_db import ResponseRow
 from voxeval.raters.quality import arena_label
 from voxeval.raters.study.study_files import StudyItem
@@ -42,7 +42,7 @@ def _side_seconds(item: StudyItem, side: str) -> float:
     return round(sum(s.duration_s for s in item.stimuli if s.role == side), 6)
 
 
-def vote_row(row: ResponseRow, item: StudyItem) -> dict[str, Any]:
+def vote_row(row: ResponseRow, item: StudyItem) -> JSONObject:
     answer = row.answer
     side_of = {system: side for side, system in item.systems.items()}
     first, second = str(answer["first"]), str(answer["second"])
@@ -61,7 +61,7 @@ def vote_row(row: ResponseRow, item: StudyItem) -> dict[str, Any]:
     }
 
 
-def rubric_rows(row: ResponseRow, item: StudyItem) -> list[dict[str, Any]]:
+def rubric_rows(row: ResponseRow, item: StudyItem) -> list[JSONObject]:
     system = str(row.answer.get("system") or item.systems.get("reply", ""))
     return [
         {
@@ -75,7 +75,7 @@ def rubric_rows(row: ResponseRow, item: StudyItem) -> list[dict[str, Any]]:
     ]
 
 
-def score_row(row: ResponseRow, item: StudyItem) -> dict[str, Any]:
+def score_row(row: ResponseRow, item: StudyItem) -> JSONObject:
     return {
         "rater": row.rater_id,
         "item_id": source_item(item),
@@ -85,7 +85,7 @@ def score_row(row: ResponseRow, item: StudyItem) -> dict[str, Any]:
     }
 
 
-def recording_row(row: ResponseRow, item: StudyItem) -> dict[str, Any]:
+def recording_row(row: ResponseRow, item: StudyItem) -> JSONObject:
     return {
         "rater": row.rater_id,
         "item": item.item_id,
@@ -98,7 +98,7 @@ def recording_row(row: ResponseRow, item: StudyItem) -> dict[str, Any]:
     }
 
 
-def response_record(row: ResponseRow, item: StudyItem | None, flagged: bool) -> dict[str, Any]:
+def response_record(row: ResponseRow, item: StudyItem | None, flagged: bool) -> JSONObject:
     """A raw response as stored, with its item's kind and whether its rater was flagged."""
     return {
         "response_id": row.response_id,
@@ -114,13 +114,13 @@ def response_record(row: ResponseRow, item: StudyItem | None, flagged: bool) -> 
     }
 
 
-def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> Path:
+def write_jsonl(path: Path, rows: Iterable[JSONObject]) -> Path:
     text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n" for r in rows)
     atomic_files.write_text_atomic(path, text)
     return path
 
 
-def write_csv(path: Path, fields: Sequence[str], rows: Iterable[dict[str, Any]]) -> Path:
+def write_csv(path: Path, fields: Sequence[str], rows: Iterable[JSONObject]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(path.suffix + ".tmp")
     with temporary.open("w", newline="", encoding="utf-8") as handle:

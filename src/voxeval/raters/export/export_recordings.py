@@ -22,6 +22,7 @@ from voxeval.benchmarks.mtalk.dialogue_suite import load_dialogue_suite, write_d
 from voxeval.benchmarks.suite_info import SUITE_FILE
 from voxeval.benchmarks.wildspeech.query_suite import load_query_suite, suite_name
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject
 from voxeval.raters.export.export_db import ResponseRow
 from voxeval.raters.study.study_files import StudyConfig, StudyItem
 
@@ -60,7 +61,7 @@ def human_voiced_suite(
     items: dict[str, StudyItem],
     responses: Sequence[ResponseRow],
     out_dir: Path,
-) -> dict[str, Any]:
+) -> JSONObject:
     prompts = [item for item in items.values() if item.kind == "normal"]
     chosen = _chosen(responses, items)
     missing = [item.item_id for item in prompts if item.item_id not in chosen]

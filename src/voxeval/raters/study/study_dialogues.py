@@ -21,6 +21,7 @@ from typing import Any
 from voxeval.benchmarks.mtalk.dialogue import Dialogue, strip_tags, transcript_tags
 from voxeval.benchmarks.mtalk.mtalk_taxonomy import TAXONOMY
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject
 from voxeval.protocols.arena_inputs import DIALOGUE_FILE, StoredDialogue, load_dialogue
 from voxeval.protocols.arena_judgements import item_of
 from voxeval.raters.run_source import RunSource
@@ -99,7 +100,7 @@ class DialogueSource:
         stimulus = Stimulus(id=stimulus_id, role=role, turn=turn, path=relative, duration_s=seconds)
         return stimulus, missing
 
-    def source(self, dialogue: str, systems: list[str]) -> dict[str, Any]:
+    def source(self, dialogue: str, systems: list[str]) -> JSONObject:
         faults = {s: self.faults[(dialogue, s)] for s in systems if (dialogue, s) in self.faults}
         out: dict[str, Any] = {
             "run": str(self.run.run_dir.resolve()),

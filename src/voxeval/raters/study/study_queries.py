@@ -16,6 +16,7 @@ from typing import Any
 from voxeval.benchmarks.build_manifest import RenderedQuery
 from voxeval.benchmarks.wildspeech.spoken_query import CATEGORY_NAMES
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject
 from voxeval.protocols.single_turn import ASSISTANT_WAV, REPLY_JSON, USER_WAV
 from voxeval.raters.run_source import RunSource
 from voxeval.raters.study.study_audio import StudyAudio
@@ -71,7 +72,7 @@ class QuerySource:
             Stimulus(id="reply", role="reply", path=reply_path, duration_s=reply_s),
         ], not reply.is_file()
 
-    def source(self, unit: UnitRecord, item: RenderedQuery, missing: bool) -> dict[str, Any]:
+    def source(self, unit: UnitRecord, item: RenderedQuery, missing: bool) -> JSONObject:
         out: dict[str, Any] = {
             "run": str(self.run.run_dir.resolve()),
             "run_id": self.run.run_id,

@@ -24,7 +24,7 @@ import math
 import time
 from abc import ABC, abstractmethod
 from functools import partial
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -265,5 +265,5 @@ class LiveAudioAgent(ABC):
             self.link = None
 
 
-def rms(samples: np.ndarray[Any, Any]) -> float:
+def rms(samples: npt.NDArray[np.float32]) -> float:
     return math.sqrt(float(np.mean(np.square(samples, dtype=np.float64)))) if len(samples) else 0.0

@@ -5,11 +5,12 @@ fresh agent per call from its options."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar, Generic, Self, TypeVar
+from typing import ClassVar, Generic, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from voxeval.config import SystemSpec
+from voxeval.json_types import JSONObject
 from voxeval.providers.factory import ProviderSource
 from voxeval.systems.base import CALL
 from voxeval.systems.live.live_audio_agent import LiveAudioAgent
@@ -49,7 +50,7 @@ class LiveAudioSystem(ABC, Generic[OptionsT]):
         return cls(spec.name, parse_options(spec, cls.options_model))  # type: ignore[arg-type]
 
     @abstractmethod
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         """What identifies this system in a run's provenance (its type and endpoint)."""
 
     def open_call(self) -> LiveAudioAgent:

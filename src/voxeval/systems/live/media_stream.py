@@ -22,7 +22,7 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +30,7 @@ import numpy.typing as npt
 from voxeval.audio import Audio
 from voxeval.audio.g711 import RATE, SILENCE, float_to_mulaw, mulaw_to_audio
 from voxeval.errors import VoxevalError
+from voxeval.json_types import JSONObject
 
 if TYPE_CHECKING:
     from websockets.sync.client import ClientConnection
@@ -64,8 +65,10 @@ class ResampledStream:
 
         self._stream = soxr.ResampleStream(rate_in, rate_out, 1, dtype="float32")
 
-    def __call__(self, samples: npt.NDArray[np.float32], last: bool = False) -> npt.NDArray[Any]:
-        out: npt.NDArray[Any] = self._stream.resample_chunk(samples.astype(np.float32), last)
+    def __call__(
+        self, samples: npt.NDArray[np.float32], last: bool = False
+    ) -> npt.NDArray[np.float32]:
+        out: npt.NDArray[np.float32] = self._stream.resample_chunk(samples.astype(np.float32), last)
         return out
 
 
@@ -101,13 +104,13 @@ class MediaStream:
         except Exception as exc:
             raise StreamError(f"phone stream: cannot connect to {self.url} ({exc})") from exc
         self._send({"event": "connected", "protocol": "Call", "version": "1.0.0"})
-        start = {
+        start: JSONObject = {
             "accountSid": self.account_sid,
             "streamSid": self.stream_sid,
             "callSid": self.call_sid,
             "tracks": ["inbound"],
             "mediaFormat": {"encoding": "audio/x-mulaw", "sampleRate": RATE, "channels": 1},
-            "customParameters": dict(custom_parameters),
+            "customParameters": {**custom_parameters},
         }
         self._send({"event": "start", "start": start, "streamSid": self.stream_sid})
         self.started_at = time.monotonic()
@@ -118,7 +121,7 @@ class MediaStream:
         if self._conn is None:
             return
         try:
-            stop = {"accountSid": self.account_sid, "callSid": self.call_sid}
+            stop: JSONObject = {"accountSid": self.account_sid, "callSid": self.call_sid}
             self._send({"event": "stop", "streamSid": self.stream_sid, "stop": stop})
             self._conn.close()
         except Exception:  # closing a stream the agent already left is not an error
@@ -147,7 +150,7 @@ class MediaStream:
 
     def _media(self, payload: bytes) -> None:
         self._chunk += 1
-        media = {
+        media: JSONObject = {
             "track": "inbound",
             "chunk": str(self._chunk),
             "timestamp": str((self._chunk - 1) * FRAME_MS),
@@ -156,7 +159,7 @@ class MediaStream:
         self._send({"event": "media", "streamSid": self.stream_sid, "media": media})
         self.sent_frames += 1
 
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: JSONObject) -> None:
         if self._conn is None:
             raise StreamError("phone stream: not connected")
         self._sequence += 1

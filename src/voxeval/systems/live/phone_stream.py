@@ -27,7 +27,7 @@ from __future__ import annotations
 import importlib.util
 import time
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from voxeval.audio import Audio
 from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject
 from voxeval.providers.factory import ProviderSource
 from voxeval.systems.base import CALL, SYSTEMS
 from voxeval.systems.call import (
@@ -93,7 +94,7 @@ class PhoneStreamSystem:
             )
         return cls(spec.name, options)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         return {"type": "phone-stream", "url": self.options.url, "clock": "wall"}
 
     def open_call(self) -> PhoneStreamAgent:

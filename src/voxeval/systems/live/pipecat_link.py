@@ -27,9 +27,9 @@ import sys
 import threading
 import time
 import types
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 from urllib.parse import urlparse
 
 import numpy as np
@@ -47,11 +47,20 @@ from pipecat.workers.runner import WorkerRunner
 
 from voxeval.audio import Audio, resample
 from voxeval.errors import SystemFault
+from voxeval.json_types import JSONObject, JSONValue
 from voxeval.systems.live.virtual_loop import VirtualTimeLoop
 
 if TYPE_CHECKING:
+    from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
+
     from voxeval.benchmarks.tools import ToolRuntime
     from voxeval.benchmarks.tools.tool_call import ToolCallRecord
+
+# What a pipeline factory returns (checked when the call starts), and the arguments voxeval
+# offers it besides the configured options (the scenario's tools as a Pipecat ToolsSchema).
+PipelineBuild = Pipeline | PipelineWorker | Awaitable[Pipeline | PipelineWorker]
+if TYPE_CHECKING:
+    FactoryArgument: TypeAlias = JSONValue | ToolsSchema
 
 RATE = 16000
 STEP_S = 0.02  # how far the call lets a virtual pipeline run before looking at what it played
@@ -123,10 +132,10 @@ class PipecatLink:
 
     def __init__(
         self,
-        factory: Callable[..., Any],
-        options: dict[str, Any],
+        factory: Callable[..., PipelineBuild],
+        options: JSONObject,
         tools: ToolRuntime,
-        extra: dict[str, Any],
+        extra: dict[str, FactoryArgument],
         *,
         clock: str = "wall",
         busy_timeout_s: float = 60.0,
@@ -275,17 +284,17 @@ class PipecatLink:
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.wait_for(self._run, 10.0)
 
-    def _factory_kwargs(self) -> dict[str, Any]:
+    def _factory_kwargs(self) -> dict[str, FactoryArgument]:
         """The configured options, plus what voxeval offers that the factory asks for."""
         accepted = inspect.signature(self.factory).parameters
         takes_all = any(p.kind is p.VAR_KEYWORD for p in accepted.values())
-        kwargs = dict(self.options)
+        kwargs: dict[str, FactoryArgument] = {**self.options}
         for name, value in self.extra.items():
             if name in accepted or takes_all:
                 kwargs.setdefault(name, value)
         return kwargs
 
-    def _tool_handler(self, name: str) -> Callable[[FunctionCallParams], Any]:
+    def _tool_handler(self, name: str) -> Callable[[FunctionCallParams], Awaitable[None]]:
         async def run(params: FunctionCallParams) -> None:
             record = await asyncio.to_thread(self._call_tool, name, dict(params.arguments))
             result = record.result if record.error is None else {"error": record.error}
@@ -293,7 +302,7 @@ class PipecatLink:
 
         return run
 
-    def _call_tool(self, name: str, arguments: dict[str, Any]) -> ToolCallRecord:
+    def _call_tool(self, name: str, arguments: JSONObject) -> ToolCallRecord:
         with self._lock:
             record = self.tools.call(name, arguments)
             self.records.append(record)
@@ -306,7 +315,7 @@ class PipecatLink:
         self.incoming.put(Incoming(at, "audio", samples))
 
 
-def _is_local(service: Any) -> bool:
+def _is_local(service: AIService) -> bool:
     """An in-process service, or one whose server is on this machine (a loopback URL)."""
     url = _service_url(service)
     if url is not None:
@@ -314,7 +323,7 @@ def _is_local(service: Any) -> bool:
     return type(service).__module__.startswith(IN_PROCESS_SERVICES)
 
 
-def _service_url(service: Any) -> str | None:
+def _service_url(service: AIService) -> str | None:
     """The server address a service talks to, where Pipecat's services keep it."""
     client = getattr(service, "_client", None)
     for holder, name in ((client, "base_url"), (service, "_base_url"), (service, "_url")):
@@ -362,7 +371,7 @@ def _loop_time_for_pipecat() -> None:
             module.time = proxy  # type: ignore[attr-defined]
 
 
-def _processors(processor: Any) -> list[Any]:
+def _processors(processor: FrameProcessor) -> list[FrameProcessor]:
     """Every processor in a pipeline, nested pipelines included."""
     found = [processor]
     for child in getattr(processor, "processors", None) or []:

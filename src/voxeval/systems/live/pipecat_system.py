@@ -31,15 +31,18 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject, JSONValue
 from voxeval.systems.base import SYSTEMS
 from voxeval.systems.live.live_audio_agent import LiveAudioAgent
 from voxeval.systems.live.live_audio_system import LiveAudioOptions, LiveAudioSystem
 
 if TYPE_CHECKING:
+    from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
+
     from voxeval.benchmarks.eva.scenario import Scenario
     from voxeval.benchmarks.tools import ToolRuntime
     from voxeval.benchmarks.tools.tool_call import ToolCallRecord
-    from voxeval.systems.live.pipecat_link import PipecatLink
+    from voxeval.systems.live.pipecat_link import FactoryArgument, PipecatLink, PipelineBuild
 
 
 class PipecatOptions(LiveAudioOptions):
@@ -65,7 +68,7 @@ class PipecatAgent(LiveAudioAgent):
         self,
         pipeline: str,
         *,
-        options: dict[str, Any] | None = None,
+        options: JSONObject | None = None,
         start_timeout_s: float = 60.0,
         greeting_wait_s: float = 3.0,
         speech_level_dbfs: float = -45.0,
@@ -98,7 +101,7 @@ class PipecatAgent(LiveAudioAgent):
             raise ConfigError(
                 "the pipecat system needs pipecat-ai: pip install 'voxeval[pipecat]'"
             ) from exc
-        extra = {
+        extra: dict[str, FactoryArgument] = {
             "tools": tools_schema(tools.tool_schemas()),
             "instructions": scenario.agent.instructions,
             "greeting": scenario.agent.greeting,
@@ -127,7 +130,7 @@ class PipecatAgent(LiveAudioAgent):
         return f"pipecat: the pipeline {self.pipeline} failed"
 
 
-def load_factory(target: str) -> Callable[..., Any]:
+def load_factory(target: str) -> Callable[..., PipelineBuild]:
     """The function ``module:factory`` names (errors name the option)."""
     module_name, _, attr = target.partition(":")
     try:
@@ -142,24 +145,36 @@ def load_factory(target: str) -> Callable[..., Any]:
     return factory
 
 
-def tools_schema(openai_tools: list[dict[str, Any]]) -> Any:
+def tools_schema(openai_tools: list[JSONObject]) -> ToolsSchema:
     """The scenario's tools (OpenAI ``tools`` entries) as a Pipecat ``ToolsSchema``."""
     from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
     from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
 
     functions = []
     for tool in openai_tools:
-        fn = tool["function"]
-        params = fn.get("parameters") or {}
+        fn = _json_object(tool["function"], "function")
+        params = _json_object(fn.get("parameters") or {}, "function.parameters")
+        name, description = fn["name"], fn.get("description", "")
+        required = params.get("required", [])
+        if not isinstance(name, str) or not isinstance(description, str):
+            raise ConfigError(f"tool schema: name and description must be strings ({name!r})")
+        if not isinstance(required, list):
+            raise ConfigError(f"tool {name}: parameters.required must be a list")
         functions.append(
             FunctionSchema(
-                name=fn["name"],
-                description=fn.get("description", ""),
-                properties=params.get("properties", {}),
-                required=params.get("required", []),
+                name=name,
+                description=description,
+                properties=_json_object(params.get("properties", {}), "parameters.properties"),
+                required=[str(r) for r in required],
             )
         )
     return ToolsSchema(standard_tools=functions)
+
+
+def _json_object(value: JSONValue, where: str) -> JSONObject:
+    if not isinstance(value, dict):
+        raise ConfigError(f"tool schema: {where} must be an object, got {type(value).__name__}")
+    return value
 
 
 __all__ = ["PipecatAgent", "PipecatOptions", "PipecatSystem", "load_factory", "tools_schema"]
@@ -172,6 +187,6 @@ class PipecatSystem(LiveAudioSystem[PipecatOptions]):
     agent_class = PipecatAgent
     options_model = PipecatOptions
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         o = self.options
         return {"type": "pipecat", "pipeline": o.pipeline, "options": o.options, "clock": o.clock}

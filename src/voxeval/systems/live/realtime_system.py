@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from voxeval.config import SystemSpec
+from voxeval.json_types import JSONObject
 from voxeval.providers.factory import ProviderSource
 from voxeval.systems.base import CALL, SYSTEMS
 from voxeval.systems.live.realtime_vad import ServerVadRealtimeAgent
@@ -56,7 +57,7 @@ class RealtimeSystem:
     def from_spec(cls, spec: SystemSpec, ctx: ProviderSource | None = None) -> RealtimeSystem:
         return cls(spec.name, parse_options(spec, RealtimeOptions))
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         o = self.options
         identity: dict[str, Any] = {
             "type": "openai-realtime",

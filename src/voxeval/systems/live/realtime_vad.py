@@ -36,15 +36,23 @@ import base64
 import json
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
 from voxeval.audio import Audio
 from voxeval.errors import ConfigError, EndpointError
+from voxeval.json_types import JSONObject
 from voxeval.systems.call import AgentAction, AgentTurn, LineBlock, Reply, StopSpeaking
 from voxeval.systems.live.pcm16 import audio_to_pcm16
-from voxeval.systems.live.realtime_ws import RATE, RECEIVED, RealtimeAgent, _harmless, _message
+from voxeval.systems.live.realtime_ws import (
+    RATE,
+    RECEIVED,
+    RealtimeAgent,
+    RealtimeSettings,
+    _harmless,
+    _message,
+)
 from voxeval.systems.turn_handling import words_spoken
 
 VAD_EVENTS = ("input_audio_buffer.speech_started", "input_audio_buffer.speech_stopped")
@@ -60,7 +68,7 @@ class ServerVadRealtimeAgent(RealtimeAgent):
         prefix_padding_ms: int = 300,
         silence_duration_ms: int = 500,
         sync_every_ms: int = 20,
-        **common: Any,
+        **common: Unpack[RealtimeSettings],
     ) -> None:
         super().__init__(**common)
         self.sync_every_ms = sync_every_ms
@@ -75,7 +83,7 @@ class ServerVadRealtimeAgent(RealtimeAgent):
         self.history: list[dict[str, str]] = []  # the agent's replies as the caller heard them
         self.truncations: list[dict[str, Any]] = []  # conversation.item.truncate sent
 
-    def _turn_detection(self) -> dict[str, Any] | None:
+    def _turn_detection(self) -> JSONObject | None:
         return {
             "type": "server_vad",
             "threshold": self.threshold,
@@ -145,17 +153,17 @@ class ServerVadRealtimeAgent(RealtimeAgent):
             elif kind not in ("session.updated", "error"):
                 self._inbox.append(event)
 
-    def _parse(self, raw: str | bytes) -> dict[str, Any]:
+    def _parse(self, raw: str | bytes) -> JSONObject:
         event: dict[str, Any] = json.loads(raw)
         if event.get("type") == "session.updated":
             self._updates_seen += 1
         return event
 
-    def _decided_ms(self, event: dict[str, Any]) -> int:
+    def _decided_ms(self, event: JSONObject) -> int:
         """Where in the appended audio the server's detector decided (milliseconds)."""
         if event.get("type") == "input_audio_buffer.speech_started":
-            return int(event.get("audio_start_ms", 0)) + self.prefix_padding_ms
-        return int(event.get("audio_end_ms", 0))
+            return _int_field(event, "audio_start_ms") + self.prefix_padding_ms
+        return _int_field(event, "audio_end_ms")
 
     def _act(self, block: LineBlock, sent: int) -> AgentAction | None:
         """The first action due in ``block`` before frame ``sent`` (the audio the server has
@@ -199,7 +207,7 @@ class ServerVadRealtimeAgent(RealtimeAgent):
         played_ms = round((frame + 1 - self._playing_from) * frame_ms)
         self._send(type="response.cancel")
         if self.last_message_item is not None:
-            truncate = {
+            truncate: JSONObject = {
                 "item_id": self.last_message_item,
                 "content_index": 0,
                 "audio_end_ms": played_ms,
@@ -224,3 +232,11 @@ def _raiser(message: str) -> Callable[[], AgentTurn | None]:
         raise EndpointError(message)
 
     return produce
+
+
+def _int_field(event: JSONObject, field: str) -> int:
+    """An integer field of a server event (0 when absent)."""
+    value = event.get(field, 0)
+    if not isinstance(value, int | float | str):
+        raise TypeError(f"server event {event.get('type')!r}: field {field!r} is not a number")
+    return int(value)

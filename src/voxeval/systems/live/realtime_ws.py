@@ -20,13 +20,14 @@ import json
 import os
 import time
 from collections import deque
-from typing import Any
+from typing import Any, TypedDict
 
 from voxeval.audio import Audio
 from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.benchmarks.tools.tool_call import ToolCallRecord
 from voxeval.errors import ConfigError, EndpointError, ProviderUnavailable
+from voxeval.json_types import JSONObject, JSONValue
 from voxeval.systems.call import AgentTurn
 from voxeval.systems.call_prompts import agent_system_prompt
 from voxeval.systems.live.pcm16 import audio_to_pcm16, pcm16_to_audio
@@ -40,6 +41,18 @@ TEXT_DELTAS = (
     "response.text.delta",
     "response.output_text.delta",
 )
+
+
+class RealtimeSettings(TypedDict, total=False):
+    """``RealtimeAgent``'s keyword arguments (what a subclass passes through)."""
+
+    model: str
+    url: str
+    api_key_env: str | None
+    voice: str
+    beta_header: bool
+    max_tool_rounds: int
+    turn_timeout_s: float
 
 
 class RealtimeAgent:
@@ -81,11 +94,11 @@ class RealtimeAgent:
         self.last_message_item: str | None = None  # id of the agent's latest spoken item
         self._updates_sent = self._updates_seen = 0  # session.update / session.updated
 
-    def _turn_detection(self) -> dict[str, Any] | None:
+    def _turn_detection(self) -> JSONObject | None:
         """The session's ``turn_detection``: off, voxeval decides turn ends."""
         return None
 
-    def _send(self, **event: Any) -> None:
+    def _send(self, **event: JSONValue) -> None:
         if event.get("type") == "session.update":
             self._updates_sent += 1
         self._ws.send(json.dumps(event))
@@ -164,7 +177,11 @@ class RealtimeAgent:
             assert self._tools is not None
             for call in calls:
                 offsets.append(max(0.0, time.monotonic() - asked))
-                record = self._tools.call(call["name"], call.get("arguments") or "{}")
+                name, arguments = call["name"], call.get("arguments") or "{}"
+                if not isinstance(arguments, str | dict):
+                    # not an object: the runtime refuses it as invalid parameters (JSON text)
+                    arguments = json.dumps(arguments)
+                record = self._tools.call(str(name), arguments)
                 records.append(record)
                 self._send(
                     type="conversation.item.create",
@@ -188,7 +205,7 @@ class RealtimeAgent:
 
     def _read_response(
         self, pcm: bytearray, texts: list[str], first_audio: list[float]
-    ) -> list[dict[str, Any]]:
+    ) -> list[JSONObject]:
         """Events until ``response.done``; returns the function calls it asked for."""
         calls: list[dict[str, Any]] = []
         deadline = time.monotonic() + self.turn_timeout_s
@@ -200,14 +217,17 @@ class RealtimeAgent:
             kind = event.get("type", "")
             if kind in AUDIO_DELTAS:
                 if not first_audio:  # when it arrived, if it was read ahead
-                    first_audio.append(float(event.get(RECEIVED, time.monotonic())))
-                pcm += base64.b64decode(event.get("delta", ""))
+                    received = event.get(RECEIVED, time.monotonic())
+                    assert isinstance(received, int | float)  # a time.monotonic() stamp
+                    first_audio.append(float(received))
+                delta = event.get("delta", "")
+                pcm += base64.b64decode(delta if isinstance(delta, str) else "")
             elif kind in TEXT_DELTAS:
                 texts.append(str(event.get("delta", "")))
             elif kind == "response.output_item.done":
                 # The finished item always names the function; the older beta reference's
                 # response.function_call_arguments.done event has no "name".
-                item = event.get("item") or {}
+                item = _object(event.get("item"))
                 if item.get("type") == "function_call":
                     calls.append(item)
                 elif item.get("type") == "message" and item.get("id"):
@@ -216,14 +236,14 @@ class RealtimeAgent:
                 if not _harmless(event):
                     raise EndpointError(f"agent openai-realtime: {self.url}: {_message(event)}")
             elif kind == "response.done":
-                response = event.get("response") or {}
+                response = _object(event.get("response"))
                 if response.get("status") == "failed":  # e.g. quota or rate limits
-                    error = (response.get("status_details") or {}).get("error") or {}
+                    error = _object(_object(response.get("status_details")).get("error"))
                     reason = error.get("message") or error.get("code") or "no details"
                     raise EndpointError(f"agent openai-realtime: response failed: {reason}")
                 return calls
 
-    def _next_event(self, deadline: float) -> dict[str, Any]:
+    def _next_event(self, deadline: float) -> JSONObject:
         """The next server event: one read ahead first, else from the socket (TimeoutError
         once ``deadline``, a ``time.monotonic()`` value, has passed)."""
         if self._inbox:
@@ -242,11 +262,16 @@ class RealtimeAgent:
                 self._ws = None
 
 
-def _message(event: dict[str, Any]) -> str:
-    return str((event.get("error") or {}).get("message") or json.dumps(event))
+def _object(value: JSONValue | None) -> JSONObject:
+    """A field that should hold an object, as one ({} when absent or of another type)."""
+    return value if isinstance(value, dict) else {}
 
 
-def _harmless(event: dict[str, Any]) -> bool:
+def _message(event: JSONObject) -> str:
+    return str(_object(event.get("error")).get("message") or json.dumps(event))
+
+
+def _harmless(event: JSONObject) -> bool:
     """An ``error`` that changes nothing: cancelling a response that had already finished
     (clients cancel on every barge-in; the service answers this when nothing was running)."""
-    return (event.get("error") or {}).get("code") == "response_cancel_not_active"
+    return _object(event.get("error")).get("code") == "response_cancel_not_active"

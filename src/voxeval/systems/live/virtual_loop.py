@@ -22,9 +22,14 @@ import selectors
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from concurrent.futures import Executor
+from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple, Unpack
+
+if TYPE_CHECKING:
+    from _typeshed import FileDescriptorLike
 
 T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 
 JOB_POLL_S = 0.5  # real seconds between looks while a thread job runs (it wakes us anyway)
 
@@ -36,16 +41,20 @@ class _SteppedSelector(selectors.BaseSelector):
         self._real = selectors.DefaultSelector()
         self._loop_ref = loop_ref
 
-    def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
+    def register(
+        self, fileobj: FileDescriptorLike, events: int, data: Any = None
+    ) -> selectors.SelectorKey:
         return self._real.register(fileobj, events, data)
 
-    def unregister(self, fileobj: Any) -> selectors.SelectorKey:
+    def unregister(self, fileobj: FileDescriptorLike) -> selectors.SelectorKey:
         return self._real.unregister(fileobj)
 
-    def modify(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
+    def modify(
+        self, fileobj: FileDescriptorLike, events: int, data: Any = None
+    ) -> selectors.SelectorKey:
         return self._real.modify(fileobj, events, data)
 
-    def get_map(self) -> Mapping[Any, selectors.SelectorKey]:
+    def get_map(self) -> Mapping[FileDescriptorLike, selectors.SelectorKey]:
         return self._real.get_map()
 
     def close(self) -> None:
@@ -86,15 +95,15 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         anything timed is scheduled: timers set on the virtual clock fall due at once)."""
         self.virtual = False
 
-    def run_in_executor(  # type: ignore[override]  # same call, counted
-        self, executor: Any, func: Callable[..., T], *args: Any
+    def run_in_executor(  # the same call, counted
+        self, executor: Executor | None, func: Callable[[Unpack[Ts]], T], *args: *Ts
     ) -> asyncio.Future[T]:
         future = super().run_in_executor(executor, func, *args)
         self._jobs += 1  # called on the loop's thread, as asyncio requires
         future.add_done_callback(self._job_done)
         return future
 
-    def _job_done(self, _: Any) -> None:
+    def _job_done(self, _: asyncio.Future[T]) -> None:
         self._jobs -= 1
 
     def _reading(self, real: selectors.BaseSelector) -> bool:

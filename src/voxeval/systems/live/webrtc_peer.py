@@ -24,13 +24,20 @@ import fractions
 import queue
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from voxeval.errors import SystemFault
+from voxeval.json_types import JSONObject
+
+if TYPE_CHECKING:
+    import httpx
+    from aiortc import MediaStreamTrack, RTCPeerConnection
+    from av import AudioFrame
 
 
 @dataclass(frozen=True)
@@ -58,11 +65,11 @@ class WebRTCPeer:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
-        self._pc: Any = None
+        self._pc: RTCPeerConnection | None = None
         self._tasks: list[asyncio.Task[None]] = []
 
     # ---------------------------------------------------------------- engine thread
-    def connect(self, request_data: dict[str, Any], timeout_s: float) -> None:
+    def connect(self, request_data: JSONObject, timeout_s: float) -> None:
         """Offer, get the answer, and wait until media flows both ways."""
         future = asyncio.run_coroutine_threadsafe(self._connect(request_data), self._loop)
         try:
@@ -122,7 +129,7 @@ class WebRTCPeer:
             self._loop.close()
 
     # ---------------------------------------------------------------- loop thread
-    async def _connect(self, request_data: dict[str, Any]) -> None:
+    async def _connect(self, request_data: JSONObject) -> None:
         import httpx
         from aiortc import RTCPeerConnection, RTCSessionDescription
 
@@ -132,7 +139,7 @@ class WebRTCPeer:
         connected = asyncio.Event()
 
         @pc.on("track")
-        def on_track(track: Any) -> None:
+        def on_track(track: MediaStreamTrack) -> None:
             if track.kind == "audio":
                 self._tasks.append(asyncio.ensure_future(self._read(track)))
                 track_arrived.set()
@@ -162,12 +169,14 @@ class WebRTCPeer:
                 cause="malformed_output",
             )
         answer = _answer(response, self.url)
-        self.pc_id = answer.get("pc_id") if isinstance(answer.get("pc_id"), str) else None
-        await pc.setRemoteDescription(RTCSessionDescription(sdp=answer["sdp"], type="answer"))
+        pc_id, sdp = answer.get("pc_id"), answer["sdp"]
+        self.pc_id = pc_id if isinstance(pc_id, str) else None
+        assert isinstance(sdp, str)  # checked by _answer
+        await pc.setRemoteDescription(RTCSessionDescription(sdp=sdp, type="answer"))
         await connected.wait()
         await track_arrived.wait()
 
-    async def _read(self, track: Any) -> None:
+    async def _read(self, track: MediaStreamTrack) -> None:
         import av
         from aiortc.mediastreams import MediaStreamError
 
@@ -175,6 +184,8 @@ class WebRTCPeer:
         while True:
             try:
                 frame = await track.recv()
+                assert isinstance(frame, av.AudioFrame)  # an audio track's frames
+
             except MediaStreamError:
                 if self.t0 is not None:
                     self.incoming.put(Incoming(time.monotonic(), "closed"))
@@ -198,7 +209,7 @@ def _silent(samples: npt.NDArray[np.float32] | None) -> bool:
     return samples is None or float(np.sqrt(np.mean(np.square(samples)))) < 0.003
 
 
-def _answer(response: Any, url: str) -> dict[str, Any]:
+def _answer(response: httpx.Response, url: str) -> JSONObject:
     """The answer's JSON, checked: an agent that breaks the protocol fails the call."""
     try:
         answer = response.json()
@@ -211,14 +222,16 @@ def _answer(response: Any, url: str) -> dict[str, Any]:
             f"webrtc: {url}: the reply needs 'type': 'answer', got {answer!r:.200}",
             cause="malformed_output",
         )
-    if not isinstance(answer.get("sdp"), str) or not answer["sdp"].startswith("v=0"):
+    sdp = answer.get("sdp")
+    if not isinstance(sdp, str) or not sdp.startswith("v=0"):
         raise SystemFault(
             f"webrtc: {url}: the reply's 'sdp' is not an SDP", cause="malformed_output"
         )
-    return answer
+    checked: JSONObject = answer
+    return checked
 
 
-def _caller_track_class() -> type:
+def _caller_track_class() -> Callable[[WebRTCPeer], MediaStreamTrack]:
     from aiortc import MediaStreamTrack
 
     class CallerTrack(MediaStreamTrack):
@@ -233,7 +246,7 @@ def _caller_track_class() -> type:
             self.next_frame = 0  # the line's next frame to send
             self.started: float | None = None  # the first packet's time (pacing)
 
-        async def recv(self) -> Any:
+        async def recv(self) -> AudioFrame:
             import av
 
             peer = self.peer
@@ -264,5 +277,5 @@ def _caller_track_class() -> type:
     return CallerTrack
 
 
-def _CallerTrack(peer: WebRTCPeer) -> Any:
+def _CallerTrack(peer: WebRTCPeer) -> MediaStreamTrack:
     return _caller_track_class()(peer)

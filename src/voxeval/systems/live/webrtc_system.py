@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject
 from voxeval.systems.base import SYSTEMS
 from voxeval.systems.live.live_audio_agent import AGENT_RATE, LiveAudioAgent
 from voxeval.systems.live.live_audio_system import LiveAudioOptions, LiveAudioSystem
@@ -50,7 +51,7 @@ class WebRTCAgent(LiveAudioAgent):
         self,
         url: str,
         *,
-        request_data: dict[str, Any] | None = None,
+        request_data: JSONObject | None = None,
         connect_timeout_s: float = 15.0,
         greeting_wait_s: float = 2.0,
         speech_level_dbfs: float = -45.0,
@@ -99,5 +100,5 @@ class WebRTCSystem(LiveAudioSystem[WebRTCOptions]):
     agent_class = WebRTCAgent
     options_model = WebRTCOptions
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         return {"type": "webrtc", "url": self.options.url, "clock": "wall"}

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from voxeval.audio import Audio
 from voxeval.benchmarks.tools.tool_call import ToolCallRecord
 from voxeval.config import SystemSpec
+from voxeval.json_types import JSONObject
 from voxeval.providers.factory import ProviderSource
 from voxeval.systems.base import CALL, SYSTEMS
 from voxeval.systems.call import AgentTurn
@@ -94,7 +95,7 @@ class WebsocketBridgeSystem:
     ) -> WebsocketBridgeSystem:
         return cls(spec.name, parse_options(spec, WebsocketBridgeOptions))
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         identity: dict[str, Any] = {"type": "websocket", "command": self.options.command}
         if self.options.protocol_version != 1:  # version 1 identities stay as they were
             identity["protocol_version"] = self.options.protocol_version
@@ -156,7 +157,7 @@ class WebsocketBridgeAgent(BridgeEndpoint):
                 "role": scenario.agent.role,
                 "instructions": scenario.agent.instructions,
                 "greeting": scenario.agent.greeting,
-                "tools": tools.tool_schemas(),
+                "tools": [*tools.tool_schemas()],
                 "audio_format": {
                     "encoding": "pcm16",
                     "sample_rate": AUDIO_RATE,

@@ -14,9 +14,10 @@ import shlex
 import subprocess
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from voxeval.errors import ConfigError, VoxevalError
+from voxeval.json_types import JSONObject, JSONValue
 
 if TYPE_CHECKING:
     from websockets.sync.server import Server, ServerConnection
@@ -84,7 +85,7 @@ class BridgeEndpoint:
                 f"websocket bridge: no agent connected to {url} within {self.connect_timeout_s} s"
             ) from exc
 
-    def _tool_service(self, tools: ToolRuntime, scenario_id: str) -> dict[str, Any]:
+    def _tool_service(self, tools: ToolRuntime, scenario_id: str) -> JSONObject:
         """``session.start``'s ``tool_service`` field when ``serve_tools`` is on: the call's
         token and addresses of its tools over MCP and HTTP."""
         if not self.serve_tools:
@@ -110,12 +111,16 @@ class BridgeEndpoint:
 
         return shared_tool_service().records_since(self._grant.token)
 
-    def _run_tool(self, message: dict[str, Any]) -> ToolCallRecord:
+    def _run_tool(self, message: JSONObject) -> ToolCallRecord:
         """Run the scenario tool a ``tool_call`` message names and answer ``tool_result``
         (both protocol versions use the same messages)."""
         if self._tools is None:
             raise ConfigError("websocket bridge: tool call before the session started")
-        record = self._tools.call(str(message.get("name", "")), message.get("arguments"))
+        arguments = message.get("arguments")
+        if not (arguments is None or isinstance(arguments, dict | str)):
+            # not an object: the runtime refuses it as invalid parameters (JSON text)
+            arguments = json.dumps(arguments)
+        record = self._tools.call(str(message.get("name", "")), arguments)
         self._send(
             {
                 "type": "tool_result",
@@ -126,7 +131,7 @@ class BridgeEndpoint:
         )
         return record
 
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: JSONObject) -> None:
         if self._conn is None:
             raise BridgeError("websocket bridge: no agent connected")
         try:
@@ -134,7 +139,7 @@ class BridgeEndpoint:
         except Exception as exc:
             raise BridgeError(f"websocket bridge: the agent connection closed ({exc})") from exc
 
-    def _recv(self, deadline: float) -> dict[str, Any] | None:
+    def _recv(self, deadline: float) -> JSONObject | None:
         """The agent's next message, or None when ``deadline`` (monotonic) passes first."""
         assert self._conn is not None
         remaining = max(0.0, deadline - time.monotonic())  # 0: only what already arrived
@@ -152,7 +157,7 @@ class BridgeEndpoint:
             raise BridgeError(f"websocket bridge: message without a 'type': {raw!r:.200}")
         return message
 
-    def _refuse_version(self, offered: Any, speaking: int) -> BridgeError:
+    def _refuse_version(self, offered: JSONValue, speaking: int) -> BridgeError:
         """Tell the agent its protocol version is not the one this bridge speaks."""
         message = (
             f"websocket bridge: the agent asked for protocol_version {offered!r}; this bridge "

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from voxeval.audio import Audio
 from voxeval.audio.pcm16 import audio_to_pcm16, pcm16_to_audio
 from voxeval.benchmarks.tools.tool_call import ToolCallRecord
+from voxeval.json_types import JSONObject, JSONValue
 from voxeval.systems.call import (
     AgentAction,
     AgentTurn,
@@ -91,7 +92,7 @@ class StreamingBridgeAgent(BridgeEndpoint):
                 "role": scenario.agent.role,
                 "instructions": scenario.agent.instructions,
                 "greeting": scenario.agent.greeting,
-                "tools": tools.tool_schemas(),
+                "tools": [*tools.tool_schemas()],
                 "audio_format": {"encoding": "pcm16", "sample_rate": AUDIO_RATE, "channels": 1},
                 **self._tool_service(tools, scenario.id),
             }
@@ -152,7 +153,7 @@ class StreamingBridgeAgent(BridgeEndpoint):
                     return self._action(message, frame)
         return None
 
-    def _line_message(self, block: LineBlock, first: int, count: int) -> dict[str, Any]:
+    def _line_message(self, block: LineBlock, first: int, count: int) -> JSONObject:
         start = block.start + first
         message: dict[str, Any] = {
             "type": "line",
@@ -177,7 +178,7 @@ class StreamingBridgeAgent(BridgeEndpoint):
             message["data"] = base64.b64encode(raw).decode("ascii")
         return message
 
-    def _action(self, message: dict[str, Any], frame: int) -> AgentAction:
+    def _action(self, message: JSONObject, frame: int) -> AgentAction:
         kind = message["type"]
         if kind == "response.start":
             self._replied_at = frame
@@ -189,7 +190,7 @@ class StreamingBridgeAgent(BridgeEndpoint):
         raise self._unexpected(message, "tick, response.start, stop or end_call")
 
     # ---------------------------------------------------------------- responses
-    def _response(self, opened: dict[str, Any]) -> AgentTurn:
+    def _response(self, opened: JSONObject) -> AgentTurn:
         """Read one response, from its ``response.start`` to ``response.end``."""
         began = time.monotonic()
         deadline = began + self.turn_timeout_s
@@ -234,7 +235,7 @@ class StreamingBridgeAgent(BridgeEndpoint):
         )
 
     # ---------------------------------------------------------------- messages
-    def _expect(self, deadline: float, what: str) -> dict[str, Any]:
+    def _expect(self, deadline: float, what: str) -> JSONObject:
         """The agent's next message other than a transcript (those are kept)."""
         while True:
             message = self._recv(deadline)
@@ -248,7 +249,7 @@ class StreamingBridgeAgent(BridgeEndpoint):
                 return message
             self._keep_transcript(message)
 
-    def _keep_transcript(self, message: dict[str, Any]) -> None:
+    def _keep_transcript(self, message: JSONObject) -> None:
         self._heard.append(
             HeardSpeech(
                 str(message.get("text", "")),
@@ -257,13 +258,13 @@ class StreamingBridgeAgent(BridgeEndpoint):
             )
         )
 
-    def _recv(self, deadline: float) -> dict[str, Any] | None:
+    def _recv(self, deadline: float) -> JSONObject | None:
         message = super()._recv(deadline)
         if message is not None and message["type"] == "error":
             raise BridgeError(f"websocket bridge: the agent reported an error: {message}")
         return message
 
-    def _unexpected(self, message: dict[str, Any], wanted: str) -> BridgeError:
+    def _unexpected(self, message: JSONObject, wanted: str) -> BridgeError:
         return BridgeError(
             f"websocket bridge: unexpected message type {message['type']!r} (wanted {wanted})"
         )
@@ -277,12 +278,12 @@ class StreamingBridgeAgent(BridgeEndpoint):
         self._send({"type": "response.played", "text": text, "spoken_fraction": spoken_fraction})
 
 
-def _frame(message: dict[str, Any]) -> int:
+def _frame(message: JSONObject) -> int:
     frame = message.get("frame")
     return frame if isinstance(frame, int) else -1
 
 
-def _seconds(value: Any, field: str) -> float:
+def _seconds(value: JSONValue, field: str) -> float:
     if value is None:
         return 0.0
     if not isinstance(value, int | float) or value < 0:
