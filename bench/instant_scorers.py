@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from voxeval.audio import Audio
-from voxeval.providers.base import MOSResult, Transcript
 from voxeval.providers.asr.spoken_language import SpokenLanguage
+from voxeval.providers.base import MOSResult, Transcript
 from voxeval.registry import register
 
 

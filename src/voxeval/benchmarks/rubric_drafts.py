@@ -42,7 +42,7 @@ from voxeval.benchmarks.mtalk.dialogue import (
 from voxeval.benchmarks.mtalk.mtalk_taxonomy import Dimension
 from voxeval.config import format_validation_error
 from voxeval.errors import ConfigError
-from voxeval.json_types import JSONObject
+from voxeval.json_types import JSONReadObject
 
 DECIDED_STATUSES: frozenset[str] = frozenset({"accepted", "edited", "rejected"})
 
@@ -107,7 +107,7 @@ class RubricDrafts(BaseModel):
     def drafted(self, dialogue_id: str) -> bool:
         return dialogue_id in self.dialogues
 
-    def add(self, dialogue: Dialogue, texts: list[str], judge: JSONObject) -> None:
+    def add(self, dialogue: Dialogue, texts: list[str], judge: JSONReadObject) -> None:
         """Record the drafts of ``dialogue``; ids continue its existing sample criteria."""
         start = next_sample_number(dialogue)
         self.dialogues[dialogue.id] = DraftedDialogue(
@@ -116,7 +116,7 @@ class RubricDrafts(BaseModel):
             capability=None if dialogue.capability is None else dialogue.capability.model_dump(),
             turns=[turn.transcript for turn in dialogue.turns],
             context=[{"id": c.id, "text": c.text} for c in dialogue.rubrics.used()],
-            judge=judge,
+            judge=dict(judge),
         )
         self.failures.pop(dialogue.id, None)
         for offset, text in enumerate(texts):

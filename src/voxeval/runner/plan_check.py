@@ -194,7 +194,7 @@ def _check_comparisons(config: RunConfig, protocol: str, problems: Problems) -> 
         problems.add(COMPARISONS_FIELD, message)
 
 
-def metric_record_type(metric: Metric[Never]) -> type | None:
+def metric_record_type(metric: Metric[Never, Never]) -> type | None:
     """The record type a metric scores (its first parameter's annotation), if declared.
     (``Metric`` is contravariant in its record: any metric is a ``Metric[Never]``.)"""
     try:
@@ -231,7 +231,7 @@ def _check_metrics(
             )
 
 
-def _scores(metric: Metric[Never], record_type: type) -> bool:
+def _scores(metric: Metric[Never, Never], record_type: type) -> bool:
     declared = metric_record_type(metric)
     return declared is None or issubclass(record_type, declared)
 

@@ -10,8 +10,7 @@ from voxeval.audio import Audio
 from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.errors import ConfigError
-from voxeval.json_types import JSONObject
-from voxeval.providers.base import ASR, LLM, Message
+from voxeval.providers.base import ASR, LLM, Message, MessageValue
 from voxeval.providers.voices.speech_renderer import SpeechRenderer, shared_renderer
 from voxeval.systems.call import AgentTurn
 from voxeval.systems.call_prompts import agent_system_prompt
@@ -21,7 +20,7 @@ from voxeval.systems.tool_loop import chat_with_tools
 DEFAULT_CALL_VOICE = "piper:joe"
 
 # A user message's content: text, or parts (OpenAI content parts and ``Audio`` values).
-MessageContent = str | list[JSONObject | Audio]
+MessageContent = str | list[MessageValue]
 
 
 def renderer_from(voice: str | None) -> SpeechRenderer | None:

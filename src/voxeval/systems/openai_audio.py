@@ -34,7 +34,7 @@ class OpenAIAudioOptions(BaseModel):
     temperature: float = Field(default=0.0, ge=0.0)
 
 
-def audio_part(wav: bytes) -> JSONObject:
+def audio_part(wav: bytes) -> Message:
     """An OpenAI ``input_audio`` content part holding a WAV file."""
     return {
         "type": "input_audio",

@@ -25,11 +25,12 @@ import json
 import secrets
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from voxeval.errors import ConfigError
-from voxeval.json_types import JSONObject, JSONReadObject
+from voxeval.json_types import JSONObject, JSONValue
 
 if TYPE_CHECKING:
     import uvicorn
@@ -74,7 +75,9 @@ class _CallTools:
     taken: int = 0  # records already handed to the engine (``records_since``)
     closed: bool = False  # the call ended: its database is final
 
-    def call(self, name: str, arguments: JSONReadObject | str | None) -> ToolCallRecord | None:
+    def call(
+        self, name: str, arguments: Mapping[str, JSONValue] | str | None
+    ) -> ToolCallRecord | None:
         """Run the tool on this call's database (None once the call has ended)."""
         with self.lock:
             if self.closed:

@@ -16,7 +16,7 @@ from voxeval.benchmarks.tools.tool_call import ToolCallRecord
 from voxeval.benchmarks.tools.tool_ops import ToolContext, ToolFailure, run_tool
 from voxeval.benchmarks.tools.tool_spec import HookTrust, ToolSpec, parse_tool_specs
 from voxeval.errors import ConfigError
-from voxeval.json_types import JSONObject, JSONValue
+from voxeval.json_types import JSONArray, JSONObject, JSONValue
 
 
 class ToolAgent(Protocol):
@@ -109,7 +109,7 @@ class ToolRuntime:
         """OpenAI ``tools=[...]`` entries."""
         return [spec.openai_schema() for spec in self.tools.values()]
 
-    def realtime_tool_schemas(self) -> list[JSONObject]:
+    def realtime_tool_schemas(self) -> JSONArray:
         """Realtime API ``session.tools`` entries (the function's fields beside ``type``)."""
         return [{"type": "function", **spec.function_schema()} for spec in self.tools.values()]
 

@@ -5,7 +5,7 @@ how its latencies were obtained."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +14,7 @@ import numpy as np
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.benchmarks.tools.tool_call import ToolCallRecord
 from voxeval.errors import SystemFault, classify_system_fault
-from voxeval.json_types import JSONObject, JSONReadObject
+from voxeval.json_types import JSONObject, JSONValue
 from voxeval.simulation.call_engine.agent_speech import Spoken
 from voxeval.simulation.call_engine.compute import CallCompute
 from voxeval.simulation.call_engine.ended import NOT_AGENT_FAULTS, CallEnded
@@ -36,7 +36,7 @@ class TimedTools:
         self._tools = tools
         self.stamps: dict[int, float] = {}
 
-    def call(self, name: str, arguments: JSONReadObject | str | None) -> ToolCallRecord:
+    def call(self, name: str, arguments: Mapping[str, JSONValue] | str | None) -> ToolCallRecord:
         stamp = time.perf_counter()
         record = self._tools.call(name, arguments)
         self.stamps[id(record)] = stamp
