@@ -54,6 +54,7 @@ from voxeval.errors import (
     SystemFault,
     VoxevalError,
 )
+from voxeval.json_types import JSONObject
 from voxeval.protocols import multi_turn_arena as arena
 from voxeval.protocols.arena_inputs import load_dialogue, render_segments, turn_segments
 from voxeval.protocols.multi_turn_summary import summarize_multi_turn
@@ -195,7 +196,7 @@ class _FailedTurn:
         failed["timing"] = {"wall_s": time.perf_counter() - self.started}
         _finish(self.unit_dir, self.header, [*self.done, failed])
         path = self.unit_dir / FAULT_JSON
-        fault_file = {"cause": fault.cause, "message": str(fault), "turn": self.index}
+        fault_file: JSONObject = {"cause": fault.cause, "message": str(fault), "turn": self.index}
         atomic_files.write_json_atomic(path, record_data(DialogueFaultFile, fault_file, path))
 
     def transcript_only(self, system: str) -> Callable[[Exception], Exception]:

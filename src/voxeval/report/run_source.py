@@ -23,7 +23,7 @@ from voxeval.errors import ConfigError, VoxevalError
 from voxeval.json_types import JSONReadValue
 from voxeval.protocols.single_turn_summary import query_id_from_item
 from voxeval.report.writer import SCORES_CSV
-from voxeval.runformat import JsonObject
+from voxeval.runformat.base import StoredJson
 from voxeval.store import RunReader, RunStore, ScoreRow, layout
 from voxeval.store.records import UnitRecord
 
@@ -115,7 +115,7 @@ class RunSource:
         return self.reader.store
 
     @property
-    def config(self) -> JsonObject:
+    def config(self) -> StoredJson:
         """run.yaml's config, as recorded."""
         return dict(self.reader.manifest.config or {})
 

@@ -13,6 +13,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, PlainValidator, ValidationError
 
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject, JSONReadValue
 
 # The version of the run folder's layout and files. A folder whose run.yaml has no
 # ``format_version`` was written before the field existed and reads as version 1, which is
@@ -20,10 +21,11 @@ from voxeval.errors import ConfigError
 FORMAT_VERSION = 1
 LEGACY_FORMAT_VERSION = 1
 
-# A JSON value as stored: the open-ended parts of an artifact (a system's ``details``, a
-# metric's ``details``, a protocol's own summary sections) stay as they were written.
-JsonValue = Any
-JsonObject = dict[str, JsonValue]
+# The open-ended parts of an artifact (a system's ``details``, a metric's ``details``, a
+# protocol's own summary sections) as model fields: kept as they were written, without
+# validating every nested value (summaries and databases are large, and a numpy scalar a
+# protocol stored must be written back as it was). Signatures use ``voxeval.json_types``.
+StoredJson = dict[str, Any]
 
 
 def _number(value: object) -> int | float:
@@ -49,7 +51,7 @@ class ArtifactModel(BaseModel):
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
-    def to_data(self) -> JsonObject:
+    def to_data(self) -> JSONObject:
         """The fields as written to the file: only those that were given (an absent field
         stays absent), ints kept ints, unknown fields as they were."""
         return self.model_dump(mode="python", exclude_unset=True, by_alias=True)
@@ -103,7 +105,7 @@ def read_yaml_artifact(model: type[M], path: Path) -> M | None:
     return parse_artifact(model, data if data is not None else {}, path)
 
 
-def ordered_like(value: JsonValue, template: JsonValue) -> JsonValue:
+def ordered_like(value: JSONReadValue, template: JSONReadValue) -> JSONReadValue:
     """``value`` with the keys of every mapping in ``template``'s order (a model lists its
     declared fields first; a file written in the caller's order must keep that order)."""
     if isinstance(value, Mapping) and isinstance(template, Mapping):

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from voxeval.runformat.base import ArtifactModel, JsonObject
+from voxeval.runformat.base import ArtifactModel, StoredJson
 
 COMPARISONS_DIR = "comparisons"
 ComparisonStatus = Literal["done", "pending", "failed", "not_run"]
@@ -21,7 +21,7 @@ class ComparisonFile(ArtifactModel):
     key: str
     units: list[str] = Field(default_factory=list)
     status: ComparisonStatus
-    result: JsonObject = Field(default_factory=dict)
+    result: StoredJson = Field(default_factory=dict)
     error: str | None = None
     cause: str | None = None
     compared_at: str | None = None

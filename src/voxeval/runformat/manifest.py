@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from voxeval.runformat.base import LEGACY_FORMAT_VERSION, ArtifactModel, JsonObject
+from voxeval.runformat.base import LEGACY_FORMAT_VERSION, ArtifactModel, StoredJson
 
 RUN_FILE = "run.yaml"
 
@@ -34,14 +34,14 @@ class RunManifest(ArtifactModel):
     format_version: int = LEGACY_FORMAT_VERSION
     created_at: str | None = None
     voxeval_version: str | None = None
-    config: JsonObject | None = None
+    config: StoredJson | None = None
     seed: int | None = None
     environment: Environment | None = None
     started_at: str | None = None
     resumed_at: list[str] = Field(default_factory=list)
     index_url: str | None = None  # a shared index database (password hidden)
-    extra: JsonObject = Field(default_factory=dict)
-    models: dict[str, list[JsonObject]] = Field(default_factory=dict)  # identities by kind
+    extra: StoredJson = Field(default_factory=dict)
+    models: dict[str, list[StoredJson]] = Field(default_factory=dict)  # identities by kind
 
     @property
     def date(self) -> str | None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field, RootModel
 
-from voxeval.runformat.base import ArtifactModel, JsonObject, Number
+from voxeval.json_types import JSONObject
+from voxeval.runformat.base import ArtifactModel, Number, StoredJson
 
 SCORES_FILE = "scores.json"
 
@@ -15,7 +16,7 @@ class MetricScore(ArtifactModel):
 
     value: Number | None = None
     passed: bool | None = None
-    details: JsonObject | None = Field(default_factory=dict)  # null in some older files
+    details: StoredJson | None = Field(default_factory=dict)  # null in some older files
     error: str | None = None
     pending: bool = False
 
@@ -23,7 +24,7 @@ class MetricScore(ArtifactModel):
 class UnitScores(RootModel[dict[str, MetricScore]]):
     """The whole file: metric name -> its result."""
 
-    def to_data(self) -> dict[str, JsonObject]:
+    def to_data(self) -> JSONObject:
         return {name: score.to_data() for name, score in self.root.items()}
 
     def __getitem__(self, metric: str) -> MetricScore:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from voxeval.runformat.base import ArtifactModel, JsonObject, Number
+from voxeval.runformat.base import ArtifactModel, Number, StoredJson
 
 SUMMARY_FILE = "summary.json"
 
@@ -102,9 +102,9 @@ class RunSummary(ArtifactModel):
     usage: UsageSummary | None = None
     units: UnitCounts = Field(default_factory=UnitCounts)
     comparisons: dict[str, dict[str, int]] = Field(default_factory=dict)  # status counts
-    costs: JsonObject | None = None  # report/costs.json (docs/runs.md#costs)
+    costs: StoredJson | None = None  # report/costs.json (docs/runs.md#costs)
 
-    def section(self, name: str) -> JsonObject | None:
+    def section(self, name: str) -> StoredJson | None:
         """A protocol's or comparison step's own top-level section (e.g. ``pairwise``)."""
         value = (self.model_extra or {}).get(name)
         return value if isinstance(value, dict) else None

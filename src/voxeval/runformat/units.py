@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from voxeval.runformat.base import ArtifactModel, JsonObject, Number
+from voxeval.runformat.base import ArtifactModel, Number, StoredJson
 
 REPLY_FILE = "reply.json"
 DIALOGUE_FILE = "dialogue.json"
@@ -38,7 +38,7 @@ class ReplyFile(ArtifactModel):
     has_audio: bool = False
     audio_s: Number | None = None
     timing: dict[str, Number | None] = Field(default_factory=dict)  # measured: wall_s, ...
-    details: JsonObject | None = Field(default_factory=dict)  # null in some older files
+    details: StoredJson | None = Field(default_factory=dict)  # null in some older files
     system_fault: SystemFaultRecord | None = None
 
 

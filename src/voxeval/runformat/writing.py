@@ -7,10 +7,9 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
+from voxeval.json_types import JSONObject, JSONReadValue
 from voxeval.runformat.base import (
     ArtifactModel,
-    JsonObject,
-    JsonValue,
     ordered_like,
     parse_artifact,
 )
@@ -20,9 +19,9 @@ from voxeval.runformat.summary import RunSummary
 
 def record_data(
     model: type[ArtifactModel] | type[UnitScores],
-    data: Mapping[str, JsonValue],
+    data: Mapping[str, JSONReadValue],
     where: str | Path,
-) -> JsonObject:
+) -> JSONObject:
     """``data`` validated as ``model`` (an ``ArtifactFormatError`` names ``where`` and the
     field) and dumped back from the model. Unit files are written with sorted keys, so the
     model's field order does not reach the file (``summary_text`` keeps ``data``'s order)."""
@@ -30,7 +29,7 @@ def record_data(
     return parsed.to_data()
 
 
-def summary_text(data: Mapping[str, JsonValue], where: str | Path) -> str:
+def summary_text(data: Mapping[str, JSONReadValue], where: str | Path) -> str:
     """``report/summary.json``'s text, written through ``RunSummary``."""
     dumped = ordered_like(record_data(RunSummary, data, where), data)
     return json.dumps(dumped, indent=2, default=str, allow_nan=False) + "\n"

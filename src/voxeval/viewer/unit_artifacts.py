@@ -12,7 +12,7 @@ from typing import Any
 
 import soundfile as sf
 
-from voxeval.json_types import JSONReadValue, JSONValue
+from voxeval.json_types import JSONObject, JSONReadValue, JSONValue
 from voxeval.runformat import (
     CALL_FILE,
     DIALOGUE_FAULT_FILE,
@@ -23,7 +23,6 @@ from voxeval.runformat import (
     CallFile,
     DialogueFaultFile,
     DialogueFile,
-    JsonObject,
     ReplyFile,
     read_json_artifact,
 )
@@ -155,7 +154,7 @@ def _read_json(path: Path, unreadable: dict[str, str]) -> JSONValue:
 
 def _read_artifact(
     path: Path, model: type[ArtifactModel], unreadable: dict[str, str]
-) -> JsonObject | None:
+) -> JSONObject | None:
     """A unit record read through its run-format model (``reply.json``, ``call.json``,
     ``dialogue.json``, ``system_fault.json``); one that does not validate is listed as
     unreadable with the field at fault, never shown half-understood."""
