@@ -71,6 +71,23 @@ def test_the_worker_store_refuses_index_reads_and_writes(tmp_path) -> None:
         worker_store.run_yaml.update_extra({"x": 1})
 
 
+def test_the_worker_store_is_a_whole_run_store_without_an_index(tmp_path) -> None:
+    # built by RunStore's own constructor (it once skipped it and lacked parts of a store)
+    store, units, _ = planned_run(tmp_path)
+    worker_store = journal_store(store.run_dir)
+    assert isinstance(worker_store, RunStore) and worker_store.index_url == ""
+    assert worker_store.folder.unit_dir(units[0]) == store.folder.unit_dir(units[0])
+    assert worker_store.run_yaml.data()["run_id"] == store.run_id  # reads run.yaml
+    assert not worker_store.recorder.waits_for_commit
+    with worker_store.reading_once(), pytest.raises(RuntimeError, match="only the driver"):
+        worker_store.usage.summary()
+    with pytest.raises(RuntimeError, match="only the driver"):
+        worker_store.scores.load()
+    with pytest.raises(TypeError, match="journal_store"):
+        journal_of(store)  # the driver's store keeps no journal
+    worker_store.close()
+
+
 def test_a_failure_in_the_worker_is_recorded_by_the_driver(tmp_path) -> None:
     store, units, _ = planned_run(tmp_path)
     unit = units[0]
