@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import BaseModel
 
 from voxeval import atomic_files
+from voxeval.json_types import JSONReadObject, JSONReadValue
 from voxeval.redaction import redact_env_secrets, scrub
 from voxeval.runformat import FORMAT_VERSION, RunManifest, parse_artifact
 from voxeval.store.provenance import environment, now_iso
@@ -73,7 +75,7 @@ class RunFile:
         with self._lock:
             return dict(self._doc)
 
-    def update(self, changes: Mapping[str, Any]) -> None:
+    def update(self, changes: JSONReadObject) -> None:
         self._refuse_if_read_only()
         with self._lock:
             self._doc.update(changes)
@@ -90,11 +92,13 @@ class RunFile:
         config = self.data().get("config")
         return dict(config) if isinstance(config, dict) else None
 
-    def write_provenance(self, config: Any, extra: Mapping[str, Any] | None = None) -> None:
+    def write_provenance(
+        self, config: BaseModel | Mapping[str, JSONReadValue], extra: JSONReadObject | None = None
+    ) -> None:
         """Record the resolved config, versions, platform, git commit, seed and start time.
         On resume the first start time is kept and the resume time appended."""
         self._refuse_if_read_only()
-        dumped = config.model_dump(mode="json") if hasattr(config, "model_dump") else dict(config)
+        dumped = config.model_dump(mode="json") if isinstance(config, BaseModel) else dict(config)
         changes: dict[str, Any] = {
             "voxeval_version": voxeval_version(),
             "config": dumped,
@@ -111,13 +115,13 @@ class RunFile:
             self._doc.update(changes)
             self._write_file(self._doc)
 
-    def update_extra(self, changes: Mapping[str, Any]) -> None:
+    def update_extra(self, changes: JSONReadObject) -> None:
         self._refuse_if_read_only()
         with self._lock:
             self._doc["extra"] = {**dict(self._doc.get("extra") or {}), **dict(changes)}
             self._write_file(self._doc)
 
-    def add_model_identity(self, kind: str, identity: Mapping[str, Any]) -> None:
+    def add_model_identity(self, kind: str, identity: JSONReadObject) -> None:
         self._refuse_if_read_only()
         clean = scrub(dict(identity))
         with self._lock:

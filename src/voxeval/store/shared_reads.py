@@ -24,7 +24,7 @@ class SharedReads:
         """Within the block, each whole-run read queries the index once and later calls share
         that result. Meant for blocks that only read (writes made inside are not seen by the
         shared results). Only the calling thread shares them."""
-        outer = self._snapshot
+        outer = getattr(self._snapshots, "current", None)
         if outer is None:
             self._snapshots.current = {}
         try:
@@ -36,16 +36,12 @@ class SharedReads:
     @property
     def active(self) -> bool:
         """True inside ``reading_once`` (on the calling thread)."""
-        return self._snapshot is not None
-
-    @property
-    def _snapshot(self) -> dict[str, list[object]] | None:
-        current: dict[str, list[object]] | None = getattr(self._snapshots, "current", None)
-        return current
+        return getattr(self._snapshots, "current", None) is not None
 
     def read(self, name: str, read: Callable[[], list[T]]) -> list[T]:
         """``read()``, or inside ``reading_once`` the block's shared result (a new list)."""
-        snapshot = self._snapshot
+        # name -> the block's result of that read (of whatever type its function reads)
+        snapshot: dict[str, list[object]] | None = getattr(self._snapshots, "current", None)
         if snapshot is None:
             return read()
         if name not in snapshot:

@@ -12,6 +12,10 @@ from voxeval.store.shared_reads import SharedReads
 from voxeval.store.unit_writes import UnitWrites
 from voxeval.store.usage import MODEL_AMOUNTS, summarize_model_usage, summarize_usage
 
+# A model_usage row: unit_key, system, component, kind, provider, model (text) and the
+# amounts of ``MODEL_AMOUNTS`` (counts, seconds; None in rows older than the amount).
+ModelUsageRow = dict[str, str | int | float | None]
+
 
 class UsageIndex:
     """The usage rows of one run (``RunStore.usage``)."""
@@ -48,11 +52,11 @@ class UsageIndex:
         summary["by_model"] = summarize_model_usage(self.model_rows())
         return summary
 
-    def model_rows(self) -> list[dict[str, Any]]:
+    def model_rows(self) -> list[ModelUsageRow]:
         """Every ``model_usage`` row of the run (plan order is not kept: records append)."""
         return self.reads.read("model_usage", self._read_model_rows)
 
-    def _read_model_rows(self) -> list[dict[str, Any]]:
+    def _read_model_rows(self) -> list[ModelUsageRow]:
         self.writes.flush()  # rows still queued for the next commit
         t = model_usage_table
         names = ("unit_key", "system", "component", "kind", "provider", "model", *MODEL_AMOUNTS)
