@@ -5,21 +5,26 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
+from datetime import datetime
 
 from sqlalchemy import func, select
 
 from voxeval import atomic_files
+from voxeval.json_types import JSONValue
 from voxeval.redaction import redact_env_secrets, scrub
 from voxeval.runformat import UnitScores, record_data
 from voxeval.scoring.score import Score
 from voxeval.store import layout
-from voxeval.store.batched_writes import Params, Rows
+from voxeval.store.batched_writes import Rows
 from voxeval.store.index import RunIndex, scores_table, units_table, utcnow
 from voxeval.store.records import ScoreRow, UnitLike
 from voxeval.store.run_folder import RunFolder
 from voxeval.store.shared_reads import SharedReads
 from voxeval.store.unit_statements import DELETE_SCORE, INSERT_SCORES
 from voxeval.store.unit_writes import UnitWrites
+
+# One row of the scores table as written: text, numbers, the details (JSON) and a time.
+ScoreParams = dict[str, JSONValue | datetime]
 
 
 class ScoreIndex:
@@ -67,7 +72,7 @@ class ScoreIndex:
             ).scalars()
             return set(rows)
 
-    def write_file(self, unit: UnitLike, scores: Mapping[str, Score]) -> list[Params]:
+    def write_file(self, unit: UnitLike, scores: Mapping[str, Score]) -> list[ScoreParams]:
         """Merge ``scores`` into the unit's ``scores.json`` (atomically); returns their index
         rows."""
         path = self.folder.unit_dir(unit) / layout.SCORES_FILE
@@ -93,7 +98,7 @@ class ScoreIndex:
         return rows
 
     def replace_writes(
-        self, unit: UnitLike, scores: Mapping[str, Score], rows: list[Params]
+        self, unit: UnitLike, scores: Mapping[str, Score], rows: list[ScoreParams]
     ) -> list[Rows]:
         """The writes that replace the unit's index rows of ``scores`` with ``rows``."""
         run_id = self.index.run_id
