@@ -155,7 +155,7 @@ def standard_summary(
     cluster_unit: str = "item",
 ) -> dict[str, dict[str, Any]]:
     """Per-system summary of ``rows``. ``metrics`` restricts (and orders) the metrics reported;
-    None = every metric present. ``units`` (``RunStore.status_counts()``) adds unit counts,
+    None = every metric present. ``units`` (``RunStore.units.status_counts()``) adds unit counts,
     so systems whose units all failed still appear. ``clusters`` maps item ids to their
     independent unit, named ``cluster_unit`` in the report (see the module doc)."""
     rows = list(rows)
