@@ -11,6 +11,7 @@ from rich.console import Console
 
 from tests.protocols.test_live_call import write_config
 from voxeval.config import load_run_config
+from voxeval.providers.usage_meter import ModelUsage
 from voxeval.runner import run_evaluation
 from voxeval.runner.execute import first_items, open_context
 from voxeval.runner.faults import RetryPolicy
@@ -117,6 +118,8 @@ def test_usage_and_identities_are_journaled_then_applied(tmp_path) -> None:
     worker_store.recorder.start(unit)
     worker_store.recorder.record_usage(unit, "judge", 2, 10, 5, 0.25, 1, requests=3, retries=1)
     worker_store.recorder.add_model_identity("mos", {"provider": "dnsmos", "model": "sig_bak_ovr"})
+    used = {("llm", "openai", "judge-model"): ModelUsage(calls=2, prompt_tokens=10, audio_in_s=1.5)}
+    worker_store.recorder.record_model_usage(unit, "judge", used)
     journal = journal_of(worker_store).take_journal(unit)
     assert journal_of(worker_store).take_journal(unit) == []  # taken once
     assert store.usage.summary()["total"]["calls"] == 0
@@ -125,6 +128,13 @@ def test_usage_and_identities_are_journaled_then_applied(tmp_path) -> None:
     judge = store.usage.summary()["by_provider"]["judge"]
     assert (judge["calls"], judge["requests"], judge["retries"]) == (2, 3, 1)
     assert judge["prompt_tokens"] == 10 and judge["parse_failures"] == 1
+    (row,) = store.usage.model_rows()
+    assert (row["component"], row["model"], row["calls"], row["audio_in_s"]) == (
+        "judge",
+        "judge-model",
+        2,
+        1.5,
+    )
     assert store.run_yaml.data()["models"]["mos"] == [
         {"provider": "dnsmos", "model": "sig_bak_ovr"}
     ]
