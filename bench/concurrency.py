@@ -288,7 +288,7 @@ def assert_all_done(run_dir: Path, items: int) -> None:
 
     store = RunStore(run_dir)
     try:
-        done = len(store.finished_keys())
+        done = len(store.units.finished_keys())
     finally:
         store.close()
     assert done == items, f"{done} of {items} units done"

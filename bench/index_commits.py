@@ -39,14 +39,16 @@ MODEL = SimpleNamespace(
 def finish_together(store: RunStore, units: list[WorkUnit]) -> None:
     """What ``units`` finishing during one commit do, then that commit."""
     scores = {name: Score(value=1.0) for name in METRICS}
-    committer = store.committer
+    committer = store.writes.committer
     committer._leading = True  # a commit under way: every write below queues
     try:
         done = []
         for unit in units:
-            store.record_usage(unit, "system:bench", 1, 12, 30, 0.0, requests=1)
-            store.record_model_usage(unit, "system:bench", {("system", "http", "m"): MODEL})
-            done.append(store.complete_later(unit, scores))
+            store.recorder.record_usage(unit, "system:bench", 1, 12, 30, 0.0, requests=1)
+            store.recorder.record_model_usage(
+                unit, "system:bench", {("system", "http", "m"): MODEL}
+            )
+            done.append(store.units.complete_later(unit, scores))
     finally:
         committer._leading = False
     store.flush()
@@ -63,9 +65,9 @@ def measure(batch: int, rounds: int, root: Path) -> tuple[float, float]:
 def _measure_in(store: RunStore, batch: int, rounds: int) -> tuple[float, float]:
     passes = 3
     units = [WorkUnit(f"q{i}", "bench", 0, "clean", "c") for i in range(batch * rounds * passes)]
-    store.record_items(units)
+    store.units.record_items(units)
     for unit in units:
-        store.start(unit)
+        store.recorder.start(unit)
     statements = [0]
 
     def count(*_: object) -> None:

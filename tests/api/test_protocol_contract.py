@@ -32,10 +32,10 @@ class Minimal(EvaluationProtocol):
         return [WorkUnit("a", system.name) for system in ctx.config.systems]
 
     def interact(self, unit: WorkUnit, ctx: RunContext) -> None:
-        write_json_atomic(ctx.store.unit_dir(unit) / "reply.json", {"text": "hello"})
+        write_json_atomic(ctx.store.folder.unit_dir(unit) / "reply.json", {"text": "hello"})
 
     def score(self, unit: WorkUnit, ctx: RunContext, metrics: list[str] | None) -> dict[str, Score]:
-        reply = read_json(ctx.store.unit_dir(unit) / "reply.json")
+        reply = read_json(ctx.store.folder.unit_dir(unit) / "reply.json")
         return {"length": Score(float(len(reply["text"])))}
 
 
@@ -62,13 +62,13 @@ def test_the_required_steps_are_enough_for_every_hook(tmp_path: Path) -> None:
     protocol = Minimal()
     ctx = make_ctx(tmp_path, protocol)
     (unit,) = protocol.plan(ctx)
-    ctx.store.record_items([unit])
+    ctx.store.units.record_items([unit])
     # the default interact_async commits the start (the attempt counts) and interacts
     asyncio.run(protocol.interact_async(unit, ctx))
-    (record,) = ctx.store.units()
+    (record,) = ctx.store.units.records()
     assert (record.status, record.attempts) == ("running", 1)
-    assert read_json(ctx.store.unit_dir(unit) / "reply.json") == {"text": "hello"}
-    ctx.store.complete(unit, protocol.score(unit, ctx, None))
+    assert read_json(ctx.store.folder.unit_dir(unit) / "reply.json") == {"text": "hello"}
+    ctx.store.units.complete(unit, protocol.score(unit, ctx, None))
 
     assert protocol.comparison_steps == () and protocol.uses_system_call_slots is False
     assert protocol.record_type is None and protocol.system_needs is None
@@ -90,10 +90,10 @@ def test_report_sections_come_from_the_protocols_hooks(tmp_path: Path) -> None:
     protocol = Speaking()
     ctx = make_ctx(tmp_path, protocol)
     (unit,) = protocol.plan(ctx)
-    ctx.store.record_items([unit])
-    ctx.store.start(unit)
+    ctx.store.units.record_items([unit])
+    ctx.store.recorder.start(unit)
     protocol.interact(unit, ctx)
-    ctx.store.complete(unit, protocol.score(unit, ctx, None))
+    ctx.store.units.complete(unit, protocol.score(unit, ctx, None))
     summary = build_summary(ctx)
     assert summary["confounded"] == {"gender": {"engines": ["piper"], "separated": False}}
     assert "\na,q7,child,,,s,0,clean,,length,5.0," in scores_csv(ctx)

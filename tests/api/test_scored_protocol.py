@@ -66,7 +66,7 @@ class Spoken(ScoredProtocol[Said, AttributedProvider]):
         return AttributedProvider(Echo(), "judge", ("chat",))
 
     def stored_unit(self, unit: WorkUnit, ctx: RunContext) -> StoredUnit[Said]:
-        stored = read_json(ctx.store.unit_dir(unit) / "reply.json")
+        stored = read_json(ctx.store.folder.unit_dir(unit) / "reply.json")
         if stored is None:
             return StoredUnit(unscorable="no reply.json")
         return StoredUnit(
@@ -92,11 +92,11 @@ def scored(
     config = RunConfig(suite="x", systems=[{"name": "s", "type": "scripted"}])
     ctx = RunContext(config=config, store=RunStore(tmp_path / "run"), seed=1, protocol=protocol)
     unit = WorkUnit("a", "s")
-    ctx.store.record_items([unit])
+    ctx.store.units.record_items([unit])
     if reply is not None:
-        write_json_atomic(ctx.store.unit_dir(unit) / "reply.json", reply)
+        write_json_atomic(ctx.store.folder.unit_dir(unit) / "reply.json", reply)
     scores = protocol.score(unit, ctx, metrics)
-    usage = ctx.store.usage_summary()
+    usage = ctx.store.usage.summary()
     ctx.store.close()
     return scores, usage
 

@@ -54,7 +54,7 @@ def arena_context(
     units = []
     for (dialogue, system), texts in replies.items():
         unit = WorkUnit(dialogue, system, 0, "clean", dimension)
-        write_dialogue(store.unit_dir(unit), unit, texts)
+        write_dialogue(store.folder.unit_dir(unit), unit, texts)
         scores = {}
         if rubric and (dialogue, system) in rubric:
             scores["rubric"] = Score(value=rubric[(dialogue, system)])
@@ -63,7 +63,7 @@ def arena_context(
             scores["rubric"] = Score(
                 value=sum(values.values()) / len(values), details={"criteria": values}
             )
-        store.complete(unit, scores)
+        store.units.complete(unit, scores)
         units.append(unit)
     return RunContext(config=run_config, store=store, seed=run_config.seed), units
 

@@ -30,7 +30,7 @@ def store_rows(store: RunStore, rows: Iterable[ScoreRow]) -> None:
             pending=row.pending,
         )
     for unit, scores in by_unit.items():
-        store.complete(unit, scores)
+        store.units.complete(unit, scores)
 
 
 def stored_context(

@@ -255,7 +255,7 @@ def test_a_unit_failing_every_attempt_fails_on_our_side(tmp_path: Path) -> None:
         result = CliRunner().invoke(app, ["run", str(config), "--out", str(out)])
         assert result.exit_code == 1, result.output
         assert "failed (simulator): 1 unit" in result.output
-        (failed,) = RunStore(out).units("failed")
+        (failed,) = RunStore(out).units.records("failed")
         assert (failed.cause, failed.attempts) == ("simulator", 1)  # the runner did not retry
         assert "simulation validation failed on all 2 attempt(s)" in (failed.error or "")
         unit = out / "items" / "book-1" / "bot" / "0"

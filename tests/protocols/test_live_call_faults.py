@@ -166,7 +166,7 @@ def test_a_breaking_caller_is_retried_then_the_unit_fails_with_its_cause(tmp_pat
     assert "failed (simulator): 2 units" in result.output
     assert "retrying" in result.output
     store = RunStore(out)
-    failed = store.units("failed")
+    failed = store.units.records("failed")
     assert [(u.item_id, u.cause, u.attempts) for u in failed] == [
         (FAILING, "simulator", 3),
         (FAILING, "simulator", 3),

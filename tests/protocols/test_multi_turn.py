@@ -323,7 +323,7 @@ def test_interrupted_unit_goes_on_from_the_first_unanswered_turn(tmp_path, world
     system.reply = flaky  # type: ignore[method-assign]
     with pytest.raises(HarnessFault):
         protocol.interact(unit, ctx)
-    folder = ctx.store.unit_dir(unit)
+    folder = ctx.store.folder.unit_dir(unit)
     partial = json.loads((folder / "turns.partial.json").read_text())
     assert [t["index"] for t in partial["turns"]] == [1]
     assert not (folder / "dialogue.json").exists()

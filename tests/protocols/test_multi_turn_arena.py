@@ -271,7 +271,7 @@ def test_a_judge_that_is_down_leaves_the_comparison_pending(tmp_path: Path) -> N
 def test_a_missing_dialogue_file_fails_naming_it(tmp_path: Path) -> None:
     replies = {("d1", "alpha"): ["good"], ("d1", "beta"): ["poor"]}
     ctx, units = arena_context(tmp_path, replies, judge_url="http://127.0.0.1:9/v1")
-    (ctx.store.unit_dir(units[1]) / "dialogue.json").unlink()
+    (ctx.store.folder.unit_dir(units[1]) / "dialogue.json").unlink()
     (comparison,) = arena_comparisons(ctx, units)
     result = compare_arena(comparison, ctx)
     assert result.status == "failed" and result.cause == "input"
@@ -359,7 +359,7 @@ def test_audio_mode_renders_one_file_per_order_with_timed_segments(tmp_path: Pat
             tmp_path, replies, arena={"mode": "audio"}, audio_judge=judge_spec(server.url)
         )
         for unit in units:
-            folder = ctx.store.unit_dir(unit)
+            folder = ctx.store.folder.unit_dir(unit)
             users = [
                 tone(tmp_path / f"{unit.system}_u{n}.wav", hz[(unit.system, n)]) for n in (1, 2)
             ]

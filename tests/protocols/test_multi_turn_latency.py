@@ -20,7 +20,7 @@ def test_reply_timings_give_histograms_and_turn_means(tmp_path: Path) -> None:
     ctx, units = arena_context(tmp_path, replies, rubric={key: 0.5 for key in replies})
     seconds = {"d1": [0.4, 1.0], "d2": [0.6, 1.4]}
     for unit in units:
-        path = ctx.store.unit_dir(unit) / DIALOGUE_FILE
+        path = ctx.store.folder.unit_dir(unit) / DIALOGUE_FILE
         stored = json.loads(path.read_text())
         for turn, value in zip(stored["turns"], seconds[unit.item_id], strict=True):
             turn["timing"] = {"total_s": value, "wall_s": value + 0.1}

@@ -255,7 +255,7 @@ def test_rescore_reads_the_stored_reply_and_names_a_missing_one(tmp_path, world)
 def outcome_keys(out: Path) -> list[str]:
     from voxeval.store import RunStore
 
-    return [u.key for u in RunStore(out).units()]
+    return [u.key for u in RunStore(out).units.records()]
 
 
 @pytest.mark.models

@@ -48,12 +48,15 @@ def stored_run(tmp_path: Path, order: tuple[str, str] = ("A", "B")) -> tuple[Run
                 Score.not_run("the judge gave no readable score"),
                 "duration": Score(1.0 if system == "A" else 2.0),
             }  # fmt: skip
-            store.complete(WorkUnit(item, system, 0, "clean", "SR"), scores)
+            store.units.complete(WorkUnit(item, system, 0, "clean", "SR"), scores)
     return store, config
 
 
 def compare_all(store: RunStore, config: Any) -> list[Any]:
-    units = [WorkUnit(r.item_id, r.system, r.trial, r.condition, r.category) for r in store.units()]
+    units = [
+        WorkUnit(r.item_id, r.system, r.trial, r.condition, r.category)
+        for r in store.units.records()
+    ]
     comparisons = pairwise_comparisons(config, units)
     for comparison in comparisons:
         result = compare_pair(comparison, store, ["checklist", "wer", "duration"])
@@ -99,7 +102,7 @@ def test_swapping_the_systems_gives_one_minus_the_win_rate(tmp_path: Path) -> No
 
 def test_a_pending_input_score_makes_the_comparison_pending(tmp_path: Path) -> None:
     store, config = stored_run(tmp_path)
-    store.save_scores(
+    store.scores.save(
         WorkUnit("q2__v1__clean", "B", 0, "clean", "SR"),
         {"checklist": Score.pending_retry("judge: EndpointError: HTTP 500")},
     )

@@ -56,7 +56,7 @@ def test_cascade_unit_records_the_audio_its_asr_heard_and_its_tts_spoke(tmp_path
         result = CliRunner().invoke(app, ["run", str(tmp_path / "run.yaml"), "--out", str(out)])
     assert result.exit_code == 0, result.output
     store = RunStore(out)
-    rows = {(r["component"], r["kind"], r["provider"]): r for r in store.model_usage_rows()}
+    rows = {(r["component"], r["kind"], r["provider"]): r for r in store.usage.model_rows()}
     unit_dir = next((out / "items").glob("q1__*/cascade/0"))
     heard = read_audio(unit_dir / "user.wav").duration
     spoke = read_audio(unit_dir / "assistant.wav").duration
@@ -67,7 +67,7 @@ def test_cascade_unit_records_the_audio_its_asr_heard_and_its_tts_spoke(tmp_path
     assert tts["audio_out_s"] == pytest.approx(spoke, abs=1e-3) and spoke > 0.5
     assert (llm["model"], llm["prompt_tokens"], llm["completion_tokens"]) == ("tiny-llm", 40, 7)
     assert llm["requests"] == 1 and asr["requests"] == 0
-    usage = store.usage_summary()
+    usage = store.usage.summary()
     component = usage["by_provider"]["system:cascade"]
     assert component["audio_in_s"] == pytest.approx(heard, abs=1e-3)
     assert component["audio_out_s"] == pytest.approx(spoke, abs=1e-3)

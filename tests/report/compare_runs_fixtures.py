@@ -90,9 +90,9 @@ def stored_run(
         judge=judge,
     )
     store = RunStore(tmp / name)
-    store.write_provenance(config)
+    store.run_yaml.write_provenance(config)
     store_rows(store, rows)
     for unit in failed:
-        store.record_failure(unit, RuntimeError("caller simulator down"), cause="simulator")
+        store.units.record_failure(unit, RuntimeError("caller simulator down"), cause="simulator")
     store.close()
     return tmp / name

@@ -72,7 +72,7 @@ class ComparingToy(ToyProtocol):
         log(ctx, f"compare {comparison.key}")
         if comparison.key == suite_data(ctx).get("interrupt_compare") and not healed(ctx):
             raise KeyboardInterrupt
-        a, b = (ctx.store.unit_scores(u.key) for u in comparison.units)
+        a, b = (ctx.store.scores.of_unit(u.key) for u in comparison.units)
         if a["judge"].pending or b["judge"].pending:
             return ComparisonResult.pending_retry("input score pending: judge")
         log(ctx, f"compared {comparison.key}")

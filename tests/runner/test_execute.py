@@ -68,30 +68,30 @@ def test_resume_after_interrupt_does_not_redo_finished_units(tmp_path: Path) -> 
     with pytest.raises(KeyboardInterrupt):
         run_evaluation(config, tmp_path / "run")
     store = RunStore(tmp_path / "run")
-    done_before = store.finished_keys()
+    done_before = store.units.finished_keys()
     assert 0 < len(done_before) < 24
     Path(f"{log}.heal").touch()
     run_evaluation(config, tmp_path / "run")
     counts = log_counts(log, "interact")
     assert all(counts[key] == 1 for key in done_before)
-    assert len(RunStore(tmp_path / "run").finished_keys()) == 24
+    assert len(RunStore(tmp_path / "run").units.finished_keys()) == 24
 
 
 def test_failed_units_are_recorded_and_retried_on_resume(tmp_path: Path) -> None:
     config_path, log = make_run(tmp_path, fail_items=["q01"])
     run_dir = run_evaluation(load_run_config(config_path), tmp_path / "run")
     store = RunStore(run_dir)
-    failed = store.units("failed")
+    failed = store.units.records("failed")
     assert len(failed) == 4 and all("toy failure on q01" in (u.error or "") for u in failed)
     unit = WorkUnit(failed[0].item_id, failed[0].system, failed[0].trial, failed[0].condition)
-    assert "RuntimeError" in (store.unit_dir(unit) / "error.txt").read_text()
+    assert "RuntimeError" in (store.folder.unit_dir(unit) / "error.txt").read_text()
     summary = json.loads((run_dir / "report" / "summary.json").read_text())
     assert summary["systems"]["echo"]["units"]["failed"] == 4
     Path(f"{log}.heal").touch()
     run_evaluation(load_run_config(config_path), run_dir)
     counts = log_counts(log, "interact")
     assert {k: v for k, v in counts.items() if v > 1} == {u.key: 2 for u in failed}
-    assert store.units("failed") == []
+    assert store.units.records("failed") == []
 
 
 def test_limit_keeps_first_items(tmp_path: Path) -> None:

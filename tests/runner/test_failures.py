@@ -42,8 +42,8 @@ def test_harness_fault_is_retried_with_backoff_then_succeeds(tmp_path: Path) -> 
     assert log_counts(log, "interact")["q01|clean|echo|0"] == 3
     assert sleeps == [0.5, 1.0]  # doubling back-off between the three attempts
     store = RunStore(run_dir)
-    assert len(store.finished_keys()) == 6
-    assert store.units()[1].attempts == 3
+    assert len(store.units.finished_keys()) == 6
+    assert store.units.records()[1].attempts == 3
     assert run_health(store).exit_code() == 0
 
 
@@ -52,7 +52,7 @@ def test_persistent_harness_fault_fails_the_unit_with_its_cause(tmp_path: Path) 
     run_dir = run_evaluation(load_run_config(config), tmp_path / "run", retry=NO_WAIT)
     assert log_counts(log, "interact")["q01|clean|echo|0"] == 3  # tried, then given up
     store = RunStore(run_dir)
-    failed = store.units("failed")
+    failed = store.units.records("failed")
     assert [(u.item_id, u.cause) for u in failed] == [("q01", "simulator"), ("q04", "simulator")]
     assert "HarnessFault: toy caller broke on q01" in (failed[0].error or "")
     echo = summary_of(run_dir)["systems"]["echo"]
@@ -70,14 +70,14 @@ def test_other_errors_fail_at_once_without_retries(tmp_path: Path) -> None:
     config, log = toy_run(tmp_path, fail_items=["q02"])
     run_dir = run_evaluation(load_run_config(config), tmp_path / "run", retry=NO_WAIT)
     assert log_counts(log, "interact")["q02|clean|echo|0"] == 1  # a bug is not retried
-    assert [u.cause for u in RunStore(run_dir).units("failed")] == ["internal"]
+    assert [u.cause for u in RunStore(run_dir).units.records("failed")] == ["internal"]
 
 
 def test_system_fault_is_scored_and_counted_per_cause(tmp_path: Path) -> None:
     config, _ = toy_run(tmp_path, system_faults={"q01": "timeout", "q03": "disconnect"})
     run_dir = run_evaluation(load_run_config(config), tmp_path / "run")
     store = RunStore(run_dir)
-    units = {u.item_id: u for u in store.units()}
+    units = {u.item_id: u for u in store.units.records()}
     assert all(u.status == "done" for u in units.values())
     assert (units["q01"].system_fault, units["q03"].system_fault) == ("timeout", "disconnect")
     assert "toy system failed on q01" in (units["q01"].error or "")
@@ -101,8 +101,8 @@ def test_pending_scores_are_retried_by_the_next_run_without_calling_the_system(
     config, log = toy_run(tmp_path, judge_down=True)
     run_dir = run_evaluation(load_run_config(config), tmp_path / "run")
     store = RunStore(run_dir)
-    assert len(store.finished_keys()) == 6  # done: the system's part is finished
-    assert store.pending_metrics() == {f"q0{i}|clean|echo|0": ["judge"] for i in range(6)}
+    assert len(store.units.finished_keys()) == 6  # done: the system's part is finished
+    assert store.scores.pending_metrics() == {f"q0{i}|clean|echo|0": ["judge"] for i in range(6)}
     scores = json.loads((run_dir / "items" / "q00" / "echo" / "0" / "scores.json").read_text())
     assert scores["judge"]["pending"] is True and scores["judge"]["value"] is None
     assert summary_of(run_dir)["systems"]["echo"]["units"]["pending_metrics"] == 6
@@ -117,7 +117,7 @@ def test_pending_scores_are_retried_by_the_next_run_without_calling_the_system(
     echo = summary_of(run_dir)["systems"]["echo"]
     assert echo["overall"]["judge"] == {**echo["overall"]["judge"], "mean": 7.0, "n": 6}
     assert echo["units"]["pending_metrics"] == 0
-    assert RunStore(run_dir).pending_metrics() == {}
+    assert RunStore(run_dir).scores.pending_metrics() == {}
     assert run_health(RunStore(run_dir)).exit_code() == 0
 
 
@@ -174,7 +174,7 @@ def test_pending_scores_give_exit_1_for_run_and_score(tmp_path: Path) -> None:
     Path(f"{log}.heal").touch()
     result = cli.invoke(app, ["score", str(out), "--metrics", "parity"])
     assert result.exit_code == 0, result.output  # the pending judge scores were retried too
-    assert RunStore(out).pending_metrics() == {}
+    assert RunStore(out).scores.pending_metrics() == {}
 
 
 @pytest.mark.parametrize("attempts", [0, -1])

@@ -170,7 +170,7 @@ def run(config: Path, out: Path) -> Any:
 
 
 def check_usage_equals_server_view(out: Path, servers: dict[str, RecordingServer]) -> None:
-    usage = RunStore(out).usage_summary()
+    usage = RunStore(out).usage.summary()
     by_provider = usage["by_provider"]
     expected = {
         "system:web": server_view(servers["system"], TRANSPORT, RETRIES["system"]),
@@ -209,14 +209,14 @@ def test_a_run_with_20_percent_faults_everywhere_ends_honestly(
         assert 0.1 <= rate <= 0.35, (name, rate)
 
     store = RunStore(out)
-    units = store.units()
+    units = store.units.records()
     assert len(units) == 2 * ITEMS * TRIALS
     for unit in units:  # scored, or failed with its cause: nothing vanished
         assert unit.status in ("done", "failed"), unit
         if unit.status == "failed":
             assert unit.cause and unit.error, unit
-    pending = store.pending_metrics()
-    for rows in store.load_scores():
+    pending = store.scores.pending_metrics()
+    for rows in store.scores.load():
         if rows.pending:
             assert rows.error and ("EndpointError" in rows.error or "Fault" in rows.error)
     faults = Counter(u.system_fault for u in units if u.system_fault)
@@ -224,7 +224,7 @@ def test_a_run_with_20_percent_faults_everywhere_ends_honestly(
     assert pending or failed, "the first run should leave work for the second"
     assert first.exit_code == 1  # something failed or is pending
     for unit in units:  # a system fault is the system's result, stored with its cause
-        reply = json.loads((store.unit_dir(unit) / "reply.json").read_text())
+        reply = json.loads((store.folder.unit_dir(unit) / "reply.json").read_text())
         fault = reply.get("system_fault")
         assert (fault or {}).get("cause") == unit.system_fault
     assert set(faults) <= {"malformed_output", "no_audio", "timeout", "exception"}
@@ -238,8 +238,8 @@ def test_a_run_with_20_percent_faults_everywhere_ends_honestly(
     second = run(config, out)
     assert second.exit_code == 0, second.output
     store = RunStore(out)
-    assert store.pending_metrics() == {}
-    assert all(u.status == "done" for u in store.units())
+    assert store.scores.pending_metrics() == {}
+    assert all(u.status == "done" for u in store.units.records())
     if not newly_run:  # failed units are re-run; otherwise no system was called again
         assert {n: len(servers[n].posts()) for n in system_posts} == system_posts
     summary = json.loads((out / "report" / "summary.json").read_text())
@@ -301,7 +301,7 @@ def test_live_calls_with_faulty_agent_and_caller_endpoints(
             assert set(kinds) == set(FAULT_KINDS), (name, kinds)
 
         store = RunStore(out)
-        units = store.units()
+        units = store.units.records()
         assert len(units) == SCENARIOS * CALL_TRIALS
         failed = [u for u in units if u.status == "failed"]
         faulted = [u for u in units if u.status == "done" and u.system_fault]
@@ -311,14 +311,14 @@ def test_live_calls_with_faulty_agent_and_caller_endpoints(
         # The agent (the system under test) failed: a result, scored as a failure.
         assert faulted
         for unit in faulted:
-            scores = json.loads((store.unit_dir(unit) / "scores.json").read_text())
+            scores = json.loads((store.folder.unit_dir(unit) / "scores.json").read_text())
             assert scores["task_completion"]["value"] == 0.0
             assert scores["task_completion"]["details"]["system_fault"] == unit.system_fault
         assert first.exit_code == 1, first.output
         assert f"failed (simulator): {len(failed)} unit" in first.output
 
         def check_counts() -> None:
-            by_provider = RunStore(out).usage_summary()["by_provider"]
+            by_provider = RunStore(out).usage.summary()["by_provider"]
             for label, server, retries in (
                 ("system:clinic", agent, LIVE_RETRIES["agent"]),
                 ("simulator", caller, LIVE_RETRIES["caller"]),
@@ -332,7 +332,7 @@ def test_live_calls_with_faulty_agent_and_caller_endpoints(
         caller.heal()
         second = run(config, out)
         assert second.exit_code == 0, second.output
-        assert all(u.status == "done" for u in RunStore(out).units())
+        assert all(u.status == "done" for u in RunStore(out).units.records())
         check_counts()
     finally:
         agent.stop()

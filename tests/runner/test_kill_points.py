@@ -198,15 +198,15 @@ def test_resume_removes_what_a_failed_attempt_left_in_the_unit_folder(tmp_path: 
     run_dir = tmp_path / "run"
     run_evaluation(config, run_dir)
     store = RunStore(run_dir)
-    (failed,) = store.units(status="failed")
-    failed_dir = store.unit_dir(failed)
+    (failed,) = store.units.records(status="failed")
+    failed_dir = store.folder.unit_dir(failed)
     assert (failed_dir / "error.txt").is_file()
     (failed_dir / "notes-of-the-failed-attempt.json").write_text("{}")
 
     Path(f"{log}.heal").touch()
     run_evaluation(config, run_dir)
-    assert {u.status for u in RunStore(run_dir).units()} == {"done"}
-    healthy_dir = store.unit_dir(store.units()[0])
+    assert {u.status for u in RunStore(run_dir).units.records()} == {"done"}
+    healthy_dir = store.folder.unit_dir(store.units.records()[0])
     assert sorted(p.name for p in failed_dir.iterdir()) == sorted(
         p.name for p in healthy_dir.iterdir()
     )

@@ -61,7 +61,7 @@ def test_kill_9_then_resume(tmp_path: Path) -> None:
             started = (run_dir / "run.yaml").exists() and "config:" in (
                 run_dir / "run.yaml"
             ).read_text()
-            if started and len(RunStore(run_dir).finished_keys()) >= 4:
+            if started and len(RunStore(run_dir).units.finished_keys()) >= 4:
                 break
             assert child.poll() is None, "the run ended before it could be killed"
             time.sleep(0.05)
@@ -70,7 +70,7 @@ def test_kill_9_then_resume(tmp_path: Path) -> None:
     finally:
         if child.poll() is None:
             child.kill()
-    done_at_kill = RunStore(run_dir).finished_keys()
+    done_at_kill = RunStore(run_dir).units.finished_keys()
     assert 4 <= len(done_at_kill) < 12
     interacted_before = set(log_counts(log, "interact"))
 
@@ -81,7 +81,7 @@ def test_kill_9_then_resume(tmp_path: Path) -> None:
     redone = {key for key, n in counts.items() if n > 1}
     assert redone <= interacted_before - done_at_kill  # only units that were in flight
     assert len(redone) <= 2  # concurrency 2
-    assert len(RunStore(run_dir).finished_keys()) == 12
+    assert len(RunStore(run_dir).units.finished_keys()) == 12
 
 
 # -- real protocols, killed several times at random moments ------------------------------------

@@ -178,7 +178,7 @@ def test_ray_run_with_a_postgresql_index(ray_cluster, postgres_url, tmp_path) ->
     assert not (run_dir / "index.sqlite").exists()
     store = RunStore(run_dir, index_url=postgres_url)
     try:
-        assert len(store.finished_keys()) == 16
+        assert len(store.units.finished_keys()) == 16
     finally:
         store.close()
     assert (tmp_path / "local" / "report" / "scores.csv").read_text() == (

@@ -72,7 +72,7 @@ def test_no_resume_still_starts_over_in_a_run_folder_or_an_empty_one(tmp_path: P
     for out in (tmp_path / "empty", tmp_path / "run", tmp_path / "run"):
         result = cli.invoke(app, ["run", str(config), "--out", str(out), "--no-resume"])
         assert result.exit_code == 0, result.output
-    assert len(RunStore(tmp_path / "run").finished_keys()) == 2
+    assert len(RunStore(tmp_path / "run").units.finished_keys()) == 2
 
 
 # -- temporary files ----------------------------------------------------------------------
@@ -152,12 +152,12 @@ def test_resumed_single_turn_run_leaves_no_temporary_files_and_is_self_contained
         # As if the attempt had failed on voxeval's side: resume runs the unit again and links
         # the same rendered query onto the user.wav link already there.
         store = RunStore(out)
-        (unit,) = store.units()
-        store.finish(unit, "failed", "HarnessFault: simulated")
+        (unit,) = store.units.records()
+        store.units.finish(unit, "failed", "HarnessFault: simulated")
         result = cli.invoke(app, ["run", str(config), "--out", str(out)])  # resume: retries it
         assert result.exit_code == 0, result.output
         assert len(server.requests) == 2
-    assert [u.status for u in RunStore(out).units()] == ["done"]
+    assert [u.status for u in RunStore(out).units.records()] == ["done"]
     hidden = [p for p in out.rglob(".*") if p.is_file()]
     assert hidden == []
     assert (out / "suite" / "suite" / "suite.yaml").is_file()

@@ -90,16 +90,16 @@ class ToyProtocol(EvaluationProtocol):
         cause = (data.get("system_faults") or {}).get(unit.item_id)
         rng = ctx.rng(unit.item_id, unit.trial)
         write_json_atomic(
-            ctx.store.unit_dir(unit) / "reply.json",
+            ctx.store.folder.unit_dir(unit) / "reply.json",
             {"text": unit.item_id.upper(), "noise": float(rng.random()), "system_fault": cause},
         )
-        ctx.store.record_usage(unit, "toy-judge", 2, 100, 20, 0.001, parse_failures=1)
+        ctx.store.recorder.record_usage(unit, "toy-judge", 2, 100, 20, 0.001, parse_failures=1)
         if cause:
             raise SystemFault(f"toy system failed on {unit.item_id}", cause=cause)
 
     def score(self, unit: WorkUnit, ctx: RunContext, metrics: list[str] | None) -> dict[str, Score]:
         log(ctx, f"score {unit.key}")
-        reply = json.loads((ctx.store.unit_dir(unit) / "reply.json").read_text())
+        reply = json.loads((ctx.store.folder.unit_dir(unit) / "reply.json").read_text())
         number = int(unit.item_id[1:])
         if reply.get("system_fault"):
             failed = {"system_fault": reply["system_fault"]}

@@ -21,6 +21,7 @@ from voxeval.scoring.score import Score
 from voxeval.store import RunStore
 from voxeval.store.batched_writes import Rows, Write, run_writes
 from voxeval.store.index import Index, model_usage_table, scores_table, units_table, usage_table
+from voxeval.store.unit_rows import end_write
 from voxeval.store.unit_statements import (
     DELETE_SCORE,
     END_UNIT,
@@ -204,19 +205,19 @@ def test_batched_writes_end_like_writes_run_one_by_one(
 def test_a_store_commits_finishing_units_with_shared_statements(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     units = [WorkUnit(f"q{i}", "sys", 0, "clean", category="c") for i in range(4)]
-    store.record_items(units)
+    store.units.record_items(units)
     scores = {"duration": Score(value=2.0), "wer": Score(value=0.1)}
     ended = {"status": "done", "error": None, "cause": None, "system_fault": None}
     for u in units:  # what four units finishing during one commit leave queued
-        rows = store._write_scores_file(u, scores)
-        store.committer.defer(
-            *store._score_writes(u, scores, rows), store._end_write(u, "done", ended)
+        rows = store.scores.write_file(u, scores)
+        store.writes.committer.defer(
+            *store.scores.replace_writes(u, scores, rows), end_write(store.index, u, "done", ended)
         )
     with counted(store.index.engine) as seen:
         store.flush()
     assert seen == [("DELETE", 8), ("INSERT", 8), ("UPDATE", 4)]
-    assert store.finished_keys() == {u.key for u in units}
-    assert {(r.item_id, r.metric): r.value for r in store.load_scores()} == {
+    assert store.units.finished_keys() == {u.key for u in units}
+    assert {(r.item_id, r.metric): r.value for r in store.scores.load()} == {
         (u.item_id, m): s.value for u in units for m, s in scores.items()
     }
 
@@ -226,11 +227,11 @@ def test_usage_recorded_component_by_component_runs_one_statement_each(tmp_path:
     # the rows of both tables still go in one execution per table
     store = RunStore(tmp_path)
     unit = WorkUnit("q0", "sys", 0, "clean", category="c")
-    store.record_items([unit])
+    store.units.record_items([unit])
     for component, model in (("scoring_asr", "whisper"), ("scoring_mos", "utmos")):
-        store.record_usage(unit, component, calls=3, prompt_tokens=0, completion_tokens=0,
+        store.recorder.record_usage(unit, component, calls=3, prompt_tokens=0, completion_tokens=0,
                            cost_usd=None)  # fmt: skip
-        store.record_model_usage(
+        store.recorder.record_model_usage(
             unit, component, {("asr", "local", model): ModelUsage(calls=3, audio_in_s=1.5)}
         )
     with counted(store.index.engine) as seen:

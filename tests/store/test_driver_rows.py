@@ -14,7 +14,7 @@ from sqlalchemy.dialects import postgresql
 from voxeval.protocols.contract import WorkUnit
 from voxeval.providers.usage.usage_meter import ModelUsage
 from voxeval.scoring.score import Score
-from voxeval.store import RunStore, driver_rows, run_store
+from voxeval.store import RunStore, driver_rows, recorder, score_index, unit_rows
 from voxeval.store.driver_rows import driver_form, execute_driver_rows
 from voxeval.store.index import Index, scores_table
 from voxeval.store.unit_statements import (
@@ -33,7 +33,7 @@ def _run_units(folder: Path) -> list[tuple[Any, ...]]:
     completing units: fresh ones, a re-scored one, one the plan never registered."""
     store = RunStore(folder)
     units = [WorkUnit(f"q{i}", "sys", 0, "clean", category="c") for i in range(3)]
-    store.record_items(units[:2])
+    store.units.record_items(units[:2])
     scores = {
         "wer": Score(value=0.25, details={"hyp": "a b", "ops": [1, 2]}),
         "mos": Score(value=None, error="model failed: sk-not-a-key", details={}),
@@ -42,12 +42,14 @@ def _run_units(folder: Path) -> list[tuple[Any, ...]]:
     }
     models = {("asr", "whisper", "tiny"): ModelUsage(calls=1, requests=2, audio_in_s=1.5)}
     for unit in units:
-        store.start(unit)
-        store.record_usage(unit, "judge", 2, 30, 4, 0.0012, requests=3, audio={"audio_in_s": 2})
-        store.record_model_usage(unit, "system:sys", models)
-        store.complete(unit, scores, system_fault="timeout" if unit is units[1] else None)
-    store.start(units[0])  # again, then scored anew
-    store.complete(units[0], {"wer": Score(value=0.5, details=None)})
+        store.recorder.start(unit)
+        store.recorder.record_usage(
+            unit, "judge", 2, 30, 4, 0.0012, requests=3, audio={"audio_in_s": 2}
+        )
+        store.recorder.record_model_usage(unit, "system:sys", models)
+        store.units.complete(unit, scores, system_fault="timeout" if unit is units[1] else None)
+    store.recorder.start(units[0])  # again, then scored anew
+    store.units.complete(units[0], {"wer": Score(value=0.5, details=None)})
     rows: list[tuple[Any, ...]] = []
     with sqlite3.connect(folder / "index.sqlite") as conn:
         for table in TABLES:
@@ -62,7 +64,8 @@ def _run_units(folder: Path) -> list[tuple[Any, ...]]:
 def test_the_driver_path_stores_what_sqlalchemy_stores(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(run_store, "utcnow", lambda: NOW)
+    for module in (recorder, score_index, unit_rows):  # where the store's rows get a time
+        monkeypatch.setattr(module, "utcnow", lambda: NOW)
     fast = _run_units(tmp_path / "driver")
     used: list[str] = []
     real = driver_rows._compile

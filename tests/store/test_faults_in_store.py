@@ -19,11 +19,11 @@ def unit(item: str, system: str = "sys") -> WorkUnit:
 def test_causes_and_system_faults_are_counted_per_system(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     a, b, c, d = unit("a"), unit("b"), unit("c"), unit("d", system="other")
-    store.record_items([a, b, c, d])
-    store.complete(a, {"m": Score(1.0)})
-    store.complete(b, {"m": Score(0.0)}, system_fault="timeout", error="agent: no answer")
-    store.record_failure(c, RuntimeError("renderer down"), cause="renderer")
-    counts = store.status_counts()
+    store.units.record_items([a, b, c, d])
+    store.units.complete(a, {"m": Score(1.0)})
+    store.units.complete(b, {"m": Score(0.0)}, system_fault="timeout", error="agent: no answer")
+    store.units.record_failure(c, RuntimeError("renderer down"), cause="renderer")
+    counts = store.units.status_counts()
     assert counts["sys"] == {
         "done": 2,
         "failed": 1,
@@ -33,33 +33,33 @@ def test_causes_and_system_faults_are_counted_per_system(tmp_path: Path) -> None
         "pending_metrics": 0,
     }
     assert counts["other"]["pending"] == 1
-    record = {u.item_id: u for u in store.units()}
+    record = {u.item_id: u for u in store.units.records()}
     assert (record["b"].system_fault, record["b"].error) == ("timeout", "agent: no answer")
     assert record["c"].cause == "renderer"
-    store.start(b)  # a new attempt forgets the previous outcome
-    assert store.units("running")[0].system_fault is None
+    store.recorder.start(b)  # a new attempt forgets the previous outcome
+    assert store.units.records("running")[0].system_fault is None
 
 
 def test_pending_scores_are_stored_listed_and_replaced_when_they_run(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     a = unit("a")
-    store.complete(a, {"checklist": Score.pending_retry("judge down"), "wer": Score(0.1)})
-    assert store.pending_metrics() == {a.key: ["checklist"]}
-    rows = {r.metric: r for r in store.load_scores()}
+    store.units.complete(a, {"checklist": Score.pending_retry("judge down"), "wer": Score(0.1)})
+    assert store.scores.pending_metrics() == {a.key: ["checklist"]}
+    rows = {r.metric: r for r in store.scores.load()}
     assert rows["checklist"].pending and not rows["wer"].pending
-    assert store.status_counts()["sys"]["pending_metrics"] == 1
-    stored = json.loads((store.unit_dir(a) / "scores.json").read_text())
+    assert store.units.status_counts()["sys"]["pending_metrics"] == 1
+    stored = json.loads((store.folder.unit_dir(a) / "scores.json").read_text())
     assert stored["checklist"]["pending"] is True
-    assert store.save_scores(a, {"checklist": Score(6.0)}) == []
-    assert store.pending_metrics() == {}
-    assert {r.metric: r.value for r in store.load_scores()} == {"checklist": 6.0, "wer": 0.1}
+    assert store.scores.save(a, {"checklist": Score(6.0)}) == []
+    assert store.scores.pending_metrics() == {}
+    assert {r.metric: r.value for r in store.scores.load()} == {"checklist": 6.0, "wer": 0.1}
 
 
 def test_a_rescore_never_replaces_a_value_that_ran(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     a = unit("a")
-    store.complete(a, {"checklist": Score(7.0), "mos": Score.not_run("no audio")})
-    kept = store.save_scores(
+    store.units.complete(a, {"checklist": Score(7.0), "mos": Score.not_run("no audio")})
+    kept = store.scores.save(
         a,
         {
             "checklist": Score.pending_retry("judge down"),
@@ -67,13 +67,13 @@ def test_a_rescore_never_replaces_a_value_that_ran(tmp_path: Path) -> None:
         },
     )
     assert kept == ["checklist"]
-    rows = {r.metric: r for r in store.load_scores()}
+    rows = {r.metric: r for r in store.scores.load()}
     assert rows["checklist"].value == 7.0 and not rows["checklist"].pending
     assert rows["mos"].error == "still no audio"  # not-run may replace not-run
-    stored = json.loads((store.unit_dir(a) / "scores.json").read_text())
+    stored = json.loads((store.folder.unit_dir(a) / "scores.json").read_text())
     assert stored["checklist"]["value"] == 7.0
-    assert store.save_scores(a, {"checklist": Score(5.0)}) == []  # a new value replaces
-    assert {r.metric: r.value for r in store.load_scores()}["checklist"] == 5.0
+    assert store.scores.save(a, {"checklist": Score(5.0)}) == []  # a new value replaces
+    assert {r.metric: r.value for r in store.scores.load()}["checklist"] == 5.0
 
 
 OLD_SCHEMA = """
@@ -110,9 +110,11 @@ def test_an_index_from_an_older_version_gains_the_new_columns(tmp_path: Path) ->
         units_columns = {row[1] for row in db.execute("PRAGMA table_info(units)")}
         score_columns = {row[1] for row in db.execute("PRAGMA table_info(scores)")}
     assert {"cause", "system_fault"} <= units_columns and "pending" in score_columns
-    [row] = store.load_scores()
+    [row] = store.scores.load()
     assert (row.metric, row.value, row.pending) == ("wer", 0.25, False)
-    assert store.status_counts()["sys"]["done"] == 1
-    store.complete(unit("b"), {"wer": Score.pending_retry("asr down")}, system_fault="timeout")
-    assert store.pending_metrics() == {"b|clean|sys|0": ["wer"]}
+    assert store.units.status_counts()["sys"]["done"] == 1
+    store.units.complete(
+        unit("b"), {"wer": Score.pending_retry("asr down")}, system_fault="timeout"
+    )
+    assert store.scores.pending_metrics() == {"b|clean|sys|0": ["wer"]}
     RunStore(tmp_path).close()  # opening again finds nothing to add

@@ -16,6 +16,7 @@ from voxeval.scoring.score import Score
 from voxeval.store import RunStore
 from voxeval.store.group_commit import GroupCommitter
 from voxeval.store.index import units_table
+from voxeval.store.unit_rows import unit_row
 
 
 def wait_for_queue(committer: GroupCommitter, n: int) -> None:
@@ -31,22 +32,22 @@ def unit(item: str) -> WorkUnit:
 def test_writes_queued_during_a_commit_share_the_next_transaction(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     units = [unit(f"q{i}") for i in range(9)]
-    store.record_items(units)
+    store.units.record_items(units)
     first_inside = threading.Event()
     let_go = threading.Event()
-    original = store.committer._commit
+    original = store.writes.committer._commit
 
     def slow_first(batch):  # the first transaction stays open until the others queued
-        if store.committer.transactions == 0:
+        if store.writes.committer.transactions == 0:
             first_inside.set()
             assert let_go.wait(10)
         original(batch)
 
-    store.committer._commit = slow_first  # type: ignore[method-assign]
+    store.writes.committer._commit = slow_first  # type: ignore[method-assign]
     returned: list[str] = []
 
     def finish(u: WorkUnit) -> None:
-        store.complete(u, {"duration": Score(value=1.5)})
+        store.units.complete(u, {"duration": Score(value=1.5)})
         returned.append(u.key)
 
     leader = threading.Thread(target=finish, args=(units[0],))
@@ -55,17 +56,17 @@ def test_writes_queued_during_a_commit_share_the_next_transaction(tmp_path: Path
     others = [threading.Thread(target=finish, args=(u,)) for u in units[1:]]
     for thread in others:
         thread.start()
-    wait_for_queue(store.committer, 8)
+    wait_for_queue(store.writes.committer, 8)
     assert returned == []  # nobody returns before its write is committed
-    assert store.finished_keys() == set()
+    assert store.units.finished_keys() == set()
     let_go.set()
     for thread in [leader, *others]:
         thread.join(10)
     assert sorted(returned) == sorted(u.key for u in units)
-    assert store.finished_keys() == {u.key for u in units}
-    assert (store.committer.transactions, store.committer.writes) == (2, 9)
+    assert store.units.finished_keys() == {u.key for u in units}
+    assert (store.writes.committer.transactions, store.writes.committer.writes) == (2, 9)
     reopened = RunStore(tmp_path)  # what a resume sees
-    assert reopened.finished_keys() == {u.key for u in units}
+    assert reopened.units.finished_keys() == {u.key for u in units}
 
 
 def test_a_failing_write_fails_only_its_caller(tmp_path: Path) -> None:
@@ -81,7 +82,7 @@ def test_a_failing_write_fails_only_its_caller(tmp_path: Path) -> None:
                 hold.wait(10)
             if key == "bad":
                 raise ValueError("bad row")
-            conn.execute(insert(units_table), [store._unit_row(unit(key), len(key), "done")])
+            conn.execute(insert(units_table), [unit_row(store.run_id, unit(key), len(key), "done")])
 
         return write
 
@@ -101,7 +102,7 @@ def test_a_failing_write_fails_only_its_caller(tmp_path: Path) -> None:
     for thread in threads:
         thread.join(10)
     assert list(errors) == ["bad"]
-    assert store.finished_keys() == {unit(k).key for k in ("first", "a", "b")}
+    assert store.units.finished_keys() == {unit(k).key for k in ("first", "a", "b")}
     # the first alone; the batch of three rolled back, then its two good writes alone
     assert (committer.transactions, committer.writes) == (3, 3)
 
@@ -142,15 +143,15 @@ def test_a_follower_gets_its_future_at_once_and_it_completes_on_commit(tmp_path:
 def test_a_units_usage_rows_share_the_transaction_of_its_completion(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     u = unit("q0")
-    store.record_items([u])
-    store.start(u)
-    before = store.committer.transactions
-    store.record_usage(u, "system:sys", 1, 10, 5, None, requests=1)
-    store.record_usage(u, "scoring_asr", 2, 0, 0, None)
-    assert store.committer.transactions == before  # queued, nothing committed yet
-    store.complete(u, {"duration": Score(value=1.0)})
-    assert store.committer.transactions == before + 1  # usage and completion: one commit
-    summary = store.usage_summary()
+    store.units.record_items([u])
+    store.recorder.start(u)
+    before = store.writes.committer.transactions
+    store.recorder.record_usage(u, "system:sys", 1, 10, 5, None, requests=1)
+    store.recorder.record_usage(u, "scoring_asr", 2, 0, 0, None)
+    assert store.writes.committer.transactions == before  # queued, nothing committed yet
+    store.units.complete(u, {"duration": Score(value=1.0)})
+    assert store.writes.committer.transactions == before + 1  # usage and completion: one commit
+    summary = store.usage.summary()
     assert summary["by_provider"]["system:sys"]["calls"] == 1
     assert summary["by_provider"]["scoring_asr"]["calls"] == 2
 
@@ -158,23 +159,23 @@ def test_a_units_usage_rows_share_the_transaction_of_its_completion(tmp_path: Pa
 def test_a_failing_queued_usage_write_fails_the_units_completion(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     u = unit("q0")
-    store.record_items([u])
+    store.units.record_items([u])
 
     def broken(conn: Connection) -> None:
         raise RuntimeError("usage row refused")
 
-    store._defer(u, broken)
+    store.writes.defer(u, broken)
     with pytest.raises(RuntimeError, match="usage row refused"):
-        store.complete(u, {"duration": Score(value=1.0)})
-    assert store.finished_keys() == {u.key}  # the completion itself was committed alone
+        store.units.complete(u, {"duration": Score(value=1.0)})
+    assert store.units.finished_keys() == {u.key}  # the completion itself was committed alone
 
 
 def test_flush_commits_queued_writes_and_reads_see_them(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     u = unit("q0")
-    store.record_items([u])
-    store.record_usage(u, "judge", 3, 100, 20, 0.01)
-    assert store.usage_summary()["by_provider"]["judge"]["calls"] == 3  # a read flushes
-    before = store.committer.transactions
+    store.units.record_items([u])
+    store.recorder.record_usage(u, "judge", 3, 100, 20, 0.01)
+    assert store.usage.summary()["by_provider"]["judge"]["calls"] == 3  # a read flushes
+    before = store.writes.committer.transactions
     store.flush()  # nothing left: no transaction
-    assert store.committer.transactions == before
+    assert store.writes.committer.transactions == before

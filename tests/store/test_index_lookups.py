@@ -28,7 +28,7 @@ def index_names(db: Path) -> set[str]:
 
 def test_new_and_older_indexes_get_the_lookups(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "run")
-    store.record_items([WorkUnit("i1", "s", 0, "clean", "c")])
+    store.units.record_items([WorkUnit("i1", "s", 0, "clean", "c")])
     store.close()
     db = tmp_path / "run" / "index.sqlite"
     assert index_names(db) >= LOOKUPS
@@ -40,7 +40,7 @@ def test_new_and_older_indexes_get_the_lookups(tmp_path: Path) -> None:
     assert index_names(db) >= LOOKUPS
     assert upgrade(engine, RUN_INDEX_HISTORY) is False  # idempotent
     engine.dispose()
-    assert [u.item_id for u in RunStore(tmp_path / "run").units()] == ["i1"]
+    assert [u.item_id for u in RunStore(tmp_path / "run").units.records()] == ["i1"]
 
 
 def test_a_read_only_index_opens_without_them(tmp_path: Path) -> None:

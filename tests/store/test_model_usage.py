@@ -27,9 +27,9 @@ def test_a_component_is_stored_with_audio_totals_and_one_row_per_model(tmp_path:
         ("audio_llm", "openai", "gpt-4o-audio"),
         ModelUsage(calls=1, requests=2, prompt_tokens=30, prompt_audio_tokens=20, audio_out_s=4.0),
     )
-    store.record_component_usage(unit("a"), "system:sys", used)
-    store.record_component_usage(unit("b"), "system:sys", used)
-    usage = store.usage_summary()
+    store.recorder.record_component_usage(unit("a"), "system:sys", used)
+    store.recorder.record_component_usage(unit("b"), "system:sys", used)
+    usage = store.usage.summary()
     component = usage["by_provider"]["system:sys"]
     assert (component["audio_in_s"], component["audio_out_s"]) == (5.0, 8.0)
     assert component["prompt_audio_tokens"] == 40 and component["calls"] == 2
@@ -37,10 +37,10 @@ def test_a_component_is_stored_with_audio_totals_and_one_row_per_model(tmp_path:
     assert (model["calls"], model["requests"], model["prompt_tokens"]) == (2, 4, 60)
     assert model["components"] == ["system:sys"]
     assert usage["by_model"]["asr:openai:whisper-1"]["audio_in_s"] == 5.0
-    rows = store.model_usage_rows()
+    rows = store.usage.model_rows()
     assert [r["unit_key"] for r in rows] == [unit("a").key] * 2 + [unit("b").key] * 2
     store.reset()
-    assert store.model_usage_rows() == []
+    assert store.usage.model_rows() == []
 
 
 OLD_USAGE = """
@@ -72,11 +72,11 @@ def test_an_old_index_gains_the_audio_columns_and_the_model_table(tmp_path: Path
         columns
     )
     assert "model_usage" in tables
-    judge = store.usage_summary()["by_provider"]["judge"]
+    judge = store.usage.summary()["by_provider"]["judge"]
     assert (judge["calls"], judge["audio_in_s"], judge["prompt_audio_tokens"]) == (4, 0, 0)
     used = ComponentUsage(calls=1)
     used.add_model_usage(("llm", "openai", "m"), ModelUsage(calls=1, prompt_tokens=5))
-    store.record_component_usage(unit("b"), "judge", used)
-    summary = store.usage_summary()
+    store.recorder.record_component_usage(unit("b"), "judge", used)
+    summary = store.usage.summary()
     assert summary["by_provider"]["judge"]["calls"] == 5
     assert summary["by_model"]["llm:openai:m"]["prompt_tokens"] == pytest.approx(5)

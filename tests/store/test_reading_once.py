@@ -19,8 +19,8 @@ def unit(item: str, system: str = "sys") -> WorkUnit:
 
 
 def finish(store: RunStore, done: WorkUnit, value: float) -> None:
-    store.start(done)
-    store.complete(done, {"m": Score(value)})
+    store.recorder.start(done)
+    store.units.complete(done, {"m": Score(value)})
 
 
 def used(seconds: float) -> ComponentUsage:
@@ -32,38 +32,38 @@ def used(seconds: float) -> ComponentUsage:
 def test_reads_inside_the_block_share_one_snapshot(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     finish(store, unit("a"), 1.0)
-    store.record_component_usage(unit("a"), "scoring", used(2.0))
+    store.recorder.record_component_usage(unit("a"), "scoring", used(2.0))
     with store.reading_once():
-        first = store.load_scores()
-        units = store.units()
-        usage = store.model_usage_rows()
+        first = store.scores.load()
+        units = store.units.records()
+        usage = store.usage.model_rows()
         finish(store, unit("b"), 2.0)  # written meanwhile: not seen inside the block
-        store.record_component_usage(unit("b"), "scoring", used(3.0))
-        assert store.load_scores() == first and [r.value for r in first] == [1.0]
-        assert [u.item_id for u in store.units()] == [u.item_id for u in units] == ["a"]
-        assert store.model_usage_rows() == usage and len(usage) == 1
+        store.recorder.record_component_usage(unit("b"), "scoring", used(3.0))
+        assert store.scores.load() == first and [r.value for r in first] == [1.0]
+        assert [u.item_id for u in store.units.records()] == [u.item_id for u in units] == ["a"]
+        assert store.usage.model_rows() == usage and len(usage) == 1
         # the narrower reads are not shared: they query the index
-        assert [r.item_id for r in store.load_scores(only_done=False)] == ["a", "b"]
-        assert [r.item_id for r in store.load_scores(system="sys")] == ["a", "b"]
+        assert [r.item_id for r in store.scores.load(only_done=False)] == ["a", "b"]
+        assert [r.item_id for r in store.scores.load(system="sys")] == ["a", "b"]
     # after the block every read is fresh
-    assert [r.value for r in store.load_scores()] == [1.0, 2.0]
-    assert [u.item_id for u in store.units()] == ["a", "b"]
-    assert [row["audio_in_s"] for row in store.model_usage_rows()] == [2.0, 3.0]
+    assert [r.value for r in store.scores.load()] == [1.0, 2.0]
+    assert [u.item_id for u in store.units.records()] == ["a", "b"]
+    assert [row["audio_in_s"] for row in store.usage.model_rows()] == [2.0, 3.0]
 
 
 def test_callers_get_their_own_lists_and_units_filter_by_status(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
-    store.record_items([unit("a"), unit("b"), unit("c")])
+    store.units.record_items([unit("a"), unit("b"), unit("c")])
     finish(store, unit("a"), 1.0)
-    store.start(unit("b"))
+    store.recorder.start(unit("b"))
     with store.reading_once():
-        rows = store.load_scores()
+        rows = store.scores.load()
         rows.clear()  # a caller's list is its own
-        assert len(store.load_scores()) == 1
-        assert [u.item_id for u in store.units("done")] == ["a"]
-        assert [u.item_id for u in store.units("running")] == ["b"]
-        assert [u.item_id for u in store.units("planned")] == ["c"]
-        counts = store.status_counts()["sys"]
+        assert len(store.scores.load()) == 1
+        assert [u.item_id for u in store.units.records("done")] == ["a"]
+        assert [u.item_id for u in store.units.records("running")] == ["b"]
+        assert [u.item_id for u in store.units.records("planned")] == ["c"]
+        counts = store.units.status_counts()["sys"]
         assert (counts["done"], counts["pending"]) == (1, 2)
 
 
@@ -71,12 +71,12 @@ def test_blocks_nest_and_the_outer_one_ends_the_snapshot(tmp_path: Path) -> None
     store = RunStore(tmp_path)
     finish(store, unit("a"), 1.0)
     with store.reading_once():
-        assert len(store.load_scores()) == 1
+        assert len(store.scores.load()) == 1
         with store.reading_once():
             finish(store, unit("b"), 2.0)
-            assert len(store.load_scores()) == 1  # still the outer block's snapshot
-        assert len(store.load_scores()) == 1
-    assert len(store.load_scores()) == 2
+            assert len(store.scores.load()) == 1  # still the outer block's snapshot
+        assert len(store.scores.load()) == 1
+    assert len(store.scores.load()) == 2
 
 
 def test_other_threads_read_the_index(tmp_path: Path) -> None:
@@ -84,10 +84,10 @@ def test_other_threads_read_the_index(tmp_path: Path) -> None:
     finish(store, unit("a"), 1.0)
     seen: list[int] = []
     with store.reading_once():
-        assert len(store.load_scores()) == 1
+        assert len(store.scores.load()) == 1
         finish(store, unit("b"), 2.0)
-        reader = threading.Thread(target=lambda: seen.append(len(store.load_scores())))
+        reader = threading.Thread(target=lambda: seen.append(len(store.scores.load())))
         reader.start()
         reader.join()
-        assert len(store.load_scores()) == 1  # this thread's snapshot
+        assert len(store.scores.load()) == 1  # this thread's snapshot
     assert seen == [2]  # the other thread was outside the block

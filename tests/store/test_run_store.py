@@ -29,10 +29,10 @@ def test_layout_is_created(tmp_path: Path) -> None:
 
 def test_unit_dir_layout_and_sanitising(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
-    assert store.unit_dir(unit("q1")) == store.items_dir / "q1" / "sys" / "0"
-    noisy = store.unit_dir(unit("q1", condition="human_noise", trial=2))
+    assert store.folder.unit_dir(unit("q1")) == store.items_dir / "q1" / "sys" / "0"
+    noisy = store.folder.unit_dir(unit("q1", condition="human_noise", trial=2))
     assert noisy == store.items_dir / "q1@human_noise" / "sys" / "2"
-    odd = store.unit_dir(unit("a/../b c", system="gpt-4o:audio"))
+    odd = store.folder.unit_dir(unit("a/../b c", system="gpt-4o:audio"))
     assert odd.is_dir() and store.items_dir in odd.parents
     assert ".." not in odd.relative_to(store.items_dir).parts
     # distinct ids never share a folder, even when they sanitise to the same text
@@ -43,91 +43,91 @@ def test_unit_dirs_share_their_upper_levels_and_a_file_in_the_way_is_named(
     tmp_path: Path,
 ) -> None:
     store = RunStore(tmp_path)
-    first = store.unit_dir(unit("q1", system="a"))
-    second = store.unit_dir(unit("q1", system="b", trial=1))  # q1/ exists already
+    first = store.folder.unit_dir(unit("q1", system="a"))
+    second = store.folder.unit_dir(unit("q1", system="b", trial=1))  # q1/ exists already
     assert first.is_dir() and second.is_dir() and first.parent.parent == second.parent.parent
     (store.items_dir / "q2").write_text("not a folder")
     with pytest.raises(FileExistsError, match="q2"):
-        store.unit_dir(unit("q2"))
+        store.folder.unit_dir(unit("q2"))
 
 
 def test_unit_dirs_are_made_again_after_a_reset(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
-    assert store.unit_dir(unit("q1", system="a")).is_dir()
+    assert store.folder.unit_dir(unit("q1", system="a")).is_dir()
     store.reset()  # removes items/ with q1/
     assert not (store.items_dir / "q1").exists()
     for system in ("a", "b"):  # the memo of existing folders went with them
-        assert store.unit_dir(unit("q1", system=system)).is_dir()
+        assert store.folder.unit_dir(unit("q1", system=system)).is_dir()
 
 
 def test_status_lifecycle(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     a, b = unit("a"), unit("b")
-    store.record_items([a, b], meta={"a": {"text": "hello"}})
-    assert not store.is_finished(a)
-    store.start(a)
-    assert [u.status for u in store.units()] == ["running", "planned"]
-    store.finish(a)
-    store.start(b)
-    store.finish(b, "failed", "boom")
-    assert store.is_finished(a) and not store.is_finished(b)
-    assert store.finished_keys() == {a.key}
-    counts = store.status_counts()["sys"]
+    store.units.record_items([a, b], meta={"a": {"text": "hello"}})
+    assert not store.units.is_finished(a)
+    store.recorder.start(a)
+    assert [u.status for u in store.units.records()] == ["running", "planned"]
+    store.units.finish(a)
+    store.recorder.start(b)
+    store.units.finish(b, "failed", "boom")
+    assert store.units.is_finished(a) and not store.units.is_finished(b)
+    assert store.units.finished_keys() == {a.key}
+    counts = store.units.status_counts()["sys"]
     assert (counts["done"], counts["failed"], counts["pending"]) == (1, 1, 0)
     assert counts["failed_by_cause"] == {"unknown": 1}  # finish() without a cause
-    assert store.units("failed")[0].error == "boom"
-    assert store.item_meta()["a"] == {"text": "hello"}
-    store.start(b)  # a retry counts attempts and clears the error
-    record = store.units("running")[0]
+    assert store.units.records("failed")[0].error == "boom"
+    assert store.units.item_meta()["a"] == {"text": "hello"}
+    store.recorder.start(b)  # a retry counts attempts and clears the error
+    record = store.units.records("running")[0]
     assert (record.attempts, record.error) == (2, None)
     with pytest.raises(ValueError):
-        store.finish(a, "weird")
+        store.units.finish(a, "weird")
 
 
 def test_state_survives_reopening(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     a = unit("a")
-    store.start(a)
-    store.save_scores(a, {"m": Score(1.0)})
-    store.finish(a)
+    store.recorder.start(a)
+    store.scores.save(a, {"m": Score(1.0)})
+    store.units.finish(a)
     run_id = store.run_id
     store.close()
     again = RunStore(tmp_path)
     assert again.run_id == run_id
-    assert again.is_finished(a)
-    assert [r.value for r in again.load_scores()] == [1.0]
+    assert again.units.is_finished(a)
+    assert [r.value for r in again.scores.load()] == [1.0]
 
 
 def test_scores_merge_in_json_and_index(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     a = unit("a")
-    store.start(a)
-    store.save_scores(a, {"x": Score(2.0, passed=True, details={"k": [1, 2]})})
-    store.save_scores(a, {"y": Score.not_run("no judge"), "x": Score(3.0)})
-    store.finish(a)
-    data = json.loads((store.unit_dir(a) / "scores.json").read_text())
+    store.recorder.start(a)
+    store.scores.save(a, {"x": Score(2.0, passed=True, details={"k": [1, 2]})})
+    store.scores.save(a, {"y": Score.not_run("no judge"), "x": Score(3.0)})
+    store.units.finish(a)
+    data = json.loads((store.folder.unit_dir(a) / "scores.json").read_text())
     assert data["x"]["value"] == 3.0 and data["y"]["error"] == "no judge"
-    rows = {r.metric: r for r in store.load_scores()}
+    rows = {r.metric: r for r in store.scores.load()}
     assert rows["x"].value == 3.0 and rows["x"].passed is None
     assert rows["y"].value is None and rows["y"].error == "no judge" and not rows["y"].ran
     assert (rows["x"].item_id, rows["x"].system, rows["x"].category) == ("a", "sys", "cat")
-    assert store.load_scores(system="other") == []
+    assert store.scores.load(system="other") == []
 
 
 def test_scores_of_unfinished_units_are_not_loaded(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     a = unit("a")
-    store.start(a)
-    store.save_scores(a, {"x": Score(1.0)})
-    assert store.load_scores() == []
-    assert len(store.load_scores(only_done=False)) == 1
+    store.recorder.start(a)
+    store.scores.save(a, {"x": Score(1.0)})
+    assert store.scores.load() == []
+    assert len(store.scores.load(only_done=False)) == 1
 
 
 def test_usage_summary(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
-    store.record_usage(unit("a"), "judge", 3, 100, 10, 0.01, parse_failures=1)
-    store.record_usage(unit("b", system="s2"), "judge", 1, 50, 5, None)
-    summary = store.usage_summary()
+    store.recorder.record_usage(unit("a"), "judge", 3, 100, 10, 0.01, parse_failures=1)
+    store.recorder.record_usage(unit("b", system="s2"), "judge", 1, 50, 5, None)
+    summary = store.usage.summary()
     assert summary["total"]["calls"] == 4
     assert summary["total"]["prompt_tokens"] == 150
     assert summary["total"]["cost_usd"] == pytest.approx(0.01)
@@ -139,16 +139,16 @@ def test_usage_summary(tmp_path: Path) -> None:
 def test_provenance_and_model_identities(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     config = RunConfig(suite="x", systems=[{"name": "s", "type": "cascade"}], seed=7)
-    store.write_provenance(config, extra={"note": "hi"})
-    store.add_model_identity("asr", {"provider": "whisper", "model": "tiny.en"})
-    store.add_model_identity("asr", {"provider": "whisper", "model": "tiny.en"})
+    store.run_yaml.write_provenance(config, extra={"note": "hi"})
+    store.recorder.add_model_identity("asr", {"provider": "whisper", "model": "tiny.en"})
+    store.recorder.add_model_identity("asr", {"provider": "whisper", "model": "tiny.en"})
     doc = yaml.safe_load((tmp_path / "run.yaml").read_text())
     assert doc["seed"] == 7 and doc["config"]["systems"][0]["type"] == "cascade"
     assert doc["environment"]["python"].startswith("3.")
     assert "numpy" in doc["environment"]["packages"]
     assert doc["models"]["asr"] == [{"provider": "whisper", "model": "tiny.en"}]
     assert doc["extra"]["note"] == "hi" and "started_at" in doc
-    store.write_provenance(config)  # a resume keeps the first start and logs the resume
+    store.run_yaml.write_provenance(config)  # a resume keeps the first start and logs the resume
     doc2 = yaml.safe_load((tmp_path / "run.yaml").read_text())
     assert doc2["started_at"] == doc["started_at"] and len(doc2["resumed_at"]) == 1
 
@@ -161,12 +161,14 @@ def test_secrets_never_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         systems=[{"name": "s", "type": "openai-audio", "api_key": "sk-inline-999999"}],
         judge={"provider": "openai", "api_key_env": "VOXEVAL_TEST_API_KEY", "max_tokens": 5},
     )
-    store.write_provenance(config)
-    store.add_model_identity("llm", {"model": "m", "headers": {"Authorization": "Bearer abcdefg"}})
+    store.run_yaml.write_provenance(config)
+    store.recorder.add_model_identity(
+        "llm", {"model": "m", "headers": {"Authorization": "Bearer abcdefg"}}
+    )
     a = unit("a")
-    store.start(a)
-    store.finish(a, "failed", "HTTP 401 for key sk-envsecret-123456")
-    store.save_scores(a, {"m": Score.not_run("bad key sk-envsecret-123456")})
+    store.recorder.start(a)
+    store.units.finish(a, "failed", "HTTP 401 for key sk-envsecret-123456")
+    store.scores.save(a, {"m": Score.not_run("bad key sk-envsecret-123456")})
     store.close()
     doc = yaml.safe_load((tmp_path / "run" / "run.yaml").read_text())
     assert doc["config"]["systems"][0]["api_key"] == REDACTED
@@ -184,11 +186,11 @@ def test_index_url_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("VOXEVAL_INDEX_URL", f"sqlite:///{shared}")
     one, two = RunStore(tmp_path / "one"), RunStore(tmp_path / "two")
     for store in (one, two):
-        store.start(unit("a"))
-        store.finish(unit("a"))
+        store.recorder.start(unit("a"))
+        store.units.finish(unit("a"))
     assert shared.exists() and not (tmp_path / "one" / "index.sqlite").exists()
     assert one.run_id != two.run_id
-    counts = one.status_counts()["sys"]
+    counts = one.units.status_counts()["sys"]
     assert (counts["done"], counts["failed"], counts["pending"]) == (1, 0, 0)
     assert "index_url" in yaml.safe_load((tmp_path / "one" / "run.yaml").read_text())
     monkeypatch.delenv("VOXEVAL_INDEX_URL")
@@ -199,20 +201,20 @@ def test_index_url_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 def test_reset_forgets_everything(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     a = unit("a")
-    store.start(a)
-    (store.unit_dir(a) / "reply.json").write_text("{}")
-    store.finish(a)
+    store.recorder.start(a)
+    (store.folder.unit_dir(a) / "reply.json").write_text("{}")
+    store.units.finish(a)
     store.reset()
-    assert store.units() == [] and list(store.items_dir.iterdir()) == []
+    assert store.units.records() == [] and list(store.items_dir.iterdir()) == []
 
 
 def test_complete_stores_scores_and_marks_done_in_one_step(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "run")
     unit = WorkUnit("q1", "sys", 0, "clean", "II")
-    store.record_items([unit])
-    store.start(unit)
-    assert not store.is_finished(unit)
-    store.complete(unit, {"m": Score(0.5, passed=True)})
-    assert store.is_finished(unit)
-    [row] = store.load_scores()
+    store.units.record_items([unit])
+    store.recorder.start(unit)
+    assert not store.units.is_finished(unit)
+    store.units.complete(unit, {"m": Score(0.5, passed=True)})
+    assert store.units.is_finished(unit)
+    [row] = store.scores.load()
     assert (row.metric, row.value, row.passed) == ("m", 0.5, True)

@@ -48,7 +48,7 @@ def test_only_dead_writers_temporary_files_are_stale(tmp_path: Path) -> None:
     assert atomic_files.stale_temp_paths(tmp_path) == sorted(
         [*stale[:3], tmp_path / f".suite.{gone}.tmp"]
     )
-    removed = RunStore(tmp_path).remove_stale_temp_files()
+    removed = RunStore(tmp_path).folder.remove_stale_temp_files()
     assert len(removed) == 4
     assert not any(p.exists() for p in stale)
     assert not (tmp_path / f".suite.{gone}.tmp").exists()

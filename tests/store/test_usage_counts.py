@@ -19,10 +19,12 @@ def test_requests_retries_and_timeouts_are_summed_per_provider_and_system(
     tmp_path: Path,
 ) -> None:
     store = RunStore(tmp_path)
-    store.record_usage(unit("a"), "judge", 3, 100, 10, None, requests=5, retries=2, timeouts=1)
-    store.record_usage(unit("b"), "judge", 2, 50, 5, None, requests=0)  # cache hits
-    store.record_usage(unit("b", "s2"), "system:s2", 1, 0, 0, None, requests=4, retries=3)
-    usage = store.usage_summary()
+    store.recorder.record_usage(
+        unit("a"), "judge", 3, 100, 10, None, requests=5, retries=2, timeouts=1
+    )
+    store.recorder.record_usage(unit("b"), "judge", 2, 50, 5, None, requests=0)  # cache hits
+    store.recorder.record_usage(unit("b", "s2"), "system:s2", 1, 0, 0, None, requests=4, retries=3)
+    usage = store.usage.summary()
     assert {k: usage["by_provider"]["judge"][k] for k in ("calls", "requests", "retries")} == {
         "calls": 5,
         "requests": 5,
@@ -58,8 +60,10 @@ def test_an_old_usage_table_gains_the_request_columns(tmp_path: Path) -> None:
     with sqlite3.connect(tmp_path / "index.sqlite") as db:
         columns = {row[1] for row in db.execute("PRAGMA table_info(usage)")}
     assert {"requests", "retries", "timeouts"} <= columns
-    store.record_usage(unit("b"), "judge", 1, 5, 1, None, requests=3, retries=2, timeouts=1)
-    judge = store.usage_summary()["by_provider"]["judge"]
+    store.recorder.record_usage(
+        unit("b"), "judge", 1, 5, 1, None, requests=3, retries=2, timeouts=1
+    )
+    judge = store.usage.summary()["by_provider"]["judge"]
     assert (judge["calls"], judge["requests"], judge["retries"], judge["timeouts"]) == (5, 3, 2, 1)
 
 

@@ -57,10 +57,10 @@ def synthetic_run(
         for condition in CONDITIONS
         for system in SYSTEMS
     ][:units]
-    store.write_provenance(
+    store.run_yaml.write_provenance(
         {"suite": "synthetic", "seed": seed, "systems": [{"name": s} for s in SYSTEMS]}
     )
-    store.record_items(plan)
+    store.units.record_items(plan)
     failed = pending = 0
     sr = 8000
     for n, unit in enumerate(plan):
@@ -69,8 +69,8 @@ def synthetic_run(
             pending += 1
             continue
         if draw < 0.03:
-            store.start(unit)
-            store.finish(
+            store.recorder.start(unit)
+            store.units.finish(
                 unit, "failed", "HarnessFault: the judge endpoint timed out", cause="judge"
             )
             failed += 1
@@ -86,7 +86,7 @@ def synthetic_run(
             "faithfulness": Score(faithful, faithful >= 2, {"reasoning": reasoning}),
         }
         if n % artifacts_every == 0:
-            folder_of_unit = store.unit_dir(unit)
+            folder_of_unit = store.folder.unit_dir(unit)
             timeline = _timeline(rng)
             length = timeline.end.t if timeline.end else 1.0
             t = np.arange(int(sr * length)) / sr
@@ -105,7 +105,7 @@ def synthetic_run(
                 }
             )
             (folder_of_unit / "db_diff.json").write_text(json.dumps({"tables": diff}))
-        store.complete(unit, scores)
+        store.units.complete(unit, scores)
     _write_summary(store, seed)
     store.close()
     return SyntheticRun(folder.resolve(), len(plan), failed, pending)
@@ -117,7 +117,7 @@ def _write_summary(store: RunStore, seed: int) -> None:
     systems: dict[str, dict[str, object]] = {}
     for system in SYSTEMS:
         overall = {}
-        rows = store.load_scores(system)
+        rows = store.scores.load(system)
         for metric in METRICS:
             values = np.array([r.value for r in rows if r.metric == metric and r.value is not None])
             if len(values) == 0:

@@ -29,6 +29,7 @@ from typing import Any, TypedDict
 from voxeval.analysis.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Stat, metric_stats
 from voxeval.analysis.proportion import rate_stats
 from voxeval.store.records import ScoreRow
+from voxeval.store.unit_status import SystemCounts
 
 __all__ = [
     "group_stats",
@@ -157,12 +158,12 @@ def standard_summary(
     metrics: Sequence[str] | None = None,
     *,
     seed: int = 0,
-    units: Mapping[str, Mapping[str, int]] | None = None,
+    units: Mapping[str, SystemCounts] | None = None,
     clusters: Clusters | None = None,
     cluster_unit: str = "item",
 ) -> dict[str, dict[str, Any]]:
     """Per-system summary of ``rows``. ``metrics`` restricts (and orders) the metrics reported;
-    None = every metric present. ``units`` (``RunStore.status_counts()``) adds unit counts,
+    None = every metric present. ``units`` (``RunStore.units.status_counts()``) adds unit counts,
     so systems whose units all failed still appear. ``clusters`` maps item ids to their
     independent unit, named ``cluster_unit`` in the report (see the module doc)."""
     rows = list(rows)
@@ -212,7 +213,11 @@ def standard_summary(
         reported_rates = [m for m in ran_metrics if m in rates]
         entry["statistics"] = statistics_note(sys_rows, cluster_unit, clusters, reported_rates)
         if units is not None:
-            counts = units.get(system, {})
-            entry["units"] = {k: int(counts.get(k, 0)) for k in ("done", "failed", "pending")}
+            counts = units.get(system)
+            entry["units"] = {
+                "done": int(counts.get("done", 0)) if counts else 0,
+                "failed": int(counts.get("failed", 0)) if counts else 0,
+                "pending": int(counts.get("pending", 0)) if counts else 0,
+            }
         out[system] = entry
     return out

@@ -246,7 +246,7 @@ class RunContext:
     def _record_identity(self, kind: str, spec: ProviderSpec, instance: Provider) -> None:
         ident = getattr(instance, "identity", None)
         identity = ident() if callable(ident) else {}
-        self.store.add_model_identity(kind, {"provider": spec.provider, **dict(identity)})
+        self.store.recorder.add_model_identity(kind, {"provider": spec.provider, **dict(identity)})
 
     def require_protocol(self) -> EvaluationProtocol[RunContext]:
         """The protocol of the run (``protocol``); an error for a context built without one."""
@@ -264,7 +264,7 @@ class RunContext:
                 instance = build_system(self.config.system(name), self)
                 self._systems[key] = instance
                 identity = {"name": name, **dict(instance.identity())}
-                self.store.add_model_identity("system", identity)
+                self.store.recorder.add_model_identity("system", identity)
             return self._systems[key]
 
     def turn_system(self, name: str) -> TurnSystem:
@@ -321,10 +321,10 @@ class RunContext:
         """Mark ``unit`` running and count the attempt, from an asyncio task: returns once
         that is committed (the commit is shared with other units' writes, and awaited
         without holding a thread). A unit calls its system only after this."""
-        if not self.store.index_writes_wait:  # a worker's journal: no commit to wait for
-            self.store.start(unit)
+        if not self.store.recorder.waits_for_commit:  # a worker's journal: no commit to wait for
+            self.store.recorder.start(unit)
             return
-        started = await asyncio.to_thread(self.store.start_later, unit)
+        started = await asyncio.to_thread(self.store.recorder.start_later, unit)
         await await_future(started)
 
     # -- determinism and limits -------------------------------------------------------------

@@ -77,7 +77,8 @@ class EvaluationProtocol(ABC, Generic[ContextT]):
 
     @abstractmethod
     def interact(self, unit: WorkUnit, ctx: ContextT) -> None:
-        """Run the system on the unit and write its artifacts to ``ctx.store.unit_dir(unit)``.
+        """Run the system on the unit and write its artifacts to its folder
+        (``ctx.store.folder.unit_dir(unit)``).
 
         When the system under test fails, store the fault with the artifacts (so ``score``
         can score the failure) and raise ``SystemFault``: the unit is then scored and done.
@@ -100,7 +101,7 @@ class EvaluationProtocol(ABC, Generic[ContextT]):
         await run_blocking(self._start_and_interact, unit, ctx)
 
     def _start_and_interact(self, unit: WorkUnit, ctx: ContextT) -> None:
-        ctx.store.start(unit)
+        ctx.store.recorder.start(unit)
         self.interact(unit, ctx)
 
     def check_plan(self, config: RunConfig) -> list[str]:
@@ -116,10 +117,10 @@ class EvaluationProtocol(ABC, Generic[ContextT]):
         ``{"mean", "ci_low", "ci_high", "n"}``. By default the standard summary of the stored
         scores."""
         return standard_summary(
-            ctx.store.load_scores(),
+            ctx.store.scores.load(),
             ctx.config.metrics,
             seed=ctx.seed,
-            units=ctx.store.status_counts(),
+            units=ctx.store.units.status_counts(),
         )
 
     def confounded(self, ctx: ContextT) -> ReportSection:

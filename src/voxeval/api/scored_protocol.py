@@ -193,4 +193,4 @@ class ScoredProtocol(EvaluationProtocol[RunContext], Generic[RecordT, ResourcesT
             if used is None or not (used.calls or used.requests or used.models):
                 continue
             failures = self.judge_parse_failures(scores) if component == "judge" else 0
-            ctx.store.record_component_usage(unit, label, used, failures)
+            ctx.store.recorder.record_component_usage(unit, label, used, failures)

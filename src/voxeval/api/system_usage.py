@@ -81,7 +81,7 @@ def record_system_usage(
         )
         models[(SYSTEM_KIND, spec.type, str(model) if model else spec.type)] = whole
     component = f"system:{unit.system}"
-    ctx.store.record_usage(
+    ctx.store.recorder.record_usage(
         unit,
         component,
         1,
@@ -101,4 +101,4 @@ def record_system_usage(
             )
         },
     )
-    ctx.store.record_model_usage(unit, component, models)
+    ctx.store.recorder.record_model_usage(unit, component, models)

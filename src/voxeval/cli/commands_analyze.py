@@ -92,7 +92,7 @@ def bias(run: Path = RUN_ARG, votes: Path | None = VOTES_OPT, as_json: bool = JS
     Delta, Wilson 95% intervals and a permutation test; written to report/judge_bias.json."""
     store = _open(run)
     try:
-        seed = int((store.stored_config() or {}).get("seed") or 0)  # the run's seed
+        seed = int((store.run_yaml.stored_config() or {}).get("seed") or 0)  # the run's seed
         data = analyze_bias(store, _votes(votes), seed=seed)
     finally:
         store.close()
@@ -152,7 +152,7 @@ def agreement(
     report/judge_agreement.json."""
     store = _open(run)
     try:
-        seed = int((store.stored_config() or {}).get("seed") or 0)  # the run's seed
+        seed = int((store.run_yaml.stored_config() or {}).get("seed") or 0)  # the run's seed
         data = analyze_agreement(
             store,
             _votes(votes),

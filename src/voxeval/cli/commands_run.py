@@ -309,7 +309,7 @@ def human_scores(
     parsed = read_human_scores(ratings)
     known = ctx.require_protocol().item_attributes(ctx)
     query_ids = {item: str(attrs.get("query_id", item)) for item, attrs in known.items()}
-    result = human_validation(ratings, parsed, ctx.store.load_scores(), query_ids, seed=ctx.seed)
+    result = human_validation(ratings, parsed, ctx.store.scores.load(), query_ids, seed=ctx.seed)
     out = ctx.store.report_dir / "human_scores.json"
     atomic_files.write_text_atomic(out, json.dumps(result, indent=2, allow_nan=False) + "\n")
     table = Table("group", "n", "queries", "Pearson r [95% CI]", "Spearman rho [95% CI]")

@@ -82,7 +82,7 @@ def arena_judgements(store: RunStore) -> list[PairwiseJudgement]:
 def rubric_scores(store: RunStore, default_rater: str) -> dict[CaseKey, float]:
     """``{(rater, item, system): case score}`` from the units' ``rubric`` scores that ran."""
     scores: dict[CaseKey, float] = {}
-    for row in store.load_scores():
+    for row in store.scores.load():
         if row.metric != RUBRIC_METRIC or not row.ran or row.value is None:
             continue
         judge = row.details.get("judge")
@@ -94,7 +94,7 @@ def rubric_scores(store: RunStore, default_rater: str) -> dict[CaseKey, float]:
 def rubric_values(store: RunStore, default_rater: str) -> list[RubricValue]:
     """Every criterion value of the units' ``rubric`` scores that ran (``details.criteria``)."""
     values = []
-    for row in store.load_scores():
+    for row in store.scores.load():
         if row.metric != RUBRIC_METRIC or not row.ran or row.value is None:
             continue
         judge = row.details.get("judge")

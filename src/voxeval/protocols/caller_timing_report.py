@@ -18,8 +18,8 @@ def run_caller_timing(store: RunStore) -> dict[str, Any]:
     by_persona: dict[str, CallerTiming] = {}
     unreadable: list[str] = []
     calls = 0
-    for unit in store.units(status="done"):
-        folder = store.unit_dir(unit)
+    for unit in store.units.records(status="done"):
+        folder = store.folder.unit_dir(unit)
         try:
             call, timeline, _ = load_call(folder)
         except (FileNotFoundError, ValueError, TypeError, KeyError) as exc:

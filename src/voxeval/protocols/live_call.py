@@ -130,7 +130,7 @@ def _record_call_usage(ctx: RunContext, unit: WorkUnit, ledger: Ledger) -> None:
         used = ledger.get(component)
         if used is None or not (used.requests or used.models):
             continue
-        ctx.store.record_component_usage(unit, label, used)
+        ctx.store.recorder.record_component_usage(unit, label, used)
 
 
 # Judged call metrics (issue #12): defaults only when the run configures a judge
@@ -304,7 +304,7 @@ class LiveCallProtocol(ScoredProtocol[LiveCallRecord, ScoringResources]):
     def interact(self, unit: WorkUnit, ctx: RunContext) -> None:
         """Run the call, validate the recording and regenerate it while a gate fails
         (``voxeval.protocols.call_validation``)."""
-        unit_dir = ctx.store.unit_dir(unit)
+        unit_dir = ctx.store.folder.unit_dir(unit)
         validation = self.simulation(ctx).validation
         run_validated_call(
             unit_dir,
@@ -352,7 +352,7 @@ class LiveCallProtocol(ScoredProtocol[LiveCallRecord, ScoringResources]):
                 _record_call_usage(ctx, unit, ledger)
         record_call(
             result,
-            ctx.store.unit_dir(unit),
+            ctx.store.folder.unit_dir(unit),
             expected_db=scenario.expected_db,
             compare=suite.task_completion,
             meta={
@@ -419,7 +419,7 @@ class LiveCallProtocol(ScoredProtocol[LiveCallRecord, ScoringResources]):
         return _run_defaults(ctx)
 
     def stored_unit(self, unit: WorkUnit, ctx: RunContext) -> StoredUnit[LiveCallRecord]:
-        unit_dir: Path = ctx.store.unit_dir(unit)
+        unit_dir: Path = ctx.store.folder.unit_dir(unit)
         try:
             call, timeline, final_db = load_call(unit_dir)
         except FileNotFoundError as exc:
@@ -490,16 +490,16 @@ class LiveCallProtocol(ScoredProtocol[LiveCallRecord, ScoringResources]):
 
     def summarize(self, ctx: RunContext) -> dict[str, Any]:
 
-        rows = ctx.store.load_scores()
+        rows = ctx.store.scores.load()
         summary = standard_summary(  # an item is a scenario: its trials and conditions cluster
             rows,
             ctx.config.metrics,
             seed=ctx.seed,
-            units=ctx.store.status_counts(),
+            units=ctx.store.units.status_counts(),
             cluster_unit="scenario",
         )
         add_corpus_wer(summary, rows, "stt_wer")
-        units = ctx.store.units()
+        units = ctx.store.units.records()
         latencies = response_latencies(rows)
         histograms = latency_histograms(
             {s: {"response_latency_s": [v for *_, v in p]} for s, p in latencies.items()}
@@ -546,13 +546,13 @@ class LiveCallProtocol(ScoredProtocol[LiveCallRecord, ScoringResources]):
             system_units = [unit for unit in units if unit.system == system]
             entry["composites"] = eva_composites(system_rows, system_units, seed=ctx.seed)
             ran = [u for u in system_units if u.status != "planned"]
-            basis = latency_basis(ctx.store.unit_dir(u) for u in ran)
+            basis = latency_basis(ctx.store.folder.unit_dir(u) for u in ran)
             if basis is not None:
                 entry["latency_basis"] = basis
-            timing = adapter_timing(ctx.store.unit_dir(u) for u in ran)
+            timing = adapter_timing(ctx.store.folder.unit_dir(u) for u in ran)
             if timing is not None:  # turn-based: the adapter's settings decide these metrics
                 entry["adapter_timing"] = timing
             entry["simulation_validation"] = validation_summary(
-                (ctx.store.unit_dir(u) for u in ran), self.simulation(ctx).validation
+                (ctx.store.folder.unit_dir(u) for u in ran), self.simulation(ctx).validation
             )
         return summary

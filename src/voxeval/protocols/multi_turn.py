@@ -263,7 +263,7 @@ class MultiTurnProtocol(ScoredProtocol[DialogueRecord, DialogueScoringResources]
     def interact(self, unit: WorkUnit, ctx: RunContext) -> None:
         dialogue = self._dialogue(ctx, unit)
         system = ctx.turn_system(unit.system)
-        unit_dir = ctx.store.unit_dir(unit)
+        unit_dir = ctx.store.folder.unit_dir(unit)
         (unit_dir / FAULT_JSON).unlink(missing_ok=True)
         header = {
             "dialogue": dialogue.id,
@@ -387,7 +387,7 @@ class MultiTurnProtocol(ScoredProtocol[DialogueRecord, DialogueScoringResources]
         )
 
     def stored_fault(self, unit: WorkUnit, ctx: RunContext) -> dict[str, Any] | None:
-        fault = atomic_files.read_json(ctx.store.unit_dir(unit) / FAULT_JSON)
+        fault = atomic_files.read_json(ctx.store.folder.unit_dir(unit) / FAULT_JSON)
         return fault if isinstance(fault, dict) else None
 
     def stored_unit(self, unit: WorkUnit, ctx: RunContext) -> StoredUnit[DialogueRecord]:
@@ -405,7 +405,7 @@ class MultiTurnProtocol(ScoredProtocol[DialogueRecord, DialogueScoringResources]
         """The stored dialogue of ``unit`` as a record for the metrics. A reply without a text
         channel is transcribed (the config's ``asr``, default Whisper tiny.en)."""
         dialogue = self._dialogue(ctx, unit)
-        unit_dir = ctx.store.unit_dir(unit)
+        unit_dir = ctx.store.folder.unit_dir(unit)
         stored = atomic_files.read_json(unit_dir / DIALOGUE_JSON)
         if not isinstance(stored, dict) or not isinstance(stored.get("turns"), list):
             raise VoxevalError(f"{unit_dir / DIALOGUE_JSON}: no stored dialogue; run the unit")

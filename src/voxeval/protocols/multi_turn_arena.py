@@ -359,8 +359,8 @@ def compare_arena(comparison: Comparison, ctx: RunContext) -> ComparisonResult:
     options = arena_options(ctx.config)
     unit_a, unit_b = comparison.units
     try:
-        side_a = load_dialogue(ctx.store.unit_dir(unit_a))
-        side_b = load_dialogue(ctx.store.unit_dir(unit_b))
+        side_a = load_dialogue(ctx.store.folder.unit_dir(unit_a))
+        side_b = load_dialogue(ctx.store.folder.unit_dir(unit_b))
     except DialogueFileError as exc:
         return ComparisonResult.failed(str(exc), "input")
     judge, missing = _judge(ctx, options)
@@ -581,7 +581,7 @@ def _systems_by_dimension(ctx: RunContext) -> dict[str, list[str]]:
     """The systems with a unit in each dimension, in the config's order."""
     order = [spec.name for spec in ctx.config.systems]
     present: dict[str, set[str]] = defaultdict(set)
-    for unit in ctx.store.units():
+    for unit in ctx.store.units.records():
         present[unit.category].add(unit.system)
     return {dim: [name for name in order if name in names] for dim, names in present.items()}
 

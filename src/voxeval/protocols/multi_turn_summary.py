@@ -149,8 +149,8 @@ TurnPoints = dict[str, list[tuple[str, int, float]]]
 def reply_latencies(ctx: RunContext) -> dict[str, TurnPoints]:
     """system -> the reply timings stored in the done dialogues' ``dialogue.json``."""
     out: dict[str, TurnPoints] = defaultdict(lambda: defaultdict(list))
-    for unit in ctx.store.units("done"):
-        stored = read_json(ctx.store.unit_dir(unit) / DIALOGUE_FILE)
+    for unit in ctx.store.units.records("done"):
+        stored = read_json(ctx.store.folder.unit_dir(unit) / DIALOGUE_FILE)
         turns = stored.get("turns") if isinstance(stored, dict) else None
         for turn in turns or ():
             timing = turn.get("timing") if isinstance(turn, dict) else None
@@ -169,8 +169,8 @@ def transcript_only_counts(ctx: RunContext) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = defaultdict(
         lambda: {"turns": 0, "user_turns": 0, "replies": 0}
     )
-    for unit in ctx.store.units("done"):
-        stored = read_json(ctx.store.unit_dir(unit) / DIALOGUE_FILE)
+    for unit in ctx.store.units.records("done"):
+        stored = read_json(ctx.store.folder.unit_dir(unit) / DIALOGUE_FILE)
         turns = stored.get("turns") if isinstance(stored, dict) else None
         counts = out[unit.system]
         for turn in turns or ():
@@ -191,13 +191,13 @@ def summarize_multi_turn(
     """The per-system summary; ``judged_from`` is what the rubric judge reads (transcripts
     or the dialogue's audio), for the warnings about cues it cannot perceive."""
     store = ctx.store
-    rows = store.load_scores()
+    rows = store.scores.load()
     clusters = {row.item_id: row.item_id for row in rows}  # the dialogue is the unit
     summary = standard_summary(
         rows,
         metrics,
         seed=ctx.seed,
-        units=store.status_counts(),
+        units=store.units.status_counts(),
         clusters=clusters,
         cluster_unit="dialogue",
     )

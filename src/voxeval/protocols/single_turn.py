@@ -314,7 +314,7 @@ class SingleTurnProtocol(ScoredProtocol[ReplyRecord, ScoringResources]):
         start is committed (the attempt counts) once its input is read, as in
         ``interact_async``."""
         system, item, unit_dir, user_audio = self._prepare(unit, ctx)
-        ctx.store.start(unit)
+        ctx.store.recorder.start(unit)
         self._reply_and_conclude(unit, ctx, system, item, unit_dir, user_audio)
 
     def _reply_and_conclude(
@@ -394,7 +394,7 @@ class SingleTurnProtocol(ScoredProtocol[ReplyRecord, ScoringResources]):
         item = self._item(ctx, unit)
         system = ctx.turn_system(unit.system)
         source = item.audio_path
-        unit_dir = ctx.store.unit_dir(unit)
+        unit_dir = ctx.store.folder.unit_dir(unit)
         user_audio = read_audio(source)
         if source.suffix.lower() != ".wav" or not _link_into(source, unit_dir / USER_WAV):
             atomic_files.write_bytes_atomic(unit_dir / USER_WAV, audio_to_wav_bytes(user_audio))
@@ -507,7 +507,7 @@ class SingleTurnProtocol(ScoredProtocol[ReplyRecord, ScoringResources]):
         """The stored reply of ``unit`` as a record for the metrics (``reply``: its reply.json,
         ``reply_audio``: its assistant.wav, or (None,) for none, when the caller has them)."""
         item = self._item(ctx, unit)
-        unit_dir = ctx.store.unit_dir(unit)
+        unit_dir = ctx.store.folder.unit_dir(unit)
         if reply is None:
             reply = _stored_reply(unit_dir)
         if reply_audio is None:
@@ -530,7 +530,7 @@ class SingleTurnProtocol(ScoredProtocol[ReplyRecord, ScoringResources]):
         )
 
     def stored_unit(self, unit: WorkUnit, ctx: RunContext) -> StoredUnit[ReplyRecord]:
-        unit_dir = ctx.store.unit_dir(unit)
+        unit_dir = ctx.store.folder.unit_dir(unit)
         fresh = self._fresh.take(unit_dir, ASSISTANT_WAV)  # just written by this process
         reply = fresh[0] if fresh is not None else _stored_reply(unit_dir)
         fault = reply.get("system_fault")

@@ -75,7 +75,7 @@ def compare_pair(
     """A's outcome against B on each metric both scored (``metrics`` first, in order, then
     any other stored metric); pending while an input score is pending."""
     unit_a, unit_b = comparison.units
-    scores_a, scores_b = store.unit_scores(unit_a.key), store.unit_scores(unit_b.key)
+    scores_a, scores_b = store.scores.of_unit(unit_a.key), store.scores.of_unit(unit_b.key)
     outcomes: dict[str, dict[str, Any]] = {}
     not_compared: dict[str, str] = {}
     pending: list[str] = []

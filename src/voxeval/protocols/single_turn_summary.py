@@ -132,14 +132,14 @@ def summarize_single_turn(
     for the speaker, engine and noise breakdowns; ``reply_file`` names the stored reply in a
     unit folder, whose timings give the latency summary."""
     store = ctx.store
-    rows = store.load_scores()
+    rows = store.scores.load()
     clusters = query_clusters(rows, query_ids)
     rates = rate_metrics(rows)
     summary = standard_summary(
         rows,
         metrics,
         seed=ctx.seed,
-        units=store.status_counts(),
+        units=store.units.status_counts(),
         clusters=clusters,
         cluster_unit="query",
     )
@@ -150,10 +150,10 @@ def summarize_single_turn(
         by_system[row.system].append(row)
     done_units: dict[str, list[Any]] = defaultdict(list)
     if reply_file is not None:
-        for unit in store.units("done"):
+        for unit in store.units.records("done"):
             done_units[unit.system].append(unit)
     timings = {
-        system: answered_timings([store.unit_dir(u) / reply_file for u in units])
+        system: answered_timings([store.folder.unit_dir(u) / reply_file for u in units])
         for system, units in done_units.items()
         if reply_file is not None
     }

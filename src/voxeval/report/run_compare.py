@@ -239,7 +239,7 @@ def _system_entry(
     return {
         "baseline": base.run_id,
         "runs": [r.run_id for r in holders],
-        "units": {r.run_id: r.source.store.status_counts().get(system, {}) for r in holders},
+        "units": {r.run_id: r.source.store.units.status_counts().get(system, {}) for r in holders},
         "metrics": metrics,
         "not_compared": not_compared,
     }

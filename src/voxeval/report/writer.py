@@ -61,10 +61,10 @@ def unit_totals(per_system: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 def build_summary(ctx: RunContext) -> dict[str, Any]:
     """The protocol's per-system summary plus unit counts, usage and run metadata."""
     store = ctx.store
-    counts = store.status_counts()
+    counts = store.units.status_counts()
     protocol = ctx.require_protocol()
     systems: dict[str, Any] = dict(protocol.summarize(ctx))
-    usage = store.usage_summary()
+    usage = store.usage.summary()
     for name, entry in systems.items():
         if isinstance(entry, dict):
             # the full unit counts (system faults and failures by cause, pending scores),
@@ -113,7 +113,7 @@ def scores_csv(ctx: RunContext) -> str:
     # Protocols that render items (single-turn) name each item's query, speaker profile,
     # engine and noise category; other protocols leave those columns empty.
     attributes = ctx.require_protocol().item_attributes(ctx)
-    for row in ctx.store.load_scores():
+    for row in ctx.store.scores.load():
         attrs = attributes.get(row.item_id) or {}
         writer.writerow(
             {

@@ -124,7 +124,7 @@ def run_comparison_steps(
     if not steps:
         return None
     store = ctx.store
-    records = store.units()
+    records = store.units.records()
     by_key = {record.key: record for record in records}
     units = [_unit_of(r) for r in records]
     kept: list[str] = []

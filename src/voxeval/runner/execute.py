@@ -345,8 +345,8 @@ def rescore_units(ctx: RunContext, metrics: list[str] | None, *, only_pending: b
     defaults) plus its own pending ones (``voxeval score``). A stored value that ran is never
     replaced by a pending or not-run result; ``outcome.kept`` counts those kept."""
     store = ctx.store
-    pending = store.pending_metrics()
-    units = [_unit_of(r) for r in store.units(status="done")]
+    pending = store.scores.pending_metrics()
+    units = [_unit_of(r) for r in store.units.records(status="done")]
     if only_pending:
         units = [u for u in units if u.key in pending]
         if not units:
@@ -366,7 +366,7 @@ def rescore_units(ctx: RunContext, metrics: list[str] | None, *, only_pending: b
             extra = [m for m in pending.get(unit.key, []) if m not in scores]
             if extra:
                 scores.update(ctx.require_protocol().score(unit, ctx, extra))
-        kept_here = store.save_scores(unit, scores)
+        kept_here = store.scores.save(unit, scores)
         with lock:
             kept.extend(f"{unit.key} {m}" for m in kept_here)
 
@@ -435,31 +435,31 @@ def _run_evaluation(
     store = RunStore(Path(out_dir), index_url=index_url)
     if not resume:
         store.reset()
-    store.remove_stale_temp_files()  # left by a process killed mid-write (kill -9)
+    store.folder.remove_stale_temp_files()  # left by a process killed mid-write (kill -9)
     console = console or Console(stderr=True)
-    changed = changed_fields(store.stored_config(), config)
-    if changed and store.finished_keys():
+    changed = changed_fields(store.run_yaml.stored_config(), config)
+    if changed and store.units.finished_keys():
         console.print(
             f"[yellow]warning:[/] resuming {store.run_dir} with a config that differs in "
             f"{', '.join(changed)}; finished units keep their old results (use --no-resume "
             "or another --out to start over)"
         )
-        store.update_extra({"config_changed_on_resume": changed})
+        store.run_yaml.update_extra({"config_changed_on_resume": changed})
     limit = limit if limit is not None else config.limit
-    store.write_provenance(config, extra={"limit": limit})
+    store.run_yaml.write_provenance(config, extra={"limit": limit})
     ctx = run_scope.enter_context(open_context(config, store, console))
     if ctx.suite is not None:
         save_suite_copy(ctx.suite, store.run_dir)  # report/score work after the suite moved
     units = first_items(list(ctx.require_protocol().plan(ctx)), limit)
-    store.record_items(units)
-    done = store.finished_keys()
+    store.units.record_items(units)
+    done = store.units.finished_keys()
     todo = [u for u in units if u.key not in done]
-    tried_before = {u.key for u in store.units() if u.status != "planned"} - done
+    tried_before = {u.key for u in store.units.records() if u.status != "planned"} - done
     # killed while being scored: their stored interaction is scored, their systems not asked
     # again (not when the config changed: a unit's interaction is then redone)
-    interacted = {} if changed else {u.key: u for u in store.units(status=INTERACTED)}
+    interacted = {} if changed else {u.key: u for u in store.units.records(status=INTERACTED)}
     # talking to their systems at a kill: what they had sent is in their folder's log
-    cut_short = {u.key for u in store.units(status="running")}
+    cut_short = {u.key for u in store.units.records(status="running")}
     if len(todo) < len(units):
         ctx.console.print(f"resuming: {len(units) - len(todo)} of {len(units)} units already done")
         rescore_units(ctx, None, only_pending=True)  # earlier runs' pending scores
@@ -467,7 +467,7 @@ def _run_evaluation(
     def finish(unit: WorkUnit, fault: SystemFault | None) -> Future[None]:
         scores = ctx.require_protocol().score(unit, ctx, config.metrics)
         # done exactly when its scores are committed; a system fault is a scored result
-        return store.complete_later(
+        return store.units.complete_later(
             unit,
             scores,
             system_fault=fault.cause if fault else None,
@@ -475,7 +475,7 @@ def _run_evaluation(
         )
 
     async def work(unit: WorkUnit) -> SystemFault | None:
-        unit_dir = store.unit_dir(unit)
+        unit_dir = store.folder.unit_dir(unit)
         record = interacted.pop(unit.key, None)
         if record is not None:  # its reply and what it cost are stored: only scored again
             (unit_dir / SENT_LOG).unlink(missing_ok=True)  # (killed before it was deleted)
@@ -485,17 +485,17 @@ def _run_evaluation(
                 lost = await asyncio.to_thread(logged_requests, unit_dir)
                 record_lost_requests(store, unit, lost)
             # an interrupted or failed attempt's files go
-            await asyncio.to_thread(store.clear_unit_dir, unit)
+            await asyncio.to_thread(store.folder.clear_unit_dir, unit)
         # the unit's slot is held, and its usage kept out of other commits, until its
         # interaction is marked together with that usage (see ``interaction_mark``)
         async with slots_held_until_marked():
-            store.hold_usage(unit)
+            store.units.hold_usage(unit)
             marked = False
             try:
                 with watch_requests(LoggedRequests(unit_dir, unit.system)):
                     fault = await interact_with_retries_async(ctx, unit, retry, sleep)
                 mark = await asyncio.to_thread(
-                    store.mark_interacted_later,
+                    store.units.mark_interacted_later,
                     unit,
                     fault.cause if fault else None,
                     str(fault) if fault else None,
@@ -505,7 +505,7 @@ def _run_evaluation(
                 (unit_dir / SENT_LOG).unlink(missing_ok=True)  # counted by the usage rows
             finally:
                 if not marked:  # failed on our side: its cost goes with its failure
-                    store.release_usage(unit)
+                    store.units.release_usage(unit)
         return fault
 
     async def score_and_commit(unit: WorkUnit, fault: SystemFault | None) -> None:
@@ -514,9 +514,9 @@ def _run_evaluation(
         await await_future(committed)
 
     def on_error(unit: WorkUnit, exc: Exception) -> str:
-        message = store.record_failure(unit, exc, cause=failure_cause(exc))
+        message = store.units.record_failure(unit, exc, cause=failure_cause(exc))
         # its requests are counted by the usage committed with the failure
-        (store.unit_dir(unit) / SENT_LOG).unlink(missing_ok=True)
+        (store.folder.unit_dir(unit) / SENT_LOG).unlink(missing_ok=True)
         return message
 
     # ray, processes: workers interact and score; this process writes the index
@@ -604,7 +604,7 @@ def _rescore_in(
     compared = run_comparison_steps(ctx, execute_units, recompute=True)  # inputs re-scored
     if compared is not None:
         outcome.kept += compared.kept
-    extra = dict(store.provenance.get("extra") or {})
+    extra = dict(store.run_yaml.data().get("extra") or {})
     history: list[dict[str, Any]] = list(extra.get("rescored") or [])
     entry: dict[str, Any] = {"at": now_iso(), "metrics": metrics, "units": outcome.total}
     if outcome.kept:
@@ -615,7 +615,7 @@ def _rescore_in(
         entry["overrides"] = overrides
         entry["failed"] = outcome.failed
     history.append(entry)
-    store.update_extra({"rescored": history})
+    store.run_yaml.update_extra({"rescored": history})
     write_report_for(ctx)
     return store.run_dir, outcome
 

@@ -68,7 +68,7 @@ def interact_with_retries(
     the system's fault when it failed (recorded by the protocol, scored as a failure);
     a fault on our side that outlasts the retries is raised."""
     for attempt in range(retry.attempts):
-        ctx.store.start(unit)
+        ctx.store.recorder.start(unit)
         try:
             ctx.require_protocol().interact(unit, ctx)
             return None

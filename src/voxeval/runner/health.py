@@ -42,12 +42,12 @@ class RunHealth:
 def run_health(store: RunStore) -> RunHealth:
     failed: dict[str, list[UnitRecord]] = {}
     faults: dict[str, int] = {}
-    for unit in store.units():
+    for unit in store.units.records():
         if unit.status == "failed":
             failed.setdefault(unit.cause or "unknown", []).append(unit)
         elif unit.status == "done" and unit.system_fault:
             faults[unit.system_fault] = faults.get(unit.system_fault, 0) + 1
-    pending = sum(len(m) for m in store.pending_metrics().values())
+    pending = sum(len(m) for m in store.scores.pending_metrics().values())
     not_done = {
         step: {status: n for status, n in counts.items() if status != "done" and n}
         for step, counts in store.comparisons.counts().items()

@@ -5,7 +5,7 @@ A unit's reply is stored, then scored, then committed ``done``. Without a mark, 
 while replies were being scored lost every unit not yet committed, and resume asked their
 systems again. The local executor now marks a unit ``interacted`` in the index once its
 interaction is stored, in the same transaction as the usage rows of that interaction (the
-store holds them back until then: ``RunStore.hold_usage``), and resume scores such a unit
+store holds them back until then: ``RunStore.units.hold_usage``), and resume scores such a unit
 from its folder without asking its system again. The cost of every interaction is therefore
 in the index exactly when its mark is: a reused unit's first (and only) system call is
 counted once, a re-run unit's killed attempt was never committed.

@@ -1,6 +1,6 @@
 """A worker process of ``executor: processes``.
 
-The worker builds the run's context once (over a ``JournalStore``: artifacts go to the run
+The worker builds the run's context once (over a ``journal_store``: artifacts go to the run
 folder, index writes into a journal) and then runs every unit the driver sends it as an
 asyncio task, exactly as the local executor runs a unit: the interaction (network waits hold
 no thread; at most ``slots`` units talk to their systems at once), then scoring in a CPU
@@ -48,9 +48,9 @@ from voxeval.runner.process_link import Link, open_link
 from voxeval.runner.sent_log import usage_component
 from voxeval.runner.shared_limits import LeasedRateLimiter, LimitValues
 from voxeval.runner.unit_work import (
-    JournalStore,
     UnitResult,
     failed_result,
+    journal_of,
     scored_result,
     worker_context,
 )
@@ -240,11 +240,11 @@ async def _run_unit(
     ctx: RunContext, link: Link, start: WorkerStart, unit: WorkUnit, clear: bool
 ) -> None:
     store = ctx.store
-    assert isinstance(store, JournalStore)
+    journal_of(store)  # a worker's store: its index writes go to the journal
     result: UnitResult
     try:
         if clear:  # an interrupted or failed attempt's files go
-            await asyncio.to_thread(store.clear_unit_dir, unit)
+            await asyncio.to_thread(store.folder.clear_unit_dir, unit)
         with watch_requests(SentRequests(link, unit)):  # (threads copy the context)
             fault = await interact_with_retries_async(ctx, unit, start.retry, time.sleep)
             scores = await asyncio.to_thread(

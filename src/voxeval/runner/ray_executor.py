@@ -273,7 +273,7 @@ def run_units_on_ray(
         pool = WorkerPool(ray, ctx, shape, retry, ctx.config.ray.max_retries)
 
         def work(unit: WorkUnit) -> None:
-            store.start(unit)  # a driver killed now leaves it 'running': resume clears it
+            store.recorder.start(unit)  # a driver killed now leaves it 'running': resume clears it
             commit_result(store, unit, pool.run(unit))
 
         def on_error(unit: WorkUnit, exc: Exception) -> str:

@@ -2,7 +2,7 @@
 driver commits what came back.
 
 A worker writes the unit's artifacts into the shared run folder (same layout as a local run)
-but never writes the index: its store (``JournalStore``) keeps the index writes the protocol
+but never writes the index: its store (``journal_store``) keeps the index writes the protocol
 asks for (attempt starts, usage records, model identities) in a journal that travels back
 with the unit's scores, and the driver, the index's one writer, applies them and commits the
 unit (``commit_result``). So SQLite stays safe with many workers and PostgreSQL by URL works
@@ -19,8 +19,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any, ClassVar, NoReturn
+from typing import Any, ClassVar
 
 from rich.console import Console
 
@@ -32,14 +31,15 @@ from voxeval.json_types import JSONReadObject
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.providers.http.openai_http import watch_requests
+from voxeval.providers.usage.usage_meter import ModelKey, ModelUsage
 from voxeval.redaction import redact_env_secrets
 from voxeval.runner.faults import RetryPolicy, failure_cause, interact_with_retries
 from voxeval.runner.sent_log import SENT_LOG, LoggedRequests, logged_requests
 from voxeval.runner.sent_log import usage_component as usage_component  # (moved there)
 from voxeval.scoring.score import Score
 from voxeval.store import RunStore, layout
+from voxeval.store.recorder import RunRecorder
 from voxeval.store.records import UnitLike
-from voxeval.store.run_file import RunFile
 from voxeval.store.usage import MODEL_AMOUNTS, usage_values
 
 # Journal entries: ("start", {}), ("usage", record_usage keyword arguments),
@@ -48,53 +48,36 @@ from voxeval.store.usage import MODEL_AMOUNTS, usage_values
 JournalEntry = tuple[str, dict[str, Any]]
 
 
-class _DriverOnly:
-    """Stands for the index in a worker: reaching it is a bug, named as such."""
+class JournalRecorder(RunRecorder):
+    """A worker's recorder: the index writes a unit asks for are journaled per unit for the
+    driver (``take_journal``), model identities with the next unit taken."""
 
-    def __getattr__(self, name: str) -> NoReturn:
-        raise RuntimeError(
-            f"a worker (Ray or process) tried to use the run index ({name}); only the driver "
-            "writes it"
-        )
+    waits_for_commit: ClassVar[bool] = False  # a journal entry is appended at once
 
-
-class JournalStore(RunStore):
-    """A worker's view of the run folder: artifacts go to disk as in a local run; index
-    writes are journaled per unit for the driver (``take_journal``)."""
-
-    index_writes_wait: ClassVar[bool] = False  # a journal entry is appended at once
-
-    def __init__(self, run_dir: Path | str) -> None:  # no index: deliberately no super()
-        self.run_dir = Path(run_dir).resolve()
-        self._foreign = False
-        self.items_dir = self.run_dir / layout.ITEMS_DIR
-        self.report_dir = self.run_dir / layout.REPORT_DIR
-        self.run_file = self.run_dir / layout.RUN_FILE
-        self._unit_dirs: dict[tuple[str, str, int, str], Path] = {}
-        self._parent_dirs: set[Path] = set()
-        self.run_file_doc = RunFile(self.run_file)
-        self.run_id = self.run_file_doc.run_id
-        self.index_url = ""
-        self.index = _DriverOnly()  # type: ignore[assignment]
-        self.comparisons = _DriverOnly()  # type: ignore[assignment]
-        self.committer = _DriverOnly()  # type: ignore[assignment]
-        self._journal_lock = threading.Lock()
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
         self._journals: dict[str, list[JournalEntry]] = {}
         self._identities: list[JournalEntry] = []
 
     def _log(self, unit: UnitLike, entry: JournalEntry) -> None:
-        with self._journal_lock:
+        with self._lock:
             self._journals.setdefault(unit.key, []).append(entry)
 
     def take_journal(self, unit: UnitLike) -> list[JournalEntry]:
         """The unit's journal, plus the model identities recorded since the last take."""
-        with self._journal_lock:
+        with self._lock:
             entries = self._identities + self._journals.pop(unit.key, [])
             self._identities = []
         return entries
 
     def start(self, unit: UnitLike) -> None:
         self._log(unit, ("start", {}))
+
+    def start_later(self, unit: UnitLike) -> Future[None]:
+        self.start(unit)
+        journaled: Future[None] = Future()
+        journaled.set_result(None)
+        return journaled
 
     def record_usage(
         self,
@@ -126,7 +109,7 @@ class JournalStore(RunStore):
         self._log(unit, ("usage", values))
 
     def record_model_usage(
-        self, unit: UnitLike, component: str, models: Mapping[tuple[str, str, str], Any]
+        self, unit: UnitLike, component: str, models: Mapping[ModelKey, ModelUsage]
     ) -> None:
         if not models:
             return
@@ -137,13 +120,21 @@ class JournalStore(RunStore):
         self._log(unit, ("model_usage", {"component": component, "models": rows}))
 
     def add_model_identity(self, kind: str, identity: JSONReadObject) -> None:
-        with self._journal_lock:
+        with self._lock:
             self._identities.append(("identity", {"kind": kind, "identity": dict(identity)}))
 
-    def update_extra(self, changes: JSONReadObject) -> None:
-        raise RuntimeError(
-            "a worker (Ray or process) tried to change run.yaml; only the driver writes it"
-        )
+
+def journal_store(run_dir: Path | str) -> RunStore:
+    """A worker's view of the run folder: artifacts go to disk as in a local run; the index
+    is not opened and the index writes are journaled per unit for the driver."""
+    return RunStore(run_dir, worker_recorder=JournalRecorder())
+
+
+def journal_of(store: RunStore) -> JournalRecorder:
+    """The journal of a worker's store (``journal_store``)."""
+    if not isinstance(store.recorder, JournalRecorder):
+        raise TypeError("a worker's unit needs a worker_context (a journal_store)")
+    return store.recorder
 
 
 @dataclass
@@ -165,9 +156,9 @@ class UnitResult:
 
 
 def worker_context(config: RunConfig, run_dir: Path | str, console: Console) -> RunContext:
-    """A worker's run context over a ``JournalStore`` (a fresh protocol instance: protocols
+    """A worker's run context over a ``journal_store`` (a fresh protocol instance: protocols
     load their suite lazily from the shared folder)."""
-    store = JournalStore(run_dir)
+    store = journal_store(run_dir)
     suite = resolve_suite(config.suite, run_dir=store.run_dir)
     return RunContext(
         config=config,
@@ -194,21 +185,20 @@ def run_unit(
     that finds it left in the folder is the executor's re-run of a dead worker's attempt,
     which the driver never heard of, so it journals that attempt's start too."""
     store = ctx.store
-    if not isinstance(store, JournalStore):
-        raise TypeError("run_unit needs a worker_context (a JournalStore)")
-    unit_dir = store.unit_dir(unit)
+    journal_of(store)  # a worker's store: its index writes go to the journal
+    unit_dir = store.folder.unit_dir(unit)
     marker = unit_dir / DISPATCH_FILE
     sent = unit_dir / SENT_LOG
     rerun = bool(dispatch) and _read_text(marker) == dispatch
     # the requests the dead attempts of this sending had sent (they never reported them)
     lost_lines = _read_bytes(sent) if rerun else b""
-    store.clear_unit_dir(unit)
+    store.folder.clear_unit_dir(unit)
     if lost_lines:  # kept until this attempt reports them: it may die too
         atomic_files.write_bytes_atomic(sent, lost_lines)
     if dispatch:
         atomic_files.write_text_atomic(marker, dispatch)
     if rerun:
-        store.start(unit)  # the dead worker's attempt (the driver counted one start)
+        store.recorder.start(unit)  # the dead worker's attempt (the driver counted one start)
         record_lost_requests(store, unit, logged_requests(unit_dir) if lost_lines else {})
     try:
         with watch_requests(LoggedRequests(unit_dir, unit.system)):
@@ -241,7 +231,7 @@ def _read_text(path: Path) -> str | None:
 
 
 def scored_result(
-    store: JournalStore,
+    store: RunStore,
     unit: WorkUnit,
     scores: dict[str, Score],
     fault: SystemFault | None,
@@ -250,7 +240,7 @@ def scored_result(
     """The result of a unit that ran and was scored (``fault``: its system failed)."""
     return UnitResult(
         unit.key,
-        store.take_journal(unit),
+        journal_of(store).take_journal(unit),
         scores=scores,
         system_fault=fault.cause if fault else None,
         error=str(fault) if fault else None,
@@ -258,17 +248,19 @@ def scored_result(
     )
 
 
-def failed_result(
-    store: JournalStore, unit: WorkUnit, exc: BaseException, worker: str
-) -> UnitResult:
+def failed_result(store: RunStore, unit: WorkUnit, exc: BaseException, worker: str) -> UnitResult:
     """The result of a unit that failed on our side; its traceback goes to ``error.txt``."""
     message = f"{type(exc).__name__}: {exc}"
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     atomic_files.write_text_atomic(
-        store.unit_dir(unit) / layout.ERROR_FILE, redact_env_secrets(text)
+        store.folder.unit_dir(unit) / layout.ERROR_FILE, redact_env_secrets(text)
     )
     return UnitResult(
-        unit.key, store.take_journal(unit), error=message, cause=failure_cause(exc), worker=worker
+        unit.key,
+        journal_of(store).take_journal(unit),
+        error=message,
+        cause=failure_cause(exc),
+        worker=worker,
     )
 
 
@@ -280,16 +272,14 @@ def apply_journal(store: RunStore, unit: WorkUnit, journal: list[JournalEntry]) 
         if kind == "start":
             starts += 1
             if starts > 1:
-                store.start(unit)
+                store.recorder.start(unit)
         elif kind == "usage":
-            store.record_usage(unit, **values)
+            store.recorder.record_usage(unit, **values)
         elif kind == "model_usage":
-            models = {
-                (row[0], row[1], row[2]): SimpleNamespace(**row[3]) for row in values["models"]
-            }
-            store.record_model_usage(unit, values["component"], models)
+            models = {(row[0], row[1], row[2]): ModelUsage(**row[3]) for row in values["models"]}
+            store.recorder.record_model_usage(unit, values["component"], models)
         elif kind == "identity":
-            store.add_model_identity(values["kind"], values["identity"])
+            store.recorder.add_model_identity(values["kind"], values["identity"])
         else:
             raise ValueError(f"unknown journal entry {kind!r} for {unit.key}")
 
@@ -304,7 +294,7 @@ def record_lost_requests(store: RunStore, unit: WorkUnit, lost: Mapping[str, int
     failure)."""
     for component, requests in sorted(lost.items()):
         if requests > 0:
-            store.record_usage(unit, component, 0, 0, 0, None, requests=requests)
+            store.recorder.record_usage(unit, component, 0, 0, 0, None, requests=requests)
 
 
 def record_remote_failure(store: RunStore, unit: WorkUnit, exc: Exception, died: bool) -> str:
@@ -312,9 +302,9 @@ def record_remote_failure(store: RunStore, unit: WorkUnit, exc: Exception, died:
     worker (which wrote its ``error.txt``), its worker died (``died``: cause ``worker``), or
     the driver's own error. Returns the one-line error recorded in the index."""
     if isinstance(exc, UnitFailedRemotely):
-        store.finish(unit, "failed", exc.message, cause=exc.cause)
+        store.units.finish(unit, "failed", exc.message, cause=exc.cause)
         return exc.message
-    return store.record_failure(unit, exc, cause=WORKER_CAUSE if died else failure_cause(exc))
+    return store.units.record_failure(unit, exc, cause=WORKER_CAUSE if died else failure_cause(exc))
 
 
 def with_concurrency(ctx: RunContext, concurrency: int) -> RunContext:
@@ -346,6 +336,6 @@ def commit_result_later(store: RunStore, unit: WorkUnit, result: UnitResult) -> 
     if result.scores is None:
         raise UnitFailedRemotely(result.error or "failed in a worker", result.cause)
     # done exactly when its scores are committed; a system fault is a scored result
-    return store.complete_later(
+    return store.units.complete_later(
         unit, result.scores, system_fault=result.system_fault, error=result.error
     )

@@ -19,7 +19,7 @@ from voxeval.redaction import redact_env_secrets, scrub
 from voxeval.runformat import ComparisonFile, record_data
 from voxeval.scoring.comparison_result import ComparisonResult
 from voxeval.store import layout
-from voxeval.store.index import Index, comparisons_table, utcnow
+from voxeval.store.index import RunIndex, comparisons_table, utcnow
 
 STATUSES = ("done", "pending", "failed", "not_run")
 
@@ -42,7 +42,7 @@ class ComparisonRecord:
 class ComparisonStore:
     """The comparisons of one run (``RunStore.comparisons``)."""
 
-    def __init__(self, index: Index, run_dir: Path) -> None:
+    def __init__(self, index: RunIndex, run_dir: Path) -> None:
         self.index = index
         self.folder = run_dir / layout.COMPARISONS_DIR
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from sqlalchemy.engine import Connection
 
 from voxeval.store.batched_writes import Write, run_writes
-from voxeval.store.index import Index
+from voxeval.store.index import RunIndex
 
 
 @dataclass
@@ -50,7 +50,7 @@ class _Pending:
 class GroupCommitter:
     """Commits the writes submitted by concurrent threads in shared transactions."""
 
-    def __init__(self, index: Index) -> None:
+    def __init__(self, index: RunIndex) -> None:
         self.index = index
         self._lock = threading.Lock()
         self._queue: list[_Pending] = []

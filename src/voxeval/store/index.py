@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import (
     JSON,
@@ -192,6 +192,18 @@ def open_engine(url: str) -> Engine:
         event.listen(engine, "connect", _sqlite_pragmas)
     upgrade(engine, RUN_INDEX_HISTORY)
     return engine
+
+
+class RunIndex(Protocol):
+    """What the store's parts use of a run's index (``Index``; a worker's store has one
+    that refuses every use: only the driver reads and writes the index)."""
+
+    @property
+    def run_id(self) -> str: ...
+    def write(self) -> AbstractContextManager[Connection]: ...
+    def read(self) -> Connection: ...
+    def next_seq(self, conn: Connection) -> int: ...
+    def dispose(self) -> None: ...
 
 
 class Index:

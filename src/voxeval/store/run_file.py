@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import BaseModel
 
 from voxeval import atomic_files
+from voxeval.json_types import JSONReadObject, JSONReadValue
 from voxeval.redaction import redact_env_secrets, scrub
 from voxeval.runformat import FORMAT_VERSION, RunManifest, parse_artifact
 from voxeval.store.provenance import environment, now_iso
@@ -28,10 +30,13 @@ def voxeval_version() -> str:
 
 
 class RunFile:
-    """Thread-safe access to one run's ``run.yaml`` (created with a fresh run id if absent)."""
+    """Thread-safe access to one run's ``run.yaml`` (created with a fresh run id if absent).
+    ``writable=False``: a worker's view, which reads it; a change raises (only the driver
+    writes run.yaml)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, writable: bool = True) -> None:
         self.path = path
+        self.writable = writable
         self._lock = threading.Lock()
         self._doc = self._load_or_create()
 
@@ -50,10 +55,16 @@ class RunFile:
             "created_at": now_iso(),
             "voxeval_version": voxeval_version(),
         }
-        self._write(doc)
+        self._write_file(doc)
         return doc
 
-    def _write(self, doc: dict[str, Any]) -> None:
+    def _refuse_if_read_only(self) -> None:
+        if not self.writable:
+            raise RuntimeError(
+                "a worker (Ray or process) tried to change run.yaml; only the driver writes it"
+            )
+
+    def _write_file(self, doc: dict[str, Any]) -> None:
         clean = scrub(doc)
         parse_artifact(RunManifest, clean, self.path)  # what is written reads back as a run file
         text = yaml.safe_dump(clean, sort_keys=False, allow_unicode=True)
@@ -64,25 +75,30 @@ class RunFile:
         with self._lock:
             return dict(self._doc)
 
-    def update(self, changes: Mapping[str, Any]) -> None:
+    def update(self, changes: JSONReadObject) -> None:
+        self._refuse_if_read_only()
         with self._lock:
             self._doc.update(changes)
-            self._write(self._doc)
+            self._write_file(self._doc)
 
     def drop(self, *keys: str) -> None:
+        self._refuse_if_read_only()
         with self._lock:
             for key in keys:
                 self._doc.pop(key, None)
-            self._write(self._doc)
+            self._write_file(self._doc)
 
     def stored_config(self) -> dict[str, Any] | None:
         config = self.data().get("config")
         return dict(config) if isinstance(config, dict) else None
 
-    def write_provenance(self, config: Any, extra: Mapping[str, Any] | None = None) -> None:
+    def write_provenance(
+        self, config: BaseModel | Mapping[str, JSONReadValue], extra: JSONReadObject | None = None
+    ) -> None:
         """Record the resolved config, versions, platform, git commit, seed and start time.
         On resume the first start time is kept and the resume time appended."""
-        dumped = config.model_dump(mode="json") if hasattr(config, "model_dump") else dict(config)
+        self._refuse_if_read_only()
+        dumped = config.model_dump(mode="json") if isinstance(config, BaseModel) else dict(config)
         changes: dict[str, Any] = {
             "voxeval_version": voxeval_version(),
             "config": dumped,
@@ -97,14 +113,16 @@ class RunFile:
             if extra:
                 changes["extra"] = {**dict(self._doc.get("extra") or {}), **dict(extra)}
             self._doc.update(changes)
-            self._write(self._doc)
+            self._write_file(self._doc)
 
-    def update_extra(self, changes: Mapping[str, Any]) -> None:
+    def update_extra(self, changes: JSONReadObject) -> None:
+        self._refuse_if_read_only()
         with self._lock:
             self._doc["extra"] = {**dict(self._doc.get("extra") or {}), **dict(changes)}
-            self._write(self._doc)
+            self._write_file(self._doc)
 
-    def add_model_identity(self, kind: str, identity: Mapping[str, Any]) -> None:
+    def add_model_identity(self, kind: str, identity: JSONReadObject) -> None:
+        self._refuse_if_read_only()
         clean = scrub(dict(identity))
         with self._lock:
             models = dict(self._doc.get("models") or {})
@@ -113,4 +131,4 @@ class RunFile:
                 return
             models[kind] = [*known, clean]
             self._doc["models"] = models
-            self._write(self._doc)
+            self._write_file(self._doc)

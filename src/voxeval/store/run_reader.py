@@ -127,11 +127,11 @@ class RunReader:
         return RunStore(self.path)
 
     def units(self, status: str | None = None) -> list[UnitRecord]:
-        return self.store.units(status)
+        return self.store.units.records(status)
 
     def score_rows(self) -> list[ScoreRow]:
         """Score rows of the done units (system faults included, scored as failures)."""
-        return self.store.load_scores()
+        return self.store.scores.load()
 
     def systems(self) -> list[str]:
         """The config's systems, in its order."""

@@ -44,7 +44,7 @@ def usage_values(
     timeouts: int = 0,
     audio: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
-    """The arguments of ``RunStore.record_usage``, normalised (counts as ints, ``audio`` as a
+    """The arguments of ``RunRecorder.record_usage``, normalised (counts as ints, ``audio`` as a
     dict of the audio amounts): what a usage row holds, and what a Ray worker's journal
     carries to the driver."""
     return {

@@ -308,9 +308,9 @@ def test_score_export_correlates_with_the_judge_checklist(st_run: Path, tmp_path
     run = st_run
     judge = {("alpha", "q1"): 4, ("alpha", "q2"): 3, ("beta", "q1"): 8, ("beta", "q2"): 7}
     store = RunStore(run)
-    for unit in store.units():
+    for unit in store.units.records():
         query = unit.item_id.split("__")[0]
-        store.save_scores(unit, {"checklist": Score(value=float(judge[(unit.system, query)]))})
+        store.scores.save(unit, {"checklist": Score(value=float(judge[(unit.system, query)]))})
     store.close()
     study = tmp_path / "score"
     build_study(run, study, StudyOptions(task="score", gold=1))

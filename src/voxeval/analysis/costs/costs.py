@@ -147,8 +147,8 @@ def price_run(
 
 def run_costs(store: RunStore, table: PriceTable) -> dict[str, Any]:
     """``price_run`` over a stored run: its model_usage records and its units per system."""
-    units = Counter(unit.system for unit in store.units())
-    return price_run(store.model_usage_rows(), table, units)
+    units = Counter(unit.system for unit in store.units.records())
+    return price_run(store.usage.model_rows(), table, units)
 
 
 def run_price_table(config: RunConfig, prices: str | Path | None = None) -> PriceTable:

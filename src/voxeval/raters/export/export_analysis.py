@@ -220,7 +220,7 @@ def score_analysis(
     if run is None:
         out["human_vs_llm"] = {"not_run": "the source run folder is not available"}
         return out
-    rows = run.load_scores()
+    rows = run.scores.load()
     checklist = [r for r in rows if r.metric == "checklist"]
     if not checklist:
         out["human_vs_llm"] = {"not_run": "the run had no judge: it holds no checklist scores"}
