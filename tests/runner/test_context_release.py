@@ -85,7 +85,7 @@ def test_a_finished_run_keeps_none_of_its_models(
         # the context itself may wait for the collector (small objects); it holds nothing
         (context,) = loaded.contexts
         kept = context()
-        assert kept is None or (kept._providers == {} and kept._systems == {})
+        assert kept is None or (kept._models.loaded() == [] and kept._systems == {})
         del kept
 
         # re-scoring a run lets go of its models too
