@@ -17,7 +17,7 @@ import contextlib
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -36,6 +36,7 @@ from voxeval.errors import (
     ProviderUnavailable,
     VoxevalError,
 )
+from voxeval.json_types import JSONObject
 from voxeval.protocols import single_turn_pairwise as pairwise
 from voxeval.protocols.input_intelligibility import (
     FALLBACK_INPUT_ASR,
@@ -359,7 +360,7 @@ class SingleTurnProtocol(ScoredProtocol[ReplyRecord, ScoringResources]):
         self,
         unit: WorkUnit,
         ctx: RunContext,
-        reply: dict[str, Any] | None = None,
+        reply: JSONObject | None = None,
         *,
         reply_audio: tuple[Audio | None] | None = None,
     ) -> ReplyRecord:
@@ -426,7 +427,7 @@ class SingleTurnProtocol(ScoredProtocol[ReplyRecord, ScoringResources]):
         metrics = list(ctx.config.metrics or DEFAULT_METRICS)
         return pairwise.compare_pair(comparison, ctx.store, metrics)
 
-    def summarize_comparisons(self, ctx: RunContext) -> dict[str, Any]:
+    def summarize_comparisons(self, ctx: RunContext) -> dict[str, JSONObject]:
         records = ctx.store.comparisons.records(pairwise.PAIRWISE)
         if not records:
             return {}
@@ -437,16 +438,16 @@ class SingleTurnProtocol(ScoredProtocol[ReplyRecord, ScoringResources]):
 
     # -- summarize ----------------------------------------------------------------------------
 
-    def confounded(self, ctx: RunContext) -> dict[str, Any]:
+    def confounded(self, ctx: RunContext) -> JSONObject:
         """Speaker-profile dimensions confounded with the TTS engine in the rendered suite."""
-        return suite_engine_confounds([item.entry for item in self._items.stored(ctx).values()])
+        return dict(suite_engine_confounds([i.entry for i in self._items.stored(ctx).values()]))
 
-    def voices(self, ctx: RunContext) -> dict[str, Any]:
+    def voices(self, ctx: RunContext) -> JSONObject:
         """The voice of each synthesized profile (outside the synthetic_voice condition) and
         whether it is natural: ``{profile: {voice, engine, naturalness, note}}``."""
-        return profile_voice_notes([item.entry for item in self._items.stored(ctx).values()])
+        return dict(profile_voice_notes([i.entry for i in self._items.stored(ctx).values()]))
 
-    def input_intelligibility(self, ctx: RunContext) -> dict[str, Any]:
+    def input_intelligibility(self, ctx: RunContext) -> JSONObject:
         """The input ASR's WER (Whisper base when installed) and DNSMOS of the rendered
         queries' audio, per condition and profile (see ``input_intelligibility``); empty when
         no rendered suite is at hand."""
@@ -477,7 +478,7 @@ class SingleTurnProtocol(ScoredProtocol[ReplyRecord, ScoringResources]):
                 raise
             return {"not_run": f"the scoring ASR failed: {exc}"}
 
-    def summarize(self, ctx: RunContext) -> dict[str, Any]:
+    def summarize(self, ctx: RunContext) -> dict[str, JSONObject]:
         items = self._items.stored(ctx)
         subcategories = {k: v.query.subcategory for k, v in items.items() if v.query.subcategory}
         query_ids = _query_ids(items)
