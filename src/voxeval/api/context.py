@@ -16,14 +16,19 @@ import numpy as np
 from rich.console import Console
 
 from voxeval.api.protocol import EvaluationProtocol
-from voxeval.api.provider_pool import ProviderPool, canonical_spec, judge_refusal, spec_key
+from voxeval.api.provider_pool import (
+    ProviderPool,
+    ProviderSpecLike,
+    canonical_spec,
+    judge_refusal,
+    spec_key,
+)
 from voxeval.api.work_unit import WorkUnit
 from voxeval.benchmarks.suite_info import SuiteInfo
 from voxeval.config import RunConfig
 from voxeval.errors import ConfigError
 from voxeval.providers.async_dispatch import await_future
 from voxeval.providers.base import ASR, LLM, MOS, TTS, VAD, AudioLLM, Provider
-from voxeval.providers.factory import SpecLike
 from voxeval.store import RunStore
 from voxeval.systems.base import SystemUnderTest, TurnSystem
 from voxeval.systems.factory import build_system
@@ -128,22 +133,32 @@ class RunContext:
     # -- providers --------------------------------------------------------------------------
 
     @overload
-    def provider(self, kind: Literal["asr"], spec: SpecLike, *, cache: bool = True) -> ASR: ...
-    @overload
-    def provider(self, kind: Literal["tts"], spec: SpecLike, *, cache: bool = True) -> TTS: ...
-    @overload
-    def provider(self, kind: Literal["llm"], spec: SpecLike, *, cache: bool = True) -> LLM: ...
+    def provider(
+        self, kind: Literal["asr"], spec: ProviderSpecLike, *, cache: bool = True
+    ) -> ASR: ...
     @overload
     def provider(
-        self, kind: Literal["audio_llm"], spec: SpecLike, *, cache: bool = True
+        self, kind: Literal["tts"], spec: ProviderSpecLike, *, cache: bool = True
+    ) -> TTS: ...
+    @overload
+    def provider(
+        self, kind: Literal["llm"], spec: ProviderSpecLike, *, cache: bool = True
+    ) -> LLM: ...
+    @overload
+    def provider(
+        self, kind: Literal["audio_llm"], spec: ProviderSpecLike, *, cache: bool = True
     ) -> AudioLLM: ...
     @overload
-    def provider(self, kind: Literal["mos"], spec: SpecLike, *, cache: bool = True) -> MOS: ...
+    def provider(
+        self, kind: Literal["mos"], spec: ProviderSpecLike, *, cache: bool = True
+    ) -> MOS: ...
     @overload
-    def provider(self, kind: Literal["vad"], spec: SpecLike, *, cache: bool = True) -> VAD: ...
+    def provider(
+        self, kind: Literal["vad"], spec: ProviderSpecLike, *, cache: bool = True
+    ) -> VAD: ...
     @overload
-    def provider(self, kind: str, spec: SpecLike, *, cache: bool = True) -> Provider: ...
-    def provider(self, kind: str, spec: SpecLike, *, cache: bool = True) -> Provider:
+    def provider(self, kind: str, spec: ProviderSpecLike, *, cache: bool = True) -> Provider: ...
+    def provider(self, kind: str, spec: ProviderSpecLike, *, cache: bool = True) -> Provider:
         """One shared instance per (kind, canonical spec); its identity is added to the run's
         provenance. A provider that failed to load fails the same way on every later request
         (without retrying the load).

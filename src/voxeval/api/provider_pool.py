@@ -9,20 +9,26 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeAlias
 
 from voxeval.config import ProviderSpec, RunConfig
 from voxeval.errors import ProviderUnavailable, VoxevalError
 from voxeval.json_types import JSONValue
 from voxeval.providers.base import Provider
 from voxeval.providers.cache import ProviderCache, cache_disabled, cached, default_cache
-from voxeval.providers.factory import SpecLike, create_provider
+from voxeval.providers.factory import create_provider
 from voxeval.registry import lookup
 from voxeval.store import RunStore
 
+# A provider as a config names it: a spec, its mapping (``{provider: NAME, ...options}``) or
+# just the provider's name.
+ProviderSpecLike: TypeAlias = ProviderSpec | Mapping[str, JSONValue] | str
 
-def judge_refusal(kind: str, spec: SpecLike | None) -> str | None:
+
+def judge_refusal(kind: str, spec: ProviderSpecLike | None) -> str | None:
     """Why the provider of ``spec`` must never judge (a tiny baseline model), or None."""
     if spec is None:
         return None
@@ -34,12 +40,12 @@ def judge_refusal(kind: str, spec: SpecLike | None) -> str | None:
     return str(reason) if reason else None
 
 
-def canonical_spec(spec: SpecLike) -> ProviderSpec:
+def canonical_spec(spec: ProviderSpecLike) -> ProviderSpec:
     if isinstance(spec, ProviderSpec):
         return spec
     if isinstance(spec, str):
         return ProviderSpec(provider=spec)
-    return ProviderSpec(**spec)
+    return ProviderSpec.model_validate(dict(spec))
 
 
 def spec_key(kind: str, spec: ProviderSpec) -> str:
@@ -88,7 +94,7 @@ class ProviderPool:
                 (key, p) for key, p in self._providers.items() if not isinstance(p, BaseException)
             ]
 
-    def provider(self, kind: str, spec: SpecLike, *, cache: bool = True) -> Provider:
+    def provider(self, kind: str, spec: ProviderSpecLike, *, cache: bool = True) -> Provider:
         """See ``RunContext.provider``."""
         canonical = canonical_spec(spec)
         key = spec_key(kind, canonical)

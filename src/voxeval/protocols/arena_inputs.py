@@ -21,7 +21,7 @@ from typing import TypeVar
 from voxeval import atomic_files
 from voxeval.audio import Audio, concatenate, read_audio, resample, write_audio
 from voxeval.errors import VoxevalError
-from voxeval.json_types import JSONReadObject, JSONReadValue
+from voxeval.json_types import JSONArray, JSONReadObject, JSONReadValue
 
 DIALOGUE_FILE = "dialogue.json"
 SEGMENT_GAP_S = 1.0
@@ -220,7 +220,8 @@ def render_segments(target: Path, parts: Sequence[tuple[str, Audio]]) -> Audio:
     ]
     audio = concatenate([a for _, a in segments], SEGMENT_GAP_S, rate=COMPARISON_RATE)
     gap = round(SEGMENT_GAP_S * COMPARISON_RATE)
-    layout_rows, start = [], 0
+    layout_rows: JSONArray = []
+    start = 0
     for name, part in segments:
         end = start + part.num_samples
         layout_rows.append(
