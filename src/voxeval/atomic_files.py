@@ -8,10 +8,10 @@ import os
 import re
 import shutil
 import threading
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from voxeval.json_types import JSONReadObject, JSONReadValue
 from voxeval.plain_files import read_file_bytes, write_file_bytes
 from voxeval.redaction import REDACTED, redact_text
 
@@ -114,12 +114,12 @@ def write_text_atomic(path: Path, text: str) -> str:
     return clean
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
+def write_json_atomic(path: Path, data: JSONReadValue) -> None:
     """JSON (sorted keys, indented) through ``write_text_atomic``: secrets are redacted."""
     write_text_atomic(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
 
 
-def record_json(data: Mapping[str, Any]) -> str:
+def record_json(data: JSONReadObject) -> str:
     """A JSON object written one field per line, keys sorted, each value on its line:
     ``{"wer": {"value": 0.1, ...}}`` shows as ``"wer": {"value": 0.1, ...}``. For records of
     a few fields (a unit's scores, reply, transcripts) that reads as well as indentation,
@@ -134,7 +134,7 @@ def record_json(data: Mapping[str, Any]) -> str:
     return "{\n" + ",\n".join(fields) + "\n}\n"
 
 
-def write_record_json_atomic(path: Path, data: Mapping[str, Any]) -> str:
+def write_record_json_atomic(path: Path, data: JSONReadObject) -> str:
     """``record_json`` through ``write_text_atomic``: secrets are redacted. Returns what was
     written."""
     return write_text_atomic(path, record_json(data))

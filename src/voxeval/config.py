@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -9,6 +10,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from voxeval.errors import ConfigError
+from voxeval.json_types import JSONObject, JSONValue
 from voxeval.pickled_memo import PickledMemo
 from voxeval.registry import names
 
@@ -225,7 +227,7 @@ _BUILD_PATH_FIELDS = ("dir",)
 _REPLAY_PATH_OPTIONS = ("folder", "manifest")
 
 
-def _resolved(value: Any, base: Path) -> Any:
+def _resolved(value: JSONValue, base: Path) -> JSONValue:
     if not isinstance(value, str) or not value:
         return value
     path = Path(value).expanduser()
@@ -237,7 +239,7 @@ def _is_registered_suite(name: str) -> bool:
     return name in names("suite")
 
 
-def resolve_config_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
+def resolve_config_paths(data: JSONObject, base: Path) -> JSONObject:
     """A copy of ``data`` whose relative paths are made absolute against ``base`` (the config
     file's folder): ``suite`` (unless it names a registered suite), ``cache_dir``, ``pricing``,
     ``scoring.judge_prompt``, ``build.dir``, ``build.noise_dirs`` and a replay system's
@@ -258,8 +260,9 @@ def resolve_config_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
         for key in _BUILD_PATH_FIELDS:
             if key in build:
                 build[key] = _resolved(build[key], base)
-        if isinstance(build.get("noise_dirs"), list):
-            build["noise_dirs"] = [_resolved(d, base) for d in build["noise_dirs"]]
+        noise_dirs = build.get("noise_dirs")
+        if isinstance(noise_dirs, list):
+            build["noise_dirs"] = [_resolved(d, base) for d in noise_dirs]
         out["build"] = build
     systems = out.get("systems")
     if isinstance(systems, list):
@@ -275,7 +278,9 @@ def resolve_config_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
     return out
 
 
-def load_run_config(path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:
+def load_run_config(
+    path: str | Path, overrides: Mapping[str, JSONValue] | None = None
+) -> RunConfig:
     """Read a run config; ``overrides`` (from CLI flags) replace top-level fields.
     Relative paths in it are resolved against the config file's folder
     (see ``resolve_config_paths``), so a config works from any working directory."""

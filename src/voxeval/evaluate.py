@@ -19,6 +19,7 @@ from rich.console import Console
 
 from voxeval.benchmarks.suite_info import SuiteInfo
 from voxeval.config import RunConfig, load_run_config, parse_run_config
+from voxeval.json_types import JSONObject, JSONValue
 from voxeval.runner import RetryPolicy, RunHealth, run_health
 from voxeval.runner import rescore as rescore_run
 from voxeval.runner import run_evaluation as run_units
@@ -26,7 +27,7 @@ from voxeval.runner.faults import DEFAULT_RETRY
 from voxeval.runner.plan_check import validate_plan
 from voxeval.store import RunStore
 
-ConfigSource = RunConfig | Mapping[str, Any] | str | Path
+ConfigSource = RunConfig | Mapping[str, JSONValue] | str | Path
 
 
 @dataclass(frozen=True)
@@ -44,12 +45,12 @@ class EvaluationResult:
         health = self.health
         return not (health.failed_units or health.pending_scores or health.incomplete_comparisons)
 
-    def overall(self, system: str) -> dict[str, Any]:
+    def overall(self, system: str) -> JSONObject:
         """``{metric: {"mean", "ci_low", "ci_high", "n"}}`` of one system."""
         return dict(self.summary["systems"][system]["overall"])
 
 
-def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) -> RunConfig:
+def load_config(path: str | Path, overrides: Mapping[str, JSONValue] | None = None) -> RunConfig:
     """Read a run config YAML (relative paths resolved against its folder); ``overrides``
     replace top-level fields, as the command line's flags do."""
     return load_run_config(path, dict(overrides) if overrides else None)
@@ -102,7 +103,7 @@ def rescore(
     run_dir: str | Path,
     metrics: list[str] | None = None,
     *,
-    overrides: Mapping[str, Any] | None = None,
+    overrides: Mapping[str, JSONValue] | None = None,
     console: Console | None = None,
 ) -> EvaluationResult:
     """Score a run's finished units again from their stored artifacts (``voxeval score``):

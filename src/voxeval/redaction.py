@@ -30,6 +30,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
+from pydantic import BaseModel
+
+from voxeval.json_types import JSONReadValue
+
 REDACTED = "<redacted>"
 
 _SECRET_PARTS = {
@@ -169,7 +173,7 @@ def _value_and_token(value: str) -> set[str]:
     return out
 
 
-def collect_config_secrets(data: Any) -> set[str]:
+def collect_config_secrets(data: JSONReadValue) -> set[str]:
     """Every secret value a config (or provider options) mapping refers to; see the module
     docstring. Environment variables named by ``*_env`` fields are read now."""
     found: set[str] = set()
@@ -177,7 +181,7 @@ def collect_config_secrets(data: Any) -> set[str]:
     return {v for v in found if v}
 
 
-def _env_values(names: Any, found: set[str]) -> None:
+def _env_values(names: JSONReadValue, found: set[str]) -> None:
     if isinstance(names, str):
         value = os.environ.get(names)
         if value:
@@ -190,7 +194,7 @@ def _env_values(names: Any, found: set[str]) -> None:
             _env_values(item, found)
 
 
-def _collect(data: Any, found: set[str]) -> None:
+def _collect(data: JSONReadValue, found: set[str]) -> None:
     if isinstance(data, Mapping):
         for key, value in data.items():
             name = str(key)
@@ -219,12 +223,11 @@ def add_secrets(values: Iterable[str]) -> None:
             _registry_version += 1
 
 
-def register_config_secrets(config: Any) -> set[str]:
+def register_config_secrets(config: BaseModel | JSONReadValue) -> set[str]:
     """Build the secret set of a run config (a pydantic model or a mapping) or of provider
     options, and add it to the values redacted everywhere. Returns the values found."""
-    if hasattr(config, "model_dump"):
-        config = config.model_dump(mode="json")
-    values = collect_config_secrets(config)
+    data = config.model_dump(mode="json") if isinstance(config, BaseModel) else config
+    values = collect_config_secrets(data)
     add_secrets(values)
     return values
 

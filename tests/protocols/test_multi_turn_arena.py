@@ -417,7 +417,7 @@ def test_audio_mode_renders_one_file_per_order_with_timed_segments(tmp_path: Pat
     stamp = target.stat().st_mtime_ns
     with FakeOpenAIServer(always_a) as server:
         ctx.config.audio_judge = ctx.config.audio_judge.model_copy(update={"base_url": server.url})
-        ctx._optional.clear()
+        ctx._models.clear()
         assert compare_arena(comparison, ctx).is_done
     assert target.stat().st_mtime_ns == stamp
 

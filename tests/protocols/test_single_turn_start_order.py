@@ -150,10 +150,10 @@ def test_storing_a_reply_never_deadlocks_the_next_unit(
     slot: the run still finishes every unit, and q1 reaches its system. (Whether q1 may
     reach it before q0's interaction is marked is timing-dependent since the kill -9 bound
     of issue 37 point 11 holds slots until the mark; not asserted here.)"""
-    from voxeval.protocols.single_turn import SingleTurnProtocol
+    from voxeval.protocols.single_turn_replies import SingleTurnReplies
 
     CALLED.clear()
-    store_reply = SingleTurnProtocol._store_reply
+    store_reply = SingleTurnReplies.store
     stored: list[str] = []
 
     def slow_store(self: Any, unit_dir: Path, reply: dict[str, Any], audio: Any) -> None:
@@ -162,7 +162,7 @@ def test_storing_a_reply_never_deadlocks_the_next_unit(
         store_reply(self, unit_dir, reply, audio)
         stored.append(str(reply["item_id"]))
 
-    monkeypatch.setattr(SingleTurnProtocol, "_store_reply", slow_store)
+    monkeypatch.setattr(SingleTurnReplies, "store", slow_store)
     audio = {f"q{i}": "query.wav" for i in range(3)}
     run_dir = run(tmp_path, "test-start-order-signalling", audio, concurrency=1)
     assert sorted(i[:2] for i in stored) == ["q0", "q1", "q2"]
@@ -178,8 +178,9 @@ def test_a_blocking_systems_units_take_one_thread_each(
     waits on the system and stores the reply in one worker thread: one hand-over between
     threads, not four. The first units learn it on the general path (a thread per step)."""
     from voxeval.protocols.single_turn import SingleTurnProtocol
+    from voxeval.protocols.single_turn_replies import SingleTurnReplies
 
-    prepare, conclude = SingleTurnProtocol._prepare, SingleTurnProtocol._conclude
+    prepare, conclude = SingleTurnProtocol._prepare, SingleTurnReplies.conclude
 
     def noting_prepare(self: Any, unit: Any, ctx: Any) -> Any:
         THREADS.setdefault(unit.item_id.split("__")[0], []).append(("read", threading.get_ident()))
@@ -190,7 +191,7 @@ def test_a_blocking_systems_units_take_one_thread_each(
         conclude(self, unit, *args)
 
     monkeypatch.setattr(SingleTurnProtocol, "_prepare", noting_prepare)
-    monkeypatch.setattr(SingleTurnProtocol, "_conclude", noting_conclude)
+    monkeypatch.setattr(SingleTurnReplies, "conclude", noting_conclude)
     THREADS.clear()
     SEEN.pop("test-start-order-blocking", None)
     run_dir = run(tmp_path, "test-start-order-blocking", {f"q{i}": "query.wav" for i in range(6)})

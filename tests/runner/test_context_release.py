@@ -14,7 +14,7 @@ import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.runner.kill_harness import FixedReplies, query_tone, single_turn_configs
-from voxeval.api import context as context_module
+from voxeval.api import provider_pool as pool_module
 from voxeval.audio import audio_to_wav_bytes
 from voxeval.config import ProviderSpec, load_run_config
 from voxeval.providers.factory import availability
@@ -40,7 +40,7 @@ class Loaded:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.providers: list[tuple[str, weakref.ref[Any]]] = []
         self.contexts: list[weakref.ref[Any]] = []
-        real_create = context_module.create_provider
+        real_create = pool_module.create_provider
         real_open = execute.open_context
 
         def create(kind: str, spec: Any) -> Any:
@@ -56,7 +56,7 @@ class Loaded:
             self.contexts.append(weakref.ref(ctx))
             return ctx
 
-        monkeypatch.setattr(context_module, "create_provider", create)
+        monkeypatch.setattr(pool_module, "create_provider", create)
         monkeypatch.setattr(execute, "open_context", open_context)
 
     def alive(self) -> list[str]:
@@ -85,7 +85,7 @@ def test_a_finished_run_keeps_none_of_its_models(
         # the context itself may wait for the collector (small objects); it holds nothing
         (context,) = loaded.contexts
         kept = context()
-        assert kept is None or (kept._providers == {} and kept._systems == {})
+        assert kept is None or (kept._models.loaded() == [] and kept._systems == {})
         del kept
 
         # re-scoring a run lets go of its models too

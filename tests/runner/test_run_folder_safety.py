@@ -25,7 +25,7 @@ from voxeval.audio import Audio, audio_to_wav_bytes, write_audio
 from voxeval.benchmarks.suite_info import definition_files, resolve_suite, save_suite_copy
 from voxeval.cli.main import app
 from voxeval.errors import ConfigError
-from voxeval.protocols.single_turn import _link_into
+from voxeval.protocols.single_turn_replies import link_into
 from voxeval.store import RunStore
 
 cli = CliRunner()
@@ -85,7 +85,7 @@ def test_linking_the_same_query_again_leaves_no_temporary_link(tmp_path: Path) -
     unit.mkdir()
     (unit / ".user.wav.99.123.link").write_bytes(b"left by a killed process")
     for _ in range(2):  # a resumed unit links the same file again
-        assert _link_into(source, unit / "user.wav")
+        assert link_into(source, unit / "user.wav")
     assert sorted(p.name for p in unit.iterdir()) == ["user.wav"]
     assert os.path.samefile(source, unit / "user.wav")
 
@@ -100,10 +100,10 @@ def test_a_query_is_linked_into_a_new_unit_folder_and_replaces_an_old_file(
     old.mkdir()
     (old / "user.wav").write_bytes(b"an earlier attempt's input")
     for unit in (new, old):
-        assert _link_into(source, unit / "user.wav")
+        assert link_into(source, unit / "user.wav")
         assert [p.name for p in unit.iterdir()] == ["user.wav"]  # no temporary name left
         assert os.path.samefile(source, unit / "user.wav")
-    assert not _link_into(tmp_path / "missing.wav", new / "other.wav")  # written instead
+    assert not link_into(tmp_path / "missing.wav", new / "other.wav")  # written instead
     assert not (new / "other.wav").exists()
 
 

@@ -24,6 +24,7 @@ from voxeval.api.comparison import Comparison
 from voxeval.api.work_unit import WorkUnit
 from voxeval.config import RunConfig
 from voxeval.errors import VoxevalError
+from voxeval.json_types import JSONObject
 from voxeval.providers.runtime.async_dispatch import run_blocking
 from voxeval.registry import Kind
 from voxeval.scoring.comparison_result import ComparisonResult
@@ -43,11 +44,11 @@ class ProtocolContext(Protocol):
 
 ContextT = TypeVar("ContextT", bound=ProtocolContext)
 
-SystemSummary: TypeAlias = dict[str, Any]
+SystemSummary: TypeAlias = JSONObject
 """One system's entry of ``summary.json``: ``overall``, ``by_category``, ``by_condition``,
 ``not_run``, ``units`` and whatever the protocol adds (pass^k curves, judge accounting...)."""
 
-ReportSection: TypeAlias = dict[str, Any]
+ReportSection: TypeAlias = JSONObject
 """A protocol's section of ``summary.json`` (``confounded``, ``voices``...): JSON values."""
 
 
@@ -172,7 +173,7 @@ class EvaluationProtocol(ABC, Generic[ContextT]):
         failure on our side."""
         raise VoxevalError(f"{self.name} has no comparison step {comparison.step!r}")
 
-    def summarize_comparisons(self, ctx: ContextT) -> dict[str, Any]:
+    def summarize_comparisons(self, ctx: ContextT) -> dict[str, ReportSection]:
         """``{step: summary}`` of the stored results, for ``report/summary.json``."""
         return {}
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
 
 from voxeval.api.context import RunContext
 from voxeval.api.protocol import WorkUnit
 from voxeval.audio import Audio
+from voxeval.json_types import JSONReadObject
 from voxeval.providers.http.openai_http import RequestCounts, count_requests
 from voxeval.providers.usage.usage_ledger import attributed, usage_ledger
 from voxeval.providers.usage.usage_meter import ModelKey, ModelUsage
@@ -41,6 +41,24 @@ def metering_reply() -> Iterator[SystemMeter]:
                 meter.models = used.models
 
 
+def _count(usage: JSONReadObject, name: str) -> int:
+    """A token count a system reported (0 when it did not)."""
+    value = usage.get(name) or 0
+    if not isinstance(value, int | float | str):
+        raise TypeError(f"usage field {name!r} is not a number: {value!r}")
+    return int(value)
+
+
+def _cost(usage: JSONReadObject) -> float | None:
+    """The cost a system reported for a reply, in US dollars (None: not reported)."""
+    value = usage.get("cost_usd")
+    if value is None:
+        return None
+    if not isinstance(value, int | float | str):
+        raise TypeError(f"usage field 'cost_usd' is not a number: {value!r}")
+    return float(value)
+
+
 def _duration(audio: Audio | None) -> float:
     return 0.0 if audio is None else float(audio.duration)
 
@@ -48,7 +66,7 @@ def _duration(audio: Audio | None) -> float:
 def record_system_usage(
     ctx: RunContext,
     unit: WorkUnit,
-    details: dict[str, Any] | None,
+    details: JSONReadObject | None,
     meter: SystemMeter,
     *,
     heard: Audio | None = None,
@@ -72,10 +90,10 @@ def record_system_usage(
             requests=int(http.requests),
             retries=int(http.retries),
             timeouts=int(http.timeouts),
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
-            prompt_audio_tokens=int(usage.get("prompt_audio_tokens") or 0),
-            completion_audio_tokens=int(usage.get("completion_audio_tokens") or 0),
+            prompt_tokens=_count(usage, "prompt_tokens"),
+            completion_tokens=_count(usage, "completion_tokens"),
+            prompt_audio_tokens=_count(usage, "prompt_audio_tokens"),
+            completion_audio_tokens=_count(usage, "completion_audio_tokens"),
             audio_in_s=_duration(heard),
             audio_out_s=_duration(spoke),
         )
@@ -85,9 +103,9 @@ def record_system_usage(
         unit,
         component,
         1,
-        int(usage.get("prompt_tokens") or 0),
-        int(usage.get("completion_tokens") or 0),
-        usage.get("cost_usd"),
+        _count(usage, "prompt_tokens"),
+        _count(usage, "completion_tokens"),
+        _cost(usage),
         requests=int(http.requests),
         retries=int(http.retries),
         timeouts=int(http.timeouts),

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from voxeval.atomic_files import read_json
+from voxeval.json_types import JSONObject
 from voxeval.simulation.recorder import CALL_FILE
 
 # metric -> the adapter settings that decide it
@@ -33,7 +34,7 @@ DECIDED_BY: dict[str, tuple[str, ...]] = {
 SETTINGS = ("eot_silence_ms", "patience_ms", "barge_in_ms", "min_interruption_words", "vad")
 
 
-def adapter_timing(unit_dirs: Iterable[Path]) -> dict[str, Any] | None:
+def adapter_timing(unit_dirs: Iterable[Path]) -> JSONObject | None:
     """For a system whose calls ran behind the turn adapter: the metrics its settings decide
     and the settings (a list of values when calls differ). None when no recorded call went
     through the adapter (a streaming agent decides its own timing)."""

@@ -16,11 +16,12 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from voxeval import atomic_files
 from voxeval.audio import Audio, concatenate, read_audio, resample, write_audio
 from voxeval.errors import VoxevalError
+from voxeval.json_types import JSONArray, JSONReadObject, JSONReadValue
 
 DIALOGUE_FILE = "dialogue.json"
 SEGMENT_GAP_S = 1.0
@@ -67,7 +68,10 @@ class StoredDialogue:
         return {"length": self.reply_words, "duration": self.reply_seconds}
 
 
-def _field(data: dict[str, Any], name: str, path: Path, kinds: tuple[type, ...]) -> Any:
+FieldT = TypeVar("FieldT")
+
+
+def _field(data: JSONReadObject, name: str, path: Path, kinds: tuple[type[FieldT], ...]) -> FieldT:
     if name not in data:
         raise DialogueFileError(f"{path}: field {name!r} is missing")
     value = data[name]
@@ -76,7 +80,7 @@ def _field(data: dict[str, Any], name: str, path: Path, kinds: tuple[type, ...])
     return value
 
 
-def _audio_path(value: Any, folder: Path, path: Path, where: str) -> Path | None:
+def _audio_path(value: JSONReadValue, folder: Path, path: Path, where: str) -> Path | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value:
@@ -216,7 +220,8 @@ def render_segments(target: Path, parts: Sequence[tuple[str, Audio]]) -> Audio:
     ]
     audio = concatenate([a for _, a in segments], SEGMENT_GAP_S, rate=COMPARISON_RATE)
     gap = round(SEGMENT_GAP_S * COMPARISON_RATE)
-    layout_rows, start = [], 0
+    layout_rows: JSONArray = []
+    start = 0
     for name, part in segments:
         end = start + part.num_samples
         layout_rows.append(

@@ -25,6 +25,7 @@ from voxeval.analysis.ratings.battles import battle_from_judgement
 from voxeval.analysis.ratings.bradley_terry import DisconnectedComparisons, bradley_terry_strengths
 from voxeval.analysis.ratings.pairwise_judgement import PairwiseJudgement
 from voxeval.analysis.rubric_values import CaseKey, RubricValue, case_scores
+from voxeval.json_types import JSONObject, JSONReadObject, JSONReadValue
 from voxeval.protocols.multi_turn_arena import ARENA
 from voxeval.store import RunStore
 
@@ -36,7 +37,7 @@ def item_of(dialogue: str, trial: int) -> str:
     return dialogue if not trial else f"{dialogue}#t{trial}"
 
 
-def rater_of(identity: Any) -> str:
+def rater_of(identity: JSONReadValue) -> str:
     """``llm:<model>`` from a judge identity (``Judge.identity()``), else ``llm_judge``."""
     if isinstance(identity, Mapping):
         llm = identity.get("llm")
@@ -45,9 +46,14 @@ def rater_of(identity: Any) -> str:
     return DEFAULT_RATER
 
 
-def _length(features: Mapping[str, Any], system: str) -> float | None:
-    value = (features.get(system) or {}).get("length")
-    return None if value is None else float(value)
+def _length(features: JSONReadObject, system: str) -> float | None:
+    of_system = features.get(system) or {}
+    value = of_system.get("length") if isinstance(of_system, Mapping) else None
+    if value is None:
+        return None
+    if not isinstance(value, str | int | float):
+        raise TypeError(f"arena features of {system!r}: length {value!r} is not a number")
+    return float(value)
 
 
 def arena_judgements(store: RunStore) -> list[PairwiseJudgement]:
@@ -123,7 +129,7 @@ def _agreement(
     judgements: Sequence[PairwiseJudgement],
     rubric: Mapping[CaseKey, float],
     human_raters: set[str],
-) -> dict[str, Any]:
+) -> JSONObject:
     by_rater: dict[str, list[PairwiseJudgement]] = defaultdict(list)
     for judgement in judgements:
         by_rater[judgement.rater].append(judgement)
@@ -186,7 +192,7 @@ def _exclusion(
     *,
     resamples: int,
     seed: int,
-) -> dict[str, Any]:
+) -> JSONObject:
     """Per rubric rater: the exclusion curve against the full rubric ranking and against the
     same rater's arena Bradley-Terry (else the run judge's); ``not_run`` with the reason when
     the values cannot support it."""

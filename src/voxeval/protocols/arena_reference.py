@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from voxeval.api.context import RunContext
+from voxeval.json_types import JSONReadObject, JSONReadValue
 from voxeval.scoring.call_judges.judged_call import RatedTemplate
 
 REFERENCE_SCHEMA: dict[str, Any] = {
@@ -32,12 +33,12 @@ _SYSTEM = (
 _LABELS = {"a": "A", "model a": "A", "b": "B", "model b": "B"}
 
 
-def reference_label(winner: Any) -> str | None:
+def reference_label(winner: JSONReadValue) -> str | None:
     """``A`` or ``B`` for the verdicts the reference accepts; None for anything else."""
     return _LABELS.get(str(winner).strip().lower()) if isinstance(winner, str) else None
 
 
-def _rate(answer: dict[str, Any]) -> float:
+def _rate(answer: JSONReadObject) -> float:
     # the value is not used: a skipped verdict is told by its label, not by a score
     return {"A": 1.0, "B": 0.0}.get(reference_label(answer.get("winner")) or "", 0.5)
 

@@ -22,10 +22,10 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from voxeval.atomic_files import read_json, write_json_atomic
 from voxeval.errors import HarnessFault, SystemFault
+from voxeval.json_types import JSONObject, JSONReadValue
 from voxeval.scoring.calls.simulation_gates import GateResult, skipped_gates
 from voxeval.scoring.judge import judge_seed_offset
 from voxeval.scoring.score import Score
@@ -76,13 +76,13 @@ class AttemptValidation:
     def failure_text(self) -> str:
         return "; ".join(f"{g}: {self.gates[g].reason}" for g in self.failed_gates)
 
-    def to_dict(self, attempts_allowed: int) -> dict[str, Any]:
+    def to_dict(self, attempts_allowed: int) -> dict[str, JSONReadValue]:
         return {
             "attempt": self.attempt,
             "attempts_allowed": attempts_allowed,
             "seed": self.seed,
             "passed": None if self.skipped else self.passed,  # not validated: not a pass
-            "failed_gates": self.failed_gates,
+            "failed_gates": list(self.failed_gates),
             "skipped": self.skipped,
             "gates": {name: r.to_dict() for name, r in self.gates.items()},
         }
@@ -160,7 +160,7 @@ def stored_gate_scores(unit_dir: Path) -> dict[str, Score]:
     return scores
 
 
-def validation_summary(unit_dirs: Iterable[Path], settings: ValidationConfig) -> dict[str, Any]:
+def validation_summary(unit_dirs: Iterable[Path], settings: ValidationConfig) -> JSONObject:
     """Counts over the units' ``validation.json`` files (final and archived attempts)."""
     validated = regenerated = failed_attempts = failing = skipped_units = 0
     by_gate: Counter[str] = Counter()

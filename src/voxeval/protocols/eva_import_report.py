@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from voxeval.benchmarks.eva.eva_release import EvaImport
 from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.errors import VoxevalError
+from voxeval.json_types import JSONObject
 from voxeval.protocols.scenario_validation import ScenarioCheck, validate_scenario
 
 
@@ -32,7 +32,7 @@ class ImportReport:
     # scenario id -> what validation found wrong with it
     invalid: dict[str, list[str]] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return asdict(self)
 
 

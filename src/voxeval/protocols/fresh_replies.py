@@ -17,10 +17,10 @@ import json
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
 
 from voxeval.audio import Audio
 from voxeval.audio.io import wav_file_audio
+from voxeval.json_types import JSONObject
 
 # An entry lives from a unit's stored reply to its scoring, so only units in flight have one;
 # past this many (very high concurrency), the oldest are read from their files instead. A
@@ -49,7 +49,7 @@ class FreshReplies:
         with self._lock:
             self._kept.pop(unit_dir, None)
 
-    def take(self, unit_dir: Path, wav_name: str) -> tuple[Any, Audio | None] | None:
+    def take(self, unit_dir: Path, wav_name: str) -> tuple[JSONObject, Audio | None] | None:
         """(parsed reply.json, the audio as ``read_audio`` reads it, or None) of the unit in
         ``unit_dir``, or None when nothing is kept for it; the entry goes."""
         with self._lock:
@@ -58,4 +58,7 @@ class FreshReplies:
             return None
         text, wav = kept
         audio = None if wav is None else wav_file_audio(wav, unit_dir / wav_name)
-        return json.loads(text), audio
+        reply = json.loads(text)
+        if not isinstance(reply, dict):  # kept only after ReplyFile validated it
+            raise TypeError(f"{unit_dir}: the kept reply is not a JSON object")
+        return reply, audio

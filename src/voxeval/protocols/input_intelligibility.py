@@ -23,6 +23,7 @@ from voxeval.analysis.bootstrap import metric_stats
 from voxeval.audio import read_audio
 from voxeval.benchmarks.build_manifest import RenderedQuery
 from voxeval.config import ProviderSpec
+from voxeval.json_types import JSONObject, JSONValue
 from voxeval.providers.base import ASR, MOS
 from voxeval.providers.factory import CacheChoice, availability, create_provider
 from voxeval.scoring.text.word_errors import word_errors
@@ -52,7 +53,7 @@ class _Heard:
     ovrl: float | None
 
 
-def _stats(rows: list[_Heard], seed: int) -> dict[str, Any]:
+def _stats(rows: list[_Heard], seed: int) -> JSONObject:
     rates = [row.errors / row.ref_words for row in rows]
     clusters = [row.query_id for row in rows]
     stat = metric_stats(rates, clusters=clusters, seed=seed)
@@ -75,6 +76,14 @@ def _stats(rows: list[_Heard], seed: int) -> dict[str, Any]:
     return result
 
 
+def corpus_wer(stat: JSONValue) -> float:
+    """The ``corpus_wer`` of one entry made by ``_stats``."""
+    wer = stat.get("corpus_wer") if isinstance(stat, dict) else None
+    if not isinstance(wer, int | float):
+        raise TypeError(f"not an input WER entry: {stat!r}")  # _stats always sets it
+    return float(wer)
+
+
 def input_error_rates(
     items: Mapping[str, RenderedQuery],
     asr: ASR,
@@ -82,7 +91,7 @@ def input_error_rates(
     seed: int = 0,
     language: str = "en",
     mos: MOS | None = None,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, JSONObject]:
     """``{condition: {corpus_wer, mean, ci_low, ci_high, median, n, errors, ref_words,
     [dnsmos_ovrl], by_profile: {profile: the same}}}`` over the rendered items whose query
     text has words; every CI resamples queries. The clean condition also carries
@@ -99,19 +108,18 @@ def input_error_rates(
         row = _Heard(item.query.id, counts.errors, counts.ref_words, ovrl)
         rows[item.condition].append(row)
         by_profile[item.condition][item.profile].append(row)
-    result: dict[str, dict[str, Any]] = {}
+    result: dict[str, JSONObject] = {}
     for condition, condition_rows in sorted(rows.items()):
         entry = _stats(condition_rows, seed)
-        entry["by_profile"] = {
+        profiles = {
             profile: _stats(profile_rows, seed)
             for profile, profile_rows in sorted(by_profile[condition].items())
         }
+        entry["by_profile"] = dict(profiles)
         if condition == "clean":
             entry["wer_limit"] = WER_LIMIT
             entry["over_limit"] = [
-                profile
-                for profile, stat in entry["by_profile"].items()
-                if stat["corpus_wer"] > WER_LIMIT
+                profile for profile, stat in profiles.items() if corpus_wer(stat) > WER_LIMIT
             ]
         result[condition] = entry
     return result
@@ -123,7 +131,7 @@ def check_built_suite(
     wer_limit: float = WER_LIMIT,
     seed: int = 0,
     cache: CacheChoice = "default",
-) -> dict[str, Any]:
+) -> JSONObject:
     """The clean queries of a built suite heard by Whisper base (tiny.en when base is not
     installed), with DNSMOS when speechmos is: ``{asr, wer_limit, overall, by_profile,
     over_limit}`` where ``over_limit`` lists the profiles whose clean corpus WER exceeds
@@ -151,10 +159,12 @@ def check_built_suite(
     if rates is None:
         return {"not_run": "no clean query has words to check"}
     by_profile = rates.pop("by_profile")
+    if not isinstance(by_profile, dict):
+        raise TypeError("input_error_rates: by_profile is not a mapping")  # built above
     return {
         "asr": spec,
         "wer_limit": wer_limit,
         "overall": {k: v for k, v in rates.items() if k not in ("wer_limit", "over_limit")},
         "by_profile": by_profile,
-        "over_limit": [p for p, stat in by_profile.items() if stat["corpus_wer"] > wer_limit],
+        "over_limit": [p for p, stat in by_profile.items() if corpus_wer(stat) > wer_limit],
     }

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from voxeval.atomic_files import read_json
+from voxeval.json_types import JSONArray, JSONObject
 from voxeval.simulation.recorder import CALL_FILE
 
 
@@ -21,7 +21,7 @@ def _one_or_mixed(values: set[str]) -> str | None:
     return next(iter(values)) if len(values) == 1 else "mixed"
 
 
-def latency_basis(unit_dirs: Iterable[Path]) -> dict[str, Any] | None:
+def latency_basis(unit_dirs: Iterable[Path]) -> JSONObject | None:
     """The basis of the latencies of the calls in ``unit_dirs`` (None: no recorded call)."""
     calls = unknown = 0
     agent: set[str] = set()
@@ -29,7 +29,7 @@ def latency_basis(unit_dirs: Iterable[Path]) -> dict[str, Any] | None:
     lanes: set[bool] = set()
     clocks: set[str] = set()
     compute_left_out = 0
-    models: list[dict[str, Any]] = []
+    models: JSONArray = []
     agent_s = rendering_s = 0.0
     turns = rendered_turns = 0
     for folder in unit_dirs:

@@ -35,10 +35,11 @@ from voxeval.api.scored_protocol import (
 from voxeval.api.work_unit import WorkUnit
 from voxeval.atomic_files import read_json
 from voxeval.audio import Audio, read_audio
-from voxeval.benchmarks.eva.scenario import ScenarioSuite, load_scenario_suite
+from voxeval.benchmarks.eva.scenario import Scenario, ScenarioSuite, load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.config import ProviderSpec, SystemSpec
 from voxeval.errors import ConfigError, SystemFault, UnknownComponent
+from voxeval.json_types import JSONObject
 from voxeval.protocols.adapter_timing import adapter_timing
 from voxeval.protocols.call_validation import (
     run_validated_call,
@@ -64,20 +65,22 @@ from voxeval.providers.usage.usage_ledger import (
 )
 from voxeval.scoring.calls.call_pipeline import system_pipeline
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
-from voxeval.scoring.calls.simulation_gates import run_gates
+from voxeval.scoring.calls.simulation_gates import GateResult, run_gates
 from voxeval.scoring.judge import Judge
 from voxeval.scoring.metric import METRICS
 from voxeval.scoring.replies.reply_record import ScoringResources
 from voxeval.simulation.behaviour_choice import behaviour_record
-from voxeval.simulation.engine import run_call
+from voxeval.simulation.engine import CallResult, run_call
 from voxeval.simulation.perturbations import Condition, parse_conditions
 from voxeval.simulation.recorder import CALL_FILE, TRACK_FILES, load_call, record_call
 from voxeval.simulation.simulation_config import (
     ENGLISH_ONLY_ASR,
     MULTILINGUAL_ASR,
     SimulationConfig,
+    ValidationConfig,
     parse_simulation,
 )
+from voxeval.simulation.timeline import Timeline
 from voxeval.systems.base import CALL
 from voxeval.systems.call import CallAgent
 from voxeval.systems.factory import build_system, missing_capability, open_call, system_class
@@ -314,7 +317,9 @@ class LiveCallProtocol(ScoredProtocol[LiveCallRecord, ScoringResources]):
             check=lambda: self._check(unit, ctx, unit_dir, validation),
         )
 
-    def _check(self, unit: WorkUnit, ctx: RunContext, unit_dir: Path, validation: Any) -> Any:
+    def _check(
+        self, unit: WorkUnit, ctx: RunContext, unit_dir: Path, validation: ValidationConfig
+    ) -> dict[str, GateResult]:
         """The validation gates on the recorded call; what their judge and ASR calls cost is
         recorded with the unit's usage."""
         with usage_ledger() as ledger:
@@ -375,11 +380,11 @@ class LiveCallProtocol(ScoredProtocol[LiveCallRecord, ScoringResources]):
         self,
         unit: WorkUnit,
         ctx: RunContext,
-        scenario: Any,
+        scenario: Scenario,
         condition: Condition,
-        tools: Any,
+        tools: ToolRuntime,
         seed: int,
-    ) -> tuple[Any, Any, Any]:
+    ) -> tuple[CallResult, AttributedProvider, AttributedProvider]:
         """Build the parties (their requests attributed to them) and run the call."""
         sim = self.simulation(ctx)
         with attributed("agent", calls=0):  # setup, e.g. an ASR warm-up
@@ -440,7 +445,7 @@ class LiveCallProtocol(ScoredProtocol[LiveCallRecord, ScoringResources]):
         unit: WorkUnit,
         ctx: RunContext,
         unit_dir: Path,
-        loaded: tuple[Any, dict[str, Any] | None] | None = None,
+        loaded: tuple[Timeline, JSONObject | None] | None = None,
     ) -> LiveCallRecord:
         """The recorded call in ``unit_dir`` as metrics read it (``loaded``: its timeline
         and final database when already read)."""
@@ -488,7 +493,7 @@ class LiveCallProtocol(ScoredProtocol[LiveCallRecord, ScoringResources]):
             audio_judge=audio_judge,
         )
 
-    def summarize(self, ctx: RunContext) -> dict[str, Any]:
+    def summarize(self, ctx: RunContext) -> dict[str, JSONObject]:
 
         rows = ctx.store.scores.load()
         summary = standard_summary(  # an item is a scenario: its trials and conditions cluster

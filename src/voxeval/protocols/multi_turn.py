@@ -54,7 +54,7 @@ from voxeval.errors import (
     SystemFault,
     VoxevalError,
 )
-from voxeval.json_types import JSONObject
+from voxeval.json_types import JSONObject, JSONValue
 from voxeval.protocols import multi_turn_arena as arena
 from voxeval.protocols.arena_inputs import load_dialogue, render_segments, turn_segments
 from voxeval.protocols.multi_turn_summary import summarize_multi_turn
@@ -104,7 +104,7 @@ class RubricOptions(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _reference_hears(cls, data: Any) -> Any:
+    def _reference_hears(cls, data: JSONValue) -> JSONValue:
         if isinstance(data, dict) and data.get("protocol") == "reference":
             if data.get("mode", "audio") != "audio":
                 raise ValueError(
@@ -142,10 +142,10 @@ def transcript_only(reply: Reply) -> bool:
 
 def _turn_json(
     index: int, dialogue: Dialogue, reply: Reply | None, wall_s: float | None
-) -> dict[str, Any]:
+) -> JSONObject:
     turn = dialogue.turns[index - 1]
     has_audio = reply is not None and reply.audio is not None and not reply.audio.is_empty()
-    timing: dict[str, Any] = {}
+    timing: JSONObject = {}
     if reply is not None:
         timing = {**reply.timing, "wall_s": wall_s}
     label = {"reply_transcript_only": True} if reply is not None and not has_audio else {}
@@ -161,20 +161,20 @@ def _turn_json(
     }
 
 
-def _history_turn(stored: dict[str, Any], unit_dir: Path) -> Turn:
-    audio_name = stored.get("reply_audio")
-    audio = read_audio(unit_dir / audio_name) if audio_name else None
-    return Turn(role="assistant", audio=audio, text=stored.get("reply_text"))
+def _history_turn(stored: JSONObject, unit_dir: Path) -> Turn:
+    audio_name, text = stored.get("reply_audio"), stored.get("reply_text")
+    audio = read_audio(unit_dir / str(audio_name)) if audio_name else None
+    return Turn(role="assistant", audio=audio, text=text if isinstance(text, str) else None)
 
 
-def _finish(unit_dir: Path, header: dict[str, Any], turns: list[Any]) -> None:
+def _finish(unit_dir: Path, header: JSONObject, turns: list[JSONObject]) -> None:
     """Write the dialogue as answered (``turns``) and drop what an earlier attempt left."""
-    answered = {t["reply_audio"] for t in turns if t.get("reply_audio")}
+    answered = {str(t["reply_audio"]) for t in turns if t.get("reply_audio")}
     for stale in unit_dir.glob("reply_*.wav"):  # replies of an earlier, longer attempt
         if stale.name not in answered:
             stale.unlink()
     path = unit_dir / DIALOGUE_JSON
-    dialogue = record_data(DialogueFile, {**header, "turns": turns}, path)  # validated
+    dialogue = record_data(DialogueFile, {**header, "turns": [*turns]}, path)  # validated
     atomic_files.write_json_atomic(path, dialogue)
     (unit_dir / PARTIAL_JSON).unlink(missing_ok=True)
 
@@ -184,9 +184,9 @@ class _FailedTurn:
     """The user turn a system failed to answer, and how that failure is stored."""
 
     unit_dir: Path
-    header: dict[str, Any]
+    header: JSONObject
     dialogue: Dialogue
-    done: list[Any]
+    done: list[JSONObject]
     index: int
     started: float
 
@@ -265,7 +265,7 @@ class MultiTurnProtocol(ScoredProtocol[DialogueRecord, DialogueScoringResources]
         system = ctx.turn_system(unit.system)
         unit_dir = ctx.store.folder.unit_dir(unit)
         (unit_dir / FAULT_JSON).unlink(missing_ok=True)
-        header = {
+        header: JSONObject = {
             "dialogue": dialogue.id,
             "system": unit.system,
             "trial": unit.trial,
@@ -273,8 +273,8 @@ class MultiTurnProtocol(ScoredProtocol[DialogueRecord, DialogueScoringResources]
         }
         done = self._resumed_turns(unit_dir, header, dialogue)
         history: list[Turn] = []
-        for stored in done:
-            history += [self._user_turn(dialogue, stored["index"]), _history_turn(stored, unit_dir)]
+        for index, stored in enumerate(done, 1):  # resumed turns are numbered from 1
+            history += [self._user_turn(dialogue, index), _history_turn(stored, unit_dir)]
         for index in range(len(done) + 1, len(dialogue.turns) + 1):
             history.append(self._user_turn(dialogue, index))
             started = time.perf_counter()
@@ -312,7 +312,7 @@ class MultiTurnProtocol(ScoredProtocol[DialogueRecord, DialogueScoringResources]
                 )
             stored = _turn_json(index, dialogue, reply, wall_s)
             done.append(stored)
-            atomic_files.write_json_atomic(unit_dir / PARTIAL_JSON, {**header, "turns": done})
+            atomic_files.write_json_atomic(unit_dir / PARTIAL_JSON, {**header, "turns": [*done]})
             record_system_usage(ctx, unit, reply.details, meter, heard=heard, spoke=reply.audio)
             history.append(Turn(role="assistant", audio=reply.audio, text=reply.text))
         _finish(unit_dir, header, done)
@@ -332,7 +332,7 @@ class MultiTurnProtocol(ScoredProtocol[DialogueRecord, DialogueScoringResources]
         )
 
     @staticmethod
-    def _resumed_turns(unit_dir: Path, header: dict[str, Any], dialogue: Dialogue) -> list[Any]:
+    def _resumed_turns(unit_dir: Path, header: JSONObject, dialogue: Dialogue) -> list[JSONObject]:
         """Turns answered by an interrupted earlier attempt of this unit (same dialogue,
         system and trial, the same user turns, every reply file present); otherwise nothing."""
         partial = atomic_files.read_json(unit_dir / PARTIAL_JSON)
@@ -341,7 +341,7 @@ class MultiTurnProtocol(ScoredProtocol[DialogueRecord, DialogueScoringResources]
         turns = partial.get("turns")
         if not isinstance(turns, list):
             return []
-        kept: list[Any] = []
+        kept: list[JSONObject] = []
         for expected, stored in enumerate(turns[: len(dialogue.turns)], 1):
             if not isinstance(stored, dict) or stored.get("index") != expected:
                 break
@@ -386,7 +386,7 @@ class MultiTurnProtocol(ScoredProtocol[DialogueRecord, DialogueScoringResources]
             rubric_protocol=opts.rubric.protocol,
         )
 
-    def stored_fault(self, unit: WorkUnit, ctx: RunContext) -> dict[str, Any] | None:
+    def stored_fault(self, unit: WorkUnit, ctx: RunContext) -> JSONObject | None:
         fault = atomic_files.read_json(ctx.store.folder.unit_dir(unit) / FAULT_JSON)
         return fault if isinstance(fault, dict) else None
 
@@ -476,7 +476,7 @@ class MultiTurnProtocol(ScoredProtocol[DialogueRecord, DialogueScoringResources]
             raise VoxevalError(f"multi_turn has no comparison step {comparison.step!r}")
         return arena.compare_arena(comparison, ctx)
 
-    def summarize_comparisons(self, ctx: RunContext) -> dict[str, Any]:
+    def summarize_comparisons(self, ctx: RunContext) -> dict[str, JSONObject]:
         records = ctx.store.comparisons.records(arena.ARENA)
         if not records:
             return {}
@@ -489,12 +489,12 @@ class MultiTurnProtocol(ScoredProtocol[DialogueRecord, DialogueScoringResources]
         heard: JudgedFrom = "audio" if summary.get("mode") == "audio" else "transcript"
         warnings = cue_warnings([dialogues[d] for d in compared if d in dialogues], heard)
         if warnings:
-            summary["warnings"] = warnings
+            summary["warnings"] = list(warnings)
         return {arena.ARENA: summary}
 
     # -- summarize ----------------------------------------------------------------------------
 
-    def summarize(self, ctx: RunContext) -> dict[str, Any]:
+    def summarize(self, ctx: RunContext) -> dict[str, JSONObject]:
         try:
             dialogues = self.suite(ctx).by_id()
         except VoxevalError:

@@ -48,6 +48,7 @@ from voxeval.analysis.ratings.elo import online_elo
 from voxeval.analysis.ratings.rating_bootstrap import DEFAULT_RATING_RESAMPLES
 from voxeval.config import RunConfig, format_validation_error
 from voxeval.errors import ConfigError, EndpointError, HarnessFault
+from voxeval.json_types import JSONObject, JSONValue
 from voxeval.protocols.arena_inputs import (
     DialogueFileError,
     StoredDialogue,
@@ -94,7 +95,7 @@ class ArenaOptions(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _reference_defaults(cls, data: Any) -> Any:
+    def _reference_defaults(cls, data: JSONValue) -> JSONValue:
         """The reference protocol hears audio and pairs adaptively unless told otherwise."""
         if isinstance(data, dict) and data.get("protocol") == "reference":
             data = {"mode": "audio", "pairing": "adaptive", **data}
@@ -422,7 +423,7 @@ def compare_arena(comparison: Comparison, ctx: RunContext) -> ComparisonResult:
     return ComparisonResult.done(result)
 
 
-def _accounting(graded: JudgeResult) -> dict[str, Any]:
+def _accounting(graded: JudgeResult) -> JSONObject:
     return {k: v for k, v in graded.accounting().items() if isinstance(v, int | float)}
 
 
@@ -432,7 +433,7 @@ def _compare_reference(
     options: ArenaOptions,
     comparison: Comparison,
     shown: tuple[StoredDialogue, StoredDialogue],
-    result: dict[str, Any],
+    result: JSONObject,
 ) -> ComparisonResult:
     """One verdict in the planned order; a verdict other than A or B is skipped (done,
     without a winner, ``skipped: true``), as the reference skips it."""
@@ -450,7 +451,7 @@ def _compare_reference(
     names = (shown[0].system, shown[1].system)
     said = str(graded.parsed["winner"])
     label = reference_label(said)
-    order = {
+    order: JSONObject = {
         "shown_a": names[0],
         "shown_b": names[1],
         "label": label or said,
@@ -493,7 +494,7 @@ def battles_of(record: ComparisonRecord) -> list[Battle]:
     ]
 
 
-def summarize_arena(ctx: RunContext) -> dict[str, Any]:
+def summarize_arena(ctx: RunContext) -> JSONObject:
     """Per dimension: the arena summary of its battles (online Elo replayed in judging order),
     the systems left unrated with the reason, and the counts of comparisons, order
     disagreements, dropped and skipped verdicts and parse failures; ``protocol`` names the
@@ -540,7 +541,7 @@ def summarize_arena(ctx: RunContext) -> dict[str, Any]:
             entry["dropped"] += 1
         for battle in battles_of(record):
             battles[dimension].append(replace(battle, order=len(battles[dimension])))
-    dimensions = {}
+    dimensions: JSONObject = {}
     entered = _systems_by_dimension(ctx)
     for dimension in sorted(counts):
         summary = arena_summary(

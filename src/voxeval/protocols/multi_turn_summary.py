@@ -17,6 +17,7 @@ from voxeval.analysis.bootstrap import metric_stats
 from voxeval.atomic_files import read_json
 from voxeval.benchmarks.mtalk.dialogue import RUBRIC_LEVELS, Dialogue
 from voxeval.benchmarks.mtalk.transcript_cues import JudgedFrom, cue_warnings
+from voxeval.json_types import JSONObject
 from voxeval.protocols.arena_inputs import DIALOGUE_FILE
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.single_turn_breakdowns import LATENCY_FIELDS
@@ -42,7 +43,7 @@ class _Values:
         self.values[key].append(SCALE * value)
         self.clusters[key].append(dialogue)
 
-    def stats(self, seed: int, order: Sequence[str] | None = None) -> dict[str, Any]:
+    def stats(self, seed: int, order: Sequence[str] | None = None) -> JSONObject:
         keys = [k for k in order if k in self.values] if order else sorted(self.values)
         return {k: metric_stats(self.values[k], clusters=self.clusters[k], seed=seed) for k in keys}
 
@@ -68,7 +69,7 @@ def _turns_of(row: ScoreRow, dialogue: Dialogue | None) -> dict[str, float]:
 
 def _rubric_block(
     rows: Sequence[ScoreRow], dialogues: Mapping[str, Dialogue], seed: int
-) -> dict[str, Any]:
+) -> JSONObject:
     overall, levels, turns = _Values(), _Values(), _Values()
     per_dim: dict[str, dict[str, _Values]] = defaultdict(
         lambda: {"score": _Values(), "levels": _Values(), "caps": _Values(), "turns": _Values()}
@@ -121,7 +122,7 @@ def _rubric_block(
     return block
 
 
-def judge_accounting(rows: Sequence[ScoreRow]) -> dict[str, Any]:
+def judge_accounting(rows: Sequence[ScoreRow]) -> JSONObject:
     """Judge calls and parse failures (unknown, missing or malformed criterion answers) over
     the judged metrics, in all and per dimension."""
     calls = failures = 0
@@ -138,7 +139,7 @@ def judge_accounting(rows: Sequence[ScoreRow]) -> dict[str, Any]:
         "calls": calls,
         "parse_failures": failures,
         "parse_failure_rate": failures / calls if calls else None,
-        "by_dimension": dict(sorted(by_dimension.items())),
+        "by_dimension": {k: {**v} for k, v in sorted(by_dimension.items())},
     }
 
 
@@ -187,7 +188,7 @@ def summarize_multi_turn(
     metrics: Sequence[str],
     dialogues: Mapping[str, Dialogue],
     judged_from: JudgedFrom = "transcript",
-) -> dict[str, Any]:
+) -> dict[str, JSONObject]:
     """The per-system summary; ``judged_from`` is what the rubric judge reads (transcripts
     or the dialogue's audio), for the warnings about cues it cannot perceive."""
     store = ctx.store

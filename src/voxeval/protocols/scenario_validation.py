@@ -21,14 +21,15 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import islice
-from typing import Any
 
 from voxeval.benchmarks.eva.scenario import Scenario, ScriptStep
 from voxeval.benchmarks.tools.argument_coercion import STRICT, ToolArguments
 from voxeval.benchmarks.tools.db_compare import REFERENCE_SETTINGS, TaskCompletionSettings, db_hash
 from voxeval.benchmarks.tools.tool_runtime import ToolRuntime, resolve_scenario_tools
 from voxeval.benchmarks.tools.tool_spec import HookTrust, ToolSpec
+from voxeval.json_types import JSONObject, JSONReadObject, JSONReadValue
 from voxeval.scoring.calls.task_completion import compare_final_state
+from voxeval.scoring.score import Score
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import run_call
 from voxeval.systems.scripted import ScriptedAgent, wrong_candidates, wrong_steps
@@ -56,7 +57,7 @@ class ScenarioCheck:
     # listening reference agent; None when not tried (a language the scripted caller lacks)
     conveyed: bool | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return asdict(self)
 
     def problems(self) -> list[str]:
@@ -71,13 +72,13 @@ MAX_WRONG_CANDIDATES = 24
 class ToolCrash(Exception):
     """A tool raised (not a refusal returned to the agent) while a script was played."""
 
-    def __init__(self, step: int, name: str, arguments: Any, exc: Exception) -> None:
+    def __init__(self, step: int, name: str, arguments: JSONReadValue, exc: Exception) -> None:
         super().__init__(
             f"step {step}: {describe_call(name, arguments)}: {type(exc).__name__}: {exc}"
         )
 
 
-def describe_call(name: str, arguments: Any) -> str:
+def describe_call(name: str, arguments: JSONReadValue) -> str:
     """``tool({"arg": 1})``: how a call is named in validation messages."""
     try:
         shown = json.dumps(arguments, sort_keys=True, default=str)
@@ -88,7 +89,7 @@ def describe_call(name: str, arguments: Any) -> str:
 
 @dataclass
 class _Played:
-    comparison: Any  # the final-state Score
+    comparison: Score  # the final-state comparison
     invalid: list[str]
     tool_errors: list[str]
     coerced: list[str]
@@ -108,7 +109,10 @@ def _play(
     """Play ``steps`` on a fresh runtime: the final-state comparison, invalid calls, tool
     errors, converted argument types, and whether the ``watch``ed (step, call) took effect."""
     runtime = ToolRuntime(scenario, tools, trust, arguments)
-    played = _Played(None, [], [], [])
+    invalid: list[str] = []
+    tool_errors: list[str] = []
+    coerced: list[str] = []
+    watched_changed = False
     for n, step in enumerate(steps):
         for c, call in enumerate(step.tool_calls):
             before = runtime.final_state() if (n, c) == watch else None
@@ -117,20 +121,20 @@ def _play(
             except Exception as exc:  # a crashing hook: name the step, tool and arguments
                 raise ToolCrash(n, call.name, call.arguments, exc) from exc
             if before is not None:
-                played.watched_changed = record.error is None and runtime.final_state() != before
+                watched_changed = record.error is None and runtime.final_state() != before
             where = f"step {n}: {describe_call(record.name, record.arguments)}"
-            played.coerced += [
+            coerced += [
                 f"{where}: argument type converted: {m}" for m in record.argument_mismatches
             ]
             if record.error is None:
                 continue
             if not record.valid:
-                played.invalid.append(f"{where}: invalid call: {record.error}")
+                invalid.append(f"{where}: invalid call: {record.error}")
             else:
                 code = record.result.get("error") if isinstance(record.result, dict) else None
-                played.tool_errors.append(f"{where}: {code or 'error'}: {record.error}")
-    played.comparison = compare_final_state(scenario.expected_db, runtime.final_state(), settings)
-    return played
+                tool_errors.append(f"{where}: {code or 'error'}: {record.error}")
+    comparison = compare_final_state(scenario.expected_db, runtime.final_state(), settings)
+    return _Played(comparison, invalid, tool_errors, coerced, watched_changed)
 
 
 def _wrong_path(
@@ -139,7 +143,7 @@ def _wrong_path(
     trust: HookTrust | None,
     settings: TaskCompletionSettings,
     arguments: ToolArguments,
-) -> tuple[str, Any]:
+) -> tuple[str, Score | None]:
     """(verdict, final-state comparison) of the wrong path.
 
     A scenario's own ``wrong_script`` is played as written. A generated one must prove that
@@ -260,7 +264,7 @@ def keeps_state(scenario: Scenario, settings: TaskCompletionSettings = REFERENCE
     return db_hash(scenario.initial_db, settings) == db_hash(scenario.expected_db, settings)
 
 
-def _wrong_reason(details: dict[str, Any]) -> str:
+def _wrong_reason(details: JSONReadObject) -> str:
     parts = []
     if not details.get("auth_success", True):
         parts.append(f"session mismatch: {details.get('session_mismatch')}")

@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -27,9 +25,8 @@ from voxeval import atomic_files
 from voxeval.api.comparison import Comparison
 from voxeval.api.context import RunContext
 from voxeval.api.protocol import PROTOCOLS
-from voxeval.api.reply_faults import reply_failed
 from voxeval.api.scored_protocol import ScoredProtocol, StoredUnit, counted_judge
-from voxeval.api.system_usage import SystemMeter, metering_reply, record_system_usage
+from voxeval.api.system_usage import SystemMeter, metering_reply
 from voxeval.api.work_unit import WorkUnit
 from voxeval.audio import Audio, audio_to_wav_bytes, read_audio
 from voxeval.benchmarks.build import profile_voice_notes, suite_engine_confounds
@@ -37,18 +34,25 @@ from voxeval.config import ProviderSpec, RunConfig, format_validation_error
 from voxeval.errors import (
     ConfigError,
     ProviderUnavailable,
-    SystemFault,
     VoxevalError,
 )
+from voxeval.json_types import JSONObject
 from voxeval.protocols import single_turn_pairwise as pairwise
-from voxeval.protocols.fresh_replies import FreshReplies
 from voxeval.protocols.input_intelligibility import (
     FALLBACK_INPUT_ASR,
     input_asr_spec,
     input_error_rates,
 )
 from voxeval.protocols.single_turn_breakdowns import item_attributes
-from voxeval.protocols.single_turn_items import RenderedQuery, load_rendered_queries
+from voxeval.protocols.single_turn_items import RenderedItems, RenderedQuery
+from voxeval.protocols.single_turn_replies import (
+    ASSISTANT_WAV,
+    REPLY_JSON,
+    USER_WAV,
+    SingleTurnReplies,
+    link_into,
+    stored_reply,
+)
 from voxeval.protocols.single_turn_summary import summarize_single_turn
 from voxeval.providers.base import ASR, LLM
 from voxeval.providers.factory import availability
@@ -57,7 +61,6 @@ from voxeval.providers.usage.usage_ledger import (
     AttributedProvider,
     sends_requests,
 )
-from voxeval.runformat import ReplyFile, record_data
 from voxeval.scoring.comparison_result import ComparisonResult
 from voxeval.scoring.judge import Judge
 from voxeval.scoring.metric_runner import is_transient_fault
@@ -86,7 +89,6 @@ DEFAULT_SCORING_ASR = ProviderSpec(provider="whisper-tiny-en")
 DEFAULT_MOS = ProviderSpec(provider="dnsmos")
 # Spoken-language identification of replies (language metric, judge gate): multilingual.
 LANGUAGE_ID_ASR = ProviderSpec(provider="whisper-base")
-USER_WAV, ASSISTANT_WAV, REPLY_JSON = "user.wav", "assistant.wav", "reply.json"
 
 
 class SingleTurnScoring(BaseModel):
@@ -154,97 +156,6 @@ def scoring_options(ctx: RunContext) -> SingleTurnScoring:
         raise ConfigError(format_validation_error("config scoring", exc)) from exc
 
 
-def _write_wav(path: Path, audio: Audio) -> bytes:
-    """Write ``audio`` to ``path``; returns the bytes written."""
-    # Encoding in memory and renaming into place is atomic and ~5x faster than soundfile's
-    # file writer here (it flushes per block).
-    data = audio_to_wav_bytes(audio)
-    atomic_files.write_bytes_atomic(path, data)
-    return data
-
-
-def _stored_reply(unit_dir: Path) -> dict[str, Any]:
-    reply = atomic_files.read_json(unit_dir / REPLY_JSON)
-    if not isinstance(reply, dict):
-        raise VoxevalError(
-            f"{unit_dir / REPLY_JSON}: no stored reply; run the unit before scoring it"
-        )
-    return reply
-
-
-def _link_into(source: Path, target: Path) -> bool:
-    """Hard-link the rendered query as the unit's ``user.wav`` (the exact bytes the system
-    heard, no copy; the builder replaces files rather than editing them). False when the
-    file system cannot link, e.g. across devices."""
-    try:
-        # a new unit folder (the common case): the link appears under its final name at once
-        os.link(source, target)
-        return True
-    except FileExistsError:
-        pass  # a unit run again: replace what is there (below)
-    except OSError:
-        return False
-    # Links left by a process killed between link and rename (one unit runs on one thread).
-    prefix = f".{target.name}."
-    for name in os.listdir(target.parent):
-        if name.startswith(prefix) and name.endswith(".link"):
-            (target.parent / name).unlink(missing_ok=True)
-    try:
-        if target.exists() and os.path.samefile(source, target):
-            return True  # a resumed unit: already the same file (rename would be a no-op)
-    except OSError:
-        pass
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.link")
-    try:
-        os.link(source, tmp)
-        os.replace(tmp, target)
-    except OSError:
-        return False
-    finally:
-        # rename() between two links of one file succeeds without removing the source name
-        tmp.unlink(missing_ok=True)
-    return True
-
-
-def fault_to_json(
-    unit: WorkUnit, item: RenderedQuery, fault: SystemFault, wall_s: float
-) -> dict[str, Any]:
-    """``reply.json`` of a reply that failed: no text, no audio, the fault and its cause."""
-    return {
-        **_reply_header(unit, item),
-        "text": None,
-        "has_audio": False,
-        "audio_s": None,
-        "timing": {"wall_s": wall_s},
-        "details": {},
-        "system_fault": {"cause": fault.cause, "message": str(fault)},
-    }
-
-
-def _reply_header(unit: WorkUnit, item: RenderedQuery) -> dict[str, Any]:
-    return {
-        "item_id": unit.item_id,
-        "query_id": item.query.id,
-        "profile": item.profile,
-        "voice": item.voice,
-        "noise": item.noise,
-        "system": unit.system,
-        "trial": unit.trial,
-        "condition": unit.condition,
-    }
-
-
-def reply_to_json(unit: WorkUnit, item: RenderedQuery, reply: Reply, wall_s: float) -> Any:
-    return {
-        **_reply_header(unit, item),
-        "text": reply.text,
-        "has_audio": reply.audio is not None and not reply.audio.is_empty(),
-        "audio_s": None if reply.audio is None else reply.audio.duration,
-        "timing": {**reply.timing, "wall_s": wall_s},
-        "details": reply.details,
-    }
-
-
 @PROTOCOLS.register("single_turn")
 class SingleTurnProtocol(ScoredProtocol[ReplyRecord, ScoringResources]):
     name: ClassVar[str] = "single_turn"
@@ -257,9 +168,8 @@ class SingleTurnProtocol(ScoredProtocol[ReplyRecord, ScoringResources]):
 
     def __init__(self) -> None:
         super().__init__()
-        self._lock = threading.Lock()
-        self._fresh = FreshReplies()  # each unit's reply, from its interaction to its scoring
-        self._items: dict[str, RenderedQuery] | None = None
+        self._items = RenderedItems()
+        self._replies = SingleTurnReplies()  # stores replies, keeps them for their scoring
         # whether each system (by name) answers only by blocking calls: learnt from its first
         # unit, then such units take one worker thread for their whole interaction
         self._blocking: dict[str, bool] = {}
@@ -268,11 +178,7 @@ class SingleTurnProtocol(ScoredProtocol[ReplyRecord, ScoringResources]):
 
     def items(self, ctx: RunContext, *, build: bool = True) -> dict[str, RenderedQuery]:
         """The rendered queries by id (built on first use when ``build``)."""
-        with self._lock:
-            if self._items is None:
-                queries = load_rendered_queries(ctx, build=build)
-                self._items = {q.key: q for q in queries}
-            return self._items
+        return self._items.by_id(ctx, build=build)
 
     def plan(self, ctx: RunContext) -> list[WorkUnit]:
         wanted = set(ctx.config.conditions) if ctx.config.conditions else None
@@ -296,12 +202,6 @@ class SingleTurnProtocol(ScoredProtocol[ReplyRecord, ScoringResources]):
                 f"suite {ctx.config.suite!r} has no items for conditions {sorted(wanted or [])}"
             )
         return units
-
-    def _item(self, ctx: RunContext, unit: WorkUnit) -> RenderedQuery:
-        item = self.items(ctx, build=False).get(unit.item_id)
-        if item is None:
-            raise VoxevalError(f"item {unit.item_id!r} is not in the rendered suite")
-        return item
 
     # -- interact -----------------------------------------------------------------------------
 
@@ -335,10 +235,10 @@ class SingleTurnProtocol(ScoredProtocol[ReplyRecord, ScoringResources]):
                 reply = system.reply([turn])
         except Exception as exc:
             wall_s = time.perf_counter() - started
-            self._conclude(unit, ctx, item, unit_dir, wall_s, None, exc, meter, user_audio)
-            raise AssertionError("unreachable") from exc  # _conclude raised
+            self._replies.conclude(unit, ctx, item, unit_dir, wall_s, None, exc, meter, user_audio)
+            raise AssertionError("unreachable") from exc  # conclude raised
         wall_s = time.perf_counter() - started
-        self._conclude(unit, ctx, item, unit_dir, wall_s, reply, None, meter, user_audio)
+        self._replies.conclude(unit, ctx, item, unit_dir, wall_s, reply, None, meter, user_audio)
 
     async def interact_async(self, unit: WorkUnit, ctx: RunContext) -> None:
         """``interact`` from an asyncio task: a system with ``areply`` is awaited (no thread
@@ -382,72 +282,32 @@ class SingleTurnProtocol(ScoredProtocol[ReplyRecord, ScoringResources]):
             wall_s = time.perf_counter() - started
         # the slot is free again: the reply (or the fault) is stored while the next unit talks
         await asyncio.to_thread(
-            self._conclude, unit, ctx, item, unit_dir, wall_s, reply, failure, meter, user_audio
+            self._replies.conclude,
+            unit,
+            ctx,
+            item,
+            unit_dir,
+            wall_s,
+            reply,
+            failure,
+            meter,
+            user_audio,
         )
         if failure is not None:
-            raise AssertionError("unreachable") from failure  # _conclude raised
+            raise AssertionError("unreachable") from failure  # conclude raised
 
     def _prepare(
         self, unit: WorkUnit, ctx: RunContext
     ) -> tuple[TurnSystem, RenderedQuery, Path, Audio]:
         """The system, the item, the unit folder and the query audio (linked into the folder)."""
-        item = self._item(ctx, unit)
+        item = self._items.of_unit(ctx, unit)
         system = ctx.turn_system(unit.system)
         source = item.audio_path
         unit_dir = ctx.store.folder.unit_dir(unit)
         user_audio = read_audio(source)
-        if source.suffix.lower() != ".wav" or not _link_into(source, unit_dir / USER_WAV):
+        if source.suffix.lower() != ".wav" or not link_into(source, unit_dir / USER_WAV):
             atomic_files.write_bytes_atomic(unit_dir / USER_WAV, audio_to_wav_bytes(user_audio))
         return system, item, unit_dir, user_audio
-
-    def _conclude(
-        self,
-        unit: WorkUnit,
-        ctx: RunContext,
-        item: RenderedQuery,
-        unit_dir: Path,
-        wall_s: float,
-        reply: Reply | None,
-        error: Exception | None,
-        meter: SystemMeter,
-        heard: Audio,
-    ) -> None:
-        """Store the reply, or the system's fault (raised), and what it cost (``meter``; the
-        system heard ``heard``). An error on our side (``api.reply_faults.NOT_SYSTEM_FAULTS``)
-        is re-raised for the runner to retry."""
-        if error is None and (reply is None or reply.audio is None or reply.audio.is_empty()):
-            error = SystemFault(f"system {unit.system!r} answered without audio", cause="no_audio")
-        if error is not None:
-            reply_failed(
-                ctx,
-                unit,
-                error,
-                who=f"system {unit.system!r}",
-                meter=meter,
-                heard=heard,
-                reply=reply,
-                store_fault=lambda fault: self._store_reply(
-                    unit_dir, fault_to_json(unit, item, fault, wall_s), None
-                ),
-            )
-        assert reply is not None
-        self._store_reply(unit_dir, reply_to_json(unit, item, reply, wall_s), reply.audio)
-        record_system_usage(ctx, unit, reply.details, meter, heard=heard, spoke=reply.audio)
-
-    def _store_reply(self, unit_dir: Path, reply: dict[str, Any], audio: Audio | None) -> None:
-        """Write reply.json and assistant.wav, and keep what was written for the unit's
-        scoring (``fresh_replies``)."""
-        self._fresh.forget(unit_dir)  # an earlier attempt's, if this write fails
-        assistant = unit_dir / ASSISTANT_WAV
-        wav = None
-        if audio is not None:
-            wav = _write_wav(assistant, audio)
-        elif assistant.exists():
-            assistant.unlink()  # a stale reply from an earlier attempt must not be scored
-        (unit_dir / "transcripts.json").unlink(missing_ok=True)
-        path = unit_dir / REPLY_JSON
-        text = atomic_files.write_record_json_atomic(path, record_data(ReplyFile, reply, path))
-        self._fresh.keep(unit_dir, text, wav)
 
     # -- score --------------------------------------------------------------------------------
 
@@ -458,7 +318,7 @@ class SingleTurnProtocol(ScoredProtocol[ReplyRecord, ScoringResources]):
         """Forget the run's scoring resources and any reply kept for scoring
         (``RunContext.close``)."""
         super().release()
-        self._fresh = FreshReplies()
+        self._replies.forget_all()
 
     def build_resources(self, ctx: RunContext) -> ScoringResources:
         opts = scoring_options(ctx)
@@ -500,16 +360,17 @@ class SingleTurnProtocol(ScoredProtocol[ReplyRecord, ScoringResources]):
         self,
         unit: WorkUnit,
         ctx: RunContext,
-        reply: dict[str, Any] | None = None,
+        reply: JSONObject | None = None,
         *,
         reply_audio: tuple[Audio | None] | None = None,
     ) -> ReplyRecord:
         """The stored reply of ``unit`` as a record for the metrics (``reply``: its reply.json,
         ``reply_audio``: its assistant.wav, or (None,) for none, when the caller has them)."""
-        item = self._item(ctx, unit)
+        item = self._items.of_unit(ctx, unit)
         unit_dir = ctx.store.folder.unit_dir(unit)
         if reply is None:
-            reply = _stored_reply(unit_dir)
+            reply = stored_reply(unit_dir)
+        text = reply.get("text")
         if reply_audio is None:
             assistant = unit_dir / ASSISTANT_WAV
             reply_audio = (read_audio(assistant) if assistant.is_file() else None,)
@@ -517,7 +378,7 @@ class SingleTurnProtocol(ScoredProtocol[ReplyRecord, ScoringResources]):
             item_id=unit.item_id,
             query=item.query.text,
             reply_audio=reply_audio[0],
-            reply_text=reply.get("text"),
+            reply_text=text if isinstance(text, str) else None,  # reply.json: str or null
             category=item.query.category,
             checklist=tuple(item.query.checklist),
             assertions=tuple(item.query.assertions),
@@ -531,8 +392,8 @@ class SingleTurnProtocol(ScoredProtocol[ReplyRecord, ScoringResources]):
 
     def stored_unit(self, unit: WorkUnit, ctx: RunContext) -> StoredUnit[ReplyRecord]:
         unit_dir = ctx.store.folder.unit_dir(unit)
-        fresh = self._fresh.take(unit_dir, ASSISTANT_WAV)  # just written by this process
-        reply = fresh[0] if fresh is not None else _stored_reply(unit_dir)
+        fresh = self._replies.take(unit_dir)  # just written by this process
+        reply = fresh[0] if fresh is not None else stored_reply(unit_dir)
         fault = reply.get("system_fault")
         audio = None if fresh is None else fresh[1:]
         return StoredUnit(
@@ -566,37 +427,31 @@ class SingleTurnProtocol(ScoredProtocol[ReplyRecord, ScoringResources]):
         metrics = list(ctx.config.metrics or DEFAULT_METRICS)
         return pairwise.compare_pair(comparison, ctx.store, metrics)
 
-    def summarize_comparisons(self, ctx: RunContext) -> dict[str, Any]:
+    def summarize_comparisons(self, ctx: RunContext) -> dict[str, JSONObject]:
         records = ctx.store.comparisons.records(pairwise.PAIRWISE)
         if not records:
             return {}
         summary = pairwise.summarize_pairwise(
-            records, seed=ctx.seed, query_ids=self._query_ids(ctx)
+            records, seed=ctx.seed, query_ids=_query_ids(self._items.stored(ctx))
         )
         return {pairwise.PAIRWISE: summary}
 
     # -- summarize ----------------------------------------------------------------------------
 
-    def _stored_items(self, ctx: RunContext) -> dict[str, RenderedQuery]:
-        try:
-            return self.items(ctx, build=False)
-        except VoxevalError:
-            return {}  # the rendered suite is gone: report without PF subcategories
-
-    def confounded(self, ctx: RunContext) -> dict[str, Any]:
+    def confounded(self, ctx: RunContext) -> JSONObject:
         """Speaker-profile dimensions confounded with the TTS engine in the rendered suite."""
-        return suite_engine_confounds([item.entry for item in self._stored_items(ctx).values()])
+        return dict(suite_engine_confounds([i.entry for i in self._items.stored(ctx).values()]))
 
-    def voices(self, ctx: RunContext) -> dict[str, Any]:
+    def voices(self, ctx: RunContext) -> JSONObject:
         """The voice of each synthesized profile (outside the synthetic_voice condition) and
         whether it is natural: ``{profile: {voice, engine, naturalness, note}}``."""
-        return profile_voice_notes([item.entry for item in self._stored_items(ctx).values()])
+        return dict(profile_voice_notes([i.entry for i in self._items.stored(ctx).values()]))
 
-    def input_intelligibility(self, ctx: RunContext) -> dict[str, Any]:
+    def input_intelligibility(self, ctx: RunContext) -> JSONObject:
         """The input ASR's WER (Whisper base when installed) and DNSMOS of the rendered
         queries' audio, per condition and profile (see ``input_intelligibility``); empty when
         no rendered suite is at hand."""
-        items = self._stored_items(ctx)
+        items = self._items.stored(ctx)
         if not items:
             return {}
         spec = input_asr_spec(ctx.config.asr)
@@ -623,14 +478,10 @@ class SingleTurnProtocol(ScoredProtocol[ReplyRecord, ScoringResources]):
                 raise
             return {"not_run": f"the scoring ASR failed: {exc}"}
 
-    def _query_ids(self, ctx: RunContext) -> dict[str, str]:
-        """Rendered item id -> its query id (CIs resample whole queries)."""
-        return {k: v.query.id for k, v in self._stored_items(ctx).items()}
-
-    def summarize(self, ctx: RunContext) -> dict[str, Any]:
-        items = self._stored_items(ctx)
+    def summarize(self, ctx: RunContext) -> dict[str, JSONObject]:
+        items = self._items.stored(ctx)
         subcategories = {k: v.query.subcategory for k, v in items.items() if v.query.subcategory}
-        query_ids = {k: v.query.id for k, v in items.items()}  # CIs resample whole queries
+        query_ids = _query_ids(items)
         metrics = list(ctx.config.metrics or DEFAULT_METRICS)
         return summarize_single_turn(
             ctx,
@@ -644,7 +495,7 @@ class SingleTurnProtocol(ScoredProtocol[ReplyRecord, ScoringResources]):
 
     def item_attributes(self, ctx: RunContext) -> dict[str, dict[str, str]]:
         """Rendered item id -> its reporting attributes (the extra ``scores.csv`` columns)."""
-        return {k: item_attributes(v) for k, v in self._stored_items(ctx).items()}
+        return {k: item_attributes(v) for k, v in self._items.stored(ctx).items()}
 
 
 def _system_labels(ctx: RunContext) -> dict[str, str]:
@@ -661,3 +512,8 @@ def _system_labels(ctx: RunContext) -> dict[str, str]:
             if (opts.asr, opts.llm, opts.tts) == (default.asr, default.llm, default.tts):
                 labels[spec.name] = TINY_BASELINE_LABEL
     return labels
+
+
+def _query_ids(items: Mapping[str, RenderedQuery]) -> dict[str, str]:
+    """Rendered item id -> its query id (CIs resample whole queries)."""
+    return {k: v.query.id for k, v in items.items()}

@@ -20,6 +20,7 @@ import numpy as np
 from voxeval.analysis.aggregate import group_stats
 from voxeval.analysis.corpus_wer import corpus_wer_fields
 from voxeval.benchmarks.build_manifest import RenderedQuery
+from voxeval.json_types import JSONObject, JSONReadObject, JSONReadValue
 from voxeval.store.records import ScoreRow
 
 UNSPECIFIED = "unspecified"
@@ -69,7 +70,7 @@ def breakdown_stats(
     seed: int,
     clusters: Mapping[str, str],
     rates: Collection[str],
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, JSONObject]:
     """``{group: {metric: stat}}`` of one system's ``rows`` grouped by an item attribute; the
     ``wer`` stat gets the corpus WER and median of its group. Rows of items without
     attributes (the rendered suite is gone) are left out."""
@@ -92,7 +93,7 @@ def breakdown_stats(
 
 
 def add_breakdowns(
-    entry: dict[str, Any],
+    entry: dict[str, JSONReadValue],
     rows: Sequence[ScoreRow],
     attributes: Mapping[str, Mapping[str, str]],
     *,
@@ -103,7 +104,8 @@ def add_breakdowns(
     """Add every ``BREAKDOWNS`` grouping to one system's summary entry (in place), over the
     metrics its ``overall`` reports. A grouping with a single group says nothing and is
     left out."""
-    metrics = list(entry.get("overall") or {})
+    overall = entry.get("overall") or {}
+    metrics = list(overall) if isinstance(overall, Mapping) else []
     for key, attribute in BREAKDOWNS.items():
         stats = breakdown_stats(
             rows, attributes, attribute, metrics, seed=seed, clusters=clusters, rates=rates
@@ -112,15 +114,15 @@ def add_breakdowns(
             entry[key] = stats
 
 
-def latency_summary(timings: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+def latency_summary(timings: Sequence[JSONReadObject]) -> dict[str, JSONObject]:
     """``{field: {"p50", "p90", "n"}}`` over the replies that stored a numeric ``field``
     (linear-interpolated quantiles); fields no reply stored are left out."""
     out: dict[str, dict[str, Any]] = {}
     for name in LATENCY_FIELDS:
         values = [
-            float(t[name])
-            for t in timings
-            if isinstance(t.get(name), int | float) and not isinstance(t.get(name), bool)
+            float(v)
+            for v in (t.get(name) for t in timings)
+            if isinstance(v, int | float) and not isinstance(v, bool)
         ]
         if not values:
             continue
@@ -133,7 +135,7 @@ def latency_summary(timings: Sequence[Mapping[str, Any]]) -> dict[str, dict[str,
     return out
 
 
-def answered_timings(reply_files: Sequence[Path]) -> list[dict[str, Any]]:
+def answered_timings(reply_files: Sequence[Path]) -> list[JSONObject]:
     """The ``timing`` of each stored reply that answered (a failed reply has no latency to
     report: it is counted among the system faults)."""
     timings = []

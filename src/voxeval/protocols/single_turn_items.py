@@ -7,11 +7,14 @@ resumed run reuses the audio. A rendered item's id is the builder's key
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
+from voxeval.api.work_unit import WorkUnit
 from voxeval.benchmarks.build import prepare_suite_audio
 from voxeval.benchmarks.build_manifest import RenderedQuery, load_built_suite
 from voxeval.benchmarks.build_options import parse_build_options
+from voxeval.errors import VoxevalError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -20,7 +23,7 @@ if TYPE_CHECKING:
 
 DEFAULT_BUILD_DIR = "suite_audio"
 
-__all__ = ["RenderedQuery", "build_dir", "load_rendered_queries"]
+__all__ = ["RenderedItems", "RenderedQuery", "build_dir", "load_rendered_queries"]
 
 
 def build_dir(ctx: RunContext) -> Path:
@@ -49,3 +52,34 @@ def load_rendered_queries(ctx: RunContext, *, build: bool = True) -> list[Render
         ).items
     wanted = set(ctx.config.conditions or ())
     return [item for item in items if not wanted or item.condition in wanted]
+
+
+class RenderedItems:
+    """The rendered queries of one run by id, loaded once (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: dict[str, RenderedQuery] | None = None
+
+    def by_id(self, ctx: RunContext, *, build: bool = True) -> dict[str, RenderedQuery]:
+        """The rendered queries by id (built on first use when ``build``)."""
+        with self._lock:
+            if self._items is None:
+                queries = load_rendered_queries(ctx, build=build)
+                self._items = {q.key: q for q in queries}
+            return self._items
+
+    def of_unit(self, ctx: RunContext, unit: WorkUnit) -> RenderedQuery:
+        """The rendered query ``unit`` plays (the suite is not rendered here)."""
+        item = self.by_id(ctx, build=False).get(unit.item_id)
+        if item is None:
+            raise VoxevalError(f"item {unit.item_id!r} is not in the rendered suite")
+        return item
+
+    def stored(self, ctx: RunContext) -> dict[str, RenderedQuery]:
+        """The rendered queries, or none when the rendered suite is gone (reports still
+        run, without what the items would add)."""
+        try:
+            return self.by_id(ctx, build=False)
+        except VoxevalError:
+            return {}

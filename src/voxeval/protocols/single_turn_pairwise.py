@@ -16,6 +16,7 @@ from typing import Any
 from voxeval.analysis.bootstrap import metric_stats
 from voxeval.analysis.pairwise import Outcome, compare_values, win_rate_stats
 from voxeval.config import RunConfig
+from voxeval.json_types import JSONArray, JSONObject
 from voxeval.protocols.comparison import Comparison
 from voxeval.protocols.contract import WorkUnit
 from voxeval.protocols.single_turn_summary import query_id_from_item
@@ -57,7 +58,9 @@ def pairwise_comparisons(config: RunConfig, units: Sequence[WorkUnit]) -> list[C
     return out
 
 
-def _metric_order(config_metrics: Sequence[str], stored: Sequence[Mapping[str, Any]]) -> list[str]:
+def _metric_order(
+    config_metrics: Sequence[str], stored: Sequence[Mapping[str, ScoreRow]]
+) -> list[str]:
     present = {m for scores in stored for m in scores}
     extra = sorted(present - set(config_metrics))
     return [m for m in config_metrics if m in present] + extra
@@ -123,7 +126,7 @@ def summarize_pairwise(
     *,
     seed: int,
     query_ids: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
+) -> JSONObject:
     """Per pair and metric: A's win rate (ties half) with a cluster-bootstrap CI resampling
     the query, its wins/ties/losses and n, and ``difference``: the mean of A - B over the
     common cells with the same kind of interval; plus, per pair, the metrics not compared on some
@@ -151,9 +154,9 @@ def summarize_pairwise(
             directions[metric] = str(entry["better"])
         for metric, reason in (result.get("not_compared") or {}).items():
             skipped[pair].setdefault(metric, []).append(str(reason))
-    out_pairs = []
+    out_pairs: JSONArray = []
     for pair, entry in pairs.items():
-        metrics = {
+        metrics: JSONObject = {
             metric: {
                 "better": directions[metric],
                 **win_rate_stats(values, clusters=clusters[pair][metric], seed=seed),
@@ -164,7 +167,7 @@ def summarize_pairwise(
             }
             for metric, values in outcomes[pair].items()
         }
-        not_compared = {
+        not_compared: JSONObject = {
             metric: {"count": len(reasons), "reason": Counter(reasons).most_common(1)[0][0]}
             for metric, reasons in skipped[pair].items()
         }

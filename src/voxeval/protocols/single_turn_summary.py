@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from voxeval.analysis.aggregate import group_stats, rate_metrics, standard_summary
 from voxeval.analysis.bootstrap import metric_stats
 from voxeval.analysis.corpus_wer import add_corpus_wer
+from voxeval.json_types import JSONObject, JSONReadValue
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.single_turn_breakdowns import (
     LATENCY_FIELDS,
@@ -39,7 +40,7 @@ SINGLE_TURN_BASIS: dict[str, Any] = {
 }
 
 
-def judge_accounting(rows: Sequence[ScoreRow]) -> dict[str, Any]:
+def judge_accounting(rows: Sequence[ScoreRow]) -> JSONObject:
     """Judge calls, parse failures (and their rate) and cost over the checklist scores, and
     how many checklist scores average fewer transcripts than k (the judge gave no readable
     score for some)."""
@@ -72,12 +73,16 @@ def judge_accounting(rows: Sequence[ScoreRow]) -> dict[str, Any]:
     }
 
 
-def judge_setting(details: dict[str, Any]) -> dict[str, Any]:
+def judge_setting(details: JSONObject) -> JSONObject:
     """The checklist judge's setting as a score recorded it: protocol, model, sampling and
     prompt (what a reader needs to compare scores with a published table)."""
-    llm = (details.get("judge") or {}).get("llm")
+    judge = details.get("judge") or {}
+    llm = judge.get("llm") if isinstance(judge, dict) else None
     model = llm.get("model") if isinstance(llm, dict) else llm
-    return {**details["judge_setting"], "model": model}
+    setting = details["judge_setting"]
+    if not isinstance(setting, dict):
+        raise TypeError(f"judge_setting is not a mapping: {setting!r}")
+    return {**setting, "model": model}
 
 
 def transcript_accounting(rows: Sequence[ScoreRow]) -> dict[str, int]:
@@ -95,7 +100,7 @@ def transcript_accounting(rows: Sequence[ScoreRow]) -> dict[str, int]:
     }
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: JSONReadValue) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
@@ -126,7 +131,7 @@ def summarize_single_turn(
     query_ids: Mapping[str, str] | None = None,
     attributes: Mapping[str, Mapping[str, str]] | None = None,
     reply_file: str | None = None,
-) -> dict[str, Any]:
+) -> dict[str, JSONObject]:
     """``query_ids`` maps rendered item ids to their query (see the module doc);
     ``attributes`` their reporting attributes (``single_turn_breakdowns.item_attributes``)
     for the speaker, engine and noise breakdowns; ``reply_file`` names the stored reply in a
@@ -159,7 +164,7 @@ def summarize_single_turn(
     }
     latency_samples = {
         system: {
-            name: [float(t[name]) for t in found if _is_number(t.get(name))]
+            name: [float(v) for v in (t.get(name) for t in found) if _is_number(v)]
             for name in LATENCY_FIELDS
         }
         for system, found in timings.items()

@@ -10,6 +10,7 @@ from typing import Any
 
 from voxeval.analysis.bootstrap import metric_stats
 from voxeval.analysis.histogram import MOS_EDGES, fixed_histogram, shared_edges
+from voxeval.json_types import JSONObject, JSONReadObject, JSONReadValue
 from voxeval.store.records import ScoreRow
 
 MAX_TURNS = 30
@@ -18,7 +19,7 @@ Samples = Mapping[str, Mapping[str, Sequence[float]]]
 """system -> field -> values."""
 
 
-def mos_histograms(rows: Sequence[ScoreRow]) -> dict[str, dict[str, Any]]:
+def mos_histograms(rows: Sequence[ScoreRow]) -> dict[str, JSONObject]:
     """system -> the histogram of its ``mos`` scores (quarter-point bins from 1 to 5)."""
     values: dict[str, list[float]] = defaultdict(list)
     for row in rows:
@@ -27,7 +28,7 @@ def mos_histograms(rows: Sequence[ScoreRow]) -> dict[str, dict[str, Any]]:
     return {system: fixed_histogram(v, MOS_EDGES) for system, v in values.items()}
 
 
-def latency_histograms(samples: Samples) -> dict[str, dict[str, Any]]:
+def latency_histograms(samples: Samples) -> dict[str, JSONObject]:
     """system -> field -> histogram in seconds; one set of edges per field for all systems."""
     fields = list(dict.fromkeys(f for by_field in samples.values() for f in by_field))
     out: dict[str, dict[str, Any]] = defaultdict(dict)
@@ -39,9 +40,7 @@ def latency_histograms(samples: Samples) -> dict[str, dict[str, Any]]:
     return dict(out)
 
 
-def turn_stats(
-    points: Sequence[tuple[str, int, float]], *, seed: int = 0
-) -> dict[str, dict[str, Any]]:
+def turn_stats(points: Sequence[tuple[str, int, float]], *, seed: int = 0) -> dict[str, JSONObject]:
     """``{"T1": stat, ...}`` from (independent unit, turn number from 1, value) points: the
     mean per turn with a bootstrap CI that resamples the units (first ``MAX_TURNS`` turns)."""
     values: dict[int, list[float]] = defaultdict(list)
@@ -56,9 +55,9 @@ def turn_stats(
     }
 
 
-def add_distributions(entry: dict[str, Any], **parts: Any) -> None:
+def add_distributions(entry: dict[str, JSONReadValue], **parts: JSONReadObject | None) -> None:
     """Set ``entry["distributions"]`` to the non-empty ``parts`` (nothing when all are empty)."""
-    kept = {name: part for name, part in parts.items() if part}
+    kept: dict[str, JSONReadObject] = {name: part for name, part in parts.items() if part}
     if kept:
         entry["distributions"] = kept
 

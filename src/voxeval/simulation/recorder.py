@@ -12,7 +12,7 @@ speech the other party was still producing after a hang-up is not part of the re
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from voxeval.atomic_files import read_json, write_json_atomic
 from voxeval.audio import write_audio
@@ -55,9 +55,9 @@ def record_call(
     write_json_atomic(unit_dir / INITIAL_DB_FILE, result.initial_db)
     write_json_atomic(unit_dir / FINAL_DB_FILE, result.final_db)
     if expected_db is not None:
-        write_json_atomic(
-            unit_dir / DIFF_FILE, diff_databases(expected_db, result.final_db, compare)
-        )
+        diff = diff_databases(expected_db, result.final_db, compare)
+        # a TypedDict of JSON fields; mypy does not see a TypedDict as a JSON mapping
+        write_json_atomic(unit_dir / DIFF_FILE, cast(JSONReadObject, diff))
     # call.json last: its presence marks a complete recording
     call = {
         "end_reason": result.end_reason,
