@@ -8,7 +8,7 @@ import ast
 from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parents[1] / "src" / "voxeval"
-CEILING_PERCENT = 9.0
+CEILING_PERCENT = 6.0
 ANY = frozenset({"Any"})
 
 

@@ -12,9 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.fakes.openai_server import FakeOpenAIServer
-from tests.protocols.arena_runs import arena_context, preferring_judge
+from tests.protocols.arena.arena_runs import arena_context, preferring_judge
 from voxeval.cli.main import app
-from voxeval.protocols.multi_turn_arena import ARENA, arena_comparisons, compare_arena
+from voxeval.protocols.arena.multi_turn_arena import ARENA, arena_comparisons, compare_arena
 
 runner = CliRunner()
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.protocols.arena_runs import arena_context
-from voxeval.protocols.arena_inputs import DIALOGUE_FILE
+from tests.protocols.arena.arena_runs import arena_context
+from voxeval.protocols.arena.inputs import DIALOGUE_FILE
 from voxeval.protocols.multi_turn_summary import summarize_multi_turn
 
 

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from voxeval.audio import Audio
-from voxeval.protocols.arena_inputs import (
+from voxeval.protocols.arena.inputs import (
     DIALOGUE_FILE,
     NO_SPOKEN_REPLY_CUE,
     load_dialogue,

@@ -20,7 +20,7 @@ from voxeval.cli.command_groups import command_group
 from voxeval.cli.common import RedactingConsole, friendly_errors, print_json
 from voxeval.cli.main import app
 from voxeval.errors import ConfigError
-from voxeval.protocols.arena_judgements import analyze_agreement, analyze_bias
+from voxeval.protocols.arena.judgements import analyze_agreement, analyze_bias
 from voxeval.store import RunStore
 from voxeval.store.run_store import is_run_folder
 

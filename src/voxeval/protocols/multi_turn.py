@@ -55,8 +55,8 @@ from voxeval.errors import (
     VoxevalError,
 )
 from voxeval.json_types import JSONObject, JSONValue
-from voxeval.protocols import multi_turn_arena as arena
-from voxeval.protocols.arena_inputs import load_dialogue, render_segments, turn_segments
+from voxeval.protocols.arena import multi_turn_arena as arena
+from voxeval.protocols.arena.inputs import load_dialogue, render_segments, turn_segments
 from voxeval.protocols.multi_turn_summary import summarize_multi_turn
 from voxeval.runformat import DialogueFaultFile, DialogueFile, record_data
 from voxeval.scoring.comparison_result import ComparisonResult
@@ -446,7 +446,7 @@ class MultiTurnProtocol(ScoredProtocol[DialogueRecord, DialogueScoringResources]
             return {}
         return {str(k): v for k, v in prompts.items() if isinstance(v, str)}
 
-    # -- compare (across systems: the arena, voxeval.protocols.multi_turn_arena) ----------------
+    # -- compare (across systems: the arena, protocols/arena/multi_turn_arena.py) ------------
 
     def default_comparisons(self, config: RunConfig) -> list[str]:
         """The arena when there are two systems or more to compare and the judge its mode

@@ -18,7 +18,7 @@ from voxeval.atomic_files import read_json
 from voxeval.benchmarks.mtalk.dialogue import RUBRIC_LEVELS, Dialogue
 from voxeval.benchmarks.mtalk.transcript_cues import JudgedFrom, cue_warnings
 from voxeval.json_types import JSONObject
-from voxeval.protocols.arena_inputs import DIALOGUE_FILE
+from voxeval.protocols.arena.inputs import DIALOGUE_FILE
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.single_turn_breakdowns import LATENCY_FIELDS
 from voxeval.protocols.summary_distributions import (

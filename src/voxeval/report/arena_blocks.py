@@ -1,5 +1,5 @@
 """The "Arena ratings" section of the report, from the summary's ``arena`` entry
-(``voxeval.protocols.multi_turn_arena.summarize_arena``): per dimension one table with the
+(``voxeval.protocols.arena.multi_turn_arena.summarize_arena``): per dimension one table with the
 online Elo (MTalk-Bench's headline) and the Bradley-Terry rating, each with its interval and
 rank interval, the style-controlled rating, the battles, and the systems left unrated.
 

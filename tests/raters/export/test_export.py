@@ -235,7 +235,7 @@ def test_human_vs_llm_judge_on_a_judged_run(tmp_path: Path) -> None:
     from tests.fakes.openai_server import FakeOpenAIServer
     from tests.raters.study_runs import PreferenceJudge
     from voxeval.analysis.agreement.classification_agreement import label_kappa
-    from voxeval.protocols.arena_judgements import arena_judgements
+    from voxeval.protocols.arena.judgements import arena_judgements
     from voxeval.store import RunStore
 
     with FakeOpenAIServer(PreferenceJudge()) as server:

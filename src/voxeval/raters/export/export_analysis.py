@@ -36,7 +36,7 @@ from voxeval.analysis.ratings.rating_bootstrap import DEFAULT_RATING_RESAMPLES
 from voxeval.analysis.rubric_values import case_scores
 from voxeval.errors import ConfigError
 from voxeval.json_types import JSONObject
-from voxeval.protocols.arena_judgements import DEFAULT_RATER, arena_judgements, rubric_values
+from voxeval.protocols.arena.judgements import DEFAULT_RATER, arena_judgements, rubric_values
 from voxeval.report.human_scores import human_validation, read_human_scores
 from voxeval.store import RunStore
 

@@ -22,8 +22,8 @@ from voxeval.benchmarks.mtalk.dialogue import Dialogue, strip_tags, transcript_t
 from voxeval.benchmarks.mtalk.mtalk_taxonomy import TAXONOMY
 from voxeval.errors import ConfigError
 from voxeval.json_types import JSONObject
-from voxeval.protocols.arena_inputs import DIALOGUE_FILE, StoredDialogue, load_dialogue
-from voxeval.protocols.arena_judgements import item_of
+from voxeval.protocols.arena.inputs import DIALOGUE_FILE, StoredDialogue, load_dialogue
+from voxeval.protocols.arena.judgements import item_of
 from voxeval.raters.run_source import RunSource
 from voxeval.raters.study.study_audio import StudyAudio
 from voxeval.raters.study.study_clips import no_reply_clip

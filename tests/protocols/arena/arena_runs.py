@@ -11,7 +11,7 @@ from typing import Any
 
 from tests.fakes.openai_server import FakeResponse, chat_text
 from voxeval.config import RunConfig
-from voxeval.protocols.arena_inputs import DIALOGUE_FILE
+from voxeval.protocols.arena.inputs import DIALOGUE_FILE
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
 from voxeval.scoring.score import Score

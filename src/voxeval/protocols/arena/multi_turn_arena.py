@@ -9,7 +9,7 @@ Options (``scoring: {arena: {...}}`` of the run config):
 - ``protocol``: ``both_orders`` (voxeval's, the default: both presentation orders, ties
   allowed) or ``reference`` (the MTalk-Bench reference's: one seeded order per comparison,
   verdicts limited to A or B, others skipped and counted, the dataset's own prompt when the
-  suite carries it; ``voxeval.protocols.arena_reference``). With ``reference`` the input
+  suite carries it; ``voxeval.protocols.arena.reference``). With ``reference`` the input
   mode defaults to ``audio`` and the pairing to ``adaptive``, as the reference runs;
 - ``pairing``: ``all`` (every pair of systems on every dialogue) or ``adaptive`` (one pair
   per dialogue, drawn among the 3 pairs with the closest current Elo ratings, as MTalk-Bench
@@ -49,14 +49,14 @@ from voxeval.analysis.ratings.rating_bootstrap import DEFAULT_RATING_RESAMPLES
 from voxeval.config import RunConfig, format_validation_error
 from voxeval.errors import ConfigError, EndpointError, HarnessFault
 from voxeval.json_types import JSONObject, JSONValue
-from voxeval.protocols.arena_inputs import (
+from voxeval.protocols.arena.inputs import (
     DialogueFileError,
     StoredDialogue,
     load_dialogue,
     render_comparison,
     transcript,
 )
-from voxeval.protocols.arena_reference import (
+from voxeval.protocols.arena.reference import (
     dataset_arena_prompt,
     judged_now,
     reference_label,

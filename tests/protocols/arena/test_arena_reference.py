@@ -13,16 +13,16 @@ from typing import Any
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
-from tests.protocols.arena_runs import arena_context, preferring_judge, shown_sides
-from voxeval.protocols.arena_judgements import arena_judgements
-from voxeval.protocols.comparison import Comparison
-from voxeval.protocols.context import RunContext
-from voxeval.protocols.multi_turn_arena import (
+from tests.protocols.arena.arena_runs import arena_context, preferring_judge, shown_sides
+from voxeval.protocols.arena.judgements import arena_judgements
+from voxeval.protocols.arena.multi_turn_arena import (
     arena_comparisons,
     arena_options,
     compare_arena,
     summarize_arena,
 )
+from voxeval.protocols.comparison import Comparison
+from voxeval.protocols.context import RunContext
 from voxeval.report.markdown import render_markdown
 
 REPLIES = {

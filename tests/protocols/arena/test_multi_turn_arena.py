@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
-from tests.protocols.arena_runs import (
+from tests.protocols.arena.arena_runs import (
     arena_context,
     judge_spec,
     preferring_judge,
@@ -27,9 +27,7 @@ from voxeval.analysis.ratings.elo import online_elo
 from voxeval.audio import Audio, read_audio, write_audio
 from voxeval.config import RunConfig
 from voxeval.errors import ConfigError
-from voxeval.protocols.comparison import Comparison
-from voxeval.protocols.context import RunContext
-from voxeval.protocols.multi_turn_arena import (
+from voxeval.protocols.arena.multi_turn_arena import (
     ARENA,
     LABELS,
     arena_audio_folder,
@@ -40,6 +38,8 @@ from voxeval.protocols.multi_turn_arena import (
     compare_arena,
     summarize_arena,
 )
+from voxeval.protocols.comparison import Comparison
+from voxeval.protocols.context import RunContext
 from voxeval.scoring.comparison_result import ComparisonResult
 from voxeval.store.layout import safe_name
 

@@ -26,7 +26,7 @@ from voxeval.analysis.ratings.bradley_terry import DisconnectedComparisons, brad
 from voxeval.analysis.ratings.pairwise_judgement import PairwiseJudgement
 from voxeval.analysis.rubric_values import CaseKey, RubricValue, case_scores
 from voxeval.json_types import JSONObject, JSONReadObject, JSONReadValue
-from voxeval.protocols.multi_turn_arena import ARENA
+from voxeval.protocols.arena.multi_turn_arena import ARENA
 from voxeval.store import RunStore
 
 RUBRIC_METRIC = "rubric"
