@@ -10,13 +10,10 @@ import threading
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from tests.runner.test_plan_check import live_call_config, write
 from tests.simulation.helpers import write_suite
 from voxeval.benchmarks.eva.scenario import load_scenario_suite
 from voxeval.benchmarks.tools import ToolRuntime
-from voxeval.cli.main import app
 from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
@@ -24,7 +21,6 @@ from voxeval.scoring.calls.task_completion import task_completion
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import run_call
 from voxeval.systems import build_system, open_call
-from voxeval.systems.factory import deprecation_note
 from voxeval.systems.live.ws_bridge import WebsocketBridgeAgent
 from voxeval.systems.live.ws_bridge_v2 import StreamingBridgeAgent
 
@@ -108,14 +104,3 @@ def test_options_choose_the_session() -> None:
         "protocol_version": 2,
         "turn_handling": "voxeval",
     }
-
-
-def test_version_1_gets_a_deprecation_note_naming_the_field(tmp_path: Path) -> None:
-    assert deprecation_note(SystemSpec(name="ext", type="websocket", protocol_version=2)) is None
-    note = deprecation_note(SystemSpec(name="ext", type="websocket"))
-    assert note is not None and "'protocol_version: 2' with 'turn_handling: voxeval'" in note
-    config = live_call_config(tmp_path)
-    config["systems"] = [{"name": "ext", "type": "websocket", "protocol_version": 1}]
-    result = CliRunner().invoke(app, ["validate", str(write(tmp_path, config))])
-    notes = [line for line in result.output.splitlines() if "note:" in line]
-    assert any("systems.0 (ext).type: " in n and "version 1 is deprecated" in n for n in notes)
