@@ -29,6 +29,7 @@ import time
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from voxeval.audio import Audio
 from voxeval.benchmarks.tools.tool_call import ToolCallRecord
@@ -77,10 +78,11 @@ class WebsocketBridgeOptions(BaseModel):
     @classmethod
     def _only_version_2(cls, value: object) -> object:
         if value != PROTOCOL_VERSION:  # before the Literal check: say how to move
-            raise ValueError(
+            raise PydanticCustomError(  # not a ValueError: no "Value error," before the text
+                "unsupported_version",
                 f"version {value!r} is not supported, only {PROTOCOL_VERSION}; version 1 was "
                 "removed after voxeval 0.1: write 'protocol_version: 2' with 'turn_handling: "
-                f"voxeval' and have the agent open with a hello ({MOVING_FROM_V1})"
+                f"voxeval' and have the agent open with a hello ({MOVING_FROM_V1})",
             )
         return value
 
