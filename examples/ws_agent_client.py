@@ -3,12 +3,14 @@
 It answers from the scenario's scripted path: per caller turn it calls the next step's tools
 (waiting for each ``tool_result``) and then says the step's text.
 
-Turn-based (``--protocol 2 --turn-handling voxeval``; ``--protocol 1`` is the same exchange
-without the opening ``hello``, deprecated): voxeval says when the caller finished
+Both modes open with ``hello {protocol_version: 2}`` (``--protocol N`` for another N only
+shows the bridge's refusal; version 1 was removed after voxeval 0.1).
+
+Turn-based (``--turn-handling voxeval``): voxeval says when the caller finished
 (``input.end``); the client answers with one turn.
 
-Protocol 2 (``--protocol 2``, streaming): the client hears the whole line and takes its own
-turn-taking decisions with a frame energy detector (text mode: the line's speech flags):
+Streaming (``--turn-handling agent``, the default): the client hears the whole line and takes
+its own turn-taking decisions with a frame energy detector (text mode: the line's speech flags):
 
 * the caller's turn is over after ``--eot-ms`` of silence: it answers (``response.start``);
 * while it talks, caller speech lasting ``--yield-ms`` makes it stop (``stop``); shorter
@@ -26,7 +28,7 @@ On the virtual clock the client answers every ``line`` block with ``tick`` or an
 reports its own processing time (``--latency-ms``, plus ``--tool-ms`` per tool call) so the
 call is the same every run.
 
-    python examples/ws_agent_client.py --url ws://127.0.0.1:8765 --suite suite.yaml --protocol 2
+    python examples/ws_agent_client.py --url ws://127.0.0.1:8765 --suite suite.yaml
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ def send(ws: Any, **message: Any) -> None:
     ws.send(json.dumps(message))
 
 
-# ---------------------------------------------------------------------------- protocol 1
+# ------------------------------------------------------------ turn-based (turn_handling: voxeval)
 def play_step(ws: Any, step: Any, ids: itertools.count[int]) -> None:
     """One agent turn: tool calls first, then the words."""
     send(ws, type="agent.speech_start")
@@ -66,10 +68,11 @@ def play_step(ws: Any, step: Any, ids: itertools.count[int]) -> None:
     send(ws, type="call.end" if step.end_call else "agent.speech_end")
 
 
-def run_v1(ws: Any, suite: Any) -> None:
+def run_turn_based(ws: Any, suite: Any) -> None:
     ids = itertools.count(1)
+    send(ws, type="hello", protocol_version=2)
     start = json.loads(ws.recv())
-    assert start["type"] == "session.start", start
+    assert start["type"] == "session.start" and start["turn_handling"] == "voxeval", start
     steps = list(suite.get(start["scenario_id"]).agent_script)
     if start.get("greeting"):
         send(ws, type="agent.speech_start")
@@ -91,7 +94,7 @@ def run_v1(ws: Any, suite: Any) -> None:
             send(ws, type="call.end")
 
 
-# ---------------------------------------------------------------------------- protocol 2
+# -------------------------------------------------------------- streaming (turn_handling: agent)
 def tone_speech(text: str) -> bytes:
     """PCM16 for ``text``: one 0.3 s tone per word (a stand-in voice, see the docstring)."""
     words = max(1, len(text.split()))
@@ -244,12 +247,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--url", required=True, help="the bridge address, ws://host:port")
     parser.add_argument("--suite", required=True, help="suite file holding the scenario")
-    parser.add_argument("--protocol", type=int, default=1, help="bridge protocol version")
+    parser.add_argument("--protocol", type=int, default=2, help="bridge protocol version (2)")
     parser.add_argument(
         "--turn-handling",
         choices=("agent", "voxeval"),
         default="agent",
-        help="version 2: who decides when a turn ends (voxeval: the turn-based exchange)",
+        help="who decides when a turn ends (voxeval: the turn-based exchange)",
     )
     parser.add_argument("--eot-ms", type=float, default=700.0, help="silence ending a turn")
     parser.add_argument("--yield-ms", type=float, default=200.0, help="talk-over before yielding")
@@ -263,12 +266,8 @@ def main() -> int:
     from websockets.sync.client import connect
 
     with connect(args.url, max_size=2**24) as ws:
-        if args.protocol == 1:
-            run_v1(ws, suite)
-            return 0
         if args.protocol == 2 and args.turn_handling == "voxeval":
-            send(ws, type="hello", protocol_version=2)
-            run_v1(ws, suite)  # the same turn-based messages after the hello
+            run_turn_based(ws, suite)
             return 0
         if args.protocol == 2:
             return StreamingClient(ws, suite, args).run()

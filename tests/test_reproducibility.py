@@ -242,7 +242,7 @@ def live_call_config(tmp_path: Path) -> Path:
     suite = write_suite(tmp_path / "suite", [scenario("book-1")])
     config = {
         "suite": str(suite),
-        "systems": [{"name": "reference", "type": "agent", "agent": "scripted"}],
+        "systems": [{"name": "reference", "type": "scripted"}],
         "seed": 4,
         "simulation": {
             "caller": "scripted",

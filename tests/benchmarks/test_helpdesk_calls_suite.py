@@ -241,8 +241,8 @@ def test_one_scenario_through_the_runner_scores_task_completion_one(tmp_path: Pa
     config = {
         "suite": str(suite_dir / "suite.yaml"),
         "systems": [
-            {"name": "reference", "type": "agent", "agent": "scripted"},
-            {"name": "slip", "type": "agent", "agent": "scripted", "script": "wrong"},
+            {"name": "reference", "type": "scripted"},
+            {"name": "slip", "type": "scripted", "script": "wrong"},
         ],
         "simulation": {"caller": "scripted", "mode": "text"},
     }

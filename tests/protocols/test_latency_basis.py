@@ -22,7 +22,7 @@ def run_live(tmp_path: Path, simulation: dict) -> tuple[dict, str]:  # type: ign
     suite = write_suite(tmp_path / "suite", [scenario("book-1")])
     config = {
         "suite": str(suite),
-        "systems": [{"name": "good", "type": "agent", "agent": "scripted"}],
+        "systems": [{"name": "good", "type": "scripted"}],
         "trials": 1,
         "seed": 3,
         "simulation": {"caller": "scripted", "mode": "text", **simulation},

@@ -16,8 +16,8 @@ def write_config(tmp_path: Path, **overrides) -> Path:  # type: ignore[no-untype
     config = {
         "suite": str(suite),
         "systems": [
-            {"name": "good", "type": "agent", "agent": "scripted"},
-            {"name": "wrong", "type": "agent", "agent": "scripted", "script": "wrong"},
+            {"name": "good", "type": "scripted"},
+            {"name": "wrong", "type": "scripted", "script": "wrong"},
         ],
         "trials": 2,
         "seed": 3,
@@ -83,7 +83,7 @@ def test_audio_run_writes_tracks(tmp_path: Path) -> None:
     config = write_config(
         tmp_path,
         trials=1,
-        systems=[{"name": "good", "type": "agent", "agent": "scripted"}],
+        systems=[{"name": "good", "type": "scripted"}],
         # a fixed agent latency: the noise under the line then meets the same speech in
         # every run (measured latency would move the agent's turns with the machine's load)
         simulation={
@@ -110,7 +110,7 @@ def test_audio_run_writes_tracks(tmp_path: Path) -> None:
 
 
 def test_unknown_agent_fails_before_any_call(tmp_path: Path) -> None:
-    config = write_config(tmp_path, systems=[{"name": "x", "type": "agent", "agent": "nope"}])
+    config = write_config(tmp_path, systems=[{"name": "x", "type": "nope"}])
     result = CliRunner().invoke(app, ["run", str(config), "--out", str(tmp_path / "run")])
     assert result.exit_code == 2
     assert "unknown system 'nope'" in result.output

@@ -95,10 +95,7 @@ def write_config(
     config = {
         "suite": str(suite),
         # fixed tool arguments: the fake LLM caller says only "Yes, please."
-        "systems": [
-            {"name": name, "type": "agent", "agent": f"test-{name}", "listen": False}
-            for name in systems
-        ],
+        "systems": [{"name": name, "type": f"test-{name}", "listen": False} for name in systems],
         "trials": 2,
         "seed": 1,
         "simulation": simulation,

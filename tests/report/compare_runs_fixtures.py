@@ -46,7 +46,7 @@ def live_suite(root: Path, name: str = "mini-calls", ids: Iterable[str] = SCENAR
 def live_run(tmp: Path, name: str, suite: Path, script: str, seed: int = 3) -> Path:
     config = {
         "suite": str(suite),
-        "systems": [{"name": "agent", "type": "agent", "agent": "scripted", "script": script}],
+        "systems": [{"name": "agent", "type": "scripted", "script": script}],
         "trials": 1,
         "seed": seed,
         "simulation": {

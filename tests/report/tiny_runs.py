@@ -22,8 +22,8 @@ def live_call_run(folder: Path) -> Path:
     config = {
         "suite": str(suite),
         "systems": [
-            {"name": "good", "type": "agent", "agent": "scripted"},
-            {"name": "wrong", "type": "agent", "agent": "scripted", "script": "wrong"},
+            {"name": "good", "type": "scripted"},
+            {"name": "wrong", "type": "scripted", "script": "wrong"},
         ],
         "trials": 3,
         "seed": 3,

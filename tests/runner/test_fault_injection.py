@@ -274,7 +274,7 @@ def write_live_config(tmp_path: Path, agent: LiveServer, caller: LiveServer) -> 
 
     config = {
         "suite": str(suite),
-        "systems": [{"name": "clinic", "type": "agent", "agent": "cascade",
+        "systems": [{"name": "clinic", "type": "cascade",
                      "llm": llm(agent, LIVE_RETRIES["agent"]), "asr": None, "voice": None}],
         "trials": CALL_TRIALS,
         "seed": 1,

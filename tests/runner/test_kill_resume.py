@@ -160,8 +160,8 @@ def live_call_config(tmp_path: Path, name: str) -> Path:
     config = {
         "suite": str(suite),
         "systems": [
-            {"name": "reference", "type": "agent", "agent": "scripted"},
-            {"name": "slip", "type": "agent", "agent": "scripted", "script": "wrong"},
+            {"name": "reference", "type": "scripted"},
+            {"name": "slip", "type": "scripted", "script": "wrong"},
         ],
         "trials": 3,
         "seed": 5,

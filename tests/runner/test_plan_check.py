@@ -62,7 +62,7 @@ def live_call_config(tmp: Path) -> Config:
     suite = write_suite(tmp / "calls", [scenario("book-1")])
     return {
         "suite": str(suite),
-        "systems": [{"name": "good", "type": "agent", "agent": "scripted"}],
+        "systems": [{"name": "good", "type": "scripted"}],
         "simulation": {"caller": "scripted", "mode": "text"},
         "perturbations": [{"name": "persona", "persona": "elderly_slow"}],
     }
@@ -177,7 +177,7 @@ LIVE_CALL_MISTAKES = {
         "perturbations.0",
         "snr",
     ),
-    "unknown agent": (_set("systems.0.agent", "scriptd"), "systems.0 (good).type", "'scriptd'"),
+    "unknown agent": (_set("systems.0.type", "scriptd"), "systems.0 (good).type", "'scriptd'"),
     "unknown agent option": (
         _set("systems", [{"name": "c", "type": "cascade", "llm": "smollm2", "temprature": 1}]),
         "systems.0 (c)",

@@ -220,7 +220,7 @@ def test_live_call_report_and_score_work_after_the_suite_moved(tmp_path: Path) -
     suite = call_suite_with_scenario_files(tmp_path / "calls")
     config = {
         "suite": str(suite),
-        "systems": [{"name": "good", "type": "agent", "agent": "scripted"}],
+        "systems": [{"name": "good", "type": "scripted"}],
         "simulation": {"caller": "scripted", "mode": "text"},
     }
     path = tmp_path / "cfg.yaml"

@@ -90,7 +90,7 @@ def test_live_call_agent_trials_are_independent_calls(tmp_path: Path) -> None:
         remote = {"provider": "openai", "base_url": server.url}
         config = {
             "suite": str(suite),
-            "systems": [{"name": "agent", "type": "agent", "agent": "cascade",
+            "systems": [{"name": "agent", "type": "cascade",
                          "llm": {**remote, "model": "m"}, "asr": remote, "voice": None}],
             "seed": 1,
             "simulation": {"caller": "scripted", "mode": "text",

@@ -1,5 +1,5 @@
 """One family of systems under test: one registry kind, capabilities checked on the class,
-option errors that name the system and field, and legacy ``type: agent`` configs."""
+option errors that name the system and field (the 0.1 spellings: test_legacy_spellings.py)."""
 
 from __future__ import annotations
 
@@ -27,8 +27,6 @@ from voxeval.systems import (
     REPLY,
     CascadeAgent,
     CascadeSystem,
-    ScriptedAgent,
-    ScriptedSystem,
     TurnSystemCall,
     build_system,
     capabilities_of,
@@ -121,40 +119,6 @@ def test_unknown_option_names_system_field_and_the_allowed_options(
     assert allowed in message.split("options:", 1)[1]
 
 
-def test_legacy_agent_spec_builds_the_same_system() -> None:
-    legacy = build_system(SystemSpec(name="slip", type="agent", agent="scripted", script="wrong"))
-    assert isinstance(legacy, ScriptedSystem) and legacy.options.script == "wrong"
-    session = open_call(legacy)
-    assert isinstance(session, ScriptedAgent) and session.script == "wrong"
-
-
-def test_legacy_agent_spec_without_agent_names_the_new_field() -> None:
-    with pytest.raises(ConfigError, match=r"write the system's type in 'type'"):
-        build_system(SystemSpec(name="x", type="agent"))
-
-
-def test_validate_accepts_legacy_agent_config_with_a_deprecation_note(tmp_path: Path) -> None:
-    config = live_call_config(tmp_path)
-    config["systems"] = [{"name": "old", "type": "agent", "agent": "scripted", "script": "wrong"}]
-    path = write(tmp_path, config)
-    result = CliRunner().invoke(app, ["validate", str(path)])
-    assert result.exit_code == 0, result.output
-    notes = [line for line in result.output.splitlines() if "note:" in line]
-    assert len(notes) == 1
-    assert "'type: agent, agent: scripted' is deprecated; write 'type: scripted'" in notes[0]
-
-
-def test_run_prints_the_deprecation_note_and_runs(tmp_path: Path) -> None:
-    config = live_call_config(tmp_path)
-    config["systems"] = [{"name": "old", "type": "agent", "agent": "scripted"}]
-    config["simulation"] = {**config.get("simulation", {}), "mode": "text"}
-    path = write(tmp_path, config)
-    result = CliRunner().invoke(app, ["run", str(path), "--out", str(tmp_path / "run")])
-    assert result.exit_code == 0, result.output
-    assert "'type: agent, agent: scripted' is deprecated; write 'type: scripted'" in result.output
-    assert (tmp_path / "run" / "report" / "summary.json").exists()
-
-
 def test_a_call_only_system_in_a_single_turn_run_is_refused_before_any_call(
     tmp_path: Path, server: FakeOpenAIServer
 ) -> None:
@@ -190,7 +154,7 @@ def test_config_yaml_with_new_type_runs_like_the_legacy_one(tmp_path: Path) -> N
     for n, system in enumerate(
         [
             {"name": "ref", "type": "scripted"},
-            {"name": "ref", "type": "agent", "agent": "scripted"},
+            {"name": "ref", "type": "scripted"},
         ]
     ):
         config = live_call_config(tmp_path / f"c{n}")

@@ -187,6 +187,7 @@ def test_a_websocket_bridge_agent_books_through_the_service(tmp_path: Path) -> N
 
     def agent() -> None:
         with connect(url) as ws:
+            ws.send(json.dumps({"type": "hello", "protocol_version": 2}))
             start = json.loads(ws.recv())
             started.append(start)
             service = start["tool_service"]

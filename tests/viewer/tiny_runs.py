@@ -122,8 +122,7 @@ def live_audio_run(folder: Path, *, embedded_asr: bool = False) -> Path:
             systems=[
                 {
                     "name": "wrong",
-                    "type": "agent",
-                    "agent": "scripted",
+                    "type": "scripted",
                     "script": "wrong",
                     "listen": False,
                 }

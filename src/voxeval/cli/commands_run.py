@@ -194,7 +194,7 @@ def run(
         if cfg.executor != "ray":
             raise ConfigError(f"{config}: --address is for the Ray executor; add --executor ray")
         cfg = cfg.model_copy(update={"ray": cfg.ray.model_copy(update={"address": address})})
-    for note in plan_notes(cfg):  # e.g. a deprecated spelling that still works
+    for note in plan_notes(cfg):  # e.g. a multi-turn run without a judge
         console.print(f"{config}: note: {note}", highlight=False, markup=False, soft_wrap=True)
     run_dir = out or Path("runs") / config.stem
     retry = RetryPolicy(

@@ -56,7 +56,7 @@ from voxeval.simulation.parties import CALLERS
 from voxeval.simulation.personas import get_persona
 from voxeval.simulation.perturbations import parse_conditions
 from voxeval.simulation.simulation_config import ENERGY_VAD, SimulationConfig
-from voxeval.systems.factory import deprecation_note, missing_capability, resolve_spec
+from voxeval.systems.factory import missing_capability, removed_spelling
 
 # Config sections each built-in protocol reads; a non-empty section it ignores is a mistake.
 _SECTIONS = ("build", "simulation", "perturbations", "scoring")
@@ -300,12 +300,11 @@ def _check_systems(config: RunConfig, protocol: str, problems: Problems) -> None
     for i, spec in enumerate(config.systems):
         here = _system_label(i, spec.name)
         _check_header_variables(spec, here, problems)
-        try:
-            resolved = resolve_spec(spec)
-            cls = lookup("system", resolved.type)
-        except ConfigError as exc:
-            problems.add(f"{here}.type", str(exc))
+        if (refusal := removed_spelling(spec)) is not None:  # the 0.1 spellings
+            problems.add(f"{here}.type", refusal)
             continue
+        try:
+            cls = lookup("system", spec.type)
         except UnknownComponent as exc:
             problems.add(f"{here}.type", str(exc))
             continue
@@ -314,8 +313,8 @@ def _check_systems(config: RunConfig, protocol: str, problems: Problems) -> None
             problems.add(f"{here}.type", lacking)
             continue
         try:
-            planning = _PlanningContext(config, problems, here, resolved.options())
-            cls.from_spec(resolved, planning)
+            planning = _PlanningContext(config, problems, here, spec.options())
+            cls.from_spec(spec, planning)
         except (VoxevalError, ValidationError) as exc:
             problems.add(here, str(exc))
         except Exception:  # a limit of this check, not a config mistake: the run reports it
@@ -323,13 +322,9 @@ def _check_systems(config: RunConfig, protocol: str, problems: Problems) -> None
 
 
 def plan_notes(config: RunConfig) -> list[str]:
-    """Notes that do not stop a run, e.g. a deprecated ``type: agent`` system spec."""
+    """Notes that do not stop a run, e.g. a multi-turn run without a judge."""
 
-    notes = [
-        f"{_system_label(i, spec.name)}.type: {note}"
-        for i, spec in enumerate(config.systems)
-        if (note := deprecation_note(spec)) is not None
-    ]
+    notes: list[str] = []
     if _suite_protocol(config) == "multi_turn":
         rubric = config.scoring.get("rubric") if isinstance(config.scoring, dict) else None
         rubric = rubric if isinstance(rubric, dict) else {}

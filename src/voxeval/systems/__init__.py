@@ -11,10 +11,9 @@ from voxeval.systems.cascade import (
 )
 from voxeval.systems.factory import (
     build_system,
-    deprecation_note,
     missing_capability,
     open_call,
-    resolve_spec,
+    removed_spelling,
     system_class,
 )
 from voxeval.systems.http_system import HTTPOptions, HTTPSystem, HTTPSystemError
@@ -86,9 +85,8 @@ __all__ = [
     "WebsocketBridgeSystem",
     "build_system",
     "capabilities_of",
-    "deprecation_note",
     "missing_capability",
     "open_call",
-    "resolve_spec",
+    "removed_spelling",
     "system_class",
 ]

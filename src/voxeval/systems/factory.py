@@ -1,11 +1,10 @@
 """Building systems under test from config, checking what they can serve, and opening live
 call sessions: the one way every protocol gets a system.
 
-Legacy spellings still work for this version and are removed in the next (and the
-websocket bridge's version 1, see ``systems/live/ws_bridge.py``):
-``type: agent`` with ``agent: NAME`` (the configs of the former agent family) is read as
-``type: NAME``, and the type ``openai_audio`` as ``openai-audio``; ``deprecation_note`` says
-what to write instead (the plan check prints it with the file and field)."""
+One spelling per system: the type names its registered class. The spellings voxeval 0.1 still
+read (``type: agent`` with ``agent: NAME``, and the type ``openai_audio``) are refused with
+what to write instead (``removed_spelling``; docs/systems.md, "Moving from 0.1"), never
+rewritten behind the user's back."""
 
 from __future__ import annotations
 
@@ -24,62 +23,46 @@ from voxeval.systems.base import (
 from voxeval.systems.call import CallAgent
 from voxeval.systems.turn_call import TurnSystemCall
 
-_LEGACY_TYPE = "agent"
-# Old type names of registered systems (no longer registered under them).
+# Type names voxeval 0.1 accepted and no longer does: old name -> the name to write.
 RENAMED_TYPES = {"openai_audio": "openai-audio"}
-REMOVAL = "accepted in voxeval 0.1 only"
+_FORMER_AGENT_TYPE = "agent"  # 0.1: ``type: agent, agent: NAME`` for call agents
+MIGRATION = "removed after voxeval 0.1; docs/systems.md, 'Moving from 0.1'"
 
 
-def resolve_spec(spec: SystemSpec) -> SystemSpec:
-    """``spec`` with a legacy ``type: agent, agent: NAME`` rewritten to ``type: NAME`` and a
-    renamed type to its current name."""
+def removed_spelling(spec: SystemSpec) -> str | None:
+    """Why ``spec`` is refused and exactly what to write instead, when it uses a spelling
+    voxeval 0.1 accepted (None for a current spec)."""
+    where = f"system {spec.name!r}"
     if spec.type in RENAMED_TYPES:
-        return SystemSpec(name=spec.name, type=RENAMED_TYPES[spec.type], **spec.options())
-    if spec.type != _LEGACY_TYPE:
-        return spec
-    options = spec.options()
-    agent = options.pop("agent", None)
-    if not isinstance(agent, str):
-        raise ConfigError(
-            f"system {spec.name!r}: 'type: agent' is gone; write the system's type in 'type' "
-            f"(one of {', '.join(names('system'))})"
-        )
-    return SystemSpec(name=spec.name, type=agent, **options)
-
-
-def deprecation_note(spec: SystemSpec) -> str | None:
-    """A one-line note for a legacy spelling (None otherwise)."""
-    if spec.type in RENAMED_TYPES:
-        new = RENAMED_TYPES[spec.type]
         return (
-            f"system {spec.name!r}: 'type: {spec.type}' is deprecated ({REMOVAL}); "
-            f"write 'type: {new}'"
+            f"{where}: 'type: {spec.type}' is no longer accepted; write "
+            f"'type: {RENAMED_TYPES[spec.type]}' ({MIGRATION})"
         )
-    if spec.type == "websocket" and spec.options().get("protocol_version", 1) == 1:
-        return (
-            f"system {spec.name!r}: websocket bridge version 1 is deprecated ({REMOVAL}, and "
-            "the default until then); set 'protocol_version: 2' with 'turn_handling: voxeval' "
-            "and have the agent open with a hello (docs/websocket-bridge.md, 'Moving from "
-            "version 1')"
-        )
-    if spec.type != _LEGACY_TYPE:
+    if spec.type != _FORMER_AGENT_TYPE:
         return None
     agent = spec.options().get("agent")
+    if isinstance(agent, str):
+        return (
+            f"{where}: 'type: agent, agent: {agent}' is no longer accepted; write "
+            f"'type: {agent}' and drop 'agent' ({MIGRATION})"
+        )
     return (
-        f"system {spec.name!r}: 'type: agent, agent: {agent}' is deprecated; write 'type: {agent}'"
-        f" and drop 'agent' ({REMOVAL})"
+        f"{where}: 'type: agent' is no longer accepted; write the system's type in 'type' "
+        f"(one of {', '.join(names('system'))}; {MIGRATION})"
     )
 
 
 def system_class(spec: SystemSpec) -> type[SystemUnderTest]:
-    """The registered class for ``spec``'s type (legacy specs resolved)."""
-    return SYSTEMS.lookup(resolve_spec(spec).type)
+    """The registered class for ``spec``'s type; a removed spelling is a ``ConfigError``
+    saying what to write instead."""
+    if (refusal := removed_spelling(spec)) is not None:
+        raise ConfigError(refusal)
+    return SYSTEMS.lookup(spec.type)
 
 
 def build_system(spec: SystemSpec, ctx: ProviderSource | None = None) -> SystemUnderTest:
     """The system for ``spec``, built by its class's ``from_spec`` (options validated there)."""
-    resolved = resolve_spec(spec)
-    return SYSTEMS.lookup(resolved.type).from_spec(resolved, ctx)
+    return system_class(spec).from_spec(spec, ctx)
 
 
 def missing_capability(spec: SystemSpec, protocol: str, need: str | None) -> str | None:
@@ -90,14 +73,14 @@ def missing_capability(spec: SystemSpec, protocol: str, need: str | None) -> str
         return None
     try:
         cls = system_class(spec)
-    except UnknownComponent:
-        return None  # reported as an unknown type elsewhere
+    except (UnknownComponent, ConfigError):
+        return None  # an unknown type or a removed spelling: reported as such elsewhere
     if need in capabilities_of(cls):
         return None
     offers = sorted(capabilities_of(cls))
     offered = "; it offers " + ", ".join(CAPABILITY_TEXT[c] for c in offers) if offers else ""
     return (
-        f"system {spec.name!r} (type {resolve_spec(spec).type}) cannot serve the {protocol} "
+        f"system {spec.name!r} (type {spec.type}) cannot serve the {protocol} "
         f"protocol: it lacks {CAPABILITY_TEXT[need]}{offered}"
     )
 

@@ -107,7 +107,7 @@ def test_run_config_trusted_modules(tmp_path: Path) -> None:
     suite = write_hooked_suite(tmp_path / "s", hooked_tools())
     config: dict[str, Any] = {
         "suite": str(suite),
-        "systems": [{"name": "good", "type": "agent", "agent": "scripted"}],
+        "systems": [{"name": "good", "type": "scripted"}],
         "simulation": {"caller": "scripted", "mode": "text"},
     }
     path = tmp_path / "live.yaml"

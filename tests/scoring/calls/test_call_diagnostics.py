@@ -151,7 +151,7 @@ def test_a_misspelt_default_metric_fails_at_plan_time(
     monkeypatch.setattr(live_call_protocol, "DIAGNOSTICS", ("auth_success",))
     config = {
         "suite": str(write_suite(tmp_path / "suite", [scenario("book-1")])),
-        "systems": [{"name": "good", "type": "agent", "agent": "scripted"}],
+        "systems": [{"name": "good", "type": "scripted"}],
         "simulation": {"caller": "scripted", "mode": "text"},
     }
     path = tmp_path / "live.yaml"

@@ -1,5 +1,5 @@
-"""An external agent (examples/ws_agent_client.py, started as its own process) holds a call
-through the websocket bridge."""
+"""An external turn-based agent (examples/ws_agent_client.py, started as its own process) holds
+a call through the websocket bridge."""
 
 import sys
 from pathlib import Path
@@ -22,7 +22,9 @@ def test_reference_client_completes_a_call(tmp_path: Path) -> None:
     scenario = suite.scenarios[0]
     tools = ToolRuntime(scenario, suite.tools)
     agent = WebsocketBridgeAgent(
-        command=f"{sys.executable} {CLIENT} --url {{url}} --suite {suite_path}",
+        command=(
+            f"{sys.executable} {CLIENT} --url {{url}} --suite {suite_path} --turn-handling voxeval"
+        ),
         connect_timeout_s=60,
     )
     result = run_call(scenario, ScriptedCaller(), agent, tools, mode="text")

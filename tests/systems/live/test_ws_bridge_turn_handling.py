@@ -1,10 +1,13 @@
-"""The websocket bridge's version 1 is folded into version 2 (issue 41, point 4): a turn-based
-agent opens with ``hello {protocol_version: 2}`` and, with ``turn_handling: voxeval``, gets
-the turn-based exchange; version 1 (no hello) still works for one version, with a note."""
+"""The websocket bridge has one version (issue 41, point 4): a turn-based agent opens with
+``hello {protocol_version: 2}`` and, with ``turn_handling: voxeval``, gets the turn-based
+exchange. Version 1 is removed: a config asking for it is refused before any call, and a
+version-1 agent (no hello) ends its call as its own fault; both point to the docs' "Moving from
+version 1"."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 import threading
 from pathlib import Path
@@ -24,7 +27,6 @@ from voxeval.scoring.calls.task_completion import task_completion
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import run_call
 from voxeval.systems import build_system, open_call
-from voxeval.systems.factory import deprecation_note
 from voxeval.systems.live.ws_bridge import WebsocketBridgeAgent
 from voxeval.systems.live.ws_bridge_v2 import StreamingBridgeAgent
 
@@ -51,7 +53,6 @@ def test_a_turn_based_agent_holds_a_call_on_version_2(tmp_path: Path) -> None:
         protocol_version=2,
         turn_handling="voxeval",
     )
-    assert agent.handshake
     result = run_call(
         scenario, ScriptedCaller(), agent, ToolRuntime(scenario, suite.tools), mode="text"
     )
@@ -65,16 +66,31 @@ def test_a_turn_based_agent_holds_a_call_on_version_2(tmp_path: Path) -> None:
     assert task_completion(record).value == 1.0
 
 
-def test_a_version_1_agent_on_the_version_2_turn_bridge_is_told_why(tmp_path: Path) -> None:
+MOVING = "docs/websocket-bridge.md, 'Moving from version 1'"
+
+
+@pytest.mark.parametrize("turn_handling", ["voxeval", "agent"])
+@pytest.mark.parametrize("opening", [None, "agent.listening"])
+def test_a_version_1_agent_is_told_how_to_move(
+    tmp_path: Path, turn_handling: str, opening: str | None
+) -> None:
+    """A version-1 agent waits for session.start without a hello (or, broken, speaks first):
+    the call ends as the agent's failure, and the error says where the move is described."""
     from websockets.sync.client import connect
 
     suite = load_scenario_suite(write_suite(tmp_path / "suite"))
     scenario = suite.scenarios[0]
-    agent = WebsocketBridgeAgent(handshake=True, connect_timeout_s=1.0)
+    spec = SystemSpec(
+        name="ext", type="websocket", turn_handling=turn_handling, connect_timeout_s=1.0
+    )
+    agent = open_call(build_system(spec))
+    assert isinstance(agent, WebsocketBridgeAgent | StreamingBridgeAgent)
     url = agent.listen()
 
-    def version_1_agent() -> None:  # waits for session.start without a hello
+    def version_1_agent() -> None:
         with contextlib.suppress(Exception), connect(url) as ws:
+            if opening is not None:
+                ws.send(json.dumps({"type": opening}))
             ws.recv(timeout=10)
 
     thread = threading.Thread(target=version_1_agent, daemon=True)
@@ -84,21 +100,25 @@ def test_a_version_1_agent_on_the_version_2_turn_bridge_is_told_why(tmp_path: Pa
     )
     thread.join(10)
     assert result.end_reason == "agent_error" and result.system_fault is not None
-    assert result.error is not None and "sent no hello within 1 s" in result.error
-    assert "set protocol_version: 1" in result.error
+    assert result.error is not None and MOVING in result.error
+    if opening is None:
+        assert "the agent sent no hello within 1 s" in result.error
+    else:
+        assert "the agent's first message was 'agent.listening', not hello" in result.error
 
 
 def test_options_choose_the_session() -> None:
     def session(**options: object) -> object:
         return open_call(build_system(SystemSpec(name="ext", type="websocket", **options)))
 
+    assert isinstance(session(), StreamingBridgeAgent)
     assert isinstance(session(protocol_version=2), StreamingBridgeAgent)
-    turn_based = session(protocol_version=2, turn_handling="voxeval")
-    assert isinstance(turn_based, WebsocketBridgeAgent) and turn_based.handshake
-    legacy = session()
-    assert isinstance(legacy, WebsocketBridgeAgent) and not legacy.handshake
-    with pytest.raises(ConfigError, match="turn_handling"):
-        session(protocol_version=1, turn_handling="agent")
+    assert isinstance(session(protocol_version=2, turn_handling="voxeval"), WebsocketBridgeAgent)
+    assert isinstance(session(turn_handling="voxeval"), WebsocketBridgeAgent)
+    for version in (1, 3):
+        with pytest.raises(ConfigError, match=r"protocol_version: .*only 2") as refused:
+            session(protocol_version=version)
+        assert MOVING in str(refused.value)
     identity = build_system(
         SystemSpec(name="ext", type="websocket", protocol_version=2, turn_handling="voxeval")
     ).identity()
@@ -110,12 +130,19 @@ def test_options_choose_the_session() -> None:
     }
 
 
-def test_version_1_gets_a_deprecation_note_naming_the_field(tmp_path: Path) -> None:
-    assert deprecation_note(SystemSpec(name="ext", type="websocket", protocol_version=2)) is None
-    note = deprecation_note(SystemSpec(name="ext", type="websocket"))
-    assert note is not None and "'protocol_version: 2' with 'turn_handling: voxeval'" in note
+def test_validate_and_run_refuse_version_1_naming_the_file_system_and_field(
+    tmp_path: Path,
+) -> None:
     config = live_call_config(tmp_path)
     config["systems"] = [{"name": "ext", "type": "websocket", "protocol_version": 1}]
-    result = CliRunner().invoke(app, ["validate", str(write(tmp_path, config))])
-    notes = [line for line in result.output.splitlines() if "note:" in line]
-    assert any("systems.0 (ext).type: " in n and "version 1 is deprecated" in n for n in notes)
+    path = write(tmp_path, config)
+    for command in (["validate", str(path)], ["run", str(path), "--out", str(tmp_path / "run")]):
+        result = CliRunner().invoke(app, command)
+        assert result.exit_code == 2, result.output
+        output = " ".join(result.output.split())  # the console wraps long lines
+        assert f"{path}: systems.0 (ext): system 'ext' (type websocket): protocol_version:" in (
+            output
+        )
+        assert "write 'protocol_version: 2' with 'turn_handling: voxeval'" in output
+        assert MOVING in output
+    assert not (tmp_path / "run").exists()  # refused before any call

@@ -21,7 +21,7 @@ from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.calls.task_completion import task_completion
 from voxeval.simulation.callers.scripted_caller import ScriptedCaller
 from voxeval.simulation.engine import CallResult, run_call
-from voxeval.systems.live.ws_bridge import WebsocketBridgeAgent, WebsocketBridgeSystem
+from voxeval.systems.live.ws_bridge import WebsocketBridgeSystem
 from voxeval.systems.live.ws_bridge_v2 import StreamingBridgeAgent
 
 CLIENT = Path(__file__).resolve().parents[3] / "examples" / "ws_agent_client.py"
@@ -165,8 +165,6 @@ def _hello_from_thread(agent: Any, version: int, answers: list[dict[str, Any]]) 
         with connect(agent.listen()) as ws:
             ws.send(json.dumps({"type": "hello", "protocol_version": version}))
             answers.append(json.loads(ws.recv()))
-            if answers[-1]["type"] == "session.start":  # v1 bridge: the refusal follows
-                answers.append(json.loads(ws.recv()))
 
     threading.Thread(target=run, daemon=True).start()
 
@@ -183,21 +181,11 @@ def test_a_v2_bridge_refuses_other_versions(tmp_path: Path, version: int) -> Non
     assert result.end_reason == "agent_error" and result.system_fault is not None
     assert f"protocol_version {version}" in str(result.error)
     assert answers[0]["type"] == "error" and answers[0]["code"] == "unsupported_version"
-    assert answers[0]["supported_versions"] == [1, 2]
-
-
-def test_a_v1_bridge_refuses_a_v2_hello(tmp_path: Path) -> None:
-    suite = load_scenario_suite(write_suite(tmp_path / "suite"))
-    scenario = suite.scenarios[0]
-    agent = WebsocketBridgeAgent(connect_timeout_s=10)
-    answers: list[dict[str, Any]] = []
-    _hello_from_thread(agent, 2, answers)
-    tools = ToolRuntime(scenario, suite.tools)
-    result = run_call(scenario, ScriptedCaller(), agent, tools, mode="text")
-    assert result.end_reason == "agent_error"
-    assert "configured for version 1" in str(result.error)
-    assert [a["type"] for a in answers] == ["session.start", "error"]
-    assert answers[1]["protocol_version"] == 1
+    assert answers[0]["supported_versions"] == [2] and answers[0]["protocol_version"] == 2
+    # a version-1 agent is told where the move is described
+    moving = "docs/websocket-bridge.md, 'Moving from version 1'"
+    assert (moving in str(result.error)) == (version == 1)
+    assert (moving in answers[0]["message"]) == (version == 1)
 
 
 def test_the_system_opens_the_configured_version() -> None:
@@ -205,11 +193,11 @@ def test_the_system_opens_the_configured_version() -> None:
     system = WebsocketBridgeSystem.from_spec(spec)
     assert isinstance(system.open_call(), StreamingBridgeAgent)
     assert system.identity()["protocol_version"] == 2
-    v1 = WebsocketBridgeSystem.from_spec(
+    default = WebsocketBridgeSystem.from_spec(
         SystemSpec.model_validate({"name": "x", "type": "websocket"})
     )
-    assert isinstance(v1.open_call(), WebsocketBridgeAgent)
-    assert "protocol_version" not in v1.identity()
+    assert isinstance(default.open_call(), StreamingBridgeAgent)
+    assert default.identity() == {"type": "websocket", "command": None, "protocol_version": 2}
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Literal
 
 from voxeval.config import SystemSpec
-from voxeval.errors import UnknownComponent
-from voxeval.systems.factory import resolve_spec, system_class
+from voxeval.errors import ConfigError, UnknownComponent
+from voxeval.systems.factory import system_class
 
 Pipeline = Literal["cascade", "hybrid", "speech_to_speech", "unknown"]
 PIPELINES: tuple[str, ...] = ("cascade", "hybrid", "speech_to_speech", "unknown")
@@ -28,11 +28,11 @@ def system_pipeline(spec: SystemSpec) -> str:
     built-in table, else ``unknown`` (a remote bridge or a scripted agent)."""
     try:
         declared = getattr(system_class(spec), "pipeline", None)
-    except UnknownComponent:
+    except (UnknownComponent, ConfigError):  # a removed 0.1 spelling in an old run
         declared = None
     if isinstance(declared, str) and declared in PIPELINES:
         return declared
-    return BUILT_IN_PIPELINES.get(resolve_spec(spec).type, "unknown")
+    return BUILT_IN_PIPELINES.get(spec.type, "unknown")
 
 
 def hears_audio(pipeline: str, has_user_transcripts: bool) -> bool:

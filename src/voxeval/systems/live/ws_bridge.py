@@ -12,9 +12,10 @@ Version 2 of the protocol, with the turn handling chosen by the system option
   ``tool_call``. voxeval's turn handling decides when the caller finished and when the agent
   is cut off.
 
-Version 1 is that turn-based exchange without the ``hello``. It is still the default when
-``protocol_version`` is not set, for this version only: the plan check notes how to move
-(``protocol_version: 2, turn_handling: voxeval`` and a ``hello`` from the agent).
+Version 2 is the only version: version 1 (the turn-based exchange without the ``hello``) was
+removed after voxeval 0.1. A config asking for it is refused by the plan check, and an agent
+that opens with anything but a version-2 ``hello`` ends its call as its own fault; both errors
+point to docs/websocket-bridge.md, "Moving from version 1".
 
     systems:
       - {name: ext, type: websocket, protocol_version: 2, command: "python my_agent.py --url {url}"}
@@ -27,7 +28,8 @@ import base64
 import time
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from voxeval.audio import Audio
 from voxeval.benchmarks.tools.tool_call import ToolCallRecord
@@ -37,7 +39,13 @@ from voxeval.providers.factory import ProviderSource
 from voxeval.systems.base import CALL, SYSTEMS
 from voxeval.systems.call import AgentTurn
 from voxeval.systems.live.pcm16 import pcm16_frames, pcm16_to_audio
-from voxeval.systems.live.ws_bridge_server import AUDIO_RATE, BridgeEndpoint, BridgeError
+from voxeval.systems.live.ws_bridge_server import (
+    AUDIO_RATE,
+    MOVING_FROM_V1,
+    PROTOCOL_VERSION,
+    BridgeEndpoint,
+    BridgeError,
+)
 from voxeval.systems.live.ws_bridge_v2 import StreamingBridgeAgent
 from voxeval.systems.options import parse_options
 
@@ -55,9 +63,9 @@ class WebsocketBridgeOptions(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(default=0, ge=0, le=65535)
     command: str | None = None  # "{url}" is replaced by the bridge's address
-    protocol_version: Literal[1, 2] = 1  # 1: deprecated (see the module notes)
-    # who decides when the caller finished and when the agent yields (version 2): the agent,
-    # or voxeval's turn handling (turn-based agents); version 1 is always voxeval's
+    protocol_version: Literal[2] = 2  # the only version (see the module notes)
+    # who decides when the caller finished and when the agent yields: the agent (None, the
+    # default), or voxeval's turn handling (turn-based agents)
     turn_handling: Literal["agent", "voxeval"] | None = None
     realtime: bool = False  # stream frames in real time (wall clock) instead of at once
     # the scenario tools also over MCP and HTTP for the agent's own backend; session.start
@@ -66,17 +74,21 @@ class WebsocketBridgeOptions(BaseModel):
     connect_timeout_s: float = Field(default=30.0, gt=0)
     turn_timeout_s: float = Field(default=60.0, gt=0)
 
-    @model_validator(mode="after")
-    def _version_1_is_turn_based(self) -> WebsocketBridgeOptions:
-        if self.protocol_version == 1 and self.turn_handling == "agent":
-            raise ValueError(
-                "turn_handling: agent needs protocol_version: 2 (version 1 is turn-based)"
+    @field_validator("protocol_version", mode="before")
+    @classmethod
+    def _only_version_2(cls, value: object) -> object:
+        if value != PROTOCOL_VERSION:  # before the Literal check: say how to move
+            raise PydanticCustomError(  # not a ValueError: no "Value error," before the text
+                "unsupported_version",
+                f"version {value!r} is not supported, only {PROTOCOL_VERSION}; version 1 was "
+                "removed after voxeval 0.1: write 'protocol_version: 2' with 'turn_handling: "
+                f"voxeval' and have the agent open with a hello ({MOVING_FROM_V1})",
             )
-        return self
+        return value
 
     @property
     def turn_based(self) -> bool:
-        return self.protocol_version == 1 or self.turn_handling == "voxeval"
+        return self.turn_handling == "voxeval"
 
 
 @SYSTEMS.register("websocket")
@@ -96,25 +108,27 @@ class WebsocketBridgeSystem:
         return cls(spec.name, parse_options(spec, WebsocketBridgeOptions))
 
     def identity(self) -> JSONObject:
-        identity: dict[str, Any] = {"type": "websocket", "command": self.options.command}
-        if self.options.protocol_version != 1:  # version 1 identities stay as they were
-            identity["protocol_version"] = self.options.protocol_version
-        if self.options.protocol_version == 2 and self.options.turn_handling == "voxeval":
+        identity: dict[str, Any] = {
+            "type": "websocket",
+            "command": self.options.command,
+            "protocol_version": self.options.protocol_version,
+        }
+        if self.options.turn_based:
             identity["turn_handling"] = "voxeval"
         return identity
 
     def open_call(self) -> WebsocketBridgeAgent | StreamingBridgeAgent:
         options = self.options.model_dump()
-        version = options.pop("protocol_version")
+        options.pop("protocol_version")
         options.pop("turn_handling")
         if not self.options.turn_based:
             return StreamingBridgeAgent(**options)
-        return WebsocketBridgeAgent(**options, handshake=version == 2)
+        return WebsocketBridgeAgent(**options)
 
 
 class WebsocketBridgeAgent(BridgeEndpoint):
-    """One call's turn-based bridge: version 2 with ``turn_handling: voxeval``
-    (``handshake=True``: the agent opens with ``hello``), or the deprecated version 1."""
+    """One call's turn-based bridge (``turn_handling: voxeval``): the agent opens with
+    ``hello``, then answers one turn per ``input.end``."""
 
     name = "websocket"
     reports_latency = True  # latency = input.end -> agent.speech_start, measured here
@@ -129,29 +143,25 @@ class WebsocketBridgeAgent(BridgeEndpoint):
         serve_tools: bool = False,
         connect_timeout_s: float = 30.0,
         turn_timeout_s: float = 60.0,
-        handshake: bool = False,
     ) -> None:
         super().__init__(host=host, port=port, command=command, connect_timeout_s=connect_timeout_s)
         self.serve_tools = serve_tools
-        self.handshake = handshake
         self.realtime = realtime
         self.clock = "wall" if realtime else "virtual"
         self.turn_timeout_s = turn_timeout_s
         self._audio_mode = True
-        self._first_message = True
 
     # ------------------------------------------------------------------ CallAgent
     def start(self, scenario: Scenario, tools: ToolRuntime) -> AgentTurn | None:
         self._tools = tools
         self._connect()
-        version_2: dict[str, Any] = {}
-        if self.handshake:
-            self._receive_hello()
-            version_2 = {"protocol_version": 2, "turn_handling": "voxeval", "clock": self.clock}
+        self._receive_hello()
         self._send(
             {
                 "type": "session.start",
-                **version_2,
+                "protocol_version": PROTOCOL_VERSION,
+                "turn_handling": "voxeval",
+                "clock": self.clock,
                 "scenario_id": scenario.id,
                 "current_date_time": scenario.current_date_time,
                 "role": scenario.agent.role,
@@ -168,20 +178,6 @@ class WebsocketBridgeAgent(BridgeEndpoint):
             }
         )
         return self._collect_turn(time.monotonic())
-
-    def _receive_hello(self) -> None:
-        """Version 2: the agent's first message must be ``hello {protocol_version: 2}``."""
-        hello = self._recv(time.monotonic() + self.connect_timeout_s)
-        if hello is None:
-            raise BridgeError(
-                f"websocket bridge: the agent sent no hello within {self.connect_timeout_s:g} s "
-                "(a version-1 agent? it sends none: set protocol_version: 1, deprecated, or "
-                'send {"type": "hello", "protocol_version": 2} first)'
-            )
-        if hello["type"] != "hello" or hello.get("protocol_version") != 2:
-            offered = hello.get("protocol_version") if hello["type"] == "hello" else None
-            raise self._refuse_version(offered, 2)
-        self._first_message = False
 
     def respond(self, user_audio: Audio | None, user_text: str | None) -> AgentTurn:
         self._audio_mode = user_audio is not None
@@ -209,9 +205,6 @@ class WebsocketBridgeAgent(BridgeEndpoint):
             if message is None:
                 return AgentTurn(text=None, compute_s=self.turn_timeout_s)
             kind = message["type"]
-            if kind == "hello" and self._first_message:  # a version-2 agent
-                raise self._refuse_version(message.get("protocol_version"), 1)
-            self._first_message = False
             if kind == "agent.listening" and started is None and not records:
                 return None
             if kind == "agent.speech_start":

@@ -1,4 +1,4 @@
-"""The server end shared by both websocket bridge protocols (docs/websocket-bridge.md).
+"""The server end shared by both turn handlings of the websocket bridge (docs/websocket-bridge.md).
 
 voxeval listens on a websocket; the external agent connects (voxeval may start it with a
 command where ``{url}`` is replaced by the server address). Every message is one JSON object
@@ -27,7 +27,20 @@ if TYPE_CHECKING:
     from voxeval.systems.tool_service import ToolGrant
 
 AUDIO_RATE = 16000
-SUPPORTED_VERSIONS = (1, 2)
+PROTOCOL_VERSION = 2
+SUPPORTED_VERSIONS = (PROTOCOL_VERSION,)  # version 1 was removed after voxeval 0.1
+HELLO = '{"type": "hello", "protocol_version": 2}'
+# What the author of a version-1 agent reads to move it (config and agent changes).
+MOVING_FROM_V1 = "docs/websocket-bridge.md, 'Moving from version 1'"
+
+
+def missing_hello(what_happened: str) -> str:
+    """The error for an agent that did not open with a hello: most likely a version-1 agent,
+    which waits for ``session.start`` without a word."""
+    return (
+        f"websocket bridge: {what_happened}; every agent opens with {HELLO} (a version-1 "
+        f"agent? version 1 was removed after voxeval 0.1: {MOVING_FROM_V1})"
+    )
 
 
 class BridgeError(VoxevalError):
@@ -157,12 +170,30 @@ class BridgeEndpoint:
             raise BridgeError(f"websocket bridge: message without a 'type': {raw!r:.200}")
         return message
 
-    def _refuse_version(self, offered: JSONValue, speaking: int) -> BridgeError:
+    def _receive_hello(self) -> None:
+        """The agent's first message must be ``hello`` naming version 2; anything else ends
+        the call as the agent's fault, with what to change."""
+        hello = self._recv(time.monotonic() + self.connect_timeout_s)
+        if hello is None:
+            raise BridgeError(
+                missing_hello(f"the agent sent no hello within {self.connect_timeout_s:g} s")
+            )
+        if hello["type"] != "hello":
+            raise BridgeError(
+                missing_hello(f"the agent's first message was {hello['type']!r}, not hello")
+            )
+        if hello.get("protocol_version") != PROTOCOL_VERSION:
+            raise self._refuse_version(hello.get("protocol_version"))
+
+    def _refuse_version(self, offered: JSONValue) -> BridgeError:
         """Tell the agent its protocol version is not the one this bridge speaks."""
+        if offered == 1:
+            why = f"version 1 was removed after voxeval 0.1 ({MOVING_FROM_V1})"
+        else:
+            why = f"voxeval supports {list(SUPPORTED_VERSIONS)}"
         message = (
             f"websocket bridge: the agent asked for protocol_version {offered!r}; this bridge "
-            f"is configured for version {speaking} (system option protocol_version; voxeval "
-            f"supports {list(SUPPORTED_VERSIONS)})"
+            f"speaks version {PROTOCOL_VERSION} ({why})"
         )
         with contextlib.suppress(BridgeError):  # the agent may be gone; the error says why
             self._send(
@@ -170,7 +201,7 @@ class BridgeEndpoint:
                     "type": "error",
                     "code": "unsupported_version",
                     "message": message,
-                    "protocol_version": speaking,
+                    "protocol_version": PROTOCOL_VERSION,
                     "supported_versions": list(SUPPORTED_VERSIONS),
                 }
             )

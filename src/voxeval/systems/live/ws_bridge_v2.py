@@ -35,13 +35,17 @@ from voxeval.systems.call import (
     Reply,
     StopSpeaking,
 )
-from voxeval.systems.live.ws_bridge_server import AUDIO_RATE, BridgeEndpoint, BridgeError
+from voxeval.systems.live.ws_bridge_server import (
+    AUDIO_RATE,
+    PROTOCOL_VERSION,
+    BridgeEndpoint,
+    BridgeError,
+)
 
 if TYPE_CHECKING:
     from voxeval.benchmarks.eva.scenario import Scenario
     from voxeval.benchmarks.tools import ToolRuntime
 
-PROTOCOL_VERSION = 2
 ACTIONS = ("response.start", "stop", "end_call")
 
 
@@ -78,10 +82,7 @@ class StreamingBridgeAgent(BridgeEndpoint):
     def start(self, scenario: Scenario, tools: ToolRuntime) -> AgentTurn | None:
         self._tools = tools
         self._connect()
-        hello = self._expect(time.monotonic() + self.connect_timeout_s, "hello")
-        if hello["type"] != "hello" or hello.get("protocol_version") != PROTOCOL_VERSION:
-            offered = hello.get("protocol_version") if hello["type"] == "hello" else None
-            raise self._refuse_version(offered, PROTOCOL_VERSION)
+        self._receive_hello()
         self._send(
             {
                 "type": "session.start",
@@ -240,10 +241,8 @@ class StreamingBridgeAgent(BridgeEndpoint):
         while True:
             message = self._recv(deadline)
             if message is None:
-                waited = self.turn_timeout_s if what != "hello" else self.connect_timeout_s
                 raise TimeoutError(
-                    f"websocket bridge: no {what} from the agent within {waited:g} s"
-                    + (" (a version-1 agent? set protocol_version: 1)" if what == "hello" else "")
+                    f"websocket bridge: no {what} from the agent within {self.turn_timeout_s:g} s"
                 )
             if message["type"] != "transcript":
                 return message
