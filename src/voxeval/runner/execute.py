@@ -60,6 +60,7 @@ from voxeval.store import RunReader, RunStore
 from voxeval.store.provenance import now_iso
 from voxeval.store.records import INTERACTED, UnitRecord
 from voxeval.store.run_store import refuse_to_reset_foreign_folder
+from voxeval.systems.factory import current_spelling
 
 
 @dataclass
@@ -557,6 +558,8 @@ def open_run(
     ``RunReader``; ``overrides`` replace top-level fields, e.g. a new ``judge``)."""
     reader = run_dir if isinstance(run_dir, RunReader) else RunReader(run_dir)
     config = parse_run_config(reader.config_data(), str(reader.run_file))
+    # a run written by voxeval 0.1 keeps that version's system spellings in its run.yaml
+    config = config.model_copy(update={"systems": [current_spelling(s) for s in config.systems]})
     if overrides:
         merged = {**config.model_dump(mode="json"), **overrides}
         config = parse_run_config(merged, "score overrides")

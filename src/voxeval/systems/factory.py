@@ -52,6 +52,18 @@ def removed_spelling(spec: SystemSpec) -> str | None:
     )
 
 
+def current_spelling(spec: SystemSpec) -> SystemSpec:
+    """``spec`` as voxeval writes it now: for reading a run written by 0.1 (its run.yaml keeps
+    the config as it was run), never for a new config, which ``removed_spelling`` refuses."""
+    if spec.type in RENAMED_TYPES:
+        return SystemSpec(name=spec.name, type=RENAMED_TYPES[spec.type], **spec.options())
+    options = spec.options()
+    agent = options.pop("agent", None)
+    if spec.type == _FORMER_AGENT_TYPE and isinstance(agent, str):
+        return SystemSpec(name=spec.name, type=agent, **options)
+    return spec
+
+
 def system_class(spec: SystemSpec) -> type[SystemUnderTest]:
     """The registered class for ``spec``'s type; a removed spelling is a ``ConfigError``
     saying what to write instead."""
