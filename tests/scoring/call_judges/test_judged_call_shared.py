@@ -14,6 +14,7 @@ from voxeval.scoring.call_judges.judged_call import (
     number_field,
     rating_template,
     share_template,
+    turns_schema,
 )
 from voxeval.scoring.judge import JudgeOutputError
 
@@ -51,3 +52,11 @@ def test_templates_carry_their_scales() -> None:
     assert value == 2.0 and parsed == {"rating": 2}
     with pytest.raises(JudgeOutputError):
         number_field("rating")({"rating": "two"})
+
+
+def test_a_turns_schema_lists_turn_first_and_requires_every_field() -> None:
+    schema = turns_schema({"speakable": {"type": "integer"}, "reason": {"type": "string"}})
+    items = schema["properties"]["turns"]["items"]
+    assert list(items["properties"]) == ["turn", "speakable", "reason"]
+    assert items["required"] == ["turn", "speakable", "reason"]
+    assert items["additionalProperties"] is False and schema["required"] == ["turns"]

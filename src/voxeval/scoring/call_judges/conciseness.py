@@ -7,7 +7,12 @@ from __future__ import annotations
 
 from voxeval.json_types import JSONObject
 from voxeval.scoring.call_judges.judged_agent_turns import judge_agent_turns
-from voxeval.scoring.call_judges.judged_call import rating_property, share_template, turn_items
+from voxeval.scoring.call_judges.judged_call import (
+    rating_property,
+    share_template,
+    turn_items,
+    turns_schema,
+)
 from voxeval.scoring.call_judges.judged_ratings import RATING_MAX, mean_normalised, passes
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.judge_answer import as_int, as_list
@@ -22,29 +27,12 @@ FAILURE_TAGS: tuple[str, ...] = (
     "disproportionate_detail",
 )
 
-SCHEMA: JSONObject = {
-    "type": "object",
-    "properties": {
-        "turns": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "turn": {"type": "integer"},
-                    "rating": rating_property(),
-                    "failure_tags": {
-                        "type": "array",
-                        "items": {"type": "string", "enum": list(FAILURE_TAGS)},
-                    },
-                },
-                "required": ["turn", "rating", "failure_tags"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    "required": ["turns"],
-    "additionalProperties": False,
-}
+SCHEMA = turns_schema(
+    {
+        "rating": rating_property(),
+        "failure_tags": {"type": "array", "items": {"type": "string", "enum": list(FAILURE_TAGS)}},
+    }
+)
 
 SYSTEM = (
     "You review what a voice agent said on recorded phone calls. The caller hears every word "

@@ -126,6 +126,27 @@ def dimensions_schema(names: tuple[str, ...]) -> JSONObject:
     }
 
 
+def turns_schema(fields: JSONObject) -> JSONObject:
+    """``{"turns": [{"turn": N, FIELD: ...}, ...]}`` with every field of ``fields`` required
+    (in the order given, after ``turn``)."""
+    return {
+        "type": "object",
+        "properties": {
+            "turns": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"turn": {"type": "integer"}, **fields},
+                    "required": ["turn", *fields],
+                    "additionalProperties": False,
+                },
+            }
+        },
+        "required": ["turns"],
+        "additionalProperties": False,
+    }
+
+
 def dimension_ratings(answer: JSONObject) -> dict[str, int]:
     return {
         name: as_int(d["rating"], f"dimensions.{name}.rating")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from voxeval.json_types import JSONObject
 from voxeval.scoring.call_judges.judged_agent_turns import judge_agent_turns
-from voxeval.scoring.call_judges.judged_call import share_template, turn_items
+from voxeval.scoring.call_judges.judged_call import share_template, turn_items, turns_schema
 from voxeval.scoring.call_judges.judged_ratings import binary_share
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.judge_answer import as_int
@@ -19,26 +19,9 @@ from voxeval.scoring.metric import DESCRIPTIVE, metric
 from voxeval.scoring.replies.reply_record import ScoringResources
 from voxeval.scoring.score import Score
 
-SCHEMA: JSONObject = {
-    "type": "object",
-    "properties": {
-        "turns": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "turn": {"type": "integer"},
-                    "speakable": {"type": "integer", "enum": [0, 1]},
-                    "reason": {"type": "string"},
-                },
-                "required": ["turn", "speakable", "reason"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    "required": ["turns"],
-    "additionalProperties": False,
-}
+SCHEMA = turns_schema(
+    {"speakable": {"type": "integer", "enum": [0, 1]}, "reason": {"type": "string"}}
+)
 
 SYSTEM = (
     "You check text that a voice agent sends to a speech synthesiser. Answer only with the "
