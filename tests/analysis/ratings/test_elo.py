@@ -72,7 +72,7 @@ def test_elo_conserves_total_and_swapping_sides_is_neutral(rows: list) -> None:
 
 def test_scale_and_base_reach_the_replay() -> None:
     two = [battle("A", "B", "a", order=0), battle("A", "B", "a", order=1)]
-    # second battle: E_A = 1 / (1 + 10^(-4/200)) = 0.511511, A gains 4 * 0.488489
-    assert online_elo(two, scale=200.0)["A"] == pytest.approx(1003.953955, abs=1e-6)
+    # second battle: E_A = 1 / (1 + 10^(-4/200)) = 0.5115109, A gains 4 * 0.4884891
+    assert online_elo(two, scale=200.0)["A"] == pytest.approx(1003.953956, abs=1e-6)
     assert online_elo(two, scale=200.0) != online_elo(two)
     assert online_elo(two, base=math.e) == replay_elo(two, base=math.e)
