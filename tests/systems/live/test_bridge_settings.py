@@ -7,7 +7,6 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from websockets.sync.client import connect
 
@@ -79,15 +78,3 @@ def test_session_start_carries_the_call_setup_in_its_order(tmp_path: Path) -> No
     assert start["scenario_id"] == scenario.id and start["greeting"] == scenario.agent.greeting
     assert start["audio_format"] == {"encoding": "pcm16", "sample_rate": 16000, "channels": 1}
     assert start["tools"] == json.loads(json.dumps([*tools.tool_schemas()]))
-
-
-def test_a_response_is_joined_text_and_audio_unless_the_call_is_in_text_mode() -> None:
-    agent = StreamingBridgeAgent()
-    pcm = bytearray(np.full(1600, 1000, dtype="<i2").tobytes())  # 0.1 s at 16 kHz
-    text, audio = agent._reply_content(["Hello", "", " there "], pcm)
-    assert text == "Hello  there" and audio is not None
-    assert audio.rate == 16000 and audio.num_samples == 1600
-    assert audio.samples[0] == pytest.approx(1000 / 32768, abs=1e-6)
-    assert agent._reply_content(["", " "], bytearray()) == (None, None)
-    agent._audio_mode = False
-    assert agent._reply_content(["ok"], pcm) == ("ok", None)

@@ -36,7 +36,7 @@ from voxeval.json_types import JSONObject
 from voxeval.providers.factory import ProviderSource
 from voxeval.systems.base import CALL, SYSTEMS
 from voxeval.systems.call import AgentTurn
-from voxeval.systems.live.pcm16 import pcm16_frames
+from voxeval.systems.live.pcm16 import pcm16_frames, pcm16_to_audio
 from voxeval.systems.live.ws_bridge_server import (
     AUDIO_RATE,
     BridgeEndpoint,
@@ -217,10 +217,11 @@ class WebsocketBridgeAgent(BridgeEndpoint):
                 raise BridgeError(f"websocket bridge: unexpected message type {kind!r}")
         latency = (started if started is not None else time.monotonic()) - t_input_end
         records += self._served_tool_calls()
-        text, audio = self._reply_content(texts, pcm)
+        text = " ".join(t for t in texts if t).strip()
+        audio = pcm16_to_audio(bytes(pcm), AUDIO_RATE, "<ws agent>") if pcm else None
         return AgentTurn(
-            text=text,
-            audio=audio,
+            text=text or None,
+            audio=audio if self._audio_mode else None,
             tool_calls=tuple(records),
             end_call=end_call,
             compute_s=max(0.0, latency),

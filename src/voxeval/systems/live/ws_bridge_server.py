@@ -16,8 +16,6 @@ import threading
 import time
 from typing import TYPE_CHECKING, TypedDict
 
-from voxeval.audio import Audio
-from voxeval.audio.pcm16 import pcm16_to_audio
 from voxeval.errors import ConfigError, VoxevalError
 from voxeval.json_types import JSONObject, JSONValue
 
@@ -128,13 +126,6 @@ class BridgeEndpoint:
             "audio_format": audio_format,
             **self._tool_service(tools, scenario.id),
         }
-
-    def _reply_content(self, texts: list[str], pcm: bytearray) -> tuple[str | None, Audio | None]:
-        """A response's text (its parts joined) and audio (None in text mode), as the turn
-        carries them."""
-        text = " ".join(t for t in texts if t).strip()
-        audio = pcm16_to_audio(bytes(pcm), AUDIO_RATE, "<ws agent>") if pcm else None
-        return text or None, audio if self._audio_mode else None
 
     def _tool_service(self, tools: ToolRuntime, scenario_id: str) -> JSONObject:
         """``session.start``'s ``tool_service`` field when ``serve_tools`` is on: the call's

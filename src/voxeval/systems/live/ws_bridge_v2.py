@@ -24,7 +24,7 @@ import time
 from typing import TYPE_CHECKING, Any, Unpack
 
 from voxeval.audio import Audio
-from voxeval.audio.pcm16 import audio_to_pcm16
+from voxeval.audio.pcm16 import audio_to_pcm16, pcm16_to_audio
 from voxeval.benchmarks.tools.tool_call import ToolCallRecord
 from voxeval.json_types import JSONObject, JSONValue
 from voxeval.systems.call import (
@@ -209,10 +209,11 @@ class StreamingBridgeAgent(BridgeEndpoint):
             latency = (first_output or time.monotonic()) - began
             reported = tuple(o for o in offsets if o is not None)
         records += self._served_tool_calls()  # out of band: their times are observed
-        text, audio = self._reply_content(texts, pcm)
+        text = " ".join(t for t in texts if t).strip()
+        audio = pcm16_to_audio(bytes(pcm), AUDIO_RATE, "<ws agent>") if pcm else None
         return AgentTurn(
-            text=text,
-            audio=audio,
+            text=text or None,
+            audio=audio if self._audio_mode else None,
             tool_calls=tuple(records),
             end_call=bool(message.get("end_call", False)),
             compute_s=latency,
