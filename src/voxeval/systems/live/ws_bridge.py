@@ -142,16 +142,19 @@ class WebsocketBridgeAgent(BridgeEndpoint):
             {
                 "type": "session.start",
                 **version_2,
-                **self._call_setup(
-                    scenario,
-                    tools,
-                    {
-                        "encoding": "pcm16",
-                        "sample_rate": AUDIO_RATE,
-                        "channels": 1,
-                        "frame_ms": FRAME_MS,
-                    },
-                ),
+                "scenario_id": scenario.id,
+                "current_date_time": scenario.current_date_time,
+                "role": scenario.agent.role,
+                "instructions": scenario.agent.instructions,
+                "greeting": scenario.agent.greeting,
+                "tools": [*tools.tool_schemas()],
+                "audio_format": {
+                    "encoding": "pcm16",
+                    "sample_rate": AUDIO_RATE,
+                    "channels": 1,
+                    "frame_ms": FRAME_MS,
+                },
+                **self._tool_service(tools, scenario.id),
             }
         )
         return self._collect_turn(time.monotonic())

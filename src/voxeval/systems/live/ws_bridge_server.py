@@ -22,7 +22,6 @@ from voxeval.json_types import JSONObject, JSONValue
 if TYPE_CHECKING:
     from websockets.sync.server import Server, ServerConnection
 
-    from voxeval.benchmarks.eva.scenario import Scenario
     from voxeval.benchmarks.tools import ToolRuntime
     from voxeval.benchmarks.tools.tool_call import ToolCallRecord
     from voxeval.systems.tool_service import ToolGrant
@@ -109,23 +108,6 @@ class BridgeEndpoint:
             raise BridgeError(
                 f"websocket bridge: no agent connected to {url} within {self.connect_timeout_s} s"
             ) from exc
-
-    def _call_setup(
-        self, scenario: Scenario, tools: ToolRuntime, audio_format: JSONObject
-    ) -> JSONObject:
-        """What ``session.start`` tells the agent about the call in both protocol versions:
-        the scenario's agent brief, its tools, the line's audio format and (opt-in) the tool
-        service, in this order."""
-        return {
-            "scenario_id": scenario.id,
-            "current_date_time": scenario.current_date_time,
-            "role": scenario.agent.role,
-            "instructions": scenario.agent.instructions,
-            "greeting": scenario.agent.greeting,
-            "tools": [*tools.tool_schemas()],
-            "audio_format": audio_format,
-            **self._tool_service(tools, scenario.id),
-        }
 
     def _tool_service(self, tools: ToolRuntime, scenario_id: str) -> JSONObject:
         """``session.start``'s ``tool_service`` field when ``serve_tools`` is on: the call's

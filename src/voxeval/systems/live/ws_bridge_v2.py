@@ -78,9 +78,14 @@ class StreamingBridgeAgent(BridgeEndpoint):
                 "type": "session.start",
                 "protocol_version": PROTOCOL_VERSION,
                 "clock": self.clock,
-                **self._call_setup(
-                    scenario, tools, {"encoding": "pcm16", "sample_rate": AUDIO_RATE, "channels": 1}
-                ),
+                "scenario_id": scenario.id,
+                "current_date_time": scenario.current_date_time,
+                "role": scenario.agent.role,
+                "instructions": scenario.agent.instructions,
+                "greeting": scenario.agent.greeting,
+                "tools": [*tools.tool_schemas()],
+                "audio_format": {"encoding": "pcm16", "sample_rate": AUDIO_RATE, "channels": 1},
+                **self._tool_service(tools, scenario.id),
             }
         )
         opening = self._expect(time.monotonic() + self.turn_timeout_s, "response.start or listen")
