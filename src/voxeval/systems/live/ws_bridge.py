@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import base64
 import time
-from typing import TYPE_CHECKING, Any, Literal, Unpack
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -37,12 +37,7 @@ from voxeval.providers.factory import ProviderSource
 from voxeval.systems.base import CALL, SYSTEMS
 from voxeval.systems.call import AgentTurn
 from voxeval.systems.live.pcm16 import pcm16_frames, pcm16_to_audio
-from voxeval.systems.live.ws_bridge_server import (
-    AUDIO_RATE,
-    BridgeEndpoint,
-    BridgeError,
-    BridgeSettings,
-)
+from voxeval.systems.live.ws_bridge_server import AUDIO_RATE, BridgeEndpoint, BridgeError
 from voxeval.systems.live.ws_bridge_v2 import StreamingBridgeAgent
 from voxeval.systems.options import parse_options
 
@@ -124,10 +119,25 @@ class WebsocketBridgeAgent(BridgeEndpoint):
     name = "websocket"
     reports_latency = True  # latency = input.end -> agent.speech_start, measured here
 
-    def __init__(self, *, handshake: bool = False, **common: Unpack[BridgeSettings]) -> None:
-        super().__init__(**common)
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        command: str | None = None,
+        realtime: bool = False,
+        serve_tools: bool = False,
+        connect_timeout_s: float = 30.0,
+        turn_timeout_s: float = 60.0,
+        handshake: bool = False,
+    ) -> None:
+        super().__init__(host=host, port=port, command=command, connect_timeout_s=connect_timeout_s)
+        self.serve_tools = serve_tools
         self.handshake = handshake
-        self.realtime = self.clock == "wall"
+        self.realtime = realtime
+        self.clock = "wall" if realtime else "virtual"
+        self.turn_timeout_s = turn_timeout_s
+        self._audio_mode = True
         self._first_message = True
 
     # ------------------------------------------------------------------ CallAgent

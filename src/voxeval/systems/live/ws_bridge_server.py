@@ -14,7 +14,7 @@ import shlex
 import subprocess
 import threading
 import time
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
 
 from voxeval.errors import ConfigError, VoxevalError
 from voxeval.json_types import JSONObject, JSONValue
@@ -34,38 +34,14 @@ class BridgeError(VoxevalError):
     """The external agent broke the bridge protocol or went away."""
 
 
-class BridgeSettings(TypedDict, total=False):
-    """What both bridge versions take (defaults in ``BridgeEndpoint``)."""
-
-    host: str
-    port: int
-    command: str | None
-    realtime: bool
-    serve_tools: bool
-    connect_timeout_s: float
-    turn_timeout_s: float
-
-
 class BridgeEndpoint:
-    """One call's websocket server and its single agent connection. ``realtime`` puts the
-    call on the wall clock (frames stream in real time), else on the virtual clock."""
+    """One call's websocket server and its single agent connection."""
 
     def __init__(
-        self,
-        *,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        command: str | None = None,
-        realtime: bool = False,
-        serve_tools: bool = False,
-        connect_timeout_s: float = 30.0,
-        turn_timeout_s: float = 60.0,
+        self, *, host: str, port: int, command: str | None, connect_timeout_s: float
     ) -> None:
         self.host, self.port, self.command = host, port, command
         self.connect_timeout_s = connect_timeout_s
-        self.clock = "wall" if realtime else "virtual"
-        self.turn_timeout_s = turn_timeout_s
-        self._audio_mode = True
         self._connections: queue.Queue[ServerConnection] = queue.Queue()
         self._done = threading.Event()
         self._server: Server | None = None
@@ -73,7 +49,7 @@ class BridgeEndpoint:
         self._process: subprocess.Popen[bytes] | None = None
         self._tools: ToolRuntime | None = None  # the scenario's tools, set when a call starts
         # opt-in: the tools also over MCP/HTTP for the agent's own backend (docs/mcp-tools.md)
-        self.serve_tools = serve_tools
+        self.serve_tools = False
         self._grant: ToolGrant | None = None
 
     @property

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import base64
 import time
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import TYPE_CHECKING, Any
 
 from voxeval.audio import Audio
 from voxeval.audio.pcm16 import audio_to_pcm16, pcm16_to_audio
@@ -35,12 +35,7 @@ from voxeval.systems.call import (
     Reply,
     StopSpeaking,
 )
-from voxeval.systems.live.ws_bridge_server import (
-    AUDIO_RATE,
-    BridgeEndpoint,
-    BridgeError,
-    BridgeSettings,
-)
+from voxeval.systems.live.ws_bridge_server import AUDIO_RATE, BridgeEndpoint, BridgeError
 
 if TYPE_CHECKING:
     from voxeval.benchmarks.eva.scenario import Scenario
@@ -58,10 +53,24 @@ class StreamingBridgeAgent(BridgeEndpoint):
     # time; wall clock: the time from ``response.start`` to its first audio or text.
     reports_latency = True
 
-    def __init__(self, **common: Unpack[BridgeSettings]) -> None:
-        super().__init__(**common)
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        command: str | None = None,
+        realtime: bool = False,
+        serve_tools: bool = False,
+        connect_timeout_s: float = 30.0,
+        turn_timeout_s: float = 60.0,
+    ) -> None:
+        super().__init__(host=host, port=port, command=command, connect_timeout_s=connect_timeout_s)
+        self.serve_tools = serve_tools
+        self.clock = "wall" if realtime else "virtual"
+        self.turn_timeout_s = turn_timeout_s
         self._seq = 0
         self._heard: list[HeardSpeech] = []
+        self._audio_mode = True
         self._wall_t0 = 0.0
         self._replied_at = -1  # frame of the latest response.start
 
