@@ -11,6 +11,7 @@ from tests.audio.helpers import sine, white_noise
 from voxeval.audio import (
     MAX_GAIN_DB,
     Audio,
+    fit_peak,
     fit_rms,
     gain_db,
     loudness_lufs,
@@ -121,3 +122,13 @@ def test_applied_gain_is_the_wanted_gain_clipped_to_the_cap(
     assert fit.gain_db == pytest.approx(min(target - fit.input_db, cap), abs=1e-9)
     assert rms_db(fit.audio) == pytest.approx(min(target, fit.input_db + cap), abs=1e-3)
     assert fit.capped == (target - fit.input_db > cap)
+
+
+def test_each_fit_names_its_own_action_on_silence_and_hits_its_target() -> None:
+    with pytest.raises(AudioError, match="cannot normalise RMS: the audio is silent"):
+        fit_rms(Audio.silence(0.1))
+    with pytest.raises(AudioError, match="cannot normalise peak: the audio is silent"):
+        fit_peak(Audio.silence(0.1))
+    noise = white_noise(amp=0.05)
+    assert peak_db(fit_peak(noise, -3.0).audio) == pytest.approx(-3.0, abs=1e-4)
+    assert rms_db(fit_rms(noise, -30.0).audio) == pytest.approx(-30.0, abs=1e-4)

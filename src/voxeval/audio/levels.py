@@ -7,6 +7,7 @@ RMS level of -3.01 dBFS and a loudness of -3.01 LUFS.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -106,15 +107,26 @@ def _fit(audio: Audio, level: float, target: float, max_gain_db: float | None) -
     return LevelFit(gain_db(audio, applied), level, applied, wanted)
 
 
+def _fit_measured(
+    audio: Audio,
+    measure: Callable[[Audio], float],
+    target_dbfs: float,
+    max_gain_db: float | None,
+    action: str,
+) -> LevelFit:
+    """Measure ``audio``'s level (it must be audible) and scale it towards ``target_dbfs``."""
+    target = require_finite(target_dbfs, "target_dbfs", audio.source)
+    level = measure(audio)
+    _require_audible(level, audio, action)
+    return _fit(audio, level, target, max_gain_db)
+
+
 def fit_rms(
     audio: Audio, target_dbfs: float = -20.0, *, max_gain_db: float | None = MAX_GAIN_DB
 ) -> LevelFit:
     """Scale ``audio`` towards an RMS level of ``target_dbfs``, boosting by at most
     ``max_gain_db`` (None: no cap)."""
-    target = require_finite(target_dbfs, "target_dbfs", audio.source)
-    level = rms_db(audio)
-    _require_audible(level, audio, "normalise RMS")
-    return _fit(audio, level, target, max_gain_db)
+    return _fit_measured(audio, rms_db, target_dbfs, max_gain_db, "normalise RMS")
 
 
 def normalise_rms(
@@ -128,10 +140,7 @@ def fit_peak(
     audio: Audio, target_dbfs: float = -1.0, *, max_gain_db: float | None = MAX_GAIN_DB
 ) -> LevelFit:
     """Scale ``audio`` towards a peak of ``target_dbfs``, boosting by at most ``max_gain_db``."""
-    target = require_finite(target_dbfs, "target_dbfs", audio.source)
-    level = peak_db(audio)
-    _require_audible(level, audio, "normalise peak")
-    return _fit(audio, level, target, max_gain_db)
+    return _fit_measured(audio, peak_db, target_dbfs, max_gain_db, "normalise peak")
 
 
 def normalise_peak(

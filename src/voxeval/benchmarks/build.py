@@ -25,7 +25,6 @@ from pathlib import Path
 
 import numpy as np
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from voxeval.audio import (
     MAX_GAIN_DB,
@@ -54,6 +53,7 @@ from voxeval.benchmarks.build_manifest import (
 )
 from voxeval.benchmarks.build_options import BuildOptions, parse_build_options, profile_label
 from voxeval.benchmarks.noise import NoiseClip, NoiseLibrary
+from voxeval.benchmarks.render_log import RenderSteps, render_each
 from voxeval.benchmarks.wildspeech.query_suite import (
     SuiteAudioInput,
     load_query_suite,
@@ -487,16 +487,6 @@ def _loop_from(noise: Audio, offset: int, length: int) -> Audio:
     return noise.with_samples(np.tile(noise.samples, reps)[offset : offset + length])
 
 
-def _progress(console: Console | None = None) -> Progress:
-    return Progress(
-        TextColumn("[bold]building[/] {task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console or Console(stderr=True),
-    )
-
-
 def resolve_options(
     options: BuildOptions | JSONReadObject | None,
     *,
@@ -549,30 +539,26 @@ def build_suite(
     builder.assign([j.profile for j in jobs if j.query.audio is None])
     existing = read_manifest(out)
     built = BuiltSuite(out_dir=out, name=suite_name(suite), noise=builder.noise.describe())
-    entries: dict[str, JSONObject] = {}
-    bar = _progress(console) if progress else None
-    with (out / MANIFEST).open("a", encoding="utf-8") as log:
-        if bar is not None:
-            bar.start()
-        task = bar.add_task(built.name, total=len(jobs)) if bar is not None else None
-        try:
-            for job in jobs:
-                digest = builder.params_hash(job)
-                old = existing.get(job.key)
-                if old and old.get("params_hash") == digest and (out / str(old["audio"])).exists():
-                    entries[job.key] = old
-                    built.cached += 1
-                else:
-                    entries[job.key] = builder.render(job, out, digest)
-                    log.write(json.dumps(entries[job.key], sort_keys=True) + "\n")
-                    log.flush()
-                    built.rendered += 1
-                if bar is not None and task is not None:
-                    bar.advance(task)
-        finally:
-            if bar is not None:
-                bar.stop()
-            builder.release_engines()
+    steps: RenderSteps[RenderJob, JSONObject] = RenderSteps(
+        key=lambda job: job.key,
+        params_hash=builder.params_hash,
+        files_present=lambda old: (out / str(old["audio"])).exists(),
+        render=builder.render,
+    )
+    try:
+        done = render_each(
+            jobs,
+            steps,
+            out / MANIFEST,
+            existing,
+            label=built.name,
+            progress=progress,
+            console=console,
+        )
+    finally:
+        builder.release_engines()
+    built.rendered, built.cached = done.rendered, done.cached
+    entries = {job.key: entry for job, entry in zip(jobs, done.entries, strict=True)}
     ordered = [entries[j.key] for j in jobs]
     write_manifest(out, ordered)
     summary = {

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from voxeval.benchmarks.build_options import BuildOptions, profile_label
+from voxeval.benchmarks.render_log import read_render_log
 from voxeval.benchmarks.wildspeech.spoken_query import OPEN_CATEGORIES, SpeakerSpec, SpokenQuery
 from voxeval.errors import ConfigError
 from voxeval.json_types import JSONObject, JSONReadObject
@@ -141,21 +142,7 @@ def plan_jobs(queries: list[SpokenQuery], options: BuildOptions) -> list[RenderJ
 
 
 def read_manifest(out_dir: Path) -> dict[str, JSONObject]:
-    path = out_dir / MANIFEST
-    entries: dict[str, JSONObject] = {}
-    if path.exists():
-        lines = path.read_text(encoding="utf-8").splitlines()
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError:
-                if number == len(lines):
-                    continue  # a line cut short by an interrupted build
-                raise ConfigError(f"{path}: line {number}: invalid JSON") from None
-            entries[entry["key"]] = entry
-    return entries
+    return read_render_log(out_dir / MANIFEST, "key")
 
 
 def write_manifest(out: Path, entries: Sequence[JSONReadObject]) -> None:

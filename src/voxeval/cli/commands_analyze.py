@@ -5,6 +5,7 @@ live-call run beside human conversation (see docs/live-calls.md)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,22 @@ def _write(store: RunStore, name: str, data: dict[str, Any]) -> Path:
     return target
 
 
+def _run_seed(store: RunStore) -> int:
+    return int((store.run_yaml.stored_config() or {}).get("seed") or 0)  # the run's seed
+
+
+def _analyse_run(
+    run: Path, name: str, analyse: Callable[[RunStore], dict[str, Any]]
+) -> tuple[dict[str, Any], Path]:
+    """Open the run, analyse it, close it, and write the result to report/NAME."""
+    store = _open(run)
+    try:
+        data = analyse(store)
+    finally:
+        store.close()
+    return data, _write(store, name, data)
+
+
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * float(value):.1f}"
 
@@ -90,13 +107,12 @@ def _p_cell(part: dict[str, Any]) -> str:
 def bias(run: Path = RUN_ARG, votes: Path | None = VOTES_OPT, as_json: bool = JSON_OPT) -> None:
     """Position (top/bottom) and length (long/short) preference rates of each rater, with
     Delta, Wilson 95% intervals and a permutation test; written to report/judge_bias.json."""
-    store = _open(run)
-    try:
-        seed = int((store.run_yaml.stored_config() or {}).get("seed") or 0)  # the run's seed
-        data = analyze_bias(store, _votes(votes), seed=seed)
-    finally:
-        store.close()
-    target = _write(store, BIAS_FILE, data)
+
+    def analyse(store: RunStore) -> dict[str, Any]:
+        seed = _run_seed(store)
+        return analyze_bias(store, _votes(votes), seed=seed)
+
+    data, target = _analyse_run(run, BIAS_FILE, analyse)
     if as_json:
         print_json(data)
         return
@@ -150,19 +166,18 @@ def agreement(
     """Arena vs rubric kappa, Spearman between rankings, rating vs win rate, (with human
     votes) pseudo agreement and the bootstrap rubric exclusion; written to
     report/judge_agreement.json."""
-    store = _open(run)
-    try:
-        seed = int((store.run_yaml.stored_config() or {}).get("seed") or 0)  # the run's seed
-        data = analyze_agreement(
+
+    def analyse(store: RunStore) -> dict[str, Any]:
+        seed = _run_seed(store)
+        return analyze_agreement(
             store,
             _votes(votes),
             load_rubric_values(rubric_votes) if rubric_votes is not None else [],
             seed=seed,
             exclusion_resamples=exclusion_resamples,
         )
-    finally:
-        store.close()
-    target = _write(store, AGREEMENT_FILE, data)
+
+    data, target = _analyse_run(run, AGREEMENT_FILE, analyse)
     if as_json:
         print_json(data)
         return
@@ -226,12 +241,7 @@ def timing(
     written to report/caller_timing.json."""
     from voxeval.protocols.caller_timing_report import run_caller_timing
 
-    store = _open(run)
-    try:
-        data = run_caller_timing(store)
-    finally:
-        store.close()
-    target = _write(store, TIMING_FILE, data)
+    data, target = _analyse_run(run, TIMING_FILE, run_caller_timing)
     if as_json:
         print_json(data)
         return

@@ -11,13 +11,16 @@ from tests.analysis.arena_battles import battle, simulated_tournament
 from voxeval.analysis.ratings.battles import Battle
 from voxeval.analysis.ratings.bradley_terry import (
     NOTE_TOO_FEW_ITEMS,
+    NOTE_TOO_FEW_ROUNDS,
     RATING_SCALE,
     UNBOUNDED_LOST,
     UNBOUNDED_WON,
+    BattleArrays,
     DisconnectedComparisons,
     bradley_terry,
     bradley_terry_strengths,
     disconnected_ratings,
+    item_bootstrap_interval,
 )
 
 GAP_LN3 = 400 * math.log10(3)  # 190.85 rating points: odds 3:1
@@ -229,3 +232,28 @@ def test_disconnected_battles_give_unbounded_ratings_per_group() -> None:
     # within a group the ridge fit is the group's own: A 2 of 3 against B, gap ln 2
     gap = report["systems"]["A"]["rating"] - report["systems"]["B"]["rating"]
     assert gap == pytest.approx(400 * math.log10(2), abs=0.5)
+
+
+def test_item_interval_counts_dropped_rounds_and_says_why_none() -> None:
+    """The interval both Bradley-Terry and style control use: a refit that is undefined on
+    every round leaves no interval, with the note and every round counted as dropped."""
+    battles = [battle("A", "B", "a", "d1"), battle("A", "B", "b", "d2")]
+    arrays = BattleArrays.of(battles)
+    none = item_bootstrap_interval(arrays, lambda w: None, n_resamples=20, seed=0, confidence=0.95)
+    assert (none.low, none.note, none.dropped, none.resamples) == (
+        None,
+        NOTE_TOO_FEW_ROUNDS,
+        20,
+        20,
+    )
+    # the refit returns the total weight of the first item's battle: its 2.5/97.5 percentiles
+    ok = item_bootstrap_interval(
+        arrays, lambda w: np.array([w[0]]), n_resamples=200, seed=0, confidence=0.95
+    )
+    assert ok.note is None and ok.dropped == 0 and ok.resamples == 200
+    assert ok.low is not None and ok.high is not None
+    assert (ok.low[0], ok.high[0]) == (0.0, 2.0)
+    single = item_bootstrap_interval(
+        BattleArrays.of(battles[:1]), lambda w: w, n_resamples=20, seed=0, confidence=0.95
+    )
+    assert (single.note, single.resamples) == (NOTE_TOO_FEW_ITEMS, 0)

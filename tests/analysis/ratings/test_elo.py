@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.analysis.arena_battles import battle
-from voxeval.analysis.ratings.elo import expected_score, online_elo
+from voxeval.analysis.ratings.elo import expected_score, online_elo, replay_elo
 
 
 def test_expected_score_formula() -> None:
@@ -68,3 +68,11 @@ def test_elo_conserves_total_and_swapping_sides_is_neutral(rows: list) -> None:
     flip = {"a": "b", "b": "a", "tie": "tie"}
     swapped = [battle(b, a, flip[w], order=i) for i, (a, b, w) in enumerate(rows)]
     assert online_elo(swapped) == pytest.approx(ratings)
+
+
+def test_scale_and_base_reach_the_replay() -> None:
+    two = [battle("A", "B", "a", order=0), battle("A", "B", "a", order=1)]
+    # second battle: E_A = 1 / (1 + 10^(-4/200)) = 0.5115109, A gains 4 * 0.4884891
+    assert online_elo(two, scale=200.0)["A"] == pytest.approx(1003.953956, abs=1e-6)
+    assert online_elo(two, scale=200.0) != online_elo(two)
+    assert online_elo(two, base=math.e) == replay_elo(two, base=math.e)

@@ -95,3 +95,15 @@ def test_the_async_twin_is_metered_too() -> None:
         worker.join()
     use = ledger["agent"].models[("asr", "echo", "echo-1")]
     assert (use.calls, use.audio_in_s, inner.calls) == (1, pytest.approx(0.75), 1)
+
+
+def test_model_and_component_usage_start_with_the_same_counts_in_the_same_order() -> None:
+    from dataclasses import fields
+
+    from voxeval.providers.usage.usage_ledger import ComponentUsage
+    from voxeval.providers.usage.usage_meter import ModelUsage
+
+    shared = ["calls", "requests", "retries", "timeouts", "prompt_tokens", "completion_tokens"]
+    assert [f.name for f in fields(ModelUsage)][:6] == shared
+    assert [f.name for f in fields(ComponentUsage)][:7] == [*shared, "cost_usd"]
+    assert ModelUsage(1, 2).requests == 2 and ComponentUsage(3).calls == 3

@@ -22,7 +22,7 @@ rank intervals. Battles that do not link every system get the same treatment for
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -186,32 +186,52 @@ def bradley_terry(
             return None
         return strengths_to_ratings(table.fit(weights, ridge=ridge, start=theta), anchor_index)
 
-    low: np.ndarray | None = None
-    high: np.ndarray | None = None
-    note = None
-    dropped = 0
-    if len(arrays.items) < 2:
-        note = NOTE_TOO_FEW_ITEMS
-    else:
-        draws = cluster_bootstrap(
-            arrays.item_index, len(arrays.items), refit, n_resamples=n_resamples, seed=seed
-        )
-        dropped = draws.dropped
-        if len(draws.estimates) < 2:
-            note = NOTE_TOO_FEW_ROUNDS
-        else:
-            low, high = percentile_interval(draws.estimates, confidence)
+    interval = item_bootstrap_interval(
+        arrays, refit, n_resamples=n_resamples, seed=seed, confidence=confidence
+    )
     return rating_report(
         arrays,
         ratings,
-        low,
-        high,
+        interval.low,
+        interval.high,
         anchor=anchor,
         confidence=confidence,
-        resamples=n_resamples if note != NOTE_TOO_FEW_ITEMS else 0,
-        dropped=dropped,
-        note=note,
+        resamples=interval.resamples,
+        dropped=interval.dropped,
+        note=interval.note,
     )
+
+
+@dataclass(frozen=True)
+class ItemInterval:
+    """A percentile interval over item resamples, or the note that says why there is none."""
+
+    low: np.ndarray | None
+    high: np.ndarray | None
+    note: str | None
+    dropped: int  # rounds whose refit was undefined
+    resamples: int  # rounds run (0 when too few items to resample)
+
+
+def item_bootstrap_interval(
+    arrays: BattleArrays,
+    refit: Callable[[np.ndarray], np.ndarray | None],
+    *,
+    n_resamples: int,
+    seed: int,
+    confidence: float,
+) -> ItemInterval:
+    """Cluster-bootstrap ``refit`` over the compared items and take the percentile interval of
+    every parameter it returns; none with fewer than two items or two usable rounds."""
+    if len(arrays.items) < 2:
+        return ItemInterval(None, None, NOTE_TOO_FEW_ITEMS, dropped=0, resamples=0)
+    draws = cluster_bootstrap(
+        arrays.item_index, len(arrays.items), refit, n_resamples=n_resamples, seed=seed
+    )
+    if len(draws.estimates) < 2:
+        return ItemInterval(None, None, NOTE_TOO_FEW_ROUNDS, draws.dropped, n_resamples)
+    low, high = percentile_interval(draws.estimates, confidence)
+    return ItemInterval(low, high, None, draws.dropped, n_resamples)
 
 
 def unbounded_reasons(arrays: BattleArrays) -> dict[str, str]:

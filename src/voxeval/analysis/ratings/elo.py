@@ -10,6 +10,7 @@ order, which is why the Bradley-Terry fit (order-free, with intervals) is the pr
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TypedDict, Unpack
 
 from voxeval.analysis.ratings.battles import Battle, in_sequence, systems_of
 
@@ -26,20 +27,20 @@ def expected_score(
     return 1.0 / (1.0 + base ** ((rating_b - rating_a) / scale))
 
 
-def online_elo(
-    battles: Sequence[Battle],
-    *,
-    systems: Iterable[str] = (),
-    initial: float = ELO_INITIAL,
-    k: float = ELO_K,
-    scale: float = ELO_SCALE,
-    base: float = ELO_BASE,
-) -> dict[str, float]:
+class EloSettings(TypedDict, total=False):
+    """``replay_elo``'s options (defaults there)."""
+
+    systems: Iterable[str]
+    initial: float
+    k: float
+    scale: float
+    base: float
+
+
+def online_elo(battles: Sequence[Battle], **settings: Unpack[EloSettings]) -> dict[str, float]:
     """Final Elo rating of every system after replaying ``battles`` sorted by ``order``;
     ``systems`` adds systems that have not battled yet (they keep ``initial``)."""
-    return replay_elo(
-        in_sequence(battles), systems=systems, initial=initial, k=k, scale=scale, base=base
-    )
+    return replay_elo(in_sequence(battles), **settings)
 
 
 def replay_elo(

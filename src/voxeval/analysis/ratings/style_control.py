@@ -23,11 +23,10 @@ import numpy as np
 from voxeval.analysis.ratings.battles import Battle
 from voxeval.analysis.ratings.bradley_terry import (
     DEFAULT_RATING_CONFIDENCE,
-    NOTE_TOO_FEW_ITEMS,
-    NOTE_TOO_FEW_ROUNDS,
     RATING_SCALE,
     BattleArrays,
     anchor_index_of,
+    item_bootstrap_interval,
     rating_report,
     require_connected,
     strengths_to_ratings,
@@ -35,8 +34,6 @@ from voxeval.analysis.ratings.bradley_terry import (
 from voxeval.analysis.ratings.paired_logit import RIDGE, fit_paired_logit
 from voxeval.analysis.ratings.rating_bootstrap import (
     DEFAULT_RATING_RESAMPLES,
-    cluster_bootstrap,
-    percentile_interval,
 )
 
 STYLE_FEATURES = ("length", "duration")
@@ -115,20 +112,10 @@ def style_controlled(
             [strengths_to_ratings(boot[:n_systems], anchor_index), boot[n_systems:]]
         )
 
-    low = high = None
-    note = None
-    dropped_rounds = 0
-    if len(arrays.items) < 2:
-        note = NOTE_TOO_FEW_ITEMS
-    else:
-        draws = cluster_bootstrap(
-            arrays.item_index, len(arrays.items), refit, n_resamples=n_resamples, seed=seed
-        )
-        dropped_rounds = draws.dropped
-        if len(draws.estimates) < 2:
-            note = NOTE_TOO_FEW_ROUNDS
-        else:
-            low, high = percentile_interval(draws.estimates, confidence)
+    interval = item_bootstrap_interval(
+        arrays, refit, n_resamples=n_resamples, seed=seed, confidence=confidence
+    )
+    low, high = interval.low, interval.high
     report = rating_report(
         arrays,
         ratings,
@@ -136,9 +123,9 @@ def style_controlled(
         None if high is None else high[:n_systems],
         anchor=anchor,
         confidence=confidence,
-        resamples=n_resamples if note != NOTE_TOO_FEW_ITEMS else 0,
-        dropped=dropped_rounds,
-        note=note,
+        resamples=interval.resamples,
+        dropped=interval.dropped,
+        note=interval.note,
     )
     report["coefficients"] = {
         name: {

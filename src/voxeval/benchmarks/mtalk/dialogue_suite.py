@@ -31,8 +31,14 @@ from voxeval.audio import AudioLimits, ChannelMode, probe_audio
 from voxeval.audio.io import DEFAULT_MAX_AUDIO_MB, DEFAULT_MAX_AUDIO_S
 from voxeval.benchmarks.jsonl_file import read_json_list, read_jsonl
 from voxeval.benchmarks.mtalk.dialogue import Dialogue
-from voxeval.benchmarks.suite_info import SUITE_FILE, SUITES, resolve_suite
-from voxeval.config import format_validation_error, load_yaml
+from voxeval.benchmarks.suite_files import (
+    placed_audio,
+    read_header,
+    row_label,
+    suite_file_candidate,
+)
+from voxeval.benchmarks.suite_info import SUITE_FILE
+from voxeval.config import format_validation_error
 from voxeval.errors import AudioError, ConfigError
 from voxeval.json_types import JSONReadObject, JSONReadValue
 
@@ -67,19 +73,10 @@ class DialogueSuite:
 
 def dialogue_suite_path(ref: str | Path) -> Path:
     """A registered suite name, a suite file, or a folder holding ``suite.yaml``."""
-    if isinstance(ref, str) and ref in SUITES.names():
-        return Path(resolve_suite(ref).path)
-    path = Path(ref)
-    if path.is_dir():
-        path = path / SUITE_FILE
+    path = suite_file_candidate(ref)
     if not path.is_file():
         raise ConfigError(f"{path}: dialogue suite file not found")
     return path
-
-
-def _label(row: JSONReadValue, index: int) -> str:
-    ident = row.get("id") if isinstance(row, dict) else None
-    return f"dialogue #{index + 1} (id={ident!r})" if ident else f"dialogue #{index + 1}"
 
 
 def validate_dialogues(
@@ -92,7 +89,7 @@ def validate_dialogues(
     seen: dict[str, int] = {}
     problems: list[str] = []
     for index, row in enumerate(rows):
-        label = f"{where}: {_label(row, index)}"
+        label = f"{where}: {row_label(row, index, 'dialogue')}"
         if not isinstance(row, dict):
             problems.append(f"{label}: expected a mapping, got {type(row).__name__}")
             continue
@@ -110,8 +107,7 @@ def validate_dialogues(
             if turn.audio is None:
                 turns.append(turn)
                 continue
-            audio = Path(turn.audio)
-            audio = audio if audio.is_absolute() else (base_dir / audio).resolve()
+            audio = placed_audio(turn.audio, base_dir)
             if not audio.is_file():
                 problems.append(f"{label}: turns.{number}.audio: file not found: {audio}")
                 continue
@@ -128,13 +124,7 @@ def validate_dialogues(
 
 
 def read_dialogue_suite_header(path: Path) -> DialogueSuiteHeader:
-    data = load_yaml(path)
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping with name, protocol and dialogues")
-    try:
-        return DialogueSuiteHeader.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(format_validation_error(str(path), exc)) from exc
+    return read_header(path, DialogueSuiteHeader, "name, protocol and dialogues")
 
 
 def load_dialogue_suite(ref: str | Path) -> DialogueSuite:

@@ -25,15 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from voxeval.audio import Audio, write_audio
 from voxeval.benchmarks.build import DETERMINISTIC_ENGINE_OPTIONS
-from voxeval.benchmarks.build_manifest import stable_seed
+from voxeval.benchmarks.build_manifest import stable_seed, write_manifest
 from voxeval.benchmarks.mtalk.dialogue import Dialogue, strip_tags, turn_item_id
 from voxeval.benchmarks.mtalk.dialogue_suite import load_dialogue_suite, write_dialogue_suite
 from voxeval.benchmarks.mtalk.mtalk_render import RATE, Speaker, TurnRenderer
 from voxeval.benchmarks.mtalk.mtalk_tags import parse_turn
+from voxeval.benchmarks.render_log import RenderSteps, read_render_log, render_each
 from voxeval.errors import ConfigError, ProviderUnavailable
 from voxeval.providers.base import TTS, Voice
 from voxeval.providers.factory import create_provider
@@ -83,36 +83,6 @@ class BuiltDialogues:
     entries: list[dict[str, Any]] = field(default_factory=list)
     rendered: int = 0
     cached: int = 0
-
-
-def _progress(console: Console | None) -> Progress:
-    return Progress(
-        TextColumn("[bold]building[/] {task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console or Console(stderr=True),
-    )
-
-
-def read_dialogue_manifest(out_dir: Path) -> dict[str, dict[str, Any]]:
-    """The last manifest line of each dialogue (a line cut short at the end is skipped)."""
-    path = out_dir / MANIFEST
-    entries: dict[str, dict[str, Any]] = {}
-    if not path.exists():
-        return entries
-    lines = path.read_text(encoding="utf-8").splitlines()
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError:
-            if number == len(lines):
-                continue  # interrupted while writing
-            raise ConfigError(f"{path}: line {number}: invalid JSON") from None
-        entries[entry["dialogue_id"]] = entry
-    return entries
 
 
 class DialogueBuilder:
@@ -287,40 +257,25 @@ def build_dialogue_suite(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     builder = DialogueBuilder(seed, engines)
-    existing = read_dialogue_manifest(out)
+    existing: dict[str, dict[str, Any]] = read_render_log(out / MANIFEST, "dialogue_id")
     built = BuiltDialogues(out_dir=out, name=loaded.name, suite_file=out / "suite.yaml")
-    bar = _progress(console) if progress else None
-    with (out / MANIFEST).open("a", encoding="utf-8") as log:
-        if bar is not None:
-            bar.start()
-        task = bar.add_task(loaded.name, total=len(dialogues)) if bar is not None else None
-        try:
-            for dialogue in dialogues:
-                digest = builder.params_hash(dialogue)
-                old = existing.get(dialogue.id)
-                if (
-                    old is not None
-                    and old.get("params_hash") == digest
-                    and all((out / t["audio"]).is_file() for t in old["turns"])
-                ):
-                    built.entries.append(old)
-                    built.cached += 1
-                else:
-                    entry = builder.render(dialogue, out, digest)
-                    log.write(json.dumps(entry, sort_keys=True) + "\n")
-                    log.flush()
-                    built.entries.append(entry)
-                    built.rendered += 1
-                if bar is not None and task is not None:
-                    bar.advance(task)
-        finally:
-            if bar is not None:
-                bar.stop()
-    tmp = out / (MANIFEST + ".part")
-    tmp.write_text(
-        "".join(json.dumps(e, sort_keys=True) + "\n" for e in built.entries), encoding="utf-8"
+    steps: RenderSteps[Dialogue, dict[str, Any]] = RenderSteps(
+        key=lambda dialogue: dialogue.id,
+        params_hash=builder.params_hash,
+        files_present=lambda old: all((out / t["audio"]).is_file() for t in old["turns"]),
+        render=builder.render,
     )
-    tmp.replace(out / MANIFEST)
+    done = render_each(
+        dialogues,
+        steps,
+        out / MANIFEST,
+        existing,
+        label=loaded.name,
+        progress=progress,
+        console=console,
+    )
+    built.entries, built.rendered, built.cached = done.entries, done.rendered, done.cached
+    write_manifest(out, built.entries)
     audio_of = {
         (e["dialogue_id"], t["turn"]): str((out / t["audio"]).resolve())
         for e in built.entries

@@ -28,11 +28,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from voxeval.audio import Audio, AudioLimits, ChannelMode, probe_audio, read_audio
 from voxeval.audio.io import DEFAULT_MAX_AUDIO_MB, DEFAULT_MAX_AUDIO_S
 from voxeval.benchmarks.jsonl_file import read_jsonl
-from voxeval.benchmarks.suite_info import SUITE_FILE, SUITES, resolve_suite
+from voxeval.benchmarks.suite_files import (
+    placed_audio,
+    read_header,
+    row_label,
+    suite_file_candidate,
+)
 from voxeval.benchmarks.wildspeech.spoken_query import SpokenQuery
 from voxeval.benchmarks.wildspeech.validated_suites import validated_queries
 from voxeval.benchmarks.wildspeech.wildspeech_loader import load_wildspeech
-from voxeval.config import format_validation_error, load_yaml
+from voxeval.config import format_validation_error
 from voxeval.errors import AudioError, ConfigError
 from voxeval.json_types import JSONReadValue
 
@@ -66,11 +71,7 @@ class SuiteAudioInput:
 
 def suite_file_path(ref: str | Path) -> Path:
     """A registered suite name, a suite file, or a folder holding ``suite.yaml``."""
-    if isinstance(ref, str) and ref in SUITES.names():
-        return Path(resolve_suite(ref).path)
-    path = Path(ref)
-    if path.is_dir():
-        path = path / SUITE_FILE
+    path = suite_file_candidate(ref)
     if not path.exists():
         raise ConfigError(f"{path}: suite file not found")
     return path
@@ -90,7 +91,7 @@ def validate_queries(
     seen: dict[str, int] = {}
     problems: list[str] = []
     for index, row in enumerate(rows):
-        label = _item_label(row, index)
+        label = row_label(row, index, "item")
         if not isinstance(row, dict):
             problems.append(f"{where}: {label}: expected a mapping, got {type(row).__name__}")
             continue
@@ -104,9 +105,7 @@ def validate_queries(
             continue
         seen[query.id] = index
         if query.audio is not None:
-            audio = Path(query.audio)
-            if not audio.is_absolute():
-                audio = (base_dir / audio).resolve()
+            audio = placed_audio(query.audio, base_dir)
             if not audio.exists():
                 problems.append(f"{where}: {label}: audio: file not found: {audio}")
                 continue
@@ -123,19 +122,8 @@ def validate_queries(
     return queries
 
 
-def _item_label(row: JSONReadValue, index: int) -> str:
-    ident = row.get("id") if isinstance(row, dict) else None
-    return f"item #{index + 1} (id={ident!r})" if ident else f"item #{index + 1}"
-
-
 def read_suite_header(path: Path) -> QuerySuiteHeader:
-    data = load_yaml(path)
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping with name, protocol and queries")
-    try:
-        return QuerySuiteHeader.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(format_validation_error(str(path), exc)) from exc
+    return read_header(path, QuerySuiteHeader, "name, protocol and queries")
 
 
 def load_query_suite(ref: str | Path) -> list[SpokenQuery]:

@@ -24,22 +24,16 @@ from voxeval.providers.base import Provider, Usage
 from voxeval.providers.http.openai_http import RequestCounts, count_requests
 from voxeval.providers.usage import usage_meter
 from voxeval.providers.usage.thread_stack import ThreadStack
-from voxeval.providers.usage.usage_meter import ModelKey, ModelUsage
+from voxeval.providers.usage.usage_meter import CallCounts, ModelKey, ModelUsage
 
 CallParams = ParamSpec("CallParams")
 T = TypeVar("T")
 
 
 @dataclass
-class ComponentUsage:
+class ComponentUsage(CallCounts):
     """What one component cost inside a ledger: logical calls, HTTP counts, tokens, cost."""
 
-    calls: int = 0
-    requests: int = 0
-    retries: int = 0
-    timeouts: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
     cost_usd: float | None = None
     # by (kind, provider, model): what the component's metered model calls consumed
     models: dict[ModelKey, ModelUsage] = field(default_factory=dict)

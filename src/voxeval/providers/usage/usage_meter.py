@@ -39,8 +39,9 @@ from voxeval.providers.http.openai_http import count_requests
 
 
 @dataclass
-class ModelUsage:
-    """What calls to one model cost: the amounts a price table multiplies."""
+class CallCounts:
+    """The counts every usage record starts with: logical calls, HTTP requests, retries and
+    timeouts, prompt and completion tokens (subclasses add their amounts after these)."""
 
     calls: int = 0
     requests: int = 0
@@ -48,6 +49,12 @@ class ModelUsage:
     timeouts: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+
+
+@dataclass
+class ModelUsage(CallCounts):
+    """What calls to one model cost: the amounts a price table multiplies."""
+
     prompt_audio_tokens: int = 0
     completion_audio_tokens: int = 0
     audio_in_s: float = 0.0

@@ -26,12 +26,12 @@ from typing import Any, Literal
 
 from voxeval.audio import Audio
 from voxeval.json_types import JSONObject
-from voxeval.scoring.call_judges.judged_call import RatedTemplate
+from voxeval.scoring.call_judges.judged_call import RatedTemplate, number_field
 from voxeval.scoring.call_judges.turn_judging import TurnRequest, audio_judge_of, judge_each_turn
 from voxeval.scoring.calls.entity_sources import SourcedEntity, entities_given_by
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.calls.speech_fidelity import AGENT_PASS, SpokenTurn, spoken_turns, turn_audio
-from voxeval.scoring.judge_answer import as_int, as_number
+from voxeval.scoring.judge_answer import as_int
 from voxeval.scoring.metric import FailureValue, metric
 from voxeval.scoring.replies.reply_record import ScoringResources
 from voxeval.scoring.score import Score
@@ -106,10 +106,6 @@ Answer as {{"transcript": "...", "entities_spoken": true or false, "verdict": 0 
 "evidence": "..."}}; the evidence names the entity and what was heard."""
 
 
-def _verdict(answer: JSONObject) -> float:
-    return as_number(answer["verdict"], "verdict")
-
-
 INTENDED_TEMPLATE = RatedTemplate(
     name="agent-speech-fidelity-intended-text",
     system=SYSTEM,
@@ -118,7 +114,7 @@ INTENDED_TEMPLATE = RatedTemplate(
     min_score=0,
     max_score=1,
     schema=INTENDED_SCHEMA,
-    rate=_verdict,
+    rate=number_field("verdict"),
 )
 ENTITY_TEMPLATE = replace(
     INTENDED_TEMPLATE,

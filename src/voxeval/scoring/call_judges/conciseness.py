@@ -5,16 +5,13 @@ The prompt is ours."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-from functools import partial
-
 from voxeval.json_types import JSONObject
-from voxeval.scoring.call_judges.call_conversation import call_conversation
+from voxeval.scoring.call_judges.judged_agent_turns import judge_agent_turns
 from voxeval.scoring.call_judges.judged_call import (
-    RatedTemplate,
     rating_property,
-    run_judge,
+    share_template,
     turn_items,
+    turns_schema,
 )
 from voxeval.scoring.call_judges.judged_ratings import RATING_MAX, mean_normalised, passes
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
@@ -30,29 +27,12 @@ FAILURE_TAGS: tuple[str, ...] = (
     "disproportionate_detail",
 )
 
-SCHEMA: JSONObject = {
-    "type": "object",
-    "properties": {
-        "turns": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "turn": {"type": "integer"},
-                    "rating": rating_property(),
-                    "failure_tags": {
-                        "type": "array",
-                        "items": {"type": "string", "enum": list(FAILURE_TAGS)},
-                    },
-                },
-                "required": ["turn", "rating", "failure_tags"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    "required": ["turns"],
-    "additionalProperties": False,
-}
+SCHEMA = turns_schema(
+    {
+        "rating": rating_property(),
+        "failure_tags": {"type": "array", "items": {"type": "string", "enum": list(FAILURE_TAGS)}},
+    }
+)
 
 SYSTEM = (
     "You review what a voice agent said on recorded phone calls. The caller hears every word "
@@ -80,16 +60,7 @@ A turn rated 3 has no tags. Answer as
 {{"turns": [{{"turn": N, "rating": 1-3, "failure_tags": [...]}}, ...]}} with one entry per
 agent turn listed above, using the turn numbers shown."""
 
-TEMPLATE = RatedTemplate(
-    name="eva-conciseness",
-    system=SYSTEM,
-    user=USER,
-    output="json",
-    min_score=0,
-    max_score=1,
-    integer=False,
-    schema=SCHEMA,
-)
+TEMPLATE = share_template("eva-conciseness", SYSTEM, USER, SCHEMA)
 
 
 def _rate(answer: JSONObject, expected: list[int]) -> float:
@@ -125,12 +96,12 @@ def _score(expected: list[int], value: float, answer: JSONObject) -> Score:
 )
 def conciseness(record: LiveCallRecord, resources: ScoringResources) -> Score:
     judge = resources.judge()  # ProviderUnavailable -> not run with the reason
-    conv = call_conversation(record)
-    if conv is None:
-        return Score.not_run("the call left no timeline to judge")
-    expected = list(conv.agent_turns)
-    if not expected:
-        return Score.not_run("the agent said nothing: no turn to rate")
-    template = replace(TEMPLATE, rate=partial(_rate, expected=expected))
-    variables = {"transcript": conv.transcript, "agent_turns": conv.agent_turns_text()}
-    return run_judge(judge, template, variables, partial(_score, expected), conv.facts())
+    return judge_agent_turns(
+        record,
+        judge,
+        TEMPLATE,
+        _rate,
+        _score,
+        lambda conv: {"transcript": conv.transcript, "agent_turns": conv.agent_turns_text()},
+        "the agent said nothing: no turn to rate",
+    )

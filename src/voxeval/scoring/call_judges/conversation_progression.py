@@ -9,13 +9,13 @@ from __future__ import annotations
 from voxeval.json_types import JSONObject
 from voxeval.scoring.call_judges.call_conversation import call_conversation
 from voxeval.scoring.call_judges.judged_call import (
-    RatedTemplate,
-    dimension_entries,
     dimension_ratings,
     dimensions_schema,
+    dimensions_score,
+    rating_template,
     run_judge,
 )
-from voxeval.scoring.call_judges.judged_ratings import normalise_rating, passes, progression_rating
+from voxeval.scoring.call_judges.judged_ratings import progression_rating
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.metric import FailureValue, metric
 from voxeval.scoring.replies.reply_record import ScoringResources
@@ -60,32 +60,17 @@ Correctness is judged elsewhere: rate only progression. For each dimension give 
 and one sentence of evidence. Answer as
 {{"dimensions": {{"<dimension>": {{"rating": 1-3, "evidence": "..."}}, ...}}}} with all four."""
 
-TEMPLATE = RatedTemplate(
-    name="eva-conversation-progression",
-    system=SYSTEM,
-    user=USER,
-    output="json",
-    min_score=1,
-    max_score=3,
-    schema=dimensions_schema(DIMENSIONS),
-    rate=lambda answer: float(progression_rating(dimension_ratings(answer))),
+TEMPLATE = rating_template(
+    "eva-conversation-progression",
+    SYSTEM,
+    USER,
+    dimensions_schema(DIMENSIONS),
+    lambda answer: float(progression_rating(dimension_ratings(answer))),
 )
 
 
 def _score(rating: float, answer: JSONObject) -> Score:
-    normalised = normalise_rating(int(rating))
-    dims = dimension_entries(answer)
-    ratings = dimension_ratings(answer)
-    return Score(
-        value=normalised,
-        passed=passes(normalised),
-        details={
-            "rating": int(rating),
-            "dimensions": ratings,
-            "flagged": sorted(name for name, r in ratings.items() if r < 3),
-            "evidence": {name: str(d["evidence"]) for name, d in dims.items()},
-        },
-    )
+    return dimensions_score(rating, answer, list_flagged=True)
 
 
 @metric(

@@ -11,13 +11,13 @@ from __future__ import annotations
 from voxeval.json_types import JSONObject
 from voxeval.scoring.call_judges.call_conversation import CallConversation, call_conversation
 from voxeval.scoring.call_judges.judged_call import (
-    RatedTemplate,
-    dimension_entries,
     dimension_ratings,
     dimensions_schema,
+    dimensions_score,
+    rating_template,
     run_judge,
 )
-from voxeval.scoring.call_judges.judged_ratings import faithfulness_rating, normalise_rating, passes
+from voxeval.scoring.call_judges.judged_ratings import faithfulness_rating
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.metric import FailureValue, metric
 from voxeval.scoring.replies.reply_record import ScoringResources
@@ -91,15 +91,12 @@ AUDIO_DISAMBIGUATION = (
     "lookup that failed. Hearing audio directly, it should expect mishearings."
 )
 
-TEMPLATE = RatedTemplate(
-    name="eva-faithfulness",
-    system=SYSTEM,
-    user=USER,
-    output="json",
-    min_score=1,
-    max_score=3,
-    schema=dimensions_schema(DIMENSIONS),
-    rate=lambda answer: float(faithfulness_rating(dimension_ratings(answer))),
+TEMPLATE = rating_template(
+    "eva-faithfulness",
+    SYSTEM,
+    USER,
+    dimensions_schema(DIMENSIONS),
+    lambda answer: float(faithfulness_rating(dimension_ratings(answer))),
 )
 
 
@@ -117,17 +114,7 @@ def prompt_variables(conv: CallConversation) -> dict[str, str]:
 
 
 def _score(rating: float, answer: JSONObject) -> Score:
-    normalised = normalise_rating(int(rating))
-    dims = dimension_entries(answer)
-    return Score(
-        value=normalised,
-        passed=passes(normalised),
-        details={
-            "rating": int(rating),
-            "dimensions": dimension_ratings(answer),
-            "evidence": {name: str(d["evidence"]) for name, d in dims.items()},
-        },
-    )
+    return dimensions_score(rating, answer)
 
 
 @metric(

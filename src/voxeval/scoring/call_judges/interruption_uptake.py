@@ -30,7 +30,7 @@ from functools import partial
 from typing import Any
 
 from voxeval.json_types import JSONObject, JSONReadValue
-from voxeval.scoring.call_judges.judged_call import RatedTemplate, run_judge
+from voxeval.scoring.call_judges.judged_call import run_judge, share_template
 from voxeval.scoring.calls.duplex_timeline import barge_ins
 from voxeval.scoring.calls.floor_speech import floor_speech
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
@@ -197,16 +197,7 @@ For each case decide:
 Answer as {{"interruptions": [{{"interruption": N, "took_up": 0 or 1, "relevance": 0-5,
 "reason": "..."}}, ...]}} with one entry per case, using the case numbers shown."""
 
-TEMPLATE = RatedTemplate(
-    name="interruption-uptake",
-    system=SYSTEM,
-    user=USER,
-    output="json",
-    min_score=0,
-    max_score=1,
-    integer=False,
-    schema=SCHEMA,
-)
+TEMPLATE = share_template("interruption-uptake", SYSTEM, USER, SCHEMA)
 
 
 def _case(item: Interruption) -> str:

@@ -15,7 +15,12 @@ import jsonschema
 from voxeval.audio import Audio
 from voxeval.json_types import JSONObject, JSONReadValue, JSONValue
 from voxeval.providers.llm.llm_output import extract_json
-from voxeval.scoring.call_judges.judged_ratings import RATING_MAX, RATING_MIN
+from voxeval.scoring.call_judges.judged_ratings import (
+    RATING_MAX,
+    RATING_MIN,
+    normalise_rating,
+    passes,
+)
 from voxeval.scoring.judge import (
     Judge,
     JudgeOutputError,
@@ -24,7 +29,7 @@ from voxeval.scoring.judge import (
     JudgeVariables,
     summed_accounting,
 )
-from voxeval.scoring.judge_answer import as_int, as_object, as_objects
+from voxeval.scoring.judge_answer import as_int, as_number, as_object, as_objects
 from voxeval.scoring.score import Score
 
 Rater = Callable[[JSONObject], float]
@@ -54,6 +59,46 @@ class RatedTemplate(JudgeTemplate):
         return self.rate(parsed), parsed
 
 
+def share_template(name: str, system: str, user: str, schema: JSONObject) -> RatedTemplate:
+    """A JSON template whose value is a share in 0-1 (not a whole number); the metric binds
+    ``rate`` per call, once it knows which turns or cases the judge must answer for."""
+    return RatedTemplate(
+        name=name,
+        system=system,
+        user=user,
+        output="json",
+        min_score=0,
+        max_score=1,
+        integer=False,
+        schema=schema,
+    )
+
+
+def rating_template(
+    name: str, system: str, user: str, schema: JSONObject, rate: Rater
+) -> RatedTemplate:
+    """A JSON template whose value is a whole rating on the 1-3 scale, read by ``rate``."""
+    return RatedTemplate(
+        name=name,
+        system=system,
+        user=user,
+        output="json",
+        min_score=RATING_MIN,
+        max_score=RATING_MAX,
+        schema=schema,
+        rate=rate,
+    )
+
+
+def number_field(key: str) -> Rater:
+    """A rater that reads the answer's numeric field ``key`` as the value."""
+
+    def rate(answer: JSONObject) -> float:
+        return as_number(answer[key], key)
+
+    return rate
+
+
 def rating_property(low: int = RATING_MIN, high: int = RATING_MAX) -> JSONObject:
     return {"type": "integer", "minimum": low, "maximum": high}
 
@@ -81,6 +126,27 @@ def dimensions_schema(names: tuple[str, ...]) -> JSONObject:
     }
 
 
+def turns_schema(fields: JSONObject) -> JSONObject:
+    """``{"turns": [{"turn": N, FIELD: ...}, ...]}`` with every field of ``fields`` required
+    (in the order given, after ``turn``)."""
+    return {
+        "type": "object",
+        "properties": {
+            "turns": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"turn": {"type": "integer"}, **fields},
+                    "required": ["turn", *fields],
+                    "additionalProperties": False,
+                },
+            }
+        },
+        "required": ["turns"],
+        "additionalProperties": False,
+    }
+
+
 def dimension_ratings(answer: JSONObject) -> dict[str, int]:
     return {
         name: as_int(d["rating"], f"dimensions.{name}.rating")
@@ -92,6 +158,20 @@ def dimension_entries(answer: JSONObject) -> dict[str, JSONObject]:
     """``{NAME: {"rating": ..., "evidence": ...}}`` of a ``dimensions_schema`` answer."""
     dimensions = as_object(answer["dimensions"], "dimensions")
     return {name: as_object(d, f"dimensions.{name}") for name, d in dimensions.items()}
+
+
+def dimensions_score(rating: float, answer: JSONObject, *, list_flagged: bool = False) -> Score:
+    """The score of a ``dimensions_schema`` answer whose overall 1-3 ``rating`` is already
+    computed: normalised (r - 1) / 2, passing at >= 0.5, with each dimension's rating and
+    evidence; ``list_flagged`` adds the dimensions rated below the top."""
+    normalised = normalise_rating(int(rating))
+    ratings = dimension_ratings(answer)
+    details: dict[str, JSONReadValue] = {"rating": int(rating), "dimensions": ratings}
+    if list_flagged:
+        details["flagged"] = sorted(name for name, r in ratings.items() if r < RATING_MAX)
+    dims = dimension_entries(answer)
+    details["evidence"] = {name: str(d["evidence"]) for name, d in dims.items()}
+    return Score(value=normalised, passed=passes(normalised), details=details)
 
 
 def turn_items(answer: JSONObject, expected: list[int]) -> dict[int, JSONObject]:

@@ -9,12 +9,9 @@ produces audio with no separate text to grade, so it is not run there. The promp
 
 from __future__ import annotations
 
-from dataclasses import replace
-from functools import partial
-
 from voxeval.json_types import JSONObject
-from voxeval.scoring.call_judges.call_conversation import call_conversation
-from voxeval.scoring.call_judges.judged_call import RatedTemplate, run_judge, turn_items
+from voxeval.scoring.call_judges.judged_agent_turns import judge_agent_turns
+from voxeval.scoring.call_judges.judged_call import share_template, turn_items, turns_schema
 from voxeval.scoring.call_judges.judged_ratings import binary_share
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.judge_answer import as_int
@@ -22,26 +19,9 @@ from voxeval.scoring.metric import DESCRIPTIVE, metric
 from voxeval.scoring.replies.reply_record import ScoringResources
 from voxeval.scoring.score import Score
 
-SCHEMA: JSONObject = {
-    "type": "object",
-    "properties": {
-        "turns": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "turn": {"type": "integer"},
-                    "speakable": {"type": "integer", "enum": [0, 1]},
-                    "reason": {"type": "string"},
-                },
-                "required": ["turn", "speakable", "reason"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    "required": ["turns"],
-    "additionalProperties": False,
-}
+SCHEMA = turns_schema(
+    {"speakable": {"type": "integer", "enum": [0, 1]}, "reason": {"type": "string"}}
+)
 
 SYSTEM = (
     "You check text that a voice agent sends to a speech synthesiser. Answer only with the "
@@ -60,16 +40,7 @@ Judge only how the text sounds, not whether it is correct or helpful. Answer as
 {{"turns": [{{"turn": N, "speakable": 0 or 1, "reason": "..."}}, ...]}} with one entry per
 turn listed above, using the turn numbers shown."""
 
-TEMPLATE = RatedTemplate(
-    name="eva-speakability",
-    system=SYSTEM,
-    user=USER,
-    output="json",
-    min_score=0,
-    max_score=1,
-    integer=False,
-    schema=SCHEMA,
-)
+TEMPLATE = share_template("eva-speakability", SYSTEM, USER, SCHEMA)
 
 
 def _rate(answer: JSONObject, expected: list[int]) -> float:
@@ -94,12 +65,12 @@ def speakability(record: LiveCallRecord, resources: ScoringResources) -> Score:
     if record.pipeline == "speech_to_speech":
         return Score.not_run("a speech-to-speech system speaks no separate text to grade")
     judge = resources.judge()  # ProviderUnavailable -> not run with the reason
-    conv = call_conversation(record)
-    if conv is None:
-        return Score.not_run("the call left no timeline to judge")
-    expected = list(conv.agent_turns)
-    if not expected:
-        return Score.not_run("the agent said nothing: no text to grade")
-    template = replace(TEMPLATE, rate=partial(_rate, expected=expected))
-    variables = {"agent_turns": conv.agent_turns_text()}
-    return run_judge(judge, template, variables, partial(_score, expected), conv.facts())
+    return judge_agent_turns(
+        record,
+        judge,
+        TEMPLATE,
+        _rate,
+        _score,
+        lambda conv: {"agent_turns": conv.agent_turns_text()},
+        "the agent said nothing: no text to grade",
+    )

@@ -20,12 +20,12 @@ from dataclasses import replace
 from typing import Any
 
 from voxeval.json_types import JSONObject
-from voxeval.scoring.call_judges.judged_call import RatedTemplate, rating_property
+from voxeval.scoring.call_judges.judged_call import number_field, rating_property, rating_template
 from voxeval.scoring.call_judges.judged_ratings import RATING_MIN
 from voxeval.scoring.call_judges.turn_judging import TurnRequest, audio_judge_of, judge_each_turn
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.calls.speech_fidelity import spoken_turns, turn_audio
-from voxeval.scoring.judge_answer import as_int, as_number
+from voxeval.scoring.judge_answer import as_int
 from voxeval.scoring.metric import DESCRIPTIVE, metric
 from voxeval.scoring.replies.reply_record import ScoringResources
 from voxeval.scoring.score import Score
@@ -72,20 +72,7 @@ Answer as {{"transcript": "...", "rating": 1-3, "evidence": "..."}}; the evidenc
 what was lost or changed, or says that everything came through."""
 
 
-def _rating(answer: JSONObject) -> float:
-    return as_number(answer["rating"], "rating")
-
-
-TEMPLATE = RatedTemplate(
-    name="user-speech-fidelity",
-    system=SYSTEM,
-    user=USER,
-    output="json",
-    min_score=1,
-    max_score=3,
-    schema=SCHEMA,
-    rate=_rating,
-)
+TEMPLATE = rating_template("user-speech-fidelity", SYSTEM, USER, SCHEMA, number_field("rating"))
 
 
 @metric(

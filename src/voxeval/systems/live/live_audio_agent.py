@@ -24,7 +24,7 @@ import math
 import time
 from abc import ABC, abstractmethod
 from functools import partial
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -62,6 +62,17 @@ class AudioLink(Protocol):
     def next(self, deadline: float) -> Incoming | None: ...
 
     def close(self) -> None: ...
+
+
+class ListeningSettings(TypedDict, total=False):
+    """How a reply is found in the agent's audio (defaults in ``LiveAudioAgent``)."""
+
+    greeting_wait_s: float
+    speech_level_dbfs: float
+    reply_gap_ms: float
+    turn_timeout_s: float
+    expected_reply_s: float
+    yield_window_s: float
 
 
 class LiveAudioAgent(ABC):

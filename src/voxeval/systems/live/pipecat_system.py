@@ -26,14 +26,14 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 from pydantic import Field
 
 from voxeval.errors import ConfigError
 from voxeval.json_types import JSONObject, JSONValue
 from voxeval.systems.base import SYSTEMS
-from voxeval.systems.live.live_audio_agent import LiveAudioAgent
+from voxeval.systems.live.live_audio_agent import ListeningSettings, LiveAudioAgent
 from voxeval.systems.live.live_audio_system import LiveAudioOptions, LiveAudioSystem
 
 if TYPE_CHECKING:
@@ -54,6 +54,9 @@ class PipecatOptions(LiveAudioOptions):
     clock: Literal["auto", "virtual", "wall"] = "auto"
 
 
+PIPECAT_LISTENING = ListeningSettings(greeting_wait_s=3.0, reply_gap_ms=600.0)
+
+
 class PipecatAgent(LiveAudioAgent):
     """One call with a freshly built pipeline (a ``StreamingCallAgent``). ``clock`` is
     ``wall`` until the pipeline is built, then the clock it runs on (the engine reads it
@@ -70,22 +73,12 @@ class PipecatAgent(LiveAudioAgent):
         *,
         options: JSONObject | None = None,
         start_timeout_s: float = 60.0,
-        greeting_wait_s: float = 3.0,
-        speech_level_dbfs: float = -45.0,
-        reply_gap_ms: float = 600.0,
-        turn_timeout_s: float = 60.0,
-        expected_reply_s: float = 3.0,
-        yield_window_s: float = 1.0,
         clock: str = "auto",
+        **listening: Unpack[ListeningSettings],
     ) -> None:
-        super().__init__(
-            greeting_wait_s=greeting_wait_s,
-            speech_level_dbfs=speech_level_dbfs,
-            reply_gap_ms=reply_gap_ms,
-            turn_timeout_s=turn_timeout_s,
-            expected_reply_s=expected_reply_s,
-            yield_window_s=yield_window_s,
-        )
+        # a pipeline loads its models before greeting and pauses longer inside a reply
+        settings: ListeningSettings = {**PIPECAT_LISTENING, **listening}
+        super().__init__(**settings)
         self.factory = load_factory(pipeline)
         self.pipeline = pipeline
         self.options = dict(options or {})

@@ -18,14 +18,14 @@ carries audio only.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from pydantic import Field
 
 from voxeval.errors import ConfigError
 from voxeval.json_types import JSONObject
 from voxeval.systems.base import SYSTEMS
-from voxeval.systems.live.live_audio_agent import AGENT_RATE, LiveAudioAgent
+from voxeval.systems.live.live_audio_agent import AGENT_RATE, ListeningSettings, LiveAudioAgent
 from voxeval.systems.live.live_audio_system import LiveAudioOptions, LiveAudioSystem
 
 if TYPE_CHECKING:
@@ -53,21 +53,9 @@ class WebRTCAgent(LiveAudioAgent):
         *,
         request_data: JSONObject | None = None,
         connect_timeout_s: float = 15.0,
-        greeting_wait_s: float = 2.0,
-        speech_level_dbfs: float = -45.0,
-        reply_gap_ms: float = 400.0,
-        turn_timeout_s: float = 60.0,
-        expected_reply_s: float = 3.0,
-        yield_window_s: float = 1.0,
+        **listening: Unpack[ListeningSettings],
     ) -> None:
-        super().__init__(
-            greeting_wait_s=greeting_wait_s,
-            speech_level_dbfs=speech_level_dbfs,
-            reply_gap_ms=reply_gap_ms,
-            turn_timeout_s=turn_timeout_s,
-            expected_reply_s=expected_reply_s,
-            yield_window_s=yield_window_s,
-        )
+        super().__init__(**listening)
         self.url = url
         self.request_data = dict(request_data or {})
         self.connect_timeout_s = connect_timeout_s

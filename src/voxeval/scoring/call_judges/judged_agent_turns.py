@@ -1,0 +1,46 @@
+"""One judge call over all of a live call's agent turns, answered turn by turn: the skeleton
+the per-turn text judges (conciseness, speakability) share. The metric keeps its own prompt,
+rating rule and score; this finds the turns, binds the rule to them and runs the judge."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from voxeval.json_types import JSONObject
+from voxeval.scoring.call_judges.call_conversation import CallConversation, call_conversation
+from voxeval.scoring.call_judges.judged_call import RatedTemplate, run_judge
+from voxeval.scoring.calls.live_call_record import LiveCallRecord
+from voxeval.scoring.judge import Judge, JudgeVariables
+from voxeval.scoring.score import Score
+
+TurnsRater = Callable[[JSONObject, list[int]], float]
+"""(answer, the agent turns it must rate) -> the call's value."""
+TurnsScorer = Callable[[list[int], float, JSONObject], Score]
+"""(the agent turns, the value, the answer) -> the score with its per-turn details."""
+
+
+def judge_agent_turns(
+    record: LiveCallRecord,
+    judge: Judge,
+    template: RatedTemplate,
+    rate: TurnsRater,
+    build: TurnsScorer,
+    variables: Callable[[CallConversation], JudgeVariables],
+    no_turns: str,
+) -> Score:
+    """Not run without a timeline, or with ``no_turns`` when the agent never spoke."""
+    conv = call_conversation(record)
+    if conv is None:
+        return Score.not_run("the call left no timeline to judge")
+    expected = list(conv.agent_turns)
+    if not expected:
+        return Score.not_run(no_turns)
+    bound = replace(template, rate=lambda answer: rate(answer, expected))
+    return run_judge(
+        judge,
+        bound,
+        variables(conv),
+        lambda value, answer: build(expected, value, answer),
+        conv.facts(),
+    )
