@@ -40,7 +40,7 @@ from voxeval.scoring.score import Score
 from voxeval.store import RunStore, layout
 from voxeval.store.recorder import RunRecorder
 from voxeval.store.records import UnitLike
-from voxeval.store.usage import MODEL_AMOUNTS, usage_values
+from voxeval.store.usage import MODEL_AMOUNTS, UsageValues
 
 # Journal entries: ("start", {}), ("usage", record_usage keyword arguments),
 # ("model_usage", {"component": ..., "models": [[kind, provider, model, {amounts}], ...]}),
@@ -79,33 +79,7 @@ class JournalRecorder(RunRecorder):
         journaled.set_result(None)
         return journaled
 
-    def record_usage(
-        self,
-        unit: UnitLike,
-        provider: str,
-        calls: int,
-        prompt_tokens: int,
-        completion_tokens: int,
-        cost_usd: float | None,
-        parse_failures: int = 0,
-        *,
-        requests: int = 0,
-        retries: int = 0,
-        timeouts: int = 0,
-        audio: Mapping[str, float] | None = None,
-    ) -> None:
-        values = usage_values(
-            provider,
-            calls,
-            prompt_tokens,
-            completion_tokens,
-            cost_usd,
-            parse_failures,
-            requests=requests,
-            retries=retries,
-            timeouts=timeouts,
-            audio=audio,
-        )
+    def _record_usage_values(self, unit: UnitLike, values: UsageValues) -> None:
         self._log(unit, ("usage", values))
 
     def record_model_usage(

@@ -23,7 +23,7 @@ from voxeval.store.run_file import RunFile
 from voxeval.store.unit_rows import inserting
 from voxeval.store.unit_statements import INSERT_MODEL_USAGE, INSERT_USAGE, START_UNIT
 from voxeval.store.unit_writes import UnitWrites
-from voxeval.store.usage import MODEL_AMOUNTS, usage_values
+from voxeval.store.usage import MODEL_AMOUNTS, UsageValues, usage_values
 
 
 class RunRecorder(ABC):
@@ -41,7 +41,6 @@ class RunRecorder(ABC):
         """``start`` whose commit may still be under way: the future completes with it. The
         unit must not call its system before then (a killed attempt must count)."""
 
-    @abstractmethod
     def record_usage(
         self,
         unit: UnitLike,
@@ -60,6 +59,25 @@ class RunRecorder(ABC):
         """Append one usage record (a retried or re-scored unit adds more: all calls cost).
         ``calls`` are logical calls (a reply, a judge call, a decode); ``requests`` the HTTP
         requests they sent, ``retries`` and ``timeouts`` among them."""
+        self._record_usage_values(
+            unit,
+            usage_values(
+                provider,
+                calls,
+                prompt_tokens,
+                completion_tokens,
+                cost_usd,
+                parse_failures,
+                requests=requests,
+                retries=retries,
+                timeouts=timeouts,
+                audio=audio,
+            ),
+        )
+
+    @abstractmethod
+    def _record_usage_values(self, unit: UnitLike, values: UsageValues) -> None:
+        """Keep one usage record, as ``usage_values`` makes it."""
 
     @abstractmethod
     def record_model_usage(
@@ -121,34 +139,10 @@ class IndexRecorder(RunRecorder):
             Rows(START_UNIT, self.index.run_id, unit.key, [params], if_absent=insert)
         )
 
-    def record_usage(
-        self,
-        unit: UnitLike,
-        provider: str,
-        calls: int,
-        prompt_tokens: int,
-        completion_tokens: int,
-        cost_usd: float | None,
-        parse_failures: int = 0,
-        *,
-        requests: int = 0,
-        retries: int = 0,
-        timeouts: int = 0,
-        audio: Mapping[str, float] | None = None,
-    ) -> None:
-        values = usage_values(
-            provider,
-            calls,
-            prompt_tokens,
-            completion_tokens,
-            cost_usd,
-            parse_failures,
-            requests=requests,
-            retries=retries,
-            timeouts=timeouts,
-            audio=audio,
-        )
+    def _record_usage_values(self, unit: UnitLike, values: UsageValues) -> None:
         amounts = values.pop("audio")
+        if not isinstance(amounts, dict):
+            raise TypeError(f"usage values carry no audio amounts: {amounts!r}")
         row = {
             "run_id": self.index.run_id,
             "unit_key": unit.key,

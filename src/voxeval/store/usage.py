@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 UsageRow = tuple[Any, ...]
 """(system, provider, calls, prompt_tokens, completion_tokens, cost_usd, parse_failures,
@@ -30,6 +30,10 @@ MODEL_AMOUNTS: tuple[str, ...] = (
 )
 _AUDIO = ("prompt_audio_tokens", "completion_audio_tokens", "audio_in_s", "audio_out_s")
 
+# One usage record's values (``usage_values``): the provider, counts, the cost and, under
+# "audio", the audio amounts.
+UsageValues: TypeAlias = dict[str, str | int | float | dict[str, float] | None]
+
 
 def usage_values(
     provider: str,
@@ -43,7 +47,7 @@ def usage_values(
     retries: int = 0,
     timeouts: int = 0,
     audio: Mapping[str, float] | None = None,
-) -> dict[str, Any]:
+) -> UsageValues:
     """The arguments of ``RunRecorder.record_usage``, normalised (counts as ints, ``audio`` as a
     dict of the audio amounts): what a usage row holds, and what a Ray worker's journal
     carries to the driver."""
