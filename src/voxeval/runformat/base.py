@@ -54,6 +54,11 @@ class ArtifactModel(BaseModel):
     def to_data(self) -> JSONObject:
         """The fields as written to the file: only those that were given (an absent field
         stays absent), ints kept ints, unknown fields as they were."""
+        return self.stored_data()
+
+    def stored_data(self) -> StoredJson:
+        """``to_data`` for readers of the open-ended sections (a protocol's own summary
+        parts), which reach into them as written rather than narrowing each level."""
         return self.model_dump(mode="python", exclude_unset=True, by_alias=True)
 
 

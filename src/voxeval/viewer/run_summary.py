@@ -44,7 +44,7 @@ def _line(metric: str, stat: JSONReadObject, unit: str) -> StatLine:
 def system_summaries(summary: RunSummary | None) -> list[SystemSummary]:
     out = []
     for name, system in (summary.systems if summary is not None else {}).items():
-        entry = system.model_dump(mode="python", exclude_unset=True, by_alias=True)  # file shape
+        entry = system.stored_data()  # the protocol's own sections are in the file's shape
         unit = cluster_noun(entry)
         overall = entry.get("overall") or {}
         lines = [_line(m, s, unit) for m, s in overall.items() if is_stat(s)]
