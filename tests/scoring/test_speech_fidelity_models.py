@@ -21,6 +21,7 @@ from voxeval.simulation.engine import run_call
 from voxeval.simulation.latency import ComponentLatency, LatencyModel
 from voxeval.simulation.parties import AgentTurn, CallerTurn
 from voxeval.simulation.recorder import record_call
+from voxeval.systems.call import CallAgentBase
 
 pytestmark = pytest.mark.models
 
@@ -44,7 +45,7 @@ class OneLineCaller:
         return CallerTurn("Thanks, bye.", end_call=True)
 
 
-class OneLineAgent:
+class OneLineAgent(CallAgentBase):
     """Greets, answers with a code and an amount; ``spoken`` replaces what its audio says."""
 
     name = "code-agent"

@@ -8,6 +8,7 @@ from voxeval.audio import Audio
 from voxeval.simulation.caller_behaviour import ScheduledBehaviour
 from voxeval.simulation.parties import AgentTurn, CallerTurn, ToolCallRecord
 from voxeval.simulation.turn_detection import PAUSE_MARKER
+from voxeval.systems.call import CallAgentBase
 
 WORD_S = 0.4
 PAUSE_S = 1.0
@@ -28,7 +29,7 @@ def tone_voice(text: str, rate: int = 16000) -> Audio:
     return Audio(np.concatenate(parts), rate)
 
 
-class ListAgent:
+class ListAgent(CallAgentBase):
     """Says its lines in order (tool records attached where given), then hangs up."""
 
     name = "list-agent"

@@ -12,15 +12,16 @@ from tests.simulation.parties import ListCaller
 from tests.simulation.test_duplex import call
 from voxeval.scoring.calls.duplex_metrics import agent_backchannel_rate
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
-from voxeval.systems.call import AgentTurn, LineBlock, Reply
+from voxeval.systems.call import AgentTurn, CallAgentBase, LineBlock, Reply
 
 ACK = "mm-hm right okay"  # 1.2 s in text mode: longer than a short "mm-hm", still no turn
 
 
-class Nodder:
+class Nodder(CallAgentBase):
     """Acknowledges after 1 s of caller speech; says goodbye 0.7 s after the caller stops."""
 
     name = "nodder"
+    streaming = True
 
     def __init__(self) -> None:
         self.run = self.silence = 0

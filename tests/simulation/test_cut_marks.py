@@ -14,7 +14,7 @@ from tests.simulation.test_duplex import LONG_LINE, agent_with, call, caller_wit
 from voxeval.audio.mix import mix_tracks
 from voxeval.simulation.caller_behaviour import ScheduledBehaviour
 from voxeval.simulation.timeline import CUT_REASONS, SpeakerSegment
-from voxeval.systems.call import AgentTurn, LineBlock, StopSpeaking
+from voxeval.systems.call import AgentTurn, CallAgentBase, LineBlock, StopSpeaking
 from voxeval.systems.turn_handling import TurnPolicy
 
 
@@ -41,10 +41,11 @@ def test_a_stop_for_a_backchannel_is_recorded_as_such() -> None:
     assert seg.cut_reason == "backchannel" and seg.spoken_text == "a b c"
 
 
-class Quitter:
+class Quitter(CallAgentBase):
     """A streaming agent that greets with a long line and stops it after 1 s by itself."""
 
     name = "quitter"
+    streaming = True
 
     def __init__(self) -> None:
         self.playing_frames = 0

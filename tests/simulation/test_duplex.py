@@ -21,6 +21,7 @@ from voxeval.simulation.latency import ComponentLatency, LatencyModel
 from voxeval.simulation.perturbations import parse_conditions
 from voxeval.simulation.recorder import record_call
 from voxeval.simulation.simulation_config import parse_simulation
+from voxeval.systems.call import CallAgentBase
 from voxeval.systems.turn_handling import TurnPolicy
 
 FIXED = LatencyModel(agent=ComponentLatency(kind="fixed", ms=800))
@@ -251,8 +252,9 @@ def test_frame_and_turn_settings_are_checked() -> None:
 def test_a_streaming_agent_that_never_takes_in_the_line_is_a_system_fault() -> None:
     from voxeval.systems.call import StopSpeaking
 
-    class Stuck:
+    class Stuck(CallAgentBase):
         name = "stuck"
+        streaming = True
 
         def start(self, scenario: Any, tools: Any) -> Any:
             return None
@@ -268,11 +270,12 @@ def test_a_streaming_agent_that_never_takes_in_the_line_is_a_system_fault() -> N
     assert result.system_fault is not None and result.system_fault.cause == "malformed_output"
 
 
-class Eager:
+class Eager(CallAgentBase):
     """A streaming agent that answers 0.2 s into the caller's speech (talking over it) and
     stops its reply once the caller has gone on talking over it for two frames."""
 
     name = "eager"
+    streaming = True
 
     def __init__(self) -> None:
         self.run = 0

@@ -8,14 +8,15 @@ from tests.simulation.parties import ListCaller, NoTools
 from voxeval.benchmarks.tools.tool_call import ToolCallRecord
 from voxeval.simulation.engine import run_call
 from voxeval.simulation.latency import ComponentLatency, LatencyModel
-from voxeval.systems.call import AgentTurn, HeardSpeech, LineBlock, Reply
+from voxeval.systems.call import AgentTurn, CallAgentBase, HeardSpeech, LineBlock, Reply
 
 
-class ReportingAgent:
+class ReportingAgent(CallAgentBase):
     """Answers once, 10 silent frames after the caller stops, with one tool call reported
     0.25 s into its work, and reports what it heard with the caller's times."""
 
     name = "reporting"
+    streaming = True
 
     def __init__(self) -> None:
         self.silent = 0

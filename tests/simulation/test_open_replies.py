@@ -19,7 +19,15 @@ from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.calls.turn_taking import turn_taking
 from voxeval.simulation.engine import CallResult, run_call
-from voxeval.systems.call import AgentAction, AgentTurn, LineBlock, MoreAudio, Reply, StopSpeaking
+from voxeval.systems.call import (
+    AgentAction,
+    AgentTurn,
+    CallAgentBase,
+    LineBlock,
+    MoreAudio,
+    Reply,
+    StopSpeaking,
+)
 
 RATE = 16000
 CHUNK_S = 0.02
@@ -29,12 +37,13 @@ def returns(turn: AgentTurn) -> Callable[[], AgentTurn]:
     return lambda: turn
 
 
-class LiveToneAgent:
+class LiveToneAgent(CallAgentBase):
     """Answers each caller turn (after 200 ms of quiet) with a 440 Hz tone of the next length
     in ``replies_s``, sent 20 ms at a time, as a live agent's audio arrives; with ``stops`` it
     stops sending the moment it hears the caller and says it yielded."""
 
     name = "live-tone"
+    streaming = True
 
     def __init__(self, replies_s: list[float], stops: bool) -> None:
         self.replies_s, self.stops = list(replies_s), stops

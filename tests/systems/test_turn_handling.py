@@ -21,7 +21,7 @@ from voxeval.simulation.engine import run_call
 from voxeval.simulation.latency import ComponentLatency, LatencyModel
 from voxeval.simulation.parties import CallerTurn
 from voxeval.systems.base import Turn
-from voxeval.systems.call import AgentTurn, LineBlock, Reply, StopSpeaking
+from voxeval.systems.call import AgentTurn, CallAgentBase, LineBlock, Reply, StopSpeaking
 from voxeval.systems.cascade import CascadeAgent, CascadeSystem
 from voxeval.systems.turn_call import TurnSystemCall
 from voxeval.systems.turn_handling import (
@@ -35,7 +35,7 @@ from voxeval.systems.turn_handling import (
 FRAME = 320  # 20 ms at 16 kHz
 
 
-class Recorder:
+class Recorder(CallAgentBase):
     name = "recorder"
 
     def __init__(self) -> None:

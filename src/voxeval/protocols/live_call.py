@@ -55,7 +55,6 @@ from voxeval.protocols.summary_distributions import (
     turn_stats,
 )
 from voxeval.providers.asr.spoken_language import base_language
-from voxeval.providers.factory import ProviderSource
 from voxeval.providers.usage.usage_ledger import (
     UNATTRIBUTED,
     AttributedProvider,
@@ -81,7 +80,7 @@ from voxeval.simulation.simulation_config import (
     parse_simulation,
 )
 from voxeval.simulation.timeline import Timeline
-from voxeval.systems.base import CALL
+from voxeval.systems.base import CALL, SystemContext
 from voxeval.systems.call import CallAgent
 from voxeval.systems.factory import build_system, missing_capability, open_call, system_class
 
@@ -215,7 +214,7 @@ class RecordedTracks(Mapping[str, Audio]):
         return len(self._files)
 
 
-def build_agent(spec: SystemSpec, ctx: ProviderSource | None) -> CallAgent:
+def build_agent(spec: SystemSpec, ctx: SystemContext | None) -> CallAgent:
     """A fresh call session with the system ``spec`` names (built by the one system factory)."""
     return open_call(build_system(spec, ctx))
 
@@ -367,7 +366,7 @@ class LiveCallProtocol(ScoredProtocol[LiveCallRecord, ScoringResources]):
                 "condition": unit.condition,
                 "caller": caller.name,
                 "persona": getattr(getattr(caller, "persona", None), "name", None),
-                "agent": getattr(agent, "name", ""),
+                "agent": agent.name,
                 "mode": sim.mode,
                 "seed": seed,
                 "caller_behaviour": behaviour_record(caller),

@@ -119,8 +119,8 @@ def run_call(
     ``RenderingLatency()``); ``compute_lane``: where in-process compute is timed (None: plain
     wall time, affected by other calls running in parallel)."""
     wall0 = time.perf_counter()
-    initial_db = copy.deepcopy(getattr(tools, "db", {}))
-    clock_kind = clock or str(getattr(agent, "clock", "virtual"))
+    initial_db = copy.deepcopy(tools.db)
+    clock_kind = clock or agent.clock
     call = LiveCall(
         scenario,
         caller,
@@ -148,9 +148,7 @@ def run_call(
         ended = call.run()
         reason, t_end, error = ended.reason, ended.t, ended.error
     finally:
-        closer = getattr(agent, "close", None)
-        if callable(closer):
-            closer()
+        agent.close()
     length = round(t_end, 4)  # tracks end with the call: a hang-up cuts the other side
     timeline = call.timeline
     timeline.segments = sorted(
@@ -166,7 +164,7 @@ def run_call(
         assistant_track = call.speech.track(length)
         assert assistant_track is not None
         mixed = mix_tracks([user_track, assistant_track], source="<bus:mixed>")
-    final = tools.final_state() if hasattr(tools, "final_state") else {}
+    final = tools.final_state()
     return CallResult(
         timeline=timeline,
         user_track=user_track,
@@ -174,7 +172,7 @@ def run_call(
         mixed=mixed,
         initial_db=initial_db,
         final_db=copy.deepcopy(final),
-        session=copy.deepcopy(dict(getattr(tools, "session", {}) or {})),
+        session=copy.deepcopy(dict(tools.session)),
         end_reason=reason,
         error=error,
         duration_s=t_end,

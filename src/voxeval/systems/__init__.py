@@ -1,8 +1,17 @@
 """Systems under test (turn systems and call agents); importing this package registers the
 built-in systems."""
 
-from voxeval.systems.base import CALL, REPLY, Reply, Turn, TurnSystem, capabilities_of
-from voxeval.systems.call import AgentTurn, CallAgent
+from voxeval.systems.base import (
+    CALL,
+    REPLY,
+    Reply,
+    SystemBase,
+    SystemContext,
+    Turn,
+    TurnSystem,
+    capabilities_of,
+)
+from voxeval.systems.call import AgentTurn, CallAgent, CallAgentBase, StreamingCallAgent
 from voxeval.systems.cascade import (
     TINY_BASELINE_LABEL,
     CascadeAgent,
@@ -45,6 +54,7 @@ __all__ = [
     "TINY_BASELINE_LABEL",
     "AgentTurn",
     "CallAgent",
+    "CallAgentBase",
     "CascadeAgent",
     "CascadeOptions",
     "CascadeSystem",
@@ -74,6 +84,9 @@ __all__ = [
     "ScriptedSystem",
     "ServerVadRealtimeAgent",
     "StreamingBridgeAgent",
+    "StreamingCallAgent",
+    "SystemBase",
+    "SystemContext",
     "Turn",
     "TurnSystem",
     "TurnSystemCall",

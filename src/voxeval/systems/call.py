@@ -1,6 +1,6 @@
 """What a system under test exchanges in a live call, and the per-call session interfaces.
 
-Two interfaces:
+Two interfaces, told apart by the agent's ``streaming`` flag:
 
 * ``CallAgent`` answers whole caller turns (``respond``). The call engine puts it behind the
   turn-handling adapter (``voxeval.systems.turn_handling``), which listens to the line frame by
@@ -13,13 +13,17 @@ Two interfaces:
 
 The engine owns time: frames, playback, measured compute (or a latency model) on the call's
 clock. In text-only mode frames carry the caller's words instead of audio.
+
+Every optional member of both interfaces (its clock, whether it reports its own latency, its
+own turn handling, closing...) is declared on them, with its default on ``CallAgentBase``:
+built-in agents inherit it, and a plugin agent should too (or define each member itself).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import ClassVar, Protocol, TypeGuard, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +32,7 @@ from voxeval.audio import Audio
 from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.benchmarks.tools.tool_call import ToolCallRecord
+from voxeval.systems.turn_policy import FrameVAD, TurnPolicy
 
 
 @dataclass(frozen=True)
@@ -70,9 +75,39 @@ class HeardSpeech:
 
 @runtime_checkable
 class CallAgent(Protocol):
-    """One call's session with a system (sessions keep per-call state; open one per call)."""
+    """One call's session with a system that answers whole turns (sessions keep per-call
+    state; open one per call). Its optional members have their defaults on
+    ``CallAgentBase``."""
 
     name: str
+
+    @property
+    def streaming(self) -> bool:
+        """False: it answers whole turns (``respond``) behind voxeval's turn handling. A class
+        constant (``ClassVar``), True for a ``StreamingCallAgent``."""
+        ...
+
+    @property
+    def clock(self) -> str:
+        """The clock its calls run on: ``virtual``, or ``wall`` for an agent that lives in real
+        time (a remote service). The engine reads it again after ``start``."""
+        ...
+
+    @property
+    def reports_latency(self) -> bool:
+        """True: it measures its own latency (``AgentTurn.compute_s``, a remote agent)."""
+        ...
+
+    @property
+    def compute_takes_call_time_on_virtual_clock(self) -> bool:
+        """False: on the virtual clock its compute takes no call time (it is stepped on that
+        clock, e.g. a Pipecat pipeline), so its latencies leave inference out."""
+        ...
+
+    @property
+    def turn_policy(self) -> TurnPolicy | None:
+        """Its own turn handling settings (None: the run's)."""
+        ...
 
     def start(self, scenario: Scenario, tools: ToolRuntime) -> AgentTurn | None:
         """Begin a call; return a greeting, or None to let the caller speak first."""
@@ -80,6 +115,18 @@ class CallAgent(Protocol):
 
     def respond(self, user_audio: Audio | None, user_text: str | None) -> AgentTurn:
         """Answer the caller's last turn (audio in audio mode, text in text-only mode)."""
+        ...
+
+    def turn_vad(self) -> FrameVAD | None:
+        """The streaming VAD its turn handling listens with (None: the run's)."""
+        ...
+
+    def heard_by_caller(self, text: str) -> None:
+        """Its last reply was cut short: ``text`` is what the caller heard of it."""
+        ...
+
+    def close(self) -> None:
+        """The call is over: let go of what the session holds (connections, processes)."""
         ...
 
 
@@ -152,9 +199,30 @@ AgentAction = Reply | StopSpeaking | MoreAudio
 
 @runtime_checkable
 class StreamingCallAgent(Protocol):
-    """An agent that listens to the line itself (see the module docstring)."""
+    """An agent that listens to the line itself (see the module docstring). Its optional
+    members have their defaults on ``CallAgentBase``."""
 
     name: str
+
+    @property
+    def streaming(self) -> bool:
+        """True: it listens to the line itself (``hear``); the engine adds no turn handling."""
+        ...
+
+    @property
+    def clock(self) -> str:
+        """As ``CallAgent.clock``."""
+        ...
+
+    @property
+    def reports_latency(self) -> bool:
+        """As ``CallAgent.reports_latency``."""
+        ...
+
+    @property
+    def compute_takes_call_time_on_virtual_clock(self) -> bool:
+        """As ``CallAgent.compute_takes_call_time_on_virtual_clock``."""
+        ...
 
     def start(self, scenario: Scenario, tools: ToolRuntime) -> AgentTurn | None: ...
 
@@ -168,5 +236,47 @@ class StreamingCallAgent(Protocol):
         ``spoken_fraction`` how much of it was played (1: all; 0: nothing or no speech)."""
         ...
 
-    # Optional: ``take_transcripts() -> list[HeardSpeech]``, what the agent transcribed of
-    # the caller since the last call; the engine asks after every ``hear``.
+    def take_transcripts(self) -> list[HeardSpeech]:
+        """What the agent transcribed of the caller since it was last asked (the engine asks
+        after every ``hear``)."""
+        ...
+
+    def close(self) -> None:
+        """As ``CallAgent.close``."""
+        ...
+
+
+class CallAgentBase:
+    """The defaults of every optional member of ``CallAgent`` and ``StreamingCallAgent``.
+
+    Built-in agents inherit it; a plugin agent should (or define every member itself). A turn
+    agent implements ``start`` and ``respond``; a streaming agent sets ``streaming = True`` and
+    implements ``start``, ``hear`` and ``utterance_done``. Override what differs."""
+
+    name: str
+    streaming: ClassVar[bool] = False
+    clock: str = "virtual"
+    reports_latency: bool = False
+    compute_takes_call_time_on_virtual_clock: bool = True
+    turn_policy: TurnPolicy | None = None
+
+    def turn_vad(self) -> FrameVAD | None:
+        """Turn agents: no VAD of its own, the run's is used."""
+        return None
+
+    def heard_by_caller(self, text: str) -> None:
+        """Turn agents: nothing to correct (an agent without a history of its own)."""
+
+    def take_transcripts(self) -> list[HeardSpeech]:
+        """Streaming agents: no transcripts of its own."""
+        return []
+
+    def close(self) -> None:
+        """Nothing to let go of."""
+
+
+def is_streaming(agent: CallAgent | StreamingCallAgent) -> TypeGuard[StreamingCallAgent]:
+    """Does ``agent`` listen to the line itself? Read from its declared ``streaming`` flag,
+    which a wrapper (e.g. the usage ledger's) passes on, where an ``isinstance`` check against
+    the protocol would look at the wrapper's own members (Python 3.12 does)."""
+    return agent.streaming

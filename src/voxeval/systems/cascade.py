@@ -31,7 +31,7 @@ from voxeval.providers.base import ASR, LLM, TTS, VAD, ChatResponse, Message
 from voxeval.providers.factory import ProviderSource, system_component
 from voxeval.providers.http.openai_http import count_requests
 from voxeval.providers.runtime.async_dispatch import call_async
-from voxeval.systems.base import CALL, REPLY, SYSTEMS, Reply, Turn
+from voxeval.systems.base import CALL, REPLY, SYSTEMS, Reply, SystemBase, Turn
 from voxeval.systems.call import AgentTurn
 from voxeval.systems.llm_call import DEFAULT_CALL_VOICE, LLMToolAgent, renderer_from, warm_asr
 from voxeval.systems.options import ComponentSpec, endpoint_fault, parse_options, provider_identity
@@ -87,7 +87,7 @@ def spoken_text(text: str) -> str:
 
 
 @SYSTEMS.register("cascade")
-class CascadeSystem:
+class CascadeSystem(SystemBase):
     """ASR -> LLM -> TTS. ``reply`` transcribes every user turn that has no text yet, sends the
     whole conversation to the LLM and speaks its answer. The text channel is the LLM's text.
     ``open_call`` starts a live call's session (``CascadeAgent``)."""

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError, UnknownComponent
-from voxeval.providers.factory import ProviderSource
 from voxeval.registry import names
 from voxeval.systems.base import (
     CALL,
     CAPABILITY_TEXT,
     SYSTEMS,
+    OpensCalls,
+    SystemContext,
     SystemUnderTest,
     TurnSystem,
     capabilities_of,
@@ -72,7 +73,7 @@ def system_class(spec: SystemSpec) -> type[SystemUnderTest]:
     return SYSTEMS.lookup(spec.type)
 
 
-def build_system(spec: SystemSpec, ctx: ProviderSource | None = None) -> SystemUnderTest:
+def build_system(spec: SystemSpec, ctx: SystemContext | None = None) -> SystemUnderTest:
     """The system for ``spec``, built by its class's ``from_spec`` (options validated there)."""
     return system_class(spec).from_spec(spec, ctx)
 
@@ -100,12 +101,8 @@ def missing_capability(spec: SystemSpec, protocol: str, need: str | None) -> str
 def open_call(system: SystemUnderTest) -> CallAgent:
     """A fresh call session: the system's own ``open_call()``, else a turn system in the
     adapter. A system that can do neither is refused, naming it."""
-    opener = getattr(system, "open_call", None)
-    if callable(opener):
-        session: CallAgent = opener()
-        return session
+    if isinstance(system, OpensCalls):
+        return system.open_call()
     if CALL in capabilities_of(type(system)) and isinstance(system, TurnSystem):
         return TurnSystemCall(system)
-    raise ConfigError(
-        f"system {getattr(system, 'name', type(system).__name__)!r} cannot hold a live call"
-    )
+    raise ConfigError(f"system {system.name!r} cannot hold a live call")

@@ -38,7 +38,7 @@ from voxeval.providers.http.openai_http import (
     count_requests,
     redact_url,
 )
-from voxeval.systems.base import CALL, REPLY, SYSTEMS, Reply, Turn
+from voxeval.systems.base import CALL, REPLY, SYSTEMS, Reply, SystemBase, Turn
 from voxeval.systems.options import endpoint_fault, parse_options
 
 
@@ -90,7 +90,7 @@ class HTTPSystemError(SystemFault):
 
 
 @SYSTEMS.register("http")
-class HTTPSystem:
+class HTTPSystem(SystemBase):
     # In a live call it is wrapped in the turn adapter (voxeval.systems.turn_call).
     capabilities = frozenset({REPLY, CALL})
 

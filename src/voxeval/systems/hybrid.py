@@ -18,7 +18,7 @@ from voxeval.config import SystemSpec
 from voxeval.json_types import JSONObject
 from voxeval.providers.base import AudioLLM
 from voxeval.providers.factory import ProviderSource, system_component
-from voxeval.systems.base import CALL, SYSTEMS
+from voxeval.systems.base import CALL, SYSTEMS, SystemBase
 from voxeval.systems.call import AgentTurn
 from voxeval.systems.llm_call import DEFAULT_CALL_VOICE, LLMToolAgent, MessageContent, renderer_from
 from voxeval.systems.options import ComponentSpec, parse_options, provider_identity
@@ -34,7 +34,7 @@ class HybridOptions(BaseModel):
 
 
 @SYSTEMS.register("hybrid")
-class HybridSystem:
+class HybridSystem(SystemBase):
     capabilities = frozenset({CALL})
 
     def __init__(self, name: str, audio_llm: AudioLLM, options: HybridOptions) -> None:

@@ -12,7 +12,7 @@ from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.errors import ConfigError
 from voxeval.providers.base import ASR, LLM, Message, MessageValue
 from voxeval.providers.voices.speech_renderer import SpeechRenderer, shared_renderer
-from voxeval.systems.call import AgentTurn
+from voxeval.systems.call import AgentTurn, CallAgentBase
 from voxeval.systems.call_prompts import agent_system_prompt
 from voxeval.systems.tool_loop import chat_with_tools
 
@@ -44,7 +44,7 @@ def warm_asr(asr: ASR | None) -> ASR | None:
     return asr
 
 
-class LLMToolAgent:
+class LLMToolAgent(CallAgentBase):
     """Base of call sessions whose LLM answers in text (with tool calls) that ``tts`` speaks.
     ``hears_text``: the LLM gets the caller as a transcript, not as audio. ``system_prompt``
     (optional) is placed before the scenario's role and policy."""

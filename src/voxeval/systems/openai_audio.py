@@ -19,7 +19,7 @@ from voxeval.json_types import JSONObject
 from voxeval.providers.base import AudioLLM, Message
 from voxeval.providers.factory import ProviderSource, system_component
 from voxeval.providers.http.openai_http import count_requests
-from voxeval.systems.base import CALL, REPLY, SYSTEMS, Reply, Turn
+from voxeval.systems.base import CALL, REPLY, SYSTEMS, Reply, SystemBase, Turn
 from voxeval.systems.options import ComponentSpec, endpoint_fault, parse_options, provider_identity
 
 # Options that belong to the system; everything else describes the audio_llm provider.
@@ -56,7 +56,7 @@ def parse_openai_audio_options(spec: SystemSpec) -> OpenAIAudioOptions:
 
 
 @SYSTEMS.register("openai-audio")
-class OpenAIAudioSystem:
+class OpenAIAudioSystem(SystemBase):
     # In a live call it is wrapped in the turn adapter (voxeval.systems.turn_call).
     capabilities = frozenset({REPLY, CALL})
 

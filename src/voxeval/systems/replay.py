@@ -29,7 +29,7 @@ from voxeval.config import SystemSpec
 from voxeval.errors import AudioError, ConfigError, VoxevalError
 from voxeval.json_types import JSONObject
 from voxeval.providers.factory import ProviderSource
-from voxeval.systems.base import REPLY, SYSTEMS, Reply, Turn
+from voxeval.systems.base import REPLY, SYSTEMS, Reply, SystemBase, Turn
 from voxeval.systems.options import parse_options
 
 
@@ -94,7 +94,7 @@ def load_manifest(path: Path) -> dict[str, ManifestRow]:
 
 
 @SYSTEMS.register("replay")
-class ReplaySystem:
+class ReplaySystem(SystemBase):
     # Replies are looked up by benchmark item id: nothing to answer a live caller with.
     capabilities = frozenset({REPLY})
 

@@ -31,9 +31,9 @@ from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError
 from voxeval.json_types import JSONObject
 from voxeval.providers.base import ASR
-from voxeval.providers.factory import ProviderSource, system_component
-from voxeval.systems.base import CALL, SYSTEMS
-from voxeval.systems.call import AgentTurn
+from voxeval.providers.factory import system_component
+from voxeval.systems.base import CALL, SYSTEMS, SystemBase, SystemContext
+from voxeval.systems.call import AgentTurn, CallAgentBase
 from voxeval.systems.caller_facts import CallerFacts
 from voxeval.systems.llm_call import warm_asr
 from voxeval.systems.options import ComponentSpec, parse_options
@@ -184,7 +184,7 @@ def _call_args(script: list[ScriptStep], target: tuple[int, int]) -> JSONObject:
     return script[target[0]].tool_calls[target[1]].arguments
 
 
-class ScriptedAgent:
+class ScriptedAgent(CallAgentBase):
     """Plays ``scenario.agent_script`` one step per caller turn.
 
     If the scenario's agent has a ``greeting`` or the first step makes no tool calls and the
@@ -376,21 +376,21 @@ class ScriptedOptions(BaseModel):
 
 
 @SYSTEMS.register("scripted")
-class ScriptedSystem:
+class ScriptedSystem(SystemBase):
     """Holds live calls only: each call gets a fresh ``ScriptedAgent`` (``agent_class``)."""
 
     capabilities = frozenset({CALL})
     agent_class: ClassVar[type[ScriptedAgent]] = ScriptedAgent
 
     def __init__(
-        self, name: str, options: ScriptedOptions, ctx: ProviderSource | None = None
+        self, name: str, options: ScriptedOptions, ctx: SystemContext | None = None
     ) -> None:
         self.name = name
         self.options = options
-        self._ctx = ctx  # the run's providers (a model loads once), None from Python
+        self._ctx = ctx  # the run's providers (a model loads once) and config; None from Python
 
     @classmethod
-    def from_spec(cls, spec: SystemSpec, ctx: ProviderSource | None = None) -> ScriptedSystem:
+    def from_spec(cls, spec: SystemSpec, ctx: SystemContext | None = None) -> ScriptedSystem:
         return cls(spec.name, parse_options(spec, ScriptedOptions), ctx)
 
     def _asr(self, language: str) -> ASR:
@@ -398,7 +398,7 @@ class ScriptedSystem:
         of the run config), else Whisper tiny.en for English and Whisper base otherwise."""
         spec: Any = self.options.asr
         if spec is None:
-            spec = getattr(getattr(self._ctx, "config", None), "asr", None)
+            spec = self._ctx.config.asr if self._ctx is not None else None
         if spec is None:
             spec = _DEFAULT_ASR.get(language.split("-")[0].lower(), _MULTILINGUAL_ASR)
         return system_component(self._ctx, "asr", spec)
@@ -422,7 +422,7 @@ class ScriptedSystem:
         agent = self.agent_class(
             script=o.script, greet=o.greet, turn_policy=o.turn, listen=o.listen, asr=self._asr
         )
-        simulation = getattr(getattr(self._ctx, "config", None), "simulation", None)
-        if o.listen and isinstance(simulation, dict) and simulation.get("mode", "audio") == "audio":
+        simulation = self._ctx.config.simulation if self._ctx is not None else None
+        if o.listen and simulation is not None and simulation.get("mode", "audio") == "audio":
             agent.warm(str(simulation.get("language", "en")))  # not the agent's latency
         return agent

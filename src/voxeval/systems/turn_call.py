@@ -14,10 +14,10 @@ from voxeval.audio import Audio
 from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.systems.base import Turn, TurnSystem
-from voxeval.systems.call import AgentTurn
+from voxeval.systems.call import AgentTurn, CallAgentBase
 
 
-class TurnSystemCall:
+class TurnSystemCall(CallAgentBase):
     """A per-call session around ``system``; open one per call (it holds the history)."""
 
     def __init__(self, system: TurnSystem) -> None:

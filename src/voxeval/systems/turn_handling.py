@@ -17,8 +17,9 @@ its own speech and stop, and remember what the caller actually heard of a reply 
   holds ``min_interruption_words`` recognised words that are not backchannel words ("mm-hm",
   "okay", "right"); speech that does not stop it (a backchannel, a cough) is not answered.
   Words come from the line in text mode and from ``transcribe`` (an ASR) in audio mode;
-* **history**: when its reply was cut, the wrapped agent's ``heard_by_caller(text)`` (when it
-  has one) gets the words the caller heard, so its next answer starts from what was said.
+* **history**: when its reply was cut, the wrapped agent's ``heard_by_caller(text)`` gets the
+  words the caller heard, so its next answer starts from what was said (``CallAgentBase``'s
+  default ignores them).
 """
 
 from __future__ import annotations
@@ -28,11 +29,10 @@ import math
 import re
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, ClassVar, cast
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field
 
 from voxeval.audio import Audio
 from voxeval.benchmarks.eva.scenario import Scenario
@@ -44,11 +44,14 @@ from voxeval.systems.call import (
     AgentAction,
     AgentTurn,
     CallAgent,
+    HeardSpeech,
     LineBlock,
     Reply,
     StopSpeaking,
     StreamingCallAgent,
+    is_streaming,
 )
+from voxeval.systems.turn_policy import FrameVAD, TurnPolicy
 
 if TYPE_CHECKING:
     from voxeval.providers.audio_analysis.vad_silero import SileroStream
@@ -80,30 +83,6 @@ def interruption_words(text: str) -> int:
         if word and word not in BACKCHANNEL_WORDS:
             count += 1
     return count
-
-
-class TurnPolicy(BaseModel):
-    """How an adapted agent takes and gives up turns (milliseconds)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    eot_silence_ms: float = Field(default=700.0, gt=0)
-    patience_ms: float = Field(default=0.0, ge=0)
-    # minimum interruption duration: caller speech over the reply that stops it (None: never)
-    barge_in_ms: float | None = Field(default=300.0, ge=0)
-    # and the non-backchannel words it must hold (0: duration alone decides)
-    min_interruption_words: int = Field(default=0, ge=0)
-    min_speech_ms: float = Field(default=100.0, ge=0)
-
-
-class FrameVAD(Protocol):
-    """Streaming voice activity: one decision per frame, in order (it keeps state)."""
-
-    def is_speech(self, frame: npt.NDArray[np.float32]) -> bool: ...
-
-    def silence(self, frames: int, frame_len: int) -> None:
-        """``frames`` frames of digital silence went by (the engine skipped an empty line)."""
-        ...
 
 
 class _SlidingExtreme:
@@ -238,7 +217,10 @@ class _Run:
 
 
 class TurnTakingAdapter:
-    """A ``CallAgent`` with turn handling (see the module docstring)."""
+    """A ``CallAgent`` with turn handling (see the module docstring): a
+    ``StreamingCallAgent`` whose clock and latency settings are the wrapped agent's."""
+
+    streaming: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -261,6 +243,22 @@ class TurnTakingAdapter:
         self._pending = False
         self._rate = 16000
         self._frame_len = 0
+
+    @property
+    def clock(self) -> str:
+        return self.agent.clock
+
+    @property
+    def reports_latency(self) -> bool:
+        return self.agent.reports_latency
+
+    @property
+    def compute_takes_call_time_on_virtual_clock(self) -> bool:
+        return self.agent.compute_takes_call_time_on_virtual_clock
+
+    def take_transcripts(self) -> list[HeardSpeech]:
+        """The wrapped agent's transcripts come in its ``AgentTurn.heard``, not here."""
+        return []
 
     def describe(self) -> JSONObject:
         """The settings that decide this agent's timing in a call (``call.json``)."""
@@ -412,14 +410,10 @@ class TurnTakingAdapter:
         self._pending = False
         if spoken_fraction >= 1.0 or not text:
             return
-        record = getattr(self.agent, "heard_by_caller", None)
-        if callable(record):
-            record(words_spoken(text, spoken_fraction))
+        self.agent.heard_by_caller(words_spoken(text, spoken_fraction))
 
     def close(self) -> None:
-        closer = getattr(self.agent, "close", None)
-        if callable(closer):
-            closer()
+        self.agent.close()
 
 
 def as_streaming(
@@ -428,18 +422,17 @@ def as_streaming(
     vad: FrameVAD | None = None,
     transcribe: Callable[[Audio], str] | None = None,
 ) -> StreamingCallAgent:
-    """``agent`` itself when it listens to the line (has ``hear``), else ``agent`` with turn
-    handling: its own ``turn_policy`` and ``turn_vad()`` when it has them, else ``policy`` and
-    ``vad`` (the run's defaults); ``transcribe`` counts the words of would-be interruptions."""
-    if callable(getattr(agent, "hear", None)):
-        return cast(StreamingCallAgent, agent)
-    agent = cast(CallAgent, agent)  # no ``hear``: a turn-by-turn agent
-    own_policy = getattr(agent, "turn_policy", None)
-    make_vad = getattr(agent, "turn_vad", None)
-    own_vad = make_vad() if callable(make_vad) else None
+    """``agent`` itself when it listens to the line (``streaming``), else ``agent`` with turn
+    handling: its own ``turn_policy`` and ``turn_vad()`` when it has them (not None), else
+    ``policy`` and ``vad`` (the run's defaults); ``transcribe`` counts the words of would-be
+    interruptions."""
+    if is_streaming(agent):
+        return agent
+    agent = cast(CallAgent, agent)  # not streaming: a turn-by-turn agent
+    own_vad = agent.turn_vad()
     return TurnTakingAdapter(
         agent,
-        own_policy if isinstance(own_policy, TurnPolicy) else policy,
+        agent.turn_policy if agent.turn_policy is not None else policy,
         own_vad if own_vad is not None else vad,
         transcribe,
     )

@@ -1,19 +1,18 @@
 """Which kind of pipeline a system under test is, as the judged call metrics need to know it:
 a ``cascade`` works from its own speech-to-text transcript of the caller, while a
 ``speech_to_speech`` or ``hybrid`` system hears the caller's audio itself, so mishearing is
-its own fault. A system class may say so with a ``pipeline`` attribute; the built-in types
+its own fault. A system class may declare it (``SystemBase.pipeline``); the built-in types
 are listed here."""
 
 from __future__ import annotations
 
-from typing import Literal
-
 from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError, UnknownComponent
+from voxeval.systems.base import PIPELINES, declared_pipeline
+from voxeval.systems.base import SystemPipeline as Pipeline
 from voxeval.systems.factory import system_class
 
-Pipeline = Literal["cascade", "hybrid", "speech_to_speech", "unknown"]
-PIPELINES: tuple[str, ...] = ("cascade", "hybrid", "speech_to_speech", "unknown")
+__all__ = ["BUILT_IN_PIPELINES", "PIPELINES", "Pipeline", "hears_audio", "system_pipeline"]
 
 BUILT_IN_PIPELINES: dict[str, Pipeline] = {
     "cascade": "cascade",
@@ -24,13 +23,13 @@ BUILT_IN_PIPELINES: dict[str, Pipeline] = {
 
 
 def system_pipeline(spec: SystemSpec) -> str:
-    """The pipeline of the system ``spec`` names: the class's ``pipeline`` attribute, else the
+    """The pipeline of the system ``spec`` names: the one its class declares, else the
     built-in table, else ``unknown`` (a remote bridge or a scripted agent)."""
     try:
-        declared = getattr(system_class(spec), "pipeline", None)
+        declared = declared_pipeline(system_class(spec))
     except (UnknownComponent, ConfigError):  # a removed 0.1 spelling in an old run
         declared = None
-    if isinstance(declared, str) and declared in PIPELINES:
+    if declared is not None:
         return declared
     return BUILT_IN_PIPELINES.get(spec.type, "unknown")
 

@@ -194,9 +194,7 @@ class AgentSide:
             raise
         except Exception as exc:  # the agent failed while listening (e.g. it left)
             raise self._failed(exc, now) from exc
-        take = getattr(self.agent, "take_transcripts", None)
-        if callable(take):
-            self.heard_speech(list(take()))
+        self.heard_speech(self.agent.take_transcripts())
         return action
 
     def heard_speech(self, heard: list[HeardSpeech]) -> None:
@@ -228,7 +226,7 @@ class AgentSide:
     def settled_clock(self, clock: Clock) -> Clock:
         """An agent may settle its clock while starting (a Pipecat pipeline knows whether its
         services are local once built): the clock it asks for."""
-        settled = str(getattr(self.agent, "clock", clock.kind))
+        settled = self.agent.clock
         return make_clock(settled) if settled != clock.kind else clock
 
     def stuck(self) -> SystemFault:
@@ -266,8 +264,7 @@ class AgentSide:
             # False: the agent ran on the virtual clock with its compute left out of call time
             # (a Pipecat pipeline stepped on virtual time), so latencies exclude inference
             "agent_compute_in_latency": not (
-                clock.kind == "virtual"
-                and getattr(self.agent, "compute_takes_call_time_on_virtual_clock", True) is False
+                clock.kind == "virtual" and not self.agent.compute_takes_call_time_on_virtual_clock
             ),
             "tool": "modelled" if self.latency.tool is not None else None,
             "rendering_by_voxeval": rendering,
@@ -277,7 +274,6 @@ class AgentSide:
     def turn_handling(self) -> JSONObject:
         """Whose settings decided the agent's turn timing: voxeval's turn adapter (with its
         policy and VAD) for a turn-based agent, the agent itself for a streaming one."""
-        describe = getattr(self.agent, "describe", None)
-        if isinstance(self.agent, TurnTakingAdapter) and callable(describe):
-            return dict(describe())
+        if isinstance(self.agent, TurnTakingAdapter):
+            return self.agent.describe()
         return {"adapter": False}

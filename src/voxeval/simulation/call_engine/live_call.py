@@ -95,7 +95,7 @@ class LiveCall:
         self.max_samples = round(max_duration_s * BUS_RATE)
         self.max_duration_s = max_duration_s
         self.line = CallerLine(mode, self.grid.frame, BUS_RATE, list(line_effects))
-        reports_latency = bool(getattr(agent, "reports_latency", False))
+        reports_latency = agent.reports_latency
         # An agent that reports its own latency (remote) or runs on the wall clock waits on
         # the network: its work is timed as it happens, outside the lane.
         agent_laned = lane is not None and not reports_latency
@@ -116,7 +116,7 @@ class LiveCall:
         self.voices = voices
         self.agent = AgentSide(
             as_streaming(agent, settings.turn_policy(), agent_vad, interruption_asr),
-            str(getattr(agent, "name", "agent")),
+            agent.name,
             tools,
             self.grid,
             self.line,

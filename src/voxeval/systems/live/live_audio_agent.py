@@ -31,7 +31,14 @@ import numpy.typing as npt
 
 from voxeval.audio import Audio
 from voxeval.errors import ConfigError, SystemFault
-from voxeval.systems.call import AgentAction, AgentTurn, LineBlock, MoreAudio, Reply
+from voxeval.systems.call import (
+    AgentAction,
+    AgentTurn,
+    CallAgentBase,
+    LineBlock,
+    MoreAudio,
+    Reply,
+)
 
 if TYPE_CHECKING:
     from voxeval.benchmarks.eva.scenario import Scenario
@@ -75,10 +82,11 @@ class ListeningSettings(TypedDict, total=False):
     yield_window_s: float
 
 
-class LiveAudioAgent(ABC):
+class LiveAudioAgent(CallAgentBase, ABC):
     """The call logic over an ``AudioLink`` that ``_open`` makes."""
 
     name = "live-audio"
+    streaming = True
     clock = "wall"
     # the agent's audio never pauses (WebRTC sends silence between replies): a reply ends after
     # ``reply_gap_ms`` of quiet audio received, so a stall in delivery does not end it; else
@@ -267,7 +275,7 @@ class LiveAudioAgent(ABC):
         yielded = spoke is not None and end - self.yield_window_s <= spoke
         return MoreAudio(frame, done=True, yielded=yielded)
 
-    def utterance_done(self, text: str, spoken_fraction: float) -> None:  # noqa: B027
+    def utterance_done(self, text: str, spoken_fraction: float) -> None:
         """Nothing to tell: the agent hears the line itself (a deliberate no-op hook)."""
 
     def close(self) -> None:

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from voxeval.config import SystemSpec
 from voxeval.json_types import JSONObject
 from voxeval.providers.factory import ProviderSource
-from voxeval.systems.base import CALL
+from voxeval.systems.base import CALL, SystemBase
 from voxeval.systems.live.live_audio_agent import LiveAudioAgent
 from voxeval.systems.options import parse_options
 
@@ -34,7 +34,7 @@ class LiveAudioOptions(BaseModel):
 OptionsT = TypeVar("OptionsT", bound=LiveAudioOptions)
 
 
-class LiveAudioSystem(ABC, Generic[OptionsT]):
+class LiveAudioSystem(SystemBase, ABC, Generic[OptionsT]):
     """Holds live calls only; each call gets its own ``agent_class`` built from the options."""
 
     capabilities = frozenset({CALL})

@@ -38,10 +38,11 @@ from voxeval.config import SystemSpec
 from voxeval.errors import ConfigError
 from voxeval.json_types import JSONObject
 from voxeval.providers.factory import ProviderSource
-from voxeval.systems.base import CALL, SYSTEMS
+from voxeval.systems.base import CALL, SYSTEMS, SystemBase
 from voxeval.systems.call import (
     AgentAction,
     AgentTurn,
+    CallAgentBase,
     LineBlock,
     MoreAudio,
     Reply,
@@ -75,7 +76,7 @@ class PhoneStreamOptions(BaseModel):
 
 
 @SYSTEMS.register("phone-stream")
-class PhoneStreamSystem:
+class PhoneStreamSystem(SystemBase):
     """Holds live calls only; each call opens its own stream (``PhoneStreamAgent``)."""
 
     capabilities = frozenset({CALL})
@@ -101,10 +102,11 @@ class PhoneStreamSystem:
         return PhoneStreamAgent(**self.options.model_dump())
 
 
-class PhoneStreamAgent:
+class PhoneStreamAgent(CallAgentBase):
     """One call's media stream (a ``StreamingCallAgent`` on the wall clock)."""
 
     name = "phone-stream"
+    streaming = True
     clock = "wall"
     reports_latency = True  # a reply's latency is when its first audio arrived here
 

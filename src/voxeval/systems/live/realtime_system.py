@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from voxeval.config import SystemSpec
 from voxeval.json_types import JSONObject
 from voxeval.providers.factory import ProviderSource
-from voxeval.systems.base import CALL, SYSTEMS
+from voxeval.systems.base import CALL, SYSTEMS, SystemBase
 from voxeval.systems.live.realtime_vad import ServerVadRealtimeAgent
 from voxeval.systems.live.realtime_ws import RealtimeAgent
 from voxeval.systems.options import parse_options
@@ -44,7 +44,7 @@ class RealtimeOptions(BaseModel):
 
 
 @SYSTEMS.register("openai-realtime")
-class RealtimeSystem:
+class RealtimeSystem(SystemBase):
     """Holds live calls only; each call opens its own websocket session (``RealtimeAgent``)."""
 
     capabilities = frozenset({CALL})

@@ -61,6 +61,8 @@ VAD_EVENTS = ("input_audio_buffer.speech_started", "input_audio_buffer.speech_st
 class ServerVadRealtimeAgent(RealtimeAgent):
     """One call's session with a Realtime endpoint whose detector takes the turns."""
 
+    streaming = True  # it listens to the line: the server's detector decides the turns
+
     def __init__(
         self,
         *,

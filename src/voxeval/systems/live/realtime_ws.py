@@ -28,7 +28,7 @@ from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.benchmarks.tools.tool_call import ToolCallRecord
 from voxeval.errors import ConfigError, EndpointError, ProviderUnavailable
 from voxeval.json_types import JSONObject, JSONValue
-from voxeval.systems.call import AgentTurn
+from voxeval.systems.call import AgentTurn, CallAgentBase
 from voxeval.systems.call_prompts import agent_system_prompt
 from voxeval.systems.live.pcm16 import audio_to_pcm16, pcm16_to_audio
 
@@ -55,7 +55,7 @@ class RealtimeSettings(TypedDict, total=False):
     turn_timeout_s: float
 
 
-class RealtimeAgent:
+class RealtimeAgent(CallAgentBase):
     """One call's session with a Realtime endpoint."""
 
     name = "openai-realtime"

@@ -36,7 +36,7 @@ from voxeval.benchmarks.tools.tool_call import ToolCallRecord
 from voxeval.config import SystemSpec
 from voxeval.json_types import JSONObject
 from voxeval.providers.factory import ProviderSource
-from voxeval.systems.base import CALL, SYSTEMS
+from voxeval.systems.base import CALL, SYSTEMS, SystemBase
 from voxeval.systems.call import AgentTurn
 from voxeval.systems.live.pcm16 import pcm16_frames, pcm16_to_audio
 from voxeval.systems.live.ws_bridge_server import (
@@ -92,7 +92,7 @@ class WebsocketBridgeOptions(BaseModel):
 
 
 @SYSTEMS.register("websocket")
-class WebsocketBridgeSystem:
+class WebsocketBridgeSystem(SystemBase):
     """Holds live calls only; each call runs its own bridge server (``WebsocketBridgeAgent``)."""
 
     capabilities = frozenset({CALL})

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from voxeval.errors import ConfigError, VoxevalError
 from voxeval.json_types import JSONObject, JSONValue
+from voxeval.systems.call import CallAgentBase
 
 if TYPE_CHECKING:
     from websockets.sync.server import Server, ServerConnection
@@ -47,7 +48,7 @@ class BridgeError(VoxevalError):
     """The external agent broke the bridge protocol or went away."""
 
 
-class BridgeEndpoint:
+class BridgeEndpoint(CallAgentBase):
     """One call's websocket server and its single agent connection."""
 
     def __init__(

@@ -53,6 +53,7 @@ class StreamingBridgeAgent(BridgeEndpoint):
     """One call's bridge speaking protocol 2."""
 
     name = "websocket"
+    streaming = True
     # Virtual clock: the agent's compute is what it reports (``latency_s``), never our wall
     # time; wall clock: the time from ``response.start`` to its first audio or text.
     reports_latency = True
