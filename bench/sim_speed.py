@@ -19,7 +19,7 @@ import numpy as np
 from voxeval.audio import Audio
 from voxeval.simulation.engine import run_call
 from voxeval.simulation.latency import ComponentLatency, LatencyModel
-from voxeval.simulation.parties import AgentTurn, CallerTurn
+from voxeval.simulation.parties import AgentTurn, CallerBase, CallerTurn
 
 TARGET_S = 300.0
 LATENCY = LatencyModel(agent=ComponentLatency(kind="fixed", ms=900))
@@ -46,7 +46,7 @@ class InstantAgent:
         return AgentTurn("I understand. Could you tell me a little more about that, please?")
 
 
-class InstantCaller:
+class InstantCaller(CallerBase):
     name = "instant-caller"
 
     def __init__(self, turns: int) -> None:

@@ -19,7 +19,7 @@ from voxeval.scoring.metric_runner import run_metric
 from voxeval.scoring.replies.reply_record import ScoringResources
 from voxeval.simulation.engine import run_call
 from voxeval.simulation.latency import ComponentLatency, LatencyModel
-from voxeval.simulation.parties import AgentTurn, CallerTurn
+from voxeval.simulation.parties import AgentTurn, CallerBase, CallerTurn
 from voxeval.simulation.recorder import record_call
 from voxeval.systems.call import CallAgentBase
 
@@ -29,7 +29,7 @@ CALLER_SAYS = "My member ID is K X 4 9 2 B 7."
 AGENT_SAYS = "Thank you. Your confirmation code is R 7 7 4 1, and the fee is $45.50."
 
 
-class OneLineCaller:
+class OneLineCaller(CallerBase):
     """Says its member ID, then hangs up; ``spoken`` replaces what its audio says."""
 
     name = "id-caller"

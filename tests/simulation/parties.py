@@ -6,7 +6,7 @@ import numpy as np
 
 from voxeval.audio import Audio
 from voxeval.simulation.caller_behaviour import ScheduledBehaviour
-from voxeval.simulation.parties import AgentTurn, CallerTurn, ToolCallRecord
+from voxeval.simulation.parties import AgentTurn, CallerBase, CallerTurn, ToolCallRecord
 from voxeval.simulation.turn_detection import PAUSE_MARKER
 from voxeval.systems.call import CallAgentBase
 
@@ -63,7 +63,7 @@ class ListAgent(CallAgentBase):
         return AgentTurn(self.lines[n], tool_calls=records, heard=user_text)
 
 
-class ListCaller:
+class ListCaller(CallerBase):
     name = "list-caller"
 
     def __init__(self, opening: str, lines: list[str], barge_in_after_s: float | None = None):

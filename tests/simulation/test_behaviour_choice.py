@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.simulation.helpers import write_suite
+from tests.simulation.parties import ListCaller
 from voxeval.benchmarks.eva.scenario import Scenario, load_scenario_suite
 from voxeval.errors import ConfigError
 from voxeval.simulation.behaviour_choice import behaviour_record, build_behaviour, resolve_kind
@@ -84,4 +85,6 @@ def test_call_json_keeps_the_kind_and_the_llm_behaviour_counts() -> None:
     }  # fmt: skip
     scripted = parse_simulation({"mode": "text"}).build_caller(None, None, seed=1)
     assert behaviour_record(scripted) == {"kind": "rules"}
-    assert behaviour_record(object()) is None
+    plain = ListCaller("hello", [])
+    plain.behaviour = None  # a caller without a behaviour of its own
+    assert behaviour_record(plain) is None

@@ -114,3 +114,27 @@ def test_unlaned_runs_without_a_slot() -> None:
 def test_a_lane_needs_a_slot() -> None:
     with pytest.raises(ValueError, match="at least one slot"):
         ComputeLane(0)
+
+
+def test_each_thread_starts_outside_the_lane_and_sees_only_its_own_depth() -> None:
+    lane = ComputeLane(2)
+    seen: dict[str, bool] = {}
+    inside = threading.Event()
+    release = threading.Event()
+
+    def holder() -> None:
+        def section() -> None:
+            seen["holder inside"] = lane.holding()
+            inside.set()
+            release.wait(5)
+
+        lane.run(section)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    assert inside.wait(5)
+    seen["other thread meanwhile"] = lane.holding()  # a thread that never entered: depth 0
+    release.set()
+    thread.join(5)
+    assert seen == {"holder inside": True, "other thread meanwhile": False}
+    assert lane._held.depth == 0  # this thread's own holder, typed, starts at 0

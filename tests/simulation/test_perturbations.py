@@ -7,8 +7,12 @@ from voxeval.audio.noise_environments import ENVIRONMENTS, environment_noise
 from voxeval.errors import ConfigError
 from voxeval.simulation.engine import run_call
 from voxeval.simulation.latency import ComponentLatency, LatencyModel
+from voxeval.simulation.line import ContinuousNoise, LineEffect
 from voxeval.simulation.perturbations import (
     CallerAudioTransform,
+    Condition,
+    LineEffectPerturbation,
+    PerturbationBase,
     PlaybackPerturbation,
     ReverbPerturbation,
     parse_conditions,
@@ -209,3 +213,50 @@ def test_playback_changes_what_the_agent_hears_only() -> None:
     # the agent hears the room ring out after each caller turn, so it answers a little later
     starts = lambda r: [s.start for s in r.timeline.segments if s.speaker == "assistant"]  # noqa: E731
     assert all(p >= b for p, b in zip(starts(perturbed), starts(base), strict=True))
+
+
+class SeedRecorder(PerturbationBase):
+    """A plugin perturbation with only the required members: it notes each seed it gets."""
+
+    label = "seed-recorder"
+
+    def __init__(self) -> None:
+        self.seeds: list[int] = []
+
+    def apply(self, audio: Audio, seed: int) -> Audio:
+        self.seeds.append(seed)
+        return audio
+
+
+class PlacedOnce(SeedRecorder):
+    per_call = True
+
+
+class Hum(SeedRecorder):
+    """Acts on the whole line in a call."""
+
+    def line_effect(self, seed: int) -> LineEffect:
+        return ContinuousNoise("street", 20.0, seed)
+
+
+def test_a_plugin_perturbation_is_seeded_per_utterance_unless_it_declares_per_call() -> None:
+    plain, placed = SeedRecorder(), PlacedOnce()
+    assert (plain.per_call, placed.per_call) == (False, True)
+    transform = CallerAudioTransform([plain, placed], seed=11)
+    for _ in range(3):
+        transform(speech())
+    assert len(set(plain.seeds)) == 3  # a fresh seed for each utterance
+    assert len(placed.seeds) == 3 and len(set(placed.seeds)) == 1  # one for the call
+
+
+def test_a_perturbation_with_a_line_effect_acts_on_the_line_not_on_each_utterance() -> None:
+    hum, plain = Hum(), SeedRecorder()
+    assert isinstance(hum, LineEffectPerturbation)
+    assert not isinstance(plain, LineEffectPerturbation)
+    condition = Condition("hum", (hum, plain))
+    transform = condition.transform(5)
+    assert transform is not None and transform.perturbations == [plain]
+    effects = condition.line_effects(5)
+    assert len(effects) == 1 and isinstance(effects[0], ContinuousNoise)
+    assert effects[0].environment == "street" and effects[0].snr_db == 20.0
+    assert Condition("plain", (plain,)).line_effects(5) == []

@@ -19,7 +19,7 @@ from voxeval.providers import create_provider
 from voxeval.simulation.caller_behaviour import ScheduledBehaviour
 from voxeval.simulation.engine import run_call
 from voxeval.simulation.latency import ComponentLatency, LatencyModel
-from voxeval.simulation.parties import CallerTurn
+from voxeval.simulation.parties import CallerBase, CallerTurn
 from voxeval.systems.base import Turn
 from voxeval.systems.call import AgentTurn, CallAgentBase, LineBlock, Reply, StopSpeaking
 from voxeval.systems.cascade import CascadeAgent, CascadeSystem
@@ -189,7 +189,7 @@ def test_a_cascade_cut_short_keeps_only_the_heard_words_in_its_llm_history(
     suite = load_scenario_suite(write_suite(tmp_path / "suite", [scenario()]))
     scene = suite.scenarios[0]
 
-    class Caller:
+    class Caller(CallerBase):
         name = "barger"
         behaviour = ScheduledBehaviour(barge_in_at_s=1.0)
         barge_in_after_s = None
@@ -259,7 +259,7 @@ def test_a_spoken_cascade_stops_for_a_barge_in_and_remembers_what_was_heard(
     suite = load_scenario_suite(write_suite(tmp_path / "suite", [scenario()]))
     scene = suite.scenarios[0]
 
-    class Caller:
+    class Caller(CallerBase):
         name = "barger"
         behaviour = ScheduledBehaviour(barge_in_at_s=1.0)
         barge_in_after_s = None

@@ -365,7 +365,7 @@ class LiveCallProtocol(ScoredProtocol[LiveCallRecord, ScoringResources]):
                 "trial": unit.trial,
                 "condition": unit.condition,
                 "caller": caller.name,
-                "persona": getattr(getattr(caller, "persona", None), "name", None),
+                "persona": caller.persona.name if caller.persona is not None else None,
                 "agent": agent.name,
                 "mode": sim.mode,
                 "seed": seed,

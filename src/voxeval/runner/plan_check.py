@@ -439,7 +439,7 @@ def _check_simulation(config: RunConfig, problems: Problems) -> None:
     except UnknownComponent as exc:
         problems.add("simulation.caller", str(exc))
         caller = None
-    if getattr(caller, "needs_llm", False) and sim.caller_llm is None:
+    if caller is not None and caller.needs_llm and sim.caller_llm is None:
         problems.add("simulation.caller_llm", f"caller {sim.caller!r} needs an LLM")
     providers = {"caller_llm": ("llm", sim.caller_llm), "vad": ("vad", sim.vad)}
     if sim.mode == "audio":
@@ -459,7 +459,7 @@ def _check_simulation(config: RunConfig, problems: Problems) -> None:
         scoring_asr(config.asr, sim.language)
     except ConfigError as exc:
         problems.add("asr", str(exc).removeprefix("asr: "))
-    speaks: tuple[str, ...] | None = getattr(caller, "speaks", None)  # None: any language
+    speaks = caller.speaks if caller is not None else None  # None: any language
     if speaks is not None and base_language(sim.language) not in speaks:
         problems.add(
             "simulation.caller",

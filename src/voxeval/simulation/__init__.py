@@ -7,9 +7,16 @@ from voxeval.simulation.bus import AudioBus
 from voxeval.simulation.clock import VirtualClock, WallClock
 from voxeval.simulation.engine import CallResult, EngineSettings, run_call
 from voxeval.simulation.latency import ComponentLatency, LatencyModel
-from voxeval.simulation.parties import AgentTurn, CallAgent, Caller, CallerTurn, ToolCallRecord
+from voxeval.simulation.parties import (
+    AgentTurn,
+    CallAgent,
+    Caller,
+    CallerBase,
+    CallerTurn,
+    ToolCallRecord,
+)
 from voxeval.simulation.personas import PERSONAS, Persona
-from voxeval.simulation.perturbations import Condition, parse_conditions
+from voxeval.simulation.perturbations import Condition, PerturbationBase, parse_conditions
 from voxeval.simulation.recorder import load_call, record_call
 from voxeval.simulation.simulation_config import SimulationConfig, parse_simulation
 from voxeval.simulation.timeline import EndEvent, SpeakerSegment, Timeline, ToolEvent
@@ -22,6 +29,7 @@ __all__ = [
     "CallAgent",
     "CallResult",
     "Caller",
+    "CallerBase",
     "CallerTurn",
     "ComponentLatency",
     "Condition",
@@ -30,6 +38,7 @@ __all__ = [
     "EngineSettings",
     "LatencyModel",
     "Persona",
+    "PerturbationBase",
     "SimulationConfig",
     "SpeakerSegment",
     "SpeechRenderer",

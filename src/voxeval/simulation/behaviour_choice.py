@@ -69,11 +69,11 @@ def build_behaviour(
 def behaviour_record(caller: Caller) -> JSONObject | None:
     """What ``call.json`` keeps about the caller's behaviour: its kind and, for the LLM
     behaviour, its counts (decisions, calls, parse failures, fallbacks). None without one."""
-    behaviour = getattr(caller, "behaviour", None)
+    behaviour = caller.behaviour
     if behaviour is None:
         return None
-    record: JSONObject = {"kind": getattr(caller, "behaviour_kind", type(behaviour).__name__)}
-    stats = getattr(behaviour, "stats", None)
+    record: JSONObject = {"kind": caller.behaviour_kind or type(behaviour).__name__}
+    stats = behaviour.stats
     if stats is not None:
         record.update(stats.as_dict())
     return record

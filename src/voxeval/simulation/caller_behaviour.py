@@ -14,6 +14,10 @@ The call engine asks the caller's behaviour for
 Behaviours are seeded by whoever builds them; the same seed gives the same plans.
 ``ScheduledBehaviour`` follows fixed times (golden scenarios, or a user who wants one exact
 pattern); persona- and LLM-driven behaviours live beside it.
+
+A behaviour may also report ``stats``: counts of its own decisions that ``call.json`` keeps
+(the LLM behaviour's calls and parse failures). ``CallerBehaviourBase`` declares it None; a
+behaviour class inherits the base, or defines ``stats`` itself.
 """
 
 from __future__ import annotations
@@ -64,11 +68,28 @@ class SpeakingPlan:
         return " ".join(self.pieces)
 
 
+class BehaviourCounts(Protocol):
+    """A behaviour's counts of its own decisions, by name."""
+
+    def as_dict(self) -> dict[str, int]: ...
+
+
 @runtime_checkable
 class CallerBehaviour(Protocol):
     def speaking_plan(self, text: str) -> SpeakingPlan: ...
 
     def listening_plan(self, agent_text: str, agent_duration_s: float) -> ListeningPlan: ...
+
+    @property
+    def stats(self) -> BehaviourCounts | None:
+        """Counts of its decisions for ``call.json`` (None: nothing to count)."""
+        ...
+
+
+class CallerBehaviourBase:
+    """The default of a behaviour's optional member: no ``stats``."""
+
+    stats: BehaviourCounts | None = None
 
 
 def split_at_markers(text: str, pause_s: float) -> SpeakingPlan:
@@ -80,7 +101,7 @@ def split_at_markers(text: str, pause_s: float) -> SpeakingPlan:
 
 
 @dataclass(frozen=True)
-class ScheduledBehaviour:
+class ScheduledBehaviour(CallerBehaviourBase):
     """Fixed behaviour: pauses only where the text marks them (``pause_s`` each); in every
     agent utterance, backchannels at ``backchannels_at_s`` and a barge-in at
     ``barge_in_at_s`` (None: never), each only if the utterance lasts that long."""

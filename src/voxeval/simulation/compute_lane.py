@@ -26,6 +26,14 @@ T = TypeVar("T")
 Ts = TypeVarTuple("Ts")
 
 
+class _LaneDepth(threading.local):
+    """The current thread's nesting in one lane: 0 outside it, 1 while it holds a slot. A
+    ``threading.local`` subclass runs ``__init__`` in each thread, so every thread starts at 0."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+
+
 class ComputeLane:
     """``slots`` sections may run at once (1: model compute is strictly serial)."""
 
@@ -38,11 +46,11 @@ class ComputeLane:
         self._slots: threading.Lock | threading.BoundedSemaphore = (
             threading.Lock() if slots == 1 else threading.BoundedSemaphore(slots)
         )
-        self._held = threading.local()
+        self._held = _LaneDepth()
 
     def holding(self) -> bool:
         """True while the current thread runs a section of this lane."""
-        return bool(getattr(self._held, "depth", 0))
+        return self._held.depth > 0
 
     def run(self, fn: Callable[[*Ts], T], *args: *Ts) -> tuple[T, float]:
         """``fn(*args)`` and the seconds it ran after taking a slot (the wait excluded)."""

@@ -37,6 +37,7 @@ from voxeval.simulation.caller_behaviour import (
     PAUSE_MARKER,
     Backchannel,
     BargeIn,
+    CallerBehaviourBase,
     ListeningPlan,
     SpeakingPlan,
 )
@@ -115,13 +116,15 @@ def after_word_s(n: int, word_count: int, duration_s: float) -> float:
     return round(duration_s * n / word_count, 3)
 
 
-class LLMBehaviour:
+class LLMBehaviour(CallerBehaviourBase):
     """Listening plans from the caller's LLM, speaking plans and fallbacks from ``rules``.
 
     ``conversation`` returns the caller's chat history (system message ignored) at the moment
     of the decision; ``seed`` seeds the decision calls (a distinct seed per call and attempt,
     so a cached malformed answer never comes back).
     """
+
+    stats: BehaviourStats  # its counts, kept in call.json
 
     def __init__(
         self,

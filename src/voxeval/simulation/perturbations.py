@@ -16,13 +16,18 @@ Config (``perturbations:`` in the run config) — each entry is one condition, r
         apply: [{name: noise, environment: coffee_shop}, {name: connection}]
       - condition: far-field
         apply: [{name: reverb, room: living_room, distance_m: 3}, {name: noise}]
+
+A perturbation class inherits ``PerturbationBase`` and defines ``label`` and ``apply``. It
+overrides ``per_call = True`` when one placement holds for the whole call (a room: the same
+seed for every utterance), and defines ``line_effect(seed)`` (``LineEffectPerturbation``) when
+in a call it acts on the caller's whole line instead of on each utterance (noise, connection).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -47,9 +52,28 @@ from voxeval.simulation.personas import PERSONAS
 class Perturbation(Protocol):
     label: str
 
+    @property
+    def per_call(self) -> bool:
+        """One seed for the whole call (True) or a seed per caller utterance (False)."""
+        ...
+
     def apply(self, audio: Audio, seed: int) -> Audio:
         """The caller's audio as the agent receives it (identity for voice/persona changes)."""
         ...
+
+
+@runtime_checkable
+class LineEffectPerturbation(Protocol):
+    """A perturbation that, in a call, acts on the caller's whole line (between turns too)
+    rather than on each utterance; ``apply`` still serves single-turn rendering."""
+
+    def line_effect(self, seed: int) -> LineEffect: ...
+
+
+class PerturbationBase:
+    """The default of the optional member: seeded per caller utterance."""
+
+    per_call: ClassVar[bool] = False
 
 
 # Perturbation classes by name; a condition entry's other fields are the constructor options.
@@ -57,7 +81,7 @@ PERTURBATIONS: Kind[type[Perturbation]] = Kind("perturbation")
 
 
 @PERTURBATIONS.register("noise")
-class NoisePerturbation:
+class NoisePerturbation(PerturbationBase):
     def __init__(self, environment: str = "coffee_shop", snr_db: float = 15.0) -> None:
         if environment not in ENVIRONMENTS:
             raise ConfigError(
@@ -78,7 +102,7 @@ class NoisePerturbation:
 
 
 @PERTURBATIONS.register("connection")
-class ConnectionPerturbation:
+class ConnectionPerturbation(PerturbationBase):
     """mu-law codec round trip, packet loss per 20 ms frame, random gain (EVA defaults)."""
 
     def __init__(
@@ -126,7 +150,7 @@ def _room_label(room: str, rt60_s: float | None, distance_m: float | None) -> st
 
 
 @PERTURBATIONS.register("reverb")
-class ReverbPerturbation:
+class ReverbPerturbation(PerturbationBase):
     """The caller talks in a room and the phone's microphone is ``distance_m`` away (far-field
     pickup): a simulated room impulse response (``voxeval.audio.room_acoustics``)."""
 
@@ -151,7 +175,7 @@ class ReverbPerturbation:
 
 
 @PERTURBATIONS.register("playback")
-class PlaybackPerturbation:
+class PlaybackPerturbation(PerturbationBase):
     """The caller's voice is played through a loudspeaker (``device``) and picked up again by
     a microphone in ``room`` (``room: none`` for no room): ``voxeval.audio.loudspeaker``."""
 
@@ -188,7 +212,7 @@ class PlaybackPerturbation:
 
 
 @PERTURBATIONS.register("accent")
-class AccentPerturbation:
+class AccentPerturbation(PerturbationBase):
     """The caller speaks with another voice: ``voice`` (``engine:voice``) or the closest voice
     of the catalogue for ``accent`` and ``gender``."""
 
@@ -206,7 +230,7 @@ class AccentPerturbation:
 
 
 @PERTURBATIONS.register("persona")
-class PersonaPerturbation:
+class PersonaPerturbation(PerturbationBase):
     def __init__(self, persona: str) -> None:
         if persona not in PERSONAS:
             raise ConfigError(
@@ -241,9 +265,7 @@ class Condition:
         """Per-utterance audio perturbations (those that do not act on the whole line)."""
         voice_only = AccentPerturbation | PersonaPerturbation
         audio_ops = [
-            p
-            for p in self.perturbations
-            if not isinstance(p, voice_only) and not callable(getattr(p, "line_effect", None))
+            p for p in self.perturbations if not isinstance(p, voice_only | LineEffectPerturbation)
         ]
         return CallerAudioTransform(audio_ops, seed) if audio_ops else None
 
@@ -251,7 +273,7 @@ class Condition:
         """Perturbations of the caller's whole line in a call (continuous noise, connection),
         in the order listed, each seeded from (``seed``, its position)."""
         makers: list[Callable[[int], LineEffect]] = [
-            make for p in self.perturbations if callable(make := getattr(p, "line_effect", None))
+            p.line_effect for p in self.perturbations if isinstance(p, LineEffectPerturbation)
         ]
         seeds = np.random.SeedSequence([seed, 7]).generate_state(max(1, len(makers)))
         return [make(int(s)) for make, s in zip(makers, seeds, strict=False)]
@@ -277,7 +299,7 @@ class CallerAudioTransform:
         )
         self.count += 1
         for i, p in enumerate(self.perturbations):
-            seed = self.call_seeds[i] if getattr(p, "per_call", False) else seeds[i]
+            seed = self.call_seeds[i] if p.per_call else seeds[i]
             audio = p.apply(audio, int(seed))
         return audio
 

@@ -27,6 +27,7 @@ from voxeval.simulation.caller_behaviour import (
     PAUSE_MARKER,
     Backchannel,
     BargeIn,
+    CallerBehaviourBase,
     ListeningPlan,
     SpeakingPlan,
 )
@@ -61,7 +62,7 @@ def is_number_or_code(word: str) -> bool:
     return bool(bare) and (bool(_CODE.match(bare)) or bare.lower() in _DIGIT_WORDS)
 
 
-class RuleBehaviour:
+class RuleBehaviour(CallerBehaviourBase):
     """Persona-rate behaviour; deterministic per (persona, language, seed) and call order."""
 
     def __init__(

@@ -259,7 +259,7 @@ class SimulationConfig(BaseModel):
             cls = CALLERS.lookup(self.caller)
         except UnknownComponent:  # reported where the caller is built
             return
-        kinds = getattr(cls, "behaviour_kinds", None)
+        kinds = cls.behaviour_kinds
         if kinds is not None:
             resolve_kind(self.behaviour, kinds, self.caller)
         elif self.behaviour not in ("auto", "none"):
@@ -276,13 +276,13 @@ class SimulationConfig(BaseModel):
         cls = CALLERS.lookup(self.caller)
         options: dict[str, Any] = {"persona": persona}
         self.check_behaviour()
-        kinds = getattr(cls, "behaviour_kinds", None)
+        kinds = cls.behaviour_kinds
         if kinds is not None:  # a caller with a behaviour: which one, seeded per call
             options["behaviour_kind"] = resolve_kind(self.behaviour, kinds, self.caller)
             options["seed"] = seed
         if self.mode == "audio":
             options["asr"] = harness_provider(ctx, "asr", self.caller_asr)
-        if getattr(cls, "needs_llm", False):
+        if cls.needs_llm:
             if self.caller_llm is None:
                 raise ConfigError(f"simulation.caller_llm: caller {self.caller!r} needs an LLM")
             options["llm"] = harness_provider(ctx, "llm", self.caller_llm)

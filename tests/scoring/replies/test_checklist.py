@@ -1,8 +1,12 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tests.fakes.openai_server import chat_text
 from tests.scoring.helpers import remote_resources, transcription
 from voxeval.scoring import ReplyRecord, run_metric
+from voxeval.scoring.replies.checklist import GENERAL_CHECKLIST, VOXEVAL_JUDGING
+from voxeval.scoring.replies.reply_record import ScoringResources
 
 
 def record(tone) -> ReplyRecord:
@@ -90,3 +94,30 @@ def test_an_unreadable_answer_is_not_kept_in_the_call_cache(openai_server, tmp_p
     assert len(list((tmp_path / "cache").rglob("*.json"))) == 1  # a readable answer is kept
     assert judge.grade(CHECKLIST_TEMPLATE, variables, seed=5).value == 7.0
     assert len(openai_server.posts("/chat/completions")) == 4  # ... and answers from the cache
+
+
+def test_the_resources_checklist_setting_is_used_and_ours_by_default(openai_server, tone) -> None:
+    """``ScoringResources.checklist_judging`` is declared: None (the default) is voxeval's
+    setting, a given setting replaces it (here: its general checklist)."""
+
+    def responder(path, body):
+        if path.endswith("/audio/transcriptions"):
+            return transcription("Boil it for eight minutes.")
+        return chat_text("Score: 7")
+
+    openai_server.responder = responder
+
+    def first_prompt(resources: ScoringResources) -> str:
+        openai_server.requests.clear()
+        assert run_metric("checklist", record(tone), resources).value == 7.0
+        chat = next(r for r in openai_server.requests if r.path.endswith("/chat/completions"))
+        return str(chat.body["messages"][1]["content"])
+
+    ours = remote_resources(openai_server, k=1)
+    assert ours.checklist_judging is None
+    assert f"- {GENERAL_CHECKLIST[0]}" in first_prompt(ours)
+    pirate = replace(VOXEVAL_JUDGING, general_checklist=("Talks like a pirate",))
+    theirs = remote_resources(openai_server, k=1)
+    theirs.checklist_judging = pirate
+    prompt = first_prompt(theirs)
+    assert "- Talks like a pirate" in prompt and f"- {GENERAL_CHECKLIST[0]}" not in prompt

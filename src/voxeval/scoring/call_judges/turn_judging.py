@@ -17,7 +17,7 @@ from voxeval.errors import ProviderUnavailable
 from voxeval.json_types import JSONObject, JSONReadValue
 from voxeval.scoring.call_judges.judged_call import RatedTemplate
 from voxeval.scoring.judge import Judge, JudgeResult, JudgeVariables, summed_accounting
-from voxeval.scoring.replies.reply_record import NO_AUDIO_JUDGE, ScoringResources
+from voxeval.scoring.replies.reply_record import ScoringResources
 from voxeval.scoring.score import Score
 
 
@@ -41,11 +41,8 @@ class TurnAnswers:
 def audio_judge_of(resources: ScoringResources) -> Judge:
     """The resources' audio judge; ``ProviderUnavailable`` (the metric is not run, with the
     reason) when there is none or when it would not hear the audio."""
-    get = getattr(resources, "audio_judge", None)
-    if get is None:
-        raise ProviderUnavailable(NO_AUDIO_JUDGE)
-    judge = get()
-    if getattr(judge, "modality", None) != "audio":
+    judge = resources.audio_judge()  # ProviderUnavailable (NO_AUDIO_JUDGE) when there is none
+    if judge.modality != "audio":
         raise ProviderUnavailable("the audio judge must hear audio (a Judge with modality='audio')")
     return judge
 

@@ -174,7 +174,7 @@ def checklist_score(record: ReplyRecord, resources: ScoringResources) -> Score:
     # ProviderUnavailable -> not run with the reason; an endpoint still failing after its
     # retries (EndpointError) -> pending, retried by the next run or score (see run_metric)
     judge = resources.judge()
-    judging: ChecklistJudging = getattr(resources, "checklist_judging", None) or VOXEVAL_JUDGING
+    judging = resources.checklist_judging or VOXEVAL_JUDGING
     off_language, language_info = _language_gate(record, resources)
     if off_language is not None:
         return off_language

@@ -23,7 +23,7 @@ from voxeval.simulation.clock import Clock
 from voxeval.simulation.latency import LatencyModel
 from voxeval.simulation.line import CallerLine, LinePiece
 from voxeval.simulation.parties import Caller, CallerTurn
-from voxeval.simulation.personas import Persona, get_persona, response_gap
+from voxeval.simulation.personas import get_persona, response_gap
 from voxeval.simulation.turn_detection import words_spoken
 
 
@@ -68,7 +68,7 @@ class CallerSide:
         """The caller's own behaviour, read each time (a caller rebuilds it at ``start()``,
         e.g. for the scenario's language); a caller without one pauses only where its text
         marks a pause and never barges in or backchannels."""
-        own = getattr(self.caller, "behaviour", None)
+        own = self.caller.behaviour
         return own if own is not None else self._fallback_behaviour
 
     def speaking_plan(self, text: str) -> SpeakingPlan:
@@ -94,15 +94,13 @@ class CallerSide:
         """The caller's silence before answering: the set gap, else its persona's draw."""
         if self.gap_s is not None:
             return self.gap_s
-        persona = getattr(self.caller, "persona", None)
-        return response_gap(
-            persona if isinstance(persona, Persona) else get_persona(None), self.gap_rng
-        )
+        persona = self.caller.persona
+        return response_gap(persona if persona is not None else get_persona(None), self.gap_rng)
 
     def place(self, turn: CallerTurn, start: int, backchannel: bool = False) -> None:
         """Place the caller's ``turn`` on the line from ``start`` (its speaking plan)."""
         index = self.user_turns if not backchannel else max(0, self.user_turns - 1)
-        rate_factor = float(getattr(self.caller, "speech_rate", 1.0))
+        rate_factor = float(self.caller.speech_rate)
         placed = self.voices.caller_pieces(
             turn, start, index, backchannel, rate_factor, self.speaking_plan
         )
@@ -145,10 +143,9 @@ class CallerSide:
         clock.wait_until(self.grid.s(at))
         audio, text = self.what_heard(playing, at if barge else None)
         # a caller that cuts in may say something else than its answer (``interrupt``)
-        answer = getattr(self.caller, "interrupt", None) if barge else None
+        answer = self.caller.interrupt if barge else self.caller.respond
         turn, spent = ours(
-            "simulator", f"caller {self.caller.name}", self.compute.timed,
-            answer or self.caller.respond, audio, text,
+            "simulator", f"caller {self.caller.name}", self.compute.timed, answer, audio, text,
         )  # fmt: skip
         measured = spent + turn.compute_s
         last = playing if barge else (self.heard[-1] if self.heard else None)

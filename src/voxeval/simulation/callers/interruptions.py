@@ -20,6 +20,7 @@ import numpy as np
 from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.simulation.caller_behaviour import (
     BargeIn,
+    BehaviourCounts,
     CallerBehaviour,
     ListeningPlan,
     SpeakingPlan,
@@ -120,8 +121,13 @@ class CorrectingBehaviour:
         kept = tuple(bc for bc in plan.backchannels if bc.at_s < at - 0.5)
         return replace(plan, backchannels=kept, barge_in=BargeIn(at))
 
-    # A transparent proxy: the inner behaviour's attributes (stats, seed, ...), each of its
-    # own type.
+    @property
+    def stats(self) -> BehaviourCounts | None:
+        """The inner behaviour's counts (the same object, not a copy)."""
+        return self.inner.stats
+
+    # A transparent proxy for the rest: the inner behaviour's own attributes (seed, ...),
+    # each of its own type. ``stats`` above is the declared member and forwarded explicitly.
     def __getattr__(self, name: str) -> Any:
         if name == "inner":  # not set yet (a copy being built)
             raise AttributeError(name)

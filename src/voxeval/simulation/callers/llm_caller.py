@@ -8,7 +8,7 @@ an ASR provider; the engine speaks its lines with the caller's TTS voice."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from voxeval.providers.base import ASR, LLM, Message
 from voxeval.simulation.behaviour_choice import build_behaviour, resolve_kind
 from voxeval.simulation.caller_behaviour import CallerBehaviour
 from voxeval.simulation.callers.caller_phrases import ENGLISH, PHRASES
-from voxeval.simulation.parties import CALLERS, CallerTurn
+from voxeval.simulation.parties import CALLERS, CallerBase, CallerTurn
 from voxeval.simulation.personas import Persona, get_persona
 
 # How often one turn is asked when the model answers with nothing (and does not hang up).
@@ -123,10 +123,14 @@ INTERRUPT_BRIEF = "(You cut in now, while the agent is still talking; keep it sh
 
 
 @CALLERS.register("llm")
-class LLMCaller:
+class LLMCaller(CallerBase):
     name = "llm"
     needs_llm = True
-    behaviour_kinds = ("llm", "rules", "none")  # simulation.behaviour it supports; first: default
+    # simulation.behaviour it supports; first: default
+    behaviour_kinds: ClassVar[tuple[str, ...]] = ("llm", "rules", "none")
+    persona: Persona
+    behaviour: CallerBehaviour
+    behaviour_kind: str
 
     def __init__(
         self,

@@ -23,6 +23,7 @@ lines quoted from the scenario are spoken as written."""
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 
 from rapidfuzz import fuzz
 
@@ -39,7 +40,7 @@ from voxeval.simulation.callers.caller_phrases import (
     phrases_for,
 )
 from voxeval.simulation.callers.interruptions import CorrectingBehaviour, InterruptionPlanner
-from voxeval.simulation.parties import CALLERS, CallerTurn
+from voxeval.simulation.parties import CALLERS, CallerBase, CallerTurn
 from voxeval.simulation.personas import Persona, get_persona
 
 SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -125,10 +126,14 @@ def label_asked(label: str, heard: list[str], phrases: CallerPhrases = ENGLISH) 
 
 
 @CALLERS.register("scripted")
-class ScriptedCaller:
+class ScriptedCaller(CallerBase):
     name = "scripted"
-    speaks = tuple(PHRASES)  # the languages it has lines and cues for
-    behaviour_kinds = ("rules", "none")  # simulation.behaviour it supports; first: default
+    speaks: ClassVar[tuple[str, ...]] = tuple(PHRASES)  # the languages it has lines and cues for
+    # simulation.behaviour it supports; first: default
+    behaviour_kinds: ClassVar[tuple[str, ...]] = ("rules", "none")
+    persona: Persona
+    behaviour: CallerBehaviour
+    behaviour_kind: str
 
     def __init__(
         self,
