@@ -20,6 +20,7 @@ from voxeval.audio import Audio
 from voxeval.simulation.engine import run_call
 from voxeval.simulation.latency import ComponentLatency, LatencyModel
 from voxeval.simulation.parties import AgentTurn, CallerBase, CallerTurn
+from voxeval.systems.call import CallAgentBase
 
 TARGET_S = 300.0
 LATENCY = LatencyModel(agent=ComponentLatency(kind="fixed", ms=900))
@@ -36,7 +37,7 @@ def voice(text: str) -> Audio:
     return Audio(np.concatenate(parts), rate)
 
 
-class InstantAgent:
+class InstantAgent(CallAgentBase):
     name = "instant-agent"
 
     def start(self, scenario: Any, tools: Any) -> AgentTurn:
