@@ -15,7 +15,7 @@ from rich.console import Console
 from voxeval.audio import Audio, write_audio
 from voxeval.config import SystemSpec, parse_run_config
 from voxeval.providers.asr.spoken_language import SpokenLanguage
-from voxeval.providers.base import Transcript
+from voxeval.providers.base import ProviderBase, Transcript
 from voxeval.registry import register
 from voxeval.runner.execute import run_evaluation
 from voxeval.systems.base import Reply, Turn
@@ -25,7 +25,7 @@ CLIP = Audio((0.1 * np.sin(np.arange(RATE) * 0.05)).astype(np.float32), RATE)
 
 
 @register("asr", "test-hears-spanish")
-class HearsSpanish:
+class HearsSpanish(ProviderBase):
     """An ASR whose language detection always hears Spanish (what the metric does with the
     verdict is the point)."""
 

@@ -19,7 +19,7 @@ from rich.console import Console
 
 from voxeval.audio import Audio, write_audio
 from voxeval.config import SystemSpec, parse_run_config
-from voxeval.providers.base import Transcript
+from voxeval.providers.base import ProviderBase, Transcript
 from voxeval.registry import register
 from voxeval.runner.execute import run_evaluation
 from voxeval.systems.base import Reply, Turn
@@ -42,7 +42,7 @@ def status_in_index(run_dir: Path, item_id: str) -> tuple[str, int]:
 
 
 @register("asr", "test-start-order-asr")
-class FixedASR:
+class FixedASR(ProviderBase):
     name = "test-start-order-asr"
 
     def transcribe(self, audio: Audio, **_: Any) -> Transcript:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Literal, cast, overload
+from typing import Literal, Protocol, cast, overload, runtime_checkable
 
 import numpy as np
 from rich.console import Console
@@ -70,12 +70,16 @@ __all__ = [
 ]
 
 
-def _stats_label(key: str, instance: Provider | SystemUnderTest) -> str:
-    """``llm:openai`` for a provider key ``llm:{json spec}``; ``system:NAME`` for systems."""
-    kind = key.partition(":")[0]
-    if kind == "system":
-        return key
-    return f"{kind}:{getattr(instance, 'name', type(instance).__name__)}"
+def _stats_label(key: str, provider: Provider) -> str:
+    """``llm:openai`` for a provider key ``llm:{json spec}``."""
+    return f"{key.partition(':')[0]}:{provider.name}"
+
+
+@runtime_checkable
+class _CountsRequests(Protocol):
+    """A system with its own endpoint, counting the HTTP requests it sent (``HTTPSystem``)."""
+
+    def stats(self) -> dict[str, float]: ...
 
 
 @dataclass
@@ -174,17 +178,18 @@ class RunContext:
         """HTTP requests, retries and timeouts so far of every remote provider this run
         created (cached or not) and of every system with its own endpoint, by
         ``kind:provider`` (or ``system:NAME``) label. Cache hits send nothing and count 0."""
-        providers: list[tuple[str, Provider | SystemUnderTest]] = [*self._models.loaded()]
+        counted: list[tuple[str, dict[str, float]]] = []
+        for key, provider in self._models.loaded():
+            stats = provider.stats()
+            if stats is not None:  # None: an embedded model, which sends no requests
+                counted.append((_stats_label(key, provider), stats))
         with self._lock:
             systems = list(self._systems.items())
+        counted += [(k, s.stats()) for k, s in systems if isinstance(s, _CountsRequests)]
         totals: dict[str, dict[str, float]] = {}
-        for key, instance in providers + systems:
-            stats = getattr(instance, "stats", None)
-            if not callable(stats):
-                continue
-            label = _stats_label(key, instance)
+        for label, stats in counted:
             bucket = totals.setdefault(label, dict.fromkeys(REQUEST_COUNTERS, 0.0))
-            for name, value in stats().items():
+            for name, value in stats.items():
                 if name in REQUEST_COUNTERS:
                     bucket[name] = bucket.get(name, 0) + value
         return totals

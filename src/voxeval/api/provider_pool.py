@@ -17,7 +17,7 @@ from typing import TypeAlias
 from voxeval.config import ProviderSpec, RunConfig
 from voxeval.errors import ProviderUnavailable, VoxevalError
 from voxeval.json_types import JSONValue
-from voxeval.providers.base import Provider
+from voxeval.providers.base import Provider, ProviderClass
 from voxeval.providers.caching.cache import ProviderCache, cache_disabled, cached, default_cache
 from voxeval.providers.factory import create_provider
 from voxeval.registry import lookup
@@ -33,11 +33,10 @@ def judge_refusal(kind: str, spec: ProviderSpecLike | None) -> str | None:
     if spec is None:
         return None
     try:
-        cls = lookup(kind, canonical_spec(spec).provider)
+        cls: ProviderClass = lookup(kind, canonical_spec(spec).provider)
     except VoxevalError:
         return None  # an unknown provider is reported by the plan check
-    reason = getattr(cls, "refused_as_judge", None)
-    return str(reason) if reason else None
+    return cls.refused_as_judge or None
 
 
 def canonical_spec(spec: ProviderSpecLike) -> ProviderSpec:
@@ -167,6 +166,5 @@ class ProviderPool:
             return self._call_cache
 
     def _record_identity(self, kind: str, spec: ProviderSpec, instance: Provider) -> None:
-        ident = getattr(instance, "identity", None)
-        identity: dict[str, JSONValue] = dict(ident()) if callable(ident) else {}
+        identity: dict[str, JSONValue] = dict(instance.identity())
         self.store.recorder.add_model_identity(kind, {"provider": spec.provider, **identity})

@@ -7,7 +7,17 @@ from typing import Literal, Protocol, TypeAlias, overload
 from voxeval.config import ProviderSpec
 from voxeval.errors import ConfigError, ProviderUnavailable
 from voxeval.json_types import JSONValue
-from voxeval.providers.base import ASR, LLM, MOS, TTS, VAD, AudioLLM, Availability, Provider
+from voxeval.providers.base import (
+    ASR,
+    LLM,
+    MOS,
+    TTS,
+    VAD,
+    AudioLLM,
+    Availability,
+    Provider,
+    ProviderClass,
+)
 from voxeval.providers.caching.cache import ProviderCache, cached, default_cache
 from voxeval.providers.usage.usage_meter import metered, model_key
 from voxeval.registry import lookup
@@ -20,12 +30,9 @@ CacheChoice: TypeAlias = ProviderCache | Literal["default"] | None
 
 
 def availability(kind: str, spec: ProviderSpec) -> Availability:
-    cls = lookup(kind, spec.provider)
-    check = getattr(cls, "availability", None)
-    if check is None:
-        return Availability(True)
-    result: Availability = check(**spec.options())
-    return result
+    """Whether the ``kind`` provider of ``spec`` can run here (its class's ``availability``)."""
+    cls: ProviderClass = lookup(kind, spec.provider)
+    return cls.availability(**spec.options())
 
 
 @overload

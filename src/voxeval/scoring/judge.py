@@ -232,9 +232,8 @@ class Judge:
         self.repeats = repeats
 
     def identity(self) -> JSONObject:
-        ident = getattr(self.llm, "identity", None)
-        found = {
-            "llm": ident() if callable(ident) else str(self.llm),
+        found: JSONObject = {
+            "llm": self.llm.identity(),
             "modality": self.modality,
             "max_attempts": self.max_attempts,
             "temperature": self.temperature,
@@ -258,9 +257,7 @@ class Judge:
     def _forget(self, messages: list[Message], options: _ChatOptions) -> None:
         """Keep a rejected answer out of the call cache (when the judge sits behind one): once
         the judge is fixed, a resumed run or ``voxeval score`` must ask it again."""
-        forget = getattr(self.llm, "forget_chat", None)
-        if callable(forget):
-            forget(messages, **options)
+        self.llm.forget_chat(messages, **options)
 
     def grade(
         self,

@@ -323,7 +323,7 @@ class SimulationConfig(BaseModel):
             except TypeError as exc:
                 raise ConfigError(f"simulation.turn_vad: {exc}") from exc
         provider = harness_provider(ctx, "vad", spec)
-        if not callable(getattr(provider, "open_stream", None)):
+        if not provider.streams:
             raise ConfigError(
                 f"simulation.turn_vad: vad {spec.provider!r} cannot stream (no open_stream()); "
                 f"use {DEFAULT_TURN_VAD!r} or {ENERGY_VAD!r}"

@@ -83,10 +83,9 @@ class ProviderVAD:
         count = int(audio.duration / frame_s)
         if count == 0:
             return np.zeros(0, bool)
-        probabilities = getattr(self.provider, "speech_probabilities", None)
-        if callable(probabilities):  # raw frame probabilities keep short pauses visible
-            starts, probs = probabilities(audio)
-            starts, probs = np.asarray(starts, float), np.asarray(probs, float)
+        scored = self.provider.speech_probabilities(audio)
+        if scored is not None:  # raw frame probabilities keep short pauses visible
+            starts, probs = np.asarray(scored[0], float), np.asarray(scored[1], float)
             centres = (np.arange(count) + 0.5) * frame_s
             index = np.clip(np.searchsorted(starts, centres, side="right") - 1, 0, probs.size - 1)
             out: npt.NDArray[np.bool_] = probs[index] >= self.threshold

@@ -30,7 +30,11 @@ from voxeval.json_types import JSONObject
 from voxeval.providers.base import ASR, LLM, TTS, VAD, ChatResponse, Message
 from voxeval.providers.factory import ProviderSource, system_component
 from voxeval.providers.http.openai_http import count_requests
-from voxeval.providers.runtime.async_dispatch import call_async
+from voxeval.providers.runtime.async_dispatch import (
+    chat_async,
+    synthesize_async,
+    transcribe_async,
+)
 from voxeval.systems.base import CALL, REPLY, SYSTEMS, Reply, SystemBase, Turn
 from voxeval.systems.call import AgentTurn
 from voxeval.systems.llm_call import DEFAULT_CALL_VOICE, LLMToolAgent, renderer_from, warm_asr
@@ -220,17 +224,16 @@ class CascadeSystem(SystemBase):
                 if self.asr is None:
                     raise ConfigError(f"system {self.name!r}: audio input needs 'asr'")
                 start = time.perf_counter()
-                transcript = await call_async(
-                    self.asr, "transcribe", turn.audio, language=self.options.language
+                transcript = await transcribe_async(
+                    self.asr, turn.audio, language=self.options.language
                 )
                 text = str(transcript.text)
                 asr_s += time.perf_counter() - start
                 heard = text
             messages.append({"role": turn.role, "content": (text or "").strip()})
         start = time.perf_counter()
-        response = await call_async(
+        response = await chat_async(
             self.llm,
-            "chat",
             messages,
             temperature=self.options.temperature,
             max_tokens=self.options.max_tokens,
@@ -238,11 +241,7 @@ class CascadeSystem(SystemBase):
         llm_s = time.perf_counter() - start
         text = spoken_text(response.text)
         start = time.perf_counter()
-        audio = (
-            await call_async(self.tts, "synthesize", text, voice=self.options.voice)
-            if text
-            else None
-        )
+        audio = await synthesize_async(self.tts, text, voice=self.options.voice) if text else None
         return self._assemble(response, text, audio, heard, t0, asr_s, llm_s, start)
 
     def _answer(self, history: Sequence[Turn]) -> Reply:

@@ -3,7 +3,7 @@ component's final endpoint failure into a fault of the system under test."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ValidationError
 
@@ -42,11 +42,7 @@ def parse_options(spec: SystemSpec, model: type[M], raw: JSONObject | None = Non
 
 
 def provider_identity(provider: Provider) -> JSONObject:
-    ident = getattr(provider, "identity", None)
-    if callable(ident):
-        result: dict[str, Any] = ident()
-        return result
-    return {"name": getattr(provider, "name", type(provider).__name__)}
+    return provider.identity()
 
 
 # What an endpoint's last failure says about the system under test (SystemFault causes).

@@ -29,7 +29,7 @@ import math
 import re
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import ClassVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -38,7 +38,7 @@ from voxeval.audio import Audio
 from voxeval.benchmarks.eva.scenario import Scenario
 from voxeval.benchmarks.tools import ToolRuntime
 from voxeval.json_types import JSONObject
-from voxeval.providers.base import VAD
+from voxeval.providers.base import VAD, VADStream
 from voxeval.providers.voices.speech_renderer import PAUSE_MARKER
 from voxeval.systems.call import (
     AgentAction,
@@ -52,9 +52,6 @@ from voxeval.systems.call import (
     is_streaming,
 )
 from voxeval.systems.turn_policy import FrameVAD, TurnPolicy
-
-if TYPE_CHECKING:
-    from voxeval.providers.audio_analysis.vad_silero import SileroStream
 
 # Frame levels below this are digital silence (an empty line, or a lost packet).
 DIGITAL_SILENCE_DB = -90.0
@@ -160,7 +157,7 @@ class SileroFrameVAD:
     """Silero speech probabilities from a provider's stream (``open_stream()``), speech at
     ``threshold``; the decision of a frame is the latest 32 ms window's."""
 
-    def __init__(self, stream: SileroStream, threshold: float = 0.5) -> None:
+    def __init__(self, stream: VADStream, threshold: float = 0.5) -> None:
         self.stream, self.threshold = stream, threshold
         self._p = 0.0
 
@@ -177,12 +174,10 @@ class SileroFrameVAD:
 
 
 def frame_vad_from(provider: VAD) -> FrameVAD:
-    """A streaming VAD for a VAD provider that can open a stream (Silero)."""
-    opener = getattr(provider, "open_stream", None)
-    if not callable(opener):
-        name = getattr(provider, "name", type(provider).__name__)
-        raise TypeError(f"vad {name}: cannot stream (no open_stream())")
-    return SileroFrameVAD(opener(), float(getattr(provider, "threshold", 0.5)))
+    """A streaming VAD for a VAD provider that can open a stream (``streams``: Silero)."""
+    if not provider.streams:
+        raise TypeError(f"vad {provider.name}: cannot stream (no open_stream())")
+    return SileroFrameVAD(provider.open_stream(), provider.threshold)
 
 
 def words_spoken(text: str, fraction: float) -> str:

@@ -16,6 +16,7 @@ from voxeval.providers.llm.llm_openai import OpenAIChat
 from voxeval.providers.usage.rate_limits import (
     AdaptiveLimiter,
     ProviderLimits,
+    RateLimiterBase,
     limiter_for,
     limiter_key,
     set_limiter_factory,
@@ -210,3 +211,32 @@ def test_429_with_retry_after_pauses_the_provider() -> None:
         starts = sorted(start for start, _, _ in server.spans)
     assert len(starts) == 3  # the 429, then the retry and the other unit's request
     assert starts[1] - starts[0] >= 0.95 and starts[2] - starts[0] >= 0.95
+
+
+class AsyncOnlyLimiter(RateLimiterBase):
+    """A limiter a factory might make that can only wait from asyncio (e.g. over a remote
+    channel): ``acquire_blocking`` comes from ``RateLimiterBase``."""
+
+    def __init__(self) -> None:
+        self.acquired: list[int] = []
+
+    async def acquire(self, tokens: int = 0) -> None:
+        await asyncio.sleep(0)
+        self.acquired.append(tokens)
+
+    def release(self, tokens_used: int | None = None) -> None:
+        pass
+
+    def penalise(self, retry_after_s: float | None) -> None:
+        pass
+
+    def stats(self) -> dict[str, float]:
+        return {"acquired": float(len(self.acquired))}
+
+
+def test_a_limiter_that_only_waits_from_asyncio_gets_acquire_blocking_from_the_base() -> None:
+    limiter = AsyncOnlyLimiter()
+    limiter.acquire_blocking(7)  # from a plain thread: ``acquire`` on a private event loop
+    limiter.acquire_blocking()
+    assert limiter.acquired == [7, 0]
+    assert limiter.stats() == {"acquired": 2.0}

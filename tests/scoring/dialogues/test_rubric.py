@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from voxeval.errors import ProviderUnavailable
-from voxeval.providers.base import ChatResponse
+from voxeval.providers.base import ChatResponse, LLMBase
 from voxeval.scoring.dialogues.dialogue_record import (
     DialogueRecord,
     DialogueScoringResources,
@@ -36,12 +36,17 @@ RECORD = DialogueRecord(
 )
 
 
-class ScriptedLLM:
+class ScriptedLLM(LLMBase):
     """Answers in turn from ``answers``; records every prompt."""
+
+    name = "scripted"
 
     def __init__(self, *answers: Any) -> None:
         self.answers = list(answers)
         self.prompts: list[str] = []
+
+    def identity(self) -> dict[str, Any]:
+        return {"provider": self.name}
 
     def chat(self, messages: list[dict[str, Any]], **_: Any) -> ChatResponse:
         self.prompts.append(str(messages[1]["content"]))

@@ -16,9 +16,9 @@ import numpy as np
 
 from voxeval.audio import Audio
 from voxeval.errors import ConfigError, ProviderUnavailable
-from voxeval.json_types import JSONObject
+from voxeval.json_types import JSONObject, JSONValue
 from voxeval.providers.asr.spoken_language import SpokenLanguage
-from voxeval.providers.base import Availability, Transcript, Word
+from voxeval.providers.base import Availability, ProviderBase, Transcript, Word
 from voxeval.providers.provider_kinds import ASR_PROVIDERS
 from voxeval.providers.runtime.freed_memory import release_freed_memory
 from voxeval.providers.runtime.model_files import (
@@ -105,7 +105,7 @@ def to_whisper_input(audio: Audio) -> np.ndarray:
     return samples
 
 
-class WhisperASR:
+class WhisperASR(ProviderBase):
     """Shared implementation; subclasses say which packaged weights to use."""
 
     name: str = ""  # each model class names itself
@@ -130,7 +130,7 @@ class WhisperASR:
         raise ProviderUnavailable(f"asr {cls.name!r} has no weights")
 
     @classmethod
-    def availability(cls) -> Availability:
+    def availability(cls, **options: JSONValue) -> Availability:
         reason = _runtime_missing()
         if not reason:
             try:

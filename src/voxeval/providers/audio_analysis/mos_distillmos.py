@@ -20,7 +20,7 @@ import numpy as np
 from voxeval.audio import Audio, resample
 from voxeval.errors import AudioError, ProviderUnavailable
 from voxeval.json_types import JSONObject, JSONValue
-from voxeval.providers.base import Availability, MOSResult
+from voxeval.providers.base import Availability, MOSResult, ProviderBase
 from voxeval.providers.provider_kinds import MOS_PROVIDERS
 from voxeval.providers.runtime.onnx_models import file_sha256, has_module, package_dir
 
@@ -67,7 +67,7 @@ def _weights_file() -> Path | None:
 
 
 @MOS_PROVIDERS.register("distillmos")
-class DistillMOS:
+class DistillMOS(ProviderBase):
     """DistillMOS (Microsoft, MIT): one overall MOS from 1 (bad) to 5 (excellent)."""
 
     name = "distillmos"

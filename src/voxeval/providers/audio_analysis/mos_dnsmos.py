@@ -17,7 +17,7 @@ from voxeval.audio import Audio, resample
 from voxeval.errors import AudioError, ProviderUnavailable
 from voxeval.json_types import JSONObject, JSONValue
 from voxeval.providers.audio_analysis.dnsmos_features import p808_features
-from voxeval.providers.base import Availability, MOSResult
+from voxeval.providers.base import Availability, MOSResult, ProviderBase
 from voxeval.providers.provider_kinds import MOS_PROVIDERS
 from voxeval.providers.runtime.onnx_models import file_sha256, has_module, onnx_session, package_dir
 
@@ -60,7 +60,7 @@ def _model_paths(personalized: bool) -> tuple[Path, Path] | str:
 
 
 @MOS_PROVIDERS.register("dnsmos")
-class DNSMOS:
+class DNSMOS(ProviderBase):
     """Non-intrusive speech quality: SIG (speech), BAK (background), OVRL and P.808 MOS."""
 
     name = "dnsmos"

@@ -21,7 +21,7 @@ import numpy.typing as npt
 from voxeval.audio import Audio, resample, segments_from_probabilities
 from voxeval.errors import AudioError, ConfigError, ProviderUnavailable
 from voxeval.json_types import JSONObject, JSONValue
-from voxeval.providers.base import Availability, SpeechSegment
+from voxeval.providers.base import Availability, FrameProbabilities, SpeechSegment, VADBase
 from voxeval.providers.provider_kinds import VAD_PROVIDERS
 from voxeval.providers.runtime.onnx_models import file_sha256, has_module, onnx_session, package_dir
 
@@ -45,7 +45,7 @@ class SegmenterOptions(TypedDict, total=False):
     speech_pad_ms: float
 
 
-class _SileroSegmenter(abc.ABC):
+class _SileroSegmenter(VADBase, abc.ABC):
     """Options and segmenting shared by both Silero providers."""
 
     name = "silero"
@@ -91,9 +91,7 @@ class _SileroSegmenter(abc.ABC):
     def _window_probabilities(self, windows: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
         """Speech probability of each (WINDOW,) row, in order, from a fresh model state."""
 
-    def speech_probabilities(
-        self, audio: Audio
-    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    def speech_probabilities(self, audio: Audio) -> FrameProbabilities:
         """(frame start times in seconds, speech probability per 32 ms frame)."""
         probs = self._window_probabilities(self._windows(audio))
         return (np.arange(probs.size) * FRAME_S).astype(np.float64), probs
@@ -126,6 +124,7 @@ class SileroOnnxVAD(_SileroSegmenter):
     """Silero VAD from faster-whisper's bundled ONNX model (no torch, no download)."""
 
     name = "silero"
+    streams = True  # open_stream: the ONNX session scores live audio window by window
 
     def __init__(self, **options: Unpack[SegmenterOptions]) -> None:
         super().__init__(**options)

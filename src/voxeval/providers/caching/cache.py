@@ -39,13 +39,17 @@ from voxeval.providers.base import (
     MOS,
     TTS,
     VAD,
+    VAD_STREAM_RATE,
     ChatResponse,
+    FrameProbabilities,
     Message,
     MOSResult,
     Provider,
+    ProviderBase,
     ProviderResult,
     SpeechSegment,
     Transcript,
+    VADStream,
     Voice,
 )
 from voxeval.providers.caching.cache_codec import (
@@ -187,14 +191,18 @@ def default_cache() -> ProviderCache | None:
         return _default_caches[root]
 
 
-class CachedProvider(Generic[P]):
+class CachedProvider(ProviderBase, Generic[P]):
     """Base of the transparent wrappers: same protocol as the wrapped provider, plus
-    ``cache_stats()``; every other attribute is the wrapped provider's."""
+    ``cache_stats()``; every other attribute is the wrapped provider's. The members the
+    provider contract declares are forwarded explicitly; the class-level ones
+    (``availability``, ``refused_as_judge``) are asked of the registered class, never of a
+    wrapper."""
 
     def __init__(self, kind: str, inner: P, cache: ProviderCache) -> None:
         self.kind = kind
         self.inner = inner
         self.cache = cache
+        self.model = inner.model
         self._identity = inner.identity()
         self._counters = _Counters()
         self._signatures: dict[str, inspect.Signature] = {}
@@ -206,10 +214,14 @@ class CachedProvider(Generic[P]):
 
     @property
     def name(self) -> str:
-        return str(getattr(self.inner, "name", type(self.inner).__name__))
+        return self.inner.name
 
     def identity(self) -> JSONObject:
         return dict(self._identity)
+
+    def stats(self) -> dict[str, float] | None:
+        """The inner provider's HTTP counters (a cache hit sends nothing and adds nothing)."""
+        return self.inner.stats()
 
     def cache_stats(self) -> dict[str, int]:
         return self._counters.snapshot()
@@ -364,6 +376,21 @@ class CachedMOS(CachedProvider[MOS]):
 class CachedVAD(CachedProvider[VAD]):
     def segments(self, audio: Audio) -> list[SpeechSegment]:
         return self._call("segments", self.inner.segments, (audio,), {})
+
+    # Only ``segments`` is cached: frame probabilities and live streams go to the provider.
+    def speech_probabilities(self, audio: Audio) -> FrameProbabilities | None:
+        return self.inner.speech_probabilities(audio)
+
+    @property
+    def streams(self) -> bool:
+        return self.inner.streams
+
+    @property
+    def threshold(self) -> float:
+        return self.inner.threshold
+
+    def open_stream(self, rate: int = VAD_STREAM_RATE) -> VADStream:
+        return self.inner.open_stream(rate)
 
 
 WRAPPERS: dict[str, type[CachedProvider[Provider]]] = {

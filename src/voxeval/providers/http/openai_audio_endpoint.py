@@ -10,7 +10,7 @@ import httpx
 
 from voxeval.errors import ConfigError, ProviderUnavailable
 from voxeval.json_types import JSONValue
-from voxeval.providers.base import Availability
+from voxeval.providers.base import Availability, ProviderBase, option_text
 from voxeval.providers.http.openai_http import (
     DEFAULT_TIMEOUT_S,
     EndpointOptions,
@@ -22,7 +22,7 @@ from voxeval.providers.http.openai_http import (
 T = TypeVar("T")
 
 
-class OpenAIAudioEndpoint:
+class OpenAIAudioEndpoint(ProviderBase):
     """Base of a provider posting to ``{base_url}/{path}``; subclasses set ``kind``, ``name``
     and ``path``. Requests are retried by the shared ``HTTPEndpoint`` (see openai_http)."""
 
@@ -64,10 +64,12 @@ class OpenAIAudioEndpoint:
         )
 
     @classmethod
-    def availability(
-        cls, base_url: str | None = None, api_key_env: str | None = None, **_: JSONValue
-    ) -> Availability:
-        return remote_availability(cls.provider_label(), base_url, api_key_env)
+    def availability(cls, **options: JSONValue) -> Availability:
+        return remote_availability(
+            cls.provider_label(),
+            option_text(options, "base_url"),
+            option_text(options, "api_key_env"),
+        )
 
     @property
     def endpoint(self) -> str:

@@ -41,7 +41,6 @@ from voxeval.providers.http.http_clients import ClientKey, send_async, shared_cl
 from voxeval.providers.usage.rate_limits import (
     ProviderLimits,
     RateLimiter,
-    acquire_blocking,
     limiter_for,
     limiter_key,
 )
@@ -351,7 +350,7 @@ class HTTPEndpoint:
             for attempt in retrying:
                 with attempt:
                     self._count(requests=1)
-                    acquire_blocking(limiter, tokens)
+                    limiter.acquire_blocking(tokens)
                     try:
                         response = self._client.post(url, headers=sent_headers, **request)
                     except httpx.HTTPError as exc:

@@ -20,7 +20,14 @@ from typing import Any
 
 from voxeval.errors import ConfigError, ProviderUnavailable
 from voxeval.json_types import JSONObject, JSONReadObject, JSONValue
-from voxeval.providers.base import Availability, ChatResponse, Message, Usage
+from voxeval.providers.base import (
+    Availability,
+    ChatResponse,
+    LLMBase,
+    Message,
+    Usage,
+    option_text,
+)
 from voxeval.providers.llm.llm_output import chat_with_schema, parse_tool_calls
 from voxeval.providers.provider_kinds import LLM_PROVIDERS
 from voxeval.providers.runtime.model_files import file_fingerprint
@@ -142,7 +149,7 @@ def gguf_availability(model_path: str | Path | None) -> Availability:
 
 
 @LLM_PROVIDERS.register("gguf")
-class GGUFChat:
+class GGUFChat(LLMBase):
     """A chat model from a local GGUF file. Calls on one model are serialised (llama.cpp
     contexts are not thread-safe); use several processes for parallel decoding."""
 
@@ -171,8 +178,8 @@ class GGUFChat:
         self._model, self._lock = _load(self.model_path, self.n_ctx, self.n_threads, chat_format)
 
     @classmethod
-    def availability(cls, model_path: str | Path | None = None, **_: JSONValue) -> Availability:
-        return gguf_availability(model_path)
+    def availability(cls, **options: JSONValue) -> Availability:
+        return gguf_availability(option_text(options, "model_path"))
 
     def identity(self) -> JSONObject:
         return {
@@ -266,7 +273,7 @@ class SmolLM2Chat(GGUFChat):
         )
 
     @classmethod
-    def availability(cls, model_path: str | Path | None = None, **_: JSONValue) -> Availability:
+    def availability(cls, **options: JSONValue) -> Availability:
         # model_path is not an option here (the packaged file is always used); the
         # constructor rejects it with a clear config error.
         path = smollm2_path()

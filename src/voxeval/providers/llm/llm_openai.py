@@ -16,7 +16,14 @@ from typing import Any, Literal, Unpack
 from voxeval.audio import Audio
 from voxeval.errors import ConfigError
 from voxeval.json_types import JSONObject, JSONReadObject, JSONValue
-from voxeval.providers.base import Availability, ChatResponse, Message, Usage
+from voxeval.providers.base import (
+    Availability,
+    ChatResponse,
+    LLMBase,
+    Message,
+    Usage,
+    option_text,
+)
 from voxeval.providers.http.openai_http import (
     EndpointOptions,
     EndpointStats,
@@ -64,7 +71,7 @@ def openai_availability(
 
 
 @LLM_PROVIDERS.register("openai")
-class OpenAIChat:
+class OpenAIChat(LLMBase):
     """An LLM behind ``POST {base_url}/chat/completions``; synchronous and thread-safe."""
 
     name = "openai"
@@ -99,14 +106,12 @@ class OpenAIChat:
         self._counters = EndpointStats()
 
     @classmethod
-    def availability(
-        cls,
-        base_url: str | None = None,
-        model: str | None = None,
-        api_key_env: str | None = None,
-        **_: JSONValue,
-    ) -> Availability:
-        return openai_availability(base_url, model, api_key_env)
+    def availability(cls, **options: JSONValue) -> Availability:
+        return openai_availability(
+            option_text(options, "base_url"),
+            option_text(options, "model"),
+            option_text(options, "api_key_env"),
+        )
 
     def identity(self) -> JSONObject:
         # Only what changes replies: no key, no timeouts/retry/concurrency settings.

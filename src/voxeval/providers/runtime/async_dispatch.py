@@ -7,8 +7,10 @@ with no async path, e.g. a live call) goes to ``run_blocking``'s pool, sized to 
 concurrency, so such units still run ``concurrency`` at a time. Both copy the context, so
 open request tallies and usage ledgers follow the work into the thread.
 
-``call_async`` calls a component's native coroutine when it has one (remote providers:
-``achat``, ``atranscribe``, ``asynthesize``), else its blocking method in a thread.
+``transcribe_async``, ``chat_async`` and ``synthesize_async`` await a provider's native
+coroutine twin when it has one (a remote provider: ``atranscribe``, ``achat``,
+``asynthesize``, declared by the ``AsyncASR``/``AsyncLLM``/``AsyncTTS`` protocols), else run
+its blocking method in a thread.
 """
 
 from __future__ import annotations
@@ -20,12 +22,45 @@ import threading
 import weakref
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from typing import Any, ParamSpec, TypeVar
+from typing import ParamSpec, TypedDict, TypeVar, Unpack
+
+from voxeval.audio import Audio
+from voxeval.json_types import JSONObject, JSONReadObject
+from voxeval.providers.base import (
+    ASR,
+    LLM,
+    TTS,
+    AsyncASR,
+    AsyncLLM,
+    AsyncTTS,
+    ChatResponse,
+    Message,
+    Transcript,
+)
 
 T = TypeVar("T")
 CallParams = ParamSpec("CallParams")
 
-ASYNC_NAMES = {"chat": "achat", "transcribe": "atranscribe", "synthesize": "asynthesize"}
+
+class TranscribeOptions(TypedDict, total=False):
+    """The keyword options of ``ASR.transcribe`` (only those given are passed on)."""
+
+    language: str | None
+    beam_size: int
+    temperature: float
+    word_timestamps: bool
+    seed: int | None
+
+
+class ChatOptions(TypedDict, total=False):
+    """The keyword options of ``LLM.chat`` (only those given are passed on)."""
+
+    tools: list[JSONObject] | None
+    response_schema: JSONReadObject | None
+    temperature: float
+    seed: int | None
+    max_tokens: int | None
+
 
 _blocking_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Executor]
 _blocking_pools = weakref.WeakKeyDictionary()
@@ -58,9 +93,26 @@ async def await_future(future: Future[T]) -> T:
     return await asyncio.wrap_future(future)
 
 
-async def call_async(component: Any, method: str, *args: Any, **kwargs: Any) -> Any:
-    """``component.<method>(*args, **kwargs)`` without blocking the event loop."""
-    native = getattr(component, ASYNC_NAMES.get(method, "a" + method), None)
-    if native is not None and asyncio.iscoroutinefunction(native):
-        return await native(*args, **kwargs)
-    return await run_blocking(getattr(component, method), *args, **kwargs)
+async def transcribe_async(
+    asr: ASR, audio: Audio, **options: Unpack[TranscribeOptions]
+) -> Transcript:
+    """``asr.transcribe(audio, **options)`` without blocking the event loop."""
+    if isinstance(asr, AsyncASR):
+        return await asr.atranscribe(audio, **options)
+    return await run_blocking(functools.partial(asr.transcribe, audio, **options))
+
+
+async def chat_async(
+    llm: LLM, messages: list[Message], **options: Unpack[ChatOptions]
+) -> ChatResponse:
+    """``llm.chat(messages, **options)`` without blocking the event loop."""
+    if isinstance(llm, AsyncLLM):
+        return await llm.achat(messages, **options)
+    return await run_blocking(functools.partial(llm.chat, messages, **options))
+
+
+async def synthesize_async(tts: TTS, text: str, *, voice: str | None = None) -> Audio:
+    """``tts.synthesize(text, voice=voice)`` without blocking the event loop."""
+    if isinstance(tts, AsyncTTS):
+        return await tts.asynthesize(text, voice=voice)
+    return await run_blocking(functools.partial(tts.synthesize, text, voice=voice))

@@ -12,10 +12,10 @@ from pathlib import Path
 from voxeval.audio import Audio, read_audio
 from voxeval.errors import ConfigError, ProviderUnavailable
 from voxeval.json_types import JSONValue
-from voxeval.providers.base import Availability
+from voxeval.providers.base import Availability, ProviderBase
 
 
-class CommandLineTTS(abc.ABC):
+class CommandLineTTS(ProviderBase, abc.ABC):
     """Base of a TTS whose ``program`` (also its Debian package name) synthesizes one utterance
     per run. Subclasses set ``name`` and ``program`` and say how to call it."""
 

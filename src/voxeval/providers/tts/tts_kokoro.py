@@ -24,7 +24,7 @@ import numpy.typing as npt
 from voxeval.audio import Audio
 from voxeval.errors import ConfigError, ProviderUnavailable
 from voxeval.json_types import JSONObject, JSONValue
-from voxeval.providers.base import Availability, Voice
+from voxeval.providers.base import Availability, ProviderBase, Voice
 from voxeval.providers.provider_kinds import TTS_PROVIDERS
 from voxeval.providers.runtime.model_files import (
     EMBEDDED_HINT,
@@ -160,7 +160,7 @@ def _chunks(tokens: list[int], vocab: dict[str, int]) -> list[list[int]]:
 
 
 @TTS_PROVIDERS.register("kokoro")
-class KokoroTTS:
+class KokoroTTS(ProviderBase):
     """Kokoro-82M (24 kHz) with voices jf_alpha, jf_tebukuro, jf_gongitsune, jf_nezumi
     (female) and jm_kumo (male); ``speed`` > 1 speaks faster (the model's own duration
     control, no signal processing); ``voice`` is the default voice."""

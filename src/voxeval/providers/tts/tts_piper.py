@@ -19,7 +19,7 @@ import numpy as np
 from voxeval.audio import Audio
 from voxeval.errors import ConfigError, ProviderUnavailable
 from voxeval.json_types import JSONObject, JSONValue
-from voxeval.providers.base import Availability, Voice
+from voxeval.providers.base import Availability, ProviderBase, Voice
 from voxeval.providers.provider_kinds import TTS_PROVIDERS
 from voxeval.providers.runtime.model_files import EMBEDDED_HINT, file_fingerprint
 from voxeval.providers.tts.piper_noise import SeededSession, seeded_voice_model
@@ -74,7 +74,7 @@ def _text_key(text: str) -> list[int]:
 
 
 @TTS_PROVIDERS.register("piper")
-class PiperTTS:
+class PiperTTS(ProviderBase):
     """Piper "joe" (22.05 kHz). ``length_scale`` > 1 speaks slower; ``noise_scale`` and
     ``noise_w_scale`` scale the sampled noise of the sound and of the phoneme durations (0 =
     none: flatter); ``seed`` picks the noise (each text gets its own draw from it);

@@ -12,12 +12,15 @@ request until it has passed; each success afterwards grows the concurrency windo
 ``1/window`` (about one slot per window of successes) and the rate back by a small step, up
 to the configured limits.
 
-``set_limiter_factory`` replaces how limiters are made (e.g. one shared across Ray workers);
+``set_limiter_factory`` replaces how limiters are made (e.g. one shared across Ray workers;
+a limiter that can only wait from asyncio inherits ``RateLimiterBase`` for its
+``acquire_blocking``);
 ``limiter_for`` returns the process-wide limiter of a key.
 """
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import contextlib
 import contextvars
@@ -63,7 +66,22 @@ class RateLimiter(Protocol):
         """The provider answered 429 (``retry_after_s`` from its header, if any)."""
         ...
 
+    def acquire_blocking(self, tokens: int = 0) -> None:
+        """``acquire`` from a thread (blocks the calling thread)."""
+        ...
+
     def stats(self) -> dict[str, float]: ...
+
+
+class RateLimiterBase(abc.ABC):
+    """The default of ``RateLimiter``'s optional member, for a limiter that only waits from
+    asyncio: ``acquire_blocking`` runs ``acquire`` on a private event loop."""
+
+    @abc.abstractmethod
+    async def acquire(self, tokens: int = 0) -> None: ...
+
+    def acquire_blocking(self, tokens: int = 0) -> None:
+        asyncio.run(self.acquire(tokens))
 
 
 # The token estimate of the request acquired in this context (a task or a thread), so that
@@ -90,7 +108,7 @@ class _Bucket:
         return 0.0 if need <= 0 else need / (self.per_second * scale)
 
 
-class AdaptiveLimiter:
+class AdaptiveLimiter(RateLimiterBase):
     """The in-process ``RateLimiter``: thread-safe, awaitable, with AIMD back-off on 429."""
 
     def __init__(
@@ -270,12 +288,3 @@ def limiter_for(key: str, limits: ProviderLimits) -> RateLimiter:
             found = (_factory or AdaptiveLimiter)(key, limits)
             _registry[key] = found
         return found
-
-
-def acquire_blocking(limiter: RateLimiter, tokens: int = 0) -> None:
-    """Wait for ``limiter`` from a thread: natively when it can, else on a private loop."""
-    blocking = getattr(limiter, "acquire_blocking", None)
-    if callable(blocking):
-        blocking(tokens)
-    else:
-        asyncio.run(limiter.acquire(tokens))

@@ -20,7 +20,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar
 
-from voxeval.providers.base import Provider, Usage
+from voxeval.providers.base import ChatResponse, Provider, Usage
 from voxeval.providers.http.openai_http import RequestCounts, count_requests
 from voxeval.providers.usage import usage_meter
 from voxeval.providers.usage.thread_stack import ThreadStack
@@ -68,11 +68,10 @@ class ComponentUsage(CallCounts):
         """Tokens and cost from a provider result's ``usage`` (if it has one)."""
         if usage is None:
             return
-        self.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
-        self.completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
-        cost = getattr(usage, "cost_usd", None)
-        if cost is not None:
-            self.cost_usd = (self.cost_usd or 0.0) + float(cost)
+        self.prompt_tokens += usage.prompt_tokens
+        self.completion_tokens += usage.completion_tokens
+        if usage.cost_usd is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + usage.cost_usd
 
 
 Ledger = dict[str, ComponentUsage]
@@ -149,7 +148,8 @@ class AttributedProvider:
         def call(*args: CallParams.args, **kwargs: CallParams.kwargs) -> T:
             with attributed(self._component) as usage:
                 result = method(*args, **kwargs)
-                usage.add_tokens(getattr(result, "usage", None))
+                # only a chat answer reports tokens (``ChatResponse.usage``)
+                usage.add_tokens(result.usage if isinstance(result, ChatResponse) else None)
                 return result
 
         return call
@@ -157,4 +157,4 @@ class AttributedProvider:
 
 def sends_requests(provider: Provider) -> bool:
     """Is ``provider`` remote (an HTTP endpoint keeping request ``stats``)?"""
-    return callable(getattr(provider, "stats", None))
+    return provider.stats() is not None

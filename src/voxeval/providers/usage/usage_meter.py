@@ -12,27 +12,34 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from typing import Any, Generic, TypeAlias, TypeVar
 
 from voxeval.audio import Audio
-from voxeval.json_types import JSONObject, JSONScalar
+from voxeval.json_types import JSONObject, JSONReadObject, JSONScalar
 from voxeval.providers.base import (
     ASR,
     LLM,
     MOS,
     TTS,
     VAD,
+    VAD_STREAM_RATE,
+    AsyncASR,
+    AsyncLLM,
+    AsyncTTS,
     ChatResponse,
+    FrameProbabilities,
     Message,
     MOSResult,
     Provider,
+    ProviderBase,
     ProviderResult,
     SpeechSegment,
     Transcript,
     Usage,
+    VADStream,
     Voice,
 )
 from voxeval.providers.http.openai_http import count_requests
@@ -136,20 +143,23 @@ def audio_seconds(value: AudioCarrier) -> float:
 
 
 def model_key(kind: str, provider_name: str, provider: Provider) -> ModelKey:
-    """The price-table key of a provider: the model it calls (its ``model`` attribute, set by
-    every remote provider, defaults included), else its registry name (an embedded model)."""
-    model = getattr(provider, "model", None)
-    return (kind, provider_name, model if isinstance(model, str) and model else provider_name)
+    """The price-table key of a provider: the model it calls (its ``model``, set by every
+    remote provider, defaults included), else its registry name (an embedded model)."""
+    return (kind, provider_name, provider.model or provider_name)
 
 
-class MeteredProvider(Generic[P]):
-    """Base of the metering wrappers: the wrapped provider's protocol and attributes."""
+class MeteredProvider(ProviderBase, Generic[P]):
+    """Base of the metering wrappers: the wrapped provider's protocol and attributes. The
+    members the provider contract declares are forwarded explicitly; the class-level ones
+    (``availability``, ``refused_as_judge``) are asked of the registered class, never of a
+    wrapper."""
 
     method: str = ""  # the metered method of the kind (``transcribe``, ``chat``, ...)
 
     def __init__(self, inner: P, key: ModelKey) -> None:
         self.inner = inner
         self.usage_key = key
+        self.model = inner.model
         # The functions set on the wrapper below run its methods on ``view`` (the inner
         # provider and the key), never on the wrapper itself: a function kept in the
         # wrapper's own attributes that referred back to it would make a reference cycle,
@@ -167,7 +177,7 @@ class MeteredProvider(Generic[P]):
         setattr(self, self.method, call)
         # The async twin (``achat``, ``atranscribe``, ``asynthesize``) of a provider that has
         # one is what the asyncio runner awaits: metered the same way.
-        twin = getattr(inner, f"a{self.method}", None)
+        twin = self.native_twin()
         if twin is not None and inspect.iscoroutinefunction(twin):
             measure = type(self).audio_in  # a static method: no reference to the wrapper
 
@@ -182,6 +192,11 @@ class MeteredProvider(Generic[P]):
                     return result
 
             setattr(self, f"a{self.method}", acall)
+
+    def native_twin(self) -> Callable[..., Awaitable[ProviderResult]] | None:
+        """The inner provider's coroutine twin of ``method`` (its kind's ``Async*`` protocol),
+        or None: the kind has none, or the provider does not offer it."""
+        return None
 
     @staticmethod
     def audio_in(args: tuple[AudioCarrier, ...]) -> float:
@@ -203,11 +218,14 @@ class MeteredProvider(Generic[P]):
 
     @property
     def name(self) -> str:
-        return str(getattr(self.inner, "name", type(self.inner).__name__))
+        return self.inner.name
 
     def identity(self) -> JSONObject:
         result: dict[str, Any] = self.inner.identity()
         return result
+
+    def stats(self) -> dict[str, float] | None:
+        return self.inner.stats()
 
     def _metered(
         self, call: Callable[..., R], args: tuple[Any, ...], kwargs: dict[str, Any], audio_in: float
@@ -237,9 +255,11 @@ class _MeterView:
 
 
 def _add_result(use: ModelUsage, result: ProviderResult) -> None:
-    """Tokens of a result's ``usage`` and seconds of the audio it carries (or is)."""
-    use.add_tokens(getattr(result, "usage", None))
-    out = result if isinstance(result, Audio) else getattr(result, "audio", None)
+    """Tokens of a chat answer's ``usage`` and seconds of the audio a result carries (a chat
+    answer's speech) or is (a TTS's)."""
+    if isinstance(result, ChatResponse):
+        use.add_tokens(result.usage)
+    out = result.audio if isinstance(result, ChatResponse) else result
     if isinstance(out, Audio):
         use.audio_out_s += float(out.duration)
 
@@ -249,12 +269,18 @@ def _add_result(use: ModelUsage, result: ProviderResult) -> None:
 class MeteredASR(MeteredProvider[ASR]):
     method = "transcribe"
 
+    def native_twin(self) -> Callable[..., Awaitable[Transcript]] | None:
+        return self.inner.atranscribe if isinstance(self.inner, AsyncASR) else None
+
     def transcribe(self, audio: Audio, *args: Any, **kwargs: Any) -> Transcript:
         return self._metered(self.inner.transcribe, (audio, *args), kwargs, audio_seconds(audio))
 
 
 class MeteredTTS(MeteredProvider[TTS]):
     method = "synthesize"
+
+    def native_twin(self) -> Callable[..., Awaitable[Audio]] | None:
+        return self.inner.asynthesize if isinstance(self.inner, AsyncTTS) else None
 
     def synthesize(self, text: str, *args: Any, **kwargs: Any) -> Audio:
         return self._metered(self.inner.synthesize, (text, *args), kwargs, 0.0)
@@ -266,8 +292,30 @@ class MeteredTTS(MeteredProvider[TTS]):
 class MeteredLLM(MeteredProvider[LLM]):
     method = "chat"
 
+    def native_twin(self) -> Callable[..., Awaitable[ChatResponse]] | None:
+        return self.inner.achat if isinstance(self.inner, AsyncLLM) else None
+
     def chat(self, messages: list[Message], *args: Any, **kwargs: Any) -> ChatResponse:
         return self._metered(self.inner.chat, (messages, *args), kwargs, audio_seconds(messages))
+
+    def forget_chat(
+        self,
+        messages: list[Message],
+        *,
+        tools: list[JSONObject] | None = None,
+        response_schema: JSONReadObject | None = None,
+        temperature: float = 0.0,
+        seed: int | None = None,
+        max_tokens: int | None = None,
+    ) -> bool:
+        return self.inner.forget_chat(
+            messages,
+            tools=tools,
+            response_schema=response_schema,
+            temperature=temperature,
+            seed=seed,
+            max_tokens=max_tokens,
+        )
 
 
 class MeteredMOS(MeteredProvider[MOS]):
@@ -282,6 +330,22 @@ class MeteredVAD(MeteredProvider[VAD]):
 
     def segments(self, audio: Audio, *args: Any, **kwargs: Any) -> list[SpeechSegment]:
         return self._metered(self.inner.segments, (audio, *args), kwargs, audio_seconds(audio))
+
+    # Frame probabilities and streams pass through unmetered (as ``segments``' raw material
+    # and live scoring, they are no model call of their own to price).
+    def speech_probabilities(self, audio: Audio) -> FrameProbabilities | None:
+        return self.inner.speech_probabilities(audio)
+
+    @property
+    def streams(self) -> bool:
+        return self.inner.streams
+
+    @property
+    def threshold(self) -> float:
+        return self.inner.threshold
+
+    def open_stream(self, rate: int = VAD_STREAM_RATE) -> VADStream:
+        return self.inner.open_stream(rate)
 
 
 _WRAPPERS: dict[str, type[MeteredProvider[Provider]]] = {

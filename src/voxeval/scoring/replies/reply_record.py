@@ -201,8 +201,7 @@ class ScoringResources:
         if record.reply_audio is None or record.reply_audio.is_empty():
             return transcribe_k(None, None, settings, {})  # type: ignore[arg-type]
         asr = self.asr()
-        ident_fn = getattr(asr, "identity", None)
-        identity: dict[str, Any] = ident_fn() if callable(ident_fn) else {}
+        identity: dict[str, Any] = asr.identity()
         key = (str(record.unit_dir), record.item_id, id(record.reply_audio))
         with self._transcripts_lock:
             recent = self._recent.get(key)
