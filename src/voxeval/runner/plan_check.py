@@ -32,9 +32,9 @@ from voxeval.benchmarks.mtalk.dialogue_suite import load_dialogue_suite
 from voxeval.benchmarks.suite_info import SuiteInfo, resolve_suite
 from voxeval.benchmarks.wildspeech.query_suite import load_query_suite, read_suite_header
 from voxeval.benchmarks.wildspeech.spoken_query import CONDITIONS
-from voxeval.config import RunConfig, SystemSpec
+from voxeval.config import ProviderSpec, RunConfig, SystemSpec
 from voxeval.errors import ConfigError, UnknownComponent, VoxevalError
-from voxeval.json_types import JSONObject
+from voxeval.json_types import JSONObject, JSONValue
 from voxeval.protocols.context import judge_refusal
 from voxeval.protocols.contract import PROTOCOLS
 from voxeval.protocols.live_call import scoring_asr
@@ -271,9 +271,10 @@ class _PlanningContext:
     def provider(self, kind: str, spec: SpecLike, *, cache: bool = True) -> Any:
         for line in provider_problems(kind, spec):
             self._problems.add(self._field_of(spec), line)
-        name = getattr(spec, "provider", None) or (
-            spec.get("provider") if isinstance(spec, dict) else spec
-        )
+        if isinstance(spec, ProviderSpec):
+            name: JSONValue = spec.provider
+        else:
+            name = spec.get("provider") if isinstance(spec, dict) else spec
         return _PlannedProvider(kind, str(name))
 
 

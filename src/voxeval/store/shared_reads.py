@@ -12,19 +12,27 @@ from typing import TypeVar, cast
 T = TypeVar("T")
 
 
+class _Snapshots(threading.local):
+    """Per thread: name -> the ``reading_once`` block's result of that read (of whatever type
+    its function reads), or None outside a block."""
+
+    def __init__(self) -> None:
+        self.current: dict[str, list[object]] | None = None
+
+
 class SharedReads:
     """The calling thread's shared results inside ``reading_once`` (other threads read the
     index as usual)."""
 
     def __init__(self) -> None:
-        self._snapshots = threading.local()
+        self._snapshots = _Snapshots()
 
     @contextmanager
     def reading_once(self) -> Iterator[None]:
         """Within the block, each whole-run read queries the index once and later calls share
         that result. Meant for blocks that only read (writes made inside are not seen by the
         shared results). Only the calling thread shares them."""
-        outer = getattr(self._snapshots, "current", None)
+        outer = self._snapshots.current
         if outer is None:
             self._snapshots.current = {}
         try:
@@ -36,12 +44,12 @@ class SharedReads:
     @property
     def active(self) -> bool:
         """True inside ``reading_once`` (on the calling thread)."""
-        return getattr(self._snapshots, "current", None) is not None
+        return self._snapshots.current is not None
 
     def read(self, name: str, read: Callable[[], list[T]]) -> list[T]:
         """``read()``, or inside ``reading_once`` the block's shared result (a new list)."""
         # name -> the block's result of that read (of whatever type its function reads)
-        snapshot: dict[str, list[object]] | None = getattr(self._snapshots, "current", None)
+        snapshot = self._snapshots.current
         if snapshot is None:
             return read()
         if name not in snapshot:

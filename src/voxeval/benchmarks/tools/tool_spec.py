@@ -152,6 +152,13 @@ class Step(_Strict):
         data["op"] = ops[0]
         return data
 
+    def table(self) -> str | None:
+        """The table this step reads or writes, when it names one."""
+        for op in (self.lookup, self.insert, self.update, self.delete):
+            if op is not None and op.table is not None:
+                return op.table
+        return None
+
 
 PLUGIN_GROUP = "voxeval.plugins"
 
@@ -269,8 +276,8 @@ class ToolSpec(_Strict):
     def tables(self) -> Iterator[tuple[str, str]]:
         """(field path, table) of every table this tool's steps name."""
         for n, step in enumerate(self.steps):
-            table = getattr(getattr(step, step.op, None), "table", None)
-            if isinstance(table, str):
+            table = step.table()
+            if table is not None:
                 yield f"steps.{n}.{step.op}.table", table
 
     def openai_schema(self) -> JSONObject:
