@@ -63,7 +63,7 @@ test: setup lint typecheck unit
 ## database server or cluster (markers set in tests/conftest.py; `make test` runs them all)
 check: lint typecheck fast-unit
 
-FAST_TESTS := not models and not slow and not browser and not postgres and not cluster
+FAST_TESTS := not models and not slow and not heavy and not browser and not postgres and not cluster
 # Both cores: pytest-xdist workers, each test file kept on one worker (its module fixtures start
 # once), then the tests marked `serial` (Ray cluster, kill -9 timing) alone in one process.
 # Both passes always run; exit code 5 ("nothing selected") counts as success.

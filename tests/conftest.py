@@ -7,6 +7,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -56,6 +57,17 @@ _SERIAL_MARKERS = ("cluster",)
 _SERIAL_MODULES = ("tests/runner/test_kill_resume.py", "tests/runner/test_kill_points.py")
 
 
+# Tests that need none of the above but take seconds (a whole run through the CLI, a seeded
+# simulation): `make check` leaves out those listed here; scripts/heavy_tests.py rewrites the
+# list from a measured durations report.
+_HEAVY_LIST = Path(__file__).with_name("heavy_tests.txt")
+_HEAVY_TESTS = frozenset(
+    line.strip()
+    for line in _HEAVY_LIST.read_text(encoding="utf-8").splitlines()
+    if line.strip() and not line.startswith("#")
+)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """A short base folder for tmp_path (``/tmp/vxXXXXXXXX``, under xdist plus
     ``popen-gwN``): the CLI's console wraps at 80 columns, and pytest's default
@@ -75,6 +87,8 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     for name in markers:
         item.add_marker(name)
     module = item.nodeid.split("::", 1)[0]
+    if item.nodeid in _HEAVY_TESTS or module in _HEAVY_TESTS:  # a test, or its whole file
+        item.add_marker("heavy")
     if module in _SERIAL_MODULES or any(m in _SERIAL_MARKERS for m in markers):
         item.add_marker("serial")
 

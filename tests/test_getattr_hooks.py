@@ -12,6 +12,7 @@ name (dataclass field loops, a visitor's dispatch) are not hooks and are not cou
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import voxeval
@@ -50,6 +51,7 @@ def literal_probes(tree: ast.AST) -> list[tuple[str, int]]:
     return found
 
 
+@functools.cache
 def all_probes() -> dict[tuple[str, str], list[int]]:
     probes: dict[tuple[str, str], list[int]] = {}
     for path in sorted(SOURCE.rglob("*.py")):
