@@ -9,10 +9,8 @@ from __future__ import annotations
 from voxeval.json_types import JSONObject
 from voxeval.scoring.call_judges.call_conversation import call_conversation
 from voxeval.scoring.call_judges.judged_call import (
-    dimension_ratings,
-    dimensions_schema,
     dimensions_score,
-    rating_template,
+    dimensions_template,
     run_judge,
 )
 from voxeval.scoring.call_judges.judged_ratings import progression_rating
@@ -60,12 +58,8 @@ Correctness is judged elsewhere: rate only progression. For each dimension give 
 and one sentence of evidence. Answer as
 {{"dimensions": {{"<dimension>": {{"rating": 1-3, "evidence": "..."}}, ...}}}} with all four."""
 
-TEMPLATE = rating_template(
-    "eva-conversation-progression",
-    SYSTEM,
-    USER,
-    dimensions_schema(DIMENSIONS),
-    lambda answer: float(progression_rating(dimension_ratings(answer))),
+TEMPLATE = dimensions_template(
+    "eva-conversation-progression", SYSTEM, USER, DIMENSIONS, progression_rating
 )
 
 

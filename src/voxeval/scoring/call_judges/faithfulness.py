@@ -11,10 +11,8 @@ from __future__ import annotations
 from voxeval.json_types import JSONObject
 from voxeval.scoring.call_judges.call_conversation import CallConversation, call_conversation
 from voxeval.scoring.call_judges.judged_call import (
-    dimension_ratings,
-    dimensions_schema,
     dimensions_score,
-    rating_template,
+    dimensions_template,
     run_judge,
 )
 from voxeval.scoring.call_judges.judged_ratings import faithfulness_rating
@@ -91,13 +89,7 @@ AUDIO_DISAMBIGUATION = (
     "lookup that failed. Hearing audio directly, it should expect mishearings."
 )
 
-TEMPLATE = rating_template(
-    "eva-faithfulness",
-    SYSTEM,
-    USER,
-    dimensions_schema(DIMENSIONS),
-    lambda answer: float(faithfulness_rating(dimension_ratings(answer))),
-)
+TEMPLATE = dimensions_template("eva-faithfulness", SYSTEM, USER, DIMENSIONS, faithfulness_rating)
 
 
 def prompt_variables(conv: CallConversation) -> dict[str, str]:

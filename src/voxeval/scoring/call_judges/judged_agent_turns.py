@@ -4,20 +4,32 @@ rating rule and score; this finds the turns, binds the rule to them and runs the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from voxeval.json_types import JSONObject
 from voxeval.scoring.call_judges.call_conversation import CallConversation, call_conversation
-from voxeval.scoring.call_judges.judged_call import RatedTemplate, run_judge
+from voxeval.scoring.call_judges.judged_call import RatedTemplate, run_judge, turn_items
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.judge import Judge, JudgeVariables
+from voxeval.scoring.judge_answer import as_int
 from voxeval.scoring.score import Score
 
 TurnsRater = Callable[[JSONObject, list[int]], float]
 """(answer, the agent turns it must rate) -> the call's value."""
 TurnsScorer = Callable[[list[int], float, JSONObject], Score]
 """(the agent turns, the value, the answer) -> the score with its per-turn details."""
+
+
+def turn_field_rater(field: str, combine: Callable[[Iterable[int]], float]) -> TurnsRater:
+    """A rater that reads each expected turn's whole-number ``field`` and ``combine``s them
+    into the call's value (every expected turn answered exactly once)."""
+
+    def rate(answer: JSONObject, expected: list[int]) -> float:
+        items = turn_items(answer, expected)
+        return combine(as_int(items[t][field], field) for t in expected)
+
+    return rate
 
 
 def judge_agent_turns(

@@ -90,6 +90,24 @@ def rating_template(
     )
 
 
+def dimensions_template(
+    name: str,
+    system: str,
+    user: str,
+    dimensions: tuple[str, ...],
+    combine: Callable[[Mapping[str, int]], int],
+) -> RatedTemplate:
+    """A rating template whose answer rates each of ``dimensions`` 1-3 with evidence; the
+    call's rating is ``combine`` of those ratings."""
+    return rating_template(
+        name,
+        system,
+        user,
+        dimensions_schema(dimensions),
+        lambda answer: float(combine(dimension_ratings(answer))),
+    )
+
+
 def number_field(key: str) -> Rater:
     """A rater that reads the answer's numeric field ``key`` as the value."""
 
