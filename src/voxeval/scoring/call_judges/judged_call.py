@@ -59,9 +59,16 @@ class RatedTemplate(JudgeTemplate):
         return self.rate(parsed), parsed
 
 
-def share_template(name: str, system: str, user: str, schema: JSONObject) -> RatedTemplate:
-    """A JSON template whose value is a share in 0-1 (not a whole number); the metric binds
-    ``rate`` per call, once it knows which turns or cases the judge must answer for."""
+def share_template(
+    name: str,
+    system: str,
+    user: str,
+    schema: JSONObject | None = None,
+    rate: Rater | None = None,
+) -> RatedTemplate:
+    """A JSON template whose value is a share in 0-1 (not a whole number); a metric that
+    rates per call binds ``rate`` once it knows which turns or cases the judge must answer
+    for."""
     return RatedTemplate(
         name=name,
         system=system,
@@ -71,6 +78,23 @@ def share_template(name: str, system: str, user: str, schema: JSONObject) -> Rat
         max_score=1,
         integer=False,
         schema=schema,
+        rate=rate,
+    )
+
+
+def verdict_template(
+    name: str, system: str, user: str, schema: JSONObject, rate: Rater
+) -> RatedTemplate:
+    """A JSON template whose value is a whole verdict, 0 or 1, read by ``rate``."""
+    return RatedTemplate(
+        name=name,
+        system=system,
+        user=user,
+        output="json",
+        min_score=0,
+        max_score=1,
+        schema=schema,
+        rate=rate,
     )
 
 
