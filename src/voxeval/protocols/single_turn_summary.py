@@ -12,9 +12,10 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
-from voxeval.analysis.aggregate import group_stats, rate_metrics, standard_summary
+from voxeval.analysis.aggregate import group_stats, rate_metrics, rows_by_system
 from voxeval.analysis.bootstrap import metric_stats
 from voxeval.analysis.corpus_wer import add_corpus_wer
+from voxeval.api.protocol import stored_summary
 from voxeval.json_types import JSONObject, JSONReadValue
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.single_turn_breakdowns import (
@@ -140,19 +141,10 @@ def summarize_single_turn(
     rows = store.scores.load()
     clusters = query_clusters(rows, query_ids)
     rates = rate_metrics(rows)
-    summary = standard_summary(
-        rows,
-        metrics,
-        seed=ctx.seed,
-        units=store.units.status_counts(),
-        clusters=clusters,
-        cluster_unit="query",
-    )
+    summary = stored_summary(ctx, rows, metrics, clusters=clusters, cluster_unit="query")
     # Corpus WER and median beside the mean, so one outlier reply cannot dominate the WER.
     add_corpus_wer(summary, rows, "wer")
-    by_system: dict[str, list[ScoreRow]] = defaultdict(list)
-    for row in rows:
-        by_system[row.system].append(row)
+    by_system = rows_by_system(rows)
     done_units: dict[str, list[Any]] = defaultdict(list)
     if reply_file is not None:
         for unit in store.units.records("done"):
