@@ -77,13 +77,7 @@ def interact_with_retries(
         except Exception as exc:
             if not is_transient_fault(exc) or attempt + 1 >= retry.attempts:
                 raise
-            delay = retry.delay(attempt)
-            detail = escape(
-                f"{unit.key} in {delay:g} s (attempt {attempt + 2} of "
-                f"{retry.attempts}): {type(exc).__name__}: {exc}"
-            )
-            ctx.console.print(f"[yellow]retrying[/] {detail}", highlight=False)
-            sleep(delay)
+            sleep(_announce_retry(ctx, unit, retry, attempt, exc))
     raise AssertionError("unreachable")  # the last attempt returns or raises
 
 
@@ -117,6 +111,7 @@ async def interact_with_retries_async(
 def _announce_retry(
     ctx: RunContext, unit: WorkUnit, retry: RetryPolicy, attempt: int, exc: Exception
 ) -> float:
+    """Say on the console that ``unit`` is retried after ``exc``; the back-off to wait."""
     delay = retry.delay(attempt)
     detail = escape(
         f"{unit.key} in {delay:g} s (attempt {attempt + 2} of "
