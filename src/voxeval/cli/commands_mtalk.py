@@ -10,7 +10,8 @@ import typer
 
 from voxeval.benchmarks.mtalk.mtalk_import import write_mtalk_suite
 from voxeval.benchmarks.mtalk.mtalk_release import detect_layout, import_mtalk_release
-from voxeval.cli.common import console, counting_progress, friendly_errors, print_json
+from voxeval.cli.common import console, friendly_errors, print_json
+from voxeval.cli.progress import counting_progress
 from voxeval.errors import ConfigError
 
 AUDIO_DIR = "audio"

@@ -11,14 +11,9 @@ import typer
 from rich.table import Table
 
 from voxeval.cli.command_groups import command_group
-from voxeval.cli.common import (
-    RedactingConsole,
-    console,
-    counting_progress,
-    friendly_errors,
-    print_json,
-)
+from voxeval.cli.common import RedactingConsole, console, friendly_errors, print_json
 from voxeval.cli.main import app
+from voxeval.cli.progress import counting_progress
 
 if TYPE_CHECKING:
     from voxeval.benchmarks.mtalk.dialogue_suite import DialogueSuite

@@ -15,7 +15,6 @@ import click
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.text import Text
 
 from voxeval.errors import VoxevalError
@@ -54,19 +53,6 @@ class RedactingStream:
 # soft wrap: a message is one logical line however narrow the terminal, so a path or field name
 # in it is never split (users grep these, and CI terminals are 80 columns)
 console = RedactingConsole(stderr=True, soft_wrap=True)
-
-
-def counting_progress(*, disable: bool = False) -> Progress:
-    """The progress display of a command that counts items: label, bar, done/total, on the
-    error console, gone when it ends (``disable`` for a command printing JSON)."""
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=console,
-        transient=True,
-        disable=disable,
-    )
 
 
 @contextmanager
