@@ -7,8 +7,9 @@ takes a modelled figure for a measured one."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from voxeval.atomic_files import read_json
 from voxeval.json_types import JSONArray, JSONObject
@@ -19,6 +20,15 @@ def _one_or_mixed(values: set[str]) -> str | None:
     if not values:
         return None
     return next(iter(values)) if len(values) == 1 else "mixed"
+
+
+def recorded_calls(unit_dirs: Iterable[Path]) -> Iterator[dict[str, Any]]:
+    """The ``call.json`` of each unit folder that holds one (a unit that never reached its
+    call has none), as read: untyped JSON whose fields the readers check."""
+    for folder in unit_dirs:
+        call = read_json(folder / CALL_FILE)
+        if isinstance(call, dict):
+            yield call
 
 
 def latency_basis(unit_dirs: Iterable[Path]) -> JSONObject | None:
@@ -32,10 +42,7 @@ def latency_basis(unit_dirs: Iterable[Path]) -> JSONObject | None:
     models: JSONArray = []
     agent_s = rendering_s = 0.0
     turns = rendered_turns = 0
-    for folder in unit_dirs:
-        call = read_json(folder / CALL_FILE)
-        if not isinstance(call, dict):
-            continue
+    for call in recorded_calls(unit_dirs):
         calls += 1
         latency = call.get("latency")
         if not isinstance(latency, dict):
