@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rich.markup import escape
@@ -119,3 +119,11 @@ def _announce_retry(
     )
     ctx.console.print(f"[yellow]retrying[/] {detail}", highlight=False)
     return delay
+
+
+def warn_with_examples(ctx: RunContext, headline: str, why: str, examples: Sequence[str]) -> None:
+    """A yellow console warning: ``headline`` (a count), ``why``, and the first three of
+    ``examples`` (escaped: unit keys and metric names are not markup)."""
+    ctx.console.print(
+        f"[yellow]{headline}[/] {why}, e.g. " + escape("; ".join(examples[:3])), highlight=False
+    )
