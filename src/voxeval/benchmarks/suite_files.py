@@ -25,6 +25,15 @@ def suite_file_candidate(ref: str | Path) -> Path:
     return path / SUITE_FILE if path.is_dir() else path
 
 
+def existing_suite_file(ref: str | Path, kind: str) -> Path:
+    """``suite_file_candidate(ref)``, which must be a file: else a ``ConfigError`` naming it
+    as a missing ``kind`` file."""
+    path = suite_file_candidate(ref)
+    if not path.is_file():
+        raise ConfigError(f"{path}: {kind} file not found")
+    return path
+
+
 def read_header(path: Path, model: type[Header], expects: str) -> Header:
     """The suite file's top-level mapping as ``model``; ``expects`` names its main keys."""
     data = load_yaml(path)

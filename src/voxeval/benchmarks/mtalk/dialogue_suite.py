@@ -32,10 +32,10 @@ from voxeval.audio.io import DEFAULT_MAX_AUDIO_MB, DEFAULT_MAX_AUDIO_S
 from voxeval.benchmarks.jsonl_file import read_json_list, read_jsonl
 from voxeval.benchmarks.mtalk.dialogue import Dialogue
 from voxeval.benchmarks.suite_files import (
+    existing_suite_file,
     placed_audio,
     read_header,
     row_label,
-    suite_file_candidate,
 )
 from voxeval.benchmarks.suite_info import SUITE_FILE
 from voxeval.config import format_validation_error
@@ -73,10 +73,7 @@ class DialogueSuite:
 
 def dialogue_suite_path(ref: str | Path) -> Path:
     """A registered suite name, a suite file, or a folder holding ``suite.yaml``."""
-    path = suite_file_candidate(ref)
-    if not path.is_file():
-        raise ConfigError(f"{path}: dialogue suite file not found")
-    return path
+    return existing_suite_file(ref, "dialogue suite")
 
 
 def validate_dialogues(

@@ -29,10 +29,10 @@ from voxeval.audio import Audio, AudioLimits, ChannelMode, probe_audio, read_aud
 from voxeval.audio.io import DEFAULT_MAX_AUDIO_MB, DEFAULT_MAX_AUDIO_S
 from voxeval.benchmarks.jsonl_file import read_jsonl
 from voxeval.benchmarks.suite_files import (
+    existing_suite_file,
     placed_audio,
     read_header,
     row_label,
-    suite_file_candidate,
 )
 from voxeval.benchmarks.wildspeech.spoken_query import SpokenQuery
 from voxeval.benchmarks.wildspeech.validated_suites import validated_queries
@@ -71,10 +71,7 @@ class SuiteAudioInput:
 
 def suite_file_path(ref: str | Path) -> Path:
     """A registered suite name, a suite file, or a folder holding ``suite.yaml``."""
-    path = suite_file_candidate(ref)
-    if not path.exists():
-        raise ConfigError(f"{path}: suite file not found")
-    return path
+    return existing_suite_file(ref, "suite")
 
 
 def validate_queries(
