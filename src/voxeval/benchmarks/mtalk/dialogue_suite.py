@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from voxeval import atomic_files
 from voxeval.audio import AudioLimits, ChannelMode, probe_audio
@@ -35,10 +35,9 @@ from voxeval.benchmarks.suite_files import (
     existing_suite_file,
     placed_audio,
     read_header,
-    row_label,
+    unique_rows,
 )
 from voxeval.benchmarks.suite_info import SUITE_FILE
-from voxeval.config import format_validation_error
 from voxeval.errors import AudioError, ConfigError
 from voxeval.json_types import JSONReadObject, JSONReadValue
 
@@ -76,6 +75,10 @@ def dialogue_suite_path(ref: str | Path) -> Path:
     return existing_suite_file(ref, "dialogue suite")
 
 
+def _ident(dialogue: Dialogue) -> str:
+    return dialogue.id
+
+
 def validate_dialogues(
     rows: Sequence[JSONReadValue], where: str, base_dir: Path, limits: AudioLimits | None = None
 ) -> list[Dialogue]:
@@ -83,22 +86,8 @@ def validate_dialogues(
     must exist and pass ``limits``. Ids must be unique. All problems are raised together."""
     limits = limits or AudioLimits()
     dialogues: list[Dialogue] = []
-    seen: dict[str, int] = {}
     problems: list[str] = []
-    for index, row in enumerate(rows):
-        label = f"{where}: {row_label(row, index, 'dialogue')}"
-        if not isinstance(row, dict):
-            problems.append(f"{label}: expected a mapping, got {type(row).__name__}")
-            continue
-        try:
-            dialogue = Dialogue.model_validate(row)
-        except ValidationError as exc:
-            problems.append(format_validation_error(label, exc))
-            continue
-        if dialogue.id in seen:
-            problems.append(f"{label}: id: duplicate of dialogue #{seen[dialogue.id] + 1}")
-            continue
-        seen[dialogue.id] = index
+    for label, dialogue in unique_rows(rows, where, Dialogue, "dialogue", _ident, problems):
         turns = []
         for number, turn in enumerate(dialogue.turns, 1):
             if turn.audio is None:
