@@ -16,10 +16,10 @@ a protocol overrides only what it has: comparison steps across systems, a native
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar, Generic, Protocol, TypeAlias, TypeVar
 
-from voxeval.analysis.aggregate import Clusters, standard_summary
+from voxeval.analysis.aggregate import standard_summary
 from voxeval.api.comparison import Comparison
 from voxeval.api.work_unit import WorkUnit
 from voxeval.config import RunConfig
@@ -30,7 +30,6 @@ from voxeval.registry import Kind
 from voxeval.scoring.comparison_result import ComparisonResult
 from voxeval.scoring.score import Score
 from voxeval.store import RunStore
-from voxeval.store.records import ScoreRow
 
 
 class ProtocolContext(Protocol):
@@ -51,27 +50,6 @@ SystemSummary: TypeAlias = JSONObject
 
 ReportSection: TypeAlias = JSONObject
 """A protocol's section of ``summary.json`` (``confounded``, ``voices``...): JSON values."""
-
-
-def stored_summary(
-    ctx: ProtocolContext,
-    rows: Iterable[ScoreRow],
-    metrics: Sequence[str] | None,
-    *,
-    clusters: Clusters | None = None,
-    cluster_unit: str = "item",
-) -> dict[str, dict[str, Any]]:  # standard_summary's entries, which protocols extend
-    """The standard summary of a run's score ``rows`` with the run's seed and unit counts
-    (so a system whose units all failed still appears); ``clusters`` maps item ids to the
-    independent unit the intervals resample, named ``cluster_unit``."""
-    return standard_summary(
-        rows,
-        metrics,
-        seed=ctx.seed,
-        units=ctx.store.units.status_counts(),
-        clusters=clusters,
-        cluster_unit=cluster_unit,
-    )
 
 
 class EvaluationProtocol(ABC, Generic[ContextT]):
@@ -139,7 +117,12 @@ class EvaluationProtocol(ABC, Generic[ContextT]):
         "by_condition": ..., "not_run": {metric: reason}, ...}}`` where ``stat`` is
         ``{"mean", "ci_low", "ci_high", "n"}``. By default the standard summary of the stored
         scores."""
-        return stored_summary(ctx, ctx.store.scores.load(), ctx.config.metrics)
+        return standard_summary(
+            ctx.store.scores.load(),
+            ctx.config.metrics,
+            seed=ctx.seed,
+            units=ctx.store.units.status_counts(),
+        )
 
     def confounded(self, ctx: ContextT) -> ReportSection:
         """``{dimension: {engines, separated, note}}``: speaker-profile dimensions confounded

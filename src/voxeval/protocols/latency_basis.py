@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
 from voxeval.atomic_files import read_json
-from voxeval.json_types import JSONArray, JSONObject
+from voxeval.errors import ConfigError
+from voxeval.json_types import JSONArray, JSONObject, JSONValue
 from voxeval.simulation.recorder import CALL_FILE
 
 
@@ -22,9 +22,15 @@ def _one_or_mixed(values: set[str]) -> str | None:
     return next(iter(values)) if len(values) == 1 else "mixed"
 
 
-def recorded_calls(unit_dirs: Iterable[Path]) -> Iterator[dict[str, Any]]:
+def _seconds(value: JSONValue) -> float:
+    if not isinstance(value, int | float | str):  # as float() read them before
+        raise ConfigError(f"call latency: expected seconds, got {value!r}")
+    return float(value)
+
+
+def recorded_calls(unit_dirs: Iterable[Path]) -> Iterator[JSONObject]:
     """The ``call.json`` of each unit folder that holds one (a unit that never reached its
-    call has none), as read: untyped JSON whose fields the readers check."""
+    call has none)."""
     for folder in unit_dirs:
         call = read_json(folder / CALL_FILE)
         if isinstance(call, dict):
@@ -57,10 +63,13 @@ def latency_basis(unit_dirs: Iterable[Path]) -> JSONObject | None:
         rendering = latency.get("rendering_by_voxeval")
         if isinstance(rendering, dict) and rendering.get("model") not in models:
             models.append(rendering["model"])
-        for turn in latency.get("turns") or []:
+        listed = latency.get("turns")
+        for turn in listed if isinstance(listed, list) else []:
+            if not isinstance(turn, dict):  # calls write an object per turn
+                raise ConfigError(f"call latency: a turn must be an object, got {turn!r}")
             turns += 1
-            agent_s += float(turn.get("agent_s", 0.0))
-            rendering_s += float(turn.get("rendering_s", 0.0))
+            agent_s += _seconds(turn.get("agent_s", 0.0))
+            rendering_s += _seconds(turn.get("rendering_s", 0.0))
             rendered_turns += bool(turn.get("rendered_by_voxeval"))
     if calls == 0:
         return None

@@ -12,9 +12,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from voxeval.analysis.aggregate import rows_by_system
+from voxeval.analysis.aggregate import rows_by_system, standard_summary
 from voxeval.analysis.bootstrap import metric_stats
-from voxeval.api.protocol import stored_summary
 from voxeval.atomic_files import read_json
 from voxeval.benchmarks.mtalk.dialogue import RUBRIC_LEVELS, Dialogue
 from voxeval.benchmarks.mtalk.transcript_cues import JudgedFrom, cue_warnings
@@ -195,7 +194,14 @@ def summarize_multi_turn(
     store = ctx.store
     rows = store.scores.load()
     clusters = {row.item_id: row.item_id for row in rows}  # the dialogue is the unit
-    summary = stored_summary(ctx, rows, metrics, clusters=clusters, cluster_unit="dialogue")
+    summary = standard_summary(
+        rows,
+        metrics,
+        seed=ctx.seed,
+        units=store.units.status_counts(),
+        clusters=clusters,
+        cluster_unit="dialogue",
+    )
     by_system = rows_by_system(rows)
     latencies = reply_latencies(ctx)
     transcript_only = transcript_only_counts(ctx)

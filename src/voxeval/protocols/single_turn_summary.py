@@ -12,10 +12,9 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
-from voxeval.analysis.aggregate import group_stats, rate_metrics, rows_by_system
+from voxeval.analysis.aggregate import group_stats, rate_metrics, rows_by_system, standard_summary
 from voxeval.analysis.bootstrap import metric_stats
 from voxeval.analysis.corpus_wer import add_corpus_wer
-from voxeval.api.protocol import stored_summary
 from voxeval.json_types import JSONObject, JSONReadValue
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.single_turn_breakdowns import (
@@ -141,7 +140,14 @@ def summarize_single_turn(
     rows = store.scores.load()
     clusters = query_clusters(rows, query_ids)
     rates = rate_metrics(rows)
-    summary = stored_summary(ctx, rows, metrics, clusters=clusters, cluster_unit="query")
+    summary = standard_summary(
+        rows,
+        metrics,
+        seed=ctx.seed,
+        units=store.units.status_counts(),
+        clusters=clusters,
+        cluster_unit="query",
+    )
     # Corpus WER and median beside the mean, so one outlier reply cannot dominate the WER.
     add_corpus_wer(summary, rows, "wer")
     by_system = rows_by_system(rows)
