@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from voxeval.config import load_run_config, parse_run_config
+from voxeval.config import load_run_config, parse_run_config, read_yaml_afresh
 from voxeval.errors import ConfigError
 
 
@@ -113,3 +113,16 @@ def test_seed_must_be_a_non_negative_integer(tmp_path: Path, seed: str) -> None:
         load_run_config(cfg)
     cfg.write_text("suite: wild-mini\nsystems: [{name: a, type: cascade}]\nseed: 0\n")
     assert load_run_config(cfg).seed == 0
+
+
+def test_read_yaml_afresh_reads_each_time_and_names_the_file_on_errors(tmp_path: Path) -> None:
+    path = tmp_path / "drafts.yaml"
+    path.write_text("a: 1\n", encoding="utf-8")
+    assert read_yaml_afresh(path, "no such file") == {"a": 1}
+    path.write_text("a: 2\n", encoding="utf-8")  # same size and maybe mtime: still read again
+    assert read_yaml_afresh(path, "no such file") == {"a": 2}
+    with pytest.raises(ConfigError, match=r"missing\.yaml: no such drafts file"):
+        read_yaml_afresh(tmp_path / "missing.yaml", "no such drafts file")
+    path.write_text("a: [1\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"drafts\.yaml: not valid YAML"):
+        read_yaml_afresh(path, "no such file")

@@ -186,6 +186,18 @@ def format_validation_error(where: str, exc: ValidationError) -> str:
     return "\n".join(lines)
 
 
+def read_yaml_afresh(path: Path, missing: str) -> Any:
+    """The YAML file at ``path`` read now, not memoised (for files rewritten while voxeval
+    runs: a study, rubric drafts under review); ``ConfigError`` naming the file with
+    ``missing`` when it is not there, or with the parser's message when it is not YAML."""
+    if not path.is_file():
+        raise ConfigError(f"{path}: {missing}")
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({exc})") from exc
+
+
 # A run reads the same suite file from several places; YAML's safe types all pickle.
 _parsed = PickledMemo(max_entries=64)
 

@@ -159,3 +159,14 @@ def test_babble_mixes_three_distinct_clips_deterministically() -> None:
     assert len(strong) == 3  # three different voices are audible
     with pytest.raises(AudioError, match="at least 3 clips"):
         babble(clips[:2], n=3)
+
+
+def test_limit_peak_scales_only_a_peak_over_its_threshold_to_the_headroom() -> None:
+    from voxeval.audio.mix import HEADROOM_PEAK, limit_peak
+
+    loud = np.array([0.5, -2.0, 1.0])
+    assert np.allclose(limit_peak(loud), loud * (HEADROOM_PEAK / 2.0))
+    quiet = np.array([0.995, -0.2])
+    assert limit_peak(quiet) is quiet  # under full scale: unchanged
+    assert np.allclose(limit_peak(quiet, above=HEADROOM_PEAK), quiet * (HEADROOM_PEAK / 0.995))
+    assert limit_peak(np.array([], dtype=np.float64)).size == 0

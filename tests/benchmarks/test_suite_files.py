@@ -32,3 +32,31 @@ def test_row_labels_and_audio_placement(tmp_path: Path) -> None:
     assert row_label(["not a mapping"], 2, "dialogue") == "dialogue #3"
     assert placed_audio("a.wav", tmp_path) == (tmp_path / "a.wav").resolve()
     assert placed_audio("/abs/a.wav", tmp_path) == Path("/abs/a.wav")
+
+
+def test_unique_rows_yields_valid_rows_and_lists_every_problem_with_its_label() -> None:
+    from pydantic import BaseModel
+
+    from voxeval.benchmarks.suite_files import unique_rows
+
+    class Row(BaseModel):
+        id: str
+        n: int
+
+    rows = [
+        {"id": "a", "n": 1},
+        "text",
+        {"id": "b", "n": "x"},
+        {"id": "a", "n": 2},
+        {"id": "c", "n": 3},
+    ]
+    problems: list[str] = []
+    kept = list(unique_rows(rows, "s.yaml", Row, "item", lambda r: r.id, problems))
+    assert [(label, row.id) for label, row in kept] == [
+        ("s.yaml: item #1 (id='a')", "a"),
+        ("s.yaml: item #5 (id='c')", "c"),
+    ]
+    assert problems[0] == "s.yaml: item #2: expected a mapping, got str"
+    assert problems[1].startswith("s.yaml: item #3 (id='b')")
+    assert problems[2] == "s.yaml: item #4 (id='a'): id: duplicate of item #1"
+    assert len(problems) == 3

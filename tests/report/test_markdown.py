@@ -116,3 +116,10 @@ def test_excluded_units_and_system_faults_are_warned_about_per_system() -> None:
     )
     assert "Units: done 6, failed 3, pending 0, pending_metrics 4" in flaky
     assert "Warning" not in steady and "Note" not in steady
+
+
+def test_whole_total_sums_the_counts_of_a_section_and_nothing_else() -> None:
+    from voxeval.report.json_fields import whole_total
+
+    assert whole_total({"timeout": 2, "crash": 3, "note": "x", "share": 0.5}) == 5
+    assert whole_total(None) == 0 and whole_total([1, 2]) == 0

@@ -267,3 +267,27 @@ def test_judge_repeats_keep_the_first_grading_and_every_value(
     assert score.details["judge_calls"] == 4 and score.details["parse_failures"] == 1
     seeds = [post.body.get("seed") for post in server.posts("/chat/completions")]
     assert seeds == [0, 100, 101, 200]  # distinct seeds: no grading reuses a cached answer
+
+
+def test_the_whole_call_judges_say_why_they_did_not_run(
+    server: FakeOpenAIServer, scenario: Scenario
+) -> None:
+    """No timeline, no policy, no agent turn: not run with the reason, no judge request."""
+    no_timeline = LiveCallRecord(timeline=None, scenario=scenario, pipeline="cascade")
+    for metric in ("faithfulness", "conversation_progression"):
+        score = run_metric(metric, no_timeline, resources(server))
+        assert score.error == "the call left no timeline to judge" and score.value is None
+    no_policy = scenario.model_copy(
+        update={"agent": scenario.agent.model_copy(update={"instructions": ""})}
+    )
+    score = run_metric("faithfulness", record(no_policy), resources(server))
+    assert score.error == "the scenario gives no agent policy to judge faithfulness against"
+    silent = Timeline(
+        segments=[SpeakerSegment("user", 0.0, 1.0, 0, intended_text="Hello?")],
+        tools=[],
+        end=EndEvent(2.0, "agent_timeout"),
+    )
+    quiet = LiveCallRecord(timeline=silent, scenario=scenario, pipeline="cascade")
+    score = run_metric("conversation_progression", quiet, resources(server))
+    assert score.error == "the agent said nothing: there is no progression to judge"
+    assert server.posts("/chat/completions") == []

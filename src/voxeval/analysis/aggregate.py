@@ -153,6 +153,14 @@ def _most_common(reasons: list[str]) -> str:
     return Counter(reasons).most_common(1)[0][0] if reasons else "not run"
 
 
+def rows_by_system(rows: Iterable[ScoreRow]) -> dict[str, list[ScoreRow]]:
+    """The score rows of each system, in the order systems first appear."""
+    by_system: dict[str, list[ScoreRow]] = defaultdict(list)
+    for row in rows:
+        by_system[row.system].append(row)
+    return by_system
+
+
 def standard_summary(
     rows: Iterable[ScoreRow],
     metrics: Sequence[str] | None = None,
@@ -168,9 +176,7 @@ def standard_summary(
     independent unit, named ``cluster_unit`` in the report (see the module doc)."""
     rows = list(rows)
     rates = rate_metrics(rows)  # decided over all systems so every system uses one method
-    by_system: dict[str, list[ScoreRow]] = defaultdict(list)
-    for row in rows:
-        by_system[row.system].append(row)
+    by_system = rows_by_system(rows)
     systems = list(by_system)
     for name in units or {}:
         if name not in by_system:

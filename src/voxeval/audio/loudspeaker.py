@@ -33,12 +33,12 @@ import numpy.typing as npt
 from scipy import signal
 
 from voxeval.audio.checks import require_samples
+from voxeval.audio.mix import HEADROOM_PEAK, limit_peak
 from voxeval.audio.room_acoustics import Tail, reverberate, room_response, room_setup
 from voxeval.audio.value import Audio
 from voxeval.errors import AudioError
 from voxeval.json_types import JSONObject
 
-HEADROOM_PEAK = 0.99
 NYQUIST_SHARE = 0.95  # a low pass this close to Nyquist is left out
 
 
@@ -157,10 +157,7 @@ def play_through(audio: Audio, device: str = "phone") -> Audio:
     level_out = math.sqrt(float(np.mean(np.square(out))))
     if level_in > 0.0 and level_out > 0.0:
         out = out * (level_in / level_out)
-    top = float(np.max(np.abs(out)))
-    if top > HEADROOM_PEAK:
-        out = out * (HEADROOM_PEAK / top)
-    return audio.with_samples(out)
+    return audio.with_samples(limit_peak(out, above=HEADROOM_PEAK))
 
 
 def playback(

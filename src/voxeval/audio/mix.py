@@ -59,11 +59,17 @@ def fit_to_length(noise: Audio, num_samples: int, *, loop: bool = True, seed: Se
 FloatArray = TypeVar("FloatArray", npt.NDArray[np.float32], npt.NDArray[np.float64])
 
 
+def limit_peak(samples: FloatArray, above: float = 1.0) -> FloatArray:
+    """``samples`` scaled as a whole to a peak of ``HEADROOM_PEAK`` when their peak is over
+    ``above`` (full scale by default); unchanged otherwise."""
+    top = float(np.max(np.abs(samples))) if samples.size else 0.0
+    if top > above:
+        return samples * (HEADROOM_PEAK / top)
+    return samples
+
+
 def _headroom(mixed: FloatArray, avoid_clipping: bool) -> FloatArray:
-    top = float(np.max(np.abs(mixed))) if mixed.size else 0.0
-    if avoid_clipping and top > 1.0:
-        return mixed * (HEADROOM_PEAK / top)
-    return mixed
+    return limit_peak(mixed) if avoid_clipping else mixed
 
 
 def mix_tracks(tracks: Sequence[Audio], *, source: str = "<mix>") -> Audio:

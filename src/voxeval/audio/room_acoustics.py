@@ -42,6 +42,7 @@ import numpy.typing as npt
 from scipy import signal
 
 from voxeval.audio.checks import require_range, require_samples
+from voxeval.audio.mix import limit_peak
 from voxeval.audio.value import Audio
 from voxeval.errors import AudioError
 from voxeval.json_types import JSONObject
@@ -57,7 +58,6 @@ MIN_RT60_S, MAX_RT60_S = 0.05, 3.0
 MAX_IMAGE_ORDER = 150
 DECAY_FLOOR_DB = 60.0  # the response is cut where its energy decay reaches -60 dB
 DIRECT_WINDOW_MS = 2.5  # half-width of the direct-sound window of the DRR
-HEADROOM_PEAK = 0.99
 _PLACEMENT_TRIES = 1000
 
 Tail = Literal["keep", "cut"]
@@ -385,10 +385,7 @@ def reverberate(audio: Audio, response: RoomResponse, *, tail: Tail = "keep") ->
     wet = signal.oaconvolve(audio.samples.astype(np.float64), response.ir)
     if tail == "cut":
         wet = wet[: audio.num_samples]
-    top = float(np.max(np.abs(wet)))
-    if top > 1.0:
-        wet = wet * (HEADROOM_PEAK / top)
-    return audio.with_samples(wet)
+    return audio.with_samples(limit_peak(wet))
 
 
 def apply_room(

@@ -40,7 +40,7 @@ from voxeval.benchmarks.mtalk.dialogue import (
     Dialogue,
 )
 from voxeval.benchmarks.mtalk.mtalk_taxonomy import Dimension
-from voxeval.config import format_validation_error
+from voxeval.config import format_validation_error, read_yaml_afresh
 from voxeval.errors import ConfigError
 from voxeval.json_types import JSONReadObject
 
@@ -135,13 +135,8 @@ def next_sample_number(dialogue: Dialogue) -> int:
 
 def read_drafts(path: str | Path) -> RubricDrafts:
     file = Path(path)
-    if not file.is_file():
-        raise ConfigError(f"{file}: no such rubric drafts file")
     # read afresh (not the memoised loader): a review rewrites the file within moments
-    try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{file}: not valid YAML ({exc})") from exc
+    data = read_yaml_afresh(file, "no such rubric drafts file")
     try:
         return RubricDrafts.model_validate(data)
     except ValidationError as exc:

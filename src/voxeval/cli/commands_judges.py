@@ -6,12 +6,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
+from rich.progress import TaskID
 from rich.table import Table
 
 from voxeval.cli.command_groups import command_group
 from voxeval.cli.common import RedactingConsole, console, friendly_errors, print_json
 from voxeval.cli.main import app
+from voxeval.cli.progress import counting_progress
 
 if TYPE_CHECKING:
     from voxeval.calibration.dev_set import DevSet
@@ -141,13 +142,7 @@ def calibrate_command(
     if not plan.metrics:
         console.print("[bold red]error:[/] no metric left to calibrate", highlight=False)
         raise typer.Exit(2)
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=console,
-        transient=True,
-    ) as progress:
+    with counting_progress() as progress:
         building = progress.add_task("building development sets", total=None)
         task: list[TaskID] = []
 

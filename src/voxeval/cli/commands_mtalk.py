@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from voxeval.benchmarks.mtalk.mtalk_import import write_mtalk_suite
 from voxeval.benchmarks.mtalk.mtalk_release import detect_layout, import_mtalk_release
 from voxeval.cli.common import console, friendly_errors, print_json
+from voxeval.cli.progress import counting_progress
 from voxeval.errors import ConfigError
 
 AUDIO_DIR = "audio"
@@ -47,14 +47,7 @@ def mtalk_suite(  # `voxeval import mtalk` (commands_import)
 ) -> None:
     """Wrap a released MTalk-Bench layout as a dialogue suite and its replay systems."""
     layout = detect_layout(path)
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=console,
-        transient=True,
-        disable=as_json,
-    ) as progress:
+    with counting_progress(disable=as_json) as progress:
         unit = "dialogues" if layout == "model-outputs" else "rows"
         task = progress.add_task(f"reading {layout} {unit}", total=None)
 

@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from voxeval.cli.command_groups import command_group
 from voxeval.cli.common import RedactingConsole, console, friendly_errors, print_json
 from voxeval.cli.main import app
+from voxeval.cli.progress import counting_progress
 
 if TYPE_CHECKING:
     from voxeval.benchmarks.mtalk.dialogue_suite import DialogueSuite
@@ -65,13 +65,7 @@ def generate_command(
 
     loaded = load_dialogue_suite(suite)
     drafting_judge = build_judge(judge, "judge")
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=console,
-        transient=True,
-    ) as progress:
+    with counting_progress() as progress:
         task = progress.add_task("drafting criteria", total=len(loaded.dialogues))
 
         def advance(dialogue_id: str, outcome: str) -> None:

@@ -16,9 +16,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from voxeval.atomic_files import read_json
 from voxeval.json_types import JSONObject
-from voxeval.simulation.recorder import CALL_FILE
+from voxeval.protocols.latency_basis import recorded_calls
 
 # metric -> the adapter settings that decide it
 DECIDED_BY: dict[str, tuple[str, ...]] = {
@@ -40,10 +39,7 @@ def adapter_timing(unit_dirs: Iterable[Path]) -> JSONObject | None:
     through the adapter (a streaming agent decides its own timing)."""
     adapted = calls = 0
     seen: dict[str, list[Any]] = {k: [] for k in SETTINGS}
-    for folder in unit_dirs:
-        call = read_json(folder / CALL_FILE)
-        if not isinstance(call, dict):
-            continue
+    for call in recorded_calls(unit_dirs):
         calls += 1
         handling = call.get("turn_handling")
         if not isinstance(handling, dict) or not handling.get("adapter"):

@@ -7,11 +7,12 @@ takes a modelled figure for a measured one."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from voxeval.atomic_files import read_json
-from voxeval.json_types import JSONArray, JSONObject
+from voxeval.errors import ConfigError
+from voxeval.json_types import JSONArray, JSONObject, JSONValue
 from voxeval.simulation.recorder import CALL_FILE
 
 
@@ -19,6 +20,21 @@ def _one_or_mixed(values: set[str]) -> str | None:
     if not values:
         return None
     return next(iter(values)) if len(values) == 1 else "mixed"
+
+
+def _seconds(value: JSONValue) -> float:
+    if not isinstance(value, int | float | str):  # as float() read them before
+        raise ConfigError(f"call latency: expected seconds, got {value!r}")
+    return float(value)
+
+
+def recorded_calls(unit_dirs: Iterable[Path]) -> Iterator[JSONObject]:
+    """The ``call.json`` of each unit folder that holds one (a unit that never reached its
+    call has none)."""
+    for folder in unit_dirs:
+        call = read_json(folder / CALL_FILE)
+        if isinstance(call, dict):
+            yield call
 
 
 def latency_basis(unit_dirs: Iterable[Path]) -> JSONObject | None:
@@ -32,10 +48,7 @@ def latency_basis(unit_dirs: Iterable[Path]) -> JSONObject | None:
     models: JSONArray = []
     agent_s = rendering_s = 0.0
     turns = rendered_turns = 0
-    for folder in unit_dirs:
-        call = read_json(folder / CALL_FILE)
-        if not isinstance(call, dict):
-            continue
+    for call in recorded_calls(unit_dirs):
         calls += 1
         latency = call.get("latency")
         if not isinstance(latency, dict):
@@ -50,10 +63,13 @@ def latency_basis(unit_dirs: Iterable[Path]) -> JSONObject | None:
         rendering = latency.get("rendering_by_voxeval")
         if isinstance(rendering, dict) and rendering.get("model") not in models:
             models.append(rendering["model"])
-        for turn in latency.get("turns") or []:
+        listed = latency.get("turns")
+        for turn in listed if isinstance(listed, list) else []:
+            if not isinstance(turn, dict):  # calls write an object per turn
+                raise ConfigError(f"call latency: a turn must be an object, got {turn!r}")
             turns += 1
-            agent_s += float(turn.get("agent_s", 0.0))
-            rendering_s += float(turn.get("rendering_s", 0.0))
+            agent_s += _seconds(turn.get("agent_s", 0.0))
+            rendering_s += _seconds(turn.get("rendering_s", 0.0))
             rendered_turns += bool(turn.get("rendered_by_voxeval"))
     if calls == 0:
         return None

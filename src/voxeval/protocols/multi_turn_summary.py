@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from voxeval.analysis.aggregate import standard_summary
+from voxeval.analysis.aggregate import rows_by_system, standard_summary
 from voxeval.analysis.bootstrap import metric_stats
 from voxeval.atomic_files import read_json
 from voxeval.benchmarks.mtalk.dialogue import RUBRIC_LEVELS, Dialogue
@@ -202,9 +202,7 @@ def summarize_multi_turn(
         clusters=clusters,
         cluster_unit="dialogue",
     )
-    by_system: dict[str, list[ScoreRow]] = defaultdict(list)
-    for row in rows:
-        by_system[row.system].append(row)
+    by_system = rows_by_system(rows)
     latencies = reply_latencies(ctx)
     transcript_only = transcript_only_counts(ctx)
     histograms = latency_histograms(

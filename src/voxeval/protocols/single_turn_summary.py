@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
-from voxeval.analysis.aggregate import group_stats, rate_metrics, standard_summary
+from voxeval.analysis.aggregate import group_stats, rate_metrics, rows_by_system, standard_summary
 from voxeval.analysis.bootstrap import metric_stats
 from voxeval.analysis.corpus_wer import add_corpus_wer
 from voxeval.json_types import JSONObject, JSONReadValue
@@ -150,9 +150,7 @@ def summarize_single_turn(
     )
     # Corpus WER and median beside the mean, so one outlier reply cannot dominate the WER.
     add_corpus_wer(summary, rows, "wer")
-    by_system: dict[str, list[ScoreRow]] = defaultdict(list)
-    for row in rows:
-        by_system[row.system].append(row)
+    by_system = rows_by_system(rows)
     done_units: dict[str, list[Any]] = defaultdict(list)
     if reply_file is not None:
         for unit in store.units.records("done"):

@@ -12,7 +12,13 @@ from sqlalchemy import Engine, insert, select
 from sqlalchemy.engine import Connection
 
 from voxeval.raters.database import retrying, transaction
-from voxeval.raters.schema import assignments_table, clip_tokens_table, items_table
+from voxeval.raters.schema import (
+    ITEM_OF_ASSIGNMENT,
+    assignments_table,
+    clip_tokens_table,
+    items_table,
+    rater_assignment,
+)
 from voxeval.raters.study.study_files import Stimulus, StudyItem
 
 TOKEN_BYTES = 24  # 192 random bits, 32 URL-safe characters
@@ -58,14 +64,9 @@ def current_clip(engine: Engine, study_id: str, rater_id: str, token: str) -> St
                     assignments_table,
                     assignments_table.c.assignment_id == clip_tokens_table.c.assignment_id,
                 )
-                .join(
-                    items_table,
-                    (items_table.c.study_id == assignments_table.c.study_id)
-                    & (items_table.c.item_id == assignments_table.c.item_id),
-                )
+                .join(items_table, ITEM_OF_ASSIGNMENT)
                 .where(clip_tokens_table.c.token == token)
-                .where(assignments_table.c.study_id == study_id)
-                .where(assignments_table.c.rater_id == rater_id)
+                .where(rater_assignment(study_id, rater_id))
                 .where(assignments_table.c.status != "done")
             ).first()
         if row is None:

@@ -23,6 +23,7 @@ from sqlalchemy import (
     JSON,
     Boolean,
     Column,
+    ColumnElement,
     DateTime,
     Float,
     ForeignKey,
@@ -32,6 +33,7 @@ from sqlalchemy import (
     String,
     Table,
     UniqueConstraint,
+    and_,
 )
 
 metadata = MetaData()
@@ -153,3 +155,15 @@ responses_table = Table(
     Column("gold_correct", Boolean, nullable=True),  # gold items only
     UniqueConstraint("study_id", "item_id", "rater_id", name="one_response_per_rater_item"),
 )
+
+
+# An assignment's item (items are keyed by study and item id).
+ITEM_OF_ASSIGNMENT: ColumnElement[bool] = and_(
+    items_table.c.study_id == assignments_table.c.study_id,
+    items_table.c.item_id == assignments_table.c.item_id,
+)
+
+
+def rater_assignment(study_id: str, rater_id: str) -> ColumnElement[bool]:
+    """The condition that an assignment is this rater's in this study."""
+    return and_(assignments_table.c.study_id == study_id, assignments_table.c.rater_id == rater_id)

@@ -22,9 +22,11 @@ from voxeval.raters.database import as_utc, retrying, transaction, utcnow
 from voxeval.raters.gold_check import gold_correct
 from voxeval.raters.quality_gate import PLAYBACK_EVENTS, GateStatus, gate_status
 from voxeval.raters.schema import (
+    ITEM_OF_ASSIGNMENT,
     assignments_table,
     items_table,
     playback_table,
+    rater_assignment,
     responses_table,
 )
 from voxeval.raters.study.study_files import StudyConfig, StudyItem
@@ -59,14 +61,9 @@ def _assignment(conn: Connection, study_id: str, rater_id: str, assignment_id: i
         raise Refused(404, "No such item for you.")
     row = conn.execute(
         select(assignments_table, items_table.c.payload)
-        .join(
-            items_table,
-            (items_table.c.study_id == assignments_table.c.study_id)
-            & (items_table.c.item_id == assignments_table.c.item_id),
-        )
+        .join(items_table, ITEM_OF_ASSIGNMENT)
         .where(assignments_table.c.assignment_id == assignment_id)
-        .where(assignments_table.c.study_id == study_id)
-        .where(assignments_table.c.rater_id == rater_id)
+        .where(rater_assignment(study_id, rater_id))
     ).first()
     if row is None:
         raise Refused(404, "No such item for you.")

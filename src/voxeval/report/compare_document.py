@@ -14,7 +14,14 @@ from voxeval.json_types import JSONReadObject, JSONReadValue
 from voxeval.report.blocks import Block, BulletList, Heading, Paragraph, TableBlock, fmt_num
 from voxeval.report.blocks import fmt_mean_ci as _fmt_mean_ci
 from voxeval.report.html import STYLE, block_html
-from voxeval.report.json_fields import as_float, entries, objects, section, sections
+from voxeval.report.json_fields import (
+    as_float,
+    entries,
+    objects,
+    section,
+    sections,
+    whole_total,
+)
 from voxeval.report.markdown import block_markdown
 from voxeval.report.run_compare import CHANGED, IMPROVEMENT, REGRESSION, RunComparison
 from voxeval.report.unit_plural import unit_plural
@@ -189,11 +196,10 @@ def _system_blocks(name: str, entry: JSONReadObject, unit: str) -> list[Block]:
                 f"{run}: {counts['failed']} units failed on voxeval's side ({causes}); they "
                 "are excluded from that run's means and listed as unpaired"
             )
-        faults = section(counts.get("system_faults"))
-        if faults:
-            faulted = sum(n for n in faults.values() if isinstance(n, int))
+        faults = counts.get("system_faults")
+        if section(faults):
             failed.append(
-                f"{run}: {faulted} units are failures of the system under test, "
+                f"{run}: {whole_total(faults)} units are failures of the system under test, "
                 "scored with each metric's worst value"
             )
     if failed:

@@ -22,7 +22,15 @@ from voxeval.report.blocks import (
 )
 from voxeval.report.composite_blocks import composite_blocks
 from voxeval.report.cost_blocks import cost_blocks
-from voxeval.report.json_fields import as_float, as_int, entries, objects, section, sections
+from voxeval.report.json_fields import (
+    as_float,
+    as_int,
+    entries,
+    objects,
+    section,
+    sections,
+    whole_total,
+)
 from voxeval.report.latency_basis_blocks import latency_basis_blocks
 from voxeval.report.rubric_blocks import rubric_blocks
 from voxeval.report.transcript_blocks import transcript_only_blocks
@@ -286,7 +294,7 @@ def perturbation_blocks(effects: JSONReadValue) -> list[Block]:
             str(e["metric"]),
             fmt_mean_ci(section(e["delta"])),
             str(e.get("scenarios", 0)),
-            str(sum(n for n in section(e.get("not_run")).values() if isinstance(n, int))),
+            str(whole_total(e.get("not_run"))),
             f"{fmt_num(e['p_value'])} ({e.get('test')})",
             fmt_num(e.get("p_holm")),
             "yes" if e.get("significant") else "no",

@@ -49,3 +49,9 @@ def as_int(value: JSONReadValue) -> int:
     if isinstance(value, (int, float, str)):
         return int(value)
     raise TypeError(f"expected an integer, got {value!r}")
+
+
+def whole_total(value: JSONReadValue) -> int:
+    """The sum of a JSON object's whole-number values (counts by cause); 0 for anything
+    else."""
+    return sum(n for n in section(value).values() if isinstance(n, int))

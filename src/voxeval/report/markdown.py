@@ -15,7 +15,7 @@ from voxeval.report.document import (
 from voxeval.report.figure_html import figures_markdown
 from voxeval.report.figures import FigureGroup
 from voxeval.report.html import figures_position
-from voxeval.report.json_fields import section
+from voxeval.report.json_fields import section, whole_total
 
 
 def _cell(text: str) -> str:
@@ -59,9 +59,8 @@ def failure_warnings(entry: JSONReadObject) -> list[str]:
         )
     faults = section(units.get("system_faults"))
     if faults:
-        faulted = sum(n for n in faults.values() if isinstance(n, int))
         lines.append(
-            f"**Note:** {faulted} units are failures of the system under test "
+            f"**Note:** {whole_total(faults)} units are failures of the system under test "
             f"({_by_cause(faults)}), scored with each metric's worst value."
         )
     return lines

@@ -79,15 +79,23 @@ def parse_artifact(model: type[M], data: object, where: str | Path) -> M:
         raise ArtifactFormatError(describe_error(where, error)) from None
 
 
-def read_json_artifact(model: type[M], path: Path) -> M | None:
-    """The JSON file at ``path`` as ``model``; None when the file does not exist. A file
-    that is not JSON, or not of the model's shape, is an error naming the file (and field)."""
+def _artifact_text(path: Path) -> str | None:
+    """The text of the file at ``path``; None when it does not exist, an error naming the
+    file when it cannot be read."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as error:
         raise ArtifactFormatError(f"{path}: cannot be read: {error}") from None
+
+
+def read_json_artifact(model: type[M], path: Path) -> M | None:
+    """The JSON file at ``path`` as ``model``; None when the file does not exist. A file
+    that is not JSON, or not of the model's shape, is an error naming the file (and field)."""
+    text = _artifact_text(path)
+    if text is None:
+        return None
     try:
         data = json.loads(text)
     except ValueError as error:
@@ -97,12 +105,9 @@ def read_json_artifact(model: type[M], path: Path) -> M | None:
 
 def read_yaml_artifact(model: type[M], path: Path) -> M | None:
     """The YAML file at ``path`` as ``model``; None when it does not exist."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    text = _artifact_text(path)
+    if text is None:
         return None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ArtifactFormatError(f"{path}: cannot be read: {error}") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as error:

@@ -19,15 +19,13 @@ import threading
 from collections.abc import Callable
 from typing import Protocol, TypeVar
 
-from rich.markup import escape
-
 from voxeval.api.comparison import Comparison
 from voxeval.api.protocol import EvaluationProtocol
 from voxeval.config import RunConfig
 from voxeval.errors import ConfigError, HarnessFault
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
-from voxeval.runner.faults import failure_cause
+from voxeval.runner.faults import failure_cause, warn_with_examples
 from voxeval.scoring.comparison_result import ComparisonResult
 from voxeval.store.records import UnitRecord
 
@@ -192,15 +190,11 @@ def run_comparison_steps(
         for line in outcome.errors[:5]:
             ctx.console.print(f"  {line}", highlight=False, markup=False)
     if incomplete:
-        ctx.console.print(
-            f"[yellow]{len(incomplete)} comparisons not done[/] (pending or not run), e.g. "
-            + escape("; ".join(incomplete[:3])),
-            highlight=False,
+        warn_with_examples(
+            ctx, f"{len(incomplete)} comparisons not done", "(pending or not run)", incomplete
         )
     if kept:
-        ctx.console.print(
-            f"[yellow]kept {len(kept)} stored comparisons[/] that could not be recomputed, "
-            "e.g. " + escape("; ".join(kept[:3])),
-            highlight=False,
+        warn_with_examples(
+            ctx, f"kept {len(kept)} stored comparisons", "that could not be recomputed", kept
         )
     return outcome

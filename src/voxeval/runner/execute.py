@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar, cast
 
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -45,6 +44,7 @@ from voxeval.runner.faults import (
     RetryPolicy,
     failure_cause,
     interact_with_retries_async,
+    warn_with_examples,
 )
 from voxeval.runner.interaction_mark import (
     SystemCallSlots,
@@ -378,10 +378,11 @@ def rescore_units(ctx: RunContext, metrics: list[str] | None, *, only_pending: b
     _print_failures(ctx, outcome, "re-scorings")
     outcome.kept = len(kept)
     if kept:
-        ctx.console.print(
-            f"[yellow]kept {len(kept)} stored scores[/] that the re-score could not reproduce "
-            "(it was pending or not run), e.g. " + escape("; ".join(kept[:3])),
-            highlight=False,
+        warn_with_examples(
+            ctx,
+            f"kept {len(kept)} stored scores",
+            "that the re-score could not reproduce (it was pending or not run)",
+            kept,
         )
     return outcome
 

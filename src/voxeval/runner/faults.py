@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rich.markup import escape
@@ -77,13 +77,7 @@ def interact_with_retries(
         except Exception as exc:
             if not is_transient_fault(exc) or attempt + 1 >= retry.attempts:
                 raise
-            delay = retry.delay(attempt)
-            detail = escape(
-                f"{unit.key} in {delay:g} s (attempt {attempt + 2} of "
-                f"{retry.attempts}): {type(exc).__name__}: {exc}"
-            )
-            ctx.console.print(f"[yellow]retrying[/] {detail}", highlight=False)
-            sleep(delay)
+            sleep(_announce_retry(ctx, unit, retry, attempt, exc))
     raise AssertionError("unreachable")  # the last attempt returns or raises
 
 
@@ -117,6 +111,7 @@ async def interact_with_retries_async(
 def _announce_retry(
     ctx: RunContext, unit: WorkUnit, retry: RetryPolicy, attempt: int, exc: Exception
 ) -> float:
+    """Say on the console that ``unit`` is retried after ``exc``; the back-off to wait."""
     delay = retry.delay(attempt)
     detail = escape(
         f"{unit.key} in {delay:g} s (attempt {attempt + 2} of "
@@ -124,3 +119,11 @@ def _announce_retry(
     )
     ctx.console.print(f"[yellow]retrying[/] {detail}", highlight=False)
     return delay
+
+
+def warn_with_examples(ctx: RunContext, headline: str, why: str, examples: Sequence[str]) -> None:
+    """A yellow console warning: ``headline`` (a count), ``why``, and the first three of
+    ``examples`` (escaped: unit keys and metric names are not markup)."""
+    ctx.console.print(
+        f"[yellow]{headline}[/] {why}, e.g. " + escape("; ".join(examples[:3])), highlight=False
+    )

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from voxeval import atomic_files
 from voxeval.audio import AudioLimits, ChannelMode, probe_audio
@@ -32,13 +32,12 @@ from voxeval.audio.io import DEFAULT_MAX_AUDIO_MB, DEFAULT_MAX_AUDIO_S
 from voxeval.benchmarks.jsonl_file import read_json_list, read_jsonl
 from voxeval.benchmarks.mtalk.dialogue import Dialogue
 from voxeval.benchmarks.suite_files import (
+    existing_suite_file,
     placed_audio,
     read_header,
-    row_label,
-    suite_file_candidate,
+    unique_rows,
 )
 from voxeval.benchmarks.suite_info import SUITE_FILE
-from voxeval.config import format_validation_error
 from voxeval.errors import AudioError, ConfigError
 from voxeval.json_types import JSONReadObject, JSONReadValue
 
@@ -73,10 +72,11 @@ class DialogueSuite:
 
 def dialogue_suite_path(ref: str | Path) -> Path:
     """A registered suite name, a suite file, or a folder holding ``suite.yaml``."""
-    path = suite_file_candidate(ref)
-    if not path.is_file():
-        raise ConfigError(f"{path}: dialogue suite file not found")
-    return path
+    return existing_suite_file(ref, "dialogue suite")
+
+
+def _ident(dialogue: Dialogue) -> str:
+    return dialogue.id
 
 
 def validate_dialogues(
@@ -86,22 +86,8 @@ def validate_dialogues(
     must exist and pass ``limits``. Ids must be unique. All problems are raised together."""
     limits = limits or AudioLimits()
     dialogues: list[Dialogue] = []
-    seen: dict[str, int] = {}
     problems: list[str] = []
-    for index, row in enumerate(rows):
-        label = f"{where}: {row_label(row, index, 'dialogue')}"
-        if not isinstance(row, dict):
-            problems.append(f"{label}: expected a mapping, got {type(row).__name__}")
-            continue
-        try:
-            dialogue = Dialogue.model_validate(row)
-        except ValidationError as exc:
-            problems.append(format_validation_error(label, exc))
-            continue
-        if dialogue.id in seen:
-            problems.append(f"{label}: id: duplicate of dialogue #{seen[dialogue.id] + 1}")
-            continue
-        seen[dialogue.id] = index
+    for label, dialogue in unique_rows(rows, where, Dialogue, "dialogue", _ident, problems):
         turns = []
         for number, turn in enumerate(dialogue.turns, 1):
             if turn.audio is None:

@@ -23,21 +23,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from voxeval.audio import Audio, AudioLimits, ChannelMode, probe_audio, read_audio
 from voxeval.audio.io import DEFAULT_MAX_AUDIO_MB, DEFAULT_MAX_AUDIO_S
 from voxeval.benchmarks.jsonl_file import read_jsonl
 from voxeval.benchmarks.suite_files import (
+    existing_suite_file,
     placed_audio,
     read_header,
-    row_label,
-    suite_file_candidate,
+    unique_rows,
 )
 from voxeval.benchmarks.wildspeech.spoken_query import SpokenQuery
 from voxeval.benchmarks.wildspeech.validated_suites import validated_queries
 from voxeval.benchmarks.wildspeech.wildspeech_loader import load_wildspeech
-from voxeval.config import format_validation_error
 from voxeval.errors import AudioError, ConfigError
 from voxeval.json_types import JSONReadValue
 
@@ -71,10 +70,11 @@ class SuiteAudioInput:
 
 def suite_file_path(ref: str | Path) -> Path:
     """A registered suite name, a suite file, or a folder holding ``suite.yaml``."""
-    path = suite_file_candidate(ref)
-    if not path.exists():
-        raise ConfigError(f"{path}: suite file not found")
-    return path
+    return existing_suite_file(ref, "suite")
+
+
+def _ident(query: SpokenQuery) -> str:
+    return query.id
 
 
 def validate_queries(
@@ -88,31 +88,17 @@ def validate_queries(
     and get the suite's ``channels`` unless they set their own. Ids must be unique."""
     audio_input = audio_input or SuiteAudioInput()
     queries: list[SpokenQuery] = []
-    seen: dict[str, int] = {}
     problems: list[str] = []
-    for index, row in enumerate(rows):
-        label = row_label(row, index, "item")
-        if not isinstance(row, dict):
-            problems.append(f"{where}: {label}: expected a mapping, got {type(row).__name__}")
-            continue
-        try:
-            query = SpokenQuery.model_validate(row)
-        except ValidationError as exc:
-            problems.append(format_validation_error(f"{where}: {label}", exc))
-            continue
-        if query.id in seen:
-            problems.append(f"{where}: {label}: id: duplicate of item #{seen[query.id] + 1}")
-            continue
-        seen[query.id] = index
+    for label, query in unique_rows(rows, where, SpokenQuery, "item", _ident, problems):
         if query.audio is not None:
             audio = placed_audio(query.audio, base_dir)
             if not audio.exists():
-                problems.append(f"{where}: {label}: audio: file not found: {audio}")
+                problems.append(f"{label}: audio: file not found: {audio}")
                 continue
             try:
                 probe_audio(audio, audio_input.limits)
             except AudioError as exc:
-                problems.append(f"{where}: {label}: audio: {exc}")
+                problems.append(f"{label}: audio: {exc}")
                 continue
             channels = query.channels or audio_input.channels
             query = query.model_copy(update={"audio": str(audio), "channels": channels})

@@ -65,7 +65,7 @@ from voxeval.protocols.arena.reference import (
 from voxeval.protocols.comparison import Comparison
 from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
-from voxeval.scoring.call_judges.judged_call import RatedTemplate
+from voxeval.scoring.call_judges.judged_call import RatedTemplate, share_template
 from voxeval.scoring.comparison_result import ComparisonResult
 from voxeval.scoring.judge import Judge, JudgeResult
 from voxeval.store import layout
@@ -284,16 +284,12 @@ _AUDIO_USER = (
 
 
 def arena_template(mode: str) -> RatedTemplate:
-    return RatedTemplate(
-        name=f"arena_{mode}",
-        system=_SYSTEM,
-        user=_TRANSCRIPT_USER if mode == "transcript" else _AUDIO_USER,
-        output="json",
-        min_score=0,
-        max_score=1,
-        integer=False,
-        schema=ARENA_SCHEMA,
-        rate=lambda answer: LABEL_SCORE[str(answer["winner"])],
+    return share_template(
+        f"arena_{mode}",
+        _SYSTEM,
+        _TRANSCRIPT_USER if mode == "transcript" else _AUDIO_USER,
+        ARENA_SCHEMA,
+        lambda answer: LABEL_SCORE[str(answer["winner"])],
     )
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from voxeval.api.context import RunContext
 from voxeval.json_types import JSONReadObject, JSONReadValue
-from voxeval.scoring.call_judges.judged_call import RatedTemplate
+from voxeval.scoring.call_judges.judged_call import RatedTemplate, share_template
 
 REFERENCE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -53,17 +53,7 @@ def reference_template(user: str, dataset_prompt: str | None) -> RatedTemplate:
 
 
 def _template(name: str, system: str, user: str) -> RatedTemplate:
-    return RatedTemplate(
-        name=name,
-        system=system,
-        user=user,
-        output="json",
-        min_score=0,
-        max_score=1,
-        integer=False,
-        schema=REFERENCE_SCHEMA,
-        rate=_rate,
-    )
+    return share_template(name, system, user, REFERENCE_SCHEMA, _rate)
 
 
 def dataset_arena_prompt(ctx: RunContext, dialogue_id: str) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from voxeval.report.arena_blocks import short_reason
@@ -19,6 +20,26 @@ def _not_run(section: Any) -> str | None:
     return section.get("not_run") if isinstance(section, dict) else None
 
 
+def _versus(section: dict[str, Any], label: str, measured: Callable[[dict[str, Any]], str]) -> str:
+    """The line comparing the humans with the LLM judge: ``measured`` of the section's
+    ``human_vs_llm`` entry, or why it was not run."""
+    versus = section.get("human_vs_llm", {})
+    if _not_run(versus):
+        return f"{label}: not run ({versus['not_run']})."
+    return f"{label}: {measured(versus)}."
+
+
+def _mean_table(
+    value: str, unit: str, stats: Iterable[tuple[str, dict[str, Any]]], digits: int = 3
+) -> list[str]:
+    """A system table of means with their interval and the count of independent units."""
+    lines = [f"| system | {value} | CI | {unit} |", "|---|---|---|---|"]
+    for name, stat in stats:
+        ci = f"[{_num(stat.get('ci_low'), digits)}, {_num(stat.get('ci_high'), digits)}]"
+        lines.append(f"| {name} | {_num(stat['mean'], digits)} | {ci} | {stat.get('clusters')} |")
+    return lines
+
+
 def _arena(section: dict[str, Any]) -> list[str]:
     lines = [f"## Arena ({section['n_votes']} votes)", ""]
     bt = section["all"].get("bt")
@@ -34,52 +55,48 @@ def _arena(section: dict[str, Any]) -> list[str]:
             rank = f"{_num(row['rank_low'])}–{_num(row['rank_high'])}"
             lines.append(f"| {name} | {row['rating']:.1f} | {ci} | {rank} | {row['battles']} |")
     lines.append("")
-    versus = section.get("human_vs_llm", {})
-    if _not_run(versus):
-        lines.append(f"Human vs LLM judge: not run ({versus['not_run']}).")
-    else:
-        lines.append(
-            f"Human vs LLM judge: Cohen's kappa {_num(versus.get('kappa'))}, agreement "
-            f"{_num(versus.get('agreement'))} over {versus.get('pairs')} vote/verdict pairs."
+    lines.append(
+        _versus(
+            section,
+            "Human vs LLM judge",
+            lambda v: (
+                f"Cohen's kappa {_num(v.get('kappa'))}, agreement "
+                f"{_num(v.get('agreement'))} over {v.get('pairs')} vote/verdict pairs"
+            ),
         )
+    )
     return lines
 
 
 def _rubric(section: dict[str, Any]) -> list[str]:
     lines = [f"## Rubric ({section['n_values']} criterion answers)", ""]
-    lines += ["| system | criteria met (mean) | CI | items |", "|---|---|---|---|"]
-    for name, row in section["systems"].items():
-        stat = row["case_score"]
-        ci = f"[{_num(stat.get('ci_low'))}, {_num(stat.get('ci_high'))}]"
-        lines.append(f"| {name} | {_num(stat['mean'])} | {ci} | {stat.get('clusters')} |")
-    versus = section.get("human_vs_llm", {})
+    cases = ((name, row["case_score"]) for name, row in section["systems"].items())
+    lines += _mean_table("criteria met (mean)", "items", cases)
     lines.append("")
-    if _not_run(versus):
-        lines.append(f"Human vs LLM judge: not run ({versus['not_run']}).")
-    else:
-        lines.append(
-            f"Human vs LLM judge: Cohen's kappa {_num(versus.get('kappa'))} over "
-            f"{versus.get('n')} criterion answers."
+    lines.append(
+        _versus(
+            section,
+            "Human vs LLM judge",
+            lambda v: f"Cohen's kappa {_num(v.get('kappa'))} over {v.get('n')} criterion answers",
         )
+    )
     return lines
 
 
 def _score(section: dict[str, Any]) -> list[str]:
     lines = [f"## Scores ({section['n_scores']} ratings)", ""]
-    lines += ["| system | mean score | CI | queries |", "|---|---|---|---|"]
-    for name, stat in section["systems"].items():
-        ci = f"[{_num(stat.get('ci_low'), 2)}, {_num(stat.get('ci_high'), 2)}]"
-        lines.append(f"| {name} | {_num(stat['mean'], 2)} | {ci} | {stat.get('clusters')} |")
-    versus = section.get("human_vs_llm", {})
+    lines += _mean_table("mean score", "queries", section["systems"].items(), digits=2)
     lines.append("")
-    if _not_run(versus):
-        lines.append(f"Human vs judge checklist scores: not run ({versus['not_run']}).")
-    else:
-        overall = versus["overall"]
-        lines.append(
-            f"Human vs judge checklist scores: Pearson {_num(overall['pearson']['r'])}, "
-            f"Spearman {_num(overall['spearman']['r'])} (n = {overall['n']})."
+    lines.append(
+        _versus(
+            section,
+            "Human vs judge checklist scores",
+            lambda v: (
+                f"Pearson {_num(v['overall']['pearson']['r'])}, Spearman "
+                f"{_num(v['overall']['spearman']['r'])} (n = {v['overall']['n']})"
+            ),
         )
+    )
     return lines
 
 

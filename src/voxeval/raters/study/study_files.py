@@ -19,6 +19,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from voxeval.config import read_yaml_afresh
 from voxeval.errors import ConfigError
 
 Task = Literal["arena", "rubric", "score", "record"]
@@ -113,12 +114,7 @@ def _pydantic_problem(exc: ValidationError) -> str:
 def load_study_config(path: Path) -> StudyConfig:
     """Read study.yaml (the file, or the folder holding it)."""
     path = path / STUDY_FILE if path.is_dir() else path
-    if not path.exists():
-        raise ConfigError(f"{path}: no such study file")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc})") from exc
+    data = read_yaml_afresh(path, "no such study file")
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of study settings")
     try:

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from voxeval.audio import Audio
 from voxeval.json_types import JSONObject
-from voxeval.scoring.call_judges.judged_call import RatedTemplate, number_field
+from voxeval.scoring.call_judges.judged_call import number_field, verdict_template
 from voxeval.scoring.call_judges.turn_judging import TurnRequest, audio_judge_of, judge_each_turn
 from voxeval.scoring.calls.entity_sources import SourcedEntity, entities_given_by
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
@@ -106,15 +106,12 @@ Answer as {{"transcript": "...", "entities_spoken": true or false, "verdict": 0 
 "evidence": "..."}}; the evidence names the entity and what was heard."""
 
 
-INTENDED_TEMPLATE = RatedTemplate(
-    name="agent-speech-fidelity-intended-text",
-    system=SYSTEM,
-    user=INTENDED_USER,
-    output="json",
-    min_score=0,
-    max_score=1,
-    schema=INTENDED_SCHEMA,
-    rate=number_field("verdict"),
+INTENDED_TEMPLATE = verdict_template(
+    "agent-speech-fidelity-intended-text",
+    SYSTEM,
+    INTENDED_USER,
+    INTENDED_SCHEMA,
+    number_field("verdict"),
 )
 ENTITY_TEMPLATE = replace(
     INTENDED_TEMPLATE,

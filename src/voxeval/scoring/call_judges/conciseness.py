@@ -6,7 +6,7 @@ The prompt is ours."""
 from __future__ import annotations
 
 from voxeval.json_types import JSONObject
-from voxeval.scoring.call_judges.judged_agent_turns import judge_agent_turns
+from voxeval.scoring.call_judges.judged_agent_turns import judge_agent_turns, turn_field_rater
 from voxeval.scoring.call_judges.judged_call import (
     rating_property,
     share_template,
@@ -63,9 +63,7 @@ agent turn listed above, using the turn numbers shown."""
 TEMPLATE = share_template("eva-conciseness", SYSTEM, USER, SCHEMA)
 
 
-def _rate(answer: JSONObject, expected: list[int]) -> float:
-    items = turn_items(answer, expected)
-    return mean_normalised(as_int(items[t]["rating"], "rating") for t in expected)
+_rate = turn_field_rater("rating", mean_normalised)
 
 
 def _score(expected: list[int], value: float, answer: JSONObject) -> Score:

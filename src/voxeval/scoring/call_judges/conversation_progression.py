@@ -7,13 +7,11 @@ The prompt is ours."""
 from __future__ import annotations
 
 from voxeval.json_types import JSONObject
-from voxeval.scoring.call_judges.call_conversation import call_conversation
+from voxeval.scoring.call_judges.call_conversation import CallConversation
+from voxeval.scoring.call_judges.judged_agent_turns import judge_conversation
 from voxeval.scoring.call_judges.judged_call import (
-    dimension_ratings,
-    dimensions_schema,
     dimensions_score,
-    rating_template,
-    run_judge,
+    dimensions_template,
 )
 from voxeval.scoring.call_judges.judged_ratings import progression_rating
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
@@ -60,13 +58,19 @@ Correctness is judged elsewhere: rate only progression. For each dimension give 
 and one sentence of evidence. Answer as
 {{"dimensions": {{"<dimension>": {{"rating": 1-3, "evidence": "..."}}, ...}}}} with all four."""
 
-TEMPLATE = rating_template(
-    "eva-conversation-progression",
-    SYSTEM,
-    USER,
-    dimensions_schema(DIMENSIONS),
-    lambda answer: float(progression_rating(dimension_ratings(answer))),
+TEMPLATE = dimensions_template(
+    "eva-conversation-progression", SYSTEM, USER, DIMENSIONS, progression_rating
 )
+
+
+def _variables(conv: CallConversation) -> dict[str, str]:
+    return {"policy": conv.policy or "(not given)", "transcript": conv.transcript}
+
+
+def _refusal(conv: CallConversation) -> str | None:
+    if not conv.agent_turns:
+        return "the agent said nothing: there is no progression to judge"
+    return None
 
 
 def _score(rating: float, answer: JSONObject) -> Score:
@@ -81,10 +85,4 @@ def _score(rating: float, answer: JSONObject) -> Score:
 )
 def conversation_progression(record: LiveCallRecord, resources: ScoringResources) -> Score:
     judge = resources.judge()  # ProviderUnavailable -> not run with the reason
-    conv = call_conversation(record)
-    if conv is None:
-        return Score.not_run("the call left no timeline to judge")
-    if not conv.agent_turns:
-        return Score.not_run("the agent said nothing: there is no progression to judge")
-    variables = {"policy": conv.policy or "(not given)", "transcript": conv.transcript}
-    return run_judge(judge, TEMPLATE, variables, _score, conv.facts())
+    return judge_conversation(record, judge, TEMPLATE, _score, _variables, _refusal)

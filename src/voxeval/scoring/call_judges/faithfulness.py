@@ -9,13 +9,11 @@ that mishearing counts against it unless it asked the caller to confirm."""
 from __future__ import annotations
 
 from voxeval.json_types import JSONObject
-from voxeval.scoring.call_judges.call_conversation import CallConversation, call_conversation
+from voxeval.scoring.call_judges.call_conversation import CallConversation
+from voxeval.scoring.call_judges.judged_agent_turns import judge_conversation
 from voxeval.scoring.call_judges.judged_call import (
-    dimension_ratings,
-    dimensions_schema,
     dimensions_score,
-    rating_template,
-    run_judge,
+    dimensions_template,
 )
 from voxeval.scoring.call_judges.judged_ratings import faithfulness_rating
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
@@ -91,13 +89,7 @@ AUDIO_DISAMBIGUATION = (
     "lookup that failed. Hearing audio directly, it should expect mishearings."
 )
 
-TEMPLATE = rating_template(
-    "eva-faithfulness",
-    SYSTEM,
-    USER,
-    dimensions_schema(DIMENSIONS),
-    lambda answer: float(faithfulness_rating(dimension_ratings(answer))),
-)
+TEMPLATE = dimensions_template("eva-faithfulness", SYSTEM, USER, DIMENSIONS, faithfulness_rating)
 
 
 def prompt_variables(conv: CallConversation) -> dict[str, str]:
@@ -113,6 +105,12 @@ def prompt_variables(conv: CallConversation) -> dict[str, str]:
     }
 
 
+def _refusal(conv: CallConversation) -> str | None:
+    if not conv.policy:
+        return "the scenario gives no agent policy to judge faithfulness against"
+    return None
+
+
 def _score(rating: float, answer: JSONObject) -> Score:
     return dimensions_score(rating, answer)
 
@@ -125,9 +123,4 @@ def _score(rating: float, answer: JSONObject) -> Score:
 )
 def faithfulness(record: LiveCallRecord, resources: ScoringResources) -> Score:
     judge = resources.judge()  # ProviderUnavailable -> not run with the reason
-    conv = call_conversation(record)
-    if conv is None:
-        return Score.not_run("the call left no timeline to judge")
-    if not conv.policy:
-        return Score.not_run("the scenario gives no agent policy to judge faithfulness against")
-    return run_judge(judge, TEMPLATE, prompt_variables(conv), _score, conv.facts())
+    return judge_conversation(record, judge, TEMPLATE, _score, prompt_variables, _refusal)

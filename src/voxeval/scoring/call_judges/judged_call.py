@@ -59,34 +59,71 @@ class RatedTemplate(JudgeTemplate):
         return self.rate(parsed), parsed
 
 
-def share_template(name: str, system: str, user: str, schema: JSONObject) -> RatedTemplate:
-    """A JSON template whose value is a share in 0-1 (not a whole number); the metric binds
-    ``rate`` per call, once it knows which turns or cases the judge must answer for."""
+def _json_template(
+    name: str,
+    system: str,
+    user: str,
+    schema: JSONObject | None,
+    rate: Rater | None,
+    scale: tuple[int, int],
+    *,
+    integer: bool = True,
+) -> RatedTemplate:
     return RatedTemplate(
         name=name,
         system=system,
         user=user,
         output="json",
-        min_score=0,
-        max_score=1,
-        integer=False,
+        min_score=scale[0],
+        max_score=scale[1],
+        integer=integer,
         schema=schema,
+        rate=rate,
     )
+
+
+def share_template(
+    name: str,
+    system: str,
+    user: str,
+    schema: JSONObject | None = None,
+    rate: Rater | None = None,
+) -> RatedTemplate:
+    """A JSON template whose value is a share in 0-1 (not a whole number); a metric that
+    rates per call binds ``rate`` once it knows which turns or cases the judge must answer
+    for."""
+    return _json_template(name, system, user, schema, rate, (0, 1), integer=False)
+
+
+def verdict_template(
+    name: str, system: str, user: str, schema: JSONObject, rate: Rater
+) -> RatedTemplate:
+    """A JSON template whose value is a whole verdict, 0 or 1, read by ``rate``."""
+    return _json_template(name, system, user, schema, rate, (0, 1))
 
 
 def rating_template(
     name: str, system: str, user: str, schema: JSONObject, rate: Rater
 ) -> RatedTemplate:
     """A JSON template whose value is a whole rating on the 1-3 scale, read by ``rate``."""
-    return RatedTemplate(
-        name=name,
-        system=system,
-        user=user,
-        output="json",
-        min_score=RATING_MIN,
-        max_score=RATING_MAX,
-        schema=schema,
-        rate=rate,
+    return _json_template(name, system, user, schema, rate, (RATING_MIN, RATING_MAX))
+
+
+def dimensions_template(
+    name: str,
+    system: str,
+    user: str,
+    dimensions: tuple[str, ...],
+    combine: Callable[[Mapping[str, int]], int],
+) -> RatedTemplate:
+    """A rating template whose answer rates each of ``dimensions`` 1-3 with evidence; the
+    call's rating is ``combine`` of those ratings."""
+    return rating_template(
+        name,
+        system,
+        user,
+        dimensions_schema(dimensions),
+        lambda answer: float(combine(dimension_ratings(answer))),
     )
 
 

@@ -10,7 +10,7 @@ produces audio with no separate text to grade, so it is not run there. The promp
 from __future__ import annotations
 
 from voxeval.json_types import JSONObject
-from voxeval.scoring.call_judges.judged_agent_turns import judge_agent_turns
+from voxeval.scoring.call_judges.judged_agent_turns import judge_agent_turns, turn_field_rater
 from voxeval.scoring.call_judges.judged_call import share_template, turn_items, turns_schema
 from voxeval.scoring.call_judges.judged_ratings import binary_share
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
@@ -43,9 +43,7 @@ turn listed above, using the turn numbers shown."""
 TEMPLATE = share_template("eva-speakability", SYSTEM, USER, SCHEMA)
 
 
-def _rate(answer: JSONObject, expected: list[int]) -> float:
-    items = turn_items(answer, expected)
-    return binary_share(as_int(items[t]["speakable"], "speakable") for t in expected)
+_rate = turn_field_rater("speakable", binary_share)
 
 
 def _score(expected: list[int], value: float, answer: JSONObject) -> Score:

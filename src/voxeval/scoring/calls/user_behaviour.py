@@ -23,7 +23,7 @@ from dataclasses import replace
 
 from voxeval.json_types import JSONObject
 from voxeval.scoring.call_judges.call_conversation import call_conversation
-from voxeval.scoring.call_judges.judged_call import RatedTemplate, run_judge
+from voxeval.scoring.call_judges.judged_call import run_judge, verdict_template
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.judge_answer import as_object
 from voxeval.scoring.metric import metric
@@ -132,15 +132,12 @@ def detected_types(answer: JSONObject) -> list[str]:
     return [name for name in CORRUPTION_TYPES if found[name]["detected"]]
 
 
-TEMPLATE = RatedTemplate(
-    name="user-behavioural-fidelity",
-    system=SYSTEM,
-    user=USER,
-    output="json",
-    min_score=0,
-    max_score=1,
-    schema=_schema(),
-    rate=lambda answer: 0.0 if detected_types(answer) else 1.0,
+TEMPLATE = verdict_template(
+    "user-behavioural-fidelity",
+    SYSTEM,
+    USER,
+    _schema(),
+    lambda answer: 0.0 if detected_types(answer) else 1.0,
 )
 
 ENDINGS = {

@@ -14,7 +14,7 @@ from dataclasses import replace
 from functools import partial
 
 from voxeval.json_types import JSONObject
-from voxeval.scoring.call_judges.judged_call import RatedTemplate, run_judge
+from voxeval.scoring.call_judges.judged_call import run_judge, share_template
 from voxeval.scoring.dialogues.clause_split import split_clauses, words
 from voxeval.scoring.dialogues.dialogue_record import DialogueScoringResources
 from voxeval.scoring.dialogues.dialogue_replies import DialogueReplies
@@ -60,15 +60,7 @@ def density_schema(clause_count: int) -> JSONObject:
     }
 
 
-TEMPLATE = RatedTemplate(
-    name="mtalk-content-density",
-    system=SYSTEM,
-    user=USER,
-    output="json",
-    min_score=0,
-    max_score=1,
-    integer=False,
-)
+TEMPLATE = share_template("mtalk-content-density", SYSTEM, USER)
 
 
 def removable_clauses(answer: JSONObject, clause_count: int) -> list[int]:

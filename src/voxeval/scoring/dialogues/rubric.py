@@ -37,7 +37,7 @@ import jsonschema
 
 from voxeval.errors import ProviderUnavailable
 from voxeval.json_types import JSONObject, JSONReadValue
-from voxeval.scoring.call_judges.judged_call import RatedTemplate, Rater, run_judge
+from voxeval.scoring.call_judges.judged_call import RatedTemplate, Rater, run_judge, share_template
 from voxeval.scoring.dialogues.dialogue_record import (
     DialogueRecord,
     DialogueScoringResources,
@@ -141,15 +141,10 @@ def rubric_template(ids: Sequence[str], mode: str = "text") -> RatedTemplate:
     response schema retries a bad answer itself, out of sight of the judge's parse-failure
     count. So no schema is sent; the prompt states the format and ``rate`` checks it."""
     audio = mode == "audio"
-    return RatedTemplate(
-        name="mtalk-rubric-audio" if audio else "mtalk-rubric",
-        system=AUDIO_SYSTEM if audio else SYSTEM,
-        user=AUDIO_USER if audio else USER,
-        output="json",
-        min_score=0,
-        max_score=1,
-        integer=False,
-        schema=None,
+    return share_template(
+        "mtalk-rubric-audio" if audio else "mtalk-rubric",
+        AUDIO_SYSTEM if audio else SYSTEM,
+        AUDIO_USER if audio else USER,
         rate=_rate_exactly(ids),
     )
 
@@ -236,15 +231,10 @@ REFERENCE_CALLS = (
 
 
 def _dataset_template(ids: Sequence[str], prompt: str) -> RatedTemplate:
-    return RatedTemplate(
-        name="mtalk-rubric-reference",
-        system="",
-        user=prompt.replace("{", "{{").replace("}", "}}"),  # sent verbatim
-        output="json",
-        min_score=0,
-        max_score=1,
-        integer=False,
-        schema=None,
+    return share_template(
+        "mtalk-rubric-reference",
+        "",
+        prompt.replace("{", "{{").replace("}", "}}"),  # sent verbatim
         rate=_rate_exactly(ids),
     )
 

@@ -38,7 +38,7 @@ from voxeval.json_types import JSONObject
 from voxeval.providers.factory import ProviderSource
 from voxeval.systems.base import CALL, SYSTEMS, SystemBase
 from voxeval.systems.call import AgentTurn
-from voxeval.systems.live.pcm16 import pcm16_frames, pcm16_to_audio
+from voxeval.systems.live.pcm16 import pcm16_frames
 from voxeval.systems.live.ws_bridge_server import (
     AUDIO_RATE,
     MOVING_FROM_V1,
@@ -133,49 +133,13 @@ class WebsocketBridgeAgent(BridgeEndpoint):
     name = "websocket"
     reports_latency = True  # latency = input.end -> agent.speech_start, measured here
 
-    def __init__(
-        self,
-        *,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        command: str | None = None,
-        realtime: bool = False,
-        serve_tools: bool = False,
-        connect_timeout_s: float = 30.0,
-        turn_timeout_s: float = 60.0,
-    ) -> None:
-        super().__init__(host=host, port=port, command=command, connect_timeout_s=connect_timeout_s)
-        self.serve_tools = serve_tools
-        self.realtime = realtime
-        self.clock = "wall" if realtime else "virtual"
-        self.turn_timeout_s = turn_timeout_s
-        self._audio_mode = True
-
     # ------------------------------------------------------------------ CallAgent
     def start(self, scenario: Scenario, tools: ToolRuntime) -> AgentTurn | None:
-        self._tools = tools
-        self._connect()
-        self._receive_hello()
-        self._send(
-            {
-                "type": "session.start",
-                "protocol_version": PROTOCOL_VERSION,
-                "turn_handling": "voxeval",
-                "clock": self.clock,
-                "scenario_id": scenario.id,
-                "current_date_time": scenario.current_date_time,
-                "role": scenario.agent.role,
-                "instructions": scenario.agent.instructions,
-                "greeting": scenario.agent.greeting,
-                "tools": [*tools.tool_schemas()],
-                "audio_format": {
-                    "encoding": "pcm16",
-                    "sample_rate": AUDIO_RATE,
-                    "channels": 1,
-                    "frame_ms": FRAME_MS,
-                },
-                **self._tool_service(tools, scenario.id),
-            }
+        self._open_session(
+            scenario,
+            tools,
+            turn_fields={"turn_handling": "voxeval"},
+            audio_fields={"frame_ms": FRAME_MS},
         )
         return self._collect_turn(time.monotonic())
 
@@ -222,13 +186,4 @@ class WebsocketBridgeAgent(BridgeEndpoint):
             else:
                 raise BridgeError(f"websocket bridge: unexpected message type {kind!r}")
         latency = (started if started is not None else time.monotonic()) - t_input_end
-        records += self._served_tool_calls()
-        text = " ".join(t for t in texts if t).strip()
-        audio = pcm16_to_audio(bytes(pcm), AUDIO_RATE, "<ws agent>") if pcm else None
-        return AgentTurn(
-            text=text or None,
-            audio=audio if self._audio_mode else None,
-            tool_calls=tuple(records),
-            end_call=end_call,
-            compute_s=max(0.0, latency),
-        )
+        return self._agent_turn(texts, pcm, records, end_call=end_call, compute_s=max(0.0, latency))

@@ -14,15 +14,17 @@ import shlex
 import subprocess
 import threading
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
+from voxeval.audio.pcm16 import pcm16_to_audio
 from voxeval.errors import ConfigError, VoxevalError
 from voxeval.json_types import JSONObject, JSONValue
-from voxeval.systems.call import CallAgentBase
+from voxeval.systems.call import AgentTurn, CallAgentBase
 
 if TYPE_CHECKING:
     from websockets.sync.server import Server, ServerConnection
 
+    from voxeval.benchmarks.eva.scenario import Scenario
     from voxeval.benchmarks.tools import ToolRuntime
     from voxeval.benchmarks.tools.tool_call import ToolCallRecord
     from voxeval.systems.tool_service import ToolGrant
@@ -48,14 +50,39 @@ class BridgeError(VoxevalError):
     """The external agent broke the bridge protocol or went away."""
 
 
+class BridgeSettings(TypedDict, total=False):
+    """The settings every bridge endpoint takes (``BridgeEndpoint``'s keyword arguments)."""
+
+    host: str
+    port: int
+    command: str | None
+    realtime: bool
+    serve_tools: bool
+    connect_timeout_s: float
+    turn_timeout_s: float
+
+
 class BridgeEndpoint(CallAgentBase):
     """One call's websocket server and its single agent connection."""
 
     def __init__(
-        self, *, host: str, port: int, command: str | None, connect_timeout_s: float
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        command: str | None = None,
+        realtime: bool = False,
+        serve_tools: bool = False,
+        connect_timeout_s: float = 30.0,
+        turn_timeout_s: float = 60.0,
     ) -> None:
         self.host, self.port, self.command = host, port, command
         self.connect_timeout_s = connect_timeout_s
+        self.turn_timeout_s = turn_timeout_s
+        self.realtime = realtime
+        self.clock = "wall" if realtime else "virtual"
+        # text-only calls get no audio back (set per caller turn / line block)
+        self._audio_mode = True
         self._connections: queue.Queue[ServerConnection] = queue.Queue()
         self._done = threading.Event()
         self._server: Server | None = None
@@ -63,7 +90,7 @@ class BridgeEndpoint(CallAgentBase):
         self._process: subprocess.Popen[bytes] | None = None
         self._tools: ToolRuntime | None = None  # the scenario's tools, set when a call starts
         # opt-in: the tools also over MCP/HTTP for the agent's own backend (docs/mcp-tools.md)
-        self.serve_tools = False
+        self.serve_tools = serve_tools
         self._grant: ToolGrant | None = None
 
     @property
@@ -98,6 +125,66 @@ class BridgeEndpoint(CallAgentBase):
             raise BridgeError(
                 f"websocket bridge: no agent connected to {url} within {self.connect_timeout_s} s"
             ) from exc
+
+    def _open_session(
+        self,
+        scenario: Scenario,
+        tools: ToolRuntime,
+        *,
+        turn_fields: JSONObject,
+        audio_fields: JSONObject,
+    ) -> None:
+        """Connect the agent, take its hello and send ``session.start``: the same call setup
+        for both turn handlings; ``turn_fields`` follow the version, ``audio_fields`` extend
+        the audio format."""
+        self._tools = tools
+        self._connect()
+        self._receive_hello()
+        self._send(
+            {
+                "type": "session.start",
+                "protocol_version": PROTOCOL_VERSION,
+                **turn_fields,
+                "clock": self.clock,
+                "scenario_id": scenario.id,
+                "current_date_time": scenario.current_date_time,
+                "role": scenario.agent.role,
+                "instructions": scenario.agent.instructions,
+                "greeting": scenario.agent.greeting,
+                "tools": [*tools.tool_schemas()],
+                "audio_format": {
+                    "encoding": "pcm16",
+                    "sample_rate": AUDIO_RATE,
+                    "channels": 1,
+                    **audio_fields,
+                },
+                **self._tool_service(tools, scenario.id),
+            }
+        )
+
+    def _agent_turn(
+        self,
+        texts: list[str],
+        pcm: bytearray,
+        records: list[ToolCallRecord],
+        *,
+        end_call: bool,
+        compute_s: float,
+        tool_offsets_s: tuple[float, ...] | None = None,
+    ) -> AgentTurn:
+        """One agent turn from what a response carried: its text parts joined, its PCM as
+        audio (in audio mode), its tool calls then those served over MCP/HTTP meanwhile."""
+        records = records + self._served_tool_calls()
+        text = " ".join(t for t in texts if t).strip()
+        audio = pcm16_to_audio(bytes(pcm), AUDIO_RATE, "<ws agent>") if pcm else None
+        return AgentTurn(
+            text=text or None,
+            audio=audio if self._audio_mode else None,
+            tool_calls=tuple(records),
+            end_call=end_call,
+            compute_s=compute_s,
+            tool_offsets_s=tool_offsets_s,
+        )
 
     def _tool_service(self, tools: ToolRuntime, scenario_id: str) -> JSONObject:
         """``session.start``'s ``tool_service`` field when ``serve_tools`` is on: the call's

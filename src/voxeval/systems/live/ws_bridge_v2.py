@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import base64
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from voxeval.audio import Audio
-from voxeval.audio.pcm16 import audio_to_pcm16, pcm16_to_audio
+from voxeval.audio.pcm16 import audio_to_pcm16
 from voxeval.benchmarks.tools.tool_call import ToolCallRecord
 from voxeval.json_types import JSONObject, JSONValue
 from voxeval.systems.call import (
@@ -37,9 +37,9 @@ from voxeval.systems.call import (
 )
 from voxeval.systems.live.ws_bridge_server import (
     AUDIO_RATE,
-    PROTOCOL_VERSION,
     BridgeEndpoint,
     BridgeError,
+    BridgeSettings,
 )
 
 if TYPE_CHECKING:
@@ -58,47 +58,16 @@ class StreamingBridgeAgent(BridgeEndpoint):
     # time; wall clock: the time from ``response.start`` to its first audio or text.
     reports_latency = True
 
-    def __init__(
-        self,
-        *,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        command: str | None = None,
-        realtime: bool = False,
-        serve_tools: bool = False,
-        connect_timeout_s: float = 30.0,
-        turn_timeout_s: float = 60.0,
-    ) -> None:
-        super().__init__(host=host, port=port, command=command, connect_timeout_s=connect_timeout_s)
-        self.serve_tools = serve_tools
-        self.clock = "wall" if realtime else "virtual"
-        self.turn_timeout_s = turn_timeout_s
+    def __init__(self, **settings: Unpack[BridgeSettings]) -> None:
+        super().__init__(**settings)
         self._seq = 0
         self._heard: list[HeardSpeech] = []
-        self._audio_mode = True
         self._wall_t0 = 0.0
         self._replied_at = -1  # frame of the latest response.start
 
     # ---------------------------------------------------------------- handshake
     def start(self, scenario: Scenario, tools: ToolRuntime) -> AgentTurn | None:
-        self._tools = tools
-        self._connect()
-        self._receive_hello()
-        self._send(
-            {
-                "type": "session.start",
-                "protocol_version": PROTOCOL_VERSION,
-                "clock": self.clock,
-                "scenario_id": scenario.id,
-                "current_date_time": scenario.current_date_time,
-                "role": scenario.agent.role,
-                "instructions": scenario.agent.instructions,
-                "greeting": scenario.agent.greeting,
-                "tools": [*tools.tool_schemas()],
-                "audio_format": {"encoding": "pcm16", "sample_rate": AUDIO_RATE, "channels": 1},
-                **self._tool_service(tools, scenario.id),
-            }
-        )
+        self._open_session(scenario, tools, turn_fields={}, audio_fields={})
         opening = self._expect(time.monotonic() + self.turn_timeout_s, "response.start or listen")
         # Wall clock: frames go out in real time from here on (the agent's connection and
         # start-up are not the caller's time); the engine's later waits are then no-ops.
@@ -224,13 +193,10 @@ class StreamingBridgeAgent(BridgeEndpoint):
         else:
             latency = (first_output or time.monotonic()) - began
             reported = tuple(o for o in offsets if o is not None)
-        records += self._served_tool_calls()  # out of band: their times are observed
-        text = " ".join(t for t in texts if t).strip()
-        audio = pcm16_to_audio(bytes(pcm), AUDIO_RATE, "<ws agent>") if pcm else None
-        return AgentTurn(
-            text=text or None,
-            audio=audio if self._audio_mode else None,
-            tool_calls=tuple(records),
+        return self._agent_turn(  # tool calls served out of band: their times are observed
+            texts,
+            pcm,
+            records,
             end_call=bool(message.get("end_call", False)),
             compute_s=latency,
             tool_offsets_s=reported if len(reported) == len(records) else None,
