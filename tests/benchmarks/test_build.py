@@ -10,13 +10,13 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from voxeval.api.context import RunContext
 from voxeval.audio import read_audio
 from voxeval.benchmarks.build import build_suite, prepare_suite_audio
 from voxeval.benchmarks.build_manifest import load_built_suite
 from voxeval.benchmarks.build_options import PROFILE_GRID, BuildOptions, profile_label
 from voxeval.config import ProviderSpec, parse_run_config
 from voxeval.errors import ConfigError
-from voxeval.protocols.context import RunContext
 from voxeval.protocols.single_turn import SingleTurnProtocol
 from voxeval.providers.factory import availability
 from voxeval.store import RunStore

@@ -9,8 +9,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from voxeval.api.context import RunContext
 from voxeval.config import RunConfig
-from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
 from voxeval.scoring.score import Score
 from voxeval.store import RunStore

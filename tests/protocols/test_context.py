@@ -13,9 +13,9 @@ import pytest
 import yaml
 
 from tests.fakes.openai_server import FakeOpenAIServer
+from voxeval.api.context import NO_JUDGE_REASON, RunContext
 from voxeval.config import RunConfig
 from voxeval.errors import ProviderUnavailable
-from voxeval.protocols.context import NO_JUDGE_REASON, RunContext
 from voxeval.protocols.contract import PROTOCOLS
 from voxeval.providers.factory import system_component
 from voxeval.providers.llm.llm_openai import OpenAIChat

@@ -24,11 +24,11 @@ from tests.runner.toy_protocol import (
     suite_data,
     write_suite,
 )
+from voxeval.api.context import RunContext
 from voxeval.cli.main import app
 from voxeval.config import RunConfig, load_run_config
 from voxeval.errors import ConfigError
 from voxeval.protocols.comparison import Comparison
-from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
 from voxeval.registry import register
 from voxeval.runner import rescore, run_evaluation, run_health

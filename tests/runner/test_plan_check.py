@@ -271,8 +271,8 @@ def test_the_packaged_tiny_model_is_refused_as_judge(
 
 
 def test_the_run_context_never_hands_out_a_refused_judge(tmp_path: Path) -> None:
+    from voxeval.api.context import RunContext
     from voxeval.config import RunConfig
-    from voxeval.protocols.context import RunContext
     from voxeval.store import RunStore
 
     config = RunConfig(

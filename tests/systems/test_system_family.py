@@ -16,10 +16,10 @@ from tests.runner.test_plan_check import (
     single_turn_config,
     write,
 )
+from voxeval.api.context import RunContext
 from voxeval.cli.main import app
 from voxeval.config import RunConfig, SystemSpec
 from voxeval.errors import ConfigError, UnknownComponent
-from voxeval.protocols.context import RunContext
 from voxeval.registry import lookup, names
 from voxeval.store import RunStore
 from voxeval.systems import (

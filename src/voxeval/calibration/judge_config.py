@@ -9,9 +9,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from voxeval.api.context import judge_refusal
 from voxeval.config import ProviderSpec, format_validation_error, load_yaml
 from voxeval.errors import ConfigError, VoxevalError
-from voxeval.protocols.context import judge_refusal
 from voxeval.providers.factory import create_provider
 from voxeval.scoring.judge import Judge
 

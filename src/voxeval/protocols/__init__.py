@@ -1,7 +1,7 @@
 """Evaluation protocols (plan, interact, score, summarise) and the contract the runner drives
 them through; importing this package registers the built-in protocols."""
 
-from voxeval.protocols.context import RunContext
+from voxeval.api.context import RunContext
 from voxeval.protocols.contract import EvaluationProtocol, WorkUnit
 from voxeval.protocols.live_call import LiveCallProtocol
 from voxeval.protocols.multi_turn import MultiTurnProtocol, MultiTurnScoring

@@ -14,12 +14,12 @@ from typing import Any
 
 from voxeval.analysis.aggregate import rows_by_system, standard_summary
 from voxeval.analysis.bootstrap import metric_stats
+from voxeval.api.context import RunContext
 from voxeval.atomic_files import read_json
 from voxeval.benchmarks.mtalk.dialogue import RUBRIC_LEVELS, Dialogue
 from voxeval.benchmarks.mtalk.transcript_cues import JudgedFrom, cue_warnings
 from voxeval.json_types import JSONObject
 from voxeval.protocols.arena.inputs import DIALOGUE_FILE
-from voxeval.protocols.context import RunContext
 from voxeval.protocols.single_turn_breakdowns import LATENCY_FIELDS
 from voxeval.protocols.summary_distributions import (
     add_distributions,

@@ -19,7 +19,7 @@ from voxeval.errors import VoxevalError
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from voxeval.protocols.context import RunContext
+    from voxeval.api.context import RunContext
 
 DEFAULT_BUILD_DIR = "suite_audio"
 

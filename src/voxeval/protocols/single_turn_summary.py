@@ -15,8 +15,8 @@ from typing import Any, TypeGuard
 from voxeval.analysis.aggregate import group_stats, rate_metrics, rows_by_system, standard_summary
 from voxeval.analysis.bootstrap import metric_stats
 from voxeval.analysis.corpus_wer import add_corpus_wer
+from voxeval.api.context import RunContext
 from voxeval.json_types import JSONObject, JSONReadValue
-from voxeval.protocols.context import RunContext
 from voxeval.protocols.single_turn_breakdowns import (
     LATENCY_FIELDS,
     add_breakdowns,

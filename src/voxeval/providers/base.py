@@ -366,3 +366,26 @@ class VADBase(ProviderBase):
 
     def open_stream(self, rate: int = VAD_STREAM_RATE) -> VADStream:
         raise TypeError(f"{type(self).__name__} cannot stream (its class sets streams = False)")
+
+
+class ForwardsVADMembers:
+    """For a wrapper around a VAD (call cache, usage meter): frame probabilities and live
+    streams go to the wrapped provider unchanged; only ``segments`` is the wrapper's own
+    (cached or metered). They are model calls of no price of their own, and a stream's frames
+    must reach the live provider."""
+
+    inner: VAD
+
+    def speech_probabilities(self, audio: Audio) -> FrameProbabilities | None:
+        return self.inner.speech_probabilities(audio)
+
+    @property
+    def streams(self) -> bool:
+        return self.inner.streams
+
+    @property
+    def threshold(self) -> float:
+        return self.inner.threshold
+
+    def open_stream(self, rate: int = VAD_STREAM_RATE) -> VADStream:
+        return self.inner.open_stream(rate)

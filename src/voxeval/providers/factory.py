@@ -67,7 +67,7 @@ def create_provider(kind: str, spec: SpecLike, *, cache: CacheChoice = None) -> 
 
 
 class ProviderSource(Protocol):
-    """Where shared providers come from during a run (``voxeval.protocols.context.RunContext``)."""
+    """Where shared providers come from during a run (``voxeval.api.context.RunContext``)."""
 
     @overload
     def provider(self, kind: Literal["asr"], spec: SpecLike, *, cache: bool = True) -> ASR: ...

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from voxeval.api.context import RunContext
 from voxeval.errors import ConfigError
-from voxeval.protocols.context import RunContext
 from voxeval.runner.execute import open_run
 from voxeval.store import RunReader
 from voxeval.store.records import UnitRecord

@@ -11,7 +11,7 @@ from typing import Any
 
 from voxeval import atomic_files
 from voxeval.analysis.costs.costs import run_costs, run_price_table
-from voxeval.protocols.context import RunContext
+from voxeval.api.context import RunContext
 from voxeval.report.figure_html import FIGURES_DIR
 from voxeval.report.figures import FigureGroup, build_figures
 from voxeval.report.html import render_html

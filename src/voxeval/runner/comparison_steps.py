@@ -20,10 +20,10 @@ from collections.abc import Callable
 from typing import Protocol, TypeVar
 
 from voxeval.api.comparison import Comparison
+from voxeval.api.context import RunContext
 from voxeval.api.protocol import EvaluationProtocol
 from voxeval.config import RunConfig
 from voxeval.errors import ConfigError, HarnessFault
-from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
 from voxeval.runner.faults import failure_cause, warn_with_examples
 from voxeval.scoring.comparison_result import ComparisonResult

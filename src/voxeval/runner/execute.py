@@ -26,11 +26,11 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from voxeval.api.context import RunContext
 from voxeval.benchmarks.suite_info import resolve_suite, save_suite_copy
 from voxeval.config import RunConfig, parse_run_config
 from voxeval.errors import SystemFault
 from voxeval.json_types import JSONObject, JSONReadObject
-from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.providers.http.openai_http import watch_requests
 from voxeval.providers.runtime.async_dispatch import await_future, run_blocking

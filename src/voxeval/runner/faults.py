@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from rich.markup import escape
 
+from voxeval.api.context import RunContext
 from voxeval.errors import (
     ConfigError,
     HarnessFault,
@@ -18,7 +19,6 @@ from voxeval.errors import (
     UnknownComponent,
     VoxevalError,
 )
-from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
 from voxeval.scoring.metric_runner import is_transient_fault
 

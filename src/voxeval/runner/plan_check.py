@@ -25,6 +25,7 @@ from typing import Any, Never
 from pydantic import ValidationError
 
 from voxeval.analysis.costs.prices import load_price_table
+from voxeval.api.context import judge_refusal
 from voxeval.benchmarks.build_manifest import MANIFEST
 from voxeval.benchmarks.build_options import BuildOptions
 from voxeval.benchmarks.eva.scenario import load_scenario_suite
@@ -35,7 +36,6 @@ from voxeval.benchmarks.wildspeech.spoken_query import CONDITIONS
 from voxeval.config import ProviderSpec, RunConfig, SystemSpec
 from voxeval.errors import ConfigError, UnknownComponent, VoxevalError
 from voxeval.json_types import JSONObject, JSONValue
-from voxeval.protocols.context import judge_refusal
 from voxeval.protocols.contract import PROTOCOLS
 from voxeval.protocols.live_call import scoring_asr
 from voxeval.protocols.live_call_scoring import LiveCallScoring

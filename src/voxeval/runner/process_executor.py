@@ -31,10 +31,10 @@ from multiprocessing.connection import Connection
 from multiprocessing.context import ForkServerContext, SpawnContext
 from typing import Any
 
+from voxeval.api.context import RunContext
 from voxeval.api.protocol import EvaluationProtocol
 from voxeval.config import RunConfig
 from voxeval.errors import ConfigError
-from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
 from voxeval.providers.runtime.async_dispatch import await_future
 from voxeval.runner.faults import RetryPolicy

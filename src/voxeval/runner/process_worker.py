@@ -35,8 +35,8 @@ from typing import Any
 from rich.console import Console
 
 from voxeval import registry
+from voxeval.api.context import RunContext
 from voxeval.config import parse_run_config
-from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
 from voxeval.providers.http.openai_http import RequestCounts, watch_requests
 from voxeval.providers.usage.rate_limits import ProviderLimits, set_limiter_factory

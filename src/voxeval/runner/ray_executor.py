@@ -23,10 +23,10 @@ from types import ModuleType
 
 from rich.console import Console
 
+from voxeval.api.context import RunContext
 from voxeval.config import RunConfig, parse_run_config
 from voxeval.errors import ConfigError
 from voxeval.json_types import JSONObject, JSONReadObject, JSONReadValue
-from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
 from voxeval.redaction import register_config_secrets
 from voxeval.runner.faults import RetryPolicy

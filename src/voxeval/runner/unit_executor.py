@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol, TypeVar
 
-from voxeval.protocols.context import RunContext
+from voxeval.api.context import RunContext
 from voxeval.protocols.contract import WorkUnit
 from voxeval.runner.comparison_steps import Outcome
 

@@ -24,11 +24,11 @@ from typing import Any, ClassVar
 from rich.console import Console
 
 from voxeval import atomic_files
+from voxeval.api.context import RunContext
 from voxeval.benchmarks.suite_info import resolve_suite
 from voxeval.config import RunConfig
 from voxeval.errors import SystemFault
 from voxeval.json_types import JSONReadObject
-from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import PROTOCOLS, WorkUnit
 from voxeval.providers.http.openai_http import watch_requests
 from voxeval.providers.usage.usage_meter import ModelKey, ModelUsage

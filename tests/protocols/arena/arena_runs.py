@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.fakes.openai_server import FakeResponse, chat_text
+from voxeval.api.context import RunContext
 from voxeval.config import RunConfig
 from voxeval.protocols.arena.inputs import DIALOGUE_FILE
-from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
 from voxeval.scoring.score import Score
 from voxeval.store import RunStore

@@ -12,13 +12,13 @@ from typing import Any
 
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
 from tests.protocols.arena.arena_runs import FAST, arena_context, preferring_judge
+from voxeval.api.context import RunContext
 from voxeval.protocols.arena.multi_turn_arena import (
     arena_comparisons,
     compare_arena,
     summarize_arena,
 )
 from voxeval.protocols.comparison import Comparison
-from voxeval.protocols.context import RunContext
 from voxeval.report.markdown import render_markdown
 
 # every reply different, so every prompt (and every first answer) is new

@@ -14,6 +14,7 @@ import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
 from tests.protocols.arena.arena_runs import arena_context, preferring_judge, shown_sides
+from voxeval.api.context import RunContext
 from voxeval.protocols.arena.judgements import arena_judgements
 from voxeval.protocols.arena.multi_turn_arena import (
     arena_comparisons,
@@ -22,7 +23,6 @@ from voxeval.protocols.arena.multi_turn_arena import (
     summarize_arena,
 )
 from voxeval.protocols.comparison import Comparison
-from voxeval.protocols.context import RunContext
 from voxeval.report.markdown import render_markdown
 
 REPLIES = {

@@ -24,6 +24,7 @@ from tests.protocols.arena.arena_runs import (
 )
 from voxeval.analysis.ratings.arena_pairing import closest_pairs
 from voxeval.analysis.ratings.elo import online_elo
+from voxeval.api.context import RunContext
 from voxeval.audio import Audio, read_audio, write_audio
 from voxeval.config import RunConfig
 from voxeval.errors import ConfigError
@@ -39,7 +40,6 @@ from voxeval.protocols.arena.multi_turn_arena import (
     summarize_arena,
 )
 from voxeval.protocols.comparison import Comparison
-from voxeval.protocols.context import RunContext
 from voxeval.scoring.comparison_result import ComparisonResult
 from voxeval.store.layout import safe_name
 

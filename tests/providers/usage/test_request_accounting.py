@@ -17,10 +17,10 @@ from tests.fakes.openai_server import (
     FaultSchedule,
     chat_text,
 )
+from voxeval.api.context import RunContext
 from voxeval.audio import Audio, audio_to_wav_bytes
 from voxeval.config import RunConfig
 from voxeval.errors import SystemFault
-from voxeval.protocols.context import RunContext
 from voxeval.providers.http.openai_http import count_requests
 from voxeval.store import RunStore
 from voxeval.systems import Turn

@@ -7,12 +7,15 @@ import threading
 from typing import Any
 
 import numpy as np
+import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.scoring.helpers import transcription
 from voxeval.audio import Audio
+from voxeval.errors import HarnessFault, ProviderUnavailable
 from voxeval.providers.factory import create_provider
 from voxeval.scoring import ReplyRecord, ScoringResources, TranscriptSettings
+from voxeval.scoring.replies.reply_record import scoring_asr_faults
 
 
 def resources(server: FakeOpenAIServer) -> ScoringResources:
@@ -58,3 +61,17 @@ def test_one_record_scored_by_two_threads_is_decoded_once() -> None:
         same = record("q0")
         first, second = in_parallel([lambda: scoring.transcripts(same)] * 2)
     assert first is second and len(server.spans) == 1
+
+
+def test_scoring_asr_faults_classify_an_asr_error_as_ours_and_pass_known_faults_on() -> None:
+    with pytest.raises(HarnessFault) as caught, scoring_asr_faults():
+        raise ValueError("decoder exploded")
+    assert caught.value.component == "scoring_asr"
+    assert str(caught.value) == "scoring ASR failed: ValueError: decoder exploded"
+    assert isinstance(caught.value.__cause__, ValueError)
+    with pytest.raises(ProviderUnavailable), scoring_asr_faults():
+        raise ProviderUnavailable("no whisper here")
+    judge_fault = HarnessFault("judge down", component="judge")
+    with pytest.raises(HarnessFault) as passed, scoring_asr_faults():
+        raise judge_fault
+    assert passed.value is judge_fault

@@ -46,6 +46,7 @@ from voxeval.analysis.ratings.arena_summary import arena_summary
 from voxeval.analysis.ratings.battles import Battle, Winner
 from voxeval.analysis.ratings.elo import online_elo
 from voxeval.analysis.ratings.rating_bootstrap import DEFAULT_RATING_RESAMPLES
+from voxeval.api.context import RunContext
 from voxeval.config import RunConfig, format_validation_error
 from voxeval.errors import ConfigError, EndpointError, HarnessFault
 from voxeval.json_types import JSONObject, JSONValue
@@ -63,7 +64,6 @@ from voxeval.protocols.arena.reference import (
     reference_template,
 )
 from voxeval.protocols.comparison import Comparison
-from voxeval.protocols.context import RunContext
 from voxeval.protocols.contract import WorkUnit
 from voxeval.scoring.call_judges.judged_call import RatedTemplate, share_template
 from voxeval.scoring.comparison_result import ComparisonResult

@@ -39,9 +39,8 @@ from voxeval.providers.base import (
     MOS,
     TTS,
     VAD,
-    VAD_STREAM_RATE,
     ChatResponse,
-    FrameProbabilities,
+    ForwardsVADMembers,
     Message,
     MOSResult,
     Provider,
@@ -49,7 +48,6 @@ from voxeval.providers.base import (
     ProviderResult,
     SpeechSegment,
     Transcript,
-    VADStream,
     Voice,
 )
 from voxeval.providers.caching.cache_codec import (
@@ -373,24 +371,9 @@ class CachedMOS(CachedProvider[MOS]):
         return self._call("predict", self.inner.predict, (audio,), {})
 
 
-class CachedVAD(CachedProvider[VAD]):
+class CachedVAD(ForwardsVADMembers, CachedProvider[VAD]):
     def segments(self, audio: Audio) -> list[SpeechSegment]:
         return self._call("segments", self.inner.segments, (audio,), {})
-
-    # Only ``segments`` is cached: frame probabilities and live streams go to the provider.
-    def speech_probabilities(self, audio: Audio) -> FrameProbabilities | None:
-        return self.inner.speech_probabilities(audio)
-
-    @property
-    def streams(self) -> bool:
-        return self.inner.streams
-
-    @property
-    def threshold(self) -> float:
-        return self.inner.threshold
-
-    def open_stream(self, rate: int = VAD_STREAM_RATE) -> VADStream:
-        return self.inner.open_stream(rate)
 
 
 WRAPPERS: dict[str, type[CachedProvider[Provider]]] = {

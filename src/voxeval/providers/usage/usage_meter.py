@@ -25,12 +25,11 @@ from voxeval.providers.base import (
     MOS,
     TTS,
     VAD,
-    VAD_STREAM_RATE,
     AsyncASR,
     AsyncLLM,
     AsyncTTS,
     ChatResponse,
-    FrameProbabilities,
+    ForwardsVADMembers,
     Message,
     MOSResult,
     Provider,
@@ -39,7 +38,6 @@ from voxeval.providers.base import (
     SpeechSegment,
     Transcript,
     Usage,
-    VADStream,
     Voice,
 )
 from voxeval.providers.http.openai_http import count_requests
@@ -325,27 +323,11 @@ class MeteredMOS(MeteredProvider[MOS]):
         return self._metered(self.inner.predict, (audio, *args), kwargs, audio_seconds(audio))
 
 
-class MeteredVAD(MeteredProvider[VAD]):
+class MeteredVAD(ForwardsVADMembers, MeteredProvider[VAD]):
     method = "segments"
 
     def segments(self, audio: Audio, *args: Any, **kwargs: Any) -> list[SpeechSegment]:
         return self._metered(self.inner.segments, (audio, *args), kwargs, audio_seconds(audio))
-
-    # Frame probabilities and streams pass through unmetered (as ``segments``' raw material
-    # and live scoring, they are no model call of their own to price).
-    def speech_probabilities(self, audio: Audio) -> FrameProbabilities | None:
-        return self.inner.speech_probabilities(audio)
-
-    @property
-    def streams(self) -> bool:
-        return self.inner.streams
-
-    @property
-    def threshold(self) -> float:
-        return self.inner.threshold
-
-    def open_stream(self, rate: int = VAD_STREAM_RATE) -> VADStream:
-        return self.inner.open_stream(rate)
 
 
 _WRAPPERS: dict[str, type[MeteredProvider[Provider]]] = {

@@ -22,12 +22,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from voxeval.audio import Audio
-from voxeval.errors import HarnessFault, ProviderUnavailable
 from voxeval.json_types import JSONReadValue
 from voxeval.scoring.calls.floor_speech import floor_speech
 from voxeval.scoring.calls.live_call_record import LiveCallRecord
 from voxeval.scoring.metric import DESCRIPTIVE, FailureValue, metric
-from voxeval.scoring.replies.reply_record import ScoringResources
+from voxeval.scoring.replies.reply_record import ScoringResources, scoring_asr_faults
 from voxeval.scoring.score import Score
 from voxeval.scoring.text.spoken_entities import (
     extract_entities,
@@ -79,14 +78,8 @@ def turn_audio(track: Audio, turn: SpokenTurn) -> Audio:
 def _transcribe(resources: ScoringResources, audio: Audio, language: str) -> str:
     """The scoring ASR's transcript; its failure is our side's fault (pending), not a result."""
     asr = resources.asr()
-    try:
+    with scoring_asr_faults():
         return str(asr.transcribe(audio, language=language).text)
-    except (ProviderUnavailable, HarnessFault):
-        raise
-    except Exception as exc:
-        raise HarnessFault(
-            f"scoring ASR failed: {type(exc).__name__}: {exc}", component="scoring_asr"
-        ) from exc
 
 
 def _check(

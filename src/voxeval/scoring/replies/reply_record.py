@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, overload
@@ -232,15 +233,24 @@ class ScoringResources:
                     self._decoding.pop(key, None)
 
 
-def _transcribe(
-    asr: ASR, audio: Audio, settings: TranscriptSettings, identity: JSONObject
-) -> TranscriptSet:
-    """``transcribe_k``; a failure of the scoring ASR is our side's fault, not the reply's."""
+@contextmanager
+def scoring_asr_faults() -> Iterator[None]:
+    """Inside the block, a failure of the scoring ASR is our side's fault (the score stays
+    pending), never a result about the system: any error but an unavailable provider or an
+    already classified fault becomes a ``HarnessFault`` of the ``scoring_asr`` component."""
     try:
-        return transcribe_k(asr, audio, settings, identity)
+        yield
     except (ProviderUnavailable, HarnessFault):
         raise
     except Exception as exc:
         raise HarnessFault(
             f"scoring ASR failed: {type(exc).__name__}: {exc}", component="scoring_asr"
         ) from exc
+
+
+def _transcribe(
+    asr: ASR, audio: Audio, settings: TranscriptSettings, identity: JSONObject
+) -> TranscriptSet:
+    """``transcribe_k``, its failures classified by ``scoring_asr_faults``."""
+    with scoring_asr_faults():
+        return transcribe_k(asr, audio, settings, identity)

@@ -21,7 +21,6 @@ The link ending (the agent hung up) after its last reply has played ends the cal
 from __future__ import annotations
 
 import math
-import time
 from abc import ABC, abstractmethod
 from functools import partial
 from typing import TYPE_CHECKING, Protocol, TypedDict
@@ -34,11 +33,11 @@ from voxeval.errors import ConfigError, SystemFault
 from voxeval.systems.call import (
     AgentAction,
     AgentTurn,
-    CallAgentBase,
     LineBlock,
     MoreAudio,
     Reply,
 )
+from voxeval.systems.live.paced_line import PacedLineAgent
 
 if TYPE_CHECKING:
     from voxeval.benchmarks.eva.scenario import Scenario
@@ -82,7 +81,7 @@ class ListeningSettings(TypedDict, total=False):
     yield_window_s: float
 
 
-class LiveAudioAgent(CallAgentBase, ABC):
+class LiveAudioAgent(PacedLineAgent[Incoming], ABC):
     """The call logic over an ``AudioLink`` that ``_open`` makes."""
 
     name = "live-audio"
@@ -110,13 +109,9 @@ class LiveAudioAgent(CallAgentBase, ABC):
         self.level = 10 ** (speech_level_dbfs / 20)
         self.reply_gap_s = reply_gap_ms / 1000
         self.turn_timeout_s = turn_timeout_s
+        super().__init__()
         self.link: AudioLink | None = None
-        self._t0 = 0.0
-        self._playing_until = 0.0  # monotonic end of the latest reply's audio
-        self._hung_up = False
-        self._early: Incoming | None = None  # a reply's onset seen while waiting for a frame
         # the open reply (audio still arriving)
-        self._reply_open = False
         self._fresh: list[npt.NDArray[np.float32]] = []  # arrived, not yet handed over
         self._fresh_loud = 0  # how many of them end with speech (the rest is a quiet tail)
         self._reply_at = 0.0  # its onset (link time)
@@ -129,10 +124,8 @@ class LiveAudioAgent(CallAgentBase, ABC):
     def _open(self, scenario: Scenario, tools: ToolRuntime) -> AudioLink:
         """Connect to the agent; return once media can flow both ways (each transport's own)."""
 
-    def _now(self) -> float:
-        """The link's clock (the arrival stamps' clock): monotonic here, a virtual pipeline's
-        own time for ``pipecat`` on the virtual clock."""
-        return time.monotonic()
+    # ``_now`` (PacedLineAgent) is the link's clock: the arrival stamps' clock, monotonic here;
+    # ``pipecat`` on the virtual clock returns its pipeline's own time.
 
     def _new_tool_calls(self) -> tuple[ToolCallRecord, ...]:
         """The tool calls the agent made since the last reply (attached to the next one)."""
@@ -159,42 +152,23 @@ class LiveAudioAgent(CallAgentBase, ABC):
         return None
 
     # ---------------------------------------------------------------- the line
-    def hear(self, block: LineBlock) -> AgentAction | None:
-        """Hand the block over frame by frame at its time; the agent's first reply starts
-        after the frame just handed over."""
-        assert self.link is not None
+    def _check_line(self, block: LineBlock) -> None:
         if block.rate != AGENT_RATE:
             raise ConfigError(f"{self.name}: the line runs at {block.rate} Hz, not {AGENT_RATE}")
-        for i in range(block.frames):
-            frame = block.start + i
-            due = self._t0 + frame * block.frame_s
-            if self._reply_open:
-                self._collect(due)
-            elif self._early is None and not self._hung_up:
-                self._wait(due)
-            if self._hung_up and not self._reply_open:
-                if block.playing or self._now() < self._playing_until:
-                    continue  # its last reply plays out first
-                return Reply(frame, self._hang_up)
-            samples = block.frame(i)
-            if not self._hung_up:
-                self.link.put(frame, samples)
-            if self._reply_open:
-                if samples is not None and rms(samples) >= self.level:
-                    self._caller_spoke_at = due + block.frame_s
-                self._collect(due + block.frame_s)
-                more = self._more(frame)
-                if more is not None:
-                    return more
-                continue
-            at_s = (frame + 1) * block.frame_s
-            if self._early is not None:
-                early, self._early = self._early, None
-                return Reply(frame, partial(self._reply, early, at_s))
-            until = due + block.frame_s
-            while (item := self._next(until)) is not None:
-                if self._speaks(item):
-                    return Reply(frame, partial(self._reply, item, at_s))
+
+    def _send(self, frame: int, samples: npt.NDArray[np.float32] | None, block: LineBlock) -> None:
+        assert self.link is not None
+        self.link.put(frame, samples)
+
+    def _frame_sent(self, samples: npt.NDArray[np.float32] | None, end_s: float) -> None:
+        """Note the caller speaking over the open reply (to tell a yield from an ending)."""
+        if self._reply_open and samples is not None and rms(samples) >= self.level:
+            self._caller_spoke_at = end_s
+
+    def _arrivals(self, frame: int, until: float, at_s: float) -> AgentAction | None:
+        while (item := self._next(until)) is not None:
+            if self._speaks(item):
+                return Reply(frame, partial(self._reply, item, at_s))
         return None
 
     def _hang_up(self) -> AgentTurn:

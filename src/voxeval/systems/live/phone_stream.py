@@ -42,13 +42,13 @@ from voxeval.systems.base import CALL, SYSTEMS, SystemBase
 from voxeval.systems.call import (
     AgentAction,
     AgentTurn,
-    CallAgentBase,
     LineBlock,
     MoreAudio,
     Reply,
     StopSpeaking,
 )
 from voxeval.systems.live.media_stream import Incoming, MediaStream, ResampledStream, StreamError
+from voxeval.systems.live.paced_line import PacedLineAgent
 from voxeval.systems.options import parse_options
 from voxeval.systems.tool_service import ToolGrant, shared_tool_service
 
@@ -102,7 +102,7 @@ class PhoneStreamSystem(SystemBase):
         return PhoneStreamAgent(**self.options.model_dump())
 
 
-class PhoneStreamAgent(CallAgentBase):
+class PhoneStreamAgent(PacedLineAgent[Incoming]):
     """One call's media stream (a ``StreamingCallAgent`` on the wall clock)."""
 
     name = "phone-stream"
@@ -129,15 +129,11 @@ class PhoneStreamAgent(CallAgentBase):
         self.greeting_wait_s = greeting_wait_s
         self.reply_gap_s = reply_gap_ms / 1000
         self.turn_timeout_s = turn_timeout_s
+        super().__init__()
         self.grant: ToolGrant | None = None
-        self._t0 = 0.0
         self._marks: list[tuple[float, str]] = []  # (monotonic time it has played, name)
-        self._playing_until = 0.0  # monotonic end of the latest reply's audio
-        self._hung_up = False
-        self._early: Incoming | None = None  # reply audio that came while waiting for a frame
         self._ended = False
         # the open reply (its audio still arriving)
-        self._reply_open = False
         self._fresh: list[npt.NDArray[np.float32]] = []  # 8 kHz audio not handed over yet
         self._resampler: ResampledStream | None = None
         self._played_from = 0.0  # monotonic time its audio starts playing
@@ -164,43 +160,25 @@ class PhoneStreamAgent(CallAgentBase):
         return None  # the caller opens
 
     # ---------------------------------------------------------------- the line
-    def hear(self, block: LineBlock) -> AgentAction | None:
-        """Send the block frame by frame at its time; the first thing the agent does applies
-        after the frame just sent."""
+    def _check_line(self, block: LineBlock) -> None:
         if block.speech is not None:
             raise ConfigError(
                 "phone-stream: a phone line carries audio; run it with simulation.mode: audio"
             )
-        for i in range(block.frames):
-            frame = block.start + i
-            due = self._t0 + frame * block.frame_s
-            if self._reply_open:
-                self._collect(due)
-            elif self._early is None and not self._hung_up:
-                self._wait(due)
-            if self._hung_up and not self._reply_open:  # the stream is closed
-                if block.playing or time.monotonic() < self._playing_until:
-                    continue  # its last reply plays out first
-                return Reply(frame, self._hang_up)
-            if not self._hung_up:
-                self.stream.send_line(block.frame(i), block.frame_len, block.rate)
-            self._echo_played_marks()
-            if self._reply_open:
-                self._collect(due + block.frame_s)
-                action = self._more(frame)
-                if action is not None:
-                    return action
-                continue
-            if self._early is not None:
-                early, self._early = self._early, None
-                return Reply(frame, partial(self._reply, early, (frame + 1) * block.frame_s))
-            until = due + block.frame_s
-            while (item := self.stream.next(until)) is not None:
-                if item.event == "media":
-                    return Reply(frame, partial(self._reply, item, (frame + 1) * block.frame_s))
-                if item.event == "clear" and self._clear():
-                    return StopSpeaking(frame)
-                self._side_message(item)
+
+    def _send(self, frame: int, samples: npt.NDArray[np.float32] | None, block: LineBlock) -> None:
+        self.stream.send_line(samples, block.frame_len, block.rate)
+
+    def _frame_sent(self, samples: npt.NDArray[np.float32] | None, end_s: float) -> None:
+        self._echo_played_marks()
+
+    def _arrivals(self, frame: int, until: float, at_s: float) -> AgentAction | None:
+        while (item := self.stream.next(until)) is not None:
+            if item.event == "media":
+                return Reply(frame, partial(self._reply, item, at_s))
+            if item.event == "clear" and self._clear():
+                return StopSpeaking(frame)
+            self._side_message(item)
         return None
 
     def _wait(self, until: float) -> None:
