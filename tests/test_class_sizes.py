@@ -8,6 +8,7 @@ import ast
 from pathlib import Path
 
 import voxeval
+from tests.source_trees import parsed_modules
 
 MAX_METHODS = 25
 
@@ -23,17 +24,15 @@ def method_counts() -> dict[str, int]:
     """``{"<module path>::<class>": methods}`` for every class (nested ones too): the
     functions its body defines, properties, static, class and dunder methods included."""
     counts: dict[str, int] = {}
-    for path in sorted(SOURCE.rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        module = path.relative_to(SOURCE).as_posix()
-        for node in ast.walk(tree):
+    for parsed in parsed_modules(SOURCE):  # parsed once per test process
+        for node in parsed.nodes:
             if isinstance(node, ast.ClassDef):
                 methods = [
                     child
                     for child in node.body
                     if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
                 ]
-                counts[f"{module}::{node.name}"] = len(methods)
+                counts[f"{parsed.module}::{node.name}"] = len(methods)
     return counts
 
 

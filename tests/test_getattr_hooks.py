@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import ast
 import functools
+from collections.abc import Iterable
 from pathlib import Path
 
 import voxeval
+from tests.source_trees import parsed_modules
 
 SOURCE = Path(voxeval.__file__).parent
 
@@ -35,10 +37,11 @@ NOT_HOOKS: dict[tuple[str, str], str] = {
 }
 
 
-def literal_probes(tree: ast.AST) -> list[tuple[str, int]]:
-    """``(name, line)`` of every getattr/hasattr call whose attribute name is a literal."""
+def literal_probes(tree: ast.AST, nodes: Iterable[ast.AST] | None = None) -> list[tuple[str, int]]:
+    """``(name, line)`` of every getattr/hasattr call whose attribute name is a literal
+    (``nodes``: the tree's nodes when they are already listed)."""
     found: list[tuple[str, int]] = []
-    for node in ast.walk(tree):
+    for node in ast.walk(tree) if nodes is None else nodes:
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
@@ -54,11 +57,9 @@ def literal_probes(tree: ast.AST) -> list[tuple[str, int]]:
 @functools.cache
 def all_probes() -> dict[tuple[str, str], list[int]]:
     probes: dict[tuple[str, str], list[int]] = {}
-    for path in sorted(SOURCE.rglob("*.py")):
-        module = path.relative_to(SOURCE).as_posix()
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        for name, line in literal_probes(tree):
-            probes.setdefault((module, name), []).append(line)
+    for parsed in parsed_modules(SOURCE):  # parsed once per test process
+        for name, line in literal_probes(parsed.tree, parsed.nodes):
+            probes.setdefault((parsed.module, name), []).append(line)
     return probes
 
 

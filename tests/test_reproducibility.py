@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse
 from tests.simulation.helpers import scenario, write_suite
-from voxeval.audio import audio_to_wav_bytes, read_audio
+from voxeval.audio import Audio, audio_to_wav_bytes, read_audio
 from voxeval.cli.main import app
 from voxeval.config import ProviderSpec
 from voxeval.providers.factory import availability
@@ -146,7 +146,21 @@ def _fixed_replies() -> dict[str, bytes]:
 
     tts = EspeakTTS()
     texts = {"q1": "Boil it for about six minutes.", "q2": "Grey clouds hum, the rain sings."}
-    return {qid: audio_to_wav_bytes(tts.synthesize(t)) for qid, t in texts.items()}
+    return {qid: audio_to_wav_bytes(_padded(tts.synthesize(t))) for qid, t in texts.items()}
+
+
+# The `mos` metric (DNSMOS) repeats a reply shorter than its 9.01 s window by doubling and then
+# scores every 1 s hop: q1's 2.16 s reply became 17.3 s, 9 windows of the same speech, in every
+# unit of both fresh runs. Trailing silence up to 2.3 s makes it 9.2 s, one window.
+REPLY_SECONDS = 2.3
+
+
+def _padded(speech: Audio) -> Audio:
+    missing = round(REPLY_SECONDS * speech.rate) - speech.samples.size
+    if missing <= 0:
+        return speech
+    silence = np.zeros(missing, dtype=np.float32)
+    return Audio(np.concatenate([speech.samples, silence]), speech.rate, speech.source)
 
 
 @pytest.fixture

@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.source_trees import parsed_modules
+
 SOURCE = Path(__file__).resolve().parents[1] / "src" / "voxeval"
 CEILING_PERCENT = 6.0
 ANY = frozenset({"Any"})
@@ -56,11 +58,11 @@ def _aliases_of_any(trees: list[ast.Module]) -> frozenset[str]:
 
 def signature_counts(root: Path) -> tuple[int, int]:
     """(functions whose signature mentions Any, all functions) under ``root``."""
-    trees = [ast.parse(p.read_text(encoding="utf-8")) for p in sorted(root.rglob("*.py"))]
-    any_names = _aliases_of_any(trees)
+    modules = parsed_modules(root)  # parsed once per test process
+    any_names = _aliases_of_any([m.tree for m in modules])
     with_any = total = 0
-    for tree in trees:
-        for node in ast.walk(tree):
+    for module in modules:
+        for node in module.nodes:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 total += 1
                 with_any += _signature_mentions_any(node, any_names)

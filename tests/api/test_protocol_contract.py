@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.source_trees import ParsedModule, parsed_modules
 from voxeval.api import Comparison, EvaluationProtocol, RunContext, WorkUnit
 from voxeval.atomic_files import read_json, write_json_atomic
 from voxeval.config import RunConfig
@@ -100,10 +101,10 @@ def test_report_sections_come_from_the_protocols_hooks(tmp_path: Path) -> None:
     ctx.store.close()
 
 
-def _probes(path: Path) -> list[str]:
-    """``getattr``/``hasattr`` calls on something named like a protocol, in ``path``."""
+def _probes(module: ParsedModule) -> list[str]:
+    """``getattr``/``hasattr`` calls on something named like a protocol, in ``module``."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in module.nodes:
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
@@ -111,10 +112,10 @@ def _probes(path: Path) -> list[str]:
             and node.args
             and "protocol" in ast.unparse(node.args[0]).lower()
         ):
-            found.append(f"{path.relative_to(SRC)}:{node.lineno}: {ast.unparse(node)}")
+            found.append(f"{module.module}:{node.lineno}: {ast.unparse(node)}")
     return found
 
 
 def test_no_layer_probes_a_protocol_with_getattr() -> None:
-    probes = [p for path in sorted(SRC.rglob("*.py")) for p in _probes(path)]
+    probes = [p for module in parsed_modules(SRC) for p in _probes(module)]
     assert probes == []

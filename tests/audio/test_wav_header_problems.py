@@ -23,7 +23,7 @@ DATA_SIZE_AT = 40  # the data chunk's size field in the plain 44-byte header
 
 def cut_short(path: Path) -> None:
     data = path.read_bytes()
-    path.write_bytes(data[: 44 + 2000])  # the header promises 32000 bytes of samples
+    path.write_bytes(data[: 44 + 2000])  # the header promises 38400 bytes (1.2 s at 16 kHz)
 
 
 def placeholder_length(path: Path) -> None:
@@ -51,7 +51,7 @@ def not_finite(path: Path) -> None:
 
 
 BREAKAGES: dict[str, tuple[Callable[[Path], None], str]] = {
-    "cut short": (cut_short, "truncated WAV: the header declares 32000 bytes"),
+    "cut short": (cut_short, "truncated WAV: the header declares 38400 bytes"),
     "4 GB header": (placeholder_length, "the WAV header declares a data chunk of 4.0 GB"),
     "0 channels": (zero_channels, "the WAV header declares 0 channels"),
     "rate 0": (zero_rate, "the WAV header declares a sample rate of 0 Hz"),

@@ -1,4 +1,4 @@
-"""Load: 50 simulated raters vote for 60 s against a real `voxeval raters serve` (SQLite, and
+"""Load: 50 simulated raters vote for 20 s against a real `voxeval raters serve` (SQLite, and
 PostgreSQL when a local server can start). Every vote the server acknowledged is stored
 exactly once; refusals are counted with their reasons; nothing answers 5xx.
 
@@ -32,7 +32,13 @@ from voxeval.raters.schema import assignments_table, responses_table
 from voxeval.web import free_port
 
 RATERS = 50
-DURATION_S = 60.0
+# 20 s, not 60: what the test checks is concurrency (50 raters at once from the first second),
+# not endurance. At 11-15 votes/s (docs/performance.md) that is 200-300 acknowledged votes, and
+# still 118-139 on a machine loaded to 5 on 2 cores (measured), each checked against the
+# database; the refusal paths (422 early vote, 409 second vote) are each tried on ~10% of the
+# items, 15-30 times. The app's request cap (600 per rater per minute) is never near either
+# way: a rater makes at most ~3 requests/s.
+DURATION_S = 20.0
 ITEMS = 400
 MIN_TIME_FACTOR = 0.3  # 3 clips x 0.3 s -> 0.27 s on page before a vote counts
 CHOICES = ("a", "b", "tie", "both_bad")
@@ -262,11 +268,11 @@ def _run_load(tmp_path: Path, db: str | None) -> None:
     )
 
 
-@pytest.mark.slow  # 60 s of load plus set-up
-def test_fifty_raters_for_a_minute_on_sqlite(tmp_path: Path) -> None:
+@pytest.mark.slow  # 20 s of load plus set-up
+def test_fifty_raters_for_twenty_seconds_on_sqlite(tmp_path: Path) -> None:
     _run_load(tmp_path, None)
 
 
-@pytest.mark.slow  # 60 s of load plus set-up
-def test_fifty_raters_for_a_minute_on_postgres(tmp_path: Path, postgres_url: str) -> None:
+@pytest.mark.slow  # 20 s of load plus set-up
+def test_fifty_raters_for_twenty_seconds_on_postgres(tmp_path: Path, postgres_url: str) -> None:
     _run_load(tmp_path, postgres_url)

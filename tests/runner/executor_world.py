@@ -85,7 +85,9 @@ def single_turn_config(tmp_path: Path, url: str, cache: str = "cache", **overrid
     suite_dir = tmp_path / "suite"
     queries = []
     for i in range(N_QUERIES):
-        write_audio(tone(1.0, 150 + 20 * i), suite_dir / f"q{i}.wav")
+        # 1.2 s: DNSMOS (the report's input check) repeats a 1.0 s clip to 16 s and scores 8
+        # windows of it, a 1.2 s one to 9.6 s and one window
+        write_audio(tone(1.2, 150 + 20 * i), suite_dir / f"q{i}.wav")
         queries.append(
             {"id": f"q{i}", "text": f"Question {i}?", "category": "SR" if i % 2 else "TC",
              "audio": f"q{i}.wav", "checklist": ["Gives the number of minutes"],
