@@ -60,7 +60,8 @@ quickstart: setup
 test: setup lint typecheck unit
 
 ## check: the fast lane: lint, types and the tests that need no embedded model, browser,
-## database server or cluster (markers set in tests/conftest.py; `make test` runs them all)
+## database server or cluster and take under a second (markers set in tests/conftest.py, the
+## heavier tests listed in tests/heavy_tests.txt; `make test` runs them all)
 check: lint typecheck fast-unit
 
 FAST_TESTS := not models and not slow and not heavy and not browser and not postgres and not cluster
