@@ -91,6 +91,7 @@ def pytest_itemcollected(item: pytest.Item) -> None:
         item.add_marker("heavy")
     if module in _SERIAL_MODULES or any(m in _SERIAL_MARKERS for m in markers):
         item.add_marker("serial")
+        item.add_marker("heavy")  # it needs the machine alone: never in the fast lane
 
 
 # A run's context holds its models (Whisper base, DNSMOS, Piper: about 2 GB for a single-turn
