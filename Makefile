@@ -40,8 +40,10 @@ setup: system-packages $(STAMP)
 # wheel (from a local wheel folder or cache) may be compiled for another CPU and die with SIGILL,
 # so it is built from source here (~4-6 min on 2 cores) with portable CPU flags *before* the main
 # install, which then finds it satisfied instead of building or fetching it a second time.
+# LLAVA_BUILD=OFF leaves out the multimodal (mtmd/CLIP) library: SmolLM2 is text only, and
+# llama_cpp imports that library only for its image chat handlers.
 $(LLAMA_STAMP): | $(BIN)/python
-	@CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" \
+	@CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DLLAVA_BUILD=OFF" \
 	  $(BIN)/pip install -q --no-cache-dir --no-binary llama-cpp-python \
 	    "llama-cpp-python==$(LLAMA_VERSION)" \
 	  && touch $@ \
