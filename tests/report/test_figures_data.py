@@ -3,6 +3,7 @@ HTML page), and the same summary gives the same bytes, in this process and in an
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -29,15 +30,28 @@ def numbers(value: Any) -> Iterator[float]:
             yield from numbers(inner)
 
 
-@pytest.fixture(scope="module", params=["single_turn", "live_call", "multi_turn"])
+MAKERS = {
+    "single_turn": single_turn_summary,
+    "live_call": live_call_summary,
+    "multi_turn": multi_turn_summary,
+}
+
+
+def read_back(kind: str) -> dict[str, Any]:
+    """The summary as read back from summary.json."""
+    return json.loads(json.dumps(MAKERS[kind]()))
+
+
+@functools.cache
+def rendered(kind: str) -> str:
+    """The report page of one kind's summary, drawn once per module (matplotlib takes
+    seconds); tests that need a second drawing make it themselves."""
+    return render_html(read_back(kind))
+
+
+@pytest.fixture(scope="module", params=list(MAKERS))
 def page_and_summary(request: pytest.FixtureRequest) -> tuple[str, dict[str, Any]]:
-    make = {
-        "single_turn": single_turn_summary,
-        "live_call": live_call_summary,
-        "multi_turn": multi_turn_summary,
-    }[request.param]
-    summary = json.loads(json.dumps(make()))  # as read back from summary.json
-    return render_html(summary), summary
+    return rendered(request.param), read_back(request.param)
 
 
 def test_every_table_number_is_a_summary_number(
@@ -92,8 +106,7 @@ def test_tables_match_the_summary_row_by_row(
 
 
 def test_no_interval_is_shown_as_none() -> None:
-    page = render_html(live_call_summary())
-    rows = figure_tables(page)["latency-by-turn-response-latency-s"]
+    rows = figure_tables(rendered("live_call"))["latency-by-turn-response-latency-s"]
     t3 = [row for row in rows if row[1] == "T3"]
     assert len(t3) == 3 and all(row[3:5] == ["–", "–"] for row in t3)  # all values equal
 
@@ -108,8 +121,8 @@ SCRIPT = (
 
 
 def test_same_summary_same_bytes() -> None:
-    first = render_html(live_call_summary())
-    assert render_html(live_call_summary()) == first
+    first = rendered("live_call")
+    assert render_html(read_back("live_call")) == first  # drawn a second time
     assert "<dc:date>" not in first  # no creation date in any figure
 
 

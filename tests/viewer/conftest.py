@@ -14,14 +14,38 @@ from tests.viewer.synthetic_run import SyntheticRun, synthetic_run
 
 
 @pytest.fixture(scope="session")
-def runs_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def runs_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the tiny runs are made, each on first use: a test that needs two of them does
+    not pay for the other two (the single-turn run's input check loads Whisper and DNSMOS)."""
+    return tmp_path_factory.mktemp("viewer-runs")
+
+
+@pytest.fixture(scope="session")
+def single_run(runs_folder: Path) -> Path:
+    return tiny_runs.single_turn_run(runs_folder)
+
+
+@pytest.fixture(scope="session")
+def live_run(runs_folder: Path) -> Path:
+    return tiny_runs.live_text_run(runs_folder)
+
+
+@pytest.fixture(scope="session")
+def audio_run(runs_folder: Path) -> Path:
+    return tiny_runs.live_audio_run(runs_folder)
+
+
+@pytest.fixture(scope="session")
+def dialogue_run(runs_folder: Path) -> Path:
+    return tiny_runs.multi_turn_run(runs_folder)
+
+
+@pytest.fixture(scope="session")
+def runs_root(
+    runs_folder: Path, single_run: Path, live_run: Path, audio_run: Path, dialogue_run: Path
+) -> Path:
     """A folder holding the four tiny runs (and their inputs, which are not runs)."""
-    root = tmp_path_factory.mktemp("viewer-runs")
-    tiny_runs.single_turn_run(root)
-    tiny_runs.live_text_run(root)
-    tiny_runs.live_audio_run(root)
-    tiny_runs.multi_turn_run(root)
-    return root
+    return runs_folder
 
 
 @pytest.fixture(scope="session")

@@ -38,6 +38,12 @@ def compare_client(compare_root: Path) -> Iterator[Any]:
         yield test_client
 
 
+@pytest.fixture(scope="module")
+def expected(compare_root: Path) -> dict[str, Any]:
+    """``compare_runs`` of before and after, computed here, not by the viewer."""
+    return compare_runs([compare_root / "before", compare_root / "after"]).to_dict()
+
+
 def _rows(html: str, table_id_or_class: str) -> list[str]:
     table = re.search(
         rf'<table[^>]*(?:id|class)="{table_id_or_class}"[^>]*>.*?</table>', html, flags=re.S
@@ -57,9 +63,8 @@ def _float(text: str) -> float | None:
 
 
 def test_page_shows_compare_runs_numbers_and_marks_the_regression(
-    compare_client: Any, compare_root: Path
+    compare_client: Any, expected: dict[str, Any]
 ) -> None:
-    expected = compare_runs([compare_root / "before", compare_root / "after"]).to_dict()
     page = compare_client.get("/compare?run=before&run=after")
     assert page.status_code == 200
     html = page.text
@@ -152,9 +157,8 @@ def test_item_table_pages_and_sorts_worst_first() -> None:
 
 
 def test_json_equals_compare_runs_and_reopening_uses_the_cache(
-    compare_root: Path,
+    compare_root: Path, expected: dict[str, Any]
 ) -> None:
-    expected = compare_runs([compare_root / "before", compare_root / "after"]).to_dict()
     app = create_app([], compare_root)
     with TestClient(app) as client:
         assert client.get("/compare.json?run=before&run=after").json() == expected

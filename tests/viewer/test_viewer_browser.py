@@ -14,8 +14,8 @@ from voxeval.viewer import create_app
 
 
 @pytest.fixture(scope="module")
-def server(runs_root: Path) -> Iterator[LiveServer]:
-    with LiveServer(create_app([], runs_root)) as live:
+def server(single_run: Path, live_run: Path) -> Iterator[LiveServer]:
+    with LiveServer(create_app([single_run, live_run])) as live:
         yield live
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -161,15 +162,16 @@ def test_built_folder_runs_as_a_multi_turn_suite(tmp_path: Path) -> None:
     assert all(t["reply_text"] == "A reply." for t in turns)
 
 
-@pytest.mark.slow
-def test_full_build_annotates_every_tag(tmp_path: Path) -> None:
-    """All 54 dialogues with the default engines (~30 s): every sound tag and interjection of
-    every turn is an event with a span inside its turn."""
-    built = build_dialogue_suite("mtalk-mini", tmp_path, progress=False)
-    assert len(built.entries) == 54
-    assert sum(len(e["turns"]) for e in built.entries) == 118
-    assert len(load_dialogue_suite(tmp_path).dialogues) == 54
-    for entry in built.entries:
+# Dialogues with sound tags whose user (or second speaker, amb-inst-1) is the Piper voice in
+# the default engines' cast at seed 0: 1 + 2 + 2 tags.
+PIPER_CAST = ["para-family-1", "amb-health-1", "amb-inst-1"]
+
+
+def _tag_spans_checked(entries: list[dict[str, Any]]) -> int:
+    """Asserts every sound tag and interjection of every turn is an event inside its turn;
+    returns how many tags it checked."""
+    checked = 0
+    for entry in entries:
         for turn in entry["turns"]:
             sounds = [t for t in _tags(turn["transcript"]) if t.startswith("[") or "Speaker B" in t]
             for tag in sounds:
@@ -177,6 +179,29 @@ def test_full_build_annotates_every_tag(tmp_path: Path) -> None:
                 assert matching, (entry["dialogue_id"], turn["turn"], tag)
                 for event in matching:
                     assert 0 <= event["start_s"] < event["end_s"] <= turn["duration_s"] + 1e-3
+                checked += 1
+    return checked
+
+
+@pytest.mark.slow
+def test_full_build_annotates_every_tag(tmp_path: Path) -> None:
+    """All 54 dialogues: every sound tag and interjection of every turn is an event with a
+    span inside its turn. The spans are placed on the rendered audio whatever the engine, so
+    the full suite is voiced by espeak-ng (~4 s CPU instead of ~17 with Piper); the default
+    engines voice three tagged dialogues with Piper in the cast."""
+    built = build_dialogue_suite(
+        "mtalk-mini", tmp_path / "all", engines=("espeak",), progress=False
+    )
+    assert len(built.entries) == 54
+    assert sum(len(e["turns"]) for e in built.entries) == 118
+    assert len(load_dialogue_suite(tmp_path / "all").dialogues) == 54
+    assert _tag_spans_checked(built.entries) == 39  # every tag of the suite
+    builder = DialogueBuilder(seed=0)
+    assert all("piper" in {v.engine for v in builder.voices(d)} for d in PIPER_CAST)
+    default = build_dialogue_suite(
+        "mtalk-mini", tmp_path / "default", only=PIPER_CAST, progress=False
+    )
+    assert len(default.entries) == 3 and _tag_spans_checked(default.entries) == 5
 
 
 def _tags(transcript: str) -> list[str]:

@@ -5,6 +5,7 @@ same ratings as running the analysis directly, and the raters' quality with excl
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +34,15 @@ RESAMPLES = 200
 
 
 @pytest.fixture(scope="module")
-def arena_study(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("export")
-    run = multi_turn_run(root)
-    build_study(run, root / "study", StudyOptions(task="arena", gold=1, seed=3))
-    return root / "study"
+def mt_run(tmp_path_factory) -> Path:
+    """The multi-turn run without a judge; the tests only build studies from it."""
+    return multi_turn_run(tmp_path_factory.mktemp("export"))
+
+
+@pytest.fixture(scope="module")
+def arena_study(mt_run: Path) -> Path:
+    build_study(mt_run, mt_run.parent / "study", StudyOptions(task="arena", gold=1, seed=3))
+    return mt_run.parent / "study"
 
 
 def _answer(item: Any, winner: str, swap: bool) -> dict[str, Any]:
@@ -194,10 +199,9 @@ def test_human_vs_llm_arena_kappa_golden() -> None:
     assert out["kappa"] == pytest.approx((2 / 3 - 1 / 3) / (1 - 1 / 3))
 
 
-def test_record_export_builds_the_human_voiced_suite(tmp_path: Path) -> None:
-    run = multi_turn_run(tmp_path)
+def test_record_export_builds_the_human_voiced_suite(mt_run: Path, tmp_path: Path) -> None:
     study = tmp_path / "record"
-    build_study(run, study, StudyOptions(task="record", limit=1))
+    build_study(mt_run, study, StudyOptions(task="record", limit=1))
     items = load_study_items(study, load_study_config(study))
     answers = []
     for n, item in enumerate(items):
@@ -305,7 +309,7 @@ def test_score_export_correlates_with_the_judge_checklist(st_run: Path, tmp_path
     from voxeval.scoring.score import Score
     from voxeval.store import RunStore
 
-    run = st_run
+    run = Path(shutil.copytree(st_run, tmp_path / "run"))  # the shared run stays unjudged
     judge = {("alpha", "q1"): 4, ("alpha", "q2"): 3, ("beta", "q1"): 8, ("beta", "q2"): 7}
     store = RunStore(run)
     for unit in store.units.records():
@@ -448,12 +452,9 @@ def test_export_counts_only_the_raters_who_answered(arena_study: Path, tmp_path:
 
 
 @pytest.mark.models
-def test_score_export_of_a_run_without_judge_says_so(tmp_path: Path) -> None:
-    from tests.raters.study_runs import single_turn_run
-
-    run = single_turn_run(tmp_path / "run")
+def test_score_export_of_a_run_without_judge_says_so(st_run: Path, tmp_path: Path) -> None:
     study = tmp_path / "score"
-    build_study(run, study, StudyOptions(task="score"))
+    build_study(st_run, study, StudyOptions(task="score"))
     items = load_study_items(study, load_study_config(study))
     answers = [("h1", i.item_id, {"system": i.systems["reply"], "score": 5}) for i in items]
     db = f"sqlite:///{tmp_path / 's.db'}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -131,8 +132,8 @@ def test_mistakes_are_named(mt_run: Path, tmp_path: Path) -> None:
         build_study(mt_run, tmp_path / "ok", StudyOptions(task="rubric"))
 
 
-def test_missing_reply_file_names_the_run_file_and_field(tmp_path: Path) -> None:
-    run = multi_turn_run(tmp_path)
+def test_missing_reply_file_names_the_run_file_and_field(mt_run: Path, tmp_path: Path) -> None:
+    run = Path(shutil.copytree(mt_run, tmp_path / "run"))  # the module's run stays whole
     (run / "items" / "d2" / "beta" / "0" / "reply_2.wav").unlink()
     with pytest.raises(ConfigError) as error:
         build_study(run, tmp_path / "s", StudyOptions(task="arena"))
