@@ -78,7 +78,8 @@ def test_seeded_sampling_is_reproducible_and_varies_with_seed(tiny, piper) -> No
     first = tiny.transcribe(audio, temperature=1.0, seed=11).text
     again = tiny.transcribe(audio, temperature=1.0, seed=11).text
     assert first == again
-    drafts = {tiny.transcribe(audio, temperature=1.0, seed=s).text for s in range(1, 6)}
+    # each sampled decode loads a fresh model: the seed-11 draw and three more seeds suffice
+    drafts = {first} | {tiny.transcribe(audio, temperature=1.0, seed=s).text for s in (1, 2, 3)}
     assert len(drafts) >= 2, drafts
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from voxeval.audio import Audio
 from voxeval.errors import ConfigError
 from voxeval.providers import create_provider
 from voxeval.providers.runtime.model_files import kokoro_model_path
@@ -36,39 +37,45 @@ def test_kokoro_speaks_at_24_khz_the_same_samples_every_time() -> None:
     assert np.array_equal(tts.synthesize(TEXT, voice="jf_alpha").samples, first.samples)
 
 
-def test_speed_is_the_models_own_duration_control() -> None:
-    normal = KokoroTTS().synthesize(TEXT)
-    slow = KokoroTTS(speed=0.8).synthesize(TEXT)
-    assert slow.duration == pytest.approx(normal.duration / 0.8, rel=0.12)
-
-
 QUESTIONS = ("What is the capital of France?", "My phone will not charge. What should I try?")
 
 
-def test_the_voices_are_heard_by_whisper_base() -> None:
-    asr = create_provider("asr", "whisper-base")
+@pytest.fixture(scope="module")
+def spoken() -> dict[str, Audio]:
+    """One question per voice, the two questions in turn: heard by Whisper, pitched by pyin
+    and timed against a slower speed (one synthesis each serves all three)."""
     tts = KokoroTTS()
+    return {
+        name: tts.synthesize(QUESTIONS[i % 2], voice=name) for i, name in enumerate(KOKORO_VOICES)
+    }
+
+
+def test_speed_is_the_models_own_duration_control(spoken: dict[str, Audio]) -> None:
+    slow = KokoroTTS(speed=0.8).synthesize(QUESTIONS[0], voice="jf_alpha")
+    assert slow.duration == pytest.approx(spoken["jf_alpha"].duration / 0.8, rel=0.12)
+
+
+def test_the_voices_are_heard_by_whisper_base(spoken: dict[str, Audio]) -> None:
+    asr = create_provider("asr", "whisper-base")
     errors = words = 0
     heard = {}
-    for name in KOKORO_VOICES:
-        for text in QUESTIONS:
-            heard[name, text] = asr.transcribe(tts.synthesize(text, voice=name)).text
-            counts = word_errors(text, heard[name, text])
-            errors, words = errors + counts.errors, words + counts.ref_words
-            assert counts.errors / counts.ref_words < 0.5, heard  # every voice mostly heard
+    for i, (name, audio) in enumerate(spoken.items()):
+        text = QUESTIONS[i % 2]
+        heard[name] = asr.transcribe(audio).text
+        counts = word_errors(text, heard[name])
+        errors, words = errors + counts.errors, words + counts.ref_words
+        assert counts.errors / counts.ref_words < 0.5, heard  # every voice mostly heard
     # Accented voices: a word may be misheard, the corpus over the five voices stays low.
     # (An utterance that opens with unstressed function words is the weak spot: "Could you
     # book a table" was heard as "Kujuboka table" for two of the five voices.)
     assert errors / words <= 0.15, heard
 
 
-def test_the_male_voice_is_lower_than_the_female_voices() -> None:
+def test_the_male_voice_is_lower_than_the_female_voices(spoken: dict[str, Audio]) -> None:
     import librosa
 
-    tts = KokoroTTS()
-
     def median_f0(voice: str) -> float:
-        audio = tts.synthesize(TEXT, voice=voice)
+        audio = spoken[voice]
         f0, voiced, _ = librosa.pyin(audio.samples, fmin=60, fmax=400, sr=audio.rate)
         return float(np.nanmedian(f0[voiced]))
 

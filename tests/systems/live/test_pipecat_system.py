@@ -147,6 +147,15 @@ def completion(result: CallResult, scenario: Any) -> tuple[float | None, LiveCal
     return task_completion(record).value, record
 
 
+@pytest.fixture(scope="module")
+def expected_auto(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[CallResult, Any, FakeOpenAIServer]:
+    """The expected path on the ``auto`` clock (virtual: every service is local); checked
+    below, and the reference a second, ``virtual`` run must equal to the sample."""
+    return pipecat_call(tmp_path_factory.mktemp("auto"), False, "auto")
+
+
 @pytest.mark.slow
 @pytest.mark.models
 @pytest.mark.parametrize(
@@ -155,9 +164,12 @@ def completion(result: CallResult, scenario: Any) -> tuple[float | None, LiveCal
     ids=["expected-auto", "wrong-auto", "expected-wall"],
 )
 def test_a_pipecat_pipeline_completes_a_clinic_call_through_its_tools(
-    tmp_path: Path, wrong: bool, clock: str
+    tmp_path: Path, wrong: bool, clock: str, request: pytest.FixtureRequest
 ) -> None:
-    result, scenario, llm = pipecat_call(tmp_path, wrong, clock)
+    if (wrong, clock) == (False, "auto"):
+        result, scenario, llm = request.getfixturevalue("expected_auto")
+    else:
+        result, scenario, llm = pipecat_call(tmp_path, wrong, clock)
     assert result.system_fault is None and result.error is None, result.error
     assert result.end_reason == "user_end_call"
     # Pipecat's OpenAI service sent the scenario's tools and what Whisper heard of the caller
@@ -188,11 +200,14 @@ def test_a_pipecat_pipeline_completes_a_clinic_call_through_its_tools(
 
 @pytest.mark.slow
 @pytest.mark.models
-def test_on_the_virtual_clock_the_same_call_gives_the_same_bytes(tmp_path: Path) -> None:
+def test_on_the_virtual_clock_the_same_call_gives_the_same_bytes(
+    tmp_path: Path, expected_auto: tuple[CallResult, Any, FakeOpenAIServer]
+) -> None:
     """The pipeline's time moves only when it is idle: its models' and the loopback LLM's
     real time never reach the timeline, so two runs agree to the sample (the bot's Piper is
-    run without sampling noise, as its own randomness is not ours to seed)."""
-    runs = [pipecat_call(tmp_path, False, "virtual")[0] for _ in range(2)]
+    run without sampling noise, as its own randomness is not ours to seed). The first run is
+    the ``auto`` one, which settled on the virtual clock."""
+    runs = [expected_auto[0], pipecat_call(tmp_path, False, "virtual")[0]]
     for result in runs:
         assert result.error is None and result.details["latency"]["clock"] == "virtual"
     first, second = runs
