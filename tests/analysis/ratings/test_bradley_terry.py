@@ -259,32 +259,3 @@ def test_item_interval_counts_dropped_rounds_and_says_why_none() -> None:
         BattleArrays.of(battles[:1]), lambda w: w, n_resamples=20, seed=0, confidence=0.95
     )
     assert (single.note, single.resamples) == (NOTE_TOO_FEW_ITEMS, 0)
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(0, 2)), min_size=1),
-)
-def test_is_connected_agrees_with_scipy_connected_components(
-    rows: list[tuple[int, int, int]],
-) -> None:
-    """The union-find behind ``is_connected`` (asked once per bootstrap round) gives scipy's
-    answer on any battles and weights, zero weights leaving a battle out."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    rows = [(a, b, w) for a, b, w in rows if a != b]
-    if not rows:
-        return
-    arrays = BattleArrays.of(
-        [battle(f"s{a}", f"s{b}", "a", f"d{i}") for i, (a, b, _) in enumerate(rows)]
-    )
-    weights = np.array([w for _, _, w in rows], dtype=float)
-    n = len(arrays.systems)
-    for given_weights in (None, weights):
-        keep = np.ones(len(rows), dtype=bool) if given_weights is None else weights > 0
-        graph = coo_matrix(
-            (np.ones(int(keep.sum())), (arrays.index_a[keep], arrays.index_b[keep])), (n, n)
-        )
-        expected = connected_components(graph, directed=False)[0] == 1
-        assert arrays.is_connected(given_weights) == expected

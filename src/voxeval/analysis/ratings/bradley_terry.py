@@ -87,25 +87,11 @@ class BattleArrays:
     def is_connected(self, weights: np.ndarray | None = None) -> bool:
         """Whether the battles with positive weight link every system to every other."""
         keep = slice(None) if weights is None else weights > 0
+        a, b = self.index_a[keep], self.index_b[keep]
         n = len(self.systems)
-        # Union-find over the distinct linked pairs. The bootstrap asks once per round, and
-        # building scipy's sparse graph for connected_components cost as much as the refit.
-        pairs = np.unique(self.index_a[keep] * n + self.index_b[keep])
-        root = list(range(n))
-
-        def find(i: int) -> int:
-            while root[i] != i:
-                root[i] = root[root[i]]
-                i = root[i]
-            return i
-
-        groups = n
-        for key in pairs.tolist():
-            first, second = find(key // n), find(key % n)
-            if first != second:
-                root[first] = second
-                groups -= 1
-        return groups == 1
+        graph = coo_matrix((np.ones(len(a)), (a, b)), shape=(n, n))
+        n_components, _ = connected_components(graph, directed=False)
+        return bool(n_components == 1)
 
     def components(self) -> list[list[str]]:
         n = len(self.systems)
