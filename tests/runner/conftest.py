@@ -42,13 +42,23 @@ def world() -> Iterator[tuple[FakeOpenAIServer, World]]:
 
 
 @pytest.fixture(scope="module")
-def local_run(world, tmp_path_factory) -> Path:
+def world_cache(tmp_path_factory) -> Path:
+    """The call cache of the module's local run, for the runs that compare to it without
+    comparing usage (kills, Ctrl-C, limits): their report's input check (Whisper base and
+    DNSMOS on every query) and the scoring calls are read from it rather than made again.
+    The systems under test are never cached."""
+    return tmp_path_factory.mktemp("world-cache")
+
+
+@pytest.fixture(scope="module")
+def local_run(world, world_cache, tmp_path_factory) -> Path:
     """The local executor's run of the single-turn suite: what a run on another executor
-    must equal."""
+    must equal. Its call cache is ``world_cache``."""
     server, responder = world
     tmp = tmp_path_factory.mktemp("local")
     started = time.perf_counter()
-    result = run_cli(single_turn_config(tmp, server.url), tmp / "run")
+    config = single_turn_config(tmp, server.url, cache_dir=str(world_cache))
+    result = run_cli(config, tmp / "run")
     assert result.exit_code == 0, result.output
     print(f"local run of {N_QUERIES} single-turn units: {time.perf_counter() - started:.1f} s")
     responder.replies.clear()

@@ -353,11 +353,20 @@ def query_tone(index: int) -> Audio:
 
 
 def single_turn_configs(
-    tmp_path: Path, url: str, n: int, metrics: list[str], concurrency: int = 2
+    tmp_path: Path,
+    url: str,
+    n: int,
+    metrics: list[str],
+    concurrency: int = 2,
+    *,
+    shared_cache: bool = False,
 ) -> tuple[Path, Path]:
     """A suite of ``n`` spoken queries and one ``http`` system at ``url``; the same run
     config twice (to be killed / uninterrupted), each with its own call cache so the second
-    run's scores are computed again rather than read from the first's cache."""
+    run's scores are computed again rather than read from the first's cache.
+    ``shared_cache``: one cache for both, for metrics that call no cached model (duration):
+    the second report's input check (Whisper base and DNSMOS on every query) is then read
+    from the first's. The system under test is never cached."""
     suite_dir = tmp_path / "suite"
     queries = []
     for i in range(n):
@@ -377,7 +386,7 @@ def single_turn_configs(
             "scoring": {"k": 1},
             "seed": 11,
             "concurrency": concurrency,
-            "cache_dir": str(tmp_path / f"cache-{name}"),
+            "cache_dir": str(tmp_path / ("cache" if shared_cache else f"cache-{name}")),
         }
         path = tmp_path / f"{name}.yaml"
         path.write_text(yaml.safe_dump(config))

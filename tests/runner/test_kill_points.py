@@ -104,7 +104,7 @@ def test_unit_killed_while_committing_is_redone_cleanly(tmp_path: Path, point: s
     system = FixedReplies({f"q{i}": (f"reply {i}", wav) for i in range(N_QUERIES)})
     with FakeOpenAIServer(system) as server:
         killed_cfg, reference_cfg = single_turn_configs(
-            tmp_path, server.url, N_QUERIES, ["duration"], concurrency=1
+            tmp_path, server.url, N_QUERIES, ["duration"], concurrency=1, shared_cache=True
         )
         run_dir = tmp_path / "killed"
         assert run_killed_at(killed_cfg, run_dir, point) == -9

@@ -109,7 +109,7 @@ def test_kill_9_reasks_at_most_concurrency_units_and_counts_usage_exactly(
     system = StuckOnce({f"q{i}": (f"reply {i}", wav) for i in range(N_QUERIES)})
     with FakeOpenAIServer(system) as server:
         killed_cfg, reference_cfg = single_turn_configs(
-            tmp_path, server.url, N_QUERIES, ["duration"], concurrency=2
+            tmp_path, server.url, N_QUERIES, ["duration"], concurrency=2, shared_cache=True
         )
         run_dir = tmp_path / "killed"
         # kill 1: at its second commit of scores, while later replies wait to be scored

@@ -129,9 +129,13 @@ def test_live_call_run_in_processes_equals_the_local_run(tmp_path) -> None:
 
 
 @pytest.mark.slow  # worker start-up, twice (the replacements)
-def test_killed_workers_lose_no_finished_unit(local_run, fresh_world, tmp_path) -> None:
+def test_killed_workers_lose_no_finished_unit(
+    local_run, fresh_world, world_cache, tmp_path
+) -> None:
     server, responder = fresh_world
-    config = single_turn_config(tmp_path, server.url, processes={"workers": 2})
+    config = single_turn_config(
+        tmp_path, server.url, processes={"workers": 2}, cache_dir=str(world_cache)
+    )
     seen = kill_workers_at(responder, tmp_path / "proc", nth=3)
     result = run_cli(config, tmp_path / "proc", "--executor", "processes")
     assert result.exit_code == 0, result.output
@@ -153,10 +157,13 @@ def test_killed_workers_lose_no_finished_unit(local_run, fresh_world, tmp_path) 
 
 @pytest.mark.slow  # worker start-up
 def test_a_unit_whose_worker_died_is_failed_with_cause_worker(
-    local_run, fresh_world, tmp_path
+    local_run, fresh_world, world_cache, tmp_path
 ) -> None:
     server, responder = fresh_world
-    config = single_turn_config(tmp_path, server.url, processes={"workers": 2, "max_retries": 0})
+    config = single_turn_config(
+        tmp_path, server.url, processes={"workers": 2, "max_retries": 0},
+        cache_dir=str(world_cache),
+    )  # fmt: skip
     kill_workers_at(responder, tmp_path / "proc", nth=2)
     first = run_cli(config, tmp_path / "proc", "--executor", "processes")
     assert first.exit_code == 1, first.output  # units failed on our side
@@ -171,7 +178,7 @@ def test_a_unit_whose_worker_died_is_failed_with_cause_worker(
 
 
 @pytest.mark.slow  # worker start-up
-def test_a_providers_concurrency_limit_holds_across_workers(tmp_path) -> None:
+def test_a_providers_concurrency_limit_holds_across_workers(world_cache, tmp_path) -> None:
     """Two workers with 4 slots each, one system allowed 3 requests at once: the server
     never sees more than 3 (the limit is the driver's, leased by both workers)."""
     in_flight = {"now": 0, "most": 0}
@@ -189,7 +196,7 @@ def test_a_providers_concurrency_limit_holds_across_workers(tmp_path) -> None:
     with FakeOpenAIServer(respond) as server:
         config = single_turn_config(
             tmp_path, server.url, concurrency=8, metrics=["duration"],
-            processes={"workers": 2},
+            processes={"workers": 2}, cache_dir=str(world_cache),
         )  # fmt: skip
         data = yaml.safe_load(config.read_text())
         data["systems"][0]["max_concurrency"] = 3
@@ -277,13 +284,17 @@ def test_run_help_names_the_executors() -> None:
 
 
 @pytest.mark.slow  # a voxeval process, its fork server and two workers start
-def test_ctrl_c_reaching_every_process_finishes_the_units_in_flight(fresh_world, tmp_path) -> None:
+def test_ctrl_c_reaching_every_process_finishes_the_units_in_flight(
+    fresh_world, world_cache, tmp_path
+) -> None:
     """Ctrl-C in a terminal reaches the driver, the fork server and the workers alike: the
     workers keep going, the driver stops sending units, the ones sent finish and are
     recorded, the exit code is 130 and the same command resumes the rest."""
     server, responder = fresh_world
     # 12 units; two workers take 3 each (a slot, one being scored, one ready ahead)
-    config = single_turn_config(tmp_path, server.url, metrics=["duration"], trials=2)
+    config = single_turn_config(
+        tmp_path, server.url, metrics=["duration"], trials=2, cache_dir=str(world_cache)
+    )
     data = yaml.safe_load(config.read_text())
     for key in ("judge", "asr", "mos"):
         data.pop(key)
@@ -321,14 +332,14 @@ def test_ctrl_c_reaching_every_process_finishes_the_units_in_flight(fresh_world,
 
 
 @pytest.mark.slow  # worker start-up, twice (the replacement)
-def test_a_killed_workers_request_in_flight_is_in_usage(fresh_world, tmp_path) -> None:
+def test_a_killed_workers_request_in_flight_is_in_usage(fresh_world, world_cache, tmp_path) -> None:
     """Issue 37, point 13: the request a worker had sent when it was killed counts in the
     run's usage (a row of 0 calls: the call never finished), and the unit's re-run adds its
     own; the usage's requests equal what the server received."""
     server, responder = fresh_world
     config = single_turn_config(
         tmp_path, server.url, processes={"workers": 1}, concurrency=1,
-        metrics=["assertions", "duration"],
+        metrics=["assertions", "duration"], cache_dir=str(world_cache),
     )  # fmt: skip
     seen = kill_workers_at(responder, tmp_path / "proc", nth=2)  # one request in flight
     result = run_cli(config, tmp_path / "proc", "--executor", "processes")

@@ -63,8 +63,10 @@ def test_no_form_of_url_credentials_reaches_any_output(tmp_path: Path) -> None:
     with FakeOpenAIServer(world) as server:
         world.server = server
         url = server.url.replace("http://", f"http://{USER}:{PASSWORD}@")
+        # q0 and q1 (``limit``): the two echoes; the report's input check (Whisper base and
+        # DNSMOS on every query) needs no more
         config = single_turn_config(
-            tmp_path, url, metrics=["assertions", "wer", "duration"], concurrency=1
+            tmp_path, url, metrics=["assertions", "wer", "duration"], concurrency=1, limit=2
         )
         result = run_cli(config, tmp_path / "run")
         sent = [r.headers.get("Authorization", "") for r in server.posts("/reply")]
