@@ -133,20 +133,20 @@ def run_twice(config: Path, tmp_path: Path) -> tuple[Path, Path]:
 
 # ---------------------------------------------------------------------------- single turn
 
+# One query: every rendered item costs two TTS voices, the input check's Whisper and DNSMOS
+# and the scoring models in each of three runs; the profiles and conditions multiply it.
 QUERIES = [
     {"id": "q1", "text": "How long should I boil an egg for a soft yolk?", "category": "SR",
      "assertions": [{"kind": "number", "values": ["6"], "tolerance": 2}]},
-    {"id": "q2", "text": "Write me a two line poem about the rain.", "category": "TC"},
 ]  # fmt: skip
 
 
-def _fixed_replies() -> dict[str, bytes]:
-    """The system's fixed spoken answers (espeak-ng is deterministic)."""
+def _fixed_reply() -> bytes:
+    """The system's fixed spoken answer (espeak-ng is deterministic)."""
     from voxeval.providers.tts.tts_espeak import EspeakTTS
 
     tts = EspeakTTS()
-    texts = {"q1": "Boil it for about six minutes.", "q2": "Grey clouds hum, the rain sings."}
-    return {qid: audio_to_wav_bytes(_padded(tts.synthesize(t))) for qid, t in texts.items()}
+    return audio_to_wav_bytes(_padded(tts.synthesize("Boil it for about six minutes.")))
 
 
 # The `mos` metric (DNSMOS) repeats a reply shorter than its 9.01 s window by doubling and then
@@ -165,11 +165,10 @@ def _padded(speech: Audio) -> Audio:
 
 @pytest.fixture
 def reply_server() -> Iterator[str]:
-    replies = _fixed_replies()
+    wav = base64.b64encode(_fixed_reply()).decode()
 
     def answer(path: str, body: Any) -> FakeResponse:
-        query = "q1" if b"q1__" in body else "q2"
-        wav = base64.b64encode(replies[query]).decode()
+        assert b"q1__" in body  # the one query
         return FakeResponse(json_body={"audio": wav, "text": None})
 
     with FakeOpenAIServer(answer) as server:
@@ -221,7 +220,7 @@ def test_single_turn_run_is_byte_identical_with_fresh_caches(tmp_path, reply_ser
         ("user.wav", "assistant.wav", "transcripts.json", "scores.json", "summary.json"),
     )
     rendered = [p for p in artifact_digests(first) if p.startswith("suite_audio/audio/")]
-    assert len(rendered) == 2 * 2 * 2  # queries x profiles x conditions, all compared
+    assert len(rendered) == 1 * 2 * 2  # queries x profiles x conditions, all compared
     # A run answered from the first run's (now warm) cache gives the same bytes too.
     warm = run_once(single_turn_config(tmp_path, reply_server), tmp_path, "run3", "cache1")
     assert_same_artifacts(first, warm, ("user.wav", "transcripts.json", "summary.json"))

@@ -28,6 +28,12 @@ ITEMS = ("q1", "q2")
 SECONDS = {"omni": 0.8, "omni-pcm": 0.6, "gpt": 0.5}
 
 
+# The run's input check scores each query's audio with DNSMOS, which doubles a clip until it
+# fills its 9.01 s window and scores every 1 s hop: a 1.2 s query becomes 9.6 s, one window
+# (a 1.0 s one became 16 s, seven windows).
+QUERY_SECONDS = 1.2
+
+
 def tone(seconds: float, hz: float, rate: int = 16000) -> Audio:
     t = np.arange(int(rate * seconds)) / rate
     return Audio((0.3 * np.sin(2 * np.pi * hz * t)).astype(np.float32), rate)
@@ -54,7 +60,7 @@ def responder(path: str, body: Any) -> FakeResponse:
 def write_config(tmp_path: Path, url: str) -> Path:
     queries = []
     for n, qid in enumerate(ITEMS):
-        write_audio(tone(1.0, 200 + 40 * n), tmp_path / "suite" / f"{qid}.wav")
+        write_audio(tone(QUERY_SECONDS, 200 + 40 * n), tmp_path / "suite" / f"{qid}.wav")
         queries.append(
             {"id": qid, "text": "When does the shop open?", "category": "II",
              "audio": f"{qid}.wav", "checklist": ["Gives the opening time"]}

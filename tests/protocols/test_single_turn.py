@@ -24,6 +24,12 @@ EGG = "Boil the egg for eight minutes."
 SUNNY = "It is sunny today in Paris, so enjoy it."
 
 
+# The run's input check scores each query's audio with DNSMOS, which doubles a clip until it
+# fills its 9.01 s window and scores every 1 s hop: a 1.2 s query becomes 9.6 s, one window
+# (a 1.0 s one became 16 s, seven windows).
+QUERY_SECONDS = 1.2
+
+
 def tone(seconds: float, hz: float) -> Audio:
     t = np.arange(int(16000 * seconds)) / 16000
     return Audio((0.3 * np.sin(2 * np.pi * hz * t)).astype(np.float32), 16000)
@@ -65,7 +71,7 @@ def world() -> Any:
 
 def write_config(tmp_path: Path, url: str) -> Path:
     for qid, hz in (("q1", 200), ("q2", 260)):
-        write_audio(tone(1.0, hz), tmp_path / "suite" / f"{qid}.wav")
+        write_audio(tone(QUERY_SECONDS, hz), tmp_path / "suite" / f"{qid}.wav")
     suite = {
         "name": "two",
         "protocol": "single_turn",
@@ -194,6 +200,7 @@ def test_without_judge_checklist_is_reported_not_run(tmp_path, world) -> None:
     data = yaml.safe_load(config.read_text())
     del data["judge"]
     data["systems"] = data["systems"][1:]  # replay only
+    data["metrics"] = ["checklist", "assertions"]  # the two this test reads
     config.write_text(yaml.safe_dump(data))
     result = CliRunner().invoke(app, ["run", str(config), "--out", str(tmp_path / "o")])
     assert result.exit_code == 0, result.output
@@ -212,6 +219,7 @@ def test_missing_replay_reply_fails_the_unit_with_a_clear_error(tmp_path, world)
     (tmp_path / "replies" / "q2.wav").unlink()
     data = yaml.safe_load(config.read_text())
     data["systems"] = data["systems"][1:]
+    data["metrics"] = ["assertions"]  # the failure is the input's, whatever is scored
     config.write_text(yaml.safe_dump(data))
     out = tmp_path / "o"
     result = CliRunner().invoke(app, ["run", str(config), "--out", str(out)])

@@ -115,6 +115,12 @@ def test_a_pending_input_score_makes_the_comparison_pending(tmp_path: Path) -> N
 # -- end to end: two cascade systems on a loopback server -----------------------------------
 
 
+# The run's input check scores each query's audio with DNSMOS, which doubles a clip until it
+# fills its 9.01 s window and scores every 1 s hop: a 1.2 s query becomes 9.6 s, one window
+# (a 1.0 s one became 16 s, seven windows).
+QUERY_SECONDS = 1.2
+
+
 def tone(seconds: float, hz: float) -> Audio:
     t = np.arange(int(16000 * seconds)) / 16000
     return Audio((0.3 * np.sin(2 * np.pi * hz * t)).astype(np.float32), 16000)
@@ -144,7 +150,7 @@ class World:
 def write_two_query_suite(folder: Path) -> Path:
     queries = []
     for qid in ("q1", "q2"):
-        write_audio(tone(1.0, 200), folder / f"{qid}.wav")
+        write_audio(tone(QUERY_SECONDS, 200), folder / f"{qid}.wav")
         queries.append({"id": qid, "text": "How long do I boil an egg?", "category": "SR",
                         "audio": f"{qid}.wav", "checklist": ["Gives 6-10 minutes"]})  # fmt: skip
     (folder / "suite.yaml").write_text(

@@ -28,6 +28,12 @@ ASR_KEY = "asr-Mn2Bv3Cx4Zl5Kj6Hg7Fd8Sa9Qw0"  # asr api_key_env: ASR_CRED
 SECRETS = (SYSTEM_HEADER, URL_TOKEN, JUDGE_KEY, EXTRA_TOKEN, ASR_KEY)
 
 
+# The run's input check scores each query's audio with DNSMOS, which doubles a clip until it
+# fills its 9.01 s window and scores every 1 s hop: a 1.2 s query becomes 9.6 s, one window
+# (a 1.0 s one became 16 s, seven windows).
+QUERY_SECONDS = 1.2
+
+
 def tone(seconds: float, hz: float) -> Audio:
     t = np.arange(int(16000 * seconds)) / 16000
     return Audio((0.3 * np.sin(2 * np.pi * hz * t)).astype(np.float32), 16000)
@@ -69,7 +75,7 @@ def echo_server() -> Any:
 
 def write_run_config(tmp_path: Path, url: str) -> Path:
     for qid, hz in (("q1", 200), ("q2", 260)):
-        write_audio(tone(1.0, hz), tmp_path / "suite" / f"{qid}.wav")
+        write_audio(tone(QUERY_SECONDS, hz), tmp_path / "suite" / f"{qid}.wav")
     suite = {
         "name": "leaky",
         "protocol": "single_turn",
