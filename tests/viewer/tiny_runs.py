@@ -46,7 +46,9 @@ def single_turn_run(folder: Path) -> Path:
     """The single-turn run folder (4 units: 3 done, 1 failed)."""
     suite = folder / "suite"
     for qid, hz in (("q1", 200), ("q2", 260)):
-        write_audio(tone(1.0, hz), suite / f"{qid}.wav")
+        # 1.2 s: the report's input check scores it with one DNSMOS window (a 1.0 s clip is
+        # doubled to 16 s and scored as seven)
+        write_audio(tone(1.2, hz), suite / f"{qid}.wav")
     (suite / "suite.yaml").write_text(
         yaml.safe_dump(
             {
