@@ -108,7 +108,8 @@ bench: $(STAMP)
 setup-llama: $(STAMP)
 	rm -rf $(LLAMA_WHEELS)
 	scripts/build_llama.sh $(BIN)/pip $(LLAMA_VERSION) $(LLAMA_WHEELS)
-	$(call install_llama_wheel,--force-reinstall --no-deps)
+	$(BIN)/pip install -q --find-links $(LLAMA_WHEELS) --only-binary llama-cpp-python \
+	  --force-reinstall --no-deps "llama-cpp-python==$(LLAMA_VERSION)"
 
 ## setup-torch: optional DistillMOS stack (local CPU torch wheel only)
 setup-torch: $(STAMP)
