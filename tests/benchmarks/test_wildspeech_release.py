@@ -19,6 +19,7 @@ import yaml
 from typer.testing import CliRunner
 
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
+from tests.support.query_clips import QUERY_SECONDS
 from voxeval.audio import Audio, read_audio, write_audio
 from voxeval.benchmarks.build import build_suite
 from voxeval.benchmarks.wildspeech.wildspeech_loader import (
@@ -28,9 +29,6 @@ from voxeval.benchmarks.wildspeech.wildspeech_loader import (
 from voxeval.cli.main import app
 
 RATE = 16000
-# The run's input check scores each recording with DNSMOS, which doubles a clip until it fills
-# its 9.01 s window and scores every 1 s hop: 1.2 s becomes 9.6 s, one window (1.0 s: seven).
-SECONDS = 1.2
 # (conversation_hash, taskType, modification_type, additional_info, tone Hz)
 RELEASE = [
     ("a1f3", "Information Inquiry", "", None, 220.0),
@@ -43,7 +41,7 @@ RELEASE = [
 
 
 def _recording(hz: float, noisy: bool) -> np.ndarray:
-    t = np.arange(int(SECONDS * RATE)) / RATE
+    t = np.arange(int(QUERY_SECONDS * RATE)) / RATE
     speech = 0.3 * np.sin(2 * np.pi * hz * t)
     if noisy:  # the release ships noisy recordings already mixed
         speech = speech + 0.05 * np.random.default_rng(int(hz)).standard_normal(t.size)

@@ -21,17 +21,12 @@ from tests.fakes.openai_server import (
     chat_omni_audio,
     chat_text,
 )
+from tests.support.query_clips import QUERY_SECONDS
 from voxeval.audio import Audio, audio_to_pcm16, audio_to_wav_bytes, write_audio
 
 ANSWER = "It opens at nine."
 ITEMS = ("q1", "q2")
 SECONDS = {"omni": 0.8, "omni-pcm": 0.6, "gpt": 0.5}
-
-
-# The run's input check scores each query's audio with DNSMOS, which doubles a clip until it
-# fills its 9.01 s window and scores every 1 s hop: a 1.2 s query becomes 9.6 s, one window
-# (a 1.0 s one became 16 s, seven windows).
-QUERY_SECONDS = 1.2
 
 
 def tone(seconds: float, hz: float, rate: int = 16000) -> Audio:

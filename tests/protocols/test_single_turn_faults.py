@@ -16,17 +16,12 @@ import yaml
 from typer.testing import CliRunner
 
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text, error
+from tests.support.query_clips import QUERY_SECONDS
 from voxeval.audio import Audio, audio_to_wav_bytes, write_audio
 
 GOOD_TEXT, USELESS_TEXT = "Yes, it opens at nine.", "I do not know."
 ITEMS = ("q1", "q2", "q3")
 FAILING_ITEM = "q3"  # the fixed third of the suite where the systems fail
-
-
-# The run's input check scores each query's audio with DNSMOS, which doubles a clip until it
-# fills its 9.01 s window and scores every 1 s hop: a 1.2 s query becomes 9.6 s, one window
-# (a 1.0 s one became 16 s, seven windows).
-QUERY_SECONDS = 1.2
 
 
 def tone(seconds: float, hz: float) -> Audio:

@@ -13,6 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text, error
+from tests.support.query_clips import QUERY_SECONDS
 from voxeval.audio import Audio, audio_to_wav_bytes, write_audio
 from voxeval.cli.main import app
 from voxeval.config import parse_run_config
@@ -113,12 +114,6 @@ def test_a_pending_input_score_makes_the_comparison_pending(tmp_path: Path) -> N
 
 
 # -- end to end: two cascade systems on a loopback server -----------------------------------
-
-
-# The run's input check scores each query's audio with DNSMOS, which doubles a clip until it
-# fills its 9.01 s window and scores every 1 s hop: a 1.2 s query becomes 9.6 s, one window
-# (a 1.0 s one became 16 s, seven windows).
-QUERY_SECONDS = 1.2
 
 
 def tone(seconds: float, hz: float) -> Audio:

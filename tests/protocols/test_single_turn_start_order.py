@@ -17,6 +17,7 @@ import pytest
 import yaml
 from rich.console import Console
 
+from tests.support.query_clips import QUERY_SECONDS
 from voxeval.audio import Audio, write_audio
 from voxeval.config import SystemSpec, parse_run_config
 from voxeval.providers.base import ProviderBase, Transcript
@@ -25,10 +26,7 @@ from voxeval.runner.execute import run_evaluation
 from voxeval.systems.base import Reply, Turn
 
 RATE = 16000
-# 1.2 s: the run's input check scores each query with DNSMOS, which doubles a clip until it
-# fills its 9.01 s window and scores every 1 s hop (1.2 s -> 9.6 s, one window; 1.0 s -> 16 s,
-# seven windows).
-CLIP = Audio((0.1 * np.sin(np.arange(int(1.2 * RATE)) * 0.07)).astype(np.float32), RATE)
+CLIP = Audio((0.1 * np.sin(np.arange(int(QUERY_SECONDS * RATE)) * 0.07)).astype(np.float32), RATE)
 SEEN: dict[str, list[tuple[str, str, int]]] = {}  # system name -> (item, status, attempts)
 THREADS: dict[str, list[tuple[str, int]]] = {}  # item -> (step, thread) of its interaction
 

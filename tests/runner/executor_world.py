@@ -20,6 +20,7 @@ import yaml
 from typer.testing import CliRunner
 
 from tests.fakes.openai_server import FakeResponse, chat_text
+from tests.support.query_clips import QUERY_SECONDS
 from voxeval.audio import Audio, audio_to_wav_bytes, write_audio
 from voxeval.cli.main import app
 
@@ -85,9 +86,7 @@ def single_turn_config(tmp_path: Path, url: str, cache: str = "cache", **overrid
     suite_dir = tmp_path / "suite"
     queries = []
     for i in range(N_QUERIES):
-        # 1.2 s: DNSMOS (the report's input check) repeats a 1.0 s clip to 16 s and scores 8
-        # windows of it, a 1.2 s one to 9.6 s and one window
-        write_audio(tone(1.2, 150 + 20 * i), suite_dir / f"q{i}.wav")
+        write_audio(tone(QUERY_SECONDS, 150 + 20 * i), suite_dir / f"q{i}.wav")
         queries.append(
             {"id": f"q{i}", "text": f"Question {i}?", "category": "SR" if i % 2 else "TC",
              "audio": f"q{i}.wav", "checklist": ["Gives the number of minutes"],

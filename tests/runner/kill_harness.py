@@ -29,6 +29,7 @@ import numpy as np
 import yaml
 
 from tests.fakes.openai_server import FakeResponse
+from tests.support.query_clips import QUERY_SECONDS
 from voxeval.audio import Audio, write_audio
 from voxeval.store.layout import unit_relpath
 
@@ -339,12 +340,6 @@ class FixedReplies:
     def counts(self) -> dict[str, int]:
         with self.lock:
             return dict(self.per_item)
-
-
-# 1.2 s, not 1.0: the report's input check rates every query with DNSMOS, which repeats a
-# short clip until it fills its 9.01 s window and scores every 1 s hop of the result. A 1.0 s
-# clip becomes 16 s (8 windows); 1.2 s becomes 9.6 s, one window of the same tone.
-QUERY_SECONDS = 1.2
 
 
 def query_tone(index: int) -> Audio:

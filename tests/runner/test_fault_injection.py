@@ -28,6 +28,7 @@ from tests.fakes.openai_server import (
 )
 from tests.simulation.helpers import scenario, write_suite
 from tests.simulation.test_live_calls_models import responder as clinic_calls
+from tests.support.query_clips import QUERY_SECONDS
 from voxeval.audio import Audio, audio_to_wav_bytes, write_audio
 from voxeval.cli.main import app
 from voxeval.store import RunStore
@@ -127,9 +128,7 @@ def write_config(tmp_path: Path, servers: dict[str, RecordingServer]) -> Path:
     queries = []
     for n in range(ITEMS):
         qid = f"q{n}"
-        # 1.2 s: the report's input check rates each query with DNSMOS, which repeats a short
-        # clip to fill its 9.01 s window (0.8 s -> 12.8 s, 4 windows; 1.2 s -> 9.6 s, one)
-        write_audio(tone(1.2, 200 + 30 * n), tmp_path / "suite" / f"{qid}.wav")
+        write_audio(tone(QUERY_SECONDS, 200 + 30 * n), tmp_path / "suite" / f"{qid}.wav")
         queries.append(
             {"id": qid, "text": "When does the shop open?", "category": "II",
              "audio": f"{qid}.wav", "checklist": ["Gives the opening time"],

@@ -14,6 +14,7 @@ import yaml
 from typer.testing import CliRunner
 
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse, chat_text
+from tests.support.query_clips import QUERY_SECONDS
 from voxeval.audio import Audio, audio_to_wav_bytes, write_audio
 from voxeval.cli.main import app
 from voxeval.redaction import REDACTED
@@ -26,12 +27,6 @@ JUDGE_KEY = "jdg-Xc4Vb7Nm1Qa8Sd5Fg2Hj6Kl9Zx3"  # judge api_key_env: JUDGE_CRED
 EXTRA_TOKEN = "xtra-Pl0Ok9Ij8Uh7Yg6Tf5Rd4Es3Wa"  # judge extra_body.metadata.session_token
 ASR_KEY = "asr-Mn2Bv3Cx4Zl5Kj6Hg7Fd8Sa9Qw0"  # asr api_key_env: ASR_CRED
 SECRETS = (SYSTEM_HEADER, URL_TOKEN, JUDGE_KEY, EXTRA_TOKEN, ASR_KEY)
-
-
-# The run's input check scores each query's audio with DNSMOS, which doubles a clip until it
-# fills its 9.01 s window and scores every 1 s hop: a 1.2 s query becomes 9.6 s, one window
-# (a 1.0 s one became 16 s, seven windows).
-QUERY_SECONDS = 1.2
 
 
 def tone(seconds: float, hz: float) -> Audio:

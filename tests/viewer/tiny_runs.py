@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from tests.fakes.openai_server import FakeOpenAIServer, FakeResponse
 from tests.protocols.test_live_call import write_config as write_live_config
+from tests.support.query_clips import QUERY_SECONDS
 from voxeval.audio import Audio, write_audio
 from voxeval.cli.main import app
 
@@ -46,9 +47,7 @@ def single_turn_run(folder: Path) -> Path:
     """The single-turn run folder (4 units: 3 done, 1 failed)."""
     suite = folder / "suite"
     for qid, hz in (("q1", 200), ("q2", 260)):
-        # 1.2 s: the report's input check scores it with one DNSMOS window (a 1.0 s clip is
-        # doubled to 16 s and scored as seven)
-        write_audio(tone(1.2, hz), suite / f"{qid}.wav")
+        write_audio(tone(QUERY_SECONDS, hz), suite / f"{qid}.wav")
     (suite / "suite.yaml").write_text(
         yaml.safe_dump(
             {
