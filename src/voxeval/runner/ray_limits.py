@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ray.actor import ActorClass, ActorHandle
 
 NAMESPACE = "voxeval"
+STATS_TIMEOUT_S = 60.0
 
 
 class RayLeaseChannel:
@@ -59,7 +60,9 @@ class RayLeaseChannel:
         self._actor.penalise.remote(retry_after_s)
 
     def stats(self) -> dict[str, float]:
-        return dict(_ray().get(self._actor.stats.remote(), timeout=10))
+        # The first call may wait for the actor's worker process to start: seconds on an idle
+        # machine, over 10 s on a loaded one (seen with the test suite on both cores).
+        return dict(_ray().get(self._actor.stats.remote(), timeout=STATS_TIMEOUT_S))
 
 
 def _ray() -> ModuleType:
