@@ -73,22 +73,13 @@ check: lint typecheck fast-unit
 
 FAST_TESTS := not models and not slow and not heavy and not browser and not postgres and not cluster
 # Both cores: pytest-xdist workers, each test file kept on one worker (its module fixtures start
-# once). Alongside them, in a process of their own, the tests marked `serial` (Ray cluster,
-# kill -9 timing) run one after another: they wait on processes more than they compute, so the
-# two passes together take 15 min 21 s where one after the other took 18 min 54 s (2026-12-06,
-# docs/performance.md). The serial pass's output is kept in a file and printed after the
-# parallel pass's. Both passes always run; exit code 5 ("nothing selected") counts as success.
+# once), then the tests marked `serial` (Ray cluster, kill -9 timing) alone in one process.
+# Both passes always run; exit code 5 ("nothing selected") counts as success.
 TEST_WORKERS ?= 2
 PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadfile --durations=15
 define run_two_passes
-	@serial_log=$$(mktemp); \
-	  $(BIN)/pytest -q --durations=5 -m "$(1)serial" > $$serial_log 2>&1 & serial=$$!; \
-	  : "a background job ignores Ctrl-C: stop it with the parallel pass"; \
-	  trap 'kill $$serial 2>/dev/null; rm -f $$serial_log' EXIT; \
-	  trap 'exit 130' INT TERM; \
-	  $(BIN)/pytest -q $(PYTEST_PARALLEL) -m "$(1)not serial"; a=$$?; \
-	  wait $$serial; b=$$?; \
-	  echo "[test] the serial pass, run alongside the parallel pass:"; cat $$serial_log; \
+	@$(BIN)/pytest -q $(PYTEST_PARALLEL) -m "$(1)not serial"; a=$$?; \
+	  $(BIN)/pytest -q --durations=5 -m "$(1)serial"; b=$$?; \
 	  [ $$a -eq 5 ] && a=0; [ $$b -eq 5 ] && b=0; \
 	  echo "[test] parallel pass exit $$a, serial pass exit $$b"; [ $$a -eq 0 ] && [ $$b -eq 0 ]
 endef

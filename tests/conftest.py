@@ -50,10 +50,9 @@ _MARKER_OF_FIXTURE = {
 }
 
 
-# Tests that must not run beside each other: each starts a local Ray cluster on both cores or
-# kills a run with -9 at chosen moments. They get the marker `serial`, which `make test` runs
-# one at a time in a process of its own, alongside the parallel pass (they mostly wait on
-# their child processes; their timeouts allow for a loaded machine).
+# Tests that must not share the machine with other tests: a local Ray cluster takes both cores,
+# and the kill -9 tests' timing windows assume nothing else is running. They get the marker
+# `serial`, which `make test` runs in a second, single-process pass after the parallel one.
 _SERIAL_MARKERS = ("cluster",)
 _SERIAL_MODULES = ("tests/runner/test_kill_resume.py", "tests/runner/test_kill_points.py")
 
