@@ -229,6 +229,10 @@ def test_the_refusal_names_clips_as_shown_and_clears_when_the_gate_opens(
             "HTMLFormElement.prototype.submit.call(document.getElementById('answer-form'))"
         )
         page.wait_for_selector("#server-error")
+        # The refusal is a new page: its element can be there before its script has run and
+        # listens for playback, and clips played earlier would never be reported (seen once,
+        # on a loaded machine).
+        page.wait_for_load_state("load")
         error = page.locator("#server-error").inner_text()
         assert "clip 2 (Reply A, turn 1)" in error and "clip 3 (Reply B, turn 1)" in error
         assert error.startswith("Play every clip")
